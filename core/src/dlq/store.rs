@@ -1,0 +1,185 @@
+//! The store contract every DLQ backend implements (memory, SQLite, Redis,
+//! IndexedDB, host objects), with peek-lock semantics after Azure Service Bus:
+//! `receive` leases records to one replayer for a while, `complete` removes a
+//! leased record, `abandon` returns it (counting the delivery), and a record
+//! delivered too often is parked for review. Time is an argument, as in the
+//! engine, so lease expiry is testable without sleeping.
+//!
+//! The in-flight journal lives behind the same trait so that a backend can
+//! write a dead-letter record and drop its journal entry in one transaction.
+
+use std::collections::BTreeMap;
+use core::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::class::ErrorClass;
+use crate::dlq::record::{DeadLetterRecord, RecordState};
+use crate::journal::JournalEntry;
+use crate::time::Timestamp;
+
+/// Which records an operation applies to. Empty fields match everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Filter {
+    pub ids: Vec<String>,
+    pub reasons: Vec<String>,
+    pub classes: Vec<ErrorClass>,
+    /// Ignored by `receive`, which only ever hands out ready records.
+    pub states: Vec<RecordState>,
+    pub sitekey: Option<String>,
+    pub page_host: Option<String>,
+    /// Every pair must be present on the record.
+    pub labels: BTreeMap<String, String>,
+    pub dead_lettered_before: Option<Timestamp>,
+    pub dead_lettered_after: Option<Timestamp>,
+}
+
+impl Filter {
+    pub fn all() -> Self {
+        Filter::default()
+    }
+
+    /// Whether `record`, whose state right now is `state`, is selected.
+    pub fn matches(&self, record: &DeadLetterRecord, state: RecordState) -> bool {
+        (self.ids.is_empty() || self.ids.iter().any(|i| *i == record.id))
+            && (self.reasons.is_empty() || self.reasons.iter().any(|r| *r == record.reason))
+            && (self.classes.is_empty() || self.classes.contains(&record.class))
+            && (self.states.is_empty() || self.states.contains(&state))
+            && self.sitekey.as_deref().is_none_or(|s| record.task.sitekey() == Some(s))
+            && self.page_host.as_deref().is_none_or(|h| record.page_host().as_deref() == Some(h))
+            && self.labels.iter().all(|(k, v)| record.labels.get(k) == Some(v))
+            && self.dead_lettered_before.is_none_or(|t| record.dead_lettered_at < t)
+            && self.dead_lettered_after.is_none_or(|t| record.dead_lettered_at >= t)
+    }
+}
+
+/// A window of results, oldest first (by `dead_lettered_at`, then id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl Default for Page {
+    fn default() -> Self {
+        Page { offset: 0, limit: 100 }
+    }
+}
+
+/// Proof of a lease. Stale once the lease expires and the record is received again.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LeaseToken {
+    pub id: String,
+    /// Changes on every delivery, so an old holder cannot complete a new lease.
+    pub nonce: String,
+}
+
+/// A record handed to a replayer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leased {
+    pub token: LeaseToken,
+    /// The record with `deliveries` already counting this lease.
+    pub record: DeadLetterRecord,
+    pub lease_until: Timestamp,
+}
+
+/// What `push` did besides storing the record.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PushOutcome {
+    /// A record with the same id was replaced (push is idempotent by id).
+    pub replaced: bool,
+    /// Ids evicted to respect an opt-in capacity; also counted in `StoreStats::dropped`.
+    pub evicted: Vec<String>,
+}
+
+/// Counts a backend keeps; analysis of contents is [`crate::dlq::analysis`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreStats {
+    pub total: u64,
+    pub ready: u64,
+    pub leased: u64,
+    pub parked: u64,
+    /// Records dropped to honour a capacity limit, ever.
+    pub dropped: u64,
+    /// Records completed (replayed successfully), ever.
+    pub completed: u64,
+    /// Leases abandoned or expired, ever.
+    pub abandoned: u64,
+    pub oldest_dead_lettered_at: Option<Timestamp>,
+    /// Tasks in the in-flight journal.
+    pub in_flight: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("the lease on record {id} was lost (expired and taken by another receiver, or already settled)")]
+    LeaseLost { id: String },
+    #[error("no record with id {id}")]
+    NotFound { id: String },
+    #[error("the store at {location} is not a captcha-dlq store or is corrupt: {problem}")]
+    Corrupt { location: String, problem: String },
+    #[error("the store at {location} has schema version {found}; this build reads up to {supported}")]
+    NewerSchema { location: String, found: u32, supported: u32 },
+    #[error("a stored record could not be decoded: {0}")]
+    Decode(String),
+    #[error("store backend error: {0}")]
+    Backend(String),
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub trait MaybeSendSync: Send + Sync {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Send + Sync + ?Sized> MaybeSendSync for T {}
+#[cfg(target_arch = "wasm32")]
+pub trait MaybeSendSync {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> MaybeSendSync for T {}
+
+/// A dead-letter queue backend plus the in-flight journal.
+///
+/// Contract, checked for every backend by `dlq::testkit`:
+/// - `push` is an upsert by `record.id`, and removes the journal entry with the
+///   same id in the same transaction.
+/// - `receive` hands out up to `max` ready records matching `filter` (oldest
+///   first), and records whose lease expired before `now`; each delivery
+///   increments `deliveries` and gets a fresh token. Parked records are never
+///   received.
+/// - `complete` and `abandon` fail with `LeaseLost` if the token is stale.
+/// - `abandon` may replace the record (a failed replay updates attempts and
+///   history); if the record's deliveries reached the store's limit, or the
+///   update says `parked`, it is parked. Returns the resulting state.
+/// - Nothing is ever removed except by `complete`, `purge`, or an opt-in
+///   capacity, and capacity drops are counted.
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+pub trait DlqStore: MaybeSendSync {
+    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError>;
+    async fn receive(
+        &self,
+        filter: &Filter,
+        max: usize,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Vec<Leased>, StoreError>;
+    async fn complete(&self, token: &LeaseToken, now: Timestamp) -> Result<(), StoreError>;
+    async fn abandon(
+        &self,
+        token: &LeaseToken,
+        update: Option<DeadLetterRecord>,
+        now: Timestamp,
+    ) -> Result<RecordState, StoreError>;
+    /// Set aside a record (ready or leased) for review; `false` if no such record.
+    async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError>;
+    /// Return a parked record to ready with its delivery count reset; `false` if not parked.
+    async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError>;
+    async fn peek(&self, filter: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError>;
+    async fn count(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError>;
+    /// Remove matching records that are not under a live lease; returns how many.
+    async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError>;
+    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError>;
+
+    async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError>;
+    async fn journal_forget(&self, id: &str) -> Result<(), StoreError>;
+    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError>;
+}

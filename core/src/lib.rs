@@ -1,0 +1,26 @@
+//! captcha-dlq-core: the sans-IO heart of captcha-dlq.
+//!
+//! It decides everything (what to send, when, what a response means, when to
+//! retry, when to give up and dead-letter) and performs nothing: no sockets,
+//! no clock, no files. Drivers (`captcha-dlq` on tokio, `captcha-dlq-web` on
+//! `fetch`) execute its [`Action`]s and feed back responses and the time.
+//! See [`Engine`] for the calling contract.
+
+pub mod class;
+pub mod dlq;
+pub mod error;
+pub mod http;
+pub mod journal;
+pub mod provider;
+pub mod solution;
+pub mod task;
+pub mod time;
+
+pub use class::{ErrorClass, Failure};
+pub use error::{ConfigError, InvalidTask};
+pub use http::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
+pub use journal::{JournalEntry, JournalOp};
+pub use provider::Provider;
+pub use solution::Solution;
+pub use task::{Task, TaskKind};
+pub use time::Timestamp;

@@ -1,0 +1,22 @@
+//! What a solved task yields.
+
+use serde::{Deserialize, Serialize};
+
+/// The answer: `text` is the token or the recognised text; `fields` keeps
+/// every other value the provider returned (GeeTest's `validate`/`seccode`,
+/// `userAgent`, `respKey`, cost…), as sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Solution {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub fields: serde_json::Map<String, serde_json::Value>,
+    /// The provider's id of the task that produced this answer (for `report`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_task_id: Option<String>,
+}
+
+impl Solution {
+    pub fn text(text: impl Into<String>) -> Self {
+        Solution { text: text.into(), fields: serde_json::Map::new(), provider_task_id: None }
+    }
+}

@@ -1,0 +1,3 @@
+//! captcha-dlq: the tokio driver of the core engine, with SQLite and Redis stores.
+
+pub mod store;

@@ -1,0 +1,1 @@
+//! Dead-letter stores backed by real databases.
