@@ -174,8 +174,9 @@ mod tests {
     #[test]
     fn debug_never_shows_the_key() {
         let key = Secret::new("0123456789abcdef0123456789abcdef");
-        let req = HttpRequest::new(Method::Get, "https://x.test/res.php?key=0123456789abcdef0123456789abcdef&id=1", &key)
-            .with_body(b"key=0123456789abcdef0123456789abcdef&json=1".to_vec());
+        let req =
+            HttpRequest::new(Method::Get, "https://x.test/res.php?key=0123456789abcdef0123456789abcdef&id=1", &key)
+                .with_body(b"key=0123456789abcdef0123456789abcdef&json=1".to_vec());
         let shown = format!("{req:?} {key:?}");
         assert!(!shown.contains("0123456789abcdef"), "{shown}");
         assert!(shown.contains("key=***"), "{shown}");

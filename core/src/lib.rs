@@ -7,6 +7,7 @@
 //! See [`Engine`] for the calling contract.
 
 pub mod class;
+pub mod classify;
 pub mod dlq;
 pub mod error;
 pub mod http;

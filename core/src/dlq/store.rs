@@ -8,8 +8,8 @@
 //! The in-flight journal lives behind the same trait so that a backend can
 //! write a dead-letter record and drop its journal entry in one transaction.
 
-use std::collections::BTreeMap;
 use core::time::Duration;
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 

@@ -79,12 +79,8 @@ impl Provider {
 
     pub fn submit_request(&self, key: &Secret, task: &Task, _opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
         let Task::RecaptchaV2(t) = task;
-        let body = format!(
-            "key={}&method=userrecaptcha&googlekey={}&pageurl={}&json=1",
-            key.expose(),
-            t.sitekey,
-            t.page_url
-        );
+        let body =
+            format!("key={}&method=userrecaptcha&googlekey={}&pageurl={}&json=1", key.expose(), t.sitekey, t.page_url);
         Ok(HttpRequest::new(Method::Post, format!("{}/in.php", self.base_url), key).with_body(body.into_bytes()))
     }
 
