@@ -9,15 +9,20 @@
 pub mod class;
 pub mod classify;
 pub mod dlq;
+pub mod engine;
 pub mod error;
 pub mod http;
 pub mod journal;
 pub mod provider;
+#[cfg(feature = "testkit")]
+pub mod sim;
 pub mod solution;
 pub mod task;
 pub mod time;
+pub mod vectors;
 
 pub use class::{ErrorClass, Failure};
+pub use engine::{Action, Engine, EngineConfig, Event, JobId, RequestId};
 pub use error::{ConfigError, InvalidTask};
 pub use http::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
 pub use journal::{JournalEntry, JournalOp};

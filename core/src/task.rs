@@ -1,28 +1,272 @@
 //! Task kinds: what the user asks to have solved, validated at construction.
 //!
-//! OWNED BY THE CODEC WORK (helper A): fields, validation and builders are
-//! filled in there. The contract the engine and the DLQ rely on:
-//! `Task` (serde-tagged by `type`, snake_case fields), `Task::kind()`,
-//! `Task::sitekey()`, `Task::page_url()`, `Task::validate()`.
+//! Field names are snake_case (the Rust and record spelling) with camelCase
+//! aliases, because JS users pass `{ pageUrl, userAgent }` objects. Build tasks
+//! from untrusted JSON with [`Task::from_json_value`] / [`Task::from_json_str`]:
+//! they reject unknown fields and wrong types naming the field, then validate.
 
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::InvalidTask;
 
+/// One CAPTCHA to solve. The `type` tag names the kind (`recaptcha_v2`, ...).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Task {
+    Image(Image),
     RecaptchaV2(RecaptchaV2),
+    RecaptchaV3(RecaptchaV3),
+    Turnstile(Turnstile),
+    GeetestV3(GeetestV3),
+    GeetestV4(GeetestV4),
+    Funcaptcha(Funcaptcha),
+    Hcaptcha(Hcaptcha),
+    Raw(Raw),
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A normal image CAPTCHA: recognise the text in `body` (base64).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Image {
+    pub body: String,
+    /// The answer contains at least two words.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub phrase: bool,
+    /// The answer is case-sensitive.
+    #[serde(default, skip_serializing_if = "is_false", alias = "caseSensitive")]
+    pub regsense: bool,
+    /// 0 any, 1 digits only, 2 letters only, 3 digits or letters, 4 both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numeric: Option<u8>,
+    /// The image shows arithmetic to compute.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub calc: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "minLen")]
+    pub min_len: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "maxLen")]
+    pub max_len: Option<u32>,
+    /// 0 any, 1 Cyrillic, 2 Latin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<u8>,
+    /// Language code (`en`, `ru`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "textInstructions")]
+    pub textinstructions: Option<String>,
+}
+
+/// reCAPTCHA v2 (checkbox or invisible, optionally Enterprise).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RecaptchaV2 {
     pub sitekey: String,
+    #[serde(alias = "pageUrl")]
     pub page_url: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invisible: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub enterprise: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "dataS")]
+    pub data_s: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cookies: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    pub user_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<Proxy>,
+    /// `google.com` or `recaptcha.net`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+}
+
+/// reCAPTCHA v3 (score based).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecaptchaV3 {
+    pub sitekey: String,
+    #[serde(alias = "pageUrl")]
+    pub page_url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "minScore")]
+    pub min_score: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub enterprise: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+}
+
+/// Cloudflare Turnstile.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turnstile {
+    pub sitekey: String,
+    #[serde(alias = "pageUrl")]
+    pub page_url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// The widget's `cData`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// The challenge page's `chlPageData`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "pageData")]
+    pub pagedata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    pub user_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<Proxy>,
+}
+
+/// GeeTest v3 (`gt` + a fresh `challenge`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeetestV3 {
+    pub gt: String,
+    pub challenge: String,
+    #[serde(alias = "pageUrl")]
+    pub page_url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "apiServer")]
+    pub api_server: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    pub user_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<Proxy>,
+}
+
+/// GeeTest v4 (`captcha_id`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeetestV4 {
+    #[serde(alias = "captchaId")]
+    pub captcha_id: String,
+    #[serde(alias = "pageUrl")]
+    pub page_url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    pub user_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<Proxy>,
+}
+
+/// Arkose Labs FunCaptcha.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Funcaptcha {
+    #[serde(alias = "publicKey")]
+    pub publickey: String,
+    #[serde(alias = "pageUrl")]
+    pub page_url: String,
+    /// The API's subdomain/URL (`surl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surl: Option<String>,
+    /// Extra values, sent as `data[key]=value` (e.g. `blob`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub data: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    pub user_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<Proxy>,
+}
+
+/// hCaptcha. Most services now refuse it; their refusal is a terminal error.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hcaptcha {
+    pub sitekey: String,
+    #[serde(alias = "pageUrl")]
+    pub page_url: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invisible: bool,
+    /// Enterprise `rqdata`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    pub user_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<Proxy>,
+}
+
+/// The escape hatch: `method` + free parameters for 2captcha-compatible
+/// services, or a whole `task` object (with its `type`) for createTask ones.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Raw {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A proxy the solver's workers should use to load the page.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Proxy {
+    /// `http`, `https`, `socks4` or `socks5`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub host: String,
+    pub port: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for Proxy {
+    // The proxy password is a credential too: keep it out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("kind", &self.kind)
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("login", &self.login)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+impl Proxy {
+    pub const TYPES: [&'static str; 4] = ["http", "https", "socks4", "socks5"];
+
+    /// `login:password@host:port` (or `host:port`), the 2captcha `proxy` format.
+    pub fn address(&self) -> String {
+        match (&self.login, &self.password) {
+            (Some(l), Some(p)) => format!("{l}:{p}@{}:{}", self.host, self.port),
+            (Some(l), None) => format!("{l}@{}:{}", self.host, self.port),
+            _ => format!("{}:{}", self.host, self.port),
+        }
+    }
+
+    fn validate(&self, field: &str) -> Result<(), InvalidTask> {
+        if !Self::TYPES.contains(&self.kind.as_str()) {
+            return Err(InvalidTask::new(
+                format!("{field}.type"),
+                format!("unknown proxy type {:?}; expected one of {}", self.kind, Self::TYPES.join(", ")),
+            ));
+        }
+        if self.host.trim().is_empty() || self.host.contains(['/', '@', ' ']) {
+            return Err(InvalidTask::new(format!("{field}.host"), "must be a host name or IP address"));
+        }
+        if !(1..=65535).contains(&self.port) {
+            return Err(InvalidTask::new(format!("{field}.port"), format!("{} is not a port (1..65535)", self.port)));
+        }
+        if self.password.is_some() && self.login.is_none() {
+            return Err(InvalidTask::new(format!("{field}.login"), "a proxy password needs a login"));
+        }
+        Ok(())
+    }
 }
 
 /// The kind of a task, for polling schedules and analysis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskKind {
     Image,
@@ -36,26 +280,420 @@ pub enum TaskKind {
     Raw,
 }
 
-impl Task {
-    pub fn kind(&self) -> TaskKind {
+impl TaskKind {
+    pub const ALL: [TaskKind; 9] = [
+        TaskKind::Image,
+        TaskKind::RecaptchaV2,
+        TaskKind::RecaptchaV3,
+        TaskKind::Turnstile,
+        TaskKind::GeetestV3,
+        TaskKind::GeetestV4,
+        TaskKind::Funcaptcha,
+        TaskKind::Hcaptcha,
+        TaskKind::Raw,
+    ];
+
+    /// The `type` tag of the kind.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
+            TaskKind::Image => "image",
+            TaskKind::RecaptchaV2 => "recaptcha_v2",
+            TaskKind::RecaptchaV3 => "recaptcha_v3",
+            TaskKind::Turnstile => "turnstile",
+            TaskKind::GeetestV3 => "geetest_v3",
+            TaskKind::GeetestV4 => "geetest_v4",
+            TaskKind::Funcaptcha => "funcaptcha",
+            TaskKind::Hcaptcha => "hcaptcha",
+            TaskKind::Raw => "raw",
         }
     }
 
+    pub fn parse(s: &str) -> Option<Self> {
+        TaskKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for TaskKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Task {
+    pub fn kind(&self) -> TaskKind {
+        match self {
+            Task::Image(_) => TaskKind::Image,
+            Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
+            Task::RecaptchaV3(_) => TaskKind::RecaptchaV3,
+            Task::Turnstile(_) => TaskKind::Turnstile,
+            Task::GeetestV3(_) => TaskKind::GeetestV3,
+            Task::GeetestV4(_) => TaskKind::GeetestV4,
+            Task::Funcaptcha(_) => TaskKind::Funcaptcha,
+            Task::Hcaptcha(_) => TaskKind::Hcaptcha,
+            Task::Raw(_) => TaskKind::Raw,
+        }
+    }
+
+    /// The site's key for the challenge (GeeTest `gt`/`captcha_id`, FunCaptcha
+    /// `publickey`), for grouping failures by site.
     pub fn sitekey(&self) -> Option<&str> {
         match self {
+            Task::Image(_) => None,
             Task::RecaptchaV2(t) => Some(&t.sitekey),
+            Task::RecaptchaV3(t) => Some(&t.sitekey),
+            Task::Turnstile(t) => Some(&t.sitekey),
+            Task::GeetestV3(t) => Some(&t.gt),
+            Task::GeetestV4(t) => Some(&t.captcha_id),
+            Task::Funcaptcha(t) => Some(&t.publickey),
+            Task::Hcaptcha(t) => Some(&t.sitekey),
+            Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
         }
     }
 
     pub fn page_url(&self) -> Option<&str> {
         match self {
+            Task::Image(_) => None,
             Task::RecaptchaV2(t) => Some(&t.page_url),
+            Task::RecaptchaV3(t) => Some(&t.page_url),
+            Task::Turnstile(t) => Some(&t.page_url),
+            Task::GeetestV3(t) => Some(&t.page_url),
+            Task::GeetestV4(t) => Some(&t.page_url),
+            Task::Funcaptcha(t) => Some(&t.page_url),
+            Task::Hcaptcha(t) => Some(&t.page_url),
+            Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
         }
     }
 
+    /// Parses a task from JSON (snake_case or camelCase fields) and validates it.
+    /// Every error names the field (`type`, `page_url`, `proxy.port`, ...).
+    pub fn from_json_value(value: serde_json::Value) -> Result<Task, InvalidTask> {
+        let serde_json::Value::Object(mut obj) = value else {
+            return Err(InvalidTask::new("task", format!("expected a JSON object, got {}", json_type(&value))));
+        };
+        let tag = match obj.remove("type") {
+            Some(serde_json::Value::String(s)) => s,
+            Some(other) => {
+                return Err(InvalidTask::new("type", format!("expected a string, got {}", json_type(&other))))
+            }
+            None => return Err(InvalidTask::new("type", "missing field")),
+        };
+        let kind = TaskKind::parse(&tag).ok_or_else(|| {
+            let known: Vec<&str> = TaskKind::ALL.iter().map(|k| k.as_str()).collect();
+            InvalidTask::new("type", format!("unknown task type {tag:?}; expected one of {}", known.join(", ")))
+        })?;
+        let rest = serde_json::Value::Object(obj);
+        let task = match kind {
+            TaskKind::Image => Task::Image(fields(rest)?),
+            TaskKind::RecaptchaV2 => Task::RecaptchaV2(fields(rest)?),
+            TaskKind::RecaptchaV3 => Task::RecaptchaV3(fields(rest)?),
+            TaskKind::Turnstile => Task::Turnstile(fields(rest)?),
+            TaskKind::GeetestV3 => Task::GeetestV3(fields(rest)?),
+            TaskKind::GeetestV4 => Task::GeetestV4(fields(rest)?),
+            TaskKind::Funcaptcha => Task::Funcaptcha(fields(rest)?),
+            TaskKind::Hcaptcha => Task::Hcaptcha(fields(rest)?),
+            TaskKind::Raw => Task::Raw(fields(rest)?),
+        };
+        task.validate()?;
+        Ok(task)
+    }
+
+    /// [`Task::from_json_value`] on text.
+    pub fn from_json_str(text: &str) -> Result<Task, InvalidTask> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| InvalidTask::new("task", format!("not valid JSON: {e}")))?;
+        Task::from_json_value(value)
+    }
+
+    /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), InvalidTask> {
+        match self {
+            Task::Image(t) => t.validate(),
+            Task::RecaptchaV2(t) => {
+                non_empty("sitekey", &t.sitekey)?;
+                http_url("page_url", &t.page_url)?;
+                opt_non_empty("data_s", &t.data_s)?;
+                opt_non_empty("user_agent", &t.user_agent)?;
+                opt_non_empty("cookies", &t.cookies)?;
+                opt_domain(&t.domain)?;
+                opt_proxy(&t.proxy)
+            }
+            Task::RecaptchaV3(t) => {
+                non_empty("sitekey", &t.sitekey)?;
+                http_url("page_url", &t.page_url)?;
+                opt_non_empty("action", &t.action)?;
+                if let Some(s) = t.min_score {
+                    if !(0.1..=0.9).contains(&s) {
+                        return Err(InvalidTask::new("min_score", format!("{s} is outside 0.1..=0.9")));
+                    }
+                }
+                opt_domain(&t.domain)
+            }
+            Task::Turnstile(t) => {
+                non_empty("sitekey", &t.sitekey)?;
+                http_url("page_url", &t.page_url)?;
+                opt_non_empty("action", &t.action)?;
+                opt_non_empty("data", &t.data)?;
+                opt_non_empty("pagedata", &t.pagedata)?;
+                opt_non_empty("user_agent", &t.user_agent)?;
+                opt_proxy(&t.proxy)
+            }
+            Task::GeetestV3(t) => {
+                non_empty("gt", &t.gt)?;
+                non_empty("challenge", &t.challenge)?;
+                http_url("page_url", &t.page_url)?;
+                opt_non_empty("api_server", &t.api_server)?;
+                opt_non_empty("user_agent", &t.user_agent)?;
+                opt_proxy(&t.proxy)
+            }
+            Task::GeetestV4(t) => {
+                non_empty("captcha_id", &t.captcha_id)?;
+                http_url("page_url", &t.page_url)?;
+                opt_non_empty("user_agent", &t.user_agent)?;
+                opt_proxy(&t.proxy)
+            }
+            Task::Funcaptcha(t) => {
+                non_empty("publickey", &t.publickey)?;
+                http_url("page_url", &t.page_url)?;
+                opt_non_empty("surl", &t.surl)?;
+                if t.data.keys().any(|k| k.is_empty() || k.contains(['[', ']'])) {
+                    return Err(InvalidTask::new("data", "keys must be non-empty and contain no brackets"));
+                }
+                opt_non_empty("user_agent", &t.user_agent)?;
+                opt_proxy(&t.proxy)
+            }
+            Task::Hcaptcha(t) => {
+                non_empty("sitekey", &t.sitekey)?;
+                http_url("page_url", &t.page_url)?;
+                opt_non_empty("data", &t.data)?;
+                opt_non_empty("user_agent", &t.user_agent)?;
+                opt_proxy(&t.proxy)
+            }
+            Task::Raw(t) => t.validate(),
+        }
+    }
+}
+
+impl Image {
+    fn validate(&self) -> Result<(), InvalidTask> {
+        if self.body.trim().is_empty() {
+            return Err(InvalidTask::new("body", "empty image"));
+        }
+        // Providers accept both padded and unpadded base64; whitespace from
+        // wrapped encoders is common and harmless.
+        let compact: String = self.body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let engine = base64::engine::GeneralPurpose::new(
+            &base64::alphabet::STANDARD,
+            base64::engine::GeneralPurposeConfig::new()
+                .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+        );
+        match engine.decode(compact.as_bytes()) {
+            Ok(bytes) if !bytes.is_empty() => {}
+            Ok(_) => return Err(InvalidTask::new("body", "empty image")),
+            Err(e) => return Err(InvalidTask::new("body", format!("not valid base64: {e}"))),
+        }
+        if let Some(n) = self.numeric {
+            if n > 4 {
+                return Err(InvalidTask::new("numeric", format!("{n} is outside 0..=4")));
+            }
+        }
+        if let Some(l) = self.language {
+            if l > 2 {
+                return Err(InvalidTask::new("language", format!("{l} is outside 0..=2")));
+            }
+        }
+        if let (Some(min), Some(max)) = (self.min_len, self.max_len) {
+            if min > max {
+                return Err(InvalidTask::new("min_len", format!("min_len {min} is greater than max_len {max}")));
+            }
+        }
+        if let Some(max) = self.max_len {
+            if max == 0 {
+                return Err(InvalidTask::new("max_len", "must be at least 1"));
+            }
+        }
+        opt_non_empty("lang", &self.lang)?;
+        opt_non_empty("textinstructions", &self.textinstructions)
+    }
+}
+
+impl Raw {
+    fn validate(&self) -> Result<(), InvalidTask> {
+        if self.method.is_none() && self.task.is_none() {
+            return Err(InvalidTask::new("method", "a raw task needs `method` (and `params`) or a `task` object"));
+        }
+        opt_non_empty("method", &self.method)?;
+        if self.params.keys().any(|k| k.is_empty()) {
+            return Err(InvalidTask::new("params", "parameter names must be non-empty"));
+        }
+        if self.params.contains_key("key") || self.params.contains_key("method") {
+            return Err(InvalidTask::new("params", "`key` and `method` are set by the client, not in params"));
+        }
+        if let Some(task) = &self.task {
+            match task.get("type") {
+                Some(serde_json::Value::String(s)) if !s.trim().is_empty() => {}
+                _ => return Err(InvalidTask::new("task.type", "a raw task object needs a non-empty string `type`")),
+            }
+        }
         Ok(())
+    }
+}
+
+fn raw_value<'a>(t: &'a Raw, params: &[&str], task_keys: &[&str]) -> Option<&'a str> {
+    params
+        .iter()
+        .find_map(|k| t.params.get(*k).map(String::as_str))
+        .or_else(|| task_keys.iter().find_map(|k| t.task.as_ref()?.get(*k)?.as_str()))
+}
+
+fn fields<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, InvalidTask> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // serde names the offending field in backticks for missing/unknown
+        // fields at the current level; the path names it for wrong types.
+        let named = inner.split('`').nth(1).filter(|_| {
+            inner.starts_with("missing field") || inner.starts_with("unknown field") || inner.starts_with("duplicate")
+        });
+        // The path already ends in an unknown field's name, but stops at the
+        // parent of a missing one.
+        let field = match (path.as_str(), named) {
+            (".", Some(f)) => f.to_string(),
+            (".", None) => "task".to_string(),
+            (p, Some(f)) if inner.starts_with("missing field") => format!("{p}.{f}"),
+            (p, _) => p.to_string(),
+        };
+        let problem = match inner.find(", expected one of") {
+            Some(i) if inner.starts_with("unknown field") => format!("{} (not a field of this task type)", &inner[..i]),
+            _ => inner,
+        };
+        InvalidTask::new(field, problem)
+    })
+}
+
+fn json_type(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+fn non_empty(field: &str, value: &str) -> Result<(), InvalidTask> {
+    if value.trim().is_empty() {
+        return Err(InvalidTask::new(field, "must not be empty"));
+    }
+    Ok(())
+}
+
+fn opt_non_empty(field: &str, value: &Option<String>) -> Result<(), InvalidTask> {
+    value.as_deref().map_or(Ok(()), |v| non_empty(field, v))
+}
+
+fn opt_domain(domain: &Option<String>) -> Result<(), InvalidTask> {
+    match domain.as_deref() {
+        None | Some("google.com") | Some("recaptcha.net") => Ok(()),
+        Some(other) => {
+            Err(InvalidTask::new("domain", format!("{other:?} is not a reCAPTCHA domain (google.com, recaptcha.net)")))
+        }
+    }
+}
+
+fn opt_proxy(proxy: &Option<Proxy>) -> Result<(), InvalidTask> {
+    proxy.as_ref().map_or(Ok(()), |p| p.validate("proxy"))
+}
+
+fn http_url(field: &str, value: &str) -> Result<(), InvalidTask> {
+    let parsed = url::Url::parse(value).map_err(|e| InvalidTask::new(field, format!("not an absolute URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(InvalidTask::new(field, format!("scheme {:?} is not http or https", parsed.scheme())));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(InvalidTask::new(field, "the URL has no host"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err_field(v: serde_json::Value) -> String {
+        match Task::from_json_value(v) {
+            Err(e) => e.field,
+            Ok(t) => format!("accepted {t:?}"),
+        }
+    }
+
+    #[test]
+    fn camel_case_aliases_are_accepted() {
+        let t = Task::from_json_value(json!({"type": "recaptcha_v3", "sitekey": "k", "pageUrl": "https://a.test/",
+            "minScore": 0.3}))
+        .unwrap();
+        assert_eq!(t.kind(), TaskKind::RecaptchaV3);
+        assert_eq!(t.page_url(), Some("https://a.test/"));
+        assert_eq!(t.sitekey(), Some("k"));
+        // Serialises with the snake_case names.
+        let back = serde_json::to_value(&t).unwrap();
+        assert_eq!(
+            back,
+            json!({"type": "recaptcha_v3", "sitekey": "k", "page_url": "https://a.test/", "min_score": 0.3})
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        assert_eq!(err_field(json!({"type": "recaptcha_v2", "page_url": "https://a.test"})), "sitekey");
+        assert_eq!(err_field(json!({"type": "recaptcha_v2", "sitekey": 5, "page_url": "https://a.test"})), "sitekey");
+        assert_eq!(
+            err_field(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.test", "x": 1})),
+            "x"
+        );
+        assert_eq!(err_field(json!({"type": "nope"})), "type");
+        assert_eq!(err_field(json!({"sitekey": "k"})), "type");
+        assert_eq!(err_field(json!([1])), "task");
+        assert_eq!(err_field(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "ftp://a.test"})), "page_url");
+        assert_eq!(err_field(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "/relative"})), "page_url");
+        assert_eq!(
+            err_field(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.test",
+                "proxy": {"type": "http", "host": "h", "port": "x"}})),
+            "proxy.port"
+        );
+        assert_eq!(
+            err_field(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.test",
+                "proxy": {"type": "http", "port": 80}})),
+            "proxy.host"
+        );
+        assert_eq!(
+            err_field(json!({"type": "turnstile", "sitekey": "k", "page_url": "https://a.test",
+                "proxy": {"type": "ftp", "host": "h", "port": 80}})),
+            "proxy.type"
+        );
+        assert_eq!(
+            err_field(json!({"type": "turnstile", "sitekey": "k", "page_url": "https://a.test",
+                "proxy": {"type": "http", "host": "h", "port": 0}})),
+            "proxy.port"
+        );
+        assert_eq!(err_field(json!({"type": "image", "body": "@@@"})), "body");
+        assert_eq!(err_field(json!({"type": "image", "body": ""})), "body");
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "min_len": 5, "max_len": 2})), "min_len");
+        assert_eq!(err_field(json!({"type": "raw"})), "method");
+        assert_eq!(err_field(json!({"type": "raw", "method": " "})), "method");
+    }
+
+    #[test]
+    fn proxy_password_is_not_in_debug() {
+        let p = Proxy {
+            kind: "http".into(),
+            host: "h".into(),
+            port: 1,
+            login: Some("u".into()),
+            password: Some("pw-secret".into()),
+        };
+        assert!(!format!("{p:?}").contains("pw-secret"));
+        assert_eq!(p.address(), "u:pw-secret@h:1");
     }
 }

@@ -26,6 +26,7 @@ impl Timestamp {
     }
 
     /// `self + d`, saturating at the far future instead of overflowing.
+    #[allow(clippy::should_implement_trait)] // saturating, unlike `Add` by convention
     pub fn add(self, d: Duration) -> Self {
         Timestamp(self.0.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)))
     }
@@ -57,7 +58,7 @@ impl Timestamp {
 
     /// Unix seconds as a float, as the seeds' `timestamp` field was written by Python's `time.time()`.
     pub fn from_unix_seconds_f64(secs: f64) -> Option<Self> {
-        (secs.is_finite() && secs >= 0.0 && secs < 1.0e13).then(|| Timestamp((secs * 1000.0) as u64))
+        (0.0..1.0e13).contains(&secs).then_some(Timestamp((secs * 1000.0) as u64))
     }
 }
 

@@ -1,8 +1,18 @@
 //! The dead-letter queue: the record, the store contract, an in-memory store,
 //! replay policy, analysis, and import/export.
 
+pub mod analysis;
+pub mod export;
+pub mod memory;
 pub mod record;
+pub mod replay;
 pub mod store;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 
+pub use analysis::{Analysis, Bucket};
+pub use export::{export_json, export_jsonl, import, ImportError};
+pub use memory::MemoryStore;
 pub use record::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
+pub use replay::{ReplayDecision, ReplayPolicy, ReplayReport};
 pub use store::{DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, StoreError, StoreStats};

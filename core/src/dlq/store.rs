@@ -42,8 +42,8 @@ impl Filter {
 
     /// Whether `record`, whose state right now is `state`, is selected.
     pub fn matches(&self, record: &DeadLetterRecord, state: RecordState) -> bool {
-        (self.ids.is_empty() || self.ids.iter().any(|i| *i == record.id))
-            && (self.reasons.is_empty() || self.reasons.iter().any(|r| *r == record.reason))
+        (self.ids.is_empty() || self.ids.contains(&record.id))
+            && (self.reasons.is_empty() || self.reasons.contains(&record.reason))
             && (self.classes.is_empty() || self.classes.contains(&record.class))
             && (self.states.is_empty() || self.states.contains(&state))
             && self.sitekey.as_deref().is_none_or(|s| record.task.sitekey() == Some(s))

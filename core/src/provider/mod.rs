@@ -1,13 +1,20 @@
 //! Providers: a wire codec plus a table of facts about one solving service.
 //!
-//! OWNED BY THE CODEC WORK (helper A). The engine relies on this contract:
-//! `Provider::{name, supports_batch_poll, max_batch, submit_request,
-//! parse_submit, poll_request, parse_poll}` and the outcome types below.
-//! The bodies here are a minimal v1/json placeholder to be replaced.
+//! Two protocol families (DESIGN §3): the 2captcha-compatible v1 API
+//! ([`v1`]) and the createTask JSON API ([`create_task`], with per-service
+//! task tables in [`dialect`]). Every `parse_*` is total: any status and any
+//! body map to an outcome, never a panic.
 
-use crate::class::{ErrorClass, Failure};
+pub mod create_task;
+pub mod dialect;
+pub mod v1;
+
+use core::time::Duration;
+
+use crate::class::{reason, ErrorClass, Failure};
+use crate::classify;
 use crate::error::{ConfigError, InvalidTask};
-use crate::http::{HttpRequest, HttpResponse, Method, Secret};
+use crate::http::{HttpRequest, HttpResponse, Secret};
 use crate::solution::Solution;
 use crate::task::Task;
 
@@ -20,10 +27,62 @@ pub struct SubmitOptions {
     pub header_acao: bool,
 }
 
+/// The createTask services differ in task type names and fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    AntiCaptcha,
+    CapSolver,
+    TwoCaptchaV2,
+    CapMonster,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 4] =
+        [Dialect::AntiCaptcha, Dialect::CapSolver, Dialect::TwoCaptchaV2, Dialect::CapMonster];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::AntiCaptcha => "anti-captcha",
+            Dialect::CapSolver => "capsolver",
+            Dialect::TwoCaptchaV2 => "2captcha-v2",
+            Dialect::CapMonster => "capmonster",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Dialect::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+/// Which wire protocol a provider speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// `in.php` / `res.php`.
+    V1,
+    /// `/createTask`, `/getTaskResult`, `/getBalance`.
+    CreateTask(Dialect),
+}
+
+/// Known services: name, base URL, protocol.
+pub const PRESETS: &[(&str, &str, Protocol)] = &[
+    ("captchaai", "https://ocr.captchaai.com", Protocol::V1),
+    ("2captcha", "https://2captcha.com", Protocol::V1),
+    ("rucaptcha", "https://rucaptcha.com", Protocol::V1),
+    ("anti-captcha", "https://api.anti-captcha.com", Protocol::CreateTask(Dialect::AntiCaptcha)),
+    ("capsolver", "https://api.capsolver.com", Protocol::CreateTask(Dialect::CapSolver)),
+    ("2captcha-v2", "https://api.2captcha.com", Protocol::CreateTask(Dialect::TwoCaptchaV2)),
+    ("capmonster", "https://api.capmonster.cloud", Protocol::CreateTask(Dialect::CapMonster)),
+];
+
+/// v1 batch polls (`action=get&ids=`) carry at most this many ids.
+pub const V1_MAX_BATCH: usize = 100;
+
+/// A solving service: where it is, how to talk to it, and its quirks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Provider {
     name: String,
     base_url: String,
+    protocol: Protocol,
 }
 
 /// The provider's answer to a submission.
@@ -49,15 +108,42 @@ pub enum TaskPoll {
 }
 
 impl Provider {
+    /// A known service by name (`captchaai`, `2captcha`, `anti-captcha`, ...).
     pub fn preset(name: &str) -> Result<Self, ConfigError> {
-        match name {
-            "captchaai" => Ok(Provider { name: name.into(), base_url: "https://ocr.captchaai.com".into() }),
-            _ => Err(ConfigError::new("provider", format!("unknown provider {name:?}"))),
+        let (n, url, protocol) = PRESETS.iter().find(|p| p.0 == name).ok_or_else(|| {
+            let known: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+            ConfigError::new("provider", format!("unknown provider {name:?}; known presets: {}", known.join(", ")))
+        })?;
+        Ok(Provider { name: (*n).to_string(), base_url: (*url).to_string(), protocol: *protocol })
+    }
+
+    /// Any 2captcha-compatible service (or a mock) at `base_url`.
+    pub fn custom_v1(base_url: &str) -> Result<Self, ConfigError> {
+        Ok(Provider { name: "custom".into(), base_url: check_base_url(base_url)?, protocol: Protocol::V1 })
+    }
+
+    /// Any createTask service (or a mock) at `base_url`, speaking `dialect`.
+    pub fn custom_create_task(base_url: &str, dialect: Dialect) -> Result<Self, ConfigError> {
+        Ok(Provider {
+            name: "custom".into(),
+            base_url: check_base_url(base_url)?,
+            protocol: Protocol::CreateTask(dialect),
+        })
+    }
+
+    /// A preset name, or an http(s) base URL of a 2captcha-compatible service.
+    pub fn from_spec(spec: &str) -> Result<Self, ConfigError> {
+        let spec = spec.trim();
+        if spec.starts_with("http://") || spec.starts_with("https://") {
+            Provider::custom_v1(spec)
+        } else {
+            Provider::preset(spec)
         }
     }
 
+    /// The same service at another address (a proxy, a mock, a mirror).
     pub fn with_base_url(mut self, base_url: &str) -> Result<Self, ConfigError> {
-        self.base_url = base_url.trim_end_matches('/').to_string();
+        self.base_url = check_base_url(base_url)?;
         Ok(self)
     }
 
@@ -69,81 +155,288 @@ impl Provider {
         &self.base_url
     }
 
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    /// Whether the base URL points at this machine (tests, local mocks).
+    pub fn is_loopback(&self) -> bool {
+        let Ok(url) = url::Url::parse(&self.base_url) else { return false };
+        match url.host() {
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        }
+    }
+
+    /// Whether one poll may ask for several tasks (v1 `ids=`).
     pub fn supports_batch_poll(&self) -> bool {
-        true
+        matches!(self.protocol, Protocol::V1)
     }
 
     pub fn max_batch(&self) -> usize {
-        100
+        match self.protocol {
+            Protocol::V1 => V1_MAX_BATCH,
+            Protocol::CreateTask(_) => 1,
+        }
     }
 
-    pub fn submit_request(&self, key: &Secret, task: &Task, _opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
-        let Task::RecaptchaV2(t) = task;
-        let body =
-            format!("key={}&method=userrecaptcha&googlekey={}&pageurl={}&json=1", key.expose(), t.sitekey, t.page_url);
-        Ok(HttpRequest::new(Method::Post, format!("{}/in.php", self.base_url), key).with_body(body.into_bytes()))
+    /// CaptchaAI bills by threads: its `ERROR_ZERO_BALANCE` means "no free
+    /// thread right now", not "no money".
+    fn zero_balance_means_busy(&self) -> bool {
+        self.name == "captchaai" || self.base_url.contains("captchaai.com")
+    }
+
+    /// The class, minimum wait and description of a provider code for this provider.
+    pub fn classify(&self, code: &str) -> Failure {
+        if code == "ERROR_ZERO_BALANCE" && self.zero_balance_means_busy() {
+            return Failure::new(code, ErrorClass::RetryAfter, "no free thread on the CaptchaAI plan right now")
+                .with_retry_after(Duration::from_secs(5));
+        }
+        let (class, wait) = classify::class_of(code);
+        let mut f = Failure::new(code, class, classify::describe(code));
+        f.retry_after = wait;
+        f
+    }
+
+    pub fn submit_request(&self, key: &Secret, task: &Task, opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
+        task.validate()?;
+        match self.protocol {
+            Protocol::V1 => v1::submit_request(self, key, task, opts),
+            Protocol::CreateTask(d) => create_task::submit_request(self, d, key, task, opts),
+        }
     }
 
     pub fn parse_submit(&self, resp: &HttpResponse) -> SubmitOutcome {
-        match serde_json::from_slice::<serde_json::Value>(&resp.body) {
-            Ok(v) if v["status"] == 1 => {
-                SubmitOutcome::Accepted { provider_task_id: v["request"].as_str().unwrap_or_default().to_string() }
-            }
-            Ok(v) => SubmitOutcome::Failed(self.failure(v["request"].as_str().unwrap_or_default())),
-            Err(_) => SubmitOutcome::Failed(Failure::new("UnparseableResponse", ErrorClass::Transient, "bad body")),
+        match self.protocol {
+            Protocol::V1 => v1::parse_submit(self, resp),
+            Protocol::CreateTask(_) => create_task::parse_submit(self, resp),
         }
     }
 
+    /// A poll for `ids`: several only when [`Provider::supports_batch_poll`]
+    /// (createTask services get the first id; the engine never sends more).
     pub fn poll_request(&self, key: &Secret, ids: &[&str]) -> HttpRequest {
-        let url = if ids.len() == 1 {
-            format!("{}/res.php?key={}&action=get&id={}&json=1", self.base_url, key.expose(), ids[0])
-        } else {
-            format!("{}/res.php?key={}&action=get&ids={}", self.base_url, key.expose(), ids.join(","))
-        };
-        HttpRequest::new(Method::Get, url, key)
+        match self.protocol {
+            Protocol::V1 => v1::poll_request(self, key, ids),
+            Protocol::CreateTask(d) => create_task::poll_request(self, d, key, ids.first().copied().unwrap_or("")),
+        }
     }
 
     pub fn parse_poll(&self, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
-        let text = resp.text();
-        if resp.status >= 500 {
-            return PollOutcome::Failed(Failure::new("HTTP 5xx", ErrorClass::Transient, "server error"));
-        }
-        if ids.len() > 1 {
-            let parts: Vec<&str> = text.split('|').collect();
-            if parts.len() != ids.len() {
-                return PollOutcome::Failed(Failure::new("UnparseableResponse", ErrorClass::Transient, "count"));
-            }
-            return PollOutcome::PerTask(parts.into_iter().map(|p| self.one(p)).collect());
-        }
-        match serde_json::from_str::<serde_json::Value>(&text) {
-            Ok(v) if v["status"] == 1 => {
-                PollOutcome::PerTask(vec![TaskPoll::Ready(Solution::text(v["request"].as_str().unwrap_or_default()))])
-            }
-            Ok(v) => PollOutcome::PerTask(vec![self.one(v["request"].as_str().unwrap_or_default())]),
-            Err(_) => PollOutcome::Failed(Failure::new("UnparseableResponse", ErrorClass::Transient, "bad body")),
+        match self.protocol {
+            Protocol::V1 => v1::parse_poll(self, resp, ids),
+            Protocol::CreateTask(_) if ids.len() != 1 => PollOutcome::Failed(Failure::new(
+                reason::UNPARSEABLE,
+                ErrorClass::Transient,
+                format!("a createTask poll answers one task, {} were asked for", ids.len()),
+            )),
+            Protocol::CreateTask(_) => create_task::parse_poll(self, resp, ids.first().copied().unwrap_or("")),
         }
     }
 
-    fn one(&self, p: &str) -> TaskPoll {
-        if p == "CAPCHA_NOT_READY" {
-            TaskPoll::NotReady
-        } else if p.starts_with("ERROR") {
-            TaskPoll::Failed(self.failure(p))
-        } else {
-            TaskPoll::Ready(Solution::text(p))
+    pub fn balance_request(&self, key: &Secret) -> HttpRequest {
+        match self.protocol {
+            Protocol::V1 => v1::balance_request(self, key),
+            Protocol::CreateTask(_) => create_task::balance_request(self, key),
         }
     }
 
-    fn failure(&self, code: &str) -> Failure {
-        let class = match code {
-            "ERROR_CAPTCHA_UNSOLVABLE" => ErrorClass::TaskTerminal,
-            "ERROR_WRONG_USER_KEY" | "ERROR_KEY_DOES_NOT_EXIST" => ErrorClass::AccountTerminal,
-            "ERROR_NO_SLOT_AVAILABLE" => {
-                return Failure::new(code, ErrorClass::RetryAfter, code)
-                    .with_retry_after(core::time::Duration::from_secs(5))
+    pub fn parse_balance(&self, resp: &HttpResponse) -> Result<f64, Failure> {
+        match self.protocol {
+            Protocol::V1 => v1::parse_balance(self, resp),
+            Protocol::CreateTask(_) => create_task::parse_balance(self, resp),
+        }
+    }
+
+    /// Tells the service whether an answer worked (refunds bad ones). `None`
+    /// when the service has no such report (CapMonster takes no good reports).
+    pub fn report_request(&self, key: &Secret, provider_task_id: &str, good: bool) -> Option<HttpRequest> {
+        match self.protocol {
+            Protocol::V1 => Some(v1::report_request(self, key, provider_task_id, good)),
+            Protocol::CreateTask(d) => create_task::report_request(self, d, key, provider_task_id, good),
+        }
+    }
+
+    pub fn parse_report(&self, resp: &HttpResponse) -> Result<(), Failure> {
+        match self.protocol {
+            Protocol::V1 => v1::parse_report(self, resp),
+            Protocol::CreateTask(_) => create_task::parse_report(self, resp),
+        }
+    }
+
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+}
+
+fn check_base_url(base_url: &str) -> Result<String, ConfigError> {
+    let trimmed = base_url.trim().trim_end_matches('/');
+    let url = url::Url::parse(trimmed)
+        .map_err(|e| ConfigError::new("base_url", format!("{trimmed:?} is not an absolute URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ConfigError::new("base_url", format!("{trimmed:?}: the scheme must be http or https")));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(ConfigError::new("base_url", format!("{trimmed:?} has no host")));
+    }
+    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+        return Err(ConfigError::new("base_url", format!("{trimmed:?}: no query, fragment or credentials allowed")));
+    }
+    Ok(trimmed.to_string())
+}
+
+/// A failure for an HTTP status that says nothing about the task, if any:
+/// 5xx is the service's trouble (transient), 429 asks us to slow down.
+pub(crate) fn status_failure(status: u16) -> Option<Failure> {
+    match status {
+        429 => Some(
+            Failure::new("HTTP 429", ErrorClass::RetryAfter, "the service answered HTTP 429 (too many requests)")
+                .with_retry_after(Duration::from_secs(5)),
+        ),
+        500..=599 => Some(Failure::new(
+            format!("HTTP {status}"),
+            ErrorClass::Transient,
+            format!("the service answered HTTP {status} (server error); retrying"),
+        )),
+        _ => None,
+    }
+}
+
+/// A transient failure for a body we could not read. The description says
+/// what the body looked like but never quotes it (it could echo anything).
+pub(crate) fn unparseable(resp: &HttpResponse, what: &str) -> Failure {
+    let text = resp.text();
+    let t = text.trim_start();
+    let shape = if t.is_empty() {
+        "an empty body".to_string()
+    } else if t.starts_with('<') {
+        format!("an HTML/XML page of {} bytes", resp.body.len())
+    } else if t.starts_with('{') || t.starts_with('[') {
+        format!("truncated or unexpected JSON of {} bytes", resp.body.len())
+    } else {
+        format!("an unexpected answer of {} bytes", resp.body.len())
+    };
+    let status = if (200..300).contains(&resp.status) { String::new() } else { format!(" (HTTP {})", resp.status) };
+    Failure::new(
+        reason::UNPARSEABLE,
+        ErrorClass::Transient,
+        format!("could not read the {what} response: {shape}{status}; treated as a temporary fault"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_and_specs() {
+        let p = Provider::preset("anti-captcha").unwrap();
+        assert_eq!(p.protocol(), Protocol::CreateTask(Dialect::AntiCaptcha));
+        assert!(!p.supports_batch_poll());
+        assert_eq!(p.max_batch(), 1);
+        let c = Provider::from_spec("captchaai").unwrap();
+        assert_eq!(c.base_url(), "https://ocr.captchaai.com");
+        assert!(c.supports_batch_poll());
+        assert_eq!(c.max_batch(), 100);
+        let e = Provider::preset("nope").unwrap_err();
+        assert!(e.problem.contains("\"nope\"") && e.problem.contains("capmonster"), "{e}");
+        let m = Provider::from_spec("http://127.0.0.1:8080/").unwrap();
+        assert_eq!(m.protocol(), Protocol::V1);
+        assert_eq!(m.base_url(), "http://127.0.0.1:8080");
+        assert!(m.is_loopback());
+        assert!(Provider::from_spec("http://localhost:1").unwrap().is_loopback());
+        assert!(Provider::from_spec("http://[::1]:1").unwrap().is_loopback());
+        assert!(!c.is_loopback());
+        assert_eq!(Provider::preset("2captcha").unwrap().with_base_url("ftp://x").unwrap_err().field, "base_url");
+        assert!(Provider::custom_v1("not a url").is_err());
+        assert!(Provider::custom_v1("https://user:pw@x.test").is_err());
+    }
+
+    /// Every parser is total: random mixes of answer fragments, any status,
+    /// any id count, never panic and always answer one entry per id.
+    #[test]
+    fn parsers_are_total() {
+        const FRAGMENTS: &[&str] = &[
+            "{",
+            "}",
+            "[",
+            "]",
+            "\"status\":",
+            "\"request\":",
+            "\"errorId\":",
+            "\"errorCode\":",
+            "\"status\"",
+            "\"solution\":",
+            "\"taskId\":",
+            "\"balance\":",
+            "1",
+            "0",
+            "-1",
+            "1e999",
+            "null",
+            "true",
+            "\"ready\"",
+            "\"processing\"",
+            "OK|",
+            "|",
+            ",",
+            ":",
+            "CAPCHA_NOT_READY",
+            "ERROR_ZERO_BALANCE",
+            "ERROR: 1005",
+            "<html>",
+            "\u{0}",
+            "é",
+            "\"",
+            "{\"gRecaptchaResponse\":\"t\"}",
+            "ERROR_",
+            " ",
+        ];
+        let providers: Vec<Provider> = PRESETS.iter().map(|p| Provider::preset(p.0).unwrap()).collect();
+        let mut rng = fastrand::Rng::with_seed(0x5eed);
+        for _ in 0..4000 {
+            let body: String = (0..rng.usize(0..12)).map(|_| FRAGMENTS[rng.usize(0..FRAGMENTS.len())]).collect();
+            let status = [200, 200, 200, 400, 403, 429, 500, 502, 0, 999][rng.usize(0..10)];
+            let resp = HttpResponse::new(status, body.into_bytes());
+            let ids: Vec<&str> = ["1", "2", "3"][..rng.usize(0..4)].to_vec();
+            for p in &providers {
+                let _ = p.parse_submit(&resp);
+                let _ = p.parse_balance(&resp);
+                let _ = p.parse_report(&resp);
+                if let PollOutcome::PerTask(polls) = p.parse_poll(&resp, &ids) {
+                    assert_eq!(polls.len(), ids.len(), "{p:?} {resp:?}");
+                }
             }
-            _ => ErrorClass::FixInput,
-        };
-        Failure::new(code, class, code)
+        }
+    }
+
+    #[test]
+    fn requests_never_show_the_key_in_debug() {
+        let key = Secret::new("k3y-0123456789abcdef");
+        let task =
+            Task::from_json_str(r#"{"type":"recaptcha_v2","sitekey":"s","page_url":"https://a.test/"}"#).unwrap();
+        for (name, _, _) in PRESETS {
+            let p = Provider::preset(name).unwrap();
+            let mut reqs = vec![
+                p.submit_request(&key, &task, &SubmitOptions::default()).unwrap(),
+                p.poll_request(&key, &["1"]),
+                p.balance_request(&key),
+            ];
+            reqs.extend(p.report_request(&key, "1", false));
+            for r in reqs {
+                let shown = format!("{r:?}");
+                assert!(!shown.contains("k3y-0123456789abcdef"), "{name}: {shown}");
+            }
+        }
+    }
+
+    #[test]
+    fn captchaai_zero_balance_is_busy_elsewhere_account() {
+        let a = Provider::preset("captchaai").unwrap().classify("ERROR_ZERO_BALANCE");
+        assert_eq!((a.class, a.retry_after), (ErrorClass::RetryAfter, Some(Duration::from_secs(5))));
+        let b = Provider::preset("2captcha").unwrap().classify("ERROR_ZERO_BALANCE");
+        assert_eq!((b.class, b.retry_after), (ErrorClass::AccountTerminal, None));
     }
 }

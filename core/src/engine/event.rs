@@ -1,0 +1,110 @@
+//! What the engine reports for logs, progress bars and metrics. Drivers route
+//! these to `tracing`, Python `logging` or a JS callback; none carries the key.
+
+use core::fmt;
+use core::time::Duration;
+
+use serde::Serialize;
+
+use super::JobId;
+use crate::class::ErrorClass;
+use crate::time::Timestamp;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Accepted { job: JobId, id: String },
+    Submitted { job: JobId, attempt: u32, provider_task_id: String },
+    Polled { tasks: usize },
+    Retrying { job: JobId, code: String, class: ErrorClass, delay_ms: u64, attempt: u32 },
+    Solved { job: JobId, attempts: u32, elapsed_ms: u64 },
+    DeadLettered { job: JobId, id: String, reason: String, class: ErrorClass, attempts: u32 },
+    Recovered { job: JobId, id: String, resumed_polling: bool },
+    CircuitOpened { cause: String, until: Option<Timestamp> },
+    CircuitHalfOpen,
+    CircuitClosed,
+    ConcurrencyChanged { limit: u32 },
+    Paused { scope: PauseScope, code: String, until: Timestamp },
+    BatchPollingDisabled { reason: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseScope {
+    Submits,
+    Polls,
+}
+
+impl Event {
+    /// A short name (`solved`, `dead_lettered`…) for hosts that dispatch on it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::Accepted { .. } => "accepted",
+            Event::Submitted { .. } => "submitted",
+            Event::Polled { .. } => "polled",
+            Event::Retrying { .. } => "retrying",
+            Event::Solved { .. } => "solved",
+            Event::DeadLettered { .. } => "dead_lettered",
+            Event::Recovered { .. } => "recovered",
+            Event::CircuitOpened { .. } => "circuit_opened",
+            Event::CircuitHalfOpen => "circuit_half_open",
+            Event::CircuitClosed => "circuit_closed",
+            Event::ConcurrencyChanged { .. } => "concurrency_changed",
+            Event::Paused { .. } => "paused",
+            Event::BatchPollingDisabled { .. } => "batch_polling_disabled",
+        }
+    }
+
+    /// Whether a quiet log should still show it.
+    pub fn is_warning(&self) -> bool {
+        matches!(
+            self,
+            Event::DeadLettered { .. }
+                | Event::CircuitOpened { .. }
+                | Event::Paused { .. }
+                | Event::BatchPollingDisabled { .. }
+                | Event::ConcurrencyChanged { .. }
+        )
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Accepted { job, id } => write!(f, "{job} accepted as {id}"),
+            Event::Submitted { job, attempt, provider_task_id } => {
+                write!(f, "{job} submitted (attempt {attempt}, provider task {provider_task_id})")
+            }
+            Event::Polled { tasks } => write!(f, "polled {tasks} task(s)"),
+            Event::Retrying { job, code, class, delay_ms, attempt } => {
+                write!(f, "{job} retrying after {code} ({class}) in {}, attempt {attempt}", ms(*delay_ms))
+            }
+            Event::Solved { job, attempts, elapsed_ms } => {
+                write!(f, "{job} solved after {attempts} attempt(s) in {}", ms(*elapsed_ms))
+            }
+            Event::DeadLettered { job, id, reason, class, attempts } => {
+                write!(f, "{job} dead-lettered as {id}: {reason} ({class}, attempts: {attempts})")
+            }
+            Event::Recovered { job, id, resumed_polling } => {
+                write!(
+                    f,
+                    "{job} recovered {id} from the journal ({})",
+                    if *resumed_polling { "polling" } else { "resubmitting" }
+                )
+            }
+            Event::CircuitOpened { cause, until: Some(t) } => write!(f, "circuit opened by {cause} until {t}"),
+            Event::CircuitOpened { cause, until: None } => {
+                write!(f, "circuit opened by {cause}; no submissions until reset")
+            }
+            Event::CircuitHalfOpen => f.write_str("circuit half-open: one probe request"),
+            Event::CircuitClosed => f.write_str("circuit closed"),
+            Event::ConcurrencyChanged { limit } => write!(f, "in-flight limit now {limit}"),
+            Event::Paused { scope, code, until } => write!(f, "{scope:?} paused by {code} until {until}"),
+            Event::BatchPollingDisabled { reason } => write!(f, "batch polling disabled: {reason}"),
+        }
+    }
+}
+
+fn ms(v: u64) -> String {
+    format!("{:.1}s", Duration::from_millis(v).as_secs_f64())
+}

@@ -1,0 +1,208 @@
+//! The createTask JSON codec (`/createTask`, `/getTaskResult`, `/getBalance`,
+//! reports): the envelope shared by anti-captcha, CapSolver, 2captcha API v2
+//! and CapMonster. The `task` objects themselves are in [`super::dialect`].
+//!
+//! `errorId` 0 is success; otherwise `errorCode` is classified with the same
+//! table as v1 codes. `status` is `idle`/`processing` (not ready) or `ready`.
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    dialect, status_failure, unparseable, Dialect, PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll,
+};
+use crate::class::{ErrorClass, Failure};
+use crate::error::InvalidTask;
+use crate::http::{HttpRequest, HttpResponse, Method, Secret};
+use crate::solution::Solution;
+use crate::task::Task;
+
+/// Solution fields that hold the answer, in order of preference.
+const ANSWER_KEYS: [&str; 4] = ["gRecaptchaResponse", "token", "text", "answer"];
+
+/// Longest provider `errorDescription` quoted in a failure.
+const MAX_QUOTE: usize = 200;
+
+fn post(p: &Provider, key: &Secret, path: &str, body: &Value) -> HttpRequest {
+    HttpRequest::new(Method::Post, p.url(path), key)
+        .with_header("content-type", "application/json")
+        .with_body(body.to_string().into_bytes())
+}
+
+/// Numeric ids go back as numbers (anti-captcha wants an integer), others as
+/// strings; CapSolver's ids are always strings.
+fn task_id_value(d: Dialect, id: &str) -> Value {
+    match id.parse::<u64>() {
+        Ok(n) if d != Dialect::CapSolver && (!id.starts_with('0') || id == "0") => Value::from(n),
+        _ => Value::from(id),
+    }
+}
+
+fn soft_id_value(id: &str) -> Value {
+    id.parse::<u64>().map_or_else(|_| Value::from(id), Value::from)
+}
+
+pub(super) fn submit_request(
+    p: &Provider,
+    d: Dialect,
+    key: &Secret,
+    task: &Task,
+    opts: &SubmitOptions,
+) -> Result<HttpRequest, InvalidTask> {
+    let task_obj = dialect::task_object(d, task)?;
+    let mut body = Map::new();
+    body.insert("clientKey".into(), key.expose().into());
+    body.insert("task".into(), Value::Object(task_obj));
+    if let Some(id) = &opts.soft_id {
+        // Revenue-share ids: CapSolver calls it appId; CapMonster has none, so
+        // it is not sent there (it changes nothing about the task).
+        match d {
+            Dialect::CapSolver => {
+                body.insert("appId".into(), id.clone().into());
+            }
+            Dialect::AntiCaptcha | Dialect::TwoCaptchaV2 => {
+                body.insert("softId".into(), soft_id_value(id));
+            }
+            Dialect::CapMonster => {}
+        }
+    }
+    if let Some(url) = &opts.pingback {
+        body.insert("callbackUrl".into(), url.clone().into());
+    }
+    // header_acao is a v1 switch; createTask services always answer CORS.
+    Ok(post(p, key, "/createTask", &Value::Object(body)))
+}
+
+pub(super) fn poll_request(p: &Provider, d: Dialect, key: &Secret, id: &str) -> HttpRequest {
+    post(p, key, "/getTaskResult", &json!({ "clientKey": key.expose(), "taskId": task_id_value(d, id) }))
+}
+
+pub(super) fn balance_request(p: &Provider, key: &Secret) -> HttpRequest {
+    post(p, key, "/getBalance", &json!({ "clientKey": key.expose() }))
+}
+
+pub(super) fn report_request(p: &Provider, d: Dialect, key: &Secret, id: &str, good: bool) -> Option<HttpRequest> {
+    let task_id = task_id_value(d, id);
+    let (path, body) = match (d, good) {
+        // anti-captcha's reports are per kind; token tasks are what gets reported in practice.
+        (Dialect::AntiCaptcha, true) => {
+            ("/reportCorrectRecaptcha", json!({ "clientKey": key.expose(), "taskId": task_id }))
+        }
+        (Dialect::AntiCaptcha, false) => {
+            ("/reportIncorrectRecaptcha", json!({ "clientKey": key.expose(), "taskId": task_id }))
+        }
+        (Dialect::TwoCaptchaV2, true) => ("/reportCorrect", json!({ "clientKey": key.expose(), "taskId": task_id })),
+        (Dialect::TwoCaptchaV2, false) => ("/reportIncorrect", json!({ "clientKey": key.expose(), "taskId": task_id })),
+        (Dialect::CapSolver, good) => {
+            ("/feedbackTask", json!({ "clientKey": key.expose(), "taskId": task_id, "result": { "invalid": !good } }))
+        }
+        (Dialect::CapMonster, true) => return None,
+        (Dialect::CapMonster, false) => {
+            ("/reportIncorrectTokenCaptcha", json!({ "clientKey": key.expose(), "taskId": task_id }))
+        }
+    };
+    Some(post(p, key, path, &body))
+}
+
+fn error_id(v: Option<&Value>) -> Option<i64> {
+    match v {
+        None | Some(Value::Null) => Some(0),
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        Some(_) => None,
+    }
+}
+
+fn quote(text: &str) -> String {
+    let mut out: String = text.chars().filter(|c| !c.is_control()).take(MAX_QUOTE).collect();
+    if text.chars().count() > MAX_QUOTE {
+        out.push('…');
+    }
+    out
+}
+
+/// The JSON object of a successful answer, or the failure it carries.
+fn read(p: &Provider, resp: &HttpResponse, what: &str) -> Result<Map<String, Value>, Failure> {
+    if let Some(f) = status_failure(resp.status) {
+        return Err(f);
+    }
+    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(&resp.body) else {
+        return Err(unparseable(resp, what));
+    };
+    let code = obj.get("errorCode").and_then(Value::as_str).map(str::trim).filter(|c| !c.is_empty());
+    match (error_id(obj.get("errorId")), code) {
+        (Some(0), None) if (200..300).contains(&resp.status) => Ok(obj),
+        (Some(0), Some(_)) if (200..300).contains(&resp.status) => Ok(obj),
+        (Some(_), Some(code)) => {
+            let mut f = p.classify(code);
+            if let Some(said) = obj.get("errorDescription").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
+                f.description = format!("{} (the service says: {})", f.description, quote(said));
+            }
+            Err(f)
+        }
+        _ => Err(unparseable(resp, what)),
+    }
+}
+
+pub(super) fn parse_submit(p: &Provider, resp: &HttpResponse) -> SubmitOutcome {
+    let obj = match read(p, resp, "createTask") {
+        Ok(obj) => obj,
+        Err(f) => return SubmitOutcome::Failed(f),
+    };
+    let id = match obj.get("taskId") {
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::String(s)) => s.trim().to_string(),
+        _ => String::new(),
+    };
+    if id.is_empty() || id.len() > 128 {
+        return SubmitOutcome::Failed(unparseable(resp, "createTask"));
+    }
+    SubmitOutcome::Accepted { provider_task_id: id }
+}
+
+pub(super) fn parse_poll(p: &Provider, resp: &HttpResponse, id: &str) -> PollOutcome {
+    let obj = match read(p, resp, "getTaskResult") {
+        Ok(obj) => obj,
+        // A task-level error (unsolvable, bad parameters) is the task's; the rest concern the client.
+        Err(f) if matches!(f.class, ErrorClass::TaskTerminal | ErrorClass::FixInput) => {
+            return PollOutcome::PerTask(vec![TaskPoll::Failed(f)])
+        }
+        Err(f) => return PollOutcome::Failed(f),
+    };
+    match obj.get("status").and_then(Value::as_str) {
+        Some("idle" | "processing") => PollOutcome::PerTask(vec![TaskPoll::NotReady]),
+        Some("ready") => match obj.get("solution") {
+            Some(Value::Object(sol)) if !sol.is_empty() => {
+                let text = ANSWER_KEYS
+                    .iter()
+                    .find_map(|k| sol.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()))
+                    .map_or_else(|| Value::Object(sol.clone()).to_string(), str::to_string);
+                PollOutcome::PerTask(vec![TaskPoll::Ready(Solution {
+                    text,
+                    fields: sol.clone(),
+                    provider_task_id: Some(id.to_string()),
+                })])
+            }
+            _ => PollOutcome::Failed(unparseable(resp, "getTaskResult")),
+        },
+        Some("failed") => PollOutcome::PerTask(vec![TaskPoll::Failed(Failure::new(
+            "ERROR_CAPTCHA_UNSOLVABLE",
+            ErrorClass::TaskTerminal,
+            "the service reported the task as failed without an error code",
+        ))]),
+        _ => PollOutcome::Failed(unparseable(resp, "getTaskResult")),
+    }
+}
+
+pub(super) fn parse_balance(p: &Provider, resp: &HttpResponse) -> Result<f64, Failure> {
+    let obj = read(p, resp, "getBalance")?;
+    let balance = match obj.get("balance") {
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    balance.filter(|b| b.is_finite()).ok_or_else(|| unparseable(resp, "getBalance"))
+}
+
+pub(super) fn parse_report(p: &Provider, resp: &HttpResponse) -> Result<(), Failure> {
+    read(p, resp, "report").map(|_| ())
+}

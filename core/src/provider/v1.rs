@@ -1,0 +1,381 @@
+//! The 2captcha-compatible v1 codec (`in.php` / `res.php`): CaptchaAI,
+//! 2captcha, rucaptcha and any compatible base URL.
+//!
+//! Parameter names follow the official 2captcha clients (`googlekey`,
+//! `pageurl`, `data-s`, `userAgent`, `min_score`, `data[key]`). Answers come
+//! as `json=1` objects or as plain text (`OK|id`, bare codes, `|`-separated
+//! batch answers); both are read.
+
+use serde_json::Value;
+
+use super::{status_failure, unparseable, PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll};
+use crate::class::{reason, ErrorClass, Failure};
+use crate::classify;
+use crate::error::InvalidTask;
+use crate::http::{HttpRequest, HttpResponse, Method, Secret};
+use crate::solution::Solution;
+use crate::task::{Proxy, Task};
+
+const FORM: &str = "application/x-www-form-urlencoded";
+
+/// Ordered form parameters.
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn put(&mut self, k: &str, v: impl Into<String>) {
+        self.0.push((k.to_string(), v.into()));
+    }
+    fn opt(&mut self, k: &str, v: &Option<String>) {
+        if let Some(v) = v {
+            self.put(k, v.clone());
+        }
+    }
+    fn flag(&mut self, k: &str, on: bool) {
+        if on {
+            self.put(k, "1");
+        }
+    }
+    fn proxy(&mut self, p: &Option<Proxy>) {
+        if let Some(p) = p {
+            self.put("proxy", p.address());
+            self.put("proxytype", p.kind.to_ascii_uppercase());
+        }
+    }
+    fn encode(&self) -> String {
+        let mut s = url::form_urlencoded::Serializer::new(String::new());
+        for (k, v) in &self.0 {
+            s.append_pair(k, v);
+        }
+        s.finish()
+    }
+}
+
+pub(super) fn submit_request(
+    p: &Provider,
+    key: &Secret,
+    task: &Task,
+    opts: &SubmitOptions,
+) -> Result<HttpRequest, InvalidTask> {
+    let mut q = Params(Vec::new());
+    q.put("key", key.expose());
+    match task {
+        Task::Image(t) => {
+            q.put("method", "base64");
+            q.put("body", t.body.clone());
+            q.flag("phrase", t.phrase);
+            q.flag("regsense", t.regsense);
+            if let Some(n) = t.numeric {
+                q.put("numeric", n.to_string());
+            }
+            q.flag("calc", t.calc);
+            if let Some(n) = t.min_len {
+                q.put("min_len", n.to_string());
+            }
+            if let Some(n) = t.max_len {
+                q.put("max_len", n.to_string());
+            }
+            if let Some(n) = t.language {
+                q.put("language", n.to_string());
+            }
+            q.opt("lang", &t.lang);
+            q.opt("textinstructions", &t.textinstructions);
+        }
+        Task::RecaptchaV2(t) => {
+            q.put("method", "userrecaptcha");
+            q.put("googlekey", t.sitekey.clone());
+            q.put("pageurl", t.page_url.clone());
+            q.flag("invisible", t.invisible);
+            q.flag("enterprise", t.enterprise);
+            q.opt("data-s", &t.data_s);
+            q.opt("cookies", &t.cookies);
+            q.opt("userAgent", &t.user_agent);
+            q.proxy(&t.proxy);
+            q.opt("domain", &t.domain);
+        }
+        Task::RecaptchaV3(t) => {
+            q.put("method", "userrecaptcha");
+            q.put("version", "v3");
+            q.put("googlekey", t.sitekey.clone());
+            q.put("pageurl", t.page_url.clone());
+            q.opt("action", &t.action);
+            if let Some(s) = t.min_score {
+                q.put("min_score", s.to_string());
+            }
+            q.flag("enterprise", t.enterprise);
+            q.opt("domain", &t.domain);
+        }
+        Task::Turnstile(t) => {
+            q.put("method", "turnstile");
+            q.put("sitekey", t.sitekey.clone());
+            q.put("pageurl", t.page_url.clone());
+            q.opt("action", &t.action);
+            q.opt("data", &t.data);
+            q.opt("pagedata", &t.pagedata);
+            q.opt("userAgent", &t.user_agent);
+            q.proxy(&t.proxy);
+        }
+        Task::GeetestV3(t) => {
+            q.put("method", "geetest");
+            q.put("gt", t.gt.clone());
+            q.put("challenge", t.challenge.clone());
+            q.opt("api_server", &t.api_server);
+            q.put("pageurl", t.page_url.clone());
+            q.opt("userAgent", &t.user_agent);
+            q.proxy(&t.proxy);
+        }
+        Task::GeetestV4(t) => {
+            q.put("method", "geetest_v4");
+            q.put("captcha_id", t.captcha_id.clone());
+            q.put("pageurl", t.page_url.clone());
+            q.opt("userAgent", &t.user_agent);
+            q.proxy(&t.proxy);
+        }
+        Task::Funcaptcha(t) => {
+            q.put("method", "funcaptcha");
+            q.put("publickey", t.publickey.clone());
+            q.put("pageurl", t.page_url.clone());
+            q.opt("surl", &t.surl);
+            for (k, v) in &t.data {
+                q.put(&format!("data[{k}]"), v.clone());
+            }
+            q.opt("userAgent", &t.user_agent);
+            q.proxy(&t.proxy);
+        }
+        Task::Hcaptcha(t) => {
+            q.put("method", "hcaptcha");
+            q.put("sitekey", t.sitekey.clone());
+            q.put("pageurl", t.page_url.clone());
+            q.flag("invisible", t.invisible);
+            q.opt("data", &t.data);
+            q.opt("userAgent", &t.user_agent);
+            q.proxy(&t.proxy);
+        }
+        Task::Raw(t) => {
+            let Some(method) = &t.method else {
+                return Err(InvalidTask::new(
+                    "method",
+                    format!("{} speaks the 2captcha-compatible API: a raw task needs `method` and `params`", p.name()),
+                ));
+            };
+            q.put("method", method.clone());
+            for (k, v) in &t.params {
+                q.put(k, v.clone());
+            }
+        }
+    }
+    q.opt("soft_id", &opts.soft_id);
+    q.opt("pingback", &opts.pingback);
+    q.flag("header_acao", opts.header_acao);
+    q.put("json", "1");
+    Ok(HttpRequest::new(Method::Post, p.url("/in.php"), key)
+        .with_header("content-type", FORM)
+        .with_body(q.encode().into_bytes()))
+}
+
+fn res_get(p: &Provider, key: &Secret, pairs: &[(&str, &str)]) -> HttpRequest {
+    let mut q = Params(vec![("key".into(), key.expose().to_string())]);
+    for (k, v) in pairs {
+        q.put(k, *v);
+    }
+    HttpRequest::new(Method::Get, format!("{}?{}", p.url("/res.php"), q.encode()), key)
+}
+
+pub(super) fn poll_request(p: &Provider, key: &Secret, ids: &[&str]) -> HttpRequest {
+    match ids {
+        [one] => res_get(p, key, &[("action", "get"), ("id", one), ("json", "1")]),
+        many => res_get(p, key, &[("action", "get"), ("ids", &many.join(","))]),
+    }
+}
+
+pub(super) fn balance_request(p: &Provider, key: &Secret) -> HttpRequest {
+    res_get(p, key, &[("action", "getbalance"), ("json", "1")])
+}
+
+pub(super) fn report_request(p: &Provider, key: &Secret, id: &str, good: bool) -> HttpRequest {
+    let action = if good { "reportgood" } else { "reportbad" };
+    res_get(p, key, &[("action", action), ("id", id), ("json", "1")])
+}
+
+/// A v1 answer, whichever of its two spellings it came in.
+enum Answer {
+    /// `status 1` / `OK|...`: the value (a string, or GeeTest's object) and other top-level fields.
+    Ok(Value, serde_json::Map<String, Value>),
+    /// `status 0` / a bare code.
+    Code(String),
+    Garbage,
+}
+
+fn status_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        Value::Bool(b) => Some(i64::from(*b)),
+        _ => None,
+    }
+}
+
+fn read(resp: &HttpResponse) -> Answer {
+    let text = resp.text();
+    let t = text.trim();
+    if t.starts_with('{') {
+        let Ok(Value::Object(mut obj)) = serde_json::from_str::<Value>(t) else { return Answer::Garbage };
+        let status = obj.remove("status").as_ref().and_then(status_of);
+        let request = obj.remove("request");
+        return match (status, request) {
+            (Some(1), Some(Value::String(s))) if s.trim().is_empty() => Answer::Garbage,
+            (Some(1), Some(v @ (Value::String(_) | Value::Object(_)))) => Answer::Ok(v, obj),
+            (Some(1), Some(Value::Number(n))) => Answer::Ok(Value::String(n.to_string()), obj),
+            (Some(_), Some(Value::String(code))) if !code.trim().is_empty() => Answer::Code(code.trim().to_string()),
+            _ => Answer::Garbage,
+        };
+    }
+    if let Some(rest) = t.strip_prefix("OK|").filter(|r| !r.trim().is_empty()) {
+        return Answer::Ok(Value::String(rest.to_string()), serde_json::Map::new());
+    }
+    if !t.is_empty() && !t.contains(['\n', '<']) && classify::looks_like_error(t) {
+        return Answer::Code(t.to_string());
+    }
+    Answer::Garbage
+}
+
+pub(super) fn parse_submit(p: &Provider, resp: &HttpResponse) -> SubmitOutcome {
+    if let Some(f) = status_failure(resp.status) {
+        return SubmitOutcome::Failed(f);
+    }
+    match read(resp) {
+        Answer::Ok(Value::String(id), _) if valid_id(&id) => SubmitOutcome::Accepted { provider_task_id: id },
+        Answer::Code(code) if classify::class_of(&code).0 != ErrorClass::NotReady => {
+            SubmitOutcome::Failed(p.classify(&code))
+        }
+        _ => SubmitOutcome::Failed(unparseable(resp, "submit")),
+    }
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && !id.contains(['|', ',', ' ', '\n'])
+}
+
+/// Whether a code concerns the whole client (slow down, account, garbage)
+/// rather than the one task.
+fn client_level(f: &Failure) -> bool {
+    matches!(f.class, ErrorClass::Transient | ErrorClass::RetryAfter | ErrorClass::AccountTerminal)
+}
+
+fn solution(value: Value, fields: serde_json::Map<String, Value>, id: &str) -> Solution {
+    let (text, fields) = match value {
+        Value::Object(obj) => (Value::Object(obj.clone()).to_string(), obj),
+        Value::String(s) => (s, fields),
+        other => (other.to_string(), fields),
+    };
+    Solution { text, fields, provider_task_id: Some(id.to_string()) }
+}
+
+pub(super) fn parse_poll(p: &Provider, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
+    if let Some(f) = status_failure(resp.status) {
+        return PollOutcome::Failed(f);
+    }
+    match ids {
+        [] => PollOutcome::Failed(Failure::new(reason::UNPARSEABLE, ErrorClass::Transient, "a poll for no task")),
+        [id] => match read(resp) {
+            Answer::Ok(v, fields) => PollOutcome::PerTask(vec![TaskPoll::Ready(solution(v, fields, id))]),
+            Answer::Code(code) if classify::class_of(&code).0 == ErrorClass::NotReady => {
+                PollOutcome::PerTask(vec![TaskPoll::NotReady])
+            }
+            Answer::Code(code) => {
+                let f = p.classify(&code);
+                if client_level(&f) {
+                    PollOutcome::Failed(f)
+                } else {
+                    PollOutcome::PerTask(vec![TaskPoll::Failed(f)])
+                }
+            }
+            Answer::Garbage => PollOutcome::Failed(unparseable(resp, "poll")),
+        },
+        many => parse_batch(p, resp, many),
+    }
+}
+
+fn parse_batch(p: &Provider, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
+    let raw = resp.text();
+    let mut text = raw.trim().to_string();
+    // Some compatible services wrap even batch answers in JSON.
+    if text.starts_with('{') {
+        match read(resp) {
+            Answer::Ok(Value::String(s), _) => text = s,
+            Answer::Code(code) => text = code,
+            _ => return PollOutcome::Failed(unparseable(resp, "batch poll")),
+        }
+    }
+    if text.is_empty() || text.starts_with('<') {
+        return PollOutcome::Failed(unparseable(resp, "batch poll"));
+    }
+    let parts: Vec<&str> = text.split('|').map(str::trim).collect();
+    if parts.len() != ids.len() {
+        // One code for the whole batch: a ban or an account error applies to everything.
+        if let [single] = parts.as_slice() {
+            if classify::looks_like_error(single) {
+                let f = p.classify(single);
+                if matches!(f.class, ErrorClass::RetryAfter | ErrorClass::AccountTerminal) {
+                    return PollOutcome::Failed(f);
+                }
+            }
+        }
+        return PollOutcome::Failed(Failure::new(
+            reason::UNPARSEABLE,
+            ErrorClass::Transient,
+            format!("the batch poll answered {} values for {} tasks; poll them one by one", parts.len(), ids.len()),
+        ));
+    }
+    let polls = parts
+        .iter()
+        .zip(ids)
+        .map(|(part, id)| {
+            if part.is_empty() {
+                TaskPoll::Failed(Failure::new(reason::UNPARSEABLE, ErrorClass::Transient, "an empty answer in a batch"))
+            } else if classify::looks_like_error(part) {
+                match p.classify(part) {
+                    f if f.class == ErrorClass::NotReady => TaskPoll::NotReady,
+                    f => TaskPoll::Failed(f),
+                }
+            } else {
+                TaskPoll::Ready(Solution {
+                    text: (*part).to_string(),
+                    fields: serde_json::Map::new(),
+                    provider_task_id: Some((*id).to_string()),
+                })
+            }
+        })
+        .collect();
+    PollOutcome::PerTask(polls)
+}
+
+pub(super) fn parse_balance(p: &Provider, resp: &HttpResponse) -> Result<f64, Failure> {
+    if let Some(f) = status_failure(resp.status) {
+        return Err(f);
+    }
+    let text = resp.text();
+    let value = match read(resp) {
+        Answer::Ok(Value::String(s), _) => s,
+        Answer::Code(code) => return Err(p.classify(&code)),
+        Answer::Ok(..) => return Err(unparseable(resp, "balance")),
+        // Plain-text balance answers are a bare number.
+        Answer::Garbage => text.trim().to_string(),
+    };
+    match value.trim().parse::<f64>() {
+        Ok(b) if b.is_finite() => Ok(b),
+        _ => Err(unparseable(resp, "balance")),
+    }
+}
+
+pub(super) fn parse_report(p: &Provider, resp: &HttpResponse) -> Result<(), Failure> {
+    if let Some(f) = status_failure(resp.status) {
+        return Err(f);
+    }
+    match read(resp) {
+        Answer::Ok(..) => Ok(()),
+        Answer::Code(code) if code == "OK_REPORT_RECORDED" => Ok(()),
+        Answer::Code(code) => Err(p.classify(&code)),
+        Answer::Garbage if resp.text().trim() == "OK_REPORT_RECORDED" => Ok(()),
+        Answer::Garbage => Err(unparseable(resp, "report")),
+    }
+}

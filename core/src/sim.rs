@@ -1,0 +1,328 @@
+//! A simulated solving service and a driver on a virtual clock, in the spirit
+//! of quinn-proto's test pair: scenarios with hundreds of polls and minutes of
+//! backoff run in microseconds, and run the same way every time.
+//!
+//! The service speaks the 2captcha v1 wire protocol from the requests the
+//! engine builds (form bodies and query strings), so the codec is exercised
+//! too. Only compiled with the `testkit` feature.
+
+use core::time::Duration;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use crate::dlq::record::DeadLetterRecord;
+use crate::engine::{Action, Engine, EngineConfig, Event, JobId, RequestId};
+use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
+use crate::journal::{JournalEntry, JournalOp};
+use crate::provider::Provider;
+use crate::solution::Solution;
+use crate::task::Task;
+use crate::time::Timestamp;
+
+/// 2026-11-21T10:00:00Z, where every simulation starts.
+pub const T0: Timestamp = Timestamp::from_unix_millis(1_763_719_200_000);
+
+/// How the service treats one task, chosen by its page URL.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Behavior {
+    SolveAfter(Duration),
+    Unsolvable {
+        after: Duration,
+    },
+    NeverReady,
+    /// Refuse at submission with this code.
+    RejectSubmit(&'static str),
+}
+
+/// A fault the service injects into the next matching answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    Html502,
+    TruncatedJson,
+    Http503,
+    Reset,
+    Code(&'static str),
+}
+
+/// What the service saw: one line per request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Seen {
+    pub at: Timestamp,
+    pub endpoint: String,
+    /// `pageurl` of a submission, or the ids of a poll.
+    pub subject: Vec<String>,
+    pub answered_with_fault: bool,
+}
+
+#[derive(Debug)]
+struct SimTask {
+    behavior: Behavior,
+    submitted_at: Timestamp,
+}
+
+/// The simulated v1 service (`in.php` / `res.php`).
+pub struct FakeService {
+    pub behavior: Box<dyn FnMut(&str) -> Behavior + Send>,
+    /// Faults to answer the next submissions with, in order.
+    pub submit_faults: VecDeque<Fault>,
+    /// Faults to answer the next polls with, in order.
+    pub poll_faults: VecDeque<Fault>,
+    /// Answer every request with this fault while set.
+    pub always: Option<Fault>,
+    /// Answer batch polls (`ids=`) with garbage, as a provider without batch support might.
+    pub garble_batches: bool,
+    pub log: Vec<Seen>,
+    /// Keep `log` (off in benchmarks, so only the engine's memory is measured).
+    pub keep_log: bool,
+    tasks: HashMap<String, SimTask>,
+    next_id: u64,
+}
+
+impl core::fmt::Debug for FakeService {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FakeService").field("tasks", &self.tasks.len()).field("requests", &self.log.len()).finish()
+    }
+}
+
+impl FakeService {
+    pub fn new(behavior: impl FnMut(&str) -> Behavior + Send + 'static) -> Self {
+        FakeService {
+            behavior: Box::new(behavior),
+            submit_faults: VecDeque::new(),
+            poll_faults: VecDeque::new(),
+            always: None,
+            garble_batches: false,
+            log: Vec::new(),
+            keep_log: true,
+            tasks: HashMap::new(),
+            next_id: 71_823_456,
+        }
+    }
+
+    /// Requests to an endpoint (`/in.php`, `/res.php`).
+    pub fn count(&self, endpoint: &str) -> usize {
+        self.log.iter().filter(|s| s.endpoint == endpoint).count()
+    }
+
+    pub fn handle(&mut self, req: &HttpRequest, now: Timestamp) -> Result<HttpResponse, TransportError> {
+        let mut params: BTreeMap<String, String> = BTreeMap::new();
+        if let Some((_, q)) = req.url.split_once('?') {
+            params.extend(url::form_urlencoded::parse(q.as_bytes()).into_owned());
+        }
+        if let Some(body) = &req.body {
+            params.extend(url::form_urlencoded::parse(body).into_owned());
+        }
+        let endpoint = req.endpoint().to_string();
+        let is_submit = endpoint.ends_with("/in.php");
+        let fault = self.always.clone().or_else(|| {
+            if is_submit {
+                self.submit_faults.pop_front()
+            } else {
+                self.poll_faults.pop_front()
+            }
+        });
+        let subject = if is_submit {
+            vec![params.get("pageurl").cloned().unwrap_or_default()]
+        } else if let Some(ids) = params.get("ids") {
+            ids.split(',').map(str::to_string).collect()
+        } else {
+            vec![params.get("id").cloned().unwrap_or_default()]
+        };
+        if self.keep_log {
+            self.log.push(Seen { at: now, endpoint: endpoint.clone(), subject, answered_with_fault: fault.is_some() });
+        }
+        if let Some(fault) = fault {
+            return fault_answer(&fault);
+        }
+        if is_submit {
+            let page = params.get("pageurl").cloned().unwrap_or_default();
+            let behavior = (self.behavior)(&page);
+            if let Behavior::RejectSubmit(code) = behavior {
+                return Ok(json(0, code));
+            }
+            self.next_id += 1;
+            let id = self.next_id.to_string();
+            self.tasks.insert(id.clone(), SimTask { behavior, submitted_at: now });
+            return Ok(json(1, &id));
+        }
+        if let Some(ids) = params.get("ids") {
+            if self.garble_batches {
+                return Ok(HttpResponse::new(200, "ERROR_WRONG_ID_FORMAT"));
+            }
+            let answers: Vec<String> = ids.split(',').map(|id| self.answer(id, now)).collect();
+            return Ok(HttpResponse::new(200, answers.join("|")));
+        }
+        let id = params.get("id").cloned().unwrap_or_default();
+        let answer = self.answer(&id, now);
+        Ok(if answer == "CAPCHA_NOT_READY" || answer.starts_with("ERROR") {
+            json(0, &answer)
+        } else {
+            json(1, &answer)
+        })
+    }
+
+    fn answer(&self, id: &str, now: Timestamp) -> String {
+        let Some(t) = self.tasks.get(id) else { return "ERROR_WRONG_CAPTCHA_ID".into() };
+        let age = now.since(t.submitted_at);
+        match &t.behavior {
+            Behavior::SolveAfter(d) if age >= *d => format!("03AGdBq2{id}Tok{}", "x".repeat(40)),
+            Behavior::Unsolvable { after } if age >= *after => "ERROR_CAPTCHA_UNSOLVABLE".into(),
+            _ => "CAPCHA_NOT_READY".into(),
+        }
+    }
+}
+
+fn json(status: u8, request: &str) -> HttpResponse {
+    HttpResponse::new(200, format!("{{\"status\":{status},\"request\":\"{request}\"}}"))
+}
+
+fn fault_answer(fault: &Fault) -> Result<HttpResponse, TransportError> {
+    match fault {
+        Fault::Html502 => Ok(HttpResponse::new(
+            502,
+            "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>",
+        )),
+        Fault::TruncatedJson => Ok(HttpResponse::new(200, "{\"status\":1,\"requ")),
+        Fault::Http503 => Ok(HttpResponse::new(503, "Service Unavailable")),
+        Fault::Reset => Err(TransportError::new(TransportErrorKind::Reset, "connection reset by peer")),
+        Fault::Code(code) => Ok(json(0, code)),
+    }
+}
+
+/// Engine + service + virtual clock, with everything the driver saw.
+#[derive(Debug)]
+pub struct Harness {
+    pub engine: Engine,
+    pub service: FakeService,
+    pub now: Timestamp,
+    /// Round-trip time of every simulated request.
+    pub latency: Duration,
+    pub solved: Vec<(JobId, String, Solution, Timestamp)>,
+    pub dead: Vec<(JobId, DeadLetterRecord)>,
+    pub journal: BTreeMap<String, JournalEntry>,
+    pub events: Vec<(Timestamp, Event)>,
+    /// (time, request) of every send, for checks on what went out.
+    pub sent: Vec<(Timestamp, HttpRequest)>,
+    in_transit: Vec<(Timestamp, RequestId, Result<HttpResponse, TransportError>)>,
+    /// Stop once this many steps ran (guards tests against a livelock).
+    pub max_steps: u64,
+    /// Keep `sent`, `events` and `journal` (off in benchmarks); outcomes are always kept.
+    pub keep_logs: bool,
+    /// Requests sent, counted even when `keep_logs` is off.
+    pub requests: usize,
+}
+
+pub const KEY: &str = "sim-key-0123456789abcdef0123456789";
+
+impl Harness {
+    pub fn new(config: EngineConfig, service: FakeService) -> Self {
+        let provider = Provider::preset("captchaai")
+            .expect("preset exists")
+            .with_base_url("https://sim.invalid")
+            .expect("valid url");
+        Harness {
+            engine: Engine::new(provider, Secret::new(KEY), config),
+            service,
+            now: T0,
+            latency: Duration::from_millis(50),
+            solved: Vec::new(),
+            dead: Vec::new(),
+            journal: BTreeMap::new(),
+            events: Vec::new(),
+            sent: Vec::new(),
+            in_transit: Vec::new(),
+            max_steps: 10_000_000,
+            keep_logs: true,
+            requests: 0,
+        }
+    }
+
+    pub fn submit(&mut self, task: Task, labels: &[(&str, &str)]) -> JobId {
+        let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.engine.submit(task, labels, self.now).expect("valid task")
+    }
+
+    /// Runs until nothing is left to do, or until `until`.
+    pub fn run_until(&mut self, until: Option<Timestamp>) {
+        let mut steps = 0u64;
+        loop {
+            steps += 1;
+            assert!(steps < self.max_steps, "simulation did not settle after {steps} steps");
+            self.drain_actions();
+            let next_response = self.in_transit.iter().map(|(t, _, _)| *t).min();
+            let next = match (self.engine.poll_timeout(), next_response) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(t) => t,
+                    None => return,
+                },
+            };
+            if until.is_some_and(|u| next > u) {
+                self.now = until.unwrap_or(self.now);
+                self.drain_actions();
+                return;
+            }
+            self.now = self.now.max(next);
+            let now = self.now;
+            let (due, later): (Vec<_>, Vec<_>) = self.in_transit.drain(..).partition(|(t, _, _)| *t <= now);
+            self.in_transit = later;
+            for (_, rid, result) in due {
+                self.engine.handle_response(rid, result, now);
+            }
+        }
+    }
+
+    pub fn run(&mut self) {
+        self.run_until(None);
+    }
+
+    fn drain_actions(&mut self) {
+        while let Some(action) = self.engine.poll_action(self.now) {
+            match action {
+                Action::Send { request_id, request } => {
+                    let result = self.service.handle(&request, self.now);
+                    self.requests += 1;
+                    if self.keep_logs {
+                        self.sent.push((self.now, request));
+                    }
+                    self.in_transit.push((self.now.add(self.latency), request_id, result));
+                }
+                Action::Solved { job, id, solution, .. } => {
+                    self.journal.remove(&id);
+                    self.solved.push((job, id, solution, self.now));
+                }
+                Action::DeadLetter { job, record } => {
+                    self.journal.remove(&record.id);
+                    self.dead.push((job, record));
+                }
+                Action::Journal(JournalOp::Upsert(entry)) => {
+                    if self.keep_logs {
+                        self.journal.insert(entry.id.clone(), entry);
+                    }
+                }
+                Action::Journal(JournalOp::Forget { id }) => {
+                    self.journal.remove(&id);
+                }
+                Action::Event(e) => {
+                    if self.keep_logs {
+                        self.events.push((self.now, e));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends of an endpoint, with their times.
+    pub fn sends_to(&self, endpoint: &str) -> Vec<&(Timestamp, HttpRequest)> {
+        self.sent.iter().filter(|(_, r)| r.endpoint() == endpoint).collect()
+    }
+}
+
+/// A reCAPTCHA v2 task for `https://example.com/page/{n}`, as in the seeds.
+pub fn seed_task(n: usize) -> Task {
+    Task::from_json_value(serde_json::json!({
+        "type": "recaptcha_v2",
+        "sitekey": "6Le-SITEKEY",
+        "page_url": format!("https://example.com/page/{n}"),
+    }))
+    .expect("seed task is valid")
+}

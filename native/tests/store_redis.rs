@@ -1,0 +1,199 @@
+//! RedisStore against a real `redis-server`: the shared conformance suite,
+//! several workers receiving at once, the stream's pending-entries list as
+//! the lease ledger, persistence across connections, and clear errors.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use captcha_dlq::store::RedisStore;
+use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
+use captcha_dlq_core::dlq::{DlqStore, Filter, Page, RecordState, StoreError};
+use support::redis::RedisServer;
+
+const LEASE: Duration = Duration::from_secs(30);
+
+async fn connect(server: &RedisServer, ns: &str) -> RedisStore {
+    RedisStore::connect(&server.url(), ns).await.expect("connect to the test redis-server")
+}
+
+/// (entry id, consumer, idle ms, deliveries) of every pending entry of `store`'s stream.
+async fn pending(server: &RedisServer, store: &RedisStore) -> Vec<(String, String, u64, u64)> {
+    let client = redis::Client::open(server.url()).expect("client");
+    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    redis::cmd("XPENDING")
+        .arg(store.stream_key())
+        .arg("dlq")
+        .arg("-")
+        .arg("+")
+        .arg(10_000)
+        .query_async(&mut conn)
+        .await
+        .expect("XPENDING")
+}
+
+#[tokio::test]
+async fn conformance_suite() {
+    let Some(server) = RedisServer::start() else { return };
+    let mut n = 0;
+    let ran = run_store_suite(|| {
+        n += 1;
+        let ns = format!("suite-{n}");
+        let url = server.url();
+        async move { RedisStore::connect(&url, &ns).await.expect("connect") }
+    })
+    .await;
+    assert_eq!(ran, CASES.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_workers_never_lease_the_same_record() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "fleet").await;
+    let want: BTreeSet<String> = (0..120).map(|i| format!("r{i:03}")).collect();
+    for (i, id) in want.iter().enumerate() {
+        store.push(sample_record(id, i as u64)).await.expect("push");
+    }
+    let mut workers = Vec::new();
+    for _ in 0..4 {
+        let worker = connect(&server, "fleet").await;
+        workers.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            loop {
+                let batch = worker.receive(&Filter::all(), 3, Duration::from_secs(3600), at(100_000)).await;
+                let batch = batch.expect("receive");
+                if batch.is_empty() {
+                    return got;
+                }
+                got.extend(batch.into_iter().map(|l| l.record.id));
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for w in workers {
+        all.extend(w.await.expect("worker"));
+    }
+    let distinct: BTreeSet<String> = all.iter().cloned().collect();
+    assert_eq!(all.len(), distinct.len(), "a record was leased twice");
+    assert_eq!(distinct, want);
+    let stats = store.stats(at(100_000)).await.expect("stats");
+    assert_eq!((stats.total, stats.leased), (120, 120));
+    assert_eq!(pending(&server, &store).await.len(), 120, "every lease is a pending entry");
+}
+
+#[tokio::test]
+async fn pending_entries_list_tracks_holder_and_deliveries() {
+    let Some(server) = RedisServer::start() else { return };
+    let a = connect(&server, "pel").await;
+    let b = connect(&server, "pel").await;
+    assert_ne!(a.consumer(), b.consumer(), "each connection is its own consumer");
+    a.push(sample_record("r1", 0)).await.expect("push");
+    assert!(pending(&server, &a).await.is_empty(), "a ready record is not pending");
+
+    let first = a.receive(&Filter::all(), 1, LEASE, at(60)).await.expect("receive");
+    let pel = pending(&server, &a).await;
+    assert_eq!(pel.len(), 1);
+    assert_eq!((pel[0].1.as_str(), pel[0].3), (a.consumer(), 1));
+
+    // a's lease expires unsettled; b takes it over and the entry moves to b.
+    let second = b.receive(&Filter::all(), 1, LEASE, at(120)).await.expect("receive");
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].record.deliveries, 2);
+    let pel = pending(&server, &a).await;
+    assert_eq!(pel.len(), 1);
+    assert_eq!((pel[0].1.as_str(), pel[0].3), (b.consumer(), 2));
+    assert!(matches!(a.complete(&first[0].token, at(121)).await, Err(StoreError::LeaseLost { .. })));
+
+    assert_eq!(b.abandon(&second[0].token, None, at(122)).await.expect("abandon"), RecordState::Ready);
+    assert!(pending(&server, &a).await.is_empty(), "abandon acknowledges the entry");
+    let third = a.receive(&Filter::all(), 1, LEASE, at(130)).await.expect("receive");
+    a.complete(&third[0].token, at(131)).await.expect("complete");
+    assert!(pending(&server, &a).await.is_empty(), "complete acknowledges the entry");
+    let client = redis::Client::open(server.url()).expect("client");
+    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    let len: u64 = redis::cmd("XLEN").arg(a.stream_key()).query_async(&mut conn).await.expect("XLEN");
+    assert_eq!(len, 0, "complete deletes the stream entry");
+    let stats = a.stats(at(132)).await.expect("stats");
+    assert_eq!((stats.total, stats.completed, stats.abandoned), (0, 1, 2));
+}
+
+#[tokio::test]
+async fn data_survives_reconnect_and_namespaces_are_separate() {
+    let Some(server) = RedisServer::start() else { return };
+    {
+        let store = connect(&server, "persist").await;
+        store.push(sample_record("r1", 0)).await.expect("push");
+        store.journal_upsert(&sample_journal_entry("j1", 1)).await.expect("journal");
+        assert!(store.park("r1", "NeedsReview", at(10)).await.expect("park"));
+    }
+    let other = connect(&server, "someone-else").await;
+    assert_eq!(other.count(&Filter::all(), at(20)).await.expect("count"), 0);
+    assert!(other.journal_entries().await.expect("journal").is_empty());
+    let again = connect(&server, "persist").await;
+    let all = again.peek(&Filter::all(), Page::default(), at(20)).await.expect("peek");
+    let want = sample_record("r1", 0);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].state, RecordState::Parked);
+    assert_eq!(all[0].parked_reason.as_deref(), Some("NeedsReview"));
+    assert_eq!((&all[0].history, &all[0].labels, &all[0].task), (&want.history, &want.labels, &want.task));
+    assert_eq!(again.journal_entries().await.expect("journal"), vec![sample_journal_entry("j1", 1)]);
+}
+
+#[tokio::test]
+async fn capacity_evicts_oldest_ready_and_counts_it() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "bounded").await.with_capacity(3).expect("capacity");
+    for i in 0..3 {
+        assert!(store.push(sample_record(&format!("r{i}"), i)).await.expect("push").evicted.is_empty());
+    }
+    let now = at(600);
+    let leased = store.receive(&Filter::all(), 1, LEASE, now).await.expect("receive");
+    assert_eq!(leased[0].record.id, "r0");
+    assert!(store.park("r1", "x", now).await.expect("park"));
+    assert_eq!(store.push(sample_record("r3", 3)).await.expect("push").evicted, ["r2"]);
+    assert_eq!(store.push(sample_record("r4", 4)).await.expect("push").evicted, ["r3"]);
+    let stats = store.stats(now).await.expect("stats");
+    assert_eq!((stats.total, stats.dropped), (3, 2));
+}
+
+#[tokio::test]
+async fn foreign_key_types_are_reported_as_corrupt() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "clash").await;
+    let client = redis::Client::open(server.url()).expect("client");
+    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    let _: () = redis::cmd("SET").arg("{dlq:clash}:body").arg("not a hash").query_async(&mut conn).await.expect("SET");
+    match store.push(sample_record("r1", 0)).await {
+        Err(StoreError::Corrupt { location, problem }) => {
+            assert!(location.contains("clash"), "location names the namespace: {location}");
+            assert!(problem.contains("WRONGTYPE"), "{problem}");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn bad_settings_give_clear_errors_without_the_password() {
+    let Some(server) = RedisServer::start() else { return };
+    for ns in ["", "a{b}", "with space"] {
+        match RedisStore::connect(&server.url(), ns).await {
+            Err(StoreError::Backend(msg)) => assert!(msg.contains("namespace"), "{msg}"),
+            other => panic!("namespace {ns:?}: expected an error, got {other:?}"),
+        }
+    }
+    match RedisStore::connect("not a url", "ns").await {
+        Err(StoreError::Backend(msg)) => assert!(msg.contains("invalid Redis URL"), "{msg}"),
+        other => panic!("expected an invalid URL error, got {other:?}"),
+    }
+    // The server has no password, so AUTH fails; the message must not repeat the secret.
+    let url = format!("redis://:s3cret-pw@127.0.0.1:{}/", server.port);
+    match RedisStore::connect(&url, "ns").await {
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.contains("s3cret-pw"), "the password leaked into: {msg}");
+            assert!(msg.contains(&format!("127.0.0.1:{}", server.port)), "the error names the server: {msg}");
+        }
+        Ok(store) => panic!("AUTH against a server without a password should fail, got {store:?}"),
+    }
+}

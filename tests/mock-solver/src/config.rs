@@ -1,0 +1,218 @@
+//! The mock's script: which keys it accepts, what each task does, which faults it injects.
+//!
+//! Everything here is plain serde data so that the CLI, Python, Node and browser tests can pass the same JSON
+//! (`--config`, `POST /mock/script`). Unknown fields are rejected so that a typo in a test script is an error,
+//! not a silently ignored setting.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Longest injected delay; anything longer would look like a hung mock rather than a slow service.
+pub const MAX_SLOW_MS: u64 = 600_000;
+
+/// The whole script of a mock solver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MockConfig {
+    /// Port to bind on 127.0.0.1; 0 picks a free port.
+    pub port: u16,
+    /// If set, only these API keys are accepted; otherwise any non-empty key not in `bad_keys` is.
+    pub keys: Option<Vec<String>>,
+    /// Keys answered with `ERROR_KEY_DOES_NOT_EXIST`.
+    pub bad_keys: Vec<String>,
+    /// Keys answered with a fixed account error on every call, e.g. `{"broke": "ERROR_ZERO_BALANCE"}`.
+    pub account_errors: BTreeMap<String, String>,
+    /// Balance reported by `getbalance` / `/getBalance`.
+    pub balance: f64,
+    /// What a task does when no rule matches it.
+    #[serde(rename = "default")]
+    pub default_behavior: Behavior,
+    /// Per-task behaviors; the first rule whose `match` fits the submitted task wins.
+    pub rules: Vec<Rule>,
+    /// Faults injected per request.
+    pub faults: Faults,
+    /// Tasks kept in memory; the oldest are evicted beyond this (polling one then gives "no such task").
+    pub max_tasks: usize,
+    /// Most ids accepted by one `res.php?action=get&ids=` batch poll.
+    pub max_batch_ids: usize,
+    /// The code hCaptcha submissions are refused with (most providers no longer solve it).
+    pub hcaptcha_code: String,
+    /// Add `Access-Control-Allow-Origin: *` and answer CORS preflights (browser tests need it).
+    pub cors: bool,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        MockConfig {
+            port: 0,
+            keys: None,
+            bad_keys: Vec::new(),
+            account_errors: BTreeMap::new(),
+            balance: 10.0,
+            default_behavior: Behavior::default(),
+            rules: Vec::new(),
+            faults: Faults::default(),
+            max_tasks: 10_000,
+            max_batch_ids: 100,
+            hcaptcha_code: "ERROR_METHOD_CALL".to_string(),
+            cors: true,
+        }
+    }
+}
+
+impl MockConfig {
+    /// Parses a script from JSON, naming the offending field on error.
+    pub fn from_json(text: &str) -> Result<MockConfig, String> {
+        let config: MockConfig = serde_json::from_str(text).map_err(|e| format!("invalid mock config: {e}"))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks values serde cannot: rates within 0..=1 and non-zero bounds.
+    pub fn validate(&self) -> Result<(), String> {
+        let f = &self.faults;
+        for (name, rate) in [
+            ("faults.http_5xx", f.http_5xx),
+            ("faults.html_502", f.html_502),
+            ("faults.truncated_json", f.truncated_json),
+            ("faults.connection_reset", f.connection_reset),
+            ("faults.slow_rate", f.slow_rate),
+        ] {
+            if !(0.0..=1.0).contains(&rate) {
+                return Err(format!("invalid mock config: {name} must be within 0..=1, got {rate}"));
+            }
+        }
+        let total = f.http_5xx + f.html_502 + f.truncated_json + f.connection_reset;
+        if total > 1.0 + 1e-9 {
+            return Err(format!("invalid mock config: the faults rates add up to {total}, more than 1"));
+        }
+        if f.slow_ms > MAX_SLOW_MS {
+            return Err(format!(
+                "invalid mock config: faults.slow_ms must be at most {MAX_SLOW_MS}, got {}",
+                f.slow_ms
+            ));
+        }
+        if self.max_tasks == 0 {
+            return Err("invalid mock config: max_tasks must be at least 1".to_string());
+        }
+        if self.max_batch_ids == 0 {
+            return Err("invalid mock config: max_batch_ids must be at least 1".to_string());
+        }
+        if !self.balance.is_finite() {
+            return Err("invalid mock config: balance must be a finite number".to_string());
+        }
+        Ok(())
+    }
+}
+
+/// A scripted behavior for the tasks a matcher selects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Which submitted tasks this rule applies to.
+    #[serde(rename = "match")]
+    pub matcher: Matcher,
+    /// What those tasks do.
+    pub behavior: Behavior,
+}
+
+/// Selects tasks by what was submitted; every field given must match (an empty matcher matches all).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Matcher {
+    /// Substring of the page URL (`pageurl` in v1, `websiteURL` in createTask).
+    pub page_url_contains: Option<String>,
+    /// Exact site key (`googlekey`/`sitekey`/`publickey`/`gt`/`captcha_id`, or `websiteKey`...).
+    pub site_key: Option<String>,
+    /// Task kind: `image`, `recaptcha_v2`, `recaptcha_v3`, `turnstile`, `geetest`, `geetest_v4`, `funcaptcha`.
+    pub kind: Option<String>,
+    /// Substring of any submitted parameter value.
+    pub any_contains: Option<String>,
+}
+
+/// What a task does once submitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Behavior {
+    /// The final state of the task.
+    pub outcome: Outcome,
+    /// Milliseconds from submit until the outcome is visible to polls (before that: not ready).
+    pub solve_after_ms: u64,
+    /// A fixed answer; otherwise a realistic one is derived from the task id.
+    pub token: Option<String>,
+    /// The error code for `bad_parameters` (default `ERROR_BAD_PARAMETERS`) or `poll_error`
+    /// (default `ERROR_CAPTCHA_UNSOLVABLE`).
+    pub code: Option<String>,
+    /// The first K submits of matching tasks are refused with `fail_code`.
+    pub fail_first_submits: u32,
+    /// The refusal code for `fail_first_submits`.
+    pub fail_code: String,
+}
+
+impl Default for Behavior {
+    fn default() -> Self {
+        Behavior {
+            outcome: Outcome::Solve,
+            solve_after_ms: 0,
+            token: None,
+            code: None,
+            fail_first_submits: 0,
+            fail_code: "ERROR_NO_SLOT_AVAILABLE".to_string(),
+        }
+    }
+}
+
+/// The final state of a task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Solved after `solve_after_ms`.
+    #[default]
+    Solve,
+    /// `ERROR_CAPTCHA_UNSOLVABLE` at poll after `solve_after_ms`.
+    Unsolvable,
+    /// Never leaves "not ready".
+    NeverReady,
+    /// Refused at submit with `code` (default `ERROR_BAD_PARAMETERS`).
+    BadParameters,
+    /// Any error code at poll after `solve_after_ms` (e.g. `ERROR_TOKEN_EXPIRED`, `ERROR_BAD_DUPLICATES`).
+    PollError,
+}
+
+/// Faults injected per protocol request (never on `/mock/*`), drawn from an RNG seeded with `seed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Faults {
+    /// Seed of the fault RNG; the same seed and request sequence give the same faults.
+    pub seed: u64,
+    /// Rate of plain `500 Internal Server Error` answers.
+    pub http_5xx: f64,
+    /// Rate of nginx-style HTML `502 Bad Gateway` pages.
+    pub html_502: f64,
+    /// Rate of answers whose JSON body is cut short (the request still takes effect).
+    pub truncated_json: f64,
+    /// Rate of TCP resets without any answer.
+    pub connection_reset: f64,
+    /// Delay added to answers, in milliseconds.
+    pub slow_ms: u64,
+    /// Rate of answers delayed by `slow_ms`.
+    pub slow_rate: f64,
+    /// Paths the faults apply to (e.g. `["/res.php"]`); empty means every protocol path.
+    pub endpoints: Vec<String>,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            seed: 0x5eed,
+            http_5xx: 0.0,
+            html_502: 0.0,
+            truncated_json: 0.0,
+            connection_reset: 0.0,
+            slow_ms: 0,
+            slow_rate: 1.0,
+            endpoints: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Realistic-looking answers, derived deterministically from the task id so that tests can recompute them
+//! and two tasks never share one.
+
+use serde_json::{json, Value};
+
+/// The kinds of task the mock solves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Image to text.
+    Image,
+    /// reCAPTCHA v2 (also invisible and enterprise).
+    RecaptchaV2,
+    /// reCAPTCHA v3.
+    RecaptchaV3,
+    /// Cloudflare Turnstile.
+    Turnstile,
+    /// GeeTest v3.
+    Geetest,
+    /// GeeTest v4.
+    GeetestV4,
+    /// FunCaptcha / Arkose.
+    Funcaptcha,
+}
+
+impl Kind {
+    /// The kind's name as used by matchers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Image => "image",
+            Kind::RecaptchaV2 => "recaptcha_v2",
+            Kind::RecaptchaV3 => "recaptcha_v3",
+            Kind::Turnstile => "turnstile",
+            Kind::Geetest => "geetest",
+            Kind::GeetestV4 => "geetest_v4",
+            Kind::Funcaptcha => "funcaptcha",
+        }
+    }
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `len` pseudo-random characters of `alphabet`, a pure function of `(id, salt)`.
+fn chars(id: u64, salt: u64, len: usize, alphabet: &[u8]) -> String {
+    let mut rng = fastrand::Rng::with_seed(id ^ salt.rotate_left(17));
+    (0..len).map(|_| char::from(alphabet[rng.usize(..alphabet.len())])).collect()
+}
+
+/// The answer of task `id` as the single string the v1 protocol returns (GeeTest: a JSON object's text).
+pub fn answer_text(kind: Kind, id: u64, fixed: Option<&str>) -> String {
+    if let Some(fixed) = fixed {
+        return fixed.to_string();
+    }
+    match kind {
+        Kind::Image => chars(id, 1, 6, b"abcdefghijkmnpqrstuvwxyz23456789"),
+        // Real tokens start with 03A and run to several hundred characters; the id in hex keeps them unique.
+        Kind::RecaptchaV2 | Kind::RecaptchaV3 => {
+            format!("03AGdBq2{:x}{}", id, chars(id, 2, 480, ALPHABET))
+        }
+        Kind::Turnstile => format!("0.{:x}{}", id, chars(id, 3, 300, ALPHABET)),
+        Kind::Funcaptcha => format!(
+            "{:x}{}|r=eu-west-1|meta=3|meta_width=558|metabgclr=transparent|pk=mock|at=40|rid=1|ag=101|cdn_url=https://client-api.arkoselabs.com/cdn/fc",
+            id,
+            chars(id, 4, 40, HEX)
+        ),
+        Kind::Geetest | Kind::GeetestV4 => geetest_answer(kind, id).to_string(),
+    }
+}
+
+/// GeeTest answers are JSON objects, in the field names each version uses.
+pub fn geetest_answer(kind: Kind, id: u64) -> Value {
+    if kind == Kind::GeetestV4 {
+        json!({
+            "captcha_id": chars(id, 5, 32, HEX),
+            "lot_number": chars(id, 6, 32, HEX),
+            "pass_token": chars(id, 7, 64, HEX),
+            "gen_time": (1_700_000_000 + id % 100_000_000).to_string(),
+            "captcha_output": chars(id, 8, 120, ALPHABET),
+        })
+    } else {
+        json!({
+            "challenge": chars(id, 9, 34, HEX),
+            "validate": chars(id, 10, 32, HEX),
+            "seccode": format!("{}|jordan", chars(id, 10, 32, HEX)),
+        })
+    }
+}
+
+/// The answer as a JSON value for v1 `json=1` answers: an object for GeeTest, a string otherwise.
+pub fn answer_value(kind: Kind, id: u64, fixed: Option<&str>) -> Value {
+    match (kind, fixed) {
+        (Kind::Geetest | Kind::GeetestV4, None) => geetest_answer(kind, id),
+        _ => Value::String(answer_text(kind, id, fixed)),
+    }
+}
+
+/// The `solution` object of a createTask `getTaskResult` answer.
+pub fn solution(kind: Kind, id: u64, fixed: Option<&str>) -> Value {
+    match kind {
+        Kind::Image => json!({ "text": answer_text(kind, id, fixed) }),
+        Kind::RecaptchaV2 | Kind::RecaptchaV3 => {
+            let token = answer_text(kind, id, fixed);
+            json!({ "gRecaptchaResponse": token, "token": token })
+        }
+        Kind::Turnstile => json!({
+            "token": answer_text(kind, id, fixed),
+            "userAgent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+        }),
+        Kind::Funcaptcha => json!({ "token": answer_text(kind, id, fixed) }),
+        Kind::Geetest | Kind::GeetestV4 => match fixed {
+            Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({ "token": text })),
+            None => geetest_answer(kind, id),
+        },
+    }
+}

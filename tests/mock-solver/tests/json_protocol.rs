@@ -1,0 +1,171 @@
+//! The createTask JSON protocol over real HTTP, in each provider dialect.
+
+mod common;
+
+use common::{client, post_json, start, KEY};
+use serde_json::{json, Value};
+
+async fn create(base: &str, task: Value) -> Value {
+    let (status, answer) = post_json(&format!("{base}/createTask"), &json!({"clientKey": KEY, "task": task})).await;
+    assert_eq!(status, 200, "{answer}");
+    answer
+}
+
+async fn result(base: &str, task_id: Value) -> Value {
+    let (status, answer) =
+        post_json(&format!("{base}/getTaskResult"), &json!({"clientKey": KEY, "taskId": task_id})).await;
+    assert_eq!(status, 200, "{answer}");
+    answer
+}
+
+#[tokio::test]
+async fn recaptcha_in_every_dialect_is_created_and_solved() {
+    let mock = start("{}").await;
+    let base = mock.base_url();
+    for kind in [
+        "RecaptchaV2TaskProxyless",
+        "ReCaptchaV2TaskProxyLess",
+        "NoCaptchaTaskProxyless",
+        "RecaptchaV2Task",
+        "RecaptchaV2EnterpriseTaskProxyless",
+        "RecaptchaV3TaskProxyless",
+        "ReCaptchaV3TaskProxyLess",
+    ] {
+        let created = create(&base, json!({"type": kind, "websiteURL": "https://a.test", "websiteKey": "6Le"})).await;
+        assert_eq!(created["errorId"], 0, "{kind}: {created}");
+        let answer = result(&base, created["taskId"].clone()).await;
+        assert_eq!(answer["status"], "ready", "{kind}: {answer}");
+        let token = answer["solution"]["gRecaptchaResponse"].as_str().unwrap_or_default();
+        assert!(token.starts_with("03AGdBq2"), "{kind}: {answer}");
+        assert_eq!(answer["solution"]["token"], token);
+    }
+}
+
+#[tokio::test]
+async fn other_kinds_return_their_solution_shapes() {
+    let mock = start("{}").await;
+    let base = mock.base_url();
+    let cases = [
+        (json!({"type": "TurnstileTaskProxyless", "websiteURL": "https://a", "websiteKey": "0x4"}), "token"),
+        (json!({"type": "AntiTurnstileTaskProxyLess", "websiteURL": "https://a", "websiteKey": "0x4"}), "token"),
+        (json!({"type": "ImageToTextTask", "body": "aGVsbG8gd29ybGQ="}), "text"),
+        (json!({"type": "FunCaptchaTaskProxyless", "websiteURL": "https://a", "websitePublicKey": "pk"}), "token"),
+        (json!({"type": "GeeTestTaskProxyless", "websiteURL": "https://a", "gt": "g", "challenge": "c"}), "validate"),
+        (
+            json!({"type": "GeeTestTaskProxyless", "websiteURL": "https://a", "version": 4, "initParameters": {"captcha_id": "cid"}}),
+            "pass_token",
+        ),
+        (
+            json!({"type": "GeeTestTaskProxyLess", "websiteURL": "https://a", "version": 4, "captchaId": "cid"}),
+            "lot_number",
+        ),
+    ];
+    for (task, field) in cases {
+        let created = create(&base, task.clone()).await;
+        assert_eq!(created["errorId"], 0, "{task}: {created}");
+        let answer = result(&base, created["taskId"].clone()).await;
+        assert!(answer["solution"][field].is_string(), "{task}: {answer}");
+    }
+}
+
+#[tokio::test]
+async fn processing_until_solved_and_string_task_ids_are_accepted() {
+    let mock = start(r#"{"default": {"solve_after_ms": 60000}}"#).await;
+    let base = mock.base_url();
+    let created =
+        create(&base, json!({"type": "RecaptchaV2TaskProxyless", "websiteURL": "https://a", "websiteKey": "k"})).await;
+    let id = created["taskId"].as_u64().unwrap_or_default();
+    assert_eq!(result(&base, json!(id)).await, json!({"errorId": 0, "status": "processing"}));
+    assert_eq!(result(&base, json!(id.to_string())).await["status"], "processing");
+}
+
+#[tokio::test]
+async fn errors_name_the_problem() {
+    let mock = start(r#"{"bad_keys": ["bad-key"]}"#).await;
+    let base = mock.base_url();
+    let url = format!("{base}/createTask");
+    let recaptcha = json!({"type": "RecaptchaV2TaskProxyless", "websiteURL": "https://a", "websiteKey": "k"});
+    let cases = [
+        (json!({"task": recaptcha}), "ERROR_KEY_DOES_NOT_EXIST"),
+        (json!({"clientKey": "bad-key", "task": recaptcha}), "ERROR_KEY_DOES_NOT_EXIST"),
+        (json!({"clientKey": KEY}), "ERROR_TASK_ABSENT"),
+        (json!({"clientKey": KEY, "task": "nope"}), "ERROR_TASK_ABSENT"),
+        (json!({"clientKey": KEY, "task": {"websiteURL": "https://a"}}), "ERROR_TASK_NOT_SUPPORTED"),
+        (json!({"clientKey": KEY, "task": {"type": "WhatIsThisTask"}}), "ERROR_TASK_NOT_SUPPORTED"),
+        (
+            json!({"clientKey": KEY, "task": {"type": "HCaptchaTaskProxyless", "websiteURL": "https://a", "websiteKey": "k"}}),
+            "ERROR_METHOD_CALL",
+        ),
+        (json!({"clientKey": KEY, "task": {"type": "RecaptchaV2TaskProxyless", "websiteKey": "k"}}), "ERROR_PAGEURL"),
+        (
+            json!({"clientKey": KEY, "task": {"type": "RecaptchaV2TaskProxyless", "websiteURL": "https://a"}}),
+            "ERROR_GOOGLEKEY",
+        ),
+        (
+            json!({"clientKey": KEY, "task": {"type": "TurnstileTask", "websiteURL": "https://a"}}),
+            "ERROR_BAD_PARAMETERS",
+        ),
+        (
+            json!({"clientKey": KEY, "task": {"type": "GeeTestTask", "websiteURL": "https://a", "gt": "g"}}),
+            "ERROR_BAD_PARAMETERS",
+        ),
+        (
+            json!({"clientKey": KEY, "task": {"type": "GeeTestTask", "websiteURL": "https://a", "version": 4}}),
+            "ERROR_BAD_PARAMETERS",
+        ),
+        (json!({"clientKey": KEY, "task": {"type": "ImageToTextTask"}}), "ERROR_ZERO_CAPTCHA_FILESIZE"),
+        (json!([1, 2]), "ERROR_BAD_PARAMETERS"),
+    ];
+    for (body, code) in cases {
+        let (status, answer) = post_json(&url, &body).await;
+        assert_eq!(status, 200);
+        assert_eq!(answer["errorId"], 1, "{body}: {answer}");
+        assert_eq!(answer["errorCode"], code, "{body}: {answer}");
+        assert!(answer["errorDescription"].as_str().is_some_and(|d| !d.is_empty()), "{answer}");
+    }
+    assert_eq!(mock.counters().tasks_created, 0);
+    assert_eq!(mock.counters().submit_errors, 14);
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_task_ids() {
+    let mock = start("{}").await;
+    let base = mock.base_url();
+    assert_eq!(result(&base, json!(12)).await["errorCode"], "ERROR_NO_SUCH_CAPCHA_ID");
+    assert_eq!(result(&base, json!("twelve")).await["errorCode"], "ERROR_NO_SUCH_CAPCHA_ID");
+    assert_eq!(result(&base, json!(null)).await["errorCode"], "ERROR_NO_SUCH_CAPCHA_ID");
+}
+
+#[tokio::test]
+async fn invalid_json_bodies_get_a_json_error_not_a_500() {
+    let mock = start("{}").await;
+    for path in ["createTask", "getTaskResult", "getBalance"] {
+        let response = client()
+            .post(format!("{}/{path}", mock.base_url()))
+            .body("{\"clientKey\": \"k\", \"task\": ")
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status().as_u16(), 200, "{path}");
+        let answer: Value = response.json().await.unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(answer["errorCode"], "ERROR_BAD_PARAMETERS", "{path}: {answer}");
+    }
+}
+
+#[tokio::test]
+async fn get_balance_and_method_checks() {
+    let mock = start(r#"{"balance": 42.25}"#).await;
+    let base = mock.base_url();
+    let (_, answer) = post_json(&format!("{base}/getBalance"), &json!({"clientKey": KEY})).await;
+    assert_eq!(answer, json!({"errorId": 0, "balance": 42.25}));
+    let response = client().get(format!("{base}/createTask")).send().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status().as_u16(), 405);
+}
+
+#[tokio::test]
+async fn tasks_are_shared_between_the_protocols() {
+    let mock = start("{}").await;
+    let id = common::submit_ok(&mock, "https://a").await;
+    let answer = result(&mock.base_url(), json!(id)).await;
+    assert_eq!(answer["status"], "ready", "{answer}");
+}
