@@ -33,6 +33,10 @@ pub struct JournalEntry {
     /// Set on jobs replayed out of the DLQ: the record they came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<String>,
+    /// The driver instance working on it (host, process, instance), stamped by the driver so
+    /// that recovery takes over only entries whose owner is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// What the engine asks the driver to do with the journal.

@@ -13,18 +13,20 @@ use serde::{Deserialize, Serialize};
 use crate::error::InvalidTask;
 
 /// One CAPTCHA to solve. The `type` tag names the kind (`recaptcha_v2`, ...).
+/// Variants are boxed so that a `Task` (kept in journal entries, records and
+/// engine queues) stays two words however many options a kind grows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Task {
-    Image(Image),
-    RecaptchaV2(RecaptchaV2),
-    RecaptchaV3(RecaptchaV3),
-    Turnstile(Turnstile),
-    GeetestV3(GeetestV3),
-    GeetestV4(GeetestV4),
-    Funcaptcha(Funcaptcha),
-    Hcaptcha(Hcaptcha),
-    Raw(Raw),
+    Image(Box<Image>),
+    RecaptchaV2(Box<RecaptchaV2>),
+    RecaptchaV3(Box<RecaptchaV3>),
+    Turnstile(Box<Turnstile>),
+    GeetestV3(Box<GeetestV3>),
+    GeetestV4(Box<GeetestV4>),
+    Funcaptcha(Box<Funcaptcha>),
+    Hcaptcha(Box<Hcaptcha>),
+    Raw(Box<Raw>),
 }
 
 fn is_false(b: &bool) -> bool {
@@ -480,6 +482,9 @@ impl Image {
         }
         // Providers accept both padded and unpadded base64; whitespace from
         // wrapped encoders is common and harmless.
+        if self.body.trim_start().starts_with("data:") {
+            return Err(InvalidTask::new("body", "a data: URL; pass only the base64 part after the comma"));
+        }
         let compact: String = self.body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
         let engine = base64::engine::GeneralPurpose::new(
             &base64::alphabet::STANDARD,

@@ -16,7 +16,12 @@
 //!   may still settle it;
 //! - a record is never delivered more than `max_deliveries` times: `abandon`
 //!   parks it at the limit, and `receive` parks (instead of delivering) a
-//!   record whose expired lease was its last allowed delivery.
+//!   record whose expired lease was its last allowed delivery;
+//! - `push` of an id that is under a lease replaces the content but keeps the
+//!   lease (the record is not handed to a second replayer), unless the pushed
+//!   record is parked;
+//! - `abandon(update)` stores the update under the token's id with the store's
+//!   own delivery count: the store, not the replayer, counts deliveries.
 
 use core::time::Duration;
 use std::collections::BTreeMap;
@@ -185,7 +190,7 @@ impl Inner {
 impl DlqStore for MemoryStore {
     async fn push(&self, mut record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         let mut inner = self.lock();
-
+        inner.journal.remove(&record.id);
         if record.state == RecordState::Leased {
             // A lease is the store's bookkeeping, not something a caller can push.
             record.state = RecordState::Ready;

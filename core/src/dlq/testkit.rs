@@ -2,7 +2,7 @@
 //! contract, each on a fresh empty store. Every backend (memory, SQLite,
 //! Redis, IndexedDB) runs it, so they all behave alike:
 //!
-//! ```ignore
+//! ```text
 //! futures_lite::future::block_on(run_store_suite(|| async { MemoryStore::new() }));
 //! ```
 //!
@@ -96,6 +96,7 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
         accepted_at: T0,
         updated_at: at(5),
         replay_of: None,
+        owner: None,
     }
 }
 

@@ -59,8 +59,7 @@ impl Event {
     pub fn is_warning(&self) -> bool {
         matches!(
             self,
-            Event::DeadLettered { .. }
-                | Event::CircuitOpened { .. }
+            Event::CircuitOpened { .. }
                 | Event::Paused { .. }
                 | Event::BatchPollingDisabled { .. }
                 | Event::ConcurrencyChanged { .. }

@@ -981,6 +981,7 @@ impl Engine {
             accepted_at: j.accepted_at,
             updated_at: now,
             replay_of: j.replay_of.clone(),
+            owner: None,
         };
         self.actions.push_back(Action::Journal(JournalOp::Upsert(entry)));
     }

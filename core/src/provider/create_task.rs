@@ -112,8 +112,25 @@ fn error_id(v: Option<&Value>) -> Option<i64> {
     }
 }
 
+/// The provider's own error text, bounded, without control characters, and
+/// with every long token (anything shaped like an API key) hidden: parsers do
+/// not hold the key, so they cannot redact it by value.
 fn quote(text: &str) -> String {
-    let mut out: String = text.chars().filter(|c| !c.is_control()).take(MAX_QUOTE).collect();
+    let mut out = String::new();
+    let mut token = String::new();
+    let flush = |token: &mut String, out: &mut String| {
+        out.push_str(if token.chars().count() >= 20 { "***" } else { token.as_str() });
+        token.clear();
+    };
+    for c in text.chars().filter(|c| !c.is_control()).take(MAX_QUOTE) {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            token.push(c);
+        } else {
+            flush(&mut token, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut token, &mut out);
     if text.chars().count() > MAX_QUOTE {
         out.push('…');
     }
@@ -205,4 +222,32 @@ pub(super) fn parse_balance(p: &Provider, resp: &HttpResponse) -> Result<f64, Fa
 
 pub(super) fn parse_report(p: &Provider, resp: &HttpResponse) -> Result<(), Failure> {
     read(p, resp, "report").map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_provider_text_hides_key_shaped_tokens() {
+        let q = quote("key 0123456789abcdef0123456789abcdef is wrong\n");
+        assert_eq!(q, "key *** is wrong");
+        assert_eq!(quote(&"x ".repeat(300)).chars().count(), MAX_QUOTE + 1);
+    }
+
+    #[test]
+    fn error_description_is_quoted() {
+        let p = Provider::preset("anti-captcha").unwrap();
+        let resp = HttpResponse::new(
+            200,
+            r#"{"errorId":1,"errorCode":"ERROR_ZERO_BALANCE","errorDescription":"Account has zero balance"}"#,
+        );
+        match parse_submit(&p, &resp) {
+            SubmitOutcome::Failed(f) => {
+                assert_eq!(f.class, ErrorClass::AccountTerminal);
+                assert!(f.description.contains("Account has zero balance"), "{}", f.description);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

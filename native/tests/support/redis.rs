@@ -1,12 +1,16 @@
 //! A throwaway `redis-server` for the Redis store tests: started on a free
-//! loopback port with persistence off, stopped by pid when dropped.
+//! loopback port with persistence off, stopped (killed by pid and reaped)
+//! when dropped.
+//!
+//! It runs as our child rather than with `--daemonize yes`: a daemonized
+//! server is re-parented to PID 1, which in a container often never reaps it,
+//! so every test run would leave zombies behind.
 //!
 //! If `redis-server` is not installed the tests fail with a message saying so,
 //! unless `CAPTCHA_DLQ_SKIP_REDIS=1` is set (CI installs it).
 
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub const SKIP_ENV: &str = "CAPTCHA_DLQ_SKIP_REDIS";
@@ -14,7 +18,7 @@ pub const SKIP_ENV: &str = "CAPTCHA_DLQ_SKIP_REDIS";
 #[derive(Debug)]
 pub struct RedisServer {
     pub port: u16,
-    pidfile: PathBuf,
+    child: Child,
     _dir: tempfile::TempDir,
 }
 
@@ -33,22 +37,23 @@ impl RedisServer {
             );
         }
         let dir = tempfile::tempdir().expect("tempdir for redis-server");
-        let pidfile = dir.path().join("redis.pid");
         // Bind port 0 to find a free high port, then hand it to redis-server.
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
-        let status = Command::new("redis-server")
+        let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "yes", "--dir"])
+            .args(["--daemonize", "no", "--dir"])
             .arg(dir.path())
-            .arg("--pidfile")
-            .arg(&pidfile)
-            .status()
-            .expect("run redis-server");
-        assert!(status.success(), "redis-server exited with {status}");
-        let server = RedisServer { port, pidfile, _dir: dir };
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        let mut server = RedisServer { port, child, _dir: dir };
         // Readiness wait, not a timing assertion: give up (and fail) after a generous bound.
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !(server.pidfile.exists() && TcpStream::connect(("127.0.0.1", port)).is_ok()) {
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("redis-server exited with {status} before accepting connections on port {port}");
+            }
             assert!(Instant::now() < deadline, "redis-server did not come up on port {port}");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -62,11 +67,7 @@ impl RedisServer {
 
 impl Drop for RedisServer {
     fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(&self.pidfile) {
-            let pid = pid.trim();
-            if !pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit()) {
-                let _ = Command::new("kill").arg(pid).status();
-            }
-        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

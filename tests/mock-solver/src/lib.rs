@@ -164,15 +164,23 @@ impl BlockingMockHandle {
         }
     }
 
-    /// Stops the mock and its runtime.
+    /// Stops the mock and its runtime; outside an async context it returns once the port is closed.
     pub fn shutdown(mut self) {
         self.stop();
     }
 
     fn stop(&mut self) {
-        drop(self.handle.take());
-        if let Some(runtime) = self.runtime.take() {
-            // Never blocks, so it is safe even when dropped inside another runtime.
+        let handle = self.handle.take();
+        let Some(runtime) = self.runtime.take() else { return };
+        if tokio::runtime::Handle::try_current().is_err() {
+            // Outside any runtime blocking is allowed: wait until the listener is really closed.
+            if let Some(handle) = handle {
+                runtime.block_on(handle.shutdown());
+            }
+            runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+        } else {
+            // Inside another runtime blocking would panic; this never blocks (the port closes shortly after).
+            drop(handle);
             runtime.shutdown_background();
         }
     }

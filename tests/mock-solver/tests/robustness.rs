@@ -141,7 +141,8 @@ fn blocking_handle_serves_without_a_runtime() {
     assert!(answer.ends_with("7.00000"), "{answer}");
     assert_eq!(mock.counters().balance_checks, 1);
     mock.shutdown();
-    assert!(std::net::TcpStream::connect(addr).is_err(), "the port is closed after shutdown");
+    let after = std::net::TcpStream::connect(addr);
+    assert!(after.is_err(), "the port is closed after shutdown: {after:?}");
 }
 
 #[test]

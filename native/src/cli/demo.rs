@@ -1,0 +1,151 @@
+//! `captcha-dlq demo`: the seeds' batch (five reCAPTCHA v2 tasks for
+//! `https://example.com/page/0..4`; page 2 unsolvable, page 4 never ready)
+//! against the embedded mock solver, then a replay of the DLQ once the
+//! service recovers. Polling is scaled down so it runs in seconds.
+
+use std::collections::BTreeMap;
+
+use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
+use captcha_dlq::core::dlq::{Filter, Page};
+use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
+use captcha_dlq::core::Task;
+use captcha_dlq::{Client, Error, ReplayOptions};
+use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockSolver, Outcome, Rule};
+use clap::Args as ClapArgs;
+use serde_json::json;
+
+use super::{exit, Global};
+
+#[derive(Debug, ClapArgs)]
+pub struct DemoArgs {
+    /// Keep the demo's DLQ in this SQLite file (default: a temporary file, removed afterwards).
+    #[arg(long = "keep-dlq")]
+    pub keep_dlq: Option<String>,
+}
+
+fn rule(page: &str, outcome: Outcome) -> Rule {
+    Rule {
+        matcher: Matcher { page_url_contains: Some(page.to_string()), ..Matcher::default() },
+        behavior: Behavior { outcome, solve_after_ms: 300, ..Behavior::default() },
+    }
+}
+
+fn demo_config() -> EngineConfig {
+    let mut config = EngineConfig::default();
+    config.polling.first_poll_ms = FirstPoll::uniform(400);
+    config.polling.interval_ms = 250;
+    config.polling.max_polls = 5;
+    config.polling.coalesce_ms = 100;
+    config.retry.backoff = Backoff::FullJitter { base_ms: 100, cap_ms: 400 };
+    config.rate.submits_per_second = 20.0;
+    config
+}
+
+pub async fn run(global: &Global, args: DemoArgs) -> Result<u8, Error> {
+    let mut script = MockConfig::default();
+    script.default_behavior = Behavior { solve_after_ms: 300, ..Behavior::default() };
+    script.rules = vec![rule("/page/2", Outcome::Unsolvable), rule("/page/4", Outcome::NeverReady)];
+    let mock = MockSolver::start(script).await.map_err(|e| Error::Io(format!("cannot start the mock solver: {e}")))?;
+
+    let (dlq_path, temporary) = match args.keep_dlq {
+        Some(p) => (p, false),
+        None => {
+            let name = format!("captcha-dlq-demo-{}-{}.sqlite", std::process::id(), fastrand::u32(..));
+            (std::env::temp_dir().join(name).to_string_lossy().into_owned(), true)
+        }
+    };
+    let client = Client::builder()
+        .api_key("demo-key")
+        .provider("captchaai")
+        .base_url(mock.base_url())
+        .dlq(dlq_path.clone())
+        .config(demo_config())
+        .build()
+        .await?;
+    let result = run_batch(global, &client, &mock).await;
+    client.close().await;
+    mock.shutdown().await;
+    if temporary {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{dlq_path}{suffix}"));
+        }
+    } else if !global.json {
+        println!("DLQ kept in {dlq_path}");
+    }
+    result
+}
+
+async fn run_batch(global: &Global, client: &Client, mock: &captcha_dlq_mock::MockHandle) -> Result<u8, Error> {
+    let quiet = global.json;
+    if !quiet {
+        println!("captcha-dlq demo: the seeds' batch against the embedded mock solver at {}", mock.base_url());
+        println!("(polling scaled down: first poll 0.4 s, every 0.25 s, 5 polls per attempt, 4 attempts)\n");
+    }
+    let tasks: Vec<(Task, BTreeMap<String, String>)> = (0..5)
+        .map(|i| {
+            let task = Task::from_json_value(json!({
+                "type": "recaptcha_v2",
+                "sitekey": "6Le-SITEKEY",
+                "page_url": format!("https://example.com/page/{i}"),
+            }))?;
+            Ok((task, BTreeMap::from([("job".to_string(), "demo".to_string()), ("page".to_string(), i.to_string())])))
+        })
+        .collect::<Result<_, Error>>()?;
+    let results = client.solve_many(tasks, 5, None).await;
+    let mut out = Vec::new();
+    for result in &results {
+        match result {
+            Ok(solution) => {
+                let prefix: String = solution.text.chars().take(40).collect();
+                if !quiet {
+                    println!("Solved: {prefix}...");
+                }
+                out.push(json!({ "ok": true, "token_prefix": prefix }));
+            }
+            Err(Error::SolveFailed { record, .. }) => {
+                if !quiet {
+                    println!("[dlq] Added: {} (attempts: {}) — {}", record.reason, record.attempts, record.description);
+                }
+                out.push(json!({ "ok": false, "reason": record.reason, "attempts": record.attempts, "id": record.id }));
+            }
+            Err(e) => return Err(Error::Io(format!("demo task failed unexpectedly: {e}"))),
+        }
+    }
+    let now = captcha_dlq::core::Timestamp::from_unix_millis(
+        u64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis()))
+            .unwrap_or(0),
+    );
+    let store = client.dlq();
+    let size = store.count(&Filter::all(), now).await?;
+    let records = store.peek(&Filter::all(), Page { offset: 0, limit: 1000 }, now).await?;
+    let stats = store.stats(now).await?;
+    let analysis = Analysis::compute(&records, &stats, now);
+    if !quiet {
+        println!("\nDLQ size: {size}\n");
+        println!("{}", render_table(&analysis));
+        println!("The solver recovers; replaying the DLQ (auto-replayable classes, 2 more attempts each):");
+    }
+
+    let mut healthy = mock.config();
+    healthy.rules.clear();
+    mock.set_script(healthy).map_err(Error::Io)?;
+    let report = client.replay(ReplayOptions::default()).await?;
+    let after = store.count(&Filter::all(), now).await?;
+    let stats_after = store.stats(now).await?;
+    if quiet {
+        println!(
+            "{}",
+            json!({ "results": out, "dlq_size": size, "analysis": analysis, "replay": report, "dlq_size_after_replay": after, "stats": stats_after })
+        );
+    } else {
+        println!("[dlq] Retried: {}, Recovered: {}", report.retried, report.recovered);
+        println!("DLQ size after replay: {after} (completed: {}, parked: {})", stats_after.completed, stats_after.parked);
+        let counters = mock.counters();
+        println!(
+            "\nmock solver saw {} submits and {} polls for 5 tasks + 2 replays",
+            counters.requests_to("/in.php"),
+            counters.requests_to("/res.php")
+        );
+    }
+    Ok(exit::OK)
+}

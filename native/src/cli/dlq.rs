@@ -1,0 +1,254 @@
+//! `captcha-dlq dlq …`: list, analyse, replay, export, import, purge and park
+//! dead-lettered tasks. These open only the store, except `replay`, which
+//! needs the solving client too.
+
+use std::path::PathBuf;
+
+use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
+use captcha_dlq::core::dlq::export::{export_json, export_jsonl, import};
+use captcha_dlq::core::dlq::{DlqStore, Filter, Page, RecordState};
+use captcha_dlq::core::{ErrorClass, Timestamp};
+use captcha_dlq::{open_store, Error, ReplayOptions};
+use clap::{Args as ClapArgs, Subcommand, ValueEnum};
+use serde_json::json;
+
+use super::{client, exit, Global};
+
+#[derive(Debug, Subcommand)]
+pub enum DlqCommand {
+    /// List records (oldest first).
+    List {
+        #[command(flatten)]
+        filter: FilterArgs,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+    },
+    /// Counts by reason, class, sitekey, page host and hour; age of the oldest; replay throughput.
+    Stats {
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Take records out under a lease and solve them again.
+    Replay {
+        #[command(flatten)]
+        filter: FilterArgs,
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+    },
+    /// Write records to a file.
+    Export {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Read records from a file: our JSON or JSONL, or the seeds' captcha-dlq.json array.
+    Import { file: PathBuf },
+    /// Delete matching records (not those leased right now). Needs a filter or --all.
+    Purge {
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// Delete every record.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Set a record aside for review; it is never replayed until unparked.
+    Park {
+        id: String,
+        #[arg(long, default_value = "parked by an operator")]
+        reason: String,
+    },
+    /// Return a parked record to the queue.
+    Unpark { id: String },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Json,
+    Jsonl,
+}
+
+#[derive(Debug, ClapArgs, Default)]
+pub struct FilterArgs {
+    /// Only records with this reason (repeatable).
+    #[arg(long = "reason")]
+    pub reasons: Vec<String>,
+    /// Only records with this id (repeatable).
+    #[arg(long = "id")]
+    pub ids: Vec<String>,
+    /// Only this class: transient, retry_after, task_terminal, fix_input, account_terminal, cancelled, application.
+    #[arg(long = "class", value_parser = parse_class)]
+    pub classes: Vec<ErrorClass>,
+    /// Only this state: ready, leased, parked.
+    #[arg(long = "state", value_parser = parse_state)]
+    pub states: Vec<RecordState>,
+    #[arg(long)]
+    pub sitekey: Option<String>,
+    #[arg(long)]
+    pub page_host: Option<String>,
+    /// Only records dead-lettered more than this many hours ago.
+    #[arg(long)]
+    pub older_than_hours: Option<u64>,
+}
+
+fn parse_class(s: &str) -> Result<ErrorClass, String> {
+    ErrorClass::parse(s).ok_or_else(|| format!("unknown class {s:?}"))
+}
+
+fn parse_state(s: &str) -> Result<RecordState, String> {
+    match s {
+        "ready" => Ok(RecordState::Ready),
+        "leased" => Ok(RecordState::Leased),
+        "parked" => Ok(RecordState::Parked),
+        _ => Err(format!("unknown state {s:?} (ready, leased, parked)")),
+    }
+}
+
+impl FilterArgs {
+    fn is_empty(&self) -> bool {
+        self.reasons.is_empty()
+            && self.ids.is_empty()
+            && self.classes.is_empty()
+            && self.states.is_empty()
+            && self.sitekey.is_none()
+            && self.page_host.is_none()
+            && self.older_than_hours.is_none()
+    }
+
+    fn to_filter(&self, now: Timestamp) -> Filter {
+        Filter {
+            ids: self.ids.clone(),
+            reasons: self.reasons.clone(),
+            classes: self.classes.clone(),
+            states: self.states.clone(),
+            sitekey: self.sitekey.clone(),
+            page_host: self.page_host.clone(),
+            dead_lettered_before: self.older_than_hours.map(|h| {
+                Timestamp::from_unix_millis(now.as_unix_millis().saturating_sub(h.saturating_mul(3_600_000)))
+            }),
+            ..Filter::default()
+        }
+    }
+}
+
+fn now() -> Timestamp {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    Timestamp::from_unix_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+async fn all_records(store: &dyn DlqStore, filter: &Filter, now: Timestamp) -> Result<Vec<captcha_dlq::core::dlq::DeadLetterRecord>, Error> {
+    let mut out = Vec::new();
+    loop {
+        let page = store.peek(filter, Page { offset: out.len(), limit: 1000 }, now).await?;
+        let n = page.len();
+        out.extend(page);
+        if n < 1000 {
+            return Ok(out);
+        }
+    }
+}
+
+pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
+    let now = now();
+    if let DlqCommand::Replay { filter, limit } = &cmd {
+        let client = client(global).await?;
+        let explicit = !filter.reasons.is_empty() || !filter.ids.is_empty() || !filter.classes.is_empty();
+        let options = ReplayOptions {
+            filter: (!filter.is_empty()).then(|| filter.to_filter(now)),
+            limit: Some(*limit),
+            explicit,
+        };
+        let report = client.replay(options).await;
+        client.close().await;
+        let report = report?;
+        if global.json {
+            println!("{}", json!(report));
+        } else {
+            println!(
+                "received {} · retried {} · recovered {} · failed again {} · parked {} · skipped {}",
+                report.received, report.retried, report.recovered, report.failed_again, report.parked, report.skipped
+            );
+        }
+        return Ok(if report.failed_again > 0 { exit::TASKS_FAILED } else { exit::OK });
+    }
+    let store = open_store(&global.dlq).await?;
+    match cmd {
+        DlqCommand::List { filter, limit, offset } => {
+            let records = store.peek(&filter.to_filter(now), Page { offset, limit }, now).await?;
+            if global.json {
+                for r in &records {
+                    println!("{}", serde_json::to_string(r).unwrap_or_default());
+                }
+            } else {
+                println!("{:<26}  {:<7}  {:<26}  {:>8}  {:<20}  page", "id", "state", "reason", "attempts", "dead-lettered");
+                for r in &records {
+                    println!(
+                        "{:<26}  {:<7}  {:<26}  {:>8}  {:<20}  {}",
+                        r.id,
+                        r.state.as_str(),
+                        r.reason,
+                        r.attempts,
+                        r.dead_lettered_at.to_rfc3339(),
+                        r.task.page_url().unwrap_or("-")
+                    );
+                }
+                let total = store.count(&filter.to_filter(now), now).await?;
+                println!("{} of {total} record(s)", records.len());
+            }
+        }
+        DlqCommand::Stats { filter } => {
+            let records = all_records(store.as_ref(), &filter.to_filter(now), now).await?;
+            let stats = store.stats(now).await?;
+            let analysis = Analysis::compute(&records, &stats, now);
+            if global.json {
+                println!("{}", json!({ "stats": stats, "analysis": analysis }));
+            } else {
+                println!("{}", render_table(&analysis));
+            }
+        }
+        DlqCommand::Export { file, format, filter } => {
+            let records = all_records(store.as_ref(), &filter.to_filter(now), now).await?;
+            let text = match format {
+                Format::Json => export_json(&records),
+                Format::Jsonl => export_jsonl(&records),
+            };
+            std::fs::write(&file, text).map_err(|e| Error::Io(format!("cannot write {}: {e}", file.display())))?;
+            println!("exported {} record(s) to {}", records.len(), file.display());
+        }
+        DlqCommand::Import { file } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
+            let records = import(&text, &global.provider, now)
+                .map_err(|e| Error::Io(format!("{}: {e}", file.display())))?;
+            let n = records.len();
+            for r in records {
+                store.push(r).await?;
+            }
+            println!("imported {n} record(s) from {}", file.display());
+        }
+        DlqCommand::Purge { filter, all } => {
+            if filter.is_empty() && !all {
+                return Err(Error::Io("purge needs a filter (--reason, --id, --class…) or --all".into()));
+            }
+            let n = store.purge(&filter.to_filter(now), now).await?;
+            println!("purged {n} record(s)");
+        }
+        DlqCommand::Park { id, reason } => {
+            if !store.park(&id, &reason, now).await? {
+                return Err(Error::Io(format!("no record with id {id}")));
+            }
+            println!("parked {id}");
+        }
+        DlqCommand::Unpark { id } => {
+            if !store.unpark(&id, now).await? {
+                return Err(Error::Io(format!("no parked record with id {id}")));
+            }
+            println!("unparked {id}");
+        }
+        DlqCommand::Replay { .. } => {}
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,300 @@
+//! Command-line arguments, dispatch and exit codes.
+
+mod batch;
+mod demo;
+mod dlq;
+
+use std::collections::BTreeMap;
+
+use captcha_dlq::core::EngineConfig;
+use captcha_dlq::{Client, Error, Task};
+use clap::{Args as ClapArgs, Parser, Subcommand};
+use serde_json::json;
+
+/// Exit codes, documented in `--help` and the README.
+pub mod exit {
+    pub const OK: u8 = 0;
+    /// At least one task was dead-lettered (its record is in the DLQ).
+    pub const TASKS_FAILED: u8 = 1;
+    /// Bad arguments or bad input (clap uses 2 as well).
+    pub const USAGE: u8 = 2;
+    /// The account cannot work: wrong key, no balance, IP not allowed.
+    pub const ACCOUNT: u8 = 3;
+    /// The DLQ store could not be opened or written (corrupt file, unreachable Redis).
+    pub const STORE: u8 = 4;
+    /// The provider could not be reached or answered garbage.
+    pub const NETWORK: u8 = 5;
+    pub const INTERNAL: u8 = 70;
+}
+
+const AFTER_HELP: &str = "\
+Exit codes: 0 ok · 1 some task was dead-lettered · 2 bad arguments or input · 3 account error
+            (wrong key, no balance) · 4 DLQ store error · 5 provider unreachable or garbled · 70 internal
+
+The API key is read from --api-key or CAPTCHA_DLQ_API_KEY and is never printed.";
+
+#[derive(Debug, Parser)]
+#[command(name = "captcha-dlq", version, about = "Solve CAPTCHAs through solving services without losing a task", after_help = AFTER_HELP)]
+pub struct Args {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct Global {
+    /// API key of the solving service.
+    #[arg(long, env = "CAPTCHA_DLQ_API_KEY", hide_env_values = true, global = true)]
+    pub api_key: Option<String>,
+    /// Provider preset (captchaai, 2captcha, rucaptcha, anti-captcha, capsolver, 2captcha-v2, capmonster) or a v1 base URL.
+    #[arg(long, env = "CAPTCHA_DLQ_PROVIDER", default_value = "captchaai", global = true)]
+    pub provider: String,
+    /// Send the provider's protocol to this base URL instead (a mock, a relay).
+    #[arg(long, global = true)]
+    pub base_url: Option<String>,
+    /// The DLQ: a SQLite file, `memory`, or a redis:// URL.
+    #[arg(long, env = "CAPTCHA_DLQ_PATH", default_value = "captcha-dlq.sqlite", global = true)]
+    pub dlq: String,
+    /// Engine policy as JSON, or @FILE (retry, polling, rate, circuit).
+    #[arg(long, global = true)]
+    pub config: Option<String>,
+    /// Machine-readable output (JSON).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Allow plain http to a non-loopback host (the key travels unencrypted).
+    #[arg(long, global = true)]
+    pub insecure_http: bool,
+    /// HTTP or SOCKS5 proxy for this client's own traffic.
+    #[arg(long, global = true)]
+    pub proxy: Option<String>,
+    /// More log output on stderr (-v: info, -vv: debug).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the seeds' batch against the embedded mock solver (no key needed).
+    Demo(demo::DemoArgs),
+    /// Solve one task and print the answer.
+    Solve(SolveArgs),
+    /// Solve a JSON-lines file of tasks; one JSON line out per task, in order.
+    Batch(batch::BatchArgs),
+    /// Inspect, analyse and replay the dead-letter queue.
+    #[command(subcommand)]
+    Dlq(dlq::DlqCommand),
+    /// Resume tasks a killed process left in flight (or dead-letter them with --interrupt).
+    Recover {
+        /// Dead-letter them as `Interrupted` instead of resuming.
+        #[arg(long)]
+        interrupt: bool,
+    },
+    /// Print the account balance.
+    Balance,
+    /// Run the mock solving service until interrupted.
+    MockServer {
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Mock script as JSON, or @FILE.
+        #[arg(long)]
+        config: Option<String>,
+    },
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct SolveArgs {
+    /// The task as JSON, e.g. '{"type":"recaptcha_v2","sitekey":"…","page_url":"https://…"}'.
+    #[arg(long, conflicts_with_all = ["kind", "sitekey", "page_url"])]
+    pub task: Option<String>,
+    /// Task type (recaptcha_v2, recaptcha_v3, turnstile, hcaptcha…) when not using --task.
+    #[arg(long = "type")]
+    pub kind: Option<String>,
+    #[arg(long)]
+    pub sitekey: Option<String>,
+    #[arg(long)]
+    pub page_url: Option<String>,
+    /// Label the task (KEY=VALUE, repeatable); labels are kept in its DLQ record.
+    #[arg(long = "label", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+}
+
+pub(crate) fn parse_label(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))
+}
+
+pub fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "captcha_dlq=warn",
+        1 => "captcha_dlq=info",
+        _ => "captcha_dlq=debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAPTCHA_DLQ_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+}
+
+pub async fn run(args: Args) -> u8 {
+    let result = match args.command {
+        Command::Demo(demo) => demo::run(&args.global, demo).await,
+        Command::MockServer { port, config } => mock_server(port, config).await,
+        Command::Dlq(cmd) => dlq::run(&args.global, cmd).await,
+        Command::Solve(solve) => solve_one(&args.global, solve).await,
+        Command::Batch(batch) => batch::run(&args.global, batch).await,
+        Command::Recover { interrupt } => recover(&args.global, interrupt).await,
+        Command::Balance => balance(&args.global).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            report_error(&e, args.global.json);
+            exit_code_of(&e)
+        }
+    }
+}
+
+pub(crate) fn report_error(e: &Error, json_output: bool) {
+    if json_output {
+        println!("{}", json!({ "ok": false, "code": e.code(), "error": e.to_string() }));
+    } else {
+        eprintln!("error: {e}");
+    }
+}
+
+pub(crate) fn exit_code_of(e: &Error) -> u8 {
+    match e {
+        _ if e.is_account_error() => exit::ACCOUNT,
+        Error::SolveFailed { .. } => exit::TASKS_FAILED,
+        Error::InvalidTask(_) | Error::Config(_) | Error::Io(_) => exit::USAGE,
+        Error::Store(_) => exit::STORE,
+        Error::Provider(_) => exit::NETWORK,
+        Error::Closed => exit::INTERNAL,
+    }
+}
+
+/// Reads `--config`: inline JSON, or `@path`.
+pub(crate) fn read_json_arg(field: &str, value: &str) -> Result<String, Error> {
+    match value.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| Error::Io(format!("{field}: cannot read {path}: {e}"))),
+        None => Ok(value.to_string()),
+    }
+}
+
+pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
+    let mut builder = Client::builder()
+        .provider(global.provider.clone())
+        .dlq(global.dlq.clone())
+        .allow_insecure_http(global.insecure_http);
+    if let Some(key) = &global.api_key {
+        builder = builder.api_key(key.clone());
+    }
+    if let Some(url) = &global.base_url {
+        builder = builder.base_url(url.clone());
+    }
+    if let Some(proxy) = &global.proxy {
+        builder = builder.proxy(proxy.clone());
+    }
+    if let Some(cfg) = &global.config {
+        builder = builder.config(EngineConfig::from_json(&read_json_arg("--config", cfg)?)?);
+    }
+    builder.build().await
+}
+
+async fn solve_one(global: &Global, args: SolveArgs) -> Result<u8, Error> {
+    let task = match args.task {
+        Some(json) => Task::from_json_str(&json)?,
+        None => {
+            let mut obj = serde_json::Map::new();
+            obj.insert("type".into(), json!(args.kind.unwrap_or_else(|| "recaptcha_v2".into())));
+            if let Some(s) = args.sitekey {
+                obj.insert("sitekey".into(), json!(s));
+            }
+            if let Some(p) = args.page_url {
+                obj.insert("page_url".into(), json!(p));
+            }
+            Task::from_json_value(serde_json::Value::Object(obj))?
+        }
+    };
+    let client = client(global).await?;
+    let labels: BTreeMap<String, String> = args.labels.into_iter().collect();
+    let outcome = client.submit(task, labels).await?.wait().await;
+    client.close().await;
+    match outcome {
+        Ok(solution) => {
+            if global.json {
+                println!("{}", json!({ "ok": true, "solution": solution }));
+            } else {
+                println!("{}", solution.text);
+            }
+            Ok(exit::OK)
+        }
+        Err(Error::SolveFailed { record, stored }) => {
+            if global.json {
+                println!("{}", json!({ "ok": false, "code": "SOLVE_FAILED", "stored": stored, "record": record }));
+            } else {
+                eprintln!(
+                    "dead-lettered {}: {} ({}, attempts: {}){}",
+                    record.id,
+                    record.reason,
+                    record.description,
+                    record.attempts,
+                    if stored { "" } else { " — the DLQ write failed; record printed above is the only copy" }
+                );
+            }
+            Ok(if record.class == captcha_dlq::core::ErrorClass::AccountTerminal { exit::ACCOUNT } else { exit::TASKS_FAILED })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+async fn recover(global: &Global, interrupt: bool) -> Result<u8, Error> {
+    let client = client(global).await?;
+    let report = client.recover(!interrupt).await?;
+    client.close().await;
+    if global.json {
+        println!("{}", serde_json::to_string(&report).unwrap_or_default());
+    } else {
+        println!(
+            "recovered {} task(s): {} solved, {} dead-lettered; {} left to live owners",
+            report.found,
+            report.solved.len(),
+            report.dead_lettered,
+            report.skipped_live
+        );
+        for s in &report.solved {
+            println!("{}\t{}", s.id, s.solution.text);
+        }
+    }
+    Ok(if report.dead_lettered > 0 { exit::TASKS_FAILED } else { exit::OK })
+}
+
+async fn balance(global: &Global) -> Result<u8, Error> {
+    let client = client(global).await?;
+    let balance = client.balance().await;
+    client.close().await;
+    let balance = balance?;
+    if global.json {
+        println!("{}", json!({ "ok": true, "balance": balance }));
+    } else {
+        println!("{balance}");
+    }
+    Ok(exit::OK)
+}
+
+async fn mock_server(port: u16, config: Option<String>) -> Result<u8, Error> {
+    let mut cfg = match config {
+        Some(c) => captcha_dlq_mock::MockConfig::from_json(&read_json_arg("--config", &c)?).map_err(Error::Io)?,
+        None => captcha_dlq_mock::MockConfig::default(),
+    };
+    if port != 0 {
+        cfg.port = port;
+    }
+    let handle = captcha_dlq_mock::MockSolver::start(cfg).await.map_err(|e| Error::Io(format!("mock server: {e}")))?;
+    println!("listening {}", handle.base_url());
+    let _ = tokio::signal::ctrl_c().await;
+    handle.shutdown().await;
+    Ok(exit::OK)
+}

@@ -1,0 +1,30 @@
+//! Opening a DLQ from a location string: `memory`, a `redis://` URL, or a SQLite path.
+
+use std::sync::Arc;
+
+use captcha_dlq_core::dlq::memory::MemoryStore;
+use captcha_dlq_core::dlq::{DlqStore, StoreError};
+
+use crate::store::RedisStore;
+use crate::store::SqliteStore;
+
+/// The Redis key namespace used when a URL is given without one.
+pub const DEFAULT_REDIS_NAMESPACE: &str = "captcha-dlq";
+
+pub async fn open_store(location: &str) -> Result<Arc<dyn DlqStore>, StoreError> {
+    let location = location.trim();
+    if location.is_empty() {
+        return Err(StoreError::Backend("the DLQ location is empty: give a file path, `memory` or a redis:// URL".into()));
+    }
+    if location == "memory" || location == ":memory:" {
+        return Ok(Arc::new(MemoryStore::new()));
+    }
+    if location.starts_with("redis://") || location.starts_with("rediss://") {
+        return Ok(Arc::new(RedisStore::connect(location, DEFAULT_REDIS_NAMESPACE).await?));
+    }
+    let path = location.to_string();
+    let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
+        .await
+        .map_err(|e| StoreError::Backend(format!("opening the SQLite store was interrupted: {e}")))??;
+    Ok(Arc::new(store))
+}

@@ -1,0 +1,73 @@
+//! HTTP for the driver: reqwest over rustls with pooled connections, a
+//! per-request timeout, and an optional proxy for the client's own traffic.
+//! Errors are stripped of URLs (which carry the API key) before they leave.
+
+use std::time::Duration;
+
+use captcha_dlq_core::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
+
+use crate::error::Error;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    key: Secret,
+}
+
+impl Transport {
+    pub(crate) fn new(key: Secret, proxy: Option<&str>) -> Result<Transport, Error> {
+        let mut builder = reqwest::Client::builder()
+            .user_agent(concat!("captcha-dlq/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(10))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .pool_max_idle_per_host(64);
+        if let Some(p) = proxy {
+            let proxy = reqwest::Proxy::all(p)
+                .map_err(|e| Error::Config(captcha_dlq_core::ConfigError::new("proxy", e.without_url().to_string())))?;
+            builder = builder.proxy(proxy);
+        } else {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| Error::Io(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Transport { client, key })
+    }
+
+    pub(crate) async fn execute(&self, req: HttpRequest) -> Result<HttpResponse, TransportError> {
+        let method = match req.method {
+            Method::Get => reqwest::Method::GET,
+            Method::Post => reqwest::Method::POST,
+        };
+        let mut builder = self.client.request(method, &req.url).timeout(req.timeout);
+        for (name, value) in &req.headers {
+            builder = builder.header(name, value);
+        }
+        if let Some(body) = req.body {
+            builder = builder.body(body);
+        }
+        let response = builder.send().await.map_err(|e| self.convert(e))?;
+        let status = response.status().as_u16();
+        let body = response.bytes().await.map_err(|e| self.convert(e))?;
+        Ok(HttpResponse::new(status, body.to_vec()))
+    }
+
+    fn convert(&self, e: reqwest::Error) -> TransportError {
+        let kind = if e.is_timeout() {
+            TransportErrorKind::Timeout
+        } else if e.is_connect() {
+            TransportErrorKind::Connect
+        } else if e.is_body() || e.is_decode() || e.is_request() {
+            TransportErrorKind::Reset
+        } else {
+            TransportErrorKind::Other
+        };
+        let e = e.without_url();
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            message.push_str(": ");
+            message.push_str(&s.to_string());
+            source = s.source();
+        }
+        TransportError::new(kind, self.key.redact(&message))
+    }
+}
