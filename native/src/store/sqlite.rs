@@ -127,9 +127,7 @@ impl SqliteStore {
             return Err(corrupt(loc, format!("it belongs to another application (application_id {app_id:#x})")));
         }
         if wal {
-            let mode: String = conn
-                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-                .map_err(|e| open_error(loc, e))?;
+            let mode = switch_to_wal(&conn).map_err(|e| open_error(loc, e))?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(StoreError::Backend(format!("{loc}: could not switch to WAL (journal_mode is {mode})")));
             }
@@ -175,6 +173,24 @@ fn create_private(path: &Path, location: &str) -> Result<(), StoreError> {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(StoreError::Backend(format!("cannot create {location}: {e}"))),
+    }
+}
+
+/// `PRAGMA journal_mode = WAL`, retried while another process holds the file.
+///
+/// Switching needs an exclusive lock; when several processes open a fresh file
+/// at once, SQLite reports the deadlock between them as busy without calling
+/// the busy handler, so the busy timeout alone does not cover it.
+fn switch_to_wal(conn: &Connection) -> rusqlite::Result<String> {
+    let mut attempt = 0u32;
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)) {
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) && attempt < 200 => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(5 + fastrand::u64(..45)));
+            }
+            other => return other,
+        }
     }
 }
 

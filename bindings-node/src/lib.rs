@@ -1,0 +1,1 @@
+//! captcha-dlq node binding (placeholder, being written).

@@ -1,0 +1,1 @@
+//! captcha-dlq python binding (placeholder, being written).

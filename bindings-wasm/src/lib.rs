@@ -1,0 +1,1 @@
+//! captcha-dlq wasm binding (placeholder, being written).
