@@ -426,3 +426,39 @@ fn first_polls_follow_the_per_kind_schedule() {
         [17_050u64, 22_100, 27_150, 32_200].iter().map(|ms| Duration::from_millis(*ms)).collect();
     assert_eq!(polls, expected, "first poll after 17 s (+50 ms round trip), then every 5 s after each answer");
 }
+
+#[test]
+fn answers_that_may_contain_a_pipe_are_never_batched() {
+    let mut config = EngineConfig::default();
+    config.rate.submits_per_second = 1000.0;
+    let mut h = Harness::new(config, FakeService::new(|_| Behavior::SolveAfter(secs(20))));
+    let mut funcaptcha_pages = Vec::new();
+    for i in 0..4 {
+        h.submit(seed_task(i), &[]);
+        let page = format!("https://example.com/arkose/{i}");
+        let task = captcha_dlq_core::Task::from_json_value(serde_json::json!({
+            "type": "funcaptcha", "publickey": "69A21A01-CC7B-B9C6-0F9A-E7FA06677FFC", "page_url": page,
+        }))
+        .unwrap();
+        h.engine.submit(task, Default::default(), h.now).unwrap();
+        funcaptcha_pages.push(page);
+    }
+    h.run();
+    assert_eq!(h.solved.len(), 8);
+    // Provider ids of the FunCaptcha tasks, from what the service saw at submission.
+    let submits: Vec<_> = h.service.log.iter().filter(|s| s.endpoint == "/in.php").collect();
+    let mut next_id = 71_823_456u64;
+    let mut funcaptcha_ids = Vec::new();
+    for s in submits {
+        next_id += 1;
+        if funcaptcha_pages.contains(&s.subject[0]) {
+            funcaptcha_ids.push(next_id.to_string());
+        }
+    }
+    assert_eq!(funcaptcha_ids.len(), 4);
+    let batches: Vec<_> = h.service.log.iter().filter(|s| s.endpoint == "/res.php" && s.subject.len() > 1).collect();
+    assert!(!batches.is_empty(), "the reCAPTCHA tasks are still batched");
+    for b in batches {
+        assert!(b.subject.iter().all(|id| !funcaptcha_ids.contains(id)), "a FunCaptcha task rode in a batch: {b:?}");
+    }
+}

@@ -16,8 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::driver::{now, Command, Driver, EventSink, JobOutcome};
 use crate::error::{Error, Result};
-use crate::owner::{is_orphaned, Owner};
 use crate::open::open_store;
+use crate::owner::{is_orphaned, Owner};
 use crate::transport::Transport;
 
 /// How to build a [`Client`]. Only the key is required.
@@ -246,11 +246,29 @@ impl SolveHandle {
     }
 
     pub async fn wait(self) -> Result<Solution> {
-        match self.done.await {
-            Ok(JobOutcome::Solved { solution, .. }) => Ok(solution),
-            Ok(JobOutcome::DeadLettered { record, stored }) => Err(Error::SolveFailed { record, stored }),
-            Err(_) => Err(Error::Closed),
+        match self.wait_outcome().await? {
+            JobOutcome::Solved { solution, .. } => Ok(solution),
+            JobOutcome::DeadLettered { record, stored } => Err(Error::SolveFailed { record, stored }),
         }
+    }
+
+    /// The outcome with the task's id and labels (`Error::Closed` if the client closed first).
+    pub async fn wait_outcome(self) -> Result<JobOutcome> {
+        self.done.await.map_err(|_| Error::Closed)
+    }
+
+    /// [`SolveHandle::wait`], cancelling the job if `cancel` completes first (a host's
+    /// abort signal): it is then dead-lettered as `Cancelled` and that failure is returned.
+    pub async fn wait_or_cancel(mut self, cancel: impl std::future::Future<Output = ()>) -> Result<Solution> {
+        tokio::select! {
+            outcome = &mut self.done => return match outcome {
+                Ok(JobOutcome::Solved { solution, .. }) => Ok(solution),
+                Ok(JobOutcome::DeadLettered { record, stored }) => Err(Error::SolveFailed { record, stored }),
+                Err(_) => Err(Error::Closed),
+            },
+            () = cancel => self.cancel(),
+        }
+        self.wait().await
     }
 }
 
@@ -356,7 +374,8 @@ impl Client {
                 }
             }
         }
-        let outcomes = futures::future::join_all(running.into_iter().map(|(lease, rx)| async move { (lease, rx.await) })).await;
+        let outcomes =
+            futures::future::join_all(running.into_iter().map(|(lease, rx)| async move { (lease, rx.await) })).await;
         for (lease, outcome) in outcomes {
             match outcome {
                 Ok(JobOutcome::Solved { .. }) => {
@@ -367,7 +386,8 @@ impl Client {
                     record.deliveries = lease.record.deliveries;
                     if record.attempts >= policy.park_after_attempts {
                         record.state = RecordState::Parked;
-                        record.parked_reason = Some(captcha_dlq_core::class::reason::MAX_DELIVERY_COUNT_EXCEEDED.into());
+                        record.parked_reason =
+                            Some(captcha_dlq_core::class::reason::MAX_DELIVERY_COUNT_EXCEEDED.into());
                     }
                     match self.inner.store.abandon(&lease.token, Some(*record), now()).await? {
                         RecordState::Parked => report.parked += 1,
@@ -431,7 +451,11 @@ impl Client {
         let Some(mut req) = self.inner.provider.report_request(&self.inner.key, provider_task_id, good) else {
             return Err(ConfigError::new(
                 "report",
-                format!("{} has no report endpoint for {} answers", self.inner.provider.name(), if good { "good" } else { "bad" }),
+                format!(
+                    "{} has no report endpoint for {} answers",
+                    self.inner.provider.name(),
+                    if good { "good" } else { "bad" }
+                ),
             )
             .into());
         };

@@ -12,8 +12,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use captcha_dlq_core::dlq::{DeadLetterRecord, DlqStore};
 use captcha_dlq_core::engine::Event;
 use captcha_dlq_core::{
-    Action, Engine, HttpResponse, InvalidTask, JobId, JournalEntry, JournalOp, RequestId, Solution, Task,
-    Timestamp, TransportError,
+    Action, Engine, HttpResponse, InvalidTask, JobId, JournalEntry, JournalOp, RequestId, Solution, Task, Timestamp,
+    TransportError,
 };
 use std::collections::BTreeMap;
 use tokio::sync::{mpsc, oneshot};
@@ -29,23 +29,48 @@ pub(crate) fn now() -> Timestamp {
 /// How a job ended.
 #[derive(Debug)]
 pub enum JobOutcome {
-    Solved { id: String, labels: BTreeMap<String, String>, solution: Solution },
+    Solved {
+        id: String,
+        labels: BTreeMap<String, String>,
+        solution: Solution,
+    },
     /// `stored` is false when writing the record failed (the record is here, so it is not lost).
-    DeadLettered { record: Box<DeadLetterRecord>, stored: bool },
+    DeadLettered {
+        record: Box<DeadLetterRecord>,
+        stored: bool,
+    },
 }
 
 pub(crate) type Accepted = oneshot::Sender<Result<JobId, InvalidTask>>;
 pub(crate) type Done = oneshot::Sender<JobOutcome>;
 
 pub(crate) enum Command {
-    Submit { task: Task, labels: BTreeMap<String, String>, accepted: Accepted, done: Done },
+    Submit {
+        task: Task,
+        labels: BTreeMap<String, String>,
+        accepted: Accepted,
+        done: Done,
+    },
     /// Replay a leased record; its outcome goes to `done` and nothing is written to the store
     /// (the replayer completes or abandons the lease).
-    Replay { record: Box<DeadLetterRecord>, attempts: u32, accepted: Accepted, done: Done },
-    Recover { entry: Box<JournalEntry>, resume: bool, done: Done },
-    Cancel { job: JobId },
+    Replay {
+        record: Box<DeadLetterRecord>,
+        attempts: u32,
+        accepted: Accepted,
+        done: Done,
+    },
+    Recover {
+        entry: Box<JournalEntry>,
+        resume: bool,
+        done: Done,
+    },
+    Cancel {
+        job: JobId,
+    },
     ResetCircuit,
-    Shutdown { ack: oneshot::Sender<()> },
+    Shutdown {
+        ack: oneshot::Sender<()>,
+    },
 }
 
 pub(crate) type EventSink = Arc<dyn Fn(&Event) + Send + Sync>;

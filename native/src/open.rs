@@ -14,7 +14,9 @@ pub const DEFAULT_REDIS_NAMESPACE: &str = "captcha-dlq";
 pub async fn open_store(location: &str) -> Result<Arc<dyn DlqStore>, StoreError> {
     let location = location.trim();
     if location.is_empty() {
-        return Err(StoreError::Backend("the DLQ location is empty: give a file path, `memory` or a redis:// URL".into()));
+        return Err(StoreError::Backend(
+            "the DLQ location is empty: give a file path, `memory` or a redis:// URL".into(),
+        ));
     }
     if location == "memory" || location == ":memory:" {
         return Ok(Arc::new(MemoryStore::new()));

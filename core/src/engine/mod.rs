@@ -25,7 +25,7 @@ use crate::http::{HttpRequest, HttpResponse, Secret, TransportError};
 use crate::journal::{JournalEntry, JournalOp};
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll};
 use crate::solution::Solution;
-use crate::task::Task;
+use crate::task::{Task, TaskKind};
 use crate::time::Timestamp;
 
 /// History entries kept per task; older ones are dropped first (the count of
@@ -479,22 +479,29 @@ impl Engine {
         };
         let horizon = if batch > 1 { now.add(Duration::from_millis(self.config.polling.coalesce_ms)) } else { now };
         while now >= self.polls_paused_until && self.circuit.allows_request() {
-            match self.poll_queue.first() {
-                Some(&(at, _)) if at <= now => {}
-                _ => break,
+            let Some(&(at, first)) = self.poll_queue.first() else { break };
+            if at > now {
+                break;
             }
-            let mut jobs = Vec::new();
-            let mut ids = Vec::new();
-            while jobs.len() < batch {
-                let Some(&(at, job)) = self.poll_queue.first() else { break };
-                if at > horizon {
-                    break;
+            self.poll_queue.pop_first();
+            let mut jobs = vec![first];
+            if batch > 1 && self.batchable(first) {
+                // Gather more batchable jobs due soon; others stay queued for their own request.
+                let riders: Vec<(Timestamp, JobId)> = self
+                    .poll_queue
+                    .iter()
+                    .take_while(|(t, _)| *t <= horizon)
+                    .filter(|(_, j)| self.batchable(*j))
+                    .take(batch - 1)
+                    .copied()
+                    .collect();
+                for entry in riders {
+                    self.poll_queue.remove(&entry);
+                    jobs.push(entry.1);
                 }
-                self.poll_queue.pop_first();
-                let Some(pid) = self.jobs.get(&job).and_then(|j| j.provider_task_id.clone()) else { continue };
-                jobs.push(job);
-                ids.push(pid);
             }
+            let (jobs, ids): (Vec<JobId>, Vec<String>) =
+                jobs.into_iter().filter_map(|j| Some((j, self.jobs.get(&j)?.provider_task_id.clone()?))).unzip();
             if jobs.is_empty() {
                 continue;
             }
@@ -510,6 +517,17 @@ impl Engine {
             self.push_event(Event::Polled { tasks: jobs.len() });
             self.requests.insert(rid, Pending::Poll { jobs, ids });
         }
+    }
+
+    /// Whether the job's answer can share a `|`-separated batch answer: tokens can, but
+    /// FunCaptcha tokens, GeeTest's JSON and recognised image text may contain `|` themselves.
+    fn batchable(&self, job: JobId) -> bool {
+        self.jobs.get(&job).is_some_and(|j| {
+            matches!(
+                j.task.kind(),
+                TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha
+            )
+        })
     }
 
     fn schedule_submits(&mut self, now: Timestamp) {

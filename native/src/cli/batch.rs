@@ -1,14 +1,17 @@
 //! `captcha-dlq batch FILE.jsonl`: one task per line in, one JSON line out per
-//! task, in input order, with a progress bar on stderr. A bad line becomes an
-//! error line naming the line and the field; it is never skipped silently.
+//! task as soon as it ends (each names its input `line`, its `id` and labels),
+//! with a progress bar on stderr. Streaming means a killed run has already
+//! printed every answer it got; the rest are in the journal or the DLQ. A bad
+//! line becomes an error line naming the line and the field, never a silent skip.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use captcha_dlq::core::Task;
-use captcha_dlq::Error;
+use captcha_dlq::{Error, JobOutcome};
 use clap::Args as ClapArgs;
+use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Value};
 
@@ -30,7 +33,9 @@ pub struct BatchArgs {
 fn parse_line(line: &str) -> Result<(Task, BTreeMap<String, String>), String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
     let (task_value, labels_value) = match value {
-        Value::Object(mut obj) if obj.contains_key("task") => (obj.remove("task").unwrap_or(Value::Null), obj.remove("labels")),
+        Value::Object(mut obj) if obj.contains_key("task") => {
+            (obj.remove("task").unwrap_or(Value::Null), obj.remove("labels"))
+        }
         other => (other, None),
     };
     let task = Task::from_json_value(task_value).map_err(|e| e.to_string())?;
@@ -55,26 +60,37 @@ pub async fn run(global: &Global, args: BatchArgs) -> Result<u8, Error> {
         std::fs::read_to_string(&args.file)
             .map_err(|e| Error::Io(format!("cannot read {}: {e}", args.file.display())))?
     };
-    let mut outputs: Vec<Option<Value>> = Vec::new();
+    let mut sink: Box<dyn Write + Send> = match &args.out {
+        Some(path) => Box::new(
+            std::fs::File::create(path).map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    };
+    let mut emit = |value: Value| -> Result<(), Error> {
+        writeln!(sink, "{value}")
+            .and_then(|()| sink.flush())
+            .map_err(|e| Error::Io(format!("cannot write results: {e}")))
+    };
+
     let mut tasks = Vec::new();
-    let mut slots = Vec::new();
+    let mut invalid = 0usize;
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match parse_line(line) {
-            Ok(t) => {
-                slots.push(outputs.len());
-                outputs.push(None);
-                tasks.push(t);
+            Ok((task, mut labels)) => {
+                labels.entry("line".to_string()).or_insert_with(|| (n + 1).to_string());
+                tasks.push((n + 1, task, labels));
             }
             Err(problem) => {
-                outputs.push(Some(json!({ "line": n + 1, "ok": false, "code": "INVALID_TASK", "error": format!("line {}: {problem}", n + 1) })))
+                invalid += 1;
+                emit(
+                    json!({ "line": n + 1, "ok": false, "code": "INVALID_TASK", "error": format!("line {}: {problem}", n + 1) }),
+                )?;
             }
         }
     }
-    let lines: Vec<usize> =
-        text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(n, _)| n + 1).collect();
 
     let client = client(global).await?;
     let bar = ProgressBar::with_draw_target(Some(tasks.len() as u64), ProgressDrawTarget::stderr());
@@ -82,37 +98,42 @@ pub async fn run(global: &Global, args: BatchArgs) -> Result<u8, Error> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} tasks  {elapsed_precise}  eta {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let progress = |done: usize, _total: usize| bar.set_position(done as u64);
-    let results = client.solve_many(tasks, args.concurrency, Some(&progress)).await;
-    bar.finish_and_clear();
-    client.close().await;
+    let mut running = futures::stream::iter(tasks.into_iter().map(|(line, task, labels)| {
+        let client = client.clone();
+        async move {
+            let outcome = match client.submit(task, labels).await {
+                Ok(handle) => handle.wait_outcome().await,
+                Err(e) => Err(e),
+            };
+            (line, outcome)
+        }
+    }))
+    .buffer_unordered(args.concurrency.max(1));
 
-    let mut failed = 0usize;
-    let mut account = false;
-    for (slot, result) in slots.into_iter().zip(results) {
-        let line = lines.get(slot).copied().unwrap_or(0);
-        outputs[slot] = Some(match result {
-            Ok(solution) => json!({ "line": line, "ok": true, "solution": solution }),
-            Err(Error::SolveFailed { record, stored }) => {
+    let (mut failed, mut account) = (0usize, false);
+    while let Some((line, outcome)) = running.next().await {
+        bar.inc(1);
+        let value = match outcome {
+            Ok(JobOutcome::Solved { id, labels, solution }) => {
+                json!({ "line": line, "ok": true, "id": id, "labels": labels, "solution": solution })
+            }
+            Ok(JobOutcome::DeadLettered { record, stored }) => {
                 failed += 1;
                 account |= record.class == captcha_dlq::core::ErrorClass::AccountTerminal;
-                json!({ "line": line, "ok": false, "code": "SOLVE_FAILED", "id": record.id, "reason": record.reason,
-                        "class": record.class, "attempts": record.attempts, "description": record.description, "stored": stored })
+                json!({ "line": line, "ok": false, "code": "SOLVE_FAILED", "id": record.id, "labels": record.labels,
+                        "reason": record.reason, "class": record.class, "attempts": record.attempts,
+                        "description": record.description, "stored": stored })
             }
             Err(e) => {
                 failed += 1;
                 json!({ "line": line, "ok": false, "code": e.code(), "error": e.to_string() })
             }
-        });
+        };
+        emit(value)?;
     }
-    let invalid = outputs.iter().flatten().filter(|o| o["code"] == "INVALID_TASK").count();
-    let mut sink: Box<dyn Write> = match &args.out {
-        Some(path) => Box::new(std::fs::File::create(path).map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    for out in outputs.into_iter().flatten() {
-        writeln!(sink, "{out}").map_err(|e| Error::Io(format!("cannot write results: {e}")))?;
-    }
+    bar.finish_and_clear();
+    drop(running);
+    client.close().await;
     Ok(if account {
         exit::ACCOUNT
     } else if failed > 0 {

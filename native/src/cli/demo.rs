@@ -42,9 +42,11 @@ fn demo_config() -> EngineConfig {
 }
 
 pub async fn run(global: &Global, args: DemoArgs) -> Result<u8, Error> {
-    let mut script = MockConfig::default();
-    script.default_behavior = Behavior { solve_after_ms: 300, ..Behavior::default() };
-    script.rules = vec![rule("/page/2", Outcome::Unsolvable), rule("/page/4", Outcome::NeverReady)];
+    let script = MockConfig {
+        default_behavior: Behavior { solve_after_ms: 300, ..Behavior::default() },
+        rules: vec![rule("/page/2", Outcome::Unsolvable), rule("/page/4", Outcome::NeverReady)],
+        ..MockConfig::default()
+    };
     let mock = MockSolver::start(script).await.map_err(|e| Error::Io(format!("cannot start the mock solver: {e}")))?;
 
     let (dlq_path, temporary) = match args.keep_dlq {
@@ -139,7 +141,10 @@ async fn run_batch(global: &Global, client: &Client, mock: &captcha_dlq_mock::Mo
         );
     } else {
         println!("[dlq] Retried: {}, Recovered: {}", report.retried, report.recovered);
-        println!("DLQ size after replay: {after} (completed: {}, parked: {})", stats_after.completed, stats_after.parked);
+        println!(
+            "DLQ size after replay: {after} (completed: {}, parked: {})",
+            stats_after.completed, stats_after.parked
+        );
         let counters = mock.counters();
         println!(
             "\nmock solver saw {} submits and {} polls for 5 tasks + 2 replays",

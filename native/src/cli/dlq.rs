@@ -126,9 +126,9 @@ impl FilterArgs {
             states: self.states.clone(),
             sitekey: self.sitekey.clone(),
             page_host: self.page_host.clone(),
-            dead_lettered_before: self.older_than_hours.map(|h| {
-                Timestamp::from_unix_millis(now.as_unix_millis().saturating_sub(h.saturating_mul(3_600_000)))
-            }),
+            dead_lettered_before: self
+                .older_than_hours
+                .map(|h| Timestamp::from_unix_millis(now.as_unix_millis().saturating_sub(h.saturating_mul(3_600_000)))),
             ..Filter::default()
         }
     }
@@ -139,7 +139,11 @@ fn now() -> Timestamp {
     Timestamp::from_unix_millis(u64::try_from(ms).unwrap_or(0))
 }
 
-async fn all_records(store: &dyn DlqStore, filter: &Filter, now: Timestamp) -> Result<Vec<captcha_dlq::core::dlq::DeadLetterRecord>, Error> {
+async fn all_records(
+    store: &dyn DlqStore,
+    filter: &Filter,
+    now: Timestamp,
+) -> Result<Vec<captcha_dlq::core::dlq::DeadLetterRecord>, Error> {
     let mut out = Vec::new();
     loop {
         let page = store.peek(filter, Page { offset: out.len(), limit: 1000 }, now).await?;
@@ -183,7 +187,10 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
                     println!("{}", serde_json::to_string(r).unwrap_or_default());
                 }
             } else {
-                println!("{:<26}  {:<7}  {:<26}  {:>8}  {:<20}  page", "id", "state", "reason", "attempts", "dead-lettered");
+                println!(
+                    "{:<26}  {:<7}  {:<26}  {:>8}  {:<20}  page",
+                    "id", "state", "reason", "attempts", "dead-lettered"
+                );
                 for r in &records {
                     println!(
                         "{:<26}  {:<7}  {:<26}  {:>8}  {:<20}  {}",
@@ -221,8 +228,8 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
         DlqCommand::Import { file } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
-            let records = import(&text, &global.provider, now)
-                .map_err(|e| Error::Io(format!("{}: {e}", file.display())))?;
+            let records =
+                import(&text, &global.provider, now).map_err(|e| Error::Io(format!("{}: {e}", file.display())))?;
             let n = records.len();
             for r in records {
                 store.push(r).await?;

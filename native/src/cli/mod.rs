@@ -134,7 +134,8 @@ pub fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAPTCHA_DLQ_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }
 
 pub async fn run(args: Args) -> u8 {
@@ -244,7 +245,11 @@ async fn solve_one(global: &Global, args: SolveArgs) -> Result<u8, Error> {
                     if stored { "" } else { " — the DLQ write failed; record printed above is the only copy" }
                 );
             }
-            Ok(if record.class == captcha_dlq::core::ErrorClass::AccountTerminal { exit::ACCOUNT } else { exit::TASKS_FAILED })
+            Ok(if record.class == captcha_dlq::core::ErrorClass::AccountTerminal {
+                exit::ACCOUNT
+            } else {
+                exit::TASKS_FAILED
+            })
         }
         Err(e) => Err(e),
     }

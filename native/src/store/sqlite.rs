@@ -179,18 +179,21 @@ fn create_private(path: &Path, location: &str) -> Result<(), StoreError> {
 /// `PRAGMA journal_mode = WAL`, retried while another process holds the file.
 ///
 /// Switching needs an exclusive lock; when several processes open a fresh file
-/// at once, SQLite reports the deadlock between them as busy without calling
-/// the busy handler, so the busy timeout alone does not cover it.
+/// at once, SQLite may answer busy without calling the busy handler, or leave
+/// the old mode and return its name, so the busy timeout alone does not cover it.
 fn switch_to_wal(conn: &Connection) -> rusqlite::Result<String> {
     let mut attempt = 0u32;
     loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)) {
-            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) && attempt < 200 => {
-                attempt += 1;
-                std::thread::sleep(Duration::from_millis(5 + fastrand::u64(..45)));
-            }
-            other => return other,
+        let result = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
+        let retry = match &result {
+            Ok(mode) => !mode.eq_ignore_ascii_case("wal"),
+            Err(e) => e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy),
+        };
+        if !retry || attempt >= 200 {
+            return result;
         }
+        attempt += 1;
+        std::thread::sleep(Duration::from_millis(5 + fastrand::u64(..45)));
     }
 }
 

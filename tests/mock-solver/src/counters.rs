@@ -56,6 +56,10 @@ pub struct KeyCounters {
     pub submits: u64,
     /// Polls (single and batch) carrying this key.
     pub polls: u64,
+    /// Tasks accepted for this key.
+    pub tasks_created: u64,
+    /// Tasks of this key whose answer was delivered.
+    pub tasks_solved: u64,
 }
 
 impl Counters {

@@ -47,7 +47,8 @@ pub(crate) fn create_task(state: &mut State, body: &[u8], now: Instant) -> Reply
             Some(Value::Object(task)) => task,
             _ => return Err(error("ERROR_TASK_ABSENT", "task is missing or not an object")),
         };
-        let submission = parse_task(state, task)?;
+        let mut submission = parse_task(state, task)?;
+        submission.key = client_key(&map);
         state.submit(submission, now).map_err(|code| error(&code, "the task was refused"))
     });
     match result {
@@ -131,7 +132,7 @@ fn parse_task(state: &State, task: &Map<String, Value>) -> Result<Submission, Re
         }
     };
     let values = task.values().filter_map(Value::as_str).map(str::to_string).collect();
-    Ok(Submission { kind, page_url, site_key, values })
+    Ok(Submission { kind, page_url, site_key, values, key: None })
 }
 
 /// `POST /getTaskResult`.

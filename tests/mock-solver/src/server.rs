@@ -125,7 +125,8 @@ async fn handle(
             return Err(Aborted);
         }
         Some(Fault::Http5xx(status)) => {
-            return Ok(respond(Reply::text("Internal Server Error").with_status(status), cors))
+            let reason = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Server Error");
+            return Ok(respond(Reply::text(reason).with_status(status), cors));
         }
         Some(Fault::Html502) => {
             let page = Reply { status: 502, content_type: "text/html", body: NGINX_502.to_string() };

@@ -22,6 +22,8 @@ pub(crate) struct Submission {
     pub site_key: Option<String>,
     /// Every submitted parameter value, for `any_contains`.
     pub values: Vec<String>,
+    /// The API key it was submitted with, for the per-key counters.
+    pub key: Option<String>,
 }
 
 /// One accepted task.
@@ -31,6 +33,7 @@ struct Task {
     submitted: Instant,
     behavior: Behavior,
     delivered: bool,
+    key: Option<String>,
 }
 
 /// What a poll sees of a task.
@@ -171,7 +174,11 @@ impl State {
         }
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
-        self.tasks.insert(id, Task { kind: submission.kind, submitted: now, behavior, delivered: false });
+        if let Some(key) = &submission.key {
+            self.counters.key(key).tasks_created += 1;
+        }
+        let task = Task { kind: submission.kind, submitted: now, behavior, delivered: false, key: submission.key };
+        self.tasks.insert(id, task);
         self.order.push_back(id);
         self.counters.tasks_created += 1;
         self.evict();
@@ -192,6 +199,9 @@ impl State {
                 if !task.delivered {
                     task.delivered = true;
                     self.counters.tasks_solved += 1;
+                    if let Some(key) = &task.key {
+                        self.counters.key(key).tasks_solved += 1;
+                    }
                 }
                 Status::Ready { kind: task.kind, token: task.behavior.token.clone() }
             }

@@ -121,7 +121,8 @@ fn parse_task(state: &State, params: &Params) -> Result<Submission, String> {
         "hcaptcha" => return Err(state.config.hcaptcha_code.clone()),
         _ => return Err("ERROR_BAD_PARAMETERS".to_string()),
     };
-    Ok(Submission { kind, page_url, site_key, values: params.values().cloned().collect() })
+    let key = get(params, "key").map(str::to_string);
+    Ok(Submission { kind, page_url, site_key, values: params.values().cloned().collect(), key })
 }
 
 /// Checks a base64 image body like the service does: present, decodable, not too big.

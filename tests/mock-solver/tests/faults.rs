@@ -17,6 +17,8 @@ async fn http_5xx_answers_a_server_error() {
     }
     assert_eq!(mock.counters().faults_of("http_5xx"), 5);
     assert_eq!(mock.counters().balance_checks, 0, "a 5xx happens before the request takes effect");
+    let counters = get_json(&format!("{}/mock/counters", mock.base_url())).await;
+    assert_eq!(counters["faults"]["http_5xx"], 5, "control paths are never faulted");
 }
 
 #[tokio::test]

@@ -33,6 +33,8 @@ async fn counters_count_each_endpoint_poll_kind_and_key() {
     assert_eq!(counters.by_key[KEY].polls, 3);
     assert_eq!(counters.by_key[KEY].requests, 5);
     assert_eq!(counters.by_key["other"].requests, 2);
+    assert_eq!((counters.by_key[KEY].tasks_created, counters.by_key[KEY].tasks_solved), (2, 2));
+    assert_eq!((counters.by_key["other"].tasks_created, counters.by_key["other"].tasks_solved), (1, 0));
     assert_eq!(counters.faults_total(), 0);
 
     let over_http: captcha_dlq_mock::Counters =

@@ -1,0 +1,269 @@
+//! `NativeClient`: a `captcha_dlq::Client` on the shared runtime, driven from Python.
+//!
+//! Sync methods block through [`crate::wait::block_on`] (GIL released, signals checked);
+//! `solve_async` returns an asyncio awaitable through pyo3-async-runtimes. Values cross the
+//! boundary as JSON text; the Python layer turns them into objects and exceptions.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use captcha_dlq::core::dlq::{Filter, ReplayPolicy};
+use captcha_dlq::{Client, EngineConfig, Error, ReplayOptions, Solution, Task};
+use pyo3::prelude::*;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::errors;
+use crate::pystore::PyStore;
+use crate::wait::block_on;
+
+/// The options Python passes (besides the key, which travels on its own).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Options {
+    provider: Option<String>,
+    base_url: Option<String>,
+    /// A location (`memory`, a SQLite path, a redis:// URL); ignored when a store object is given.
+    dlq: Option<String>,
+    #[serde(default)]
+    config: Value,
+    #[serde(default)]
+    replay_policy: Value,
+    #[serde(default)]
+    allow_insecure_http: bool,
+    proxy: Option<String>,
+}
+
+fn parse_section<T: serde::de::DeserializeOwned + Default>(value: Value, prefix: &str) -> PyResult<T> {
+    if value.is_null() {
+        return Ok(T::default());
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.inner().to_string();
+        // serde names an unknown or missing field only in the message: put it in the path.
+        let named = inner.split('`').nth(1).filter(|_| inner.starts_with("unknown field") || inner.starts_with("missing"));
+        let field = match (path.as_str(), named) {
+            (".", Some(f)) => format!("{prefix}{f}"),
+            (".", None) => prefix.trim_end_matches('.').to_string(),
+            (p, Some(f)) if inner.starts_with("missing") => format!("{prefix}{p}.{f}"),
+            (p, _) => format!("{prefix}{p}"),
+        };
+        let problem = match inner.find(", expected one of") {
+            Some(i) => inner.get(..i).unwrap_or(&inner).to_string(),
+            None => inner,
+        };
+        errors::config(field, problem)
+    })
+}
+
+fn parse_task(task_json: &str) -> Result<Task, Error> {
+    Task::from_json_str(task_json).map_err(Error::from)
+}
+
+fn solution_json(s: &Solution) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| json!({ "text": s.text }).to_string())
+}
+
+fn result_json(r: &Result<Solution, Error>) -> Value {
+    match r {
+        Ok(s) => json!({ "ok": s }),
+        Err(e) => {
+            let code = errors::code_of(e);
+            json!({ "error": { "code": code, "message": e.to_string(), "details": errors::details(e) } })
+        }
+    }
+}
+
+#[pyclass(module = "captcha_dlq._native", frozen)]
+pub(crate) struct NativeClient {
+    client: Client,
+    closed: Arc<AtomicBool>,
+}
+
+impl NativeClient {
+    fn live(&self) -> PyResult<Client> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(errors::closed());
+        }
+        Ok(self.client.clone())
+    }
+}
+
+#[pymethods]
+impl NativeClient {
+    #[new]
+    #[pyo3(signature = (api_key, options_json, store=None, events=None))]
+    fn new(
+        py: Python<'_>,
+        api_key: String,
+        options_json: &str,
+        store: Option<Py<PyAny>>,
+        events: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let options: Options = parse_section(
+            serde_json::from_str(options_json).map_err(|e| errors::config("options", e.to_string()))?,
+            "",
+        )?;
+        let config: EngineConfig = parse_section(options.config, "")?;
+        let replay: ReplayPolicy = parse_section(options.replay_policy, "replay_policy.")?;
+        let mut builder = Client::builder()
+            .api_key(api_key)
+            .config(config)
+            .replay_policy(replay)
+            .allow_insecure_http(options.allow_insecure_http);
+        if let Some(p) = options.provider {
+            builder = builder.provider(p);
+        }
+        if let Some(u) = options.base_url {
+            builder = builder.base_url(u);
+        }
+        if let Some(p) = options.proxy {
+            builder = builder.proxy(p);
+        }
+        builder = match (store, options.dlq) {
+            (Some(obj), _) => builder.dlq_store(Arc::new(PyStore::new(obj))),
+            (None, Some(loc)) => builder.dlq(loc),
+            (None, None) => builder,
+        };
+        if let Some(cb) = events {
+            let sink = crate::events::forwarder(cb)
+                .map_err(|e| errors::internal(format!("could not start the event thread: {e}")))?;
+            builder = builder.on_event(sink);
+        }
+        let client = block_on(py, async move { builder.build().await }, None)?.map_err(|e| errors::to_py(&e))?;
+        Ok(NativeClient { client, closed: Arc::new(AtomicBool::new(false)) })
+    }
+
+    fn solve(&self, py: Python<'_>, task_json: &str) -> PyResult<String> {
+        let task = parse_task(task_json).map_err(|e| errors::to_py(&e))?;
+        let client = self.live()?;
+        let result = block_on(py, async move { client.solve(task).await }, None)?;
+        result.map(|s| solution_json(&s)).map_err(|e| errors::to_py(&e))
+    }
+
+    fn solve_async<'py>(&self, py: Python<'py>, task_json: &str) -> PyResult<Bound<'py, PyAny>> {
+        let task = parse_task(task_json).map_err(|e| errors::to_py(&e))?;
+        let client = self.live()?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            client.solve(task).await.map(|s| solution_json(&s)).map_err(|e| errors::to_py(&e))
+        })
+    }
+
+    /// Returns a JSON list, one `{"ok": solution}` or `{"error": {...}}` per task, in order.
+    #[pyo3(signature = (tasks_json, concurrency, progress=None))]
+    fn solve_many(
+        &self,
+        py: Python<'_>,
+        tasks_json: Vec<String>,
+        concurrency: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<String> {
+        let client = self.live()?;
+        let total = tasks_json.len();
+        let mut slots: Vec<Option<Result<Solution, Error>>> = Vec::with_capacity(total);
+        let mut valid = Vec::new();
+        let mut positions = Vec::new();
+        for (i, text) in tasks_json.iter().enumerate() {
+            match parse_task(text) {
+                Ok(task) => {
+                    valid.push((task, BTreeMap::new()));
+                    positions.push(i);
+                    slots.push(None);
+                }
+                Err(e) => slots.push(Some(Err(e))),
+            }
+        }
+        let invalid = total - valid.len();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let fut = async move {
+            let report = move |done: usize, _: usize| {
+                let _ = tx.send((done + invalid, total));
+            };
+            client.solve_many(valid, concurrency, Some(&report)).await
+        };
+        let results = block_on(py, fut, progress.map(|p| (rx, p)))?;
+        for (pos, r) in positions.into_iter().zip(results) {
+            if let Some(slot) = slots.get_mut(pos) {
+                *slot = Some(r);
+            }
+        }
+        let out: Vec<Value> =
+            slots.into_iter().map(|s| result_json(&s.unwrap_or(Err(Error::Closed)))).collect();
+        Ok(Value::Array(out).to_string())
+    }
+
+    #[pyo3(signature = (filter_json=None, limit=None, explicit=false))]
+    fn replay(&self, py: Python<'_>, filter_json: Option<&str>, limit: Option<usize>, explicit: bool) -> PyResult<String> {
+        let filter: Option<Filter> = match filter_json {
+            None => None,
+            Some(text) => Some(parse_section(
+                serde_json::from_str(text).map_err(|e| errors::config("filter", e.to_string()))?,
+                "",
+            )?),
+        };
+        let client = self.live()?;
+        let options = ReplayOptions { filter, limit, explicit };
+        let report = block_on(py, async move { client.replay(options).await }, None)?.map_err(|e| errors::to_py(&e))?;
+        serde_json::to_string(&report).map_err(|e| errors::internal(e.to_string()))
+    }
+
+    #[pyo3(signature = (resume=true))]
+    fn recover(&self, py: Python<'_>, resume: bool) -> PyResult<String> {
+        let client = self.live()?;
+        let report = block_on(py, async move { client.recover(resume).await }, None)?.map_err(|e| errors::to_py(&e))?;
+        serde_json::to_string(&report).map_err(|e| errors::internal(e.to_string()))
+    }
+
+    fn balance(&self, py: Python<'_>) -> PyResult<f64> {
+        let client = self.live()?;
+        block_on(py, async move { client.balance().await }, None)?.map_err(|e| errors::to_py(&e))
+    }
+
+    fn report(&self, py: Python<'_>, provider_task_id: String, good: bool) -> PyResult<()> {
+        let client = self.live()?;
+        block_on(py, async move { client.report(&provider_task_id, good).await }, None)?.map_err(|e| errors::to_py(&e))
+    }
+
+    fn reset_circuit(&self) -> PyResult<()> {
+        self.live()?.reset_circuit().map_err(|e| errors::to_py(&e))
+    }
+
+    /// One DLQ operation (`count`, `peek`, `stats`, ...) with JSON arguments; JSON result.
+    fn dlq(&self, py: Python<'_>, op: String, args_json: &str) -> PyResult<String> {
+        let args: Value = serde_json::from_str(args_json).map_err(|e| errors::config("args", e.to_string()))?;
+        let store = self.client.dlq().clone();
+        let provider = self.client.provider().name().to_string();
+        let out = block_on(py, crate::dlq_ops::run(store, provider, op, args), None)?.map_err(|e| errors::to_py(&e))?;
+        Ok(out.to_string())
+    }
+
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let client = self.client.clone();
+        block_on(py, async move { client.close().await }, None)
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    #[getter]
+    fn provider(&self) -> String {
+        self.client.provider().name().to_string()
+    }
+
+    #[getter]
+    fn base_url(&self) -> String {
+        self.client.provider().base_url().to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("NativeClient(provider={:?}, base_url={:?})", self.client.provider().name(), self.client.provider().base_url())
+    }
+}

@@ -1,0 +1,48 @@
+//! JSON between Rust and JS: values cross as JSON text through the engine's
+//! own serde types and `JSON.parse` / `JSON.stringify`, so a JS object and a
+//! stored IndexedDB value have exactly the serde shape of the Rust type.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+/// A Rust value as a plain JS value.
+pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, String> {
+    let text = serde_json::to_string(value).map_err(|e| format!("cannot encode: {e}"))?;
+    js_sys::JSON::parse(&text).map_err(|e| format!("cannot encode: {}", describe(&e)))
+}
+
+/// A JS value as `serde_json::Value`; `undefined` becomes `null`.
+pub(crate) fn to_json(value: &JsValue) -> Result<serde_json::Value, String> {
+    if value.is_undefined() {
+        return Ok(serde_json::Value::Null);
+    }
+    let text = js_sys::JSON::stringify(value)
+        .map_err(|e| format!("not JSON-serialisable: {}", describe(&e)))?
+        .as_string()
+        .unwrap_or_else(|| "null".to_string());
+    serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))
+}
+
+/// A JS value decoded into a Rust type, naming the path of a mismatch.
+pub(crate) fn from_js<T: DeserializeOwned>(value: &JsValue) -> Result<T, String> {
+    let json = to_json(value)?;
+    serde_path_to_error::deserialize(json).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        }
+    })
+}
+
+/// A thrown JS value as text (an `Error`'s message, else its string form).
+pub(crate) fn describe(value: &JsValue) -> String {
+    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
+        return String::from(e.message());
+    }
+    value.as_string().unwrap_or_else(|| format!("{value:?}"))
+}
+
+use wasm_bindgen::JsCast;

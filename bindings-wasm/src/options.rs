@@ -1,0 +1,123 @@
+//! The `new Client({...})` options: read from a JS object, camelCase or
+//! snake_case keys, unknown keys refused, every problem naming its field.
+
+use captcha_dlq_core::dlq::replay::ReplayPolicy;
+use captcha_dlq_core::{ConfigError, EngineConfig};
+use js_sys::{Function, Reflect};
+use serde_json::{Map, Value};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::convert::to_json;
+
+const KNOWN: [&str; 12] = [
+    "apiKey", "provider", "baseUrl", "dlq", "retry", "polling", "rate", "circuit", "replay", "seed",
+    "allowInsecureHttp", "onEvent",
+];
+
+/// The parsed options (the store spec is opened later, asynchronously).
+#[derive(Debug)]
+pub(crate) struct Options {
+    pub api_key: String,
+    pub provider: String,
+    pub base_url: Option<String>,
+    pub dlq: JsValue,
+    pub config: EngineConfig,
+    pub replay: ReplayPolicy,
+    pub allow_insecure_http: bool,
+    pub on_event: Option<Function>,
+}
+
+/// `maxAttempts` → `max_attempts`, `recaptchaV2` → `recaptcha_v2`; snake_case stays.
+pub(crate) fn snake(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Object keys to snake_case, recursively (values are left alone).
+pub(crate) fn snake_keys(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (snake(&k), snake_keys(v))).collect()),
+        Value::Array(items) => Value::Array(items.into_iter().map(snake_keys).collect()),
+        other => other,
+    }
+}
+
+fn get(options: &JsValue, name: &str) -> JsValue {
+    Reflect::get(options, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn optional_string(options: &JsValue, name: &str) -> Result<Option<String>, ConfigError> {
+    let value = get(options, name);
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value.as_string().map(Some).ok_or_else(|| ConfigError::new(name, "expected a string"))
+}
+
+/// Decodes `value` (snake-cased) as `T`, naming the offending field under `prefix`.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(prefix: &str, value: Value) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(snake_keys(value)).map_err(|e| {
+        let path = e.path().to_string();
+        let field = match (path.as_str(), prefix.is_empty()) {
+            (".", _) => prefix.to_string(),
+            (_, true) => path,
+            _ => format!("{prefix}.{path}"),
+        };
+        ConfigError::new(field, e.inner().to_string())
+    })
+}
+
+pub(crate) fn parse(options: &JsValue) -> Result<Options, ConfigError> {
+    if !options.is_object() {
+        return Err(ConfigError::new("options", "expected an object such as { apiKey, provider, dlq }"));
+    }
+    for key in js_sys::Object::keys(options.unchecked_ref::<js_sys::Object>()).iter().filter_map(|k| k.as_string()) {
+        if !KNOWN.contains(&key.as_str()) {
+            return Err(ConfigError::new(key, format!("unknown option; known: {}", KNOWN.join(", "))));
+        }
+    }
+    let api_key = optional_string(options, "apiKey")?
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| ConfigError::new("apiKey", "missing: pass the solving service's API key"))?;
+    let mut engine = Map::new();
+    for section in ["retry", "polling", "rate", "circuit", "seed"] {
+        let value = get(options, section);
+        if !value.is_undefined() && !value.is_null() {
+            let json = to_json(&value).map_err(|e| ConfigError::new(section, e))?;
+            engine.insert(section.to_string(), json);
+        }
+    }
+    let config: EngineConfig = decode("", Value::Object(engine))?;
+    config.validate()?;
+    let replay_value = get(options, "replay");
+    let replay: ReplayPolicy = if replay_value.is_undefined() || replay_value.is_null() {
+        ReplayPolicy::default()
+    } else {
+        decode("replay", to_json(&replay_value).map_err(|e| ConfigError::new("replay", e))?)?
+    };
+    replay.validate()?;
+    let on_event = match get(options, "onEvent") {
+        v if v.is_undefined() || v.is_null() => None,
+        v => Some(v.dyn_into::<Function>().map_err(|_| ConfigError::new("onEvent", "expected a function"))?),
+    };
+    let insecure = get(options, "allowInsecureHttp");
+    Ok(Options {
+        api_key,
+        provider: optional_string(options, "provider")?.unwrap_or_else(|| "captchaai".to_string()),
+        base_url: optional_string(options, "baseUrl")?,
+        dlq: get(options, "dlq"),
+        config,
+        replay,
+        allow_insecure_http: insecure.as_bool().unwrap_or(false),
+        on_event,
+    })
+}

@@ -1,0 +1,12 @@
+//! The seeds' batch inside a service worker (no `window`, no `localStorage`), with the DLQ in IndexedDB.
+
+mod common;
+
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_service_worker);
+
+#[wasm_bindgen_test]
+async fn seeds_batch_in_a_service_worker() {
+    common::seeds_batch(&format!("indexeddb:{}", common::fresh_db("sw"))).await;
+}

@@ -1,0 +1,270 @@
+//! End to end over real HTTP on loopback: the `Client` against the mock solver.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use captcha_dlq::core::class::reason;
+use captcha_dlq::core::dlq::{Filter, Page};
+use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
+use captcha_dlq::core::{ErrorClass, Task, Timestamp};
+use captcha_dlq::{Client, Error, ReplayOptions};
+use captcha_dlq_mock::{Behavior, Faults, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
+use serde_json::json;
+
+/// Polling scaled down ~100×, so the seeds' schedule runs in a second or two.
+fn fast_config() -> EngineConfig {
+    let mut c = EngineConfig::default();
+    c.polling.first_poll_ms = FirstPoll::uniform(60);
+    c.polling.interval_ms = 40;
+    c.polling.max_polls = 6;
+    c.polling.coalesce_ms = 20;
+    c.retry.backoff = Backoff::FullJitter { base_ms: 20, cap_ms: 200 };
+    c.retry.transient_min_delay_ms = 10;
+    c.rate.submits_per_second = 2000.0;
+    c.rate.max_in_flight = 500;
+    c.circuit.break_ms = 200;
+    c
+}
+
+fn task(page: usize) -> Task {
+    Task::from_json_value(json!({
+        "type": "recaptcha_v2",
+        "sitekey": "6Le-SITEKEY",
+        "page_url": format!("https://example.com/page/{page}"),
+    }))
+    .expect("valid task")
+}
+
+fn rule(page: &str, outcome: Outcome, solve_after_ms: u64) -> Rule {
+    Rule {
+        matcher: Matcher { page_url_contains: Some(page.into()), ..Matcher::default() },
+        behavior: Behavior { outcome, solve_after_ms, ..Behavior::default() },
+    }
+}
+
+async fn mock(script: MockConfig) -> MockHandle {
+    MockSolver::start(script).await.expect("mock starts")
+}
+
+async fn client(mock: &MockHandle, key: &str, dlq: &str, config: EngineConfig) -> Client {
+    Client::builder()
+        .api_key(key)
+        .base_url(mock.base_url())
+        .dlq(dlq)
+        .config(config)
+        .build()
+        .await
+        .expect("client builds")
+}
+
+fn now() -> Timestamp {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+    Timestamp::from_unix_millis(ms as u64)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeds_batch_over_http_then_replay_recovers_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let dlq = dir.path().join("dlq.sqlite");
+    let script = MockConfig {
+        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
+        rules: vec![rule("/page/2", Outcome::Unsolvable, 30), rule("/page/4", Outcome::NeverReady, 0)],
+        ..MockConfig::default()
+    };
+    let mock = mock(script).await;
+    let client = client(&mock, "test-key", dlq.to_str().unwrap(), fast_config()).await;
+
+    let tasks = (0..5).map(|i| (task(i), BTreeMap::from([("page".to_string(), i.to_string())]))).collect();
+    let results = client.solve_many(tasks, 5, None).await;
+    let summary: Vec<_> = results
+        .iter()
+        .map(|r| match r {
+            Ok(s) => format!("solved:{}", &s.text[..8]),
+            Err(Error::SolveFailed { record, stored: true }) => format!("dlq:{}:{}", record.reason, record.attempts),
+            Err(e) => format!("other:{e}"),
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        ["solved:03AGdBq2", "solved:03AGdBq2", "dlq:ERROR_CAPTCHA_UNSOLVABLE:4", "solved:03AGdBq2", "dlq:Timeout:4"]
+    );
+    let store = client.dlq();
+    assert_eq!(store.count(&Filter::all(), now()).await.unwrap(), 2);
+    let records = store.peek(&Filter::all(), Page::default(), now()).await.unwrap();
+    assert!(records.iter().all(|r| r.labels.contains_key("page") && r.history.len() == 4));
+    assert_eq!(store.stats(now()).await.unwrap().in_flight, 0, "journal empty once every task ended");
+    // 4 submissions for each dead-lettered task, 1 for each solved one.
+    assert_eq!(mock.counters().requests_to("/in.php"), 3 + 4 + 4);
+
+    let mut healthy = mock.config();
+    healthy.rules.clear();
+    mock.set_script(healthy).unwrap();
+    let report = client.replay(ReplayOptions::default()).await.unwrap();
+    assert_eq!((report.received, report.retried, report.recovered), (2, 2, 2));
+    assert_eq!(store.count(&Filter::all(), now()).await.unwrap(), 0);
+    assert_eq!(store.stats(now()).await.unwrap().completed, 2);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_tasks_through_injected_faults_all_end_with_a_precise_reason() {
+    let script = MockConfig {
+        default_behavior: Behavior { solve_after_ms: 20, ..Behavior::default() },
+        faults: Faults {
+            http_5xx: 0.10,
+            html_502: 0.05,
+            truncated_json: 0.05,
+            connection_reset: 0.05,
+            ..Faults::default()
+        },
+        ..MockConfig::default()
+    };
+    let mock = mock(script).await;
+    let client = client(&mock, "test-key", "memory", fast_config()).await;
+    let done = AtomicUsize::new(0);
+    let progress = |n: usize, _total: usize| done.store(n, Ordering::Relaxed);
+    let tasks: Vec<_> = (0..1000).map(|i| (task(i), BTreeMap::new())).collect();
+    let results = client.solve_many(tasks, 1000, Some(&progress)).await;
+    assert_eq!(results.len(), 1000);
+    assert_eq!(done.load(Ordering::Relaxed), 1000, "progress reported every task");
+
+    let transient_reasons: BTreeSet<&str> =
+        [reason::NETWORK, reason::UNPARSEABLE, "HTTP 500", "HTTP 502"].into_iter().collect();
+    let mut solved = 0;
+    let mut dead = BTreeMap::<String, usize>::new();
+    for r in &results {
+        match r {
+            Ok(s) => {
+                assert!(s.text.starts_with("03AGdBq2"), "a real token, not a fault body: {:?}", s.text);
+                solved += 1;
+            }
+            Err(Error::SolveFailed { record, stored: true }) => {
+                assert!(transient_reasons.contains(record.reason.as_str()), "imprecise reason {:?}", record.reason);
+                assert_eq!(record.class, ErrorClass::Transient);
+                *dead.entry(record.reason.clone()).or_default() += 1;
+            }
+            Err(e) => panic!("a task ended neither solved nor dead-lettered: {e}"),
+        }
+    }
+    let dead_total: usize = dead.values().sum();
+    assert_eq!(solved + dead_total, 1000);
+    assert!(solved >= 950, "only {solved} solved; dead: {dead:?}");
+    assert_eq!(client.dlq().count(&Filter::all(), now()).await.unwrap(), dead_total as u64);
+    assert!(mock.counters().faults_total() > 100, "faults were really injected");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_key_gives_one_clear_error_and_no_further_submits() {
+    let mut script = MockConfig::default();
+    script.account_errors.insert("wrong-key".into(), "ERROR_WRONG_USER_KEY".into());
+    let mock = mock(script).await;
+    let mut config = fast_config();
+    config.rate.submits_per_second = 5.0; // the first answer arrives before the second submission is due
+    let client = client(&mock, "wrong-key", "memory", config).await;
+    let tasks: Vec<_> = (0..20).map(|i| (task(i), BTreeMap::new())).collect();
+    let results = client.solve_many(tasks, 20, None).await;
+    assert_eq!(mock.counters().requests_to("/in.php"), 1, "one submission reached the service");
+    let reasons: BTreeSet<_> = results
+        .iter()
+        .map(|r| match r {
+            Err(e @ Error::SolveFailed { record, .. }) => {
+                assert!(e.is_account_error());
+                assert_eq!(e.code(), "ACCOUNT_ERROR");
+                record.reason.clone()
+            }
+            other => panic!("expected an account error, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(reasons, BTreeSet::from(["ERROR_WRONG_USER_KEY".to_string(), reason::CIRCUIT_OPEN.to_string()]));
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_key_appears_nowhere_a_user_can_see() {
+    let key = "SECRETKEY0123456789abcdef01234567";
+    let script = MockConfig {
+        default_behavior: Behavior { outcome: Outcome::Unsolvable, ..Behavior::default() },
+        faults: Faults { truncated_json: 0.3, ..Faults::default() },
+        ..MockConfig::default()
+    };
+    let mock = mock(script).await;
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let client = Client::builder()
+        .api_key(key)
+        .base_url(mock.base_url())
+        .dlq("memory")
+        .config(fast_config())
+        .on_event(move |e| sink.lock().unwrap().push(format!("{e} {e:?} {}", serde_json::to_string(e).unwrap())))
+        .build()
+        .await
+        .unwrap();
+    let err = client.solve(task(1)).await.unwrap_err();
+    let Error::SolveFailed { record, .. } = &err else { panic!("{err}") };
+    let exported = captcha_dlq::core::dlq::export::export_json(&[(**record).clone()]);
+    let shown = format!("{err} {err:?} {client:?} {exported}");
+    assert!(!shown.contains(key), "key leaked: {shown}");
+    let events = seen.lock().unwrap().join("\n");
+    assert!(!events.is_empty());
+    assert!(!events.contains(key), "key leaked in events");
+
+    // An unreachable host: the transport error must not carry the URL (which holds the key).
+    let unreachable = Client::builder()
+        .api_key(key)
+        .base_url("http://127.0.0.1:9")
+        .dlq("memory")
+        .config(fast_config())
+        .build()
+        .await
+        .unwrap();
+    let err = unreachable.solve(task(1)).await.unwrap_err();
+    let Error::SolveFailed { record, .. } = &err else { panic!("{err}") };
+    assert_eq!(record.reason, reason::NETWORK);
+    assert!(!format!("{err} {err:?} {}", serde_json::to_string(record).unwrap()).contains(key));
+    let balance = unreachable.balance().await.unwrap_err();
+    assert!(!format!("{balance} {balance:?}").contains(key));
+    client.close().await;
+    unreachable.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_configuration_is_refused_naming_the_problem() {
+    let refuse = |b: captcha_dlq::ClientBuilder| async move { b.build().await.unwrap_err().to_string() };
+    assert!(refuse(Client::builder().dlq("memory")).await.contains("api_key"));
+    assert!(refuse(Client::builder().api_key("k").provider("nosuch").dlq("memory")).await.contains("nosuch"));
+    let plain = refuse(Client::builder().api_key("k").base_url("http://solver.example.com").dlq("memory")).await;
+    assert!(plain.contains("http") && plain.contains("unencrypted"), "{plain}");
+    let dir = tempfile::tempdir().unwrap();
+    let corrupt = dir.path().join("corrupt.sqlite");
+    std::fs::write(&corrupt, b"this is not a database, it is a shopping list").unwrap();
+    let msg = refuse(Client::builder().api_key("k").dlq(corrupt.to_str().unwrap())).await;
+    assert!(msg.contains("corrupt.sqlite"), "{msg}");
+    let mut bad = EngineConfig::default();
+    bad.rate.max_in_flight = 0;
+    assert!(refuse(Client::builder().api_key("k").dlq("memory").config(bad)).await.contains("rate.max_in_flight"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn balance_report_and_cancel() {
+    let script =
+        MockConfig { balance: 12.5, rules: vec![rule("/page/9", Outcome::NeverReady, 0)], ..MockConfig::default() };
+    let mock = mock(script).await;
+    let client = client(&mock, "test-key", "memory", fast_config()).await;
+    assert_eq!(client.balance().await.unwrap(), 12.5);
+    let solved = client.solve(task(0)).await.unwrap();
+    let provider_task_id = solved.provider_task_id.expect("solutions name their provider task");
+    client.report(&provider_task_id, false).await.unwrap();
+    let bogus = client.report("no-such-task", true).await.unwrap_err();
+    assert!(bogus.to_string().contains("ERROR_WRONG_ID_FORMAT"), "{bogus}");
+
+    let handle = client.submit(task(9), BTreeMap::new()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    handle.cancel();
+    let err = handle.wait().await.unwrap_err();
+    let Error::SolveFailed { record, stored } = err else { panic!("{err}") };
+    assert!(stored);
+    assert_eq!((record.reason.as_str(), record.class), (reason::CANCELLED, ErrorClass::Cancelled));
+    client.close().await;
+}
