@@ -44,7 +44,8 @@ fn parse_section<T: serde::de::DeserializeOwned + Default>(value: Value, prefix:
         let path = e.path().to_string();
         let inner = e.inner().to_string();
         // serde names an unknown or missing field only in the message: put it in the path.
-        let named = inner.split('`').nth(1).filter(|_| inner.starts_with("unknown field") || inner.starts_with("missing"));
+        let named =
+            inner.split('`').nth(1).filter(|_| inner.starts_with("unknown field") || inner.starts_with("missing"));
         let field = match (path.as_str(), named) {
             (".", Some(f)) => format!("{prefix}{f}"),
             (".", None) => prefix.trim_end_matches('.').to_string(),
@@ -190,13 +191,18 @@ impl NativeClient {
                 *slot = Some(r);
             }
         }
-        let out: Vec<Value> =
-            slots.into_iter().map(|s| result_json(&s.unwrap_or(Err(Error::Closed)))).collect();
+        let out: Vec<Value> = slots.into_iter().map(|s| result_json(&s.unwrap_or(Err(Error::Closed)))).collect();
         Ok(Value::Array(out).to_string())
     }
 
     #[pyo3(signature = (filter_json=None, limit=None, explicit=false))]
-    fn replay(&self, py: Python<'_>, filter_json: Option<&str>, limit: Option<usize>, explicit: bool) -> PyResult<String> {
+    fn replay(
+        &self,
+        py: Python<'_>,
+        filter_json: Option<&str>,
+        limit: Option<usize>,
+        explicit: bool,
+    ) -> PyResult<String> {
         let filter: Option<Filter> = match filter_json {
             None => None,
             Some(text) => Some(parse_section(
@@ -264,6 +270,10 @@ impl NativeClient {
     }
 
     fn __repr__(&self) -> String {
-        format!("NativeClient(provider={:?}, base_url={:?})", self.client.provider().name(), self.client.provider().base_url())
+        format!(
+            "NativeClient(provider={:?}, base_url={:?})",
+            self.client.provider().name(),
+            self.client.provider().base_url()
+        )
     }
 }

@@ -81,10 +81,12 @@ pub(crate) async fn run(store: Arc<dyn DlqStore>, provider: String, op: String, 
                 }
             };
             let n = records.len();
-            tokio::task::spawn_blocking(move || std::fs::write(&path, text).map_err(|e| format!("writing {path}: {e}")))
-                .await
-                .map_err(|e| Error::Io(format!("export interrupted: {e}")))?
-                .map_err(Error::Io)?;
+            tokio::task::spawn_blocking(move || {
+                std::fs::write(&path, text).map_err(|e| format!("writing {path}: {e}"))
+            })
+            .await
+            .map_err(|e| Error::Io(format!("export interrupted: {e}")))?
+            .map_err(Error::Io)?;
             Ok(json!(n))
         }
         "import" => {
