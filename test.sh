@@ -20,7 +20,7 @@ if ((${#need_apt[@]})); then
 fi
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
-RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-wasm-probe)
+RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-wasm-probe -p captcha-dlq-python)
 
 step "rustfmt"
 cargo fmt --all --check
@@ -34,6 +34,9 @@ cargo test "${RUST_PACKAGES[@]}" --features captcha-dlq-core/testkit
 step "the core on wasm32: no host imports, same answers"
 cargo build -q -p captcha-dlq-wasm-probe --target wasm32-unknown-unknown --release
 node .ci/wasm-probe.mjs target/wasm32-unknown-unknown/release/captcha_dlq_wasm_probe.wasm
+
+step "Python package: pip install ./bindings-python in a fresh venv, stubtest, mypy, pytest"
+bash bindings-python/ci.sh
 
 step "the demo (README's first command)"
 cargo run -q -p captcha-dlq -- demo >/tmp/captcha-dlq-demo.out

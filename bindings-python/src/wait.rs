@@ -16,13 +16,12 @@ pub(crate) fn runtime() -> &'static Runtime {
     pyo3_async_runtimes::tokio::get_runtime()
 }
 
+/// Progress updates `(done, total)` and the Python callable that receives them.
+pub(crate) type Progress = (mpsc::UnboundedReceiver<(usize, usize)>, Py<PyAny>);
+
 /// Runs `fut` to completion on the shared runtime. `progress`, if given, receives the values
 /// sent on `updates` on the calling thread (with the GIL) while waiting.
-pub(crate) fn block_on<T, F>(
-    py: Python<'_>,
-    fut: F,
-    mut updates: Option<(mpsc::UnboundedReceiver<(usize, usize)>, Py<PyAny>)>,
-) -> PyResult<T>
+pub(crate) fn block_on<T, F>(py: Python<'_>, fut: F, mut updates: Option<Progress>) -> PyResult<T>
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,

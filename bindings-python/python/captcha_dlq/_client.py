@@ -83,10 +83,11 @@ class Client:
             raise ConfigError("invalid configuration: allow_insecure_http: expected a bool", "allow_insecure_http")
         location, adapter = location_of(dlq)
         config: Dict[str, Any] = {}
-        for name, value in (("retry", retry), ("polling", polling), ("rate", rate), ("circuit", circuit)):
-            data = section(name, value)
+        sections: Dict[str, Any] = {"retry": retry, "polling": polling, "rate": rate, "circuit": circuit}
+        for key, settings in sections.items():
+            data = section(key, settings)
             if data is not None:
-                config[name] = data
+                config[key] = data
         if seed is not None:
             config["seed"] = seed
         options = {
@@ -136,7 +137,9 @@ class Client:
     ) -> List[Union[Solution, CaptchaDlqError]]:
         """Solves many tasks, at most ``concurrency`` at once. Returns one entry per task, in
         input order: a :class:`Solution`, or the exception (``SolveFailed``, ``InvalidTask``...)
-        instance for that task, not raised. Ctrl-C raises KeyboardInterrupt; tasks already
+        instance for that task, not raised. ``progress(done, total)`` runs on the calling thread,
+        at most every 50 ms with the latest count and always once with the final count.
+        Ctrl-C raises KeyboardInterrupt; tasks already
         submitted stay in the journal and ``recover()`` (in a later process) resumes them."""
         _check_concurrency(concurrency)
         items = list(tasks)

@@ -7,7 +7,7 @@ them ever holds the API key: the native layer never puts it in a message or a re
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 __all__ = [
     "CaptchaDlqError",
@@ -173,7 +173,7 @@ def from_parts(code: str, message: str, details: Mapping[str, Any]) -> CaptchaDl
 
 def from_native(exc: BaseException) -> CaptchaDlqError:
     """Maps a ``_native.NativeError`` (args: code, message, details JSON)."""
-    args = getattr(exc, "args", ())
+    args: Tuple[Any, ...] = tuple(getattr(exc, "args", ()))
     if len(args) == 3:
         code, message, details_json = args
         try:

@@ -1,6 +1,6 @@
 """Stubs of the Rust extension ``captcha_dlq._native`` (values cross as JSON text)."""
 
-from typing import Any, Awaitable, Callable, List, Optional, Tuple
+from typing import Any, Awaitable, Callable, List, Optional, Tuple, final
 
 __version__: str
 
@@ -10,6 +10,7 @@ class NativeError(Exception):
 def evaluate_vector(case_json: str) -> str: ...
 def normalize_task(task_json: str) -> str: ...
 
+@final
 class NativeClient:
     def __new__(
         cls,
