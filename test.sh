@@ -38,6 +38,10 @@ node .ci/wasm-probe.mjs target/wasm32-unknown-unknown/release/captcha_dlq_wasm_p
 step "Python package: pip install ./bindings-python in a fresh venv, stubtest, mypy, pytest"
 bash bindings-python/ci.sh
 
+step "browser package: clippy for wasm32, then wasm-bindgen-test and the built package in headless Chromium"
+cargo clippy -p captcha-dlq-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+bash bindings-wasm/test.sh
+
 step "the demo (README's first command)"
 cargo run -q -p captcha-dlq -- demo >/tmp/captcha-dlq-demo.out
 grep -q "DLQ size after replay: 0" /tmp/captcha-dlq-demo.out && echo "demo ok"

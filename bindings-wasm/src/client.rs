@@ -12,7 +12,7 @@ use captcha_dlq_core::dlq::export::{export_json, import};
 use captcha_dlq_core::dlq::replay::{ReplayDecision, ReplayPolicy, ReplayReport};
 use captcha_dlq_core::dlq::{DlqStore, Filter, Page, RecordState};
 use captcha_dlq_core::provider::SubmitOptions;
-use captcha_dlq_core::{ConfigError, Engine, InvalidTask, JobId, Provider, Secret, Solution, Task};
+use captcha_dlq_core::{ConfigError, Engine, InvalidTask, JobId, Provider, Solution, Task};
 use futures::channel::{mpsc, oneshot};
 use futures::StreamExt;
 use js_sys::{Function, Promise, Reflect};
@@ -67,7 +67,10 @@ fn provider(spec: &str, base_url: Option<&str>, allow_insecure: bool) -> Result<
     if provider.base_url().starts_with("http://") && !provider.is_loopback() && !allow_insecure {
         return Err(ConfigError::new(
             "baseUrl",
-            format!("{} is plain http: the API key would travel unencrypted; use https or set allowInsecureHttp", provider.base_url()),
+            format!(
+                "{} is plain http: the API key would travel unencrypted; use https or set allowInsecureHttp",
+                provider.base_url()
+            ),
         ));
     }
     Ok(provider)
@@ -102,7 +105,9 @@ fn labels(value: &JsValue) -> Result<BTreeMap<String, String>> {
 fn solve_options(options: &JsValue) -> Result<SolveOptions> {
     let signal = match get(options, "signal") {
         v if absent(&v) => None,
-        v => Some(v.dyn_into::<web_sys::AbortSignal>().map_err(|_| ConfigError::new("signal", "expected an AbortSignal"))?),
+        v => Some(
+            v.dyn_into::<web_sys::AbortSignal>().map_err(|_| ConfigError::new("signal", "expected an AbortSignal"))?,
+        ),
     };
     Ok(SolveOptions { labels: labels(&get(options, "labels"))?, signal })
 }
@@ -122,9 +127,8 @@ fn filter(value: &JsValue) -> Result<Filter> {
         return Err(ConfigError::new("filter", "expected an object").into());
     };
     let map = map.into_iter().map(|(k, v)| (snake(&k), v)).collect();
-    serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
-        ConfigError::new(format!("filter.{}", e.path()), e.inner().to_string()).into()
-    })
+    serde_path_to_error::deserialize(Value::Object(map))
+        .map_err(|e| ConfigError::new(format!("filter.{}", e.path()), e.inner().to_string()).into())
 }
 
 fn js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
@@ -135,11 +139,10 @@ fn solution_js(solution: &Solution) -> Result<JsValue, JsValue> {
     js(solution)
 }
 
-fn promise<F>(future: F) -> Promise
-where
-    F: std::future::Future<Output = Result<JsValue, JsValue>> + 'static,
-{
-    future_to_promise(future)
+/// Boxed so that every method shares one `future_to_promise` instantiation (module size).
+fn promise(future: impl std::future::Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let boxed: std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>> = Box::pin(future);
+    future_to_promise(boxed)
 }
 
 #[wasm_bindgen]
@@ -149,7 +152,7 @@ impl WasmClient {
         let o = parse(&options).map_err(Error::from)?;
         let provider = provider(&o.provider, o.base_url.as_deref(), o.allow_insecure_http).map_err(Error::from)?;
         let store = open_store(&o.dlq).await?;
-        let key = Secret::new(o.api_key);
+        let key = o.api_key;
         let mut config = o.config;
         if config.seed == 0 {
             config.seed = (js_sys::Math::random() * 9.0e15) as u64 ^ (js_sys::Date::now() as u64);
@@ -159,7 +162,12 @@ impl WasmClient {
         let engine = Engine::new(provider.clone(), key.clone(), config).with_submit_options(submit);
         let events: Option<EventSink> = o.on_event.map(|f| {
             let sink: EventSink = Rc::new(move |event| {
-                if let Ok(value) = to_js(&EventView { name: event.name(), warning: event.is_warning(), detail: event, message: event.to_string() }) {
+                if let Ok(value) = to_js(&EventView {
+                    name: event.name(),
+                    warning: event.is_warning(),
+                    detail: event,
+                    message: event.to_string(),
+                }) {
                     // A throwing callback must not stop the driver.
                     let _ = f.call1(&JsValue::UNDEFINED, &value);
                 }
@@ -171,7 +179,13 @@ impl WasmClient {
         let (tx, rx) = mpsc::unbounded();
         wasm_bindgen_futures::spawn_local(driver.run(rx));
         Ok(WasmClient {
-            inner: Rc::new(Inner { commands: tx, store, provider_name: provider.name().to_string(), replay: o.replay, owner }),
+            inner: Rc::new(Inner {
+                commands: tx,
+                store,
+                provider_name: provider.name().to_string(),
+                replay: o.replay,
+                owner,
+            }),
         })
     }
 
@@ -199,7 +213,13 @@ impl WasmClient {
                 v if absent(&v) => 16,
                 v => match v.as_f64() {
                     Some(n) if n >= 1.0 && n.fract() == 0.0 => n as usize,
-                    _ => return Err(Error::from(ConfigError::new("concurrency", "expected a whole number of at least 1")).into()),
+                    _ => {
+                        return Err(Error::from(ConfigError::new(
+                            "concurrency",
+                            "expected a whole number of at least 1",
+                        ))
+                        .into())
+                    }
                 },
             };
             let progress = get(&options, "onProgress").dyn_into::<Function>().ok();
@@ -214,7 +234,9 @@ impl WasmClient {
                     let labels = labels.clone();
                     async move {
                         let outcome = match task(&value).map_err(|e| match e {
-                            Error::InvalidTask(t) => Error::InvalidTask(InvalidTask::new(format!("tasks[{i}].{}", t.field), t.problem)),
+                            Error::InvalidTask(t) => {
+                                Error::InvalidTask(InvalidTask::new(format!("tasks[{i}].{}", t.field), t.problem))
+                            }
                             other => other,
                         }) {
                             Ok(task) => inner.solve(task, SolveOptions { labels, signal: None }).await,
@@ -237,7 +259,11 @@ impl WasmClient {
                 }
                 finished += 1;
                 if let Some(p) = &progress {
-                    let _ = p.call2(&JsValue::UNDEFINED, &JsValue::from_f64(finished as f64), &JsValue::from_f64(total as f64));
+                    let _ = p.call2(
+                        &JsValue::UNDEFINED,
+                        &JsValue::from_f64(finished as f64),
+                        &JsValue::from_f64(total as f64),
+                    );
                 }
             }
             Ok(results.into_iter().collect::<js_sys::Array>().into())
@@ -281,11 +307,19 @@ impl WasmClient {
                 let mut p = Page::default();
                 let fields: serde_json::Map<String, Value> = serde_json::from_value(json).unwrap_or_default();
                 for (k, v) in fields {
-                    let n = v.as_u64().ok_or_else(|| Error::from(ConfigError::new(format!("page.{k}"), "expected a whole number")))?;
+                    let n = v
+                        .as_u64()
+                        .ok_or_else(|| Error::from(ConfigError::new(format!("page.{k}"), "expected a whole number")))?;
                     match k.as_str() {
                         "offset" => p.offset = n as usize,
                         "limit" => p.limit = n as usize,
-                        other => return Err(Error::from(ConfigError::new(format!("page.{other}"), "unknown; use offset and limit")).into()),
+                        other => {
+                            return Err(Error::from(ConfigError::new(
+                                format!("page.{other}"),
+                                "unknown; use offset and limit",
+                            ))
+                            .into())
+                        }
                     }
                 }
                 p
@@ -433,7 +467,8 @@ impl Inner {
         match outcome {
             Ok(JobOutcome::Solved { solution, .. }) => Ok(solution),
             Ok(JobOutcome::DeadLettered { record, .. })
-                if record.reason == reason::CANCELLED && options.signal.as_ref().is_some_and(web_sys::AbortSignal::aborted) =>
+                if record.reason == reason::CANCELLED
+                    && options.signal.as_ref().is_some_and(web_sys::AbortSignal::aborted) =>
             {
                 Err(Error::Aborted)
             }

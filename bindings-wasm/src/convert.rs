@@ -24,17 +24,10 @@ pub(crate) fn to_json(value: &JsValue) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))
 }
 
-/// A JS value decoded into a Rust type, naming the path of a mismatch.
+/// A JS value decoded into a Rust type (plain serde: store data needs no field paths, and one
+/// `from_value` instantiation per type keeps the module small).
 pub(crate) fn from_js<T: DeserializeOwned>(value: &JsValue) -> Result<T, String> {
-    let json = to_json(value)?;
-    serde_path_to_error::deserialize(json).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            e.inner().to_string()
-        } else {
-            format!("{path}: {}", e.inner())
-        }
-    })
+    serde_json::from_value(to_json(value)?).map_err(|e| e.to_string())
 }
 
 /// A thrown JS value as text (an `Error`'s message, else its string form).

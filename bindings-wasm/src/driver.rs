@@ -22,21 +22,45 @@ use crate::transport::Transport;
 /// How a job ended.
 #[derive(Debug)]
 pub(crate) enum JobOutcome {
-    Solved { id: String, labels: BTreeMap<String, String>, solution: Solution },
+    Solved {
+        id: String,
+        labels: BTreeMap<String, String>,
+        solution: Solution,
+    },
     /// `stored` is false when writing the record failed (the record is here, so it is not lost).
-    DeadLettered { record: Box<DeadLetterRecord>, stored: bool },
+    DeadLettered {
+        record: Box<DeadLetterRecord>,
+        stored: bool,
+    },
 }
 
 pub(crate) type Accepted = oneshot::Sender<Result<JobId, InvalidTask>>;
 pub(crate) type Done = oneshot::Sender<JobOutcome>;
 
 pub(crate) enum Command {
-    Submit { task: Box<Task>, labels: BTreeMap<String, String>, accepted: Accepted, done: Done },
+    Submit {
+        task: Box<Task>,
+        labels: BTreeMap<String, String>,
+        accepted: Accepted,
+        done: Done,
+    },
     /// Replay a leased record; nothing is written to the store (the replayer settles the lease).
-    Replay { record: Box<DeadLetterRecord>, attempts: u32, accepted: Accepted, done: Done },
-    Recover { entry: Box<JournalEntry>, done: Done },
-    Cancel { job: JobId },
-    Shutdown { ack: oneshot::Sender<()> },
+    Replay {
+        record: Box<DeadLetterRecord>,
+        attempts: u32,
+        accepted: Accepted,
+        done: Done,
+    },
+    Recover {
+        entry: Box<JournalEntry>,
+        done: Done,
+    },
+    Cancel {
+        job: JobId,
+    },
+    Shutdown {
+        ack: oneshot::Sender<()>,
+    },
 }
 
 /// Receives every engine event (the JS `onEvent` callback).

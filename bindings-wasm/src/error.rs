@@ -11,7 +11,10 @@ use crate::convert::to_js;
 #[derive(Debug)]
 pub enum Error {
     /// The task failed for good; `record` is its dead-letter record (stored unless `stored` is false).
-    SolveFailed { record: Box<DeadLetterRecord>, stored: bool },
+    SolveFailed {
+        record: Box<DeadLetterRecord>,
+        stored: bool,
+    },
     InvalidTask(InvalidTask),
     Config(ConfigError),
     Store(StoreError),

@@ -6,6 +6,10 @@
 //! the package runs in pages, dedicated workers and (module) service workers.
 //! The JS wrapper `js/index.js` turns the plain errors thrown here into
 //! `Error` subclasses and offers the Node package's API shape.
+//!
+//! The crate is empty on other targets, so workspace-wide native builds and
+//! lints pass through it.
+#![cfg(target_arch = "wasm32")]
 
 mod client;
 mod clock;

@@ -2,7 +2,7 @@
 //! snake_case keys, unknown keys refused, every problem naming its field.
 
 use captcha_dlq_core::dlq::replay::ReplayPolicy;
-use captcha_dlq_core::{ConfigError, EngineConfig};
+use captcha_dlq_core::{ConfigError, EngineConfig, Secret};
 use js_sys::{Function, Reflect};
 use serde_json::{Map, Value};
 use wasm_bindgen::{JsCast, JsValue};
@@ -10,14 +10,25 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::convert::to_json;
 
 const KNOWN: [&str; 12] = [
-    "apiKey", "provider", "baseUrl", "dlq", "retry", "polling", "rate", "circuit", "replay", "seed",
-    "allowInsecureHttp", "onEvent",
+    "apiKey",
+    "provider",
+    "baseUrl",
+    "dlq",
+    "retry",
+    "polling",
+    "rate",
+    "circuit",
+    "replay",
+    "seed",
+    "allowInsecureHttp",
+    "onEvent",
 ];
 
 /// The parsed options (the store spec is opened later, asynchronously).
 #[derive(Debug)]
 pub(crate) struct Options {
-    pub api_key: String,
+    /// A `Secret`, so that `Debug` never shows it.
+    pub api_key: Secret,
     pub provider: String,
     pub base_url: Option<String>,
     pub dlq: JsValue,
@@ -87,6 +98,7 @@ pub(crate) fn parse(options: &JsValue) -> Result<Options, ConfigError> {
     let api_key = optional_string(options, "apiKey")?
         .map(|k| k.trim().to_string())
         .filter(|k| !k.is_empty())
+        .map(Secret::new)
         .ok_or_else(|| ConfigError::new("apiKey", "missing: pass the solving service's API key"))?;
     let mut engine = Map::new();
     for section in ["retry", "polling", "rate", "circuit", "seed"] {

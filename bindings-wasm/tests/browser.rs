@@ -2,6 +2,7 @@
 //! vectors, the IndexedDB store's conformance suite, the seeds' batch against
 //! the mock solver, recovery of a closed client's journal, a host JS store,
 //! and bad input.
+#![cfg(target_arch = "wasm32")]
 
 mod common;
 
@@ -168,7 +169,9 @@ async fn a_host_js_store_receives_records_and_journal() {
     assert!(prop_str(&solved, "text").starts_with("03AGdBq2"));
     let failed = error_of(wait(client.solve(js(&page_task(2)), JsValue::UNDEFINED)).await);
     assert_eq!(prop_str(&failed, "code"), "SOLVE_FAILED");
-    let stored = json(&js_sys::Array::from(&wait(client.peek(JsValue::UNDEFINED, JsValue::UNDEFINED)).await.expect("peek")).get(0));
+    let stored = json(
+        &js_sys::Array::from(&wait(client.peek(JsValue::UNDEFINED, JsValue::UNDEFINED)).await.expect("peek")).get(0),
+    );
     assert_eq!(stored["schema"], 1);
     assert_eq!(stored["reason"], "ERROR_CAPTCHA_UNSOLVABLE");
     assert_eq!(stored["task"]["page_url"], "https://example.com/page/2");
@@ -185,7 +188,7 @@ async fn a_store_object_missing_a_method_is_named() {
     js_sys::Reflect::delete_property(store.unchecked_ref::<js_sys::Object>(), &"journalForget".into()).expect("delete");
     let options = js(&fast_options("memory"));
     js_sys::Reflect::set(&options, &"dlq".into(), &store).expect("set");
-    let e = WasmClient::create(options).await.err().expect("refused");
+    let e = WasmClient::create(options).await.expect_err("refused");
     assert_eq!(prop_str(&e, "code"), "INVALID_CONFIG");
     assert_eq!(prop_str(&e, "field"), "dlq.journalForget");
 }

@@ -1,4 +1,5 @@
 //! The seeds' batch inside a service worker (no `window`, no `localStorage`), with the DLQ in IndexedDB.
+#![cfg(target_arch = "wasm32")]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! The seeds' batch inside a dedicated worker (no `window`), with the DLQ in IndexedDB.
+#![cfg(target_arch = "wasm32")]
 
 mod common;
 

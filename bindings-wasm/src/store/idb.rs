@@ -111,9 +111,7 @@ impl Tx {
 }
 
 fn oldest_first(slots: &mut [Slot]) {
-    slots.sort_by(|a, b| {
-        (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id))
-    });
+    slots.sort_by(|a, b| (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id)));
 }
 
 impl IdbStore {
@@ -153,7 +151,8 @@ impl IdbStore {
             names.push(&JsValue::from_str(s));
         }
         let mode = if write { IdbTransactionMode::Readwrite } else { IdbTransactionMode::Readonly };
-        let tx = self.db.transaction_with_str_sequence_and_mode(&names, mode).map_err(|e| backend("transaction", &e))?;
+        let tx =
+            self.db.transaction_with_str_sequence_and_mode(&names, mode).map_err(|e| backend("transaction", &e))?;
         let done = committed(&tx);
         Ok(Tx { tx, done })
     }
@@ -277,7 +276,11 @@ impl DlqStore for IdbStore {
                 slot.lease_until = Some(until);
                 let mut record = slot.record.clone();
                 record.state = RecordState::Leased;
-                out.push(Leased { token: LeaseToken { id: slot.record.id.clone(), nonce }, record, lease_until: until });
+                out.push(Leased {
+                    token: LeaseToken { id: slot.record.id.clone(), nonce },
+                    record,
+                    lease_until: until,
+                });
             }
             if expired {
                 counters.abandoned += 1;

@@ -39,7 +39,7 @@ pub(crate) async fn open(name: &str) -> Result<IdbDatabase, StoreError> {
     let request: IdbOpenDbRequest = factory.open_with_u32(name, VERSION).map_err(|e| backend("open", &e))?;
     let upgrading = request.clone();
     let on_upgrade = Closure::once_into_js(move |_event: JsValue| {
-        if let Ok(db) = upgrading.result().and_then(|r| r.dyn_into::<IdbDatabase>().map_err(JsValue::from)) {
+        if let Ok(db) = upgrading.result().and_then(|r| r.dyn_into::<IdbDatabase>()) {
             let existing = db.object_store_names();
             for store in [RECORDS, JOURNAL, META] {
                 if !existing.contains(store) {

@@ -65,7 +65,10 @@ impl JsStore {
     /// Wraps `object` after checking that it has every method.
     pub fn new(object: JsValue) -> Result<JsStore, ConfigError> {
         if !object.is_object() {
-            return Err(ConfigError::new("dlq", "expected 'memory', 'indexeddb:NAME' or an object with the store methods"));
+            return Err(ConfigError::new(
+                "dlq",
+                "expected 'memory', 'indexeddb:NAME' or an object with the store methods",
+            ));
         }
         for name in METHODS {
             let method = Reflect::get(&object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
@@ -130,7 +133,10 @@ impl DlqStore for JsStore {
     ) -> Result<Vec<Leased>, StoreError> {
         let args = [js(filter)?, JsValue::from_f64(max as f64), JsValue::from_f64(lease.as_millis() as f64), time(now)];
         let replies: Vec<LeasedReply> = self.call_as("receive", &args).await?;
-        Ok(replies.into_iter().map(|r| Leased { token: r.token, record: r.record, lease_until: r.lease_until }).collect())
+        Ok(replies
+            .into_iter()
+            .map(|r| Leased { token: r.token, record: r.record, lease_until: r.lease_until })
+            .collect())
     }
 
     async fn complete(&self, token: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {

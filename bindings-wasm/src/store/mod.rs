@@ -31,11 +31,17 @@ pub(crate) async fn open_store(spec: &JsValue) -> Result<Rc<dyn DlqStore>, Error
         }
         if let Some(name) = text.strip_prefix("indexeddb:") {
             if name.is_empty() {
-                return Err(ConfigError::new("dlq", "indexeddb: needs a database name, e.g. 'indexeddb:captcha-dlq'").into());
+                return Err(
+                    ConfigError::new("dlq", "indexeddb: needs a database name, e.g. 'indexeddb:captcha-dlq'").into()
+                );
             }
             return Ok(Rc::new(IdbStore::open(name).await?));
         }
-        return Err(ConfigError::new("dlq", format!("{text:?}: expected 'memory', 'indexeddb:NAME' or a store object")).into());
+        return Err(ConfigError::new(
+            "dlq",
+            format!("{text:?}: expected 'memory', 'indexeddb:NAME' or a store object"),
+        )
+        .into());
     }
     Ok(Rc::new(JsStore::new(spec.clone())?))
 }

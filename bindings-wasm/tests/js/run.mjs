@@ -1,0 +1,154 @@
+// Drives headless Chromium over the built package (bindings-wasm/pkg): a page, a module service worker
+// (including a worker restart in the middle of a task), and the example Manifest V3 extension loaded with
+// --load-extension. Usage: node run.mjs MOCK_URL. Exits non-zero on the first failed check.
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PKG = path.resolve(HERE, '../../pkg');
+const VECTORS = path.resolve(HERE, '../../../tests/vectors');
+const EXTENSION = path.resolve(HERE, '../../examples/extension');
+const SITE = path.join(HERE, 'site');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+  '--disable-component-update', '--no-first-run'];
+const mock = process.argv[2];
+assert.ok(mock?.startsWith('http://127.0.0.1:'), 'usage: node run.mjs http://127.0.0.1:PORT (the mock solver)');
+
+const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.json': 'application/json',
+  '.wasm': 'application/wasm' };
+
+/** A static server for the package, the vectors and the test site, on loopback. */
+function serve() {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const [root, rest] = url.pathname.startsWith('/pkg/') ? [PKG, url.pathname.slice(5)]
+      : url.pathname.startsWith('/vectors/') ? [VECTORS, url.pathname.slice(9)]
+      : [SITE, url.pathname.slice(1) || 'index.html'];
+    const file = path.resolve(root, rest);
+    if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const checks = [];
+async function check(name, fn) {
+  try {
+    await fn();
+    checks.push(name);
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    console.error(`FAIL ${name}\n${e?.stack ?? e}`);
+    process.exitCode = 1;
+    throw e;
+  }
+}
+
+function assertBatch(b) {
+  assert.deepEqual(b.statuses, ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'], JSON.stringify(b));
+  assert.deepEqual(b.reasons, [null, 'ERROR_CAPTCHA_UNSOLVABLE', null, 'Timeout', null]);
+  assert.deepEqual(b.attempts, [null, 4, null, 4, null]);
+  assert.equal(b.subclass, true, 'rejections are SolveFailed with code SOLVE_FAILED');
+  assert.deepEqual(b.tokens, ['03AGdBq2', '03AGdBq2', '03AGdBq2']);
+  assert.equal(b.progress, 5);
+  assert.equal(b.count, 2);
+  assert.equal(b.recovered, 2);
+  assert.equal(b.countAfter, 0);
+}
+
+const server = await serve();
+const origin = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+try {
+  const context = await browser.newContext();
+  const tab = await context.newPage();
+  tab.on('pageerror', (e) => console.error('page error:', e));
+
+  await check('package in a page: vectors, error subclasses, seeds batch + replay (IndexedDB)', async () => {
+    await tab.goto(`${origin}/index.html?mock=${encodeURIComponent(mock)}`);
+    await tab.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+    const r = await tab.evaluate(() => window.__result);
+    assert.equal(r.error, undefined, r.error);
+    assert.ok(r.vectors.ran > 50, `only ${r.vectors.ran} vectors`);
+    assert.deepEqual(r.vectors.mismatches, []);
+    assert.deepEqual(r.missingKey, { cls: 'InvalidConfig', code: 'INVALID_CONFIG', field: 'apiKey', isBase: true });
+    assert.deepEqual(r.badTask, { cls: 'InvalidTask', code: 'INVALID_TASK', field: 'sitekey', isTask: true });
+    assert.deepEqual(r.badLabels, { code: 'INVALID_CONFIG', field: 'labels', isConfig: true });
+    assertBatch(r.batch);
+  });
+
+  await check('package in a module service worker: seeds batch + replay', async () => {
+    await tab.goto(`${origin}/sw.html?mock=${encodeURIComponent(mock)}`);
+    await tab.waitForFunction(() => window.__ready === true);
+    const b = await tab.evaluate(() => window.ask('batch'));
+    assert.equal(b.error, undefined, b.error);
+    assertBatch(b);
+  });
+
+  await check('service worker restarted mid-task: the journal is recovered and the task solved', async () => {
+    const started = await tab.evaluate(() => window.ask('start-slow'));
+    assert.deepEqual(started, { inFlight: 1 });
+    const cdp = await context.newCDPSession(tab);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    const r = await tab.evaluate(() => window.ask('recover'));
+    assert.equal(r.error, undefined, r.error);
+    assert.deepEqual(r, { found: 1, solved: ['03AGdBq2'], inFlight: 0, restarted: true });
+  });
+  await context.close();
+} finally {
+  await browser.close();
+}
+
+await check('example extension loaded with --load-extension: solve, DLQ count in the popup, replay', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-'));
+  const ext = path.join(dir, 'extension');
+  fs.cpSync(EXTENSION, ext, { recursive: true });
+  fs.cpSync(PKG, path.join(ext, 'captcha-dlq-web'), { recursive: true });
+  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
+  });
+  try {
+    let [worker] = context.serviceWorkers();
+    worker ??= await context.waitForEvent('serviceworker', { timeout: 30_000 });
+    const id = new URL(worker.url()).host;
+    const popup = await context.newPage();
+    await popup.goto(`chrome-extension://${id}/popup.html`);
+    const send = (m) => popup.evaluate((msg) => chrome.runtime.sendMessage(msg), m);
+    await fetch(`${mock}/mock/script`, { method: 'POST',
+      body: JSON.stringify({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] }) });
+    const configured = await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
+      retry: { backoff: { kind: 'fixed', delay_ms: 10 } }, polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 20, maxPolls: 3 } } });
+    assert.deepEqual(configured, { ok: true });
+    const task = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: `https://example.com/page/${n}` });
+    const results = await send({ cmd: 'solve', tasks: [task(1), task(2)] });
+    assert.equal(results[0].ok, true, JSON.stringify(results));
+    assert.deepEqual([results[1].ok, results[1].code], [false, 'SOLVE_FAILED']);
+    await popup.reload();
+    await popup.waitForSelector('#count[data-ready="true"]');
+    assert.equal(await popup.textContent('#count'), '1');
+    await fetch(`${mock}/mock/script`, { method: 'POST', body: '{}' });
+    await popup.click('#replay');
+    await popup.waitForSelector('#status[data-done="true"]');
+    assert.match(await popup.textContent('#status'), /recovered 1,/);
+    await popup.waitForFunction(() => document.querySelector('#count').textContent === '0');
+  } finally {
+    await context.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+server.close();
+console.log(`${checks.length} checks passed`);

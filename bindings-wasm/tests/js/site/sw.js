@@ -1,0 +1,47 @@
+// A module service worker using the package: runs the seeds' batch, and starts / recovers a slow task
+// around a worker restart. Answers on the MessageChannel port it is given.
+import { Client } from '/pkg/index.js';
+import { seedsBatch, options, page, script } from './common.js';
+
+self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
+
+const DLQ = 'indexeddb:sw-restart';
+let keepAlive = null;
+
+async function handle({ cmd, mock }) {
+  switch (cmd) {
+    case 'batch':
+      return seedsBatch(mock, `indexeddb:sw-${Date.now()}`);
+    case 'start-slow': {
+      await script(mock, { default: { solve_after_ms: 1500 } });
+      const client = await Client.create(options(mock, DLQ, { polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 50, maxPolls: 200 } }));
+      keepAlive = client.solve(page(9)).catch(() => {}); // never awaited: the worker is stopped first
+      for (let i = 0; i < 200; i++) {
+        const stats = await client.stats();
+        if (stats.in_flight === 1) return { inFlight: 1 };
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return { inFlight: 0 };
+    }
+    case 'recover': {
+      const client = await Client.create(options(mock, DLQ, { polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 50, maxPolls: 200 } }));
+      const report = await client.recover();
+      const stats = await client.stats();
+      await client.close();
+      return { found: report.found, solved: report.solved.map((s) => s.solution.text.slice(0, 8)), inFlight: stats.in_flight, restarted: keepAlive === null };
+    }
+    default:
+      return { error: `unknown command ${cmd}` };
+  }
+}
+
+self.addEventListener('message', (event) => {
+  const port = event.ports[0];
+  event.waitUntil(
+    handle(event.data).then(
+      (r) => port.postMessage(r),
+      (e) => port.postMessage({ error: String(e?.stack ?? e), code: e?.code }),
+    ),
+  );
+});
