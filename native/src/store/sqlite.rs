@@ -354,7 +354,11 @@ fn scan(
     let err = db_error(loc);
     let (cond, mut args) = where_sql(filter, now);
     args.extend(extra.matches('?').map(|_| Value::Integer(ms(now))));
-    let sql = format!("SELECT {ROW_COLUMNS} FROM records WHERE {cond} {extra} ORDER BY dead_lettered_at, id");
+    // Walk the age index in order so a scan that needs only `max` rows stops after them, instead of
+    // sorting every matching row first (the planner would pick `records_state` for the OR and sort).
+    let sql = format!(
+        "SELECT {ROW_COLUMNS} FROM records INDEXED BY records_age WHERE {cond} {extra} ORDER BY dead_lettered_at, id"
+    );
     let mut stmt = tx.prepare(&sql).map_err(&err)?;
     let mut rows = stmt.query(params_from_iter(args)).map_err(&err)?;
     while let Some(r) = rows.next().map_err(&err)? {

@@ -100,7 +100,10 @@ where
     let start = Instant::now();
     let mut drained = 0u64;
     while start.elapsed() <= budget {
-        let leased = store.receive(&Filter::all(), batch, lease, now()).await.map_err(|e| format!("{name}: receive failed: {e}"))?;
+        let leased = store
+            .receive(&Filter::all(), batch, lease, now())
+            .await
+            .map_err(|e| format!("{name}: receive failed: {e}"))?;
         if leased.is_empty() {
             break;
         }
@@ -224,17 +227,15 @@ async fn run(args: Args) -> Result<(), String> {
     } else {
         rows.push(redis_row(&args).await?);
     }
-    let mut json_sizes: Vec<u64> = args.json_records.iter().map(|n| (*n).min(args.records)).filter(|n| *n > 0).collect();
+    let mut json_sizes: Vec<u64> =
+        args.json_records.iter().map(|n| (*n).min(args.records)).filter(|n| *n > 0).collect();
     json_sizes.sort_unstable();
     json_sizes.dedup();
     for n in json_sizes {
         rows.push(json_row(n, dir.path(), Duration::from_secs(args.phase_budget_secs))?);
     }
 
-    println!(
-        "DLQ throughput: push one by one; receive {} at a time under a lease, complete one by one",
-        args.batch
-    );
+    println!("DLQ throughput: push one by one; receive {} at a time under a lease, complete one by one", args.batch);
     println!("| store | records | push ops/s | receive+complete ops/s | total s | size when full | note |");
     println!("|---|---|---|---|---|---|---|");
     for row in &rows {
