@@ -20,7 +20,7 @@ if ((${#need_apt[@]})); then
 fi
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
-RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-wasm-probe -p captcha-dlq-python)
+RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node)
 
 step "rustfmt"
 cargo fmt --all --check
@@ -37,6 +37,9 @@ node .ci/wasm-probe.mjs target/wasm32-unknown-unknown/release/captcha_dlq_wasm_p
 
 step "Python package: pip install ./bindings-python in a fresh venv, stubtest, mypy, pytest"
 bash bindings-python/ci.sh
+
+step "Node package: npm install (builds the addon), tsc --noEmit on a typed example, node --test"
+bash bindings-node/ci.sh
 
 step "browser package: clippy for wasm32, then wasm-bindgen-test and the built package in headless Chromium"
 cargo clippy -p captcha-dlq-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings

@@ -328,13 +328,19 @@ class Client {
     await n.close();
   }
 
+  #describe() {
+    // Once open, the provider's resolved name and base URL (a preset's real host).
+    const resolved = this.#native ? JSON.parse(this.#native.describe()) : {};
+    return { ...this.#shown, ...resolved, apiKey: '***' };
+  }
+
   [util.inspect.custom](depth, options, inspect) {
-    const shown = { ...this.#shown, apiKey: '***', closed: this.#closed };
+    const shown = { ...this.#describe(), closed: this.#closed };
     return `Client ${(inspect || util.inspect)(shown, options)}`;
   }
 
   toJSON() {
-    return { ...this.#shown, apiKey: '***' };
+    return this.#describe();
   }
 }
 

@@ -8,7 +8,27 @@ const path = require('node:path');
 const fs = require('node:fs');
 
 const root = path.resolve(__dirname, '..');
-const pkg = require.resolve('@napi-rs/cli/package.json', { paths: [root] });
+
+function findCli() {
+  try {
+    return require.resolve('@napi-rs/cli/package.json', { paths: [root] });
+  } catch {
+    return null;
+  }
+}
+
+// `npm install ./bindings-node` from another project links this folder without
+// installing its dependencies; fetch them here so napi build is available.
+let pkg = findCli();
+if (!pkg) {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const r = spawnSync(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=dev'], { cwd: root, stdio: 'inherit' });
+  pkg = r.status === 0 ? findCli() : null;
+  if (!pkg) {
+    console.error('captcha-dlq: @napi-rs/cli is missing and could not be installed; run `npm install` in the package folder');
+    process.exit(1);
+  }
+}
 const meta = JSON.parse(fs.readFileSync(pkg, 'utf8'));
 const bin = typeof meta.bin === 'string' ? meta.bin : meta.bin.napi;
 const cli = path.join(path.dirname(pkg), bin);

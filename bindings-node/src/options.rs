@@ -38,7 +38,11 @@ pub fn snake_keys(value: Value) -> Value {
 pub fn typed<T: DeserializeOwned>(prefix: &str, value: Value) -> napi::Result<T> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let field = if path == "." || path.is_empty() { prefix.to_string() } else { format!("{prefix}.{path}") };
+        let field = match (prefix.is_empty(), path == "." || path.is_empty()) {
+            (_, true) => prefix.to_string(),
+            (true, false) => path,
+            (false, false) => format!("{prefix}.{path}"),
+        };
         error::config(&field, e.into_inner().to_string())
     })
 }
@@ -119,7 +123,7 @@ impl Options {
                 engine.insert(part.to_string(), snake_keys(v.clone()));
             }
         }
-        let config: EngineConfig = typed("config", Value::Object(engine))?;
+        let config: EngineConfig = typed("", Value::Object(engine))?;
         config.validate().map_err(captcha_dlq::Error::Config).map_err(|e| error::from_native(&e, None))?;
         let replay: ReplayPolicy = match obj.get("replayPolicy").filter(|v| !v.is_null()) {
             Some(v) => typed("replayPolicy", snake_keys(v.clone()))?,

@@ -57,7 +57,7 @@ test('AbortSignal cancels a solve: AbortError, and the task is dead-lettered as 
 });
 
 test('an account error is an AccountError with its record; balance and report work', async (t) => {
-  const mock = await startMock({ account_errors: { broke: 'ERROR_ZERO_BALANCE' }, balance: 12.5 });
+  const mock = await startMock({ account_errors: { broke: 'ERROR_WRONG_USER_KEY' }, balance: 12.5 });
   const broke = new Client({ apiKey: 'broke', baseUrl: mock.url, dlq: 'memory', ...FAST });
   const good = new Client({ apiKey: 'test-key', baseUrl: mock.url, dlq: 'memory', ...FAST });
   t.after(async () => {
@@ -68,7 +68,7 @@ test('an account error is an AccountError with its record; balance and report wo
   const err = await broke.solve(task(1)).then(() => assert.fail('should fail'), (e) => e);
   assert.ok(err instanceof AccountError, String(err));
   assert.equal(err.code, 'ACCOUNT_ERROR');
-  assert.equal(err.record.reason, 'ERROR_ZERO_BALANCE');
+  assert.equal(err.record.reason, 'ERROR_WRONG_USER_KEY');
   const balanceErr = await broke.balance().then(() => assert.fail('should fail'), (e) => e);
   assert.equal(balanceErr.code, 'ACCOUNT_ERROR');
 
@@ -97,7 +97,8 @@ test('a store that cannot be opened rejects the first call with StoreError', asy
 });
 
 test('recover resumes the tasks of a killed process from the SQLite journal', async (t) => {
-  const mock = await startMock({ default: { outcome: 'never_ready' } });
+  // Answers come 1.5 s after submission: the child is killed long before that.
+  const mock = await startMock({ default: { outcome: 'solve', solve_after_ms: 1500 } });
   t.after(() => mock.stop());
   const dlq = path.join(tmpDir('recover'), 'dlq.sqlite');
   const options = { apiKey: 'test-key', baseUrl: mock.url, dlq, ...FAST, polling: { ...FAST.polling, maxPolls: 100000 } };
@@ -116,7 +117,6 @@ test('recover resumes the tasks of a killed process from the SQLite journal', as
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
 
-  await mock.script({});
   const client = new Client(options);
   t.after(() => client.close());
   const report = await client.recover({ resume: true });
@@ -139,4 +139,25 @@ test('SolveFailed carries the record; records and errors are plain data', async 
   assert.equal(err.record.schema, 1);
   assert.equal(err.record.reason, 'ERROR_BAD_PARAMETERS');
   assert.deepEqual(JSON.parse(JSON.stringify(err.record)), err.record);
+});
+
+test('solveMany: {task, labels} items, progress reports, results in input order', async (t) => {
+  const mock = await startMock({ rules: [{ match: { page_url_contains: '/item/1' }, behavior: { outcome: 'unsolvable' } }] });
+  const client = new Client({ apiKey: 'test-key', baseUrl: mock.url, dlq: 'memory', ...FAST });
+  t.after(async () => {
+    await client.close();
+    mock.stop();
+  });
+  const progress = [];
+  const results = await client.solveMany([task(0), { task: task(1), labels: { row: '1' } }, task(2)], {
+    concurrency: 2,
+    onProgress: (done, total) => progress.push([done, total]),
+  });
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  assert.deepEqual(results[1].reason.record.labels, { row: '1' });
+  assert.equal(results[1].reason.record.task.page_url, 'https://example.com/item/1');
+  // Progress calls are queued to the event loop without blocking the engine; let them drain.
+  for (let i = 0; i < 200 && progress.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(progress.map((p) => p[1]), [3, 3, 3]);
+  assert.deepEqual(progress.map((p) => p[0]).sort(), [1, 2, 3]);
 });

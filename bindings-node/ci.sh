@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# CI for the Node package: install (which builds the addon), build the mock solver,
+# type-check the typed example against index.d.ts, run the node:test suite.
+# Works from a fresh clone; needs cargo, node >= 18 and npm (reaches the registry).
+# CAPTCHA_DLQ_BUILD_PROFILE=debug (the default here) keeps the build short; set it
+# to `release` to test the optimised addon.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+export CAPTCHA_DLQ_BUILD_PROFILE="${CAPTCHA_DLQ_BUILD_PROFILE:-debug}"
+
+echo "== npm install (builds the addon, $CAPTCHA_DLQ_BUILD_PROFILE)"
+npm install --no-audit --no-fund
+
+echo "== cargo build -p captcha-dlq-mock"
+cargo build -p captcha-dlq-mock
+
+echo "== tsc --noEmit (examples/typed.ts against index.d.ts)"
+npx --no-install tsc -p tsconfig.json
+
+echo "== node --test"
+timeout 600 node --test --test-concurrency=2 test/*.test.js
