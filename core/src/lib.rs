@@ -11,8 +11,10 @@ pub mod classify;
 pub mod dlq;
 pub mod engine;
 pub mod error;
+pub mod float_text;
 pub mod http;
 pub mod journal;
+pub mod json_field;
 pub mod provider;
 #[cfg(feature = "testkit")]
 pub mod sim;
@@ -20,6 +22,7 @@ pub mod solution;
 pub mod task;
 pub mod time;
 pub mod vectors;
+pub mod weburl;
 
 pub use class::{ErrorClass, Failure};
 pub use engine::{Action, Engine, EngineConfig, Event, JobId, RequestId};

@@ -106,10 +106,10 @@ impl FakeService {
     pub fn handle(&mut self, req: &HttpRequest, now: Timestamp) -> Result<HttpResponse, TransportError> {
         let mut params: BTreeMap<String, String> = BTreeMap::new();
         if let Some((_, q)) = req.url.split_once('?') {
-            params.extend(url::form_urlencoded::parse(q.as_bytes()).into_owned());
+            params.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
         }
         if let Some(body) = &req.body {
-            params.extend(url::form_urlencoded::parse(body).into_owned());
+            params.extend(form_urlencoded::parse(body).into_owned());
         }
         let endpoint = req.endpoint().to_string();
         let is_submit = endpoint.ends_with("/in.php");

@@ -165,7 +165,7 @@ pub fn canonical_request(req: &HttpRequest) -> Value {
     } else {
         let mut params = std::collections::BTreeMap::new();
         let query = req.url.split_once('?').map(|(_, q)| q.split('#').next().unwrap_or(q)).unwrap_or("");
-        for (k, v) in url::form_urlencoded::parse(query.as_bytes()).chain(url::form_urlencoded::parse(body)) {
+        for (k, v) in form_urlencoded::parse(query.as_bytes()).chain(form_urlencoded::parse(body)) {
             params.insert(k.into_owned(), Value::String(hide(v.into_owned())));
         }
         out.insert("params".into(), Value::Object(params.into_iter().collect()));

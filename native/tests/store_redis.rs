@@ -1,6 +1,7 @@
 //! RedisStore against a real `redis-server`: the shared conformance suite,
 //! several workers receiving at once, the stream's pending-entries list as
-//! the lease ledger, persistence across connections, and clear errors.
+//! the lease ledger, receive walking far into the age order, persistence
+//! across connections, and clear errors.
 
 mod support;
 
@@ -8,8 +9,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use captcha_dlq::store::RedisStore;
+use captcha_dlq_core::class::reason;
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
-use captcha_dlq_core::dlq::{DlqStore, Filter, Page, RecordState, StoreError};
+use captcha_dlq_core::dlq::{DlqStore, Filter, Leased, Page, RecordState, StoreError};
 use support::redis::RedisServer;
 
 const LEASE: Duration = Duration::from_secs(30);
@@ -116,6 +118,157 @@ async fn pending_entries_list_tracks_holder_and_deliveries() {
     assert_eq!(len, 0, "complete deletes the stream entry");
     let stats = a.stats(at(132)).await.expect("stats");
     assert_eq!((stats.total, stats.completed, stats.abandoned), (0, 1, 2));
+}
+
+fn ids_of(leased: &[Leased]) -> Vec<&str> {
+    leased.iter().map(|l| l.record.id.as_str()).collect()
+}
+
+fn only_ids(ids: &[&str]) -> Filter {
+    Filter { ids: ids.iter().map(|id| id.to_string()).collect(), ..Filter::default() }
+}
+
+/// Receive with no filter leases while it walks the age order: past more live leases and
+/// parked records than one script call inspects, taking over expired leases and parking a
+/// record at its delivery limit on the way, oldest first.
+#[tokio::test]
+async fn receive_walks_past_live_leases_and_parked_records() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "walk").await.with_max_deliveries(2).expect("max deliveries");
+    let name = |i: usize| format!("r{i:04}");
+    for i in 0..1300 {
+        store.push(sample_record(&name(i), i as u64)).await.expect("push");
+    }
+    let t0 = at(200_000);
+    let short = Duration::from_secs(30);
+    // r1102 leased once, r1103 twice (its limit); both leases end long before t1.
+    assert_eq!(ids_of(&store.receive(&only_ids(&["r1102"]), 5, short, t0).await.expect("receive")), ["r1102"]);
+    for t in [t0, t0.add(short)] {
+        let got = store.receive(&only_ids(&["r1103"]), 5, short, t).await.expect("receive");
+        assert_eq!(ids_of(&got), ["r1103"]);
+    }
+    // The 1,100 oldest, in one receive larger than what one script call inspects.
+    let hour = Duration::from_secs(3600);
+    let first = store.receive(&Filter::all(), 1100, hour, t0).await.expect("receive");
+    let want: Vec<String> = (0..1100).map(name).collect();
+    assert_eq!(ids_of(&first), want.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(first.iter().all(|l| l.record.deliveries == 1 && l.record.state == RecordState::Leased));
+    assert!(store.park("r1100", "NeedsReview", t0).await.expect("park"));
+
+    let t1 = t0.add(Duration::from_secs(1000));
+    let next = store.receive(&Filter::all(), 3, hour, t1).await.expect("receive");
+    assert_eq!(ids_of(&next), ["r1101", "r1102", "r1104"], "oldest ready or expired, past 1,100 live leases");
+    assert_eq!(next.iter().map(|l| l.record.deliveries).collect::<Vec<_>>(), [1, 2, 1]);
+    let r1103 = store.peek(&only_ids(&["r1103"]), Page::default(), t1).await.expect("peek");
+    assert_eq!(r1103[0].state, RecordState::Parked, "a record at its delivery limit is parked, not received");
+    assert_eq!(r1103[0].parked_reason.as_deref(), Some(reason::MAX_DELIVERY_COUNT_EXCEEDED));
+
+    let stats = store.stats(t1).await.expect("stats");
+    assert_eq!((stats.total, stats.ready, stats.leased, stats.parked), (1300, 195, 1103, 2));
+    assert_eq!(stats.oldest_dead_lettered_at, Some(sample_record("r0000", 0).dead_lettered_at));
+    assert_eq!(stats.abandoned, 3, "each expired lease taken over counts as abandoned (r1103 twice)");
+    let parked = Filter { states: vec![RecordState::Parked], ..Filter::default() };
+    assert_eq!(store.count(&parked, t1).await.expect("count"), 2);
+    let mine = Filter { states: vec![RecordState::Leased, RecordState::Parked], ..Filter::default() };
+    assert_eq!(store.count(&mine, t1).await.expect("count"), 1105);
+    assert_eq!(store.count(&Filter::all(), t1).await.expect("count"), 1300);
+
+    let rest = store.receive(&Filter::all(), 1000, hour, t1).await.expect("receive");
+    let want: Vec<String> = (1105..1300).map(name).collect();
+    assert_eq!(ids_of(&rest), want.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(store.receive(&Filter::all(), 10, hour, t1).await.expect("receive").is_empty());
+}
+
+/// A filtered receive finds the few matching records behind many older ones that do not
+/// match, skips those parked or under a live lease, and hands them out oldest first (equal
+/// times ordered by id), `max` at a time.
+#[tokio::test]
+async fn filtered_receive_finds_matches_deep_in_the_age_order() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "deep").await;
+    let deep = |id: &str, minutes: u64| {
+        let mut r = sample_record(id, minutes);
+        r.labels.insert("job".into(), "deep".into());
+        r
+    };
+    for i in 0..1000u64 {
+        let id = format!("r{i:04}");
+        let record = if [700, 703, 705, 706, 990].contains(&i) { deep(&id, i) } else { sample_record(&id, i) };
+        store.push(record).await.expect("push");
+    }
+    for id in ["z-eq", "a-eq", "A-eq"] {
+        store.push(deep(id, 995)).await.expect("push");
+    }
+    let filter = Filter { labels: [("job".to_string(), "deep".to_string())].into(), ..Filter::default() };
+    let t0 = at(100_000);
+    let short = Duration::from_secs(30);
+    assert!(store.park("r0703", "NeedsReview", t0).await.expect("park"));
+    let ids = |ids: &[&str]| Filter { ids: ids.iter().map(|id| id.to_string()).collect(), ..filter.clone() };
+    // By id: only those present and matching, oldest first, each once.
+    let by_id = ids(&["z-eq", "r0001", "A-eq", "missing", "r0001", "z-eq", "r0705", "r0706"]);
+    let got = store.receive(&by_id, 10, short, t0).await.expect("receive");
+    assert_eq!(ids_of(&got), ["r0705", "r0706", "A-eq", "z-eq"]);
+    for l in got.iter().filter(|l| l.record.id != "r0705" && l.record.id != "r0706") {
+        assert_eq!(store.abandon(&l.token, None, t0).await.expect("abandon"), RecordState::Ready);
+    }
+    // r0705's lease is renewed past t1; r0706's ends before it.
+    let renewed = store.receive(&ids(&["r0705"]), 1, Duration::from_secs(3600), t0.add(short)).await;
+    assert_eq!(ids_of(&renewed.expect("receive")), ["r0705"]);
+
+    let t1 = t0.add(Duration::from_secs(600));
+    let first = store.receive(&filter, 2, LEASE, t1).await.expect("receive");
+    assert_eq!(ids_of(&first), ["r0700", "r0706"]);
+    assert_eq!(first[1].record.deliveries, 2, "the expired lease was taken over");
+    let rest = store.receive(&filter, 10, LEASE, t1).await.expect("receive");
+    assert_eq!(ids_of(&rest), ["r0990", "A-eq", "a-eq", "z-eq"]);
+    assert_eq!(rest.iter().map(|l| l.record.deliveries).collect::<Vec<_>>(), [1, 2, 1, 2]);
+    assert!(store.receive(&filter, 10, LEASE, t1).await.expect("receive").is_empty());
+    // Everything else is still ready, oldest first.
+    let others = store.receive(&Filter::all(), 3, LEASE, t1).await.expect("receive");
+    assert_eq!(ids_of(&others), ["r0000", "r0001", "r0002"]);
+}
+
+/// Workers draining by filter while the others complete records under their walks (so a
+/// walk's cursor record may vanish): every match is handed out once, the rest stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_filtered_drains_complete_every_match_once() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "drain").await;
+    for i in 0..600u64 {
+        // Ten records per minute, so walks resume among equal times; every third matches.
+        let mut record = sample_record(&format!("r{:03}", (i * 7) % 600), i / 10);
+        if i % 3 == 0 {
+            record.labels.insert("pick".into(), "yes".into());
+        }
+        store.push(record).await.expect("push");
+    }
+    let filter = Filter { labels: [("pick".to_string(), "yes".to_string())].into(), ..Filter::default() };
+    let mut workers = Vec::new();
+    for _ in 0..4 {
+        let worker = connect(&server, "drain").await;
+        let filter = filter.clone();
+        workers.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            loop {
+                let batch = worker.receive(&filter, 4, LEASE, at(100_000)).await.expect("receive");
+                if batch.is_empty() {
+                    return got;
+                }
+                for l in batch {
+                    worker.complete(&l.token, at(100_000)).await.expect("complete");
+                    got.push(l.record.id);
+                }
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for w in workers {
+        all.extend(w.await.expect("worker"));
+    }
+    let distinct: BTreeSet<String> = all.iter().cloned().collect();
+    assert_eq!((all.len(), distinct.len()), (200, 200), "each match completed exactly once");
+    assert_eq!(store.count(&filter, at(100_000)).await.expect("count"), 0);
+    assert_eq!(store.count(&Filter::all(), at(100_000)).await.expect("count"), 400);
 }
 
 #[tokio::test]

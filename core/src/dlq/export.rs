@@ -178,10 +178,9 @@ fn own_record(location: Location, map: Map<String, Value>) -> Result<DeadLetterR
             return Err(ImportError::new(location, Some("schema"), format!("expected {SCHEMA}")));
         }
     }
-    let mut record: DeadLetterRecord = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
-        let path = e.path().to_string();
-        let field = (path != ".").then_some(path);
-        ImportError::new(location, field.as_deref(), e.into_inner().to_string())
+    let mut record: DeadLetterRecord = crate::json_field::decode(&Value::Object(map)).map_err(|e| {
+        let field = (!e.field.is_empty()).then_some(e.field.as_str());
+        ImportError::new(location, field, e.problem.clone())
     })?;
     if record.id.trim().is_empty() {
         return Err(ImportError::new(location, Some("id"), "must not be empty"));

@@ -88,7 +88,6 @@ impl RecordState {
 impl DeadLetterRecord {
     /// The host of the page the task was for, if it has one.
     pub fn page_host(&self) -> Option<String> {
-        let url = url::Url::parse(self.task.page_url()?).ok()?;
-        url.host_str().map(str::to_string)
+        crate::weburl::host_of(self.task.page_url()?)
     }
 }

@@ -208,7 +208,10 @@ impl Default for CircuitConfig {
 impl EngineConfig {
     /// Parse a JSON configuration (possibly partial), naming the offending field on error.
     pub fn from_json(json: &str) -> Result<Self, ConfigError> {
-        let cfg: EngineConfig = serde_json::from_str(json).map_err(|e| ConfigError::new("config", e.to_string()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| ConfigError::new("config", format!("not valid JSON: {e}")))?;
+        let cfg: EngineConfig =
+            crate::json_field::decode(&value).map_err(|e| ConfigError::new(e.field_under("config"), e.problem))?;
         cfg.validate()?;
         Ok(cfg)
     }

@@ -2,7 +2,6 @@
 //! these to `tracing`, Python `logging` or a JS callback; none carries the key.
 
 use core::fmt;
-use core::time::Duration;
 
 use serde::Serialize;
 
@@ -104,6 +103,24 @@ impl fmt::Display for Event {
     }
 }
 
+/// Milliseconds as seconds with one decimal (`1.5s`), rounded half up.
 fn ms(v: u64) -> String {
-    format!("{:.1}s", Duration::from_millis(v).as_secs_f64())
+    // Integer arithmetic: float formatting would link a second formatter into the browser build.
+    let tenths = v.saturating_add(50) / 100;
+    format!("{}.{}s", tenths / 10, tenths % 10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ms;
+
+    #[test]
+    fn durations_read_as_seconds_with_one_decimal() {
+        assert_eq!(ms(0), "0.0s");
+        assert_eq!(ms(49), "0.0s");
+        assert_eq!(ms(50), "0.1s");
+        assert_eq!(ms(1_500), "1.5s");
+        assert_eq!(ms(61_949), "61.9s");
+        assert_eq!(ms(u64::MAX), format!("{}.{}s", u64::MAX / 1000, (u64::MAX / 100) % 10));
+    }
 }

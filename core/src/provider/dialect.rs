@@ -108,7 +108,7 @@ fn anticaptcha_score(s: f64) -> f64 {
 
 /// The funcaptcha JS subdomain from a `surl` that may be a full URL.
 fn subdomain(surl: &str) -> String {
-    url::Url::parse(surl).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| surl.to_string())
+    crate::weburl::host_of(surl).unwrap_or_else(|| surl.to_string())
 }
 
 pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>, InvalidTask> {

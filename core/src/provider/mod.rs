@@ -161,13 +161,7 @@ impl Provider {
 
     /// Whether the base URL points at this machine (tests, local mocks).
     pub fn is_loopback(&self) -> bool {
-        let Ok(url) = url::Url::parse(&self.base_url) else { return false };
-        match url.host() {
-            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            None => false,
-        }
+        crate::weburl::parse(&self.base_url).is_ok_and(|u| u.host.is_loopback())
     }
 
     /// Whether one poll may ask for several tasks (v1 `ids=`).
@@ -273,15 +267,8 @@ impl Provider {
 
 fn check_base_url(base_url: &str) -> Result<String, ConfigError> {
     let trimmed = base_url.trim().trim_end_matches('/');
-    let url = url::Url::parse(trimmed)
-        .map_err(|e| ConfigError::new("base_url", format!("{trimmed:?} is not an absolute URL: {e}")))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(ConfigError::new("base_url", format!("{trimmed:?}: the scheme must be http or https")));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(ConfigError::new("base_url", format!("{trimmed:?} has no host")));
-    }
-    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+    let url = crate::weburl::parse(trimmed).map_err(|e| ConfigError::new("base_url", format!("{trimmed:?}: {e}")))?;
+    if url.query.is_some() || url.fragment.is_some() || url.userinfo.is_some() {
         return Err(ConfigError::new("base_url", format!("{trimmed:?}: no query, fragment or credentials allowed")));
     }
     Ok(trimmed.to_string())

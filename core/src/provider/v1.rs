@@ -42,7 +42,7 @@ impl Params {
         }
     }
     fn encode(&self) -> String {
-        let mut s = url::form_urlencoded::Serializer::new(String::new());
+        let mut s = form_urlencoded::Serializer::new(String::new());
         for (k, v) in &self.0 {
             s.append_pair(k, v);
         }
@@ -99,7 +99,7 @@ pub(super) fn submit_request(
             q.put("pageurl", t.page_url.clone());
             q.opt("action", &t.action);
             if let Some(s) = t.min_score {
-                q.put("min_score", s.to_string());
+                q.put("min_score", crate::float_text::float_text(s));
             }
             q.flag("enterprise", t.enterprise);
             q.opt("domain", &t.domain);

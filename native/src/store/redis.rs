@@ -9,7 +9,7 @@
 //! entry), `stream` with consumer group `dlq`, `journal` (hash id → entry
 //! JSON) and `counters`. Every move (push + journal delete + eviction, lease,
 //! complete, abandon, park, unpark, purge) is one Lua script, so it is atomic
-//! against every other worker; reads take one `MULTI` snapshot.
+//! against every other worker; `peek`/`count`/`purge` read one `MULTI` snapshot.
 //!
 //! Streams: each record has one stream entry (`XADD` on push). A lease puts
 //! that entry in the receiving worker's pending-entries list with
@@ -19,9 +19,10 @@
 //! deliberately not used, and why:
 //! - `XREADGROUP ... >` hands out entries in stream order, but `receive` must
 //!   hand out the oldest matching records for an arbitrary [`Filter`]
-//!   (reason, labels, host...), which the stream cannot express. Selection is
-//!   done on a snapshot, and the lease script re-checks each candidate, so a
-//!   record taken by another worker in between is skipped, never doubled.
+//!   (reason, labels, host...), which the stream cannot express. `receive`
+//!   walks `age` oldest first instead (see below); whatever it selects, a
+//!   script re-checks each record as it leases it, so a record taken by
+//!   another worker in between is skipped, never doubled.
 //! - `XAUTOCLAIM` with min-idle = lease judges expiry by the *server's* idle
 //!   clock, while the store contract judges it by the caller's `now`. Two
 //!   clocks deciding the same lease could hand a record to two replayers at
@@ -31,14 +32,33 @@
 //!   real clocks (drivers pass the wall clock) this is the same rule
 //!   `XAUTOCLAIM` applies, and virtual time in tests works without sleeping.
 //!
-//! Costs and limits: `receive`, `peek`, `count`, `purge` and `stats` read the
-//! whole namespace in one snapshot (filters need the decoded record), which
-//! suits dead-letter volumes (thousands to ~100k records), not a hot queue. A
-//! record *replaced by a push* between the snapshot and the script is judged
-//! by its old content for `receive`/`purge` filters; its lease and state are
-//! always re-checked inside the script.
+//! `receive` walks `age` oldest first in a script (`WALK`), at most 1,024 ids
+//! per call and resuming after the last one seen (by time, then id bytes, so
+//! records completed or moved by other workers meanwhile do not shift it).
+//! Parked records and live leases are skipped inside the script without
+//! reading their bodies. With no filter the script leases what it finds (one
+//! round trip for up to `max` records); with a filter it returns pages of 64
+//! to 256 leasable records with their bodies, matched in Rust, and the matches
+//! are leased by a script that re-checks each; a filter naming `ids` looks
+//! those up instead of walking. A record at its delivery limit met on the way
+//! is parked, as always.
+//!
+//! Costs and limits: `receive` costs O(log N) per record it inspects: the
+//! records handed out, the parked records and live leases older than them,
+//! and, with a filter, the older leasable records that do not match (their
+//! bodies are shipped and decoded). It does not depend on how many records lie
+//! beyond the last one handed out, so draining 100,000 records runs as fast as
+//! draining 10,000; a namespace holding many parked or leased records ahead of
+//! the ready ones pays for walking past them on every receive. `stats`, and
+//! `count` filtering by state only, read counts from the indexes (O(log N)).
+//! `peek`, `purge` and other `count`s read the whole namespace in one snapshot
+//! (filters need the decoded record), which suits dead-letter volumes
+//! (thousands to ~100k records), not a hot queue. A record *replaced by a
+//! push* between the page read and the lease script (or, for `purge`, the
+//! snapshot and the script) is judged by its old content for the filter; its
+//! lease and state are always re-checked inside the script.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -76,6 +96,60 @@ local function drop(id)
   for _, k in ipairs({BODY, DELIV, NONCE, ENTRY, PARKED}) do redis.call('HDEL', k, id) end
   redis.call('ZREM', UNTIL, id)
   redis.call('ZREM', AGE, id)
+end
+-- Whether `id` is neither parked nor under a lease that is still live at `now`.
+local function available(id, now)
+  if redis.call('HEXISTS', PARKED, id) == 1 then return false end
+  local u = tonumber(redis.call('ZSCORE', UNTIL, id))
+  return not (u and u > now and redis.call('HEXISTS', NONCE, id) == 1)
+end
+-- Lease `id` if it is ready or its lease ended by `now` (taking the stream entry over); a
+-- record at the delivery limit is parked instead. Returns its deliveries and body, or nil.
+local expired = 0
+local function lease(id, nonce, now, lease_end, consumer, maxd)
+  if not available(id, now) then return nil end
+  local body = redis.call('HGET', BODY, id)
+  if not body then return nil end
+  if redis.call('HEXISTS', NONCE, id) == 1 then
+    expired = expired + 1
+    end_lease(id)
+  end
+  local d = tonumber(redis.call('HGET', DELIV, id) or '0') or 0
+  if d >= maxd then
+    redis.call('HSET', PARKED, id, MAX_DELIVERY_REASON)
+    return nil
+  end
+  d = d + 1
+  redis.call('HSET', DELIV, id, d)
+  redis.call('HSET', NONCE, id, nonce)
+  redis.call('ZADD', UNTIL, lease_end, id)
+  local e = redis.call('HGET', ENTRY, id)
+  if e then redis.call('XCLAIM', STREAM, GROUP, consumer, 0, e, 'FORCE', 'RETRYCOUNT', d, 'JUSTID') end
+  return d, body
+end
+local function count_expired()
+  if expired > 0 then redis.call('HINCRBY', COUNTERS, 'abandoned', expired) end
+end
+-- Redis orders members of equal score by their bytes (memcmp), not by Lua's locale-aware `<`.
+local function bytes_lt(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+-- The rank in `age` just after the position (score, id), whether or not `id` is still there
+-- (another worker may have completed it or moved it since).
+local function rank_after(score, id)
+  local r = redis.call('ZRANK', AGE, id)
+  if r and tonumber(redis.call('ZSCORE', AGE, id)) == tonumber(score) then return r + 1 end
+  local lo = redis.call('ZCOUNT', AGE, '-inf', '(' .. score)
+  local hi = lo + redis.call('ZCOUNT', AGE, score, score)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if bytes_lt(id, redis.call('ZRANGE', AGE, mid, mid)[1]) then hi = mid else lo = mid + 1 end
+  end
+  return lo
 end
 "#;
 
@@ -122,36 +196,87 @@ return {replaced, evicted}
 /// Returns (id, deliveries, body) triples of the records leased.
 const RECEIVE: &str = r#"
 local now, lease_end, consumer, maxd = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
-local out, expired = {}, 0
+local out = {}
 for i = 5, #ARGV, 2 do
-  local id, nonce = ARGV[i], ARGV[i + 1]
-  local body = redis.call('HGET', BODY, id)
-  if body and redis.call('HEXISTS', PARKED, id) == 0 then
-    local held = redis.call('HEXISTS', NONCE, id) == 1
-    local u = tonumber(redis.call('ZSCORE', UNTIL, id))
-    if not held or not u or u <= now then
-      if held then
-        expired = expired + 1
-        end_lease(id)
-      end
-      local d = tonumber(redis.call('HGET', DELIV, id) or '0') or 0
-      if d >= maxd then
-        redis.call('HSET', PARKED, id, MAX_DELIVERY_REASON)
-      else
-        d = d + 1
-        redis.call('HSET', DELIV, id, d)
-        redis.call('HSET', NONCE, id, nonce)
-        redis.call('ZADD', UNTIL, lease_end, id)
-        local e = redis.call('HGET', ENTRY, id)
-        if e then redis.call('XCLAIM', STREAM, GROUP, consumer, 0, e, 'FORCE', 'RETRYCOUNT', d, 'JUSTID') end
+  local id = ARGV[i]
+  local d, body = lease(id, ARGV[i + 1], now, lease_end, consumer, maxd)
+  if d then
+    out[#out + 1] = id
+    out[#out + 1] = tostring(d)
+    out[#out + 1] = body
+  end
+end
+count_expired()
+return out
+"#;
+
+/// Walks `age` oldest first from just after the cursor (score, id; id '' = from the oldest),
+/// skipping parked records and live leases without reading their bodies, until `want` records
+/// are found or `budget` ids were inspected.
+/// ARGV: now, cursor score, cursor id, want, budget, mode, lease end, consumer, max deliveries,
+/// then (mode 'lease') `want` nonces.
+/// Mode 'lease' leases what it finds (a record at the delivery limit is parked instead) and
+/// returns (id, deliveries, body) triples; mode 'peek' changes nothing and returns (id, body)
+/// pairs of the records that could be leased now. The reply starts with 'end' (nothing after
+/// the cursor) or 'more', then the new cursor (score, id).
+const WALK: &str = r#"
+local now, want, budget = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local leasing, lease_end, consumer, maxd = ARGV[6] == 'lease', ARGV[7], ARGV[8], tonumber(ARGV[9])
+local score, last = ARGV[2], ARGV[3]
+local start = 0
+if last ~= '' then start = rank_after(score, last) end
+local out, found, seen, status = {}, 0, 0, 'more'
+while found < want and seen < budget do
+  local n = math.min(budget - seen, 128)
+  local page = redis.call('ZRANGE', AGE, start, start + n - 1, 'WITHSCORES')
+  local got = #page / 2
+  for i = 1, #page, 2 do
+    local id = page[i]
+    last, score = id, page[i + 1]
+    seen = seen + 1
+    if leasing then
+      local d, body = lease(id, ARGV[10 + found], now, lease_end, consumer, maxd)
+      if d then
+        found = found + 1
         out[#out + 1] = id
         out[#out + 1] = tostring(d)
         out[#out + 1] = body
       end
+    elseif available(id, now) then
+      local body = redis.call('HGET', BODY, id)
+      if body then
+        found = found + 1
+        out[#out + 1] = id
+        out[#out + 1] = body
+      end
+    end
+    if found >= want then break end
+  end
+  if found < want and got < n then
+    status = 'end'
+    break
+  end
+  start = start + got
+end
+count_expired()
+local reply = {status, score, last}
+for i = 1, #out do reply[#reply + 1] = out[i] end
+return reply
+"#;
+
+/// ARGV: now, ids. Returns (id, body) pairs of those that could be leased now.
+const PEEK_IDS: &str = r#"
+local now, out = tonumber(ARGV[1]), {}
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if available(id, now) then
+    local body = redis.call('HGET', BODY, id)
+    if body then
+      out[#out + 1] = id
+      out[#out + 1] = body
     end
   end
 end
-if expired > 0 then redis.call('HINCRBY', COUNTERS, 'abandoned', expired) end
 return out
 "#;
 
@@ -222,6 +347,8 @@ return n
 struct Scripts {
     push: Script,
     receive: Script,
+    walk: Script,
+    peek_ids: Script,
     complete: Script,
     abandon: Script,
     park: Script,
@@ -236,6 +363,8 @@ impl Scripts {
         Scripts {
             push: s(PUSH),
             receive: s(RECEIVE),
+            walk: s(WALK),
+            peek_ids: s(PEEK_IDS),
             complete: s(COMPLETE),
             abandon: s(ABANDON),
             park: s(PARK),
@@ -366,7 +495,7 @@ impl RedisStore {
         inv.invoke_async(&mut conn).await.map_err(|e| backend(&self.location, &e))
     }
 
-    /// Every record with its state at `now`, oldest first, plus counters, in one atomic read.
+    /// Every record with its state at `now`, oldest first, in one atomic read.
     async fn snapshot(&self, now: Timestamp) -> Result<Snapshot, StoreError> {
         let mut conn = self.conn.clone();
         type Raw = (
@@ -376,10 +505,8 @@ impl RedisStore {
             HashMap<String, String>,
             Vec<(String, f64)>,
             HashMap<String, String>,
-            HashMap<String, String>,
-            u64,
         );
-        let (order, bodies, deliv, nonces, until, parked, counters, in_flight): Raw = redis::pipe()
+        let (order, bodies, deliv, nonces, until, parked): Raw = redis::pipe()
             .atomic()
             .cmd("ZRANGE")
             .arg(self.key("age"))
@@ -398,10 +525,6 @@ impl RedisStore {
             .arg("WITHSCORES")
             .cmd("HGETALL")
             .arg(self.key("parked"))
-            .cmd("HGETALL")
-            .arg(self.key("counters"))
-            .cmd("HLEN")
-            .arg(self.key("journal"))
             .query_async(&mut conn)
             .await
             .map_err(|e| backend(&self.location, &e))?;
@@ -425,19 +548,167 @@ impl RedisStore {
             record.parked_reason = parked.get(&id).cloned();
             entries.push(Entry { id, record, state });
         }
-        let counter = |name: &str| counters.get(name).and_then(|v| v.parse().ok()).unwrap_or(0);
-        Ok(Snapshot {
-            entries,
-            dropped: counter("dropped"),
-            completed: counter("completed"),
-            abandoned: counter("abandoned"),
-            in_flight,
-        })
+        Ok(Snapshot { entries })
     }
 
     fn matching(snapshot: Snapshot, filter: &Filter) -> impl Iterator<Item = Entry> + '_ {
         snapshot.entries.into_iter().filter(move |e| filter.matches(&e.record, e.state))
     }
+
+    /// One `WALK` from `cursor` (moved past every id inspected): leasing with `nonces` (one per
+    /// wanted record), or peeking without. Returns whether `age` may hold more after the cursor,
+    /// and the (id, deliveries, body) triples leased or the (id, body) pairs peeked.
+    async fn walk(
+        &self,
+        cursor: &mut Cursor,
+        want: usize,
+        nonces: Option<&[String]>,
+        now: Timestamp,
+        lease_until: Timestamp,
+    ) -> Result<(bool, Vec<String>), StoreError> {
+        let reply: Vec<String> = self
+            .invoke(&self.scripts.walk, |inv| {
+                inv.arg(now.as_unix_millis())
+                    .arg(&cursor.score)
+                    .arg(&cursor.id)
+                    .arg(want)
+                    .arg(WALK_BUDGET)
+                    .arg(if nonces.is_some() { "lease" } else { "peek" })
+                    .arg(lease_until.as_unix_millis())
+                    .arg(&self.consumer)
+                    .arg(self.max_deliveries);
+                if let Some(nonces) = nonces {
+                    inv.arg(nonces);
+                }
+            })
+            .await?;
+        let mut reply = reply.into_iter();
+        let (Some(status), Some(score), Some(id)) = (reply.next(), reply.next(), reply.next()) else {
+            return Err(StoreError::Backend(format!("redis {}: the receive script gave a short reply", self.location)));
+        };
+        *cursor = Cursor { score, id };
+        Ok((status == "more", reply.collect()))
+    }
+
+    /// The records among `ids` that exist, oldest first (as `age` orders them), each once.
+    async fn ids_by_age(&self, ids: &[String]) -> Result<Vec<String>, StoreError> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.cmd("ZSCORE").arg(self.key("age")).arg(id);
+        }
+        let mut conn = self.conn.clone();
+        let scores: Vec<Option<f64>> = pipe.query_async(&mut conn).await.map_err(|e| backend(&self.location, &e))?;
+        let mut present: Vec<(f64, String)> =
+            scores.into_iter().zip(ids).filter_map(|(score, id)| score.map(|s| (s, id))).collect();
+        // Equal scores are ordered by the members' bytes, as in the sorted set.
+        present.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.as_bytes().cmp(b.1.as_bytes())));
+        Ok(present.into_iter().map(|(_, id)| id).collect())
+    }
+
+    /// Lease `ids` (oldest first) until `out` holds `max`, skipping any taken by another worker
+    /// in the meantime (or parked at their delivery limit): the script re-checks each.
+    async fn lease_ids(
+        &self,
+        ids: &[String],
+        max: usize,
+        now: Timestamp,
+        lease_until: Timestamp,
+        out: &mut Receipt,
+    ) -> Result<(), StoreError> {
+        let mut rest = ids;
+        while out.len() < max && !rest.is_empty() {
+            let (batch, tail) = rest.split_at((max - out.len()).min(rest.len()));
+            rest = tail;
+            let nonces: Vec<String> = batch.iter().map(|_| new_nonce()).collect();
+            let leased: Vec<String> = self
+                .invoke(&self.scripts.receive, |inv| {
+                    inv.arg(now.as_unix_millis())
+                        .arg(lease_until.as_unix_millis())
+                        .arg(&self.consumer)
+                        .arg(self.max_deliveries);
+                    for (id, nonce) in batch.iter().zip(&nonces) {
+                        inv.arg(id).arg(nonce);
+                    }
+                })
+                .await?;
+            for triple in leased.chunks_exact(3) {
+                let [id, deliveries, body] = triple else { continue };
+                let Some(i) = batch.iter().position(|b| b == id) else { continue };
+                let nonce = nonces.get(i).cloned().unwrap_or_default();
+                out.push(decode_leased(id, deliveries, body, nonce, lease_until)?);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Ids a `WALK` inspects per call at most, so that a receive behind many parked records or live
+/// leases never blocks the server for long: it goes on in further calls.
+const WALK_BUDGET: usize = 1024;
+/// Candidates (with bodies) a filtered receive fetches per round trip: the first page is what is
+/// still wanted, at least `PAGE_MIN`; pages double while matches are scarce, up to `PAGE_MAX`.
+const PAGE_MIN: usize = 64;
+const PAGE_MAX: usize = 256;
+
+/// A position in `age`: just after the member `id` with `score`; the start when `id` is empty.
+#[derive(Default)]
+struct Cursor {
+    score: String,
+    id: String,
+}
+
+/// The leases one `receive` hands out, in order, each record once.
+#[derive(Default)]
+struct Receipt {
+    leased: Vec<Leased>,
+    ids: HashSet<String>,
+}
+
+impl Receipt {
+    fn len(&self) -> usize {
+        self.leased.len()
+    }
+
+    fn push(&mut self, lease: Leased) {
+        // Only a lease of zero length can be renewed within one receive (by a record moved past
+        // the cursor meanwhile); the newer token is the valid one.
+        if !self.ids.insert(lease.token.id.clone()) {
+            self.leased.retain(|l| l.token.id != lease.token.id);
+        }
+        self.leased.push(lease);
+    }
+}
+
+fn decode_leased(
+    id: &str,
+    deliveries: &str,
+    body: &str,
+    nonce: String,
+    lease_until: Timestamp,
+) -> Result<Leased, StoreError> {
+    let mut record: DeadLetterRecord =
+        serde_json::from_str(body).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))?;
+    record.state = RecordState::Leased;
+    record.deliveries = deliveries.parse().unwrap_or(0);
+    record.parked_reason = None;
+    Ok(Leased { token: LeaseToken { id: id.to_string(), nonce }, record, lease_until })
+}
+
+/// The ids of the (id, body) pairs whose record `filter` selects, in order.
+fn matching_ids(pairs: &[String], filter: &Filter) -> Result<Vec<String>, StoreError> {
+    let mut out = Vec::new();
+    for pair in pairs.chunks_exact(2) {
+        let [id, body] = pair else { continue };
+        let record: DeadLetterRecord =
+            serde_json::from_str(body).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))?;
+        if filter.matches(&record, RecordState::Ready) {
+            out.push(id.clone());
+        }
+    }
+    Ok(out)
 }
 
 struct Entry {
@@ -448,10 +719,6 @@ struct Entry {
 
 struct Snapshot {
     entries: Vec<Entry>,
-    dropped: u64,
-    completed: u64,
-    abandoned: u64,
-    in_flight: u64,
 }
 
 fn backend(location: &str, e: &RedisError) -> StoreError {
@@ -496,44 +763,60 @@ impl DlqStore for RedisStore {
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
+        if max == 0 {
+            return Ok(Vec::new());
+        }
         let filter = Filter { states: Vec::new(), ..filter.clone() };
         let lease_until = now.add(lease);
-        let candidates: Vec<String> = Self::matching(self.snapshot(now).await?, &filter)
-            .filter(|e| e.state == RecordState::Ready)
-            .map(|e| e.id)
-            .collect();
-        let mut out = Vec::new();
-        let mut rest = candidates.as_slice();
-        // Candidates taken by another worker since the snapshot (or parked at their
-        // delivery limit) are skipped by the script; try the next ones.
-        while out.len() < max && !rest.is_empty() {
-            let (batch, tail) = rest.split_at((max - out.len()).min(rest.len()));
-            rest = tail;
-            let nonces: Vec<String> = batch.iter().map(|_| new_nonce()).collect();
-            let leased: Vec<String> = self
-                .invoke(&self.scripts.receive, |inv| {
-                    inv.arg(now.as_unix_millis())
-                        .arg(lease_until.as_unix_millis())
-                        .arg(&self.consumer)
-                        .arg(self.max_deliveries);
-                    for (id, nonce) in batch.iter().zip(&nonces) {
-                        inv.arg(id).arg(nonce);
+        let mut out = Receipt::default();
+        if filter == Filter::default() {
+            // Every ready record matches: lease while walking, touching only the records handed
+            // out plus the parked and live-leased ones in front of them.
+            let mut cursor = Cursor::default();
+            loop {
+                let want = (max - out.len()).min(WALK_BUDGET);
+                let nonces: Vec<String> = (0..want).map(|_| new_nonce()).collect();
+                let (more, items) = self.walk(&mut cursor, want, Some(&nonces), now, lease_until).await?;
+                for (triple, nonce) in items.chunks_exact(3).zip(nonces) {
+                    if let [id, deliveries, body] = triple {
+                        out.push(decode_leased(id, deliveries, body, nonce, lease_until)?);
                     }
-                })
-                .await?;
-            for triple in leased.chunks_exact(3) {
-                let [id, deliveries, body] = triple else { continue };
-                let Some(i) = batch.iter().position(|b| b == id) else { continue };
-                let nonce = nonces.get(i).cloned().unwrap_or_default();
-                let mut record: DeadLetterRecord =
-                    serde_json::from_str(body).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))?;
-                record.state = RecordState::Leased;
-                record.deliveries = deliveries.parse().unwrap_or(0);
-                record.parked_reason = None;
-                out.push(Leased { token: LeaseToken { id: id.clone(), nonce }, record, lease_until });
+                }
+                if !more || out.len() >= max {
+                    break;
+                }
+            }
+        } else if !filter.ids.is_empty() {
+            // Only the named records can match: look them up instead of walking the namespace.
+            for chunk in self.ids_by_age(&filter.ids).await?.chunks(PAGE_MAX) {
+                let candidates: Vec<String> = self
+                    .invoke(&self.scripts.peek_ids, |inv| {
+                        inv.arg(now.as_unix_millis()).arg(chunk);
+                    })
+                    .await?;
+                let matching = matching_ids(&candidates, &filter)?;
+                self.lease_ids(&matching, max, now, lease_until, &mut out).await?;
+                if out.len() >= max {
+                    break;
+                }
+            }
+        } else {
+            // Filters need the decoded record: walk page by page, match in Rust, lease the
+            // matches (the lease script re-checks each), and stop once `max` are leased.
+            let mut cursor = Cursor::default();
+            let mut page = max.clamp(PAGE_MIN, PAGE_MAX);
+            loop {
+                let (more, candidates) = self.walk(&mut cursor, page, None, now, lease_until).await?;
+                let matching = matching_ids(&candidates, &filter)?;
+                self.lease_ids(&matching, max, now, lease_until, &mut out).await?;
+                if !more || out.len() >= max {
+                    break;
+                }
+                // Few matches so far: take bigger pages (fewer round trips) up to the cap.
+                page = (page * 2).min(PAGE_MAX);
             }
         }
-        Ok(out)
+        Ok(out.leased)
     }
 
     async fn complete(&self, token: &LeaseToken, _now: Timestamp) -> Result<(), StoreError> {
@@ -601,6 +884,19 @@ impl DlqStore for RedisStore {
     }
 
     async fn count(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        if (Filter { states: Vec::new(), ..filter.clone() }) == Filter::default() {
+            // By state only: the counts of `stats`, without reading any record.
+            let stats = self.stats(now).await?;
+            if filter.states.is_empty() {
+                return Ok(stats.total);
+            }
+            let by_state = [
+                (RecordState::Ready, stats.ready),
+                (RecordState::Leased, stats.leased),
+                (RecordState::Parked, stats.parked),
+            ];
+            return Ok(by_state.iter().filter(|(state, _)| filter.states.contains(state)).map(|(_, n)| n).sum());
+        }
         let snapshot = self.snapshot(now).await?;
         Ok(Self::matching(snapshot, filter).count() as u64)
     }
@@ -620,24 +916,44 @@ impl DlqStore for RedisStore {
     }
 
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
-        let snapshot = self.snapshot(now).await?;
-        let mut stats = StoreStats {
-            total: snapshot.entries.len() as u64,
-            dropped: snapshot.dropped,
-            completed: snapshot.completed,
-            abandoned: snapshot.abandoned,
-            oldest_dead_lettered_at: snapshot.entries.iter().map(|e| e.record.dead_lettered_at).min(),
-            in_flight: snapshot.in_flight,
-            ..StoreStats::default()
-        };
-        for e in &snapshot.entries {
-            match e.state {
-                RecordState::Ready => stats.ready += 1,
-                RecordState::Leased => stats.leased += 1,
-                RecordState::Parked => stats.parked += 1,
-            }
-        }
-        Ok(stats)
+        // Counted from the indexes, without reading any record: a live lease is an `until` score
+        // after `now` (leases end before a record is parked, so none of them is parked).
+        type Raw = (u64, u64, u64, Vec<(String, f64)>, HashMap<String, String>, u64);
+        let mut conn = self.conn.clone();
+        let (total, parked, leased, oldest, counters, in_flight): Raw = redis::pipe()
+            .atomic()
+            .cmd("ZCARD")
+            .arg(self.key("age"))
+            .cmd("HLEN")
+            .arg(self.key("parked"))
+            .cmd("ZCOUNT")
+            .arg(self.key("until"))
+            .arg(format!("({}", now.as_unix_millis()))
+            .arg("+inf")
+            .cmd("ZRANGE")
+            .arg(self.key("age"))
+            .arg(0)
+            .arg(0)
+            .arg("WITHSCORES")
+            .cmd("HGETALL")
+            .arg(self.key("counters"))
+            .cmd("HLEN")
+            .arg(self.key("journal"))
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| backend(&self.location, &e))?;
+        let counter = |name: &str| counters.get(name).and_then(|v| v.parse().ok()).unwrap_or(0);
+        Ok(StoreStats {
+            total,
+            ready: total.saturating_sub(parked).saturating_sub(leased),
+            leased,
+            parked,
+            dropped: counter("dropped"),
+            completed: counter("completed"),
+            abandoned: counter("abandoned"),
+            oldest_dead_lettered_at: oldest.first().map(|(_, ms)| Timestamp::from_unix_millis(*ms as u64)),
+            in_flight,
+        })
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
@@ -678,5 +994,103 @@ impl DlqStore for RedisStore {
         }
         out.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{TcpListener, TcpStream};
+    use std::process::{Child, Command, Stdio};
+    use std::time::Instant;
+
+    use captcha_dlq_core::dlq::testkit::{at, sample_record};
+
+    use super::*;
+
+    /// A throwaway `redis-server` as in `tests/support/redis.rs` (which unit tests cannot reach).
+    struct Server {
+        port: u16,
+        child: Child,
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    fn start() -> Option<Server> {
+        if Command::new("redis-server").arg("--version").output().is_err() {
+            assert_eq!(
+                std::env::var("CAPTCHA_DLQ_SKIP_REDIS").as_deref(),
+                Ok("1"),
+                "redis-server is not installed: install it or set CAPTCHA_DLQ_SKIP_REDIS=1"
+            );
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        let server = Server { port, child };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not come up on port {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(server)
+    }
+
+    /// Peeks (no leasing) up to `want` ids after the cursor; returns them and whether more may follow.
+    async fn walked(store: &RedisStore, cursor: &mut Cursor, want: usize) -> (Vec<String>, bool) {
+        let now = at(100_000);
+        let (more, items) = store.walk(cursor, want, None, now, now).await.expect("walk");
+        (items.chunks_exact(2).filter_map(|p| p.first().cloned()).collect(), more)
+    }
+
+    #[tokio::test]
+    async fn a_walk_resumes_just_after_its_cursor_even_when_the_cursor_record_is_gone() {
+        let Some(server) = start() else { return };
+        let url = format!("redis://127.0.0.1:{}/", server.port);
+        let store = RedisStore::connect(&url, "cursor").await.expect("connect");
+        // Equal times are ordered by the ids' bytes: A < B < a < b < c.
+        for (id, minutes) in [("early", 1), ("b", 5), ("A", 5), ("c", 5), ("a", 5), ("B", 5), ("late", 9)] {
+            store.push(sample_record(id, minutes)).await.expect("push");
+        }
+        let eq = sample_record("x", 5).dead_lettered_at.as_unix_millis().to_string();
+        let cursor = |score: &str, id: &str| Cursor { score: score.to_string(), id: id.to_string() };
+
+        // Page by page from the start.
+        let mut pages = Vec::new();
+        let mut c = Cursor::default();
+        loop {
+            let (ids, more) = walked(&store, &mut c, 3).await;
+            pages.push(ids);
+            if !more {
+                break;
+            }
+        }
+        assert_eq!(
+            pages,
+            [vec!["early", "A", "B"], vec!["a", "b", "c"], vec!["late"]],
+            "the last page says it is the end"
+        );
+
+        assert_eq!(walked(&store, &mut cursor(&eq, "a"), 10).await.0, ["b", "c", "late"]);
+        assert_eq!(store.purge(&Filter { ids: vec!["a".into()], ..Filter::default() }, at(0)).await.expect("purge"), 1);
+        // The cursor's record is gone (completed or purged by another worker): same position.
+        assert_eq!(walked(&store, &mut cursor(&eq, "a"), 10).await.0, ["b", "c", "late"]);
+        assert_eq!(walked(&store, &mut cursor(&eq, "Ab"), 10).await.0, ["B", "b", "c", "late"]);
+        assert_eq!(walked(&store, &mut cursor(&eq, "0"), 10).await.0, ["A", "B", "b", "c", "late"]);
+        assert_eq!(walked(&store, &mut cursor(&eq, "d"), 10).await.0, ["late"]);
+        let between = sample_record("x", 3).dead_lettered_at.as_unix_millis().to_string();
+        assert_eq!(walked(&store, &mut cursor(&between, "zz"), 10).await.0, ["A", "B", "b", "c", "late"]);
+        // The cursor's record moved (pushed again, later): the walk goes on from where it was.
+        store.push(sample_record("b", 8)).await.expect("push");
+        assert_eq!(walked(&store, &mut cursor(&eq, "b"), 10).await.0, ["c", "b", "late"]);
     }
 }

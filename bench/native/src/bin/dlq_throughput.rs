@@ -38,6 +38,14 @@ struct Args {
     /// Leave out the Redis row even if redis-server is installed.
     #[arg(long)]
     skip_redis: bool,
+    /// Receive with a label filter `KEY=VALUE` instead of none (every record carries
+    /// `job=scrape-42`, so `job=scrape-42` measures the filtered path draining everything).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_label)]
+    label_filter: Option<(String, String)>,
+}
+
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    s.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).ok_or_else(|| format!("{s:?} is not KEY=VALUE"))
 }
 
 #[derive(Debug)]
@@ -97,13 +105,12 @@ where
     eprintln!("{name}: receiving (batches of {}) and completing {pushed} records…", args.batch);
     let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
     let lease = Duration::from_secs(3600);
+    let filter = Filter { labels: args.label_filter.iter().cloned().collect(), ..Filter::default() };
     let start = Instant::now();
     let mut drained = 0u64;
     while start.elapsed() <= budget {
-        let leased = store
-            .receive(&Filter::all(), batch, lease, now())
-            .await
-            .map_err(|e| format!("{name}: receive failed: {e}"))?;
+        let leased =
+            store.receive(&filter, batch, lease, now()).await.map_err(|e| format!("{name}: receive failed: {e}"))?;
         if leased.is_empty() {
             break;
         }
@@ -235,7 +242,14 @@ async fn run(args: Args) -> Result<(), String> {
         rows.push(json_row(n, dir.path(), Duration::from_secs(args.phase_budget_secs))?);
     }
 
-    println!("DLQ throughput: push one by one; receive {} at a time under a lease, complete one by one", args.batch);
+    let filtered = match &args.label_filter {
+        Some((k, v)) => format!(" with the label filter {k}={v}"),
+        None => String::new(),
+    };
+    println!(
+        "DLQ throughput: push one by one; receive {} at a time{filtered} under a lease, complete one by one",
+        args.batch
+    );
     println!("| store | records | push ops/s | receive+complete ops/s | total s | size when full | note |");
     println!("|---|---|---|---|---|---|---|");
     for row in &rows {

@@ -11,11 +11,15 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::InvalidTask;
+use crate::float_text::float_text;
+use read::{json_type, Fields};
+
+mod read;
 
 /// One CAPTCHA to solve. The `type` tag names the kind (`recaptcha_v2`, ...).
 /// Variants are boxed so that a `Task` (kept in journal entries, records and
 /// engine queues) stays two words however many options a kind grows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Task {
     Image(Box<Image>),
@@ -34,15 +38,14 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// A normal image CAPTCHA: recognise the text in `body` (base64).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Image {
     pub body: String,
     /// The answer contains at least two words.
     #[serde(default, skip_serializing_if = "is_false")]
     pub phrase: bool,
     /// The answer is case-sensitive.
-    #[serde(default, skip_serializing_if = "is_false", alias = "caseSensitive")]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub regsense: bool,
     /// 0 any, 1 digits only, 2 letters only, 3 digits or letters, 4 both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,9 +53,9 @@ pub struct Image {
     /// The image shows arithmetic to compute.
     #[serde(default, skip_serializing_if = "is_false")]
     pub calc: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "minLen")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_len: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "maxLen")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_len: Option<u32>,
     /// 0 any, 1 Cyrillic, 2 Latin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,26 +63,24 @@ pub struct Image {
     /// Language code (`en`, `ru`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "textInstructions")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub textinstructions: Option<String>,
 }
 
 /// reCAPTCHA v2 (checkbox or invisible, optionally Enterprise).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RecaptchaV2 {
     pub sitekey: String,
-    #[serde(alias = "pageUrl")]
     pub page_url: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub invisible: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     pub enterprise: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "dataS")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_s: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cookies: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<Proxy>,
@@ -89,15 +90,13 @@ pub struct RecaptchaV2 {
 }
 
 /// reCAPTCHA v3 (score based).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RecaptchaV3 {
     pub sitekey: String,
-    #[serde(alias = "pageUrl")]
     pub page_url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "minScore")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_score: Option<f64>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub enterprise: bool,
@@ -106,11 +105,9 @@ pub struct RecaptchaV3 {
 }
 
 /// Cloudflare Turnstile.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Turnstile {
     pub sitekey: String,
-    #[serde(alias = "pageUrl")]
     pub page_url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
@@ -118,51 +115,43 @@ pub struct Turnstile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
     /// The challenge page's `chlPageData`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "pageData")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pagedata: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<Proxy>,
 }
 
 /// GeeTest v3 (`gt` + a fresh `challenge`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct GeetestV3 {
     pub gt: String,
     pub challenge: String,
-    #[serde(alias = "pageUrl")]
     pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "apiServer")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_server: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<Proxy>,
 }
 
 /// GeeTest v4 (`captcha_id`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct GeetestV4 {
-    #[serde(alias = "captchaId")]
     pub captcha_id: String,
-    #[serde(alias = "pageUrl")]
     pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<Proxy>,
 }
 
 /// Arkose Labs FunCaptcha.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Funcaptcha {
-    #[serde(alias = "publicKey")]
     pub publickey: String,
-    #[serde(alias = "pageUrl")]
     pub page_url: String,
     /// The API's subdomain/URL (`surl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,25 +159,23 @@ pub struct Funcaptcha {
     /// Extra values, sent as `data[key]=value` (e.g. `blob`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub data: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<Proxy>,
 }
 
 /// hCaptcha. Most services now refuse it; their refusal is a terminal error.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Hcaptcha {
     pub sitekey: String,
-    #[serde(alias = "pageUrl")]
     pub page_url: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub invisible: bool,
     /// Enterprise `rqdata`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "userAgent")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<Proxy>,
@@ -196,8 +183,7 @@ pub struct Hcaptcha {
 
 /// The escape hatch: `method` + free parameters for 2captcha-compatible
 /// services, or a whole `task` object (with its `type`) for createTask ones.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Raw {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
@@ -208,8 +194,7 @@ pub struct Raw {
 }
 
 /// A proxy the solver's workers should use to load the page.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, PartialEq, Eq, Serialize)]
 pub struct Proxy {
     /// `http`, `https`, `socks4` or `socks5`.
     #[serde(rename = "type")]
@@ -321,6 +306,16 @@ impl std::fmt::Display for TaskKind {
     }
 }
 
+/// Tasks read back from records and journals go through the same checks as
+/// new ones, so a hand-edited or foreign file cannot smuggle in a task the
+/// codecs were never meant to see.
+impl<'de> Deserialize<'de> for Task {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        Task::from_json_value(value).map_err(|e| serde::de::Error::custom(format!("{}: {}", e.field, e.problem)))
+    }
+}
+
 impl Task {
     pub fn kind(&self) -> TaskKind {
         match self {
@@ -383,18 +378,19 @@ impl Task {
             let known: Vec<&str> = TaskKind::ALL.iter().map(|k| k.as_str()).collect();
             InvalidTask::new("type", format!("unknown task type {tag:?}; expected one of {}", known.join(", ")))
         })?;
-        let rest = serde_json::Value::Object(obj);
+        let mut f = Fields::new(obj, "");
         let task = match kind {
-            TaskKind::Image => Task::Image(fields(rest)?),
-            TaskKind::RecaptchaV2 => Task::RecaptchaV2(fields(rest)?),
-            TaskKind::RecaptchaV3 => Task::RecaptchaV3(fields(rest)?),
-            TaskKind::Turnstile => Task::Turnstile(fields(rest)?),
-            TaskKind::GeetestV3 => Task::GeetestV3(fields(rest)?),
-            TaskKind::GeetestV4 => Task::GeetestV4(fields(rest)?),
-            TaskKind::Funcaptcha => Task::Funcaptcha(fields(rest)?),
-            TaskKind::Hcaptcha => Task::Hcaptcha(fields(rest)?),
-            TaskKind::Raw => Task::Raw(fields(rest)?),
+            TaskKind::Image => Task::Image(Box::new(f.image()?)),
+            TaskKind::RecaptchaV2 => Task::RecaptchaV2(Box::new(f.recaptcha_v2()?)),
+            TaskKind::RecaptchaV3 => Task::RecaptchaV3(Box::new(f.recaptcha_v3()?)),
+            TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
+            TaskKind::GeetestV3 => Task::GeetestV3(Box::new(f.geetest_v3()?)),
+            TaskKind::GeetestV4 => Task::GeetestV4(Box::new(f.geetest_v4()?)),
+            TaskKind::Funcaptcha => Task::Funcaptcha(Box::new(f.funcaptcha()?)),
+            TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
+            TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
         };
+        f.finish()?;
         task.validate()?;
         Ok(task)
     }
@@ -425,7 +421,7 @@ impl Task {
                 opt_non_empty("action", &t.action)?;
                 if let Some(s) = t.min_score {
                     if !(0.1..=0.9).contains(&s) {
-                        return Err(InvalidTask::new("min_score", format!("{s} is outside 0.1..=0.9")));
+                        return Err(InvalidTask::new("min_score", format!("{} is outside 0.1..=0.9", float_text(s))));
                     }
                 }
                 opt_domain(&t.domain)
@@ -550,42 +546,6 @@ fn raw_value<'a>(t: &'a Raw, params: &[&str], task_keys: &[&str]) -> Option<&'a 
         .or_else(|| task_keys.iter().find_map(|k| t.task.as_ref()?.get(*k)?.as_str()))
 }
 
-fn fields<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, InvalidTask> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        // serde names the offending field in backticks for missing/unknown
-        // fields at the current level; the path names it for wrong types.
-        let named = inner.split('`').nth(1).filter(|_| {
-            inner.starts_with("missing field") || inner.starts_with("unknown field") || inner.starts_with("duplicate")
-        });
-        // The path already ends in an unknown field's name, but stops at the
-        // parent of a missing one.
-        let field = match (path.as_str(), named) {
-            (".", Some(f)) => f.to_string(),
-            (".", None) => "task".to_string(),
-            (p, Some(f)) if inner.starts_with("missing field") => format!("{p}.{f}"),
-            (p, _) => p.to_string(),
-        };
-        let problem = match inner.find(", expected one of") {
-            Some(i) if inner.starts_with("unknown field") => format!("{} (not a field of this task type)", &inner[..i]),
-            _ => inner,
-        };
-        InvalidTask::new(field, problem)
-    })
-}
-
-fn json_type(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
-    }
-}
-
 fn non_empty(field: &str, value: &str) -> Result<(), InvalidTask> {
     if value.trim().is_empty() {
         return Err(InvalidTask::new(field, "must not be empty"));
@@ -611,14 +571,7 @@ fn opt_proxy(proxy: &Option<Proxy>) -> Result<(), InvalidTask> {
 }
 
 fn http_url(field: &str, value: &str) -> Result<(), InvalidTask> {
-    let parsed = url::Url::parse(value).map_err(|e| InvalidTask::new(field, format!("not an absolute URL: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(InvalidTask::new(field, format!("scheme {:?} is not http or https", parsed.scheme())));
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(InvalidTask::new(field, "the URL has no host"));
-    }
-    Ok(())
+    crate::weburl::parse(value).map(drop).map_err(|e| InvalidTask::new(field, e.to_string()))
 }
 
 #[cfg(test)]
@@ -687,6 +640,32 @@ mod tests {
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "min_len": 5, "max_len": 2})), "min_len");
         assert_eq!(err_field(json!({"type": "raw"})), "method");
         assert_eq!(err_field(json!({"type": "raw", "method": " "})), "method");
+    }
+
+    #[test]
+    fn a_field_given_in_both_spellings_is_an_error_and_null_is_absent() {
+        let twice = Task::from_json_value(json!({"type": "turnstile", "sitekey": "k", "page_url": "https://a.test",
+            "pageUrl": "https://b.test"}))
+        .unwrap_err();
+        assert_eq!(twice.field, "page_url");
+        assert!(twice.problem.contains("pageUrl"), "{}", twice.problem);
+        let t = Task::from_json_value(json!({"type": "turnstile", "sitekey": "k", "page_url": "https://a.test",
+            "proxy": null, "action": null}))
+        .unwrap();
+        assert_eq!(t.sitekey(), Some("k"));
+        assert_eq!(
+            err_field(json!({"type": "turnstile", "sitekey": "k", "page_url": "https://a.test", "proxy": [1]})),
+            "proxy"
+        );
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "numeric": -1})), "numeric");
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "min_len": 1.5})), "min_len");
+    }
+
+    #[test]
+    fn stored_tasks_are_checked_when_read_back() {
+        let bad: Result<Task, _> =
+            serde_json::from_str(r#"{"type": "turnstile", "sitekey": "", "page_url": "https://a"}"#);
+        assert!(bad.unwrap_err().to_string().starts_with("sitekey: must not be empty"));
     }
 
     #[test]

@@ -1,0 +1,240 @@
+//! Reading a task from a JSON object field by field.
+//!
+//! Written by hand rather than derived because every error must name the
+//! field (`proxy.port`, `data.blob`) and a derived deserializer can only do
+//! that through a path-tracking wrapper, which doubled the deserialization
+//! code of every task kind (the largest part of the browser build).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::{Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
+use crate::error::InvalidTask;
+
+/// The fields of one JSON object, taken out one by one; what is left at
+/// [`Fields::finish`] is an unknown field.
+pub(super) struct Fields {
+    obj: Map<String, Value>,
+    /// `""` at the top level, `"proxy."` inside the proxy object.
+    prefix: &'static str,
+}
+
+impl Fields {
+    pub(super) fn new(obj: Map<String, Value>, prefix: &'static str) -> Self {
+        Fields { obj, prefix }
+    }
+
+    fn error(&self, name: &str, problem: impl Into<String>) -> InvalidTask {
+        InvalidTask::new(format!("{}{name}", self.prefix), problem)
+    }
+
+    /// The value under `name` or its camelCase `alias`; both at once is an error.
+    /// JSON `null` counts as absent, as JS callers pass `{ proxy: undefined }`.
+    fn take(&mut self, name: &str, alias: Option<&str>) -> Result<Option<Value>, InvalidTask> {
+        let direct = self.obj.remove(name);
+        let aliased = alias.and_then(|a| self.obj.remove(a));
+        match (direct, aliased) {
+            (Some(_), Some(_)) => {
+                Err(self.error(name, format!("given twice, as `{name}` and `{}`", alias.unwrap_or_default())))
+            }
+            (Some(Value::Null), None) | (None, Some(Value::Null)) | (None, None) => Ok(None),
+            (Some(v), None) | (None, Some(v)) => Ok(Some(v)),
+        }
+    }
+
+    fn required(&mut self, name: &str, alias: Option<&str>) -> Result<String, InvalidTask> {
+        self.string(name, alias)?.ok_or_else(|| self.error(name, "missing field"))
+    }
+
+    fn string(&mut self, name: &str, alias: Option<&str>) -> Result<Option<String>, InvalidTask> {
+        match self.take(name, alias)? {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(self.error(name, format!("expected a string, got {}", json_type(&other)))),
+        }
+    }
+
+    fn flag(&mut self, name: &str, alias: Option<&str>) -> Result<bool, InvalidTask> {
+        match self.take(name, alias)? {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(b),
+            Some(other) => Err(self.error(name, format!("expected true or false, got {}", json_type(&other)))),
+        }
+    }
+
+    fn integer(&mut self, name: &str, alias: Option<&str>, max: u64) -> Result<Option<u64>, InvalidTask> {
+        match self.take(name, alias)? {
+            None => Ok(None),
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(v) if v <= max => Ok(Some(v)),
+                _ => Err(self.error(name, format!("{n} is not a whole number in 0..={max}"))),
+            },
+            Some(other) => Err(self.error(name, format!("expected a number, got {}", json_type(&other)))),
+        }
+    }
+
+    fn number(&mut self, name: &str, alias: Option<&str>) -> Result<Option<f64>, InvalidTask> {
+        match self.take(name, alias)? {
+            None => Ok(None),
+            Some(Value::Number(n)) => Ok(n.as_f64()),
+            Some(other) => Err(self.error(name, format!("expected a number, got {}", json_type(&other)))),
+        }
+    }
+
+    fn object(&mut self, name: &str) -> Result<Option<Map<String, Value>>, InvalidTask> {
+        match self.take(name, None)? {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(other) => Err(self.error(name, format!("expected an object, got {}", json_type(&other)))),
+        }
+    }
+
+    /// An object whose values are all strings (`params`, FunCaptcha `data`).
+    fn string_map(&mut self, name: &str) -> Result<BTreeMap<String, String>, InvalidTask> {
+        let mut out = BTreeMap::new();
+        for (k, v) in self.object(name)?.unwrap_or_default() {
+            match v {
+                Value::String(s) => {
+                    out.insert(k, s);
+                }
+                other => {
+                    return Err(
+                        self.error(&format!("{name}.{k}"), format!("expected a string, got {}", json_type(&other)))
+                    )
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn proxy(&mut self) -> Result<Option<Proxy>, InvalidTask> {
+        let Some(obj) = self.object("proxy")? else { return Ok(None) };
+        let mut f = Fields::new(obj, "proxy.");
+        let proxy = Proxy {
+            kind: f.required("type", None)?,
+            host: f.required("host", None)?,
+            port: f.integer("port", None, u64::from(u32::MAX))?.ok_or_else(|| f.error("port", "missing field"))? as u32,
+            login: f.string("login", None)?,
+            password: f.string("password", None)?,
+        };
+        f.finish()?;
+        Ok(Some(proxy))
+    }
+
+    pub(super) fn finish(self) -> Result<(), InvalidTask> {
+        match self.obj.keys().next() {
+            Some(k) => Err(self.error(k, format!("unknown field `{k}` (not a field of this task type)"))),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn image(&mut self) -> Result<Image, InvalidTask> {
+        Ok(Image {
+            body: self.required("body", None)?,
+            phrase: self.flag("phrase", None)?,
+            regsense: self.flag("regsense", Some("caseSensitive"))?,
+            numeric: self.integer("numeric", None, u8::MAX.into())?.map(|v| v as u8),
+            calc: self.flag("calc", None)?,
+            min_len: self.integer("min_len", Some("minLen"), u32::MAX.into())?.map(|v| v as u32),
+            max_len: self.integer("max_len", Some("maxLen"), u32::MAX.into())?.map(|v| v as u32),
+            language: self.integer("language", None, u8::MAX.into())?.map(|v| v as u8),
+            lang: self.string("lang", None)?,
+            textinstructions: self.string("textinstructions", Some("textInstructions"))?,
+        })
+    }
+
+    pub(super) fn recaptcha_v2(&mut self) -> Result<RecaptchaV2, InvalidTask> {
+        Ok(RecaptchaV2 {
+            sitekey: self.required("sitekey", None)?,
+            page_url: self.required("page_url", Some("pageUrl"))?,
+            invisible: self.flag("invisible", None)?,
+            enterprise: self.flag("enterprise", None)?,
+            data_s: self.string("data_s", Some("dataS"))?,
+            cookies: self.string("cookies", None)?,
+            user_agent: self.string("user_agent", Some("userAgent"))?,
+            proxy: self.proxy()?,
+            domain: self.string("domain", None)?,
+        })
+    }
+
+    pub(super) fn recaptcha_v3(&mut self) -> Result<RecaptchaV3, InvalidTask> {
+        Ok(RecaptchaV3 {
+            sitekey: self.required("sitekey", None)?,
+            page_url: self.required("page_url", Some("pageUrl"))?,
+            action: self.string("action", None)?,
+            min_score: self.number("min_score", Some("minScore"))?,
+            enterprise: self.flag("enterprise", None)?,
+            domain: self.string("domain", None)?,
+        })
+    }
+
+    pub(super) fn turnstile(&mut self) -> Result<Turnstile, InvalidTask> {
+        Ok(Turnstile {
+            sitekey: self.required("sitekey", None)?,
+            page_url: self.required("page_url", Some("pageUrl"))?,
+            action: self.string("action", None)?,
+            data: self.string("data", None)?,
+            pagedata: self.string("pagedata", Some("pageData"))?,
+            user_agent: self.string("user_agent", Some("userAgent"))?,
+            proxy: self.proxy()?,
+        })
+    }
+
+    pub(super) fn geetest_v3(&mut self) -> Result<GeetestV3, InvalidTask> {
+        Ok(GeetestV3 {
+            gt: self.required("gt", None)?,
+            challenge: self.required("challenge", None)?,
+            page_url: self.required("page_url", Some("pageUrl"))?,
+            api_server: self.string("api_server", Some("apiServer"))?,
+            user_agent: self.string("user_agent", Some("userAgent"))?,
+            proxy: self.proxy()?,
+        })
+    }
+
+    pub(super) fn geetest_v4(&mut self) -> Result<GeetestV4, InvalidTask> {
+        Ok(GeetestV4 {
+            captcha_id: self.required("captcha_id", Some("captchaId"))?,
+            page_url: self.required("page_url", Some("pageUrl"))?,
+            user_agent: self.string("user_agent", Some("userAgent"))?,
+            proxy: self.proxy()?,
+        })
+    }
+
+    pub(super) fn funcaptcha(&mut self) -> Result<Funcaptcha, InvalidTask> {
+        Ok(Funcaptcha {
+            publickey: self.required("publickey", Some("publicKey"))?,
+            page_url: self.required("page_url", Some("pageUrl"))?,
+            surl: self.string("surl", None)?,
+            data: self.string_map("data")?,
+            user_agent: self.string("user_agent", Some("userAgent"))?,
+            proxy: self.proxy()?,
+        })
+    }
+
+    pub(super) fn hcaptcha(&mut self) -> Result<Hcaptcha, InvalidTask> {
+        Ok(Hcaptcha {
+            sitekey: self.required("sitekey", None)?,
+            page_url: self.required("page_url", Some("pageUrl"))?,
+            invisible: self.flag("invisible", None)?,
+            data: self.string("data", None)?,
+            user_agent: self.string("user_agent", Some("userAgent"))?,
+            proxy: self.proxy()?,
+        })
+    }
+
+    pub(super) fn raw(&mut self) -> Result<Raw, InvalidTask> {
+        Ok(Raw { method: self.string("method", None)?, params: self.string_map("params")?, task: self.object("task")? })
+    }
+}
+
+pub(super) fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,224 @@
+//! Just enough URL parsing for what the core checks about URLs: that a page
+//! or service URL is an absolute `http(s)` URL, which host it names, and
+//! whether that host is this machine.
+//!
+//! The `url` crate does this and far more, but it brings the IDNA/Unicode
+//! tables, which were the largest single item of the browser build (~150 KB)
+//! for hosts the core only validates, compares and groups by. Hosts here are
+//! kept as written (ASCII lowercased; international names are not converted
+//! to punycode, since the solving service receives the page URL verbatim).
+
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// The parts of an absolute `http`/`https` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebUrl<'a> {
+    /// `http` or `https`, lowercased.
+    pub scheme: &'static str,
+    pub userinfo: Option<&'a str>,
+    pub host: Host,
+    pub port: Option<u16>,
+    /// From the first `/` after the authority (may be empty).
+    pub path: &'a str,
+    pub query: Option<&'a str>,
+    pub fragment: Option<&'a str>,
+}
+
+/// A URL's host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Host {
+    /// A registered name, ASCII-lowercased.
+    Domain(String),
+    Ipv4(Ipv4Addr),
+    Ipv6(Ipv6Addr),
+}
+
+impl Host {
+    /// Whether the host is this machine (`localhost`, 127.0.0.0/8, `::1`).
+    pub fn is_loopback(&self) -> bool {
+        match self {
+            Host::Domain(d) => d == "localhost",
+            Host::Ipv4(ip) => ip.is_loopback(),
+            Host::Ipv6(ip) => ip.is_loopback(),
+        }
+    }
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Host::Domain(d) => f.write_str(d),
+            Host::Ipv4(ip) => write!(f, "{ip}"),
+            Host::Ipv6(ip) => write!(f, "[{ip}]"),
+        }
+    }
+}
+
+/// Why a string is not an absolute `http(s)` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlError {
+    /// No `scheme:` prefix (a path such as `/login`, or plain text).
+    NotAbsolute,
+    /// A scheme other than `http`/`https`.
+    Scheme(String),
+    /// `http:` without `//host`, or an empty host.
+    NoHost,
+    /// A space or control character somewhere in the URL.
+    Whitespace,
+    InvalidHost(String),
+    InvalidPort(String),
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UrlError::NotAbsolute => f.write_str("not an absolute URL (no http:// or https:// prefix)"),
+            UrlError::Scheme(s) => write!(f, "scheme {s:?} is not http or https"),
+            UrlError::NoHost => f.write_str("the URL has no host"),
+            UrlError::Whitespace => f.write_str("the URL contains a space or control character"),
+            UrlError::InvalidHost(h) => write!(f, "{h:?} is not a valid host"),
+            UrlError::InvalidPort(p) => write!(f, "{p:?} is not a valid port"),
+        }
+    }
+}
+
+impl std::error::Error for UrlError {}
+
+/// Parses an absolute `http`/`https` URL.
+pub fn parse(input: &str) -> Result<WebUrl<'_>, UrlError> {
+    if input.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(UrlError::Whitespace);
+    }
+    let (scheme, rest) = split_scheme(input).ok_or(UrlError::NotAbsolute)?;
+    let scheme = if scheme.eq_ignore_ascii_case("http") {
+        "http"
+    } else if scheme.eq_ignore_ascii_case("https") {
+        "https"
+    } else {
+        return Err(UrlError::Scheme(scheme.to_ascii_lowercase()));
+    };
+    let rest = rest.strip_prefix("//").ok_or(UrlError::NoHost)?;
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let (userinfo, host_port) = match authority.rfind('@') {
+        Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
+        None => (None, authority),
+    };
+    let (host, port) = split_host_port(host_port)?;
+    let (before_fragment, fragment) = match tail.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (tail, None),
+    };
+    let (path, query) = match before_fragment.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (before_fragment, None),
+    };
+    Ok(WebUrl { scheme, userinfo, host, port, path, query, fragment })
+}
+
+/// The host of an absolute `http(s)` URL, as [`Host`]'s `Display` writes it.
+pub fn host_of(input: &str) -> Option<String> {
+    parse(input).ok().map(|u| u.host.to_string())
+}
+
+fn split_scheme(input: &str) -> Option<(&str, &str)> {
+    let colon = input.find(':')?;
+    let scheme = &input[..colon];
+    let mut chars = scheme.chars();
+    let first_is_letter = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (first_is_letter && rest_ok).then(|| (scheme, &input[colon + 1..]))
+}
+
+fn split_host_port(host_port: &str) -> Result<(Host, Option<u16>), UrlError> {
+    let (host, port) = if let Some(bracketed) = host_port.strip_prefix('[') {
+        let close = bracketed.find(']').ok_or_else(|| UrlError::InvalidHost(host_port.to_string()))?;
+        let ip = bracketed[..close].parse().map_err(|_| UrlError::InvalidHost(host_port.to_string()))?;
+        let after = &bracketed[close + 1..];
+        let port = match after {
+            "" => None,
+            _ => Some(after.strip_prefix(':').ok_or_else(|| UrlError::InvalidHost(host_port.to_string()))?),
+        };
+        (Host::Ipv6(ip), port)
+    } else {
+        let (name, port) = match host_port.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (host_port, None),
+        };
+        (domain_or_ipv4(name)?, port)
+    };
+    let port = match port {
+        None | Some("") => None,
+        Some(p) if p.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(p.parse::<u16>().map_err(|_| UrlError::InvalidPort(p.to_string()))?)
+        }
+        Some(p) => return Err(UrlError::InvalidPort(p.to_string())),
+    };
+    Ok((host, port))
+}
+
+fn domain_or_ipv4(name: &str) -> Result<Host, UrlError> {
+    if name.is_empty() {
+        return Err(UrlError::NoHost);
+    }
+    let invalid = || UrlError::InvalidHost(name.to_string());
+    // As in the WHATWG rules, a name whose last label is numeric must be an
+    // IPv4 address: `999.1.1.1` is an error, not a domain.
+    let last_label = name.trim_end_matches('.').rsplit('.').next().unwrap_or("");
+    if !last_label.is_empty() && last_label.bytes().all(|b| b.is_ascii_digit()) {
+        return name.trim_end_matches('.').parse().map(Host::Ipv4).map_err(|_| invalid());
+    }
+    let allowed = |c: char| !c.is_ascii() || c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
+    if !name.chars().all(allowed) || name.starts_with('.') || name.contains("..") {
+        return Err(invalid());
+    }
+    Ok(Host::Domain(name.to_ascii_lowercase()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_parts_of_an_https_url() {
+        let u = parse("HTTPS://user:pw@Example.COM:8443/a/b?x=1&y=2#frag").unwrap();
+        assert_eq!(u.scheme, "https");
+        assert_eq!(u.userinfo, Some("user:pw"));
+        assert_eq!(u.host, Host::Domain("example.com".into()));
+        assert_eq!(u.port, Some(8443));
+        assert_eq!(u.path, "/a/b");
+        assert_eq!(u.query, Some("x=1&y=2"));
+        assert_eq!(u.fragment, Some("frag"));
+    }
+
+    #[test]
+    fn hosts_and_loopback() {
+        assert_eq!(parse("http://127.0.0.1:9/").unwrap().host, Host::Ipv4(Ipv4Addr::LOCALHOST));
+        assert!(parse("http://[::1]:80").unwrap().host.is_loopback());
+        assert!(parse("http://LocalHost").unwrap().host.is_loopback());
+        assert!(!parse("https://api.captchaai.com").unwrap().host.is_loopback());
+        assert!(!parse("http://10.0.0.1").unwrap().host.is_loopback());
+        assert_eq!(host_of("https://bücher.example/x").as_deref(), Some("bücher.example"));
+        assert_eq!(host_of("http://[::1]:8080/").as_deref(), Some("[::1]"));
+        assert_eq!(parse("http://h?q").unwrap().query, Some("q"));
+        assert_eq!(parse("http://h:/").unwrap().port, None);
+    }
+
+    #[test]
+    fn rejects_what_is_not_an_absolute_web_url() {
+        assert_eq!(parse("/login"), Err(UrlError::NotAbsolute));
+        assert_eq!(parse("example.com/page"), Err(UrlError::NotAbsolute));
+        assert_eq!(parse("ftp://example.com/"), Err(UrlError::Scheme("ftp".into())));
+        assert_eq!(parse("javascript:alert(1)"), Err(UrlError::Scheme("javascript".into())));
+        assert_eq!(parse("http:example.com"), Err(UrlError::NoHost));
+        assert_eq!(parse("http:///path"), Err(UrlError::NoHost));
+        assert_eq!(parse("http://a b.com/"), Err(UrlError::Whitespace));
+        assert_eq!(parse("http://exa<mple.com/"), Err(UrlError::InvalidHost("exa<mple.com".into())));
+        assert_eq!(parse("http://999.1.1.1/"), Err(UrlError::InvalidHost("999.1.1.1".into())));
+        assert_eq!(parse("http://[::1/"), Err(UrlError::InvalidHost("[::1".into())));
+        assert_eq!(parse("http://h:70000/"), Err(UrlError::InvalidPort("70000".into())));
+        assert_eq!(parse("http://h:8o/"), Err(UrlError::InvalidPort("8o".into())));
+        assert_eq!(parse("http://a..b/"), Err(UrlError::InvalidHost("a..b".into())));
+    }
+}
