@@ -78,8 +78,9 @@ impl JsStore {
                 _ => StoreError::Backend(format!("the JS store's {method} failed: {message}")),
             });
         }
-        serde_path_to_error::deserialize(reply.ok).map_err(|e| {
-            StoreError::Decode(format!("the JS store's {method} returned a bad value at `{}`: {}", e.path(), e.inner()))
+        captcha_dlq_core::json_field::decode(&reply.ok).map_err(|e| {
+            let at = if e.field.is_empty() { "." } else { e.field.as_str() };
+            StoreError::Decode(format!("the JS store's {method} returned a bad value at `{at}`: {}", e.problem))
         })
     }
 }

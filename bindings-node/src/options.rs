@@ -36,15 +36,7 @@ pub fn snake_keys(value: Value) -> Value {
 
 /// Deserializes `value`, naming the path of the bad field under `prefix` on error.
 pub fn typed<T: DeserializeOwned>(prefix: &str, value: Value) -> napi::Result<T> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let field = match (prefix.is_empty(), path == "." || path.is_empty()) {
-            (_, true) => prefix.to_string(),
-            (true, false) => path,
-            (false, false) => format!("{prefix}.{path}"),
-        };
-        error::config(&field, e.into_inner().to_string())
-    })
+    captcha_dlq_core::json_field::decode(&value).map_err(|e| error::config(&e.field_under(prefix), e.problem))
 }
 
 /// The options, checked; `dlq` is `None` when the host passes a store object instead.

@@ -40,23 +40,12 @@ fn parse_section<T: serde::de::DeserializeOwned + Default>(value: Value, prefix:
     if value.is_null() {
         return Ok(T::default());
     }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.inner().to_string();
-        // serde names an unknown or missing field only in the message: put it in the path.
-        let named =
-            inner.split('`').nth(1).filter(|_| inner.starts_with("unknown field") || inner.starts_with("missing"));
-        let field = match (path.as_str(), named) {
-            (".", Some(f)) => format!("{prefix}{f}"),
-            (".", None) => prefix.trim_end_matches('.').to_string(),
-            (p, Some(f)) if inner.starts_with("missing") => format!("{prefix}{p}.{f}"),
-            (p, _) => format!("{prefix}{p}"),
+    captcha_dlq_core::json_field::decode(&value).map_err(|e| {
+        let problem = match e.problem.find(", expected one of") {
+            Some(i) => e.problem.get(..i).unwrap_or(&e.problem).to_string(),
+            None => e.problem.clone(),
         };
-        let problem = match inner.find(", expected one of") {
-            Some(i) => inner.get(..i).unwrap_or(&inner).to_string(),
-            None => inner,
-        };
-        errors::config(field, problem)
+        errors::config(e.field_under(prefix.trim_end_matches('.')), problem)
     })
 }
 

@@ -21,11 +21,8 @@ pub(crate) fn now() -> Timestamp {
 
 fn arg<T: serde::de::DeserializeOwned>(args: &Value, name: &str) -> Result<T, Error> {
     let value = args.get(name).cloned().unwrap_or(Value::Null);
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." { name.to_string() } else { format!("{name}.{path}") };
-        Error::Config(ConfigError::new(field, e.inner().to_string()))
-    })
+    captcha_dlq_core::json_field::decode(&value)
+        .map_err(|e| Error::Config(ConfigError::new(e.field_under(name), e.problem)))
 }
 
 fn filter(args: &Value) -> Result<Filter, Error> {

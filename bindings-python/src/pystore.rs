@@ -59,8 +59,9 @@ impl PyStore {
             });
         }
         let value = reply.ok.unwrap_or(Value::Null);
-        serde_path_to_error::deserialize(value).map_err(|e| {
-            StoreError::Decode(format!("Python store `{method}` returned a bad value at `{}`: {}", e.path(), e.inner()))
+        captcha_dlq_core::json_field::decode(&value).map_err(|e| {
+            let at = if e.field.is_empty() { "." } else { e.field.as_str() };
+            StoreError::Decode(format!("Python store `{method}` returned a bad value at `{at}`: {}", e.problem))
         })
     }
 }

@@ -18,6 +18,8 @@ export class InvalidTask extends CaptchaDlqError {}
 /** A bad option; `field` names it. */
 export class InvalidConfig extends CaptchaDlqError {}
 export class StoreError extends CaptchaDlqError {}
+/** A direct request to the provider (`balance`, `report`) failed; `reason` and `class` say how. */
+export class ProviderError extends CaptchaDlqError {}
 export class Closed extends CaptchaDlqError {}
 export class Aborted extends CaptchaDlqError {}
 
@@ -27,6 +29,7 @@ const CLASSES = {
   INVALID_TASK: InvalidTask,
   INVALID_CONFIG: InvalidConfig,
   STORE_ERROR: StoreError,
+  PROVIDER_ERROR: ProviderError,
   CLOSED: Closed,
   ABORTED: Aborted,
 };
@@ -36,6 +39,6 @@ export function fromWasm(e) {
   if (e instanceof CaptchaDlqError || e === null || typeof e !== 'object' || typeof e.code !== 'string') return e;
   const Class = CLASSES[e.code] ?? CaptchaDlqError;
   const out = new Class(e.message, e.code);
-  for (const key of ['field', 'record', 'stored']) if (key in e) out[key] = e[key];
+  for (const key of ['field', 'record', 'stored', 'reason', 'class']) if (key in e) out[key] = e[key];
   return out;
 }

@@ -196,6 +196,12 @@ export class Client implements DlqView {
   park(id: string, reason?: string): Promise<boolean>;
   unpark(id: string): Promise<boolean>;
   readonly dlq: DlqView;
+  /** The account balance; rejects with code PROVIDER_ERROR (`reason`, `class`) or ACCOUNT_ERROR. */
+  balance(): Promise<number>;
+  /** Reports a solution's `provider_task_id` as right or wrong; InvalidConfig (`field: 'report'`) when the provider has no such report. */
+  report(providerTaskId: string, good: boolean): Promise<void>;
+  /** Lets submissions flow again after an account error was fixed. */
+  resetCircuit(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -203,7 +209,8 @@ export function ready(moduleOrPath?: string | URL | Response | BufferSource | We
 export function evaluateVector(testCase: unknown): Promise<unknown>;
 
 export type ErrorCode =
-  | 'SOLVE_FAILED' | 'ACCOUNT_ERROR' | 'INVALID_TASK' | 'INVALID_CONFIG' | 'STORE_ERROR' | 'CLOSED' | 'ABORTED';
+  | 'SOLVE_FAILED' | 'ACCOUNT_ERROR' | 'INVALID_TASK' | 'INVALID_CONFIG' | 'STORE_ERROR' | 'PROVIDER_ERROR' | 'CLOSED'
+  | 'ABORTED';
 
 export class CaptchaDlqError extends Error {
   code: ErrorCode;
@@ -215,8 +222,17 @@ export class SolveFailed extends CaptchaDlqError {
 }
 export class AccountError extends CaptchaDlqError {
   code: 'ACCOUNT_ERROR';
-  record: DeadLetterRecord;
-  stored: boolean;
+  /** Absent when `balance()` or `report()` failed (then `reason` and `class` are set). */
+  record?: DeadLetterRecord;
+  stored?: boolean;
+  reason?: string;
+  class?: ErrorClass;
+}
+/** A direct request to the provider (`balance`, `report`) failed; `reason` and `class` say how. */
+export class ProviderError extends CaptchaDlqError {
+  code: 'PROVIDER_ERROR';
+  reason: string;
+  class: ErrorClass;
 }
 export class InvalidTask extends CaptchaDlqError {
   code: 'INVALID_TASK';

@@ -108,6 +108,24 @@ export class Client {
     return this.#call('unpark', id);
   }
 
+  /** The account balance, as the provider reports it. Rejects with code PROVIDER_ERROR or ACCOUNT_ERROR. */
+  balance() {
+    return this.#call('balance');
+  }
+
+  /**
+   * Tells the provider whether the answer of `providerTaskId` (a solution's `provider_task_id`) was right.
+   * Rejects with InvalidConfig (`field: 'report'`) when the provider takes no such report.
+   */
+  report(providerTaskId, good) {
+    return this.#call('report', providerTaskId, good);
+  }
+
+  /** Lets submissions flow again after an account error was fixed (new key, top-up). */
+  resetCircuit() {
+    return this.#call('resetCircuit');
+  }
+
   /** The DLQ operations on their own, as in the Python and Node packages (`client.dlq.stats()`). */
   get dlq() {
     const c = this;

@@ -1,10 +1,12 @@
 //! The exported client: `WasmClient.create(options)`, `solve`, `solveMany`,
-//! `replay`, `recover`, the DLQ operations and `close`. Every method returns a
-//! promise of plain objects (records in their schema-1 JSON shape) and rejects
-//! with the errors of `error.rs`; nothing panics on input.
+//! `replay`, `recover`, the DLQ operations, `balance`, `report`,
+//! `resetCircuit` and `close`. Every method returns a promise of plain objects
+//! (records in their schema-1 JSON shape) and rejects with the errors of
+//! `error.rs`; nothing panics on input.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::time::Duration;
 
 use captcha_dlq_core::class::reason;
 use captcha_dlq_core::dlq::analysis::Analysis;
@@ -34,7 +36,10 @@ use crate::transport::Transport;
 struct Inner {
     commands: mpsc::UnboundedSender<Command>,
     store: Rc<dyn DlqStore>,
-    provider_name: String,
+    provider: Provider,
+    /// For `balance` and `report`, which do not go through the engine.
+    transport: Transport,
+    request_timeout: Duration,
     replay: ReplayPolicy,
     owner: Owner,
 }
@@ -47,7 +52,7 @@ pub struct WasmClient {
 
 impl std::fmt::Debug for WasmClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WasmClient").field("provider", &self.inner.provider_name).field("api_key", &"***").finish()
+        f.debug_struct("WasmClient").field("provider", &self.inner.provider.name()).field("api_key", &"***").finish()
     }
 }
 
@@ -127,8 +132,8 @@ fn filter(value: &JsValue) -> Result<Filter> {
         return Err(ConfigError::new("filter", "expected an object").into());
     };
     let map = map.into_iter().map(|(k, v)| (snake(&k), v)).collect();
-    serde_path_to_error::deserialize(Value::Object(map))
-        .map_err(|e| ConfigError::new(format!("filter.{}", e.path()), e.inner().to_string()).into())
+    captcha_dlq_core::json_field::decode(&Value::Object(map))
+        .map_err(|e| ConfigError::new(e.field_under("filter"), e.problem).into())
 }
 
 fn js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
@@ -154,6 +159,7 @@ impl WasmClient {
         let store = open_store(&o.dlq).await?;
         let key = o.api_key;
         let mut config = o.config;
+        let request_timeout = Duration::from_millis(config.retry.request_timeout_ms);
         if config.seed == 0 {
             config.seed = (js_sys::Math::random() * 9.0e15) as u64 ^ (js_sys::Date::now() as u64);
         }
@@ -175,14 +181,17 @@ impl WasmClient {
             sink
         });
         let owner = Owner::register();
-        let driver = Driver::new(engine, Transport::new(key), store.clone(), owner.id().to_string(), events);
+        let transport = Transport::new(key);
+        let driver = Driver::new(engine, transport.clone(), store.clone(), owner.id().to_string(), events);
         let (tx, rx) = mpsc::unbounded();
         wasm_bindgen_futures::spawn_local(driver.run(rx));
         Ok(WasmClient {
             inner: Rc::new(Inner {
                 commands: tx,
                 store,
-                provider_name: provider.name().to_string(),
+                provider,
+                transport,
+                request_timeout,
                 replay: o.replay,
                 owner,
             }),
@@ -363,7 +372,7 @@ impl WasmClient {
         let inner = self.inner.clone();
         promise(async move {
             let text = text.as_string().ok_or_else(|| Error::from(ConfigError::new("text", "expected a string")))?;
-            let records = import(&text, &inner.provider_name, now()).map_err(|e| {
+            let records = import(&text, inner.provider.name(), now()).map_err(|e| {
                 let field = e.field.clone().map_or_else(|| e.location.to_string(), |f| format!("{}.{f}", e.location));
                 Error::from(ConfigError::new(field, e.to_string()))
             })?;
@@ -395,6 +404,49 @@ impl WasmClient {
     pub fn unpark(&self, id: String) -> Promise {
         let inner = self.inner.clone();
         promise(async move { Ok(JsValue::from_bool(inner.store.unpark(&id, now()).await.map_err(Error::from)?)) })
+    }
+
+    /// The account balance, as the provider reports it; rejects with PROVIDER_ERROR or ACCOUNT_ERROR.
+    pub fn balance(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let req = inner.provider.balance_request(inner.transport.key());
+            let resp = inner.transport.direct(req, inner.request_timeout).await.map_err(Error::Provider)?;
+            Ok(JsValue::from_f64(inner.provider.parse_balance(&resp).map_err(Error::Provider)?))
+        })
+    }
+
+    /// Tells the provider whether an answer (its `provider_task_id`) was right; INVALID_CONFIG
+    /// (`field: 'report'`) when the provider has no such report.
+    pub fn report(&self, provider_task_id: JsValue, good: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let id = provider_task_id
+                .as_string()
+                .ok_or_else(|| Error::from(ConfigError::new("providerTaskId", "expected a string")))?;
+            let good = good.as_bool().ok_or_else(|| Error::from(ConfigError::new("good", "expected a boolean")))?;
+            let provider = &inner.provider;
+            let req = provider.report_request(inner.transport.key(), &id, good).ok_or_else(|| {
+                let what = if good { "good" } else { "bad" };
+                Error::from(ConfigError::new(
+                    "report",
+                    format!("{} has no report endpoint for {what} answers", provider.name()),
+                ))
+            })?;
+            let resp = inner.transport.direct(req, inner.request_timeout).await.map_err(Error::Provider)?;
+            provider.parse_report(&resp).map_err(Error::Provider)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Lets submissions flow again after an account error was fixed (new key, top-up).
+    #[wasm_bindgen(js_name = resetCircuit)]
+    pub fn reset_circuit(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            inner.send(Command::ResetCircuit)?;
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Stops the driver; tasks in flight stay in the journal for `recover()`.

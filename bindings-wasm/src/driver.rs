@@ -58,6 +58,8 @@ pub(crate) enum Command {
     Cancel {
         job: JobId,
     },
+    /// Lets submissions flow again after an account error was fixed (commands run in order).
+    ResetCircuit,
     Shutdown {
         ack: oneshot::Sender<()>,
     },
@@ -164,6 +166,7 @@ impl Driver {
             Command::Cancel { job } => {
                 self.engine.cancel(job, now);
             }
+            Command::ResetCircuit => self.engine.reset_circuit(),
             Command::Shutdown { .. } => {}
         }
     }

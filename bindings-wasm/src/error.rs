@@ -1,9 +1,10 @@
 //! The binding's errors and their one mapping to JS: every error crosses as an
-//! `Error` carrying a stable `code` (plus `field` or `record` where they
-//! apply); `js/errors.js` turns it into the matching `Error` subclass.
+//! `Error` carrying a stable `code` (plus `field`, `record`, or `reason` and
+//! `class`, where they apply); `js/errors.js` turns it into the matching
+//! `Error` subclass.
 
 use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
-use captcha_dlq_core::{ConfigError, ErrorClass, InvalidTask};
+use captcha_dlq_core::{ConfigError, ErrorClass, Failure, InvalidTask};
 use wasm_bindgen::JsValue;
 
 use crate::convert::to_js;
@@ -18,6 +19,8 @@ pub enum Error {
     InvalidTask(InvalidTask),
     Config(ConfigError),
     Store(StoreError),
+    /// A direct request (balance, report) failed; `reason` and `class` say how.
+    Provider(Failure),
     Closed,
     Aborted,
 }
@@ -49,6 +52,8 @@ impl Error {
             Error::InvalidTask(_) => "INVALID_TASK",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Store(_) => "STORE_ERROR",
+            Error::Provider(f) if f.class == ErrorClass::AccountTerminal => "ACCOUNT_ERROR",
+            Error::Provider(_) => "PROVIDER_ERROR",
             Error::Closed => "CLOSED",
             Error::Aborted => "ABORTED",
         }
@@ -66,6 +71,7 @@ impl Error {
             Error::InvalidTask(e) => e.to_string(),
             Error::Config(e) => e.to_string(),
             Error::Store(e) => e.to_string(),
+            Error::Provider(f) => format!("{}: {} ({})", f.code, f.description, f.class.as_str()),
             Error::Closed => {
                 "the client is closed; tasks still in flight are in the journal and `recover()` resumes them".into()
             }
@@ -84,6 +90,10 @@ impl Error {
             }
             Error::InvalidTask(t) => set(&e, "field", &JsValue::from_str(&t.field)),
             Error::Config(c) => set(&e, "field", &JsValue::from_str(&c.field)),
+            Error::Provider(f) => {
+                set(&e, "reason", &JsValue::from_str(&f.code));
+                set(&e, "class", &JsValue::from_str(f.class.as_str()));
+            }
             _ => {}
         }
         e.into()

@@ -75,15 +75,8 @@ fn optional_string(options: &JsValue, name: &str) -> Result<Option<String>, Conf
 
 /// Decodes `value` (snake-cased) as `T`, naming the offending field under `prefix`.
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(prefix: &str, value: Value) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(snake_keys(value)).map_err(|e| {
-        let path = e.path().to_string();
-        let field = match (path.as_str(), prefix.is_empty()) {
-            (".", _) => prefix.to_string(),
-            (_, true) => path,
-            _ => format!("{prefix}.{path}"),
-        };
-        ConfigError::new(field, e.inner().to_string())
-    })
+    captcha_dlq_core::json_field::decode(&snake_keys(value))
+        .map_err(|e| ConfigError::new(e.field_under(prefix), e.problem))
 }
 
 pub(crate) fn parse(options: &JsValue) -> Result<Options, ConfigError> {

@@ -2,7 +2,12 @@
 //! per-request timeout enforced by an `AbortController`. Errors never carry
 //! the URL (it holds the API key) and are redacted once more to be sure.
 
-use captcha_dlq_core::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
+use std::time::Duration;
+
+use captcha_dlq_core::class::reason;
+use captcha_dlq_core::{
+    ErrorClass, Failure, HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind,
+};
 use futures::future::{select, Either};
 use gloo_net::http::RequestBuilder;
 
@@ -16,6 +21,17 @@ pub(crate) struct Transport {
 impl Transport {
     pub(crate) fn new(key: Secret) -> Transport {
         Transport { key }
+    }
+
+    pub(crate) fn key(&self) -> &Secret {
+        &self.key
+    }
+
+    /// A request outside the engine (balance, report), sent once: a transport failure is a transient
+    /// `Network` failure, as in the native client.
+    pub(crate) async fn direct(&self, mut req: HttpRequest, timeout: Duration) -> Result<HttpResponse, Failure> {
+        req.timeout = timeout;
+        self.execute(req).await.map_err(|e| Failure::new(reason::NETWORK, ErrorClass::Transient, e.message))
     }
 
     pub(crate) async fn execute(&self, req: HttpRequest) -> Result<HttpResponse, TransportError> {

@@ -251,3 +251,91 @@ async fn an_abort_signal_cancels_the_task() {
     assert_eq!(records[0]["reason"], "Cancelled", "{records}");
     wait(client.close()).await.expect("close");
 }
+
+#[wasm_bindgen_test]
+async fn balance_and_reports_reach_the_mock() {
+    script(json!({"balance": 12.5})).await;
+    let client = WasmClient::create(js(&fast_options("memory"))).await.expect("opens");
+    let before = counters().await;
+    let balance = wait(client.balance()).await.expect("balance resolves");
+    assert_eq!(balance.as_f64(), Some(12.5));
+
+    let solution = wait(client.solve(js(&page_task(1)), JsValue::UNDEFINED)).await.expect("solved");
+    let id = prop_str(&solution, "provider_task_id");
+    assert!(!id.is_empty(), "the solution names its provider task: {}", json(&solution));
+    let good = wait(client.report(id.clone().into(), true.into())).await.expect("good report resolves");
+    assert!(good.is_undefined());
+    wait(client.report(id.into(), false.into())).await.expect("bad report resolves");
+    let after = counters().await;
+    let delta = |name: &str| after[name].as_u64().unwrap_or(0) - before[name].as_u64().unwrap_or(0);
+    assert_eq!((delta("balance_checks"), delta("reports_good"), delta("reports_bad")), (1, 1, 1), "{after}");
+
+    // The mock refuses a report on a task it never saw: the provider's code and class come through.
+    let e = error_of(wait(client.report("999999999".into(), false.into())).await);
+    assert_eq!(prop_str(&e, "code"), "PROVIDER_ERROR", "{}", prop_str(&e, "message"));
+    assert_eq!((prop_str(&e, "reason"), prop_str(&e, "class")), ("ERROR_WRONG_CAPTCHA_ID".into(), "fix_input".into()));
+    let e = error_of(wait(client.report(JsValue::from_f64(5.0), true.into())).await);
+    assert_eq!((prop_str(&e, "code"), prop_str(&e, "field")), ("INVALID_CONFIG".into(), "providerTaskId".into()));
+    let e = error_of(wait(client.report("1".into(), JsValue::from_str("yes"))).await);
+    assert_eq!((prop_str(&e, "code"), prop_str(&e, "field")), ("INVALID_CONFIG".into(), "good".into()));
+    wait(client.close()).await.expect("close");
+}
+
+#[wasm_bindgen_test]
+async fn a_report_the_provider_does_not_take_names_report() {
+    script(json!({})).await;
+    // CapMonster takes reports of wrong answers only.
+    let mut options = fast_options("memory");
+    options["provider"] = json!("capmonster");
+    let client = WasmClient::create(js(&options)).await.expect("opens");
+    let before = counters().await;
+    let e = error_of(wait(client.report("1".into(), true.into())).await);
+    assert_eq!((prop_str(&e, "code"), prop_str(&e, "field")), ("INVALID_CONFIG".into(), "report".into()));
+    assert!(prop_str(&e, "message").contains("capmonster"), "{}", prop_str(&e, "message"));
+    assert_eq!(counters().await["requests"], before["requests"], "nothing was sent");
+    wait(client.close()).await.expect("close");
+}
+
+#[wasm_bindgen_test]
+async fn account_and_network_failures_of_direct_requests() {
+    let mut options = fast_options("memory");
+    options["apiKey"] = json!("secret-key-123");
+    script(json!({"account_errors": {"secret-key-123": "ERROR_KEY_DOES_NOT_EXIST"}})).await;
+    let client = WasmClient::create(js(&options)).await.expect("opens");
+    let e = error_of(wait(client.balance()).await);
+    assert_eq!(prop_str(&e, "code"), "ACCOUNT_ERROR");
+    assert_eq!(
+        (prop_str(&e, "reason"), prop_str(&e, "class")),
+        ("ERROR_KEY_DOES_NOT_EXIST".into(), "account_terminal".into())
+    );
+    assert!(!prop_str(&e, "message").contains("secret-key-123"), "{}", prop_str(&e, "message"));
+    wait(client.close()).await.expect("close");
+
+    // Nothing listens there: a transient network failure, without the key (it is in the URL).
+    options["baseUrl"] = json!("http://127.0.0.1:1");
+    let client = WasmClient::create(js(&options)).await.expect("opens");
+    let e = error_of(wait(client.balance()).await);
+    assert_eq!(prop_str(&e, "code"), "PROVIDER_ERROR", "{}", prop_str(&e, "message"));
+    assert_eq!((prop_str(&e, "reason"), prop_str(&e, "class")), ("Network".into(), "transient".into()));
+    assert!(!prop_str(&e, "message").contains("secret-key-123"), "{}", prop_str(&e, "message"));
+    wait(client.close()).await.expect("close");
+}
+
+#[wasm_bindgen_test]
+async fn reset_circuit_lets_submissions_flow_again() {
+    script(json!({"account_errors": {"test-key": "ERROR_KEY_DOES_NOT_EXIST"}})).await;
+    let client = WasmClient::create(js(&fast_options("memory"))).await.expect("opens");
+    let e = error_of(wait(client.solve(js(&page_task(1)), JsValue::UNDEFINED)).await);
+    assert_eq!(prop_str(&e, "code"), "ACCOUNT_ERROR");
+    // The key is fixed, but the open circuit keeps refusing until it is reset.
+    script(json!({})).await;
+    let e = error_of(wait(client.solve(js(&page_task(2)), JsValue::UNDEFINED)).await);
+    assert_eq!(json(&prop(&e, "record"))["reason"], "CircuitOpen");
+    let reset = wait(client.reset_circuit()).await.expect("resetCircuit resolves");
+    assert!(reset.is_undefined());
+    let solution = wait(client.solve(js(&page_task(3)), JsValue::UNDEFINED)).await.expect("solved after the reset");
+    assert!(prop_str(&solution, "text").starts_with("03AGdBq2"));
+    wait(client.close()).await.expect("close");
+    let e = error_of(wait(client.reset_circuit()).await);
+    assert_eq!(prop_str(&e, "code"), "CLOSED");
+}

@@ -57,6 +57,13 @@ pub async fn script(config: Value) {
     assert_eq!(resp.status(), 200, "the mock refused the script");
 }
 
+/// The mock's counters (`GET /mock/counters`).
+pub async fn counters() -> Value {
+    let resp =
+        gloo_net::http::Request::get(&format!("{}/mock/counters", mock_url())).send().await.expect("the mock answers");
+    serde_json::from_str(&resp.text().await.expect("a body")).expect("counters are JSON")
+}
+
 /// Polling fast enough that the seeds' batch (24 polls in the seeds) takes well under a second.
 pub fn fast_options(dlq: &str) -> Value {
     json!({

@@ -74,7 +74,7 @@ try {
   const tab = await context.newPage();
   tab.on('pageerror', (e) => console.error('page error:', e));
 
-  await check('package in a page: vectors, error subclasses, seeds batch + replay (IndexedDB)', async () => {
+  await check('package in a page: vectors, error subclasses, balance/report/resetCircuit, seeds batch + replay (IndexedDB)', async () => {
     await tab.goto(`${origin}/index.html?mock=${encodeURIComponent(mock)}`);
     await tab.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
     const r = await tab.evaluate(() => window.__result);
@@ -84,6 +84,11 @@ try {
     assert.deepEqual(r.missingKey, { cls: 'InvalidConfig', code: 'INVALID_CONFIG', field: 'apiKey', isBase: true });
     assert.deepEqual(r.badTask, { cls: 'InvalidTask', code: 'INVALID_TASK', field: 'sitekey', isTask: true });
     assert.deepEqual(r.badLabels, { code: 'INVALID_CONFIG', field: 'labels', isConfig: true });
+    assert.equal(r.balance, 7.25);
+    assert.deepEqual(r.reports, [1, 1], 'both reports reached the mock');
+    assert.deepEqual(r.badReport, { cls: 'ProviderError', code: 'PROVIDER_ERROR', reason: 'ERROR_WRONG_CAPTCHA_ID', class: 'fix_input', isProvider: true });
+    assert.equal(r.resetCircuit, 'resolved');
+    assert.deepEqual(r.noReport, { cls: 'InvalidConfig', code: 'INVALID_CONFIG', field: 'report', isConfig: true });
     assertBatch(r.batch);
   });
 

@@ -659,6 +659,8 @@ mod tests {
         );
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "numeric": -1})), "numeric");
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "min_len": 1.5})), "min_len");
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "minLen": "5"})), "minLen");
+        assert_eq!(err_field(json!({"type": "turnstile", "sitekey": "k", "pageUrl": 5})), "pageUrl");
     }
 
     #[test]

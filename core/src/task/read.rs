@@ -29,17 +29,18 @@ impl Fields {
         InvalidTask::new(format!("{}{name}", self.prefix), problem)
     }
 
-    /// The value under `name` or its camelCase `alias`; both at once is an error.
-    /// JSON `null` counts as absent, as JS callers pass `{ proxy: undefined }`.
-    fn take(&mut self, name: &str, alias: Option<&str>) -> Result<Option<Value>, InvalidTask> {
+    /// The value under `name` or its camelCase `alias`, with the key it was
+    /// given under (errors name the field as the user spelled it); both at
+    /// once is an error. JSON `null` counts as absent, as JS callers pass
+    /// `{ proxy: undefined }`.
+    fn take<'n>(&mut self, name: &'n str, alias: Option<&'n str>) -> Result<Option<(&'n str, Value)>, InvalidTask> {
         let direct = self.obj.remove(name);
-        let aliased = alias.and_then(|a| self.obj.remove(a));
+        let aliased = alias.and_then(|a| Some((a, self.obj.remove(a)?)));
         match (direct, aliased) {
-            (Some(_), Some(_)) => {
-                Err(self.error(name, format!("given twice, as `{name}` and `{}`", alias.unwrap_or_default())))
-            }
-            (Some(Value::Null), None) | (None, Some(Value::Null)) | (None, None) => Ok(None),
-            (Some(v), None) | (None, Some(v)) => Ok(Some(v)),
+            (Some(_), Some((a, _))) => Err(self.error(name, format!("given twice, as `{name}` and `{a}`"))),
+            (Some(Value::Null), None) | (None, Some((_, Value::Null))) | (None, None) => Ok(None),
+            (Some(v), None) => Ok(Some((name, v))),
+            (None, Some((a, v))) => Ok(Some((a, v))),
         }
     }
 
@@ -50,43 +51,47 @@ impl Fields {
     fn string(&mut self, name: &str, alias: Option<&str>) -> Result<Option<String>, InvalidTask> {
         match self.take(name, alias)? {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(self.error(name, format!("expected a string, got {}", json_type(&other)))),
+            Some((_, Value::String(s))) => Ok(Some(s)),
+            Some((spelled, other)) => Err(self.error(spelled, format!("expected a string, got {}", json_type(&other)))),
         }
     }
 
     fn flag(&mut self, name: &str, alias: Option<&str>) -> Result<bool, InvalidTask> {
         match self.take(name, alias)? {
             None => Ok(false),
-            Some(Value::Bool(b)) => Ok(b),
-            Some(other) => Err(self.error(name, format!("expected true or false, got {}", json_type(&other)))),
+            Some((_, Value::Bool(b))) => Ok(b),
+            Some((spelled, other)) => {
+                Err(self.error(spelled, format!("expected true or false, got {}", json_type(&other))))
+            }
         }
     }
 
     fn integer(&mut self, name: &str, alias: Option<&str>, max: u64) -> Result<Option<u64>, InvalidTask> {
         match self.take(name, alias)? {
             None => Ok(None),
-            Some(Value::Number(n)) => match n.as_u64() {
+            Some((spelled, Value::Number(n))) => match n.as_u64() {
                 Some(v) if v <= max => Ok(Some(v)),
-                _ => Err(self.error(name, format!("{n} is not a whole number in 0..={max}"))),
+                _ => Err(self.error(spelled, format!("{n} is not a whole number in 0..={max}"))),
             },
-            Some(other) => Err(self.error(name, format!("expected a number, got {}", json_type(&other)))),
+            Some((spelled, other)) => Err(self.error(spelled, format!("expected a number, got {}", json_type(&other)))),
         }
     }
 
     fn number(&mut self, name: &str, alias: Option<&str>) -> Result<Option<f64>, InvalidTask> {
         match self.take(name, alias)? {
             None => Ok(None),
-            Some(Value::Number(n)) => Ok(n.as_f64()),
-            Some(other) => Err(self.error(name, format!("expected a number, got {}", json_type(&other)))),
+            Some((_, Value::Number(n))) => Ok(n.as_f64()),
+            Some((spelled, other)) => Err(self.error(spelled, format!("expected a number, got {}", json_type(&other)))),
         }
     }
 
     fn object(&mut self, name: &str) -> Result<Option<Map<String, Value>>, InvalidTask> {
         match self.take(name, None)? {
             None => Ok(None),
-            Some(Value::Object(m)) => Ok(Some(m)),
-            Some(other) => Err(self.error(name, format!("expected an object, got {}", json_type(&other)))),
+            Some((_, Value::Object(m))) => Ok(Some(m)),
+            Some((spelled, other)) => {
+                Err(self.error(spelled, format!("expected an object, got {}", json_type(&other))))
+            }
         }
     }
 
