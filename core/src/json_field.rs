@@ -49,6 +49,18 @@ pub fn decode<T: DeserializeOwned>(value: &Value) -> Result<T, FieldError> {
     })
 }
 
+/// How a JSON value's type reads in an error message (`a string`, `an object`).
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Segment {
     Key(String),

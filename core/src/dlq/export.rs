@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::class::{reason, ErrorClass};
 use crate::classify::class_of;
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
+use crate::json_field::json_type;
 use crate::task::Task;
 use crate::time::Timestamp;
 
@@ -137,7 +138,7 @@ pub fn import(text: &str, provider_default: &str, now: Timestamp) -> Result<Vec<
     let mut seen_hashes: HashMap<u128, u32> = HashMap::new();
     for (location, value) in entries {
         let Value::Object(map) = value else {
-            return Err(ImportError::new(location, None, format!("expected an object, found {}", kind(&value))));
+            return Err(ImportError::new(location, None, format!("expected an object, found {}", json_type(&value))));
         };
         let record = if map.contains_key("schema") {
             own_record(location, map)?
@@ -150,17 +151,6 @@ pub fn import(text: &str, provider_default: &str, now: Timestamp) -> Result<Vec<
         out.push(record);
     }
     Ok(out)
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// A record in our own schema.
@@ -216,7 +206,7 @@ fn seed_record(
         match map.get(field) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(other) => Err(err(field, &format!("expected a string, found {}", kind(other)))),
+            Some(other) => Err(err(field, &format!("expected a string, found {}", json_type(other)))),
         }
     };
     let sitekey = string("sitekey")?.ok_or_else(|| err("sitekey", "missing"))?;
@@ -246,14 +236,14 @@ fn seed_record(
             }
         }
         Some(other) => {
-            return Err(err("timestamp", &format!("expected a number, found {}", kind(other))));
+            return Err(err("timestamp", &format!("expected a number, found {}", json_type(other))));
         }
     };
     let task_id = match map.get("task_id") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
         Some(Value::Number(n)) => Some(n.to_string()),
-        Some(other) => return Err(err("task_id", &format!("expected a string or null, found {}", kind(other)))),
+        Some(other) => return Err(err("task_id", &format!("expected a string or null, found {}", json_type(other)))),
     };
 
     let task: Task =

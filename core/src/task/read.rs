@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::{Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
 use crate::error::InvalidTask;
+pub(super) use crate::json_field::json_type;
 
 /// The fields of one JSON object, taken out one by one; what is left at
 /// [`Fields::finish`] is an unknown field.
@@ -230,16 +231,5 @@ impl Fields {
 
     pub(super) fn raw(&mut self) -> Result<Raw, InvalidTask> {
         Ok(Raw { method: self.string("method", None)?, params: self.string_map("params")?, task: self.object("task")? })
-    }
-}
-
-pub(super) fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
