@@ -11,28 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::error;
 
-/// `fooBarMs` → `foo_bar_ms`; `recaptchaV2` → `recaptcha_v2`; snake_case stays as is.
-pub fn snake(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Converts every object key below `value` to snake_case.
-pub fn snake_keys(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (snake(&k), snake_keys(v))).collect()),
-        Value::Array(items) => Value::Array(items.into_iter().map(snake_keys).collect()),
-        other => other,
-    }
-}
+pub use captcha_dlq_core::json_field::snake_keys;
 
 /// Deserializes `value`, naming the path of the bad field under `prefix` on error.
 pub fn typed<T: DeserializeOwned>(prefix: &str, value: Value) -> napi::Result<T> {

@@ -38,28 +38,7 @@ pub(crate) struct Options {
     pub on_event: Option<Function>,
 }
 
-/// `maxAttempts` → `max_attempts`, `recaptchaV2` → `recaptcha_v2`; snake_case stays.
-pub(crate) fn snake(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Object keys to snake_case, recursively (values are left alone).
-pub(crate) fn snake_keys(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (snake(&k), snake_keys(v))).collect()),
-        Value::Array(items) => Value::Array(items.into_iter().map(snake_keys).collect()),
-        other => other,
-    }
-}
+pub(crate) use captcha_dlq_core::json_field::{snake, snake_keys};
 
 fn get(options: &JsValue, name: &str) -> JsValue {
     Reflect::get(options, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)

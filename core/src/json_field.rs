@@ -49,6 +49,30 @@ pub fn decode<T: DeserializeOwned>(value: &Value) -> Result<T, FieldError> {
     })
 }
 
+/// `fooBarMs` → `foo_bar_ms`, `recaptchaV2` → `recaptcha_v2`; snake_case stays
+/// as is. JS callers pass camelCase options; the Rust types are snake_case.
+pub fn snake(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Every object key below `value` in snake_case (values are left alone).
+pub fn snake_keys(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (snake(&k), snake_keys(v))).collect()),
+        Value::Array(items) => Value::Array(items.into_iter().map(snake_keys).collect()),
+        other => other,
+    }
+}
+
 /// How a JSON value's type reads in an error message (`a string`, `an object`).
 pub fn json_type(v: &Value) -> &'static str {
     match v {
@@ -202,6 +226,17 @@ mod tests {
         assert_eq!(field(json!({"name": "a", "items": [{"port": 1}, {}]})).0, "items[1].port");
         assert_eq!(field(json!("not an object")).0, "");
         assert_eq!(field(json!({"name": "a", "we\"ird": 1})).0, "we\"ird");
+    }
+
+    #[test]
+    fn camel_case_keys_become_snake_case_at_every_depth() {
+        assert_eq!(snake("maxAttempts"), "max_attempts");
+        assert_eq!(snake("recaptchaV2"), "recaptcha_v2");
+        assert_eq!(snake("already_snake"), "already_snake");
+        assert_eq!(
+            snake_keys(json!({"retry": {"maxAttempts": 3}, "list": [{"baseMs": 1}], "v": "keepCase"})),
+            json!({"retry": {"max_attempts": 3}, "list": [{"base_ms": 1}], "v": "keepCase"})
+        );
     }
 
     #[test]
