@@ -42,7 +42,7 @@ step "Node package: npm install (builds the addon), tsc --noEmit on a typed exam
 bash bindings-node/ci.sh
 
 step "browser package: clippy for wasm32, then wasm-bindgen-test and the built package in headless Chromium"
-cargo clippy -p captcha-dlq-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+cargo clippy -p captcha-dlq-wasm --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
 bash bindings-wasm/test.sh
 
 step "the demo (README's first command)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every browser test of captcha-dlq-web in headless Chromium:
-#  1. the Rust tests under wasm-bindgen-test (vectors, IndexedDB store suite, the seeds' batch against the
+#  1. the Rust tests under wasm-bindgen-test (the shared vectors through a `vectors` build, IndexedDB store suite, the seeds' batch against the
 #     mock solver in a page, a dedicated worker and a service worker, recovery, host store, bad input);
 #  2. the built package (`build.sh`) from JS: a module service worker solving through it, and the
 #     example extension's popup driving its service worker.
@@ -35,7 +35,7 @@ echo "mock solver at $CAPTCHA_DLQ_MOCK_URL"
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-120}
-cargo test -p captcha-dlq-wasm --target wasm32-unknown-unknown
+cargo test -p captcha-dlq-wasm --target wasm32-unknown-unknown --features vectors
 
 "$HERE/build.sh"
 (cd "$HERE/tests/js" && npm install --no-audit --no-fund --silent)

@@ -206,7 +206,6 @@ export class Client implements DlqView {
 }
 
 export function ready(moduleOrPath?: string | URL | Response | BufferSource | WebAssembly.Module): Promise<void>;
-export function evaluateVector(testCase: unknown): Promise<unknown>;
 
 export type ErrorCode =
   | 'SOLVE_FAILED' | 'ACCOUNT_ERROR' | 'INVALID_TASK' | 'INVALID_CONFIG' | 'STORE_ERROR' | 'PROVIDER_ERROR' | 'CLOSED'

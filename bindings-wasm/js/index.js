@@ -1,6 +1,6 @@
 // captcha-dlq-web: solve CAPTCHAs from a page, a worker or an extension's service worker without losing a task.
 // A thin layer over the wasm module: lazy initialisation, Error subclasses, the `client.dlq` view.
-import init, { WasmClient, validateOptions, evaluateVector as rawEvaluateVector } from './wasm/captcha_dlq_wasm.js';
+import init, { WasmClient, validateOptions } from './wasm/captcha_dlq_wasm.js';
 import { fromWasm } from './errors.js';
 
 export * from './errors.js';
@@ -146,10 +146,4 @@ export class Client {
   close() {
     return this.#call('close');
   }
-}
-
-/** Runs one case of the shared wire vectors (tests/vectors) through this build. */
-export async function evaluateVector(testCase) {
-  await ready();
-  return rawEvaluateVector(testCase);
 }

@@ -20,8 +20,10 @@ mod options;
 mod owner;
 pub mod store;
 mod transport;
+#[cfg(feature = "vectors")]
 mod vectors;
 
+#[cfg(feature = "vectors")]
 pub use vectors::evaluate_vector;
 
 pub use client::WasmClient;

@@ -11,7 +11,6 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PKG = path.resolve(HERE, '../../pkg');
-const VECTORS = path.resolve(HERE, '../../../tests/vectors');
 const EXTENSION = path.resolve(HERE, '../../examples/extension');
 const SITE = path.join(HERE, 'site');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -23,12 +22,11 @@ assert.ok(mock?.startsWith('http://127.0.0.1:'), 'usage: node run.mjs http://127
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.json': 'application/json',
   '.wasm': 'application/wasm' };
 
-/** A static server for the package, the vectors and the test site, on loopback. */
+/** A static server for the package and the test site, on loopback. */
 function serve() {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const [root, rest] = url.pathname.startsWith('/pkg/') ? [PKG, url.pathname.slice(5)]
-      : url.pathname.startsWith('/vectors/') ? [VECTORS, url.pathname.slice(9)]
       : [SITE, url.pathname.slice(1) || 'index.html'];
     const file = path.resolve(root, rest);
     if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
@@ -74,13 +72,11 @@ try {
   const tab = await context.newPage();
   tab.on('pageerror', (e) => console.error('page error:', e));
 
-  await check('package in a page: vectors, error subclasses, balance/report/resetCircuit, seeds batch + replay (IndexedDB)', async () => {
+  await check('package in a page: error subclasses, balance/report/resetCircuit, seeds batch + replay (IndexedDB)', async () => {
     await tab.goto(`${origin}/index.html?mock=${encodeURIComponent(mock)}`);
     await tab.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
     const r = await tab.evaluate(() => window.__result);
     assert.equal(r.error, undefined, r.error);
-    assert.ok(r.vectors.ran > 50, `only ${r.vectors.ran} vectors`);
-    assert.deepEqual(r.vectors.mismatches, []);
     assert.deepEqual(r.missingKey, { cls: 'InvalidConfig', code: 'INVALID_CONFIG', field: 'apiKey', isBase: true });
     assert.deepEqual(r.badTask, { cls: 'InvalidTask', code: 'INVALID_TASK', field: 'sitekey', isTask: true });
     assert.deepEqual(r.badLabels, { code: 'INVALID_CONFIG', field: 'labels', isConfig: true });
