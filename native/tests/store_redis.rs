@@ -1,6 +1,7 @@
 //! RedisStore against a real `redis-server`: the shared conformance suite,
 //! several workers receiving at once, the stream's pending-entries list as
-//! the lease ledger, receive walking far into the age order, persistence
+//! the lease ledger, receive walking far into the age order, peek/count/purge
+//! and eviction paging through a large namespace, persistence
 //! across connections, and clear errors.
 
 mod support;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use captcha_dlq::store::RedisStore;
 use captcha_dlq_core::class::reason;
+use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
 use captcha_dlq_core::dlq::{DlqStore, Filter, Leased, Page, RecordState, StoreError};
 use support::redis::RedisServer;
@@ -308,6 +310,92 @@ async fn capacity_evicts_oldest_ready_and_counts_it() {
     assert_eq!(store.push(sample_record("r4", 4)).await.expect("push").evicted, ["r3"]);
     let stats = store.stats(now).await.expect("stats");
     assert_eq!((stats.total, stats.dropped), (3, 2));
+}
+
+/// `peek`, `count` and `purge` read the namespace a page at a time: with more records than
+/// several pages, mixed states and a filter, they agree with the memory store given the same
+/// operations, and `purge` leaves live leases alone.
+#[tokio::test]
+async fn peek_count_and_purge_page_through_a_large_namespace() {
+    let Some(server) = RedisServer::start() else { return };
+    let redis = connect(&server, "pages").await;
+    let memory = MemoryStore::new();
+    let tagged = |i: u64| {
+        let mut r = sample_record(&format!("r{i:04}"), i);
+        if i % 3 == 0 {
+            r.labels.insert("job".into(), "x".into());
+        }
+        r
+    };
+    for i in 0..700u64 {
+        redis.push(tagged(i)).await.expect("push");
+        memory.push(tagged(i)).await.expect("push");
+    }
+    let t0 = at(100_000);
+    let stores: [&dyn DlqStore; 2] = [&redis, &memory];
+    for store in stores {
+        for i in (0..700u64).step_by(7) {
+            assert!(store.park(&format!("r{i:04}"), "NeedsReview", t0).await.expect("park"));
+        }
+        let leased = store.receive(&only_ids(&["r0300", "r0302", "r0303", "r0600"]), 4, LEASE, t0).await;
+        assert_eq!(leased.expect("receive").len(), 4);
+    }
+    let job = Filter { labels: [("job".to_string(), "x".to_string())].into(), ..Filter::default() };
+    let filters = [
+        Filter::all(),
+        job.clone(),
+        Filter { states: vec![RecordState::Parked], ..job.clone() },
+        Filter { states: vec![RecordState::Leased, RecordState::Ready], ..job.clone() },
+        Filter {
+            ids: vec!["r0690".into(), "r0003".into(), "r0300".into(), "r0302".into(), "nope".into()],
+            ..job.clone()
+        },
+    ];
+    for filter in &filters {
+        assert_eq!(redis.count(filter, t0).await.expect("count"), memory.count(filter, t0).await.expect("count"));
+        for page in [Page { offset: 0, limit: 10 }, Page { offset: 250, limit: 40 }, Page { offset: 0, limit: 1000 }] {
+            let got = redis.peek(filter, page, t0).await.expect("peek");
+            assert_eq!(got, memory.peek(filter, page, t0).await.expect("peek"), "{filter:?} {page:?}");
+        }
+    }
+    assert_eq!(redis.count(&job, t0).await.expect("count"), 234, "700 records, every third tagged");
+    let deep = redis.peek(&job, Page { offset: 200, limit: 3 }, t0).await.expect("peek");
+    assert_eq!(deep.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["r0600", "r0603", "r0606"]);
+    assert_eq!(deep[0].state, RecordState::Leased);
+    assert_eq!(deep[2].state, RecordState::Ready);
+
+    let purged = redis.purge(&job, t0).await.expect("purge");
+    assert_eq!(purged, memory.purge(&job, t0).await.expect("purge"));
+    assert_eq!(purged, 234 - 3, "the three tagged live leases stay");
+    let left = redis.peek(&job, Page::default(), t0).await.expect("peek");
+    assert_eq!(left.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["r0300", "r0303", "r0600"]);
+    assert_eq!(redis.count(&Filter::all(), t0).await.expect("count"), 700 - 231);
+}
+
+/// A capacity evicts the oldest ready records even when more than a page of parked and leased
+/// records lie in front of them.
+#[tokio::test]
+async fn capacity_evicts_past_a_page_of_parked_and_leased_records() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "bounded-deep").await.with_capacity(300).expect("capacity");
+    for i in 0..300u64 {
+        store.push(sample_record(&format!("r{i:03}"), i)).await.expect("push");
+    }
+    let now = at(100_000);
+    for i in 0..150u64 {
+        assert!(store.park(&format!("r{i:03}"), "NeedsReview", now).await.expect("park"));
+    }
+    let leased = store.receive(&Filter::all(), 10, LEASE, now).await.expect("receive");
+    assert_eq!(leased.first().map(|l| l.record.id.as_str()), Some("r150"));
+    let outcome = store.push(sample_record("new", 400)).await.expect("push");
+    assert_eq!(outcome.evicted, ["r160"], "the oldest ready record, past 150 parked and 10 leased");
+    let mut evicted = Vec::new();
+    for i in 0..3 {
+        evicted.extend(store.push(sample_record(&format!("new{i}"), 401 + i)).await.expect("push").evicted);
+    }
+    assert_eq!(evicted, ["r161", "r162", "r163"]);
+    let stats = store.stats(now).await.expect("stats");
+    assert_eq!((stats.total, stats.parked, stats.dropped), (300, 150, 4));
 }
 
 #[tokio::test]

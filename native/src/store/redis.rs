@@ -9,7 +9,7 @@
 //! entry), `stream` with consumer group `dlq`, `journal` (hash id → entry
 //! JSON) and `counters`. Every move (push + journal delete + eviction, lease,
 //! complete, abandon, park, unpark, purge) is one Lua script, so it is atomic
-//! against every other worker; `peek`/`count`/`purge` read one `MULTI` snapshot.
+//! against every other worker; `peek`/`count`/`purge` read the records in pages.
 //!
 //! Streams: each record has one stream entry (`XADD` on push). A lease puts
 //! that entry in the receiving worker's pending-entries list with
@@ -51,12 +51,17 @@
 //! draining 10,000; a namespace holding many parked or leased records ahead of
 //! the ready ones pays for walking past them on every receive. `stats`, and
 //! `count` filtering by state only, read counts from the indexes (O(log N)).
-//! `peek`, `purge` and other `count`s read the whole namespace in one snapshot
-//! (filters need the decoded record), which suits dead-letter volumes
-//! (thousands to ~100k records), not a hot queue. A record *replaced by a
-//! push* between the page read and the lease script (or, for `purge`, the
-//! snapshot and the script) is judged by its old content for the filter; its
-//! lease and state are always re-checked inside the script.
+//! `peek`, `purge` and other `count`s walk `age` the same way in scan pages of
+//! up to 1,024 records (a filter naming `ids` looks those up), match in Rust and stop
+//! when they have what they need: `peek` costs the records up to its page's
+//! end, `count` and `purge` with a filter the whole namespace, but no call
+//! holds the server or the client's memory for more than one page (the
+//! `MULTI` snapshot they used before read 100,000 records in one reply).
+//! Pages are not one snapshot: a record pushed again between two pages may
+//! show up twice, and repeats are dropped. `push` with a capacity evicts
+//! oldest first, a page at a time. A record *replaced by a push* between the
+//! page read and the lease or purge script is judged by its old content for
+//! the filter; its lease and state are always re-checked inside the script.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -127,6 +132,25 @@ local function lease(id, nonce, now, lease_end, consumer, maxd)
   if e then redis.call('XCLAIM', STREAM, GROUP, consumer, 0, e, 'FORCE', 'RETRYCOUNT', d, 'JUSTID') end
   return d, body
 end
+-- Appends (id, state, deliveries, parked reason, body) of `id` to `out` if it exists; the state
+-- is 'parked', 'leased' (a lease still live at `now`) or 'ready'.
+local function describe(id, now, out)
+  local body = redis.call('HGET', BODY, id)
+  if not body then return false end
+  local state, why = 'ready', redis.call('HGET', PARKED, id)
+  if why then
+    state = 'parked'
+  else
+    why = ''
+    if not available(id, now) then state = 'leased' end
+  end
+  out[#out + 1] = id
+  out[#out + 1] = state
+  out[#out + 1] = redis.call('HGET', DELIV, id) or '0'
+  out[#out + 1] = why
+  out[#out + 1] = body
+  return true
+end
 local function count_expired()
   if expired > 0 then redis.call('HINCRBY', COUNTERS, 'abandoned', expired) end
 end
@@ -174,16 +198,23 @@ redis.call('HDEL', JOURNAL, id)
 local evicted = {}
 local cap = tonumber(ARGV[7])
 if cap > 0 and redis.call('HLEN', BODY) > cap then
-  local ids = redis.call('ZRANGE', AGE, 0, -1)
+  -- Oldest first, a page at a time: the cost follows the records passed over, not the namespace.
   for pass = 1, 2 do
-    for _, victim in ipairs(ids) do
-      if redis.call('HLEN', BODY) <= cap then break end
-      local parked = redis.call('HEXISTS', PARKED, victim) == 1
-      local leased = redis.call('HEXISTS', NONCE, victim) == 1
-      -- ready records first, then parked ones; never one under a lease (push has no clock)
-      if not leased and (pass == 2) == parked and redis.call('HEXISTS', BODY, victim) == 1 then
-        drop(victim)
-        evicted[#evicted + 1] = victim
+    local start = 0
+    while redis.call('HLEN', BODY) > cap do
+      local page = redis.call('ZRANGE', AGE, start, start + 127)
+      if #page == 0 then break end
+      for _, victim in ipairs(page) do
+        if redis.call('HLEN', BODY) <= cap then break end
+        local parked = redis.call('HEXISTS', PARKED, victim) == 1
+        local leased = redis.call('HEXISTS', NONCE, victim) == 1
+        -- ready records first, then parked ones; never one under a lease (push has no clock)
+        if not leased and (pass == 2) == parked and redis.call('HEXISTS', BODY, victim) == 1 then
+          drop(victim)
+          evicted[#evicted + 1] = victim
+        else
+          start = start + 1
+        end
       end
     end
   end
@@ -217,11 +248,13 @@ return out
 /// then (mode 'lease') `want` nonces.
 /// Mode 'lease' leases what it finds (a record at the delivery limit is parked instead) and
 /// returns (id, deliveries, body) triples; mode 'peek' changes nothing and returns (id, body)
-/// pairs of the records that could be leased now. The reply starts with 'end' (nothing after
+/// pairs of the records that could be leased now; mode 'scan' changes nothing and returns every
+/// record as `describe` does. The reply starts with 'end' (nothing after
 /// the cursor) or 'more', then the new cursor (score, id).
 const WALK: &str = r#"
 local now, want, budget = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local leasing, lease_end, consumer, maxd = ARGV[6] == 'lease', ARGV[7], ARGV[8], tonumber(ARGV[9])
+local leasing, scanning = ARGV[6] == 'lease', ARGV[6] == 'scan'
+local lease_end, consumer, maxd = ARGV[7], ARGV[8], tonumber(ARGV[9])
 local score, last = ARGV[2], ARGV[3]
 local start = 0
 if last ~= '' then start = rank_after(score, last) end
@@ -242,6 +275,8 @@ while found < want and seen < budget do
         out[#out + 1] = tostring(d)
         out[#out + 1] = body
       end
+    elseif scanning then
+      if describe(id, now, out) then found = found + 1 end
     elseif available(id, now) then
       local body = redis.call('HGET', BODY, id)
       if body then
@@ -277,6 +312,13 @@ for i = 2, #ARGV do
     end
   end
 end
+return out
+"#;
+
+/// ARGV: now, ids. Returns the records among them that exist, as `describe` does.
+const RECORDS: &str = r#"
+local now, out = tonumber(ARGV[1]), {}
+for i = 2, #ARGV do describe(ARGV[i], now, out) end
 return out
 "#;
 
@@ -349,6 +391,7 @@ struct Scripts {
     receive: Script,
     walk: Script,
     peek_ids: Script,
+    records: Script,
     complete: Script,
     abandon: Script,
     park: Script,
@@ -365,6 +408,7 @@ impl Scripts {
             receive: s(RECEIVE),
             walk: s(WALK),
             peek_ids: s(PEEK_IDS),
+            records: s(RECORDS),
             complete: s(COMPLETE),
             abandon: s(ABANDON),
             park: s(PARK),
@@ -495,74 +539,14 @@ impl RedisStore {
         inv.invoke_async(&mut conn).await.map_err(|e| backend(&self.location, &e))
     }
 
-    /// Every record with its state at `now`, oldest first, in one atomic read.
-    async fn snapshot(&self, now: Timestamp) -> Result<Snapshot, StoreError> {
-        let mut conn = self.conn.clone();
-        type Raw = (
-            Vec<String>,
-            HashMap<String, String>,
-            HashMap<String, String>,
-            HashMap<String, String>,
-            Vec<(String, f64)>,
-            HashMap<String, String>,
-        );
-        let (order, bodies, deliv, nonces, until, parked): Raw = redis::pipe()
-            .atomic()
-            .cmd("ZRANGE")
-            .arg(self.key("age"))
-            .arg(0)
-            .arg(-1)
-            .cmd("HGETALL")
-            .arg(self.key("body"))
-            .cmd("HGETALL")
-            .arg(self.key("deliv"))
-            .cmd("HGETALL")
-            .arg(self.key("nonce"))
-            .cmd("ZRANGE")
-            .arg(self.key("until"))
-            .arg(0)
-            .arg(-1)
-            .arg("WITHSCORES")
-            .cmd("HGETALL")
-            .arg(self.key("parked"))
-            .query_async(&mut conn)
-            .await
-            .map_err(|e| backend(&self.location, &e))?;
-        let until: HashMap<String, f64> = until.into_iter().collect();
-        let mut entries = Vec::with_capacity(order.len());
-        for id in order {
-            let Some(body) = bodies.get(&id) else {
-                return Err(corrupt(&self.location, format!("record {id} is in the age index but has no body")));
-            };
-            let mut record: DeadLetterRecord =
-                serde_json::from_str(body).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))?;
-            let held = nonces.contains_key(&id);
-            let live = held && until.get(&id).is_some_and(|u| *u > now.as_unix_millis() as f64);
-            let state = match parked.get(&id) {
-                Some(_) => RecordState::Parked,
-                None if live => RecordState::Leased,
-                None => RecordState::Ready,
-            };
-            record.state = state;
-            record.deliveries = deliv.get(&id).and_then(|d| d.parse().ok()).unwrap_or(0);
-            record.parked_reason = parked.get(&id).cloned();
-            entries.push(Entry { id, record, state });
-        }
-        Ok(Snapshot { entries })
-    }
-
-    fn matching(snapshot: Snapshot, filter: &Filter) -> impl Iterator<Item = Entry> + '_ {
-        snapshot.entries.into_iter().filter(move |e| filter.matches(&e.record, e.state))
-    }
-
-    /// One `WALK` from `cursor` (moved past every id inspected): leasing with `nonces` (one per
-    /// wanted record), or peeking without. Returns whether `age` may hold more after the cursor,
-    /// and the (id, deliveries, body) triples leased or the (id, body) pairs peeked.
+    /// One `WALK` from `cursor` (moved past every id inspected). Returns whether `age` may hold
+    /// more after the cursor, and what the mode returns: the (id, deliveries, body) triples
+    /// leased, the (id, body) pairs peeked, or the records scanned as [`decode_scanned`] reads.
     async fn walk(
         &self,
         cursor: &mut Cursor,
         want: usize,
-        nonces: Option<&[String]>,
+        mode: Walk<'_>,
         now: Timestamp,
         lease_until: Timestamp,
     ) -> Result<(bool, Vec<String>), StoreError> {
@@ -573,11 +557,15 @@ impl RedisStore {
                     .arg(&cursor.id)
                     .arg(want)
                     .arg(WALK_BUDGET)
-                    .arg(if nonces.is_some() { "lease" } else { "peek" })
+                    .arg(match mode {
+                        Walk::Lease(_) => "lease",
+                        Walk::Peek => "peek",
+                        Walk::Scan => "scan",
+                    })
                     .arg(lease_until.as_unix_millis())
                     .arg(&self.consumer)
                     .arg(self.max_deliveries);
-                if let Some(nonces) = nonces {
+                if let Walk::Lease(nonces) = mode {
                     inv.arg(nonces);
                 }
             })
@@ -645,6 +633,79 @@ impl RedisStore {
     }
 }
 
+/// What a `WALK` does with the records it finds.
+#[derive(Clone, Copy)]
+enum Walk<'a> {
+    /// Lease them, one nonce each.
+    Lease(&'a [String]),
+    /// Return the leasable ones.
+    Peek,
+    /// Return every one, with its state.
+    Scan,
+}
+
+/// The records `filter` selects, oldest first, a page at a time: by walking `age` (a scan page
+/// per round trip), or, when the filter names `ids`, by looking those up. Neither holds the
+/// server for long or the whole namespace in memory; pages are not one snapshot, so a record
+/// moved (pushed again) between two pages can come twice, and callers drop repeats.
+struct Pages<'a> {
+    store: &'a RedisStore,
+    filter: &'a Filter,
+    now: Timestamp,
+    cursor: Cursor,
+    /// Records asked for in the next round trip; doubles up to [`SCAN_PAGE_MAX`].
+    page: usize,
+    /// The named ids still to look up, oldest first (`None`: walk `age`).
+    ids: Option<std::vec::IntoIter<String>>,
+    done: bool,
+}
+
+impl<'a> Pages<'a> {
+    /// `first`: how many records the caller expects to need (the first page's size).
+    async fn new(
+        store: &'a RedisStore,
+        filter: &'a Filter,
+        now: Timestamp,
+        first: usize,
+    ) -> Result<Pages<'a>, StoreError> {
+        let ids = if filter.ids.is_empty() { None } else { Some(store.ids_by_age(&filter.ids).await?.into_iter()) };
+        let page = first.clamp(PAGE_MIN, SCAN_PAGE_MAX);
+        Ok(Pages { store, filter, now, cursor: Cursor::default(), page, ids, done: false })
+    }
+
+    /// The next page's matching records (possibly none), or `None` at the end.
+    async fn next(&mut self) -> Result<Option<Vec<Entry>>, StoreError> {
+        if self.done {
+            return Ok(None);
+        }
+        let page = self.page;
+        self.page = (page * 2).min(SCAN_PAGE_MAX);
+        let items: Vec<String> = match &mut self.ids {
+            Some(ids) => {
+                let chunk: Vec<String> = ids.by_ref().take(page).collect();
+                if chunk.is_empty() {
+                    return Ok(None);
+                }
+                self.store
+                    .invoke(&self.store.scripts.records, |inv| {
+                        inv.arg(self.now.as_unix_millis()).arg(&chunk);
+                    })
+                    .await?
+            }
+            None => {
+                let (more, items) = self.store.walk(&mut self.cursor, page, Walk::Scan, self.now, self.now).await?;
+                self.done = !more;
+                items
+            }
+        };
+        let entries = decode_scanned(&items)?;
+        Ok(Some(entries.into_iter().filter(|e| self.filter.matches(&e.record, e.state)).collect()))
+    }
+}
+
+/// Records a scan page carries (with their bodies) at most.
+const SCAN_PAGE_MAX: usize = 1024;
+
 /// Ids a `WALK` inspects per call at most, so that a receive behind many parked records or live
 /// leases never blocks the server for long: it goes on in further calls.
 const WALK_BUDGET: usize = 1024;
@@ -711,14 +772,31 @@ fn matching_ids(pairs: &[String], filter: &Filter) -> Result<Vec<String>, StoreE
     Ok(out)
 }
 
+/// A record as a scan sees it: its body with the store's state, deliveries and parked reason.
 struct Entry {
     id: String,
     record: DeadLetterRecord,
     state: RecordState,
 }
 
-struct Snapshot {
-    entries: Vec<Entry>,
+/// The (id, state, deliveries, parked reason, body) quintuples of a scan, decoded.
+fn decode_scanned(items: &[String]) -> Result<Vec<Entry>, StoreError> {
+    let mut out = Vec::with_capacity(items.len() / 5);
+    for quintuple in items.chunks_exact(5) {
+        let [id, state, deliveries, why, body] = quintuple else { continue };
+        let mut record: DeadLetterRecord =
+            serde_json::from_str(body).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))?;
+        let state = match state.as_str() {
+            "parked" => RecordState::Parked,
+            "leased" => RecordState::Leased,
+            _ => RecordState::Ready,
+        };
+        record.state = state;
+        record.deliveries = deliveries.parse().unwrap_or(0);
+        record.parked_reason = (state == RecordState::Parked).then(|| why.clone());
+        out.push(Entry { id: id.clone(), record, state });
+    }
+    Ok(out)
 }
 
 fn backend(location: &str, e: &RedisError) -> StoreError {
@@ -776,7 +854,7 @@ impl DlqStore for RedisStore {
             loop {
                 let want = (max - out.len()).min(WALK_BUDGET);
                 let nonces: Vec<String> = (0..want).map(|_| new_nonce()).collect();
-                let (more, items) = self.walk(&mut cursor, want, Some(&nonces), now, lease_until).await?;
+                let (more, items) = self.walk(&mut cursor, want, Walk::Lease(&nonces), now, lease_until).await?;
                 for (triple, nonce) in items.chunks_exact(3).zip(nonces) {
                     if let [id, deliveries, body] = triple {
                         out.push(decode_leased(id, deliveries, body, nonce, lease_until)?);
@@ -806,7 +884,7 @@ impl DlqStore for RedisStore {
             let mut cursor = Cursor::default();
             let mut page = max.clamp(PAGE_MIN, PAGE_MAX);
             loop {
-                let (more, candidates) = self.walk(&mut cursor, page, None, now, lease_until).await?;
+                let (more, candidates) = self.walk(&mut cursor, page, Walk::Peek, now, lease_until).await?;
                 let matching = matching_ids(&candidates, &filter)?;
                 self.lease_ids(&matching, max, now, lease_until, &mut out).await?;
                 if !more || out.len() >= max {
@@ -879,8 +957,24 @@ impl DlqStore for RedisStore {
     }
 
     async fn peek(&self, filter: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
-        let snapshot = self.snapshot(now).await?;
-        Ok(Self::matching(snapshot, filter).skip(page.offset).take(page.limit).map(|e| e.record).collect())
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut skip = page.offset;
+        let mut pages = Pages::new(self, filter, now, page.offset.saturating_add(page.limit)).await?;
+        while out.len() < page.limit {
+            let Some(entries) = pages.next().await? else { break };
+            for e in entries {
+                if !seen.insert(e.id) {
+                    continue;
+                }
+                if skip > 0 {
+                    skip -= 1;
+                } else if out.len() < page.limit {
+                    out.push(e.record);
+                }
+            }
+        }
+        Ok(out)
     }
 
     async fn count(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
@@ -897,22 +991,32 @@ impl DlqStore for RedisStore {
             ];
             return Ok(by_state.iter().filter(|(state, _)| filter.states.contains(state)).map(|(_, n)| n).sum());
         }
-        let snapshot = self.snapshot(now).await?;
-        Ok(Self::matching(snapshot, filter).count() as u64)
+        let mut seen = HashSet::new();
+        let mut pages = Pages::new(self, filter, now, SCAN_PAGE_MAX).await?;
+        while let Some(entries) = pages.next().await? {
+            seen.extend(entries.into_iter().map(|e| e.id));
+        }
+        Ok(seen.len() as u64)
     }
 
     async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-        let ids: Vec<String> = Self::matching(self.snapshot(now).await?, filter)
-            .filter(|e| e.state != RecordState::Leased)
-            .map(|e| e.id)
-            .collect();
-        if ids.is_empty() {
-            return Ok(0);
+        // Page by page; the script re-checks each lease, so one taken meanwhile stays.
+        let mut purged = 0;
+        let mut pages = Pages::new(self, filter, now, SCAN_PAGE_MAX).await?;
+        while let Some(entries) = pages.next().await? {
+            let ids: Vec<String> =
+                entries.into_iter().filter(|e| e.state != RecordState::Leased).map(|e| e.id).collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let n: u64 = self
+                .invoke(&self.scripts.purge, |inv| {
+                    inv.arg(now.as_unix_millis()).arg(&ids);
+                })
+                .await?;
+            purged += n;
         }
-        self.invoke(&self.scripts.purge, |inv| {
-            inv.arg(now.as_unix_millis()).arg(&ids);
-        })
-        .await
+        Ok(purged)
     }
 
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
@@ -1048,7 +1152,7 @@ mod tests {
     /// Peeks (no leasing) up to `want` ids after the cursor; returns them and whether more may follow.
     async fn walked(store: &RedisStore, cursor: &mut Cursor, want: usize) -> (Vec<String>, bool) {
         let now = at(100_000);
-        let (more, items) = store.walk(cursor, want, None, now, now).await.expect("walk");
+        let (more, items) = store.walk(cursor, want, Walk::Peek, now, now).await.expect("walk");
         (items.chunks_exact(2).filter_map(|p| p.first().cloned()).collect(), more)
     }
 
