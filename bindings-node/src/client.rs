@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use captcha_dlq::{Client, ReplayOptions};
 use captcha_dlq_core::dlq::Filter;
+use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
 use captcha_dlq_core::{Event, Task};
 use napi::bindgen_prelude::Unknown;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -85,13 +86,27 @@ pub(crate) fn task_and_labels(task: &str, labels: Option<&str>) -> napi::Result<
     Ok((task, labels))
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Default)]
 struct JsReplay {
     reasons: Vec<String>,
     ids: Vec<String>,
     limit: Option<usize>,
     filter: Option<Value>,
+}
+
+/// Every field may be left out; unknown ones are refused.
+impl FromJson for JsReplay {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let replay = JsReplay {
+            reasons: f.or_default("reasons")?,
+            ids: f.or_default("ids")?,
+            limit: f.opt("limit")?,
+            filter: f.opt("filter")?,
+        };
+        f.finish()?;
+        Ok(replay)
+    }
 }
 
 pub(crate) fn filter(json: Option<String>) -> napi::Result<Filter> {

@@ -10,10 +10,10 @@ use async_trait::async_trait;
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, StoreError, StoreStats,
 };
+use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
 use captcha_dlq_core::{JournalEntry, Timestamp};
 use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::ThreadsafeFunction;
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -40,19 +40,30 @@ struct Reply {
     id: Option<String>,
 }
 
-#[derive(Deserialize)]
 struct JsLeased {
     token: LeaseToken,
     record: DeadLetterRecord,
     lease_until: u64,
 }
 
-#[derive(Deserialize)]
+impl FromJson for JsLeased {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(JsLeased { token: f.req("token")?, record: f.req("record")?, lease_until: f.req("lease_until")? })
+    }
+}
+
 struct JsPush {
-    #[serde(default)]
     replaced: bool,
-    #[serde(default)]
     evicted: Vec<String>,
+}
+
+/// Both fields may be left out.
+impl FromJson for JsPush {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(JsPush { replaced: f.or_default("replaced")?, evicted: f.or_default("evicted")? })
+    }
 }
 
 impl JsStore {
@@ -60,7 +71,7 @@ impl JsStore {
         JsStore { dispatch }
     }
 
-    async fn call<T: DeserializeOwned>(&self, method: &str, args: Value) -> Result<T, StoreError> {
+    async fn call<T: FromJson>(&self, method: &str, args: Value) -> Result<T, StoreError> {
         let request = json!({ "method": method, "args": args }).to_string();
         let promise =
             self.dispatch.call_async(request).await.map_err(|e| {
@@ -78,7 +89,7 @@ impl JsStore {
                 _ => StoreError::Backend(format!("the JS store's {method} failed: {message}")),
             });
         }
-        captcha_dlq_core::json_field::decode(&reply.ok).map_err(|e| {
+        T::from_json(reply.ok).map_err(|e| {
             let at = if e.field.is_empty() { "." } else { e.field.as_str() };
             StoreError::Decode(format!("the JS store's {method} returned a bad value at `{at}`: {}", e.problem))
         })

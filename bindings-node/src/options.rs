@@ -5,17 +5,17 @@
 
 use captcha_dlq::ClientBuilder;
 use captcha_dlq_core::dlq::replay::ReplayPolicy;
+use captcha_dlq_core::json_read::FromJson;
 use captcha_dlq_core::{EngineConfig, Provider};
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::error;
 
 pub use captcha_dlq_core::json_field::snake_keys;
 
-/// Deserializes `value`, naming the path of the bad field under `prefix` on error.
-pub fn typed<T: DeserializeOwned>(prefix: &str, value: Value) -> napi::Result<T> {
-    captcha_dlq_core::json_field::decode(&value).map_err(|e| error::config(&e.field_under(prefix), e.problem))
+/// Reads `value` as a `T`, naming the path of the bad field under `prefix` on error.
+pub fn typed<T: FromJson>(prefix: &str, value: Value) -> napi::Result<T> {
+    T::from_json(value).map_err(|e| error::config(&e.field_under(prefix), e.problem))
 }
 
 /// The options, checked; `dlq` is `None` when the host passes a store object instead.

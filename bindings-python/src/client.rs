@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use captcha_dlq::core::dlq::{Filter, ReplayPolicy};
 use captcha_dlq::{Client, EngineConfig, Error, ReplayOptions, Solution, Task};
+use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
 use pyo3::prelude::*;
-use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -20,27 +20,41 @@ use crate::pystore::PyStore;
 use crate::wait::block_on;
 
 /// The options Python passes (besides the key, which travels on its own).
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+#[derive(Default)]
 struct Options {
     provider: Option<String>,
     base_url: Option<String>,
     /// A location (`memory`, a SQLite path, a redis:// URL); ignored when a store object is given.
     dlq: Option<String>,
-    #[serde(default)]
     config: Value,
-    #[serde(default)]
     replay_policy: Value,
-    #[serde(default)]
     allow_insecure_http: bool,
     proxy: Option<String>,
 }
 
-fn parse_section<T: serde::de::DeserializeOwned + Default>(value: Value, prefix: &str) -> PyResult<T> {
+/// Every option may be left out; unknown ones are refused.
+impl FromJson for Options {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let options = Options {
+            provider: f.opt("provider")?,
+            base_url: f.opt("base_url")?,
+            dlq: f.opt("dlq")?,
+            config: f.or_default("config")?,
+            replay_policy: f.or_default("replay_policy")?,
+            allow_insecure_http: f.or_default("allow_insecure_http")?,
+            proxy: f.opt("proxy")?,
+        };
+        f.finish()?;
+        Ok(options)
+    }
+}
+
+fn parse_section<T: FromJson + Default>(value: Value, prefix: &str) -> PyResult<T> {
     if value.is_null() {
         return Ok(T::default());
     }
-    captcha_dlq_core::json_field::decode(&value).map_err(|e| {
+    T::from_json(value).map_err(|e| {
         let problem = match e.problem.find(", expected one of") {
             Some(i) => e.problem.get(..i).unwrap_or(&e.problem).to_string(),
             None => e.problem.clone(),

@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use captcha_dlq::Error;
 use captcha_dlq_core::dlq::{self, Analysis, DeadLetterRecord, DlqStore, Filter, Page};
+use captcha_dlq_core::json_read::FromJson;
 use captcha_dlq_core::{ConfigError, Timestamp};
 use serde_json::{json, Value};
 
@@ -19,10 +20,9 @@ pub(crate) fn now() -> Timestamp {
     Timestamp::from_unix_millis(u64::try_from(ms).unwrap_or(u64::MAX))
 }
 
-fn arg<T: serde::de::DeserializeOwned>(args: &Value, name: &str) -> Result<T, Error> {
+fn arg<T: FromJson>(args: &Value, name: &str) -> Result<T, Error> {
     let value = args.get(name).cloned().unwrap_or(Value::Null);
-    captcha_dlq_core::json_field::decode(&value)
-        .map_err(|e| Error::Config(ConfigError::new(e.field_under(name), e.problem)))
+    T::from_json(value).map_err(|e| Error::Config(ConfigError::new(e.field_under(name), e.problem)))
 }
 
 fn filter(args: &Value) -> Result<Filter, Error> {

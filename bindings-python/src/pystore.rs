@@ -12,9 +12,9 @@ use async_trait::async_trait;
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, StoreError, StoreStats,
 };
+use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
 use captcha_dlq_core::{JournalEntry, Timestamp};
 use pyo3::prelude::*;
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -33,7 +33,7 @@ impl PyStore {
         PyStore { adapter: Arc::new(adapter) }
     }
 
-    async fn call<T: DeserializeOwned>(&self, method: &'static str, args: Value) -> Result<T, StoreError> {
+    async fn call<T: FromJson>(&self, method: &'static str, args: Value) -> Result<T, StoreError> {
         let adapter = self.adapter.clone();
         let args = args.to_string();
         let answer = tokio::task::spawn_blocking(move || {
@@ -59,7 +59,7 @@ impl PyStore {
             });
         }
         let value = reply.ok.unwrap_or(Value::Null);
-        captcha_dlq_core::json_field::decode(&value).map_err(|e| {
+        T::from_json(value).map_err(|e| {
             let at = if e.field.is_empty() { "." } else { e.field.as_str() };
             StoreError::Decode(format!("Python store `{method}` returned a bad value at `{at}`: {}", e.problem))
         })
@@ -79,18 +79,31 @@ struct ReplyError {
     id: Option<String>,
 }
 
-#[derive(Deserialize)]
 struct WireLeased {
     token: LeaseToken,
     record: DeadLetterRecord,
     lease_until: Timestamp,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
+impl FromJson for WireLeased {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(WireLeased { token: f.req("token")?, record: f.req("record")?, lease_until: f.req("lease_until")? })
+    }
+}
+
+#[derive(Default)]
 struct WirePush {
     replaced: bool,
     evicted: Vec<String>,
+}
+
+/// Both fields may be left out.
+impl FromJson for WirePush {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(WirePush { replaced: f.or_default("replaced")?, evicted: f.or_default("evicted")? })
+    }
 }
 
 fn ms(d: Duration) -> u64 {

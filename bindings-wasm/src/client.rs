@@ -13,6 +13,7 @@ use captcha_dlq_core::dlq::analysis::Analysis;
 use captcha_dlq_core::dlq::export::{export_json, import};
 use captcha_dlq_core::dlq::replay::{ReplayDecision, ReplayPolicy, ReplayReport};
 use captcha_dlq_core::dlq::{DlqStore, Filter, Page, RecordState};
+use captcha_dlq_core::json_read::FromJson;
 use captcha_dlq_core::provider::SubmitOptions;
 use captcha_dlq_core::{ConfigError, Engine, InvalidTask, JobId, Provider, Solution, Task};
 use futures::channel::{mpsc, oneshot};
@@ -103,7 +104,7 @@ fn labels(value: &JsValue) -> Result<BTreeMap<String, String>> {
         return Ok(BTreeMap::new());
     }
     let json = to_json(value).map_err(|e| ConfigError::new("labels", e))?;
-    serde_json::from_value(json)
+    BTreeMap::from_json(json)
         .map_err(|e| ConfigError::new("labels", format!("expected an object of strings: {e}")).into())
 }
 
@@ -132,8 +133,7 @@ fn filter(value: &JsValue) -> Result<Filter> {
         return Err(ConfigError::new("filter", "expected an object").into());
     };
     let map = map.into_iter().map(|(k, v)| (snake(&k), v)).collect();
-    captcha_dlq_core::json_field::decode(&Value::Object(map))
-        .map_err(|e| ConfigError::new(e.field_under("filter"), e.problem).into())
+    Filter::from_json(Value::Object(map)).map_err(|e| ConfigError::new(e.field_under("filter"), e.problem).into())
 }
 
 fn js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
@@ -314,7 +314,10 @@ impl WasmClient {
             } else {
                 let json = to_json(&page).map_err(|e| Error::from(ConfigError::new("page", e)))?;
                 let mut p = Page::default();
-                let fields: serde_json::Map<String, Value> = serde_json::from_value(json).unwrap_or_default();
+                let fields = match json {
+                    Value::Object(fields) => fields,
+                    _ => serde_json::Map::new(),
+                };
                 for (k, v) in fields {
                     let n = v
                         .as_u64()

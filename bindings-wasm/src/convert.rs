@@ -1,8 +1,10 @@
 //! JSON between Rust and JS: values cross as JSON text through the engine's
 //! own serde types and `JSON.parse` / `JSON.stringify`, so a JS object and a
 //! stored IndexedDB value have exactly the serde shape of the Rust type.
+//! Going in, they are read by the core's `FromJson` readers (no derived
+//! `Deserialize` code in the module).
 
-use serde::de::DeserializeOwned;
+use captcha_dlq_core::json_read::FromJson;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
@@ -24,10 +26,9 @@ pub(crate) fn to_json(value: &JsValue) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))
 }
 
-/// A JS value decoded into a Rust type (plain serde: store data needs no field paths, and one
-/// `from_value` instantiation per type keeps the module small).
-pub(crate) fn from_js<T: DeserializeOwned>(value: &JsValue) -> Result<T, String> {
-    serde_json::from_value(to_json(value)?).map_err(|e| e.to_string())
+/// A JS value read into a Rust type; the error names the field (`record.history[0].at: ...`).
+pub(crate) fn from_js<T: FromJson>(value: &JsValue) -> Result<T, String> {
+    T::from_json(to_json(value)?).map_err(|e| e.to_string())
 }
 
 /// A thrown JS value as text (an `Error`'s message, else its string form).

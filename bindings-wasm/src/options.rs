@@ -2,6 +2,7 @@
 //! snake_case keys, unknown keys refused, every problem naming its field.
 
 use captcha_dlq_core::dlq::replay::ReplayPolicy;
+use captcha_dlq_core::json_read::FromJson;
 use captcha_dlq_core::{ConfigError, EngineConfig, Secret};
 use js_sys::{Function, Reflect};
 use serde_json::{Map, Value};
@@ -52,10 +53,9 @@ fn optional_string(options: &JsValue, name: &str) -> Result<Option<String>, Conf
     value.as_string().map(Some).ok_or_else(|| ConfigError::new(name, "expected a string"))
 }
 
-/// Decodes `value` (snake-cased) as `T`, naming the offending field under `prefix`.
-pub(crate) fn decode<T: serde::de::DeserializeOwned>(prefix: &str, value: Value) -> Result<T, ConfigError> {
-    captcha_dlq_core::json_field::decode(&snake_keys(value))
-        .map_err(|e| ConfigError::new(e.field_under(prefix), e.problem))
+/// Reads `value` (snake-cased) as `T`, naming the offending field under `prefix`.
+pub(crate) fn decode<T: FromJson>(prefix: &str, value: Value) -> Result<T, ConfigError> {
+    T::from_json(snake_keys(value)).map_err(|e| ConfigError::new(e.field_under(prefix), e.problem))
 }
 
 pub(crate) fn parse(options: &JsValue) -> Result<Options, ConfigError> {

@@ -6,10 +6,13 @@
 use core::fmt;
 use core::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
 
 /// What a failure means for the task and for the client (DESIGN §3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
     /// Not a failure: ask again at the next interval.
@@ -59,6 +62,14 @@ impl ErrorClass {
         ErrorClass::ALL.into_iter().find(|c| c.as_str() == s)
     }
 }
+
+impl FromJson for ErrorClass {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        unit_variant(value, &ErrorClass::ALL, ErrorClass::as_str)
+    }
+}
+
+deserialize_from_json!(ErrorClass);
 
 impl fmt::Display for ErrorClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -3,16 +3,18 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::dlq::record::HistoryEntry;
+use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 use crate::task::Task;
 use crate::time::Timestamp;
 
 /// A task in flight. Written when the engine accepts it and rewritten when it
 /// gets a provider task id; removed when the task is solved or dead-lettered
 /// (by the store, in the same transaction as the dead-letter record).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct JournalEntry {
     /// A ULID; becomes the dead-letter record's id if the task fails.
     pub id: String,
@@ -38,6 +40,29 @@ pub struct JournalEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
 }
+
+/// Unknown fields are ignored, as they were when `JournalEntry` derived `Deserialize`.
+impl FromJson for JournalEntry {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(JournalEntry {
+            id: f.req("id")?,
+            task: f.req("task")?,
+            provider: f.req("provider")?,
+            labels: f.or_default("labels")?,
+            provider_task_id: f.opt("provider_task_id")?,
+            attempts: f.req("attempts")?,
+            replays: f.or_default("replays")?,
+            history: f.or_default("history")?,
+            accepted_at: f.req("accepted_at")?,
+            updated_at: f.req("updated_at")?,
+            replay_of: f.opt("replay_of")?,
+            owner: f.opt("owner")?,
+        })
+    }
+}
+
+deserialize_from_json!(JournalEntry);
 
 /// What the engine asks the driver to do with the journal.
 #[derive(Clone, Debug, PartialEq)]

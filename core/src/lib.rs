@@ -15,6 +15,7 @@ pub mod float_text;
 pub mod http;
 pub mod journal;
 pub mod json_field;
+pub mod json_read;
 pub mod provider;
 #[cfg(feature = "testkit")]
 pub mod sim;

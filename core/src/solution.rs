@@ -1,11 +1,14 @@
 //! What a solved task yields.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 
 /// The answer: `text` is the token or the recognised text; `fields` keeps
 /// every other value the provider returned (GeeTest's `validate`/`seccode`,
 /// `userAgent`, `respKey`, cost…), as sent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Solution {
     pub text: String,
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
@@ -20,3 +23,17 @@ impl Solution {
         Solution { text: text.into(), fields: serde_json::Map::new(), provider_task_id: None }
     }
 }
+
+/// Unknown fields are ignored, as they were when `Solution` derived `Deserialize`.
+impl FromJson for Solution {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(Solution {
+            text: f.req("text")?,
+            fields: f.or_default("fields")?,
+            provider_task_id: f.opt("provider_task_id")?,
+        })
+    }
+}
+
+deserialize_from_json!(Solution);

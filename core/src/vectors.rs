@@ -157,7 +157,8 @@ pub fn canonical_request(req: &HttpRequest) -> Value {
     let is_json = req.headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("content-type") && v.contains("json"));
     let body = req.body.as_deref().unwrap_or_default();
     if is_json {
-        let mut value = serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
+        let text = core::str::from_utf8(body).unwrap_or_default();
+        let mut value = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
         if let Some(Value::String(k)) = value.get_mut("clientKey") {
             *k = hide(std::mem::take(k));
         }

@@ -16,8 +16,10 @@ use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, StoreError, StoreStats,
 };
+use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
 use captcha_dlq_core::{JournalEntry, Timestamp};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 use wasm_bindgen::JsValue;
 use web_sys::{IdbDatabase, IdbObjectStore, IdbTransaction, IdbTransactionMode};
 
@@ -36,7 +38,7 @@ pub struct IdbStore {
     max_deliveries: u32,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 struct Slot {
     /// Stored state is `ready` or `parked`; `leased` is derived from the lease.
     record: DeadLetterRecord,
@@ -44,6 +46,13 @@ struct Slot {
     lease_nonce: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     lease_until: Option<Timestamp>,
+}
+
+impl FromJson for Slot {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(Slot { record: f.req("record")?, lease_nonce: f.opt("lease_nonce")?, lease_until: f.opt("lease_until")? })
+    }
 }
 
 impl Slot {
@@ -83,8 +92,7 @@ impl Slot {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Clone, Debug, Default, Serialize)]
 struct Counters {
     schema: u32,
     dropped: u64,
@@ -92,6 +100,20 @@ struct Counters {
     abandoned: u64,
     /// Deliveries handed out, ever: keeps every lease nonce unique.
     sequence: u64,
+}
+
+/// Every counter may be left out (a database written before it existed).
+impl FromJson for Counters {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(Counters {
+            schema: f.or_default("schema")?,
+            dropped: f.or_default("dropped")?,
+            completed: f.or_default("completed")?,
+            abandoned: f.or_default("abandoned")?,
+            sequence: f.or_default("sequence")?,
+        })
+    }
 }
 
 /// One operation's transaction and the promise of its commit.
@@ -157,7 +179,7 @@ impl IdbStore {
         Ok(Tx { tx, done })
     }
 
-    fn decode<T: serde::de::DeserializeOwned>(&self, what: &str, value: &JsValue) -> Result<T, StoreError> {
+    fn decode<T: FromJson>(&self, what: &str, value: &JsValue) -> Result<T, StoreError> {
         from_js(value).map_err(|e| StoreError::Decode(format!("{what} in indexeddb:{}: {e}", self.name)))
     }
 

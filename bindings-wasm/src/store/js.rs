@@ -14,10 +14,10 @@ use core::time::Duration;
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, StoreError, StoreStats,
 };
+use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use js_sys::{Array, Function, Promise, Reflect};
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -46,19 +46,30 @@ pub struct JsStore {
     object: JsValue,
 }
 
-#[derive(Deserialize)]
 struct PushReply {
-    #[serde(default)]
     replaced: bool,
-    #[serde(default)]
     evicted: Vec<String>,
 }
 
-#[derive(Deserialize)]
+/// Both fields may be left out.
+impl FromJson for PushReply {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(PushReply { replaced: f.or_default("replaced")?, evicted: f.or_default("evicted")? })
+    }
+}
+
 struct LeasedReply {
     token: LeaseToken,
     record: DeadLetterRecord,
     lease_until: Timestamp,
+}
+
+impl FromJson for LeasedReply {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(LeasedReply { token: f.req("token")?, record: f.req("record")?, lease_until: f.req("lease_until")? })
+    }
 }
 
 impl JsStore {
@@ -89,7 +100,7 @@ impl JsStore {
         JsFuture::from(Promise::resolve(&returned)).await.map_err(|e| thrown(name, &e))
     }
 
-    async fn call_as<T: DeserializeOwned>(&self, name: &str, args: &[JsValue]) -> Result<T, StoreError> {
+    async fn call_as<T: FromJson>(&self, name: &str, args: &[JsValue]) -> Result<T, StoreError> {
         let value = self.call(name, args).await?;
         from_js(&value).map_err(|e| StoreError::Decode(format!("the custom store's {name} returned {e}")))
     }

@@ -21,6 +21,7 @@ use crate::class::{reason, ErrorClass};
 use crate::classify::class_of;
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
 use crate::json_field::json_type;
+use crate::json_read::FromJson;
 use crate::task::Task;
 use crate::time::Timestamp;
 
@@ -168,7 +169,7 @@ fn own_record(location: Location, map: Map<String, Value>) -> Result<DeadLetterR
             return Err(ImportError::new(location, Some("schema"), format!("expected {SCHEMA}")));
         }
     }
-    let mut record: DeadLetterRecord = crate::json_field::decode(&Value::Object(map)).map_err(|e| {
+    let mut record = DeadLetterRecord::from_json(Value::Object(map)).map_err(|e| {
         let field = (!e.field.is_empty()).then_some(e.field.as_str());
         ImportError::new(location, field, e.problem.clone())
     })?;
@@ -246,13 +247,11 @@ fn seed_record(
         Some(other) => return Err(err("task_id", &format!("expected a string or null, found {}", json_type(other)))),
     };
 
-    let task: Task =
-        serde_json::from_value(serde_json::json!({"type": "recaptcha_v2", "sitekey": sitekey, "page_url": page_url}))
-            .map_err(|e| ImportError::new(location, None, format!("cannot build a reCAPTCHA v2 task: {e}")))?;
-    task.validate().map_err(|e| {
-        // The seeds call it `pageurl` or `page_url`; our task field names are the contract.
-        ImportError::new(location, Some(&e.field), e.problem)
-    })?;
+    // Checked as any new task is; the seeds call the URL `pageurl` or `page_url`, and our task
+    // field names are the contract.
+    let task =
+        Task::from_json_value(serde_json::json!({"type": "recaptcha_v2", "sitekey": sitekey, "page_url": page_url}))
+            .map_err(|e| ImportError::new(location, Some(&e.field), e.problem))?;
 
     let failure = classify_seed_error(&scrub_secrets(error_text));
     let provider_task_id = failure.provider_task_id.or(task_id);

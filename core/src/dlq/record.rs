@@ -3,15 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::class::ErrorClass;
+use crate::json_read::{deserialize_from_json, unit_variant, FieldError, Fields, FromJson};
 use crate::task::Task;
 use crate::time::Timestamp;
 
 pub const SCHEMA: u32 = 1;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DeadLetterRecord {
     pub schema: u32,
     /// A ULID; the same id the task had in the journal while in flight.
@@ -41,7 +43,7 @@ pub struct DeadLetterRecord {
 }
 
 /// One failure in the task's history.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HistoryEntry {
     pub at: Timestamp,
     pub phase: Phase,
@@ -52,7 +54,7 @@ pub struct HistoryEntry {
     pub http_status: Option<u16>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Submit,
@@ -64,7 +66,7 @@ pub enum Phase {
     Import,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordState {
     /// Waiting to be received.
@@ -75,7 +77,26 @@ pub enum RecordState {
     Parked,
 }
 
+impl Phase {
+    pub const ALL: [Phase; 7] =
+        [Phase::Submit, Phase::Poll, Phase::Deadline, Phase::Recover, Phase::Cancel, Phase::Application, Phase::Import];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Submit => "submit",
+            Phase::Poll => "poll",
+            Phase::Deadline => "deadline",
+            Phase::Recover => "recover",
+            Phase::Cancel => "cancel",
+            Phase::Application => "application",
+            Phase::Import => "import",
+        }
+    }
+}
+
 impl RecordState {
+    pub const ALL: [RecordState; 3] = [RecordState::Ready, RecordState::Leased, RecordState::Parked];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RecordState::Ready => "ready",
@@ -91,3 +112,58 @@ impl DeadLetterRecord {
         crate::weburl::host_of(self.task.page_url()?)
     }
 }
+
+// Read by hand rather than derived (see `crate::json_read`); unknown fields
+// are ignored, as the derived readers did, so that records written by a
+// newer minor version still load.
+
+impl FromJson for DeadLetterRecord {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(DeadLetterRecord {
+            schema: f.req("schema")?,
+            id: f.req("id")?,
+            task: f.req("task")?,
+            provider: f.req("provider")?,
+            reason: f.req("reason")?,
+            description: f.req("description")?,
+            class: f.req("class")?,
+            attempts: f.req("attempts")?,
+            replays: f.req("replays")?,
+            history: f.req("history")?,
+            first_failed_at: f.req("first_failed_at")?,
+            dead_lettered_at: f.req("dead_lettered_at")?,
+            labels: f.or_default("labels")?,
+            state: f.req("state")?,
+            deliveries: f.or_default("deliveries")?,
+            parked_reason: f.opt("parked_reason")?,
+        })
+    }
+}
+
+impl FromJson for HistoryEntry {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(HistoryEntry {
+            at: f.req("at")?,
+            phase: f.req("phase")?,
+            error: f.req("error")?,
+            provider_task_id: f.opt("provider_task_id")?,
+            http_status: f.opt("http_status")?,
+        })
+    }
+}
+
+impl FromJson for Phase {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        unit_variant(value, &Phase::ALL, Phase::as_str)
+    }
+}
+
+impl FromJson for RecordState {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        unit_variant(value, &RecordState::ALL, RecordState::as_str)
+    }
+}
+
+deserialize_from_json!(DeadLetterRecord, HistoryEntry, Phase, RecordState);

@@ -8,16 +8,18 @@
 
 use core::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::class::{reason, ErrorClass};
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::store::Filter;
 use crate::error::ConfigError;
+use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 
 /// How the DLQ is replayed. Unknown fields are rejected when deserializing, so a
 /// misspelt setting is an error rather than silently ignored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReplayPolicy {
     /// Classes replayed without an operator asking: the failure may well not
@@ -47,7 +49,7 @@ impl Default for ReplayPolicy {
 }
 
 /// What to do with one record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum ReplayDecision {
     /// Submit the task again with at most this many provider attempts.
@@ -112,7 +114,7 @@ impl ReplayPolicy {
 }
 
 /// What one replay run did, for the drivers to report.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(default)]
 pub struct ReplayReport {
     /// Records leased from the store.
@@ -149,6 +151,51 @@ impl ReplayReport {
         }
     }
 }
+
+/// Every field may be left out; unknown fields are refused.
+impl FromJson for ReplayPolicy {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let d = ReplayPolicy::default();
+        let mut f = Fields::new(value)?;
+        let policy = ReplayPolicy {
+            auto_classes: f.or("auto_classes", d.auto_classes)?,
+            park_after_attempts: f.or("park_after_attempts", d.park_after_attempts)?,
+            replay_attempts: f.or("replay_attempts", d.replay_attempts)?,
+            lease_seconds: f.or("lease_seconds", d.lease_seconds)?,
+        };
+        f.finish()?;
+        Ok(policy)
+    }
+}
+
+/// Tagged by `decision`; unknown fields are ignored.
+impl FromJson for ReplayDecision {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(match f.tag("decision", &["replay", "park", "skip"])? {
+            0 => ReplayDecision::Replay { attempts_allowed: f.req("attempts_allowed")? },
+            1 => ReplayDecision::Park { reason: f.req("reason")? },
+            _ => ReplayDecision::Skip { why: f.req("why")? },
+        })
+    }
+}
+
+/// Every field may be left out; unknown fields are ignored.
+impl FromJson for ReplayReport {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(ReplayReport {
+            received: f.or_default("received")?,
+            retried: f.or_default("retried")?,
+            recovered: f.or_default("recovered")?,
+            failed_again: f.or_default("failed_again")?,
+            parked: f.or_default("parked")?,
+            skipped: f.or_default("skipped")?,
+        })
+    }
+}
+
+deserialize_from_json!(ReplayPolicy, ReplayDecision, ReplayReport);
 
 #[cfg(test)]
 mod tests {

@@ -11,15 +11,17 @@
 use core::time::Duration;
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::class::ErrorClass;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::journal::JournalEntry;
+use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 use crate::time::Timestamp;
 
 /// Which records an operation applies to. Empty fields match everything.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(default)]
 pub struct Filter {
     pub ids: Vec<String>,
@@ -55,7 +57,7 @@ impl Filter {
 }
 
 /// A window of results, oldest first (by `dead_lettered_at`, then id).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Page {
     pub offset: usize,
     pub limit: usize,
@@ -68,7 +70,7 @@ impl Default for Page {
 }
 
 /// Proof of a lease. Stale once the lease expires and the record is received again.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct LeaseToken {
     pub id: String,
     /// Changes on every delivery, so an old holder cannot complete a new lease.
@@ -94,7 +96,7 @@ pub struct PushOutcome {
 }
 
 /// Counts a backend keeps; analysis of contents is [`crate::dlq::analysis`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct StoreStats {
     pub total: u64,
     pub ready: u64,
@@ -110,6 +112,60 @@ pub struct StoreStats {
     /// Tasks in the in-flight journal.
     pub in_flight: u64,
 }
+
+// Read by hand rather than derived (see `crate::json_read`); unknown fields are ignored.
+
+/// Every field may be left out (`{}` matches everything).
+impl FromJson for Filter {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(Filter {
+            ids: f.or_default("ids")?,
+            reasons: f.or_default("reasons")?,
+            classes: f.or_default("classes")?,
+            states: f.or_default("states")?,
+            sitekey: f.opt("sitekey")?,
+            page_host: f.opt("page_host")?,
+            labels: f.or_default("labels")?,
+            dead_lettered_before: f.opt("dead_lettered_before")?,
+            dead_lettered_after: f.opt("dead_lettered_after")?,
+        })
+    }
+}
+
+/// Both fields are required (`Page::default` is not a serde default).
+impl FromJson for Page {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(Page { offset: f.req("offset")?, limit: f.req("limit")? })
+    }
+}
+
+impl FromJson for LeaseToken {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(LeaseToken { id: f.req("id")?, nonce: f.req("nonce")? })
+    }
+}
+
+impl FromJson for StoreStats {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(StoreStats {
+            total: f.req("total")?,
+            ready: f.req("ready")?,
+            leased: f.req("leased")?,
+            parked: f.req("parked")?,
+            dropped: f.req("dropped")?,
+            completed: f.req("completed")?,
+            abandoned: f.req("abandoned")?,
+            oldest_dead_lettered_at: f.opt("oldest_dead_lettered_at")?,
+            in_flight: f.req("in_flight")?,
+        })
+    }
+}
+
+deserialize_from_json!(Filter, Page, LeaseToken, StoreStats);
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {

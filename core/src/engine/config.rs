@@ -5,13 +5,15 @@
 
 use core::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::ConfigError;
+use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 use crate::task::TaskKind;
 
 /// Everything the engine needs to decide, besides the provider and the key.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EngineConfig {
     pub retry: RetryConfig,
@@ -22,7 +24,7 @@ pub struct EngineConfig {
     pub seed: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetryConfig {
     /// Provider submissions per task before it is dead-lettered (the seeds' `max_retries + 1`).
@@ -59,7 +61,7 @@ impl Default for RetryConfig {
 }
 
 /// How long to wait before retry number `n` (0-based).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Backoff {
     /// `random(0, min(cap, base·2ⁿ))`: the AWS finding, fewest collisions.
@@ -83,7 +85,7 @@ impl Default for Backoff {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PollingConfig {
     /// First poll after submission, per kind (providers: 15–20 s for reCAPTCHA v2, GeeTest,
@@ -110,7 +112,7 @@ impl Default for PollingConfig {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FirstPoll {
     pub image: u64,
@@ -171,7 +173,7 @@ impl FirstPoll {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RateConfig {
     /// Submissions per second at most (2captcha: ≥ 100 ms apart, or `MAX_USER_TURN`).
@@ -187,7 +189,7 @@ impl Default for RateConfig {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CircuitConfig {
     /// Request outcomes remembered for the failure ratio.
@@ -205,13 +207,132 @@ impl Default for CircuitConfig {
     }
 }
 
+// Read by hand rather than derived (see `crate::json_read`). Every section
+// and every field may be left out (the default is used) and unknown fields
+// are refused, so that a misspelt setting is an error.
+
+impl FromJson for EngineConfig {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let d = EngineConfig::default();
+        let mut f = Fields::new(value)?;
+        let config = EngineConfig {
+            retry: f.or("retry", d.retry)?,
+            polling: f.or("polling", d.polling)?,
+            rate: f.or("rate", d.rate)?,
+            circuit: f.or("circuit", d.circuit)?,
+            seed: f.or("seed", d.seed)?,
+        };
+        f.finish()?;
+        Ok(config)
+    }
+}
+
+impl FromJson for RetryConfig {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let d = RetryConfig::default();
+        let mut f = Fields::new(value)?;
+        let retry = RetryConfig {
+            max_attempts: f.or("max_attempts", d.max_attempts)?,
+            max_request_retries: f.or("max_request_retries", d.max_request_retries)?,
+            max_retry_after_retries: f.or("max_retry_after_retries", d.max_retry_after_retries)?,
+            backoff: f.or("backoff", d.backoff)?,
+            transient_min_delay_ms: f.or("transient_min_delay_ms", d.transient_min_delay_ms)?,
+            task_deadline_ms: f.or("task_deadline_ms", d.task_deadline_ms)?,
+            request_timeout_ms: f.or("request_timeout_ms", d.request_timeout_ms)?,
+            recover_max_age_ms: f.or("recover_max_age_ms", d.recover_max_age_ms)?,
+        };
+        f.finish()?;
+        Ok(retry)
+    }
+}
+
+/// Tagged by `kind`; a variant's fields are all required, and others refused.
+impl FromJson for Backoff {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let backoff = match f.tag("kind", &["full_jitter", "decorrelated", "fixed"])? {
+            0 => Backoff::FullJitter { base_ms: f.req("base_ms")?, cap_ms: f.req("cap_ms")? },
+            1 => Backoff::Decorrelated { base_ms: f.req("base_ms")?, cap_ms: f.req("cap_ms")? },
+            _ => Backoff::Fixed { delay_ms: f.req("delay_ms")? },
+        };
+        f.finish()?;
+        Ok(backoff)
+    }
+}
+
+impl FromJson for PollingConfig {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let d = PollingConfig::default();
+        let mut f = Fields::new(value)?;
+        let polling = PollingConfig {
+            first_poll_ms: f.or("first_poll_ms", d.first_poll_ms)?,
+            interval_ms: f.or("interval_ms", d.interval_ms)?,
+            max_polls: f.or("max_polls", d.max_polls)?,
+            batch: f.or("batch", d.batch)?,
+            coalesce_ms: f.or("coalesce_ms", d.coalesce_ms)?,
+        };
+        f.finish()?;
+        Ok(polling)
+    }
+}
+
+impl FromJson for FirstPoll {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let d = FirstPoll::default();
+        let mut f = Fields::new(value)?;
+        let first = FirstPoll {
+            image: f.or("image", d.image)?,
+            recaptcha_v2: f.or("recaptcha_v2", d.recaptcha_v2)?,
+            recaptcha_v3: f.or("recaptcha_v3", d.recaptcha_v3)?,
+            turnstile: f.or("turnstile", d.turnstile)?,
+            geetest_v3: f.or("geetest_v3", d.geetest_v3)?,
+            geetest_v4: f.or("geetest_v4", d.geetest_v4)?,
+            funcaptcha: f.or("funcaptcha", d.funcaptcha)?,
+            hcaptcha: f.or("hcaptcha", d.hcaptcha)?,
+            raw: f.or("raw", d.raw)?,
+        };
+        f.finish()?;
+        Ok(first)
+    }
+}
+
+impl FromJson for RateConfig {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let d = RateConfig::default();
+        let mut f = Fields::new(value)?;
+        let rate = RateConfig {
+            submits_per_second: f.or("submits_per_second", d.submits_per_second)?,
+            max_in_flight: f.or("max_in_flight", d.max_in_flight)?,
+        };
+        f.finish()?;
+        Ok(rate)
+    }
+}
+
+impl FromJson for CircuitConfig {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let d = CircuitConfig::default();
+        let mut f = Fields::new(value)?;
+        let circuit = CircuitConfig {
+            window: f.or("window", d.window)?,
+            min_calls: f.or("min_calls", d.min_calls)?,
+            failure_ratio: f.or("failure_ratio", d.failure_ratio)?,
+            break_ms: f.or("break_ms", d.break_ms)?,
+        };
+        f.finish()?;
+        Ok(circuit)
+    }
+}
+
+deserialize_from_json!(EngineConfig, RetryConfig, Backoff, PollingConfig, FirstPoll, RateConfig, CircuitConfig);
+
 impl EngineConfig {
     /// Parse a JSON configuration (possibly partial), naming the offending field on error.
     pub fn from_json(json: &str) -> Result<Self, ConfigError> {
         let value: serde_json::Value =
             serde_json::from_str(json).map_err(|e| ConfigError::new("config", format!("not valid JSON: {e}")))?;
-        let cfg: EngineConfig =
-            crate::json_field::decode(&value).map_err(|e| ConfigError::new(e.field_under("config"), e.problem))?;
+        let cfg = <EngineConfig as FromJson>::from_json(value)
+            .map_err(|e| ConfigError::new(e.field_under("config"), e.problem))?;
         cfg.validate()?;
         Ok(cfg)
     }

@@ -12,7 +12,7 @@ use core::fmt;
 use core::time::Duration;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use self::circuit::{Circuit, Transition};
 pub use self::config::{Backoff, CircuitConfig, EngineConfig, FirstPoll, PollingConfig, RateConfig, RetryConfig};
@@ -23,6 +23,7 @@ use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCH
 use crate::error::InvalidTask;
 use crate::http::{HttpRequest, HttpResponse, Secret, TransportError};
 use crate::journal::{JournalEntry, JournalOp};
+use crate::json_read::{deserialize_from_json, FieldError, FromJson};
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll};
 use crate::solution::Solution;
 use crate::task::{Task, TaskKind};
@@ -33,8 +34,17 @@ use crate::time::Timestamp;
 const MAX_HISTORY: usize = 50;
 
 /// A task the engine is working on. Unique within one engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct JobId(pub u64);
+
+/// The bare number, as serde reads a newtype struct.
+impl FromJson for JobId {
+    fn from_json(value: serde_json::Value) -> Result<Self, FieldError> {
+        u64::from_json(value).map(JobId)
+    }
+}
+
+deserialize_from_json!(JobId);
 
 impl fmt::Display for JobId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -833,7 +843,7 @@ impl Engine {
     fn finish_dead(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
         let context = match (&j.provider_task_id, j.history.last()) {
-            (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", phase_name(h.phase)),
+            (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),
         };
         let record = DeadLetterRecord {
@@ -1020,16 +1030,4 @@ fn network_failure(e: &TransportError) -> Failure {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::Submit => "submit",
-        Phase::Poll => "poll",
-        Phase::Deadline => "deadline",
-        Phase::Recover => "recover",
-        Phase::Cancel => "cancel",
-        Phase::Application => "application",
-        Phase::Import => "import",
-    }
 }

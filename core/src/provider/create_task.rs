@@ -142,7 +142,10 @@ fn read(p: &Provider, resp: &HttpResponse, what: &str) -> Result<Map<String, Val
     if let Some(f) = status_failure(resp.status) {
         return Err(f);
     }
-    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(&resp.body) else {
+    // Through `&str`, as every other JSON the core parses, so that the browser build carries one
+    // instantiation of serde_json's parser (a body that parses as JSON is valid UTF-8 anyway).
+    let parsed = core::str::from_utf8(&resp.body).ok().and_then(|text| serde_json::from_str::<Value>(text).ok());
+    let Some(Value::Object(obj)) = parsed else {
         return Err(unparseable(resp, what));
     };
     let code = obj.get("errorCode").and_then(Value::as_str).map(str::trim).filter(|c| !c.is_empty());

@@ -8,10 +8,11 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::InvalidTask;
 use crate::float_text::float_text;
+use crate::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
 use read::{json_type, Fields};
 
 mod read;
@@ -253,7 +254,7 @@ impl Proxy {
 }
 
 /// The kind of a task, for polling schedules and analysis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskKind {
     Image,
@@ -306,15 +307,25 @@ impl std::fmt::Display for TaskKind {
     }
 }
 
+impl FromJson for TaskKind {
+    fn from_json(value: serde_json::Value) -> Result<Self, FieldError> {
+        unit_variant(value, &TaskKind::ALL, TaskKind::as_str)
+    }
+}
+
 /// Tasks read back from records and journals go through the same checks as
 /// new ones, so a hand-edited or foreign file cannot smuggle in a task the
 /// codecs were never meant to see.
-impl<'de> Deserialize<'de> for Task {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        Task::from_json_value(value).map_err(|e| serde::de::Error::custom(format!("{}: {}", e.field, e.problem)))
+impl FromJson for Task {
+    fn from_json(value: serde_json::Value) -> Result<Self, FieldError> {
+        if !value.is_object() {
+            return Err(FieldError::expected("an object", &value));
+        }
+        Task::from_json_value(value).map_err(|e| FieldError::new(e.field, e.problem))
     }
 }
+
+deserialize_from_json!(TaskKind, Task);
 
 impl Task {
     pub fn kind(&self) -> TaskKind {

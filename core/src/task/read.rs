@@ -4,6 +4,11 @@
 //! field (`proxy.port`, `data.blob`) and a derived deserializer can only do
 //! that through a path-tracking wrapper, which doubled the deserialization
 //! code of every task kind (the largest part of the browser build).
+//!
+//! Values are converted by the shared [`FromJson`] readers (the same wording
+//! as every other error about JSON input); what is particular to tasks stays
+//! here: camelCase aliases, errors naming the field as the user spelled it,
+//! and `null` counting as absent.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +17,7 @@ use serde_json::{Map, Value};
 use super::{Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
 use crate::error::InvalidTask;
 pub(super) use crate::json_field::json_type;
+use crate::json_read::FromJson;
 
 /// The fields of one JSON object, taken out one by one; what is left at
 /// [`Fields::finish`] is an unknown field.
@@ -45,73 +51,33 @@ impl Fields {
         }
     }
 
+    /// The value under `name` or `alias`, read as a `T`; errors name the field as spelled.
+    fn read<T: FromJson>(&mut self, name: &str, alias: Option<&str>) -> Result<Option<T>, InvalidTask> {
+        match self.take(name, alias)? {
+            None => Ok(None),
+            Some((spelled, v)) => T::from_json(v).map(Some).map_err(|e| self.error(&e.field_under(spelled), e.problem)),
+        }
+    }
+
     fn required(&mut self, name: &str, alias: Option<&str>) -> Result<String, InvalidTask> {
         self.string(name, alias)?.ok_or_else(|| self.error(name, "missing field"))
     }
 
     fn string(&mut self, name: &str, alias: Option<&str>) -> Result<Option<String>, InvalidTask> {
-        match self.take(name, alias)? {
-            None => Ok(None),
-            Some((_, Value::String(s))) => Ok(Some(s)),
-            Some((spelled, other)) => Err(self.error(spelled, format!("expected a string, got {}", json_type(&other)))),
-        }
+        self.read(name, alias)
     }
 
     fn flag(&mut self, name: &str, alias: Option<&str>) -> Result<bool, InvalidTask> {
-        match self.take(name, alias)? {
-            None => Ok(false),
-            Some((_, Value::Bool(b))) => Ok(b),
-            Some((spelled, other)) => {
-                Err(self.error(spelled, format!("expected true or false, got {}", json_type(&other))))
-            }
-        }
-    }
-
-    fn integer(&mut self, name: &str, alias: Option<&str>, max: u64) -> Result<Option<u64>, InvalidTask> {
-        match self.take(name, alias)? {
-            None => Ok(None),
-            Some((spelled, Value::Number(n))) => match n.as_u64() {
-                Some(v) if v <= max => Ok(Some(v)),
-                _ => Err(self.error(spelled, format!("{n} is not a whole number in 0..={max}"))),
-            },
-            Some((spelled, other)) => Err(self.error(spelled, format!("expected a number, got {}", json_type(&other)))),
-        }
-    }
-
-    fn number(&mut self, name: &str, alias: Option<&str>) -> Result<Option<f64>, InvalidTask> {
-        match self.take(name, alias)? {
-            None => Ok(None),
-            Some((_, Value::Number(n))) => Ok(n.as_f64()),
-            Some((spelled, other)) => Err(self.error(spelled, format!("expected a number, got {}", json_type(&other)))),
-        }
+        Ok(self.read(name, alias)?.unwrap_or(false))
     }
 
     fn object(&mut self, name: &str) -> Result<Option<Map<String, Value>>, InvalidTask> {
-        match self.take(name, None)? {
-            None => Ok(None),
-            Some((_, Value::Object(m))) => Ok(Some(m)),
-            Some((spelled, other)) => {
-                Err(self.error(spelled, format!("expected an object, got {}", json_type(&other))))
-            }
-        }
+        self.read(name, None)
     }
 
     /// An object whose values are all strings (`params`, FunCaptcha `data`).
     fn string_map(&mut self, name: &str) -> Result<BTreeMap<String, String>, InvalidTask> {
-        let mut out = BTreeMap::new();
-        for (k, v) in self.object(name)?.unwrap_or_default() {
-            match v {
-                Value::String(s) => {
-                    out.insert(k, s);
-                }
-                other => {
-                    return Err(
-                        self.error(&format!("{name}.{k}"), format!("expected a string, got {}", json_type(&other)))
-                    )
-                }
-            }
-        }
-        Ok(out)
+        Ok(self.read(name, None)?.unwrap_or_default())
     }
 
     fn proxy(&mut self) -> Result<Option<Proxy>, InvalidTask> {
@@ -120,7 +86,7 @@ impl Fields {
         let proxy = Proxy {
             kind: f.required("type", None)?,
             host: f.required("host", None)?,
-            port: f.integer("port", None, u64::from(u32::MAX))?.ok_or_else(|| f.error("port", "missing field"))? as u32,
+            port: f.read("port", None)?.ok_or_else(|| f.error("port", "missing field"))?,
             login: f.string("login", None)?,
             password: f.string("password", None)?,
         };
@@ -140,11 +106,11 @@ impl Fields {
             body: self.required("body", None)?,
             phrase: self.flag("phrase", None)?,
             regsense: self.flag("regsense", Some("caseSensitive"))?,
-            numeric: self.integer("numeric", None, u8::MAX.into())?.map(|v| v as u8),
+            numeric: self.read("numeric", None)?,
             calc: self.flag("calc", None)?,
-            min_len: self.integer("min_len", Some("minLen"), u32::MAX.into())?.map(|v| v as u32),
-            max_len: self.integer("max_len", Some("maxLen"), u32::MAX.into())?.map(|v| v as u32),
-            language: self.integer("language", None, u8::MAX.into())?.map(|v| v as u8),
+            min_len: self.read("min_len", Some("minLen"))?,
+            max_len: self.read("max_len", Some("maxLen"))?,
+            language: self.read("language", None)?,
             lang: self.string("lang", None)?,
             textinstructions: self.string("textinstructions", Some("textInstructions"))?,
         })
@@ -169,7 +135,7 @@ impl Fields {
             sitekey: self.required("sitekey", None)?,
             page_url: self.required("page_url", Some("pageUrl"))?,
             action: self.string("action", None)?,
-            min_score: self.number("min_score", Some("minScore"))?,
+            min_score: self.read("min_score", Some("minScore"))?,
             enterprise: self.flag("enterprise", None)?,
             domain: self.string("domain", None)?,
         })
