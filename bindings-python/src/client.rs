@@ -67,6 +67,13 @@ fn parse_task(task_json: &str) -> Result<Task, Error> {
     Task::from_json_str(task_json).map_err(Error::from)
 }
 
+/// Labels as JSON text (`{"job": "x"}`); `None` for none.
+fn parse_labels(labels_json: Option<&str>) -> PyResult<BTreeMap<String, String>> {
+    let Some(text) = labels_json else { return Ok(BTreeMap::new()) };
+    let value: Value = serde_json::from_str(text).map_err(|e| errors::config("labels", e.to_string()))?;
+    captcha_dlq_core::json_field::decode(&value).map_err(|e| errors::config(e.field_under("labels"), e.problem))
+}
+
 fn solution_json(s: &Solution) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| json!({ "text": s.text }).to_string())
 }
@@ -141,30 +148,46 @@ impl NativeClient {
         Ok(NativeClient { client, closed: Arc::new(AtomicBool::new(false)) })
     }
 
-    fn solve(&self, py: Python<'_>, task_json: &str) -> PyResult<String> {
+    /// Ctrl-C leaves the job in the journal (for `recover`), as a killed process would.
+    #[pyo3(signature = (task_json, labels_json=None))]
+    fn solve(&self, py: Python<'_>, task_json: &str, labels_json: Option<&str>) -> PyResult<String> {
         let task = parse_task(task_json).map_err(|e| errors::to_py(&e))?;
+        let labels = parse_labels(labels_json)?;
         let client = self.live()?;
-        let result = block_on(py, async move { client.solve(task).await }, None)?;
+        let result = block_on(py, async move { client.submit(task, labels).await?.wait().await }, None)?;
         result.map(|s| solution_json(&s)).map_err(|e| errors::to_py(&e))
     }
 
-    fn solve_async<'py>(&self, py: Python<'py>, task_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    /// Cancelling the awaitable (`task.cancel()`, `asyncio.wait_for`) cancels the job: it is
+    /// dead-lettered as `Cancelled`.
+    #[pyo3(signature = (task_json, labels_json=None))]
+    fn solve_async<'py>(
+        &self,
+        py: Python<'py>,
+        task_json: &str,
+        labels_json: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let task = parse_task(task_json).map_err(|e| errors::to_py(&e))?;
+        let labels = parse_labels(labels_json)?;
         let client = self.live()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            client.solve(task).await.map(|s| solution_json(&s)).map_err(|e| errors::to_py(&e))
+            let solved = async { client.submit(task, labels).await?.wait_cancelling_on_drop().await };
+            solved.await.map(|s| solution_json(&s)).map_err(|e| errors::to_py(&e))
         })
     }
 
     /// Returns a JSON list, one `{"ok": solution}` or `{"error": {...}}` per task, in order.
-    #[pyo3(signature = (tasks_json, concurrency, progress=None))]
+    /// `labels_json` applies to every task.
+    #[pyo3(signature = (tasks_json, concurrency, progress=None, labels_json=None))]
     fn solve_many(
         &self,
         py: Python<'_>,
         tasks_json: Vec<String>,
         concurrency: usize,
         progress: Option<Py<PyAny>>,
+        labels_json: Option<&str>,
     ) -> PyResult<String> {
+        let labels = parse_labels(labels_json)?;
         let client = self.live()?;
         let total = tasks_json.len();
         let mut slots: Vec<Option<Result<Solution, Error>>> = Vec::with_capacity(total);
@@ -173,7 +196,7 @@ impl NativeClient {
         for (i, text) in tasks_json.iter().enumerate() {
             match parse_task(text) {
                 Ok(task) => {
-                    valid.push((task, BTreeMap::new()));
+                    valid.push((task, labels.clone()));
                     positions.push(i);
                     slots.push(None);
                 }

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, List
 
+import pytest
 from conftest import API_KEY, FAST, Mock
 
-from captcha_dlq import ClientClosed, Client, InvalidTask, MemoryDlq, RecaptchaV2, SolveFailed, Solution
+from captcha_dlq import ClientClosed, Client, ConfigError, InvalidTask, MemoryDlq, RecaptchaV2, SolveFailed, Solution
 
 
 def test_500_concurrent_solve_async(mock: Mock) -> None:
@@ -69,3 +70,55 @@ def test_async_after_close_raises_closed(mock: Mock) -> None:
         assert e.code == "CLOSED"
     else:
         raise AssertionError("solve_async on a closed client must raise ClientClosed")
+
+
+def test_cancelled_solve_async_dead_letters_the_task_with_its_labels(mock: Mock) -> None:
+    mock.script({"default": {"outcome": "never_ready"}})
+
+    async def main() -> List[Any]:
+        async with Client(API_KEY, "2captcha", MemoryDlq(), base_url=mock.base_url, **FAST) as client:
+            task = RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/slow")
+            try:
+                await asyncio.wait_for(client.solve_async(task, labels={"job": "cancel-me"}), timeout=0.2)
+                raise AssertionError("a task that is never ready was solved")
+            except asyncio.TimeoutError:
+                pass
+            # The engine learns of the cancellation from the dropped future: wait for the record.
+            for _ in range(200):
+                records = client.dlq.peek(labels={"job": "cancel-me"})
+                if records:
+                    return records
+                await asyncio.sleep(0.025)
+            return []
+
+    records = asyncio.run(main())
+    assert len(records) == 1, "the cancelled task was not dead-lettered"
+    assert (records[0]["reason"], records[0]["class"]) == ("Cancelled", "cancelled")
+    assert records[0]["labels"] == {"job": "cancel-me"}
+
+
+def test_labels_go_into_the_records_of_failed_tasks(mock: Mock) -> None:
+    mock.script({"rules": [{"match": {"page_url_contains": "bad"}, "behavior": {"outcome": "unsolvable"}}]})
+    with Client(API_KEY, "2captcha", MemoryDlq(), base_url=mock.base_url, **FAST) as client:
+        good = RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/good")
+        bad = RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/bad")
+        assert client.solve(good, labels={"job": "one"}).text
+        try:
+            client.solve(bad, labels={"job": "one"})
+            raise AssertionError("an unsolvable task was solved")
+        except SolveFailed as e:
+            assert e.record is not None and e.record["labels"] == {"job": "one"}
+        results = client.solve_many([bad, good], labels={"job": "many"})
+        assert [type(r) for r in results] == [SolveFailed, Solution]
+        failed = asyncio.run(client.solve_many_async([bad], labels={"job": "async"}))[0]
+        assert isinstance(failed, SolveFailed) and failed.record is not None
+        assert failed.record["labels"] == {"job": "async"}
+        assert client.dlq.count(labels={"job": "one"}) == 1
+        assert client.dlq.count(labels={"job": "many"}) == 1
+        assert client.dlq.count(labels={"job": "async"}) == 1
+        with pytest.raises(ConfigError) as bad_labels:
+            client.solve(good, labels={"job": 7})  # type: ignore[dict-item]
+        assert bad_labels.value.field == "labels.job"
+        with pytest.raises(ConfigError) as not_mapping:
+            client.solve(good, labels=["job"])  # type: ignore[arg-type]
+        assert not_mapping.value.field == "labels"

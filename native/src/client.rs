@@ -257,6 +257,28 @@ impl SolveHandle {
         self.done.await.map_err(|_| Error::Closed)
     }
 
+    /// [`SolveHandle::wait`] that cancels the job if this future is dropped before the job ends
+    /// (a host cancelling its task, as asyncio does): the job is then dead-lettered as
+    /// `Cancelled` instead of running on with nobody waiting for its answer.
+    pub async fn wait_cancelling_on_drop(self) -> Result<Solution> {
+        struct CancelOnDrop {
+            client: Client,
+            job: JobId,
+            armed: bool,
+        }
+        impl Drop for CancelOnDrop {
+            fn drop(&mut self) {
+                if self.armed {
+                    let _ = self.client.inner.commands.send(Command::Cancel { job: self.job });
+                }
+            }
+        }
+        let mut guard = CancelOnDrop { client: self.client.clone(), job: self.job, armed: true };
+        let result = self.wait().await;
+        guard.armed = false;
+        result
+    }
+
     /// [`SolveHandle::wait`], cancelling the job if `cancel` completes first (a host's
     /// abort signal): it is then dead-lettered as `Cancelled` and that failure is returned.
     pub async fn wait_or_cancel(mut self, cancel: impl std::future::Future<Output = ()>) -> Result<Solution> {

@@ -266,5 +266,23 @@ async fn balance_report_and_cancel() {
     let Error::SolveFailed { record, stored } = err else { panic!("{err}") };
     assert!(stored);
     assert_eq!((record.reason.as_str(), record.class), (reason::CANCELLED, ErrorClass::Cancelled));
+
+    // A wait dropped before its job ends (a timeout here, asyncio cancellation in Python)
+    // cancels the job: it is dead-lettered as Cancelled, with its labels, not left running.
+    let labels = BTreeMap::from([("job".to_string(), "dropped".to_string())]);
+    let handle = client.submit(task(9), labels.clone()).await.unwrap();
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(100), handle.wait_cancelling_on_drop()).await;
+    assert!(waited.is_err(), "the task never becomes ready, so the wait times out");
+    let filter = Filter { labels, ..Filter::default() };
+    let mut found = Vec::new();
+    for _ in 0..200 {
+        found = client.dlq().peek(&filter, Page::default(), Timestamp::from_unix_millis(0)).await.unwrap();
+        if !found.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(found.len(), 1, "the dropped job was dead-lettered");
+    assert_eq!((found[0].reason.as_str(), found[0].class), (reason::CANCELLED, ErrorClass::Cancelled));
     client.close().await;
 }

@@ -22,6 +22,17 @@ Progress = Callable[[int, int], Any]
 T = TypeVar("T")
 
 
+def labels_json(labels: Optional[Mapping[str, str]]) -> Optional[str]:
+    """Labels (copied into a failed task's DLQ record, for filtering) as JSON text."""
+    if labels is None:
+        return None
+    if not isinstance(labels, Mapping):
+        raise ConfigError(
+            f"invalid configuration: labels: expected a mapping of strings, got {type(labels).__name__}", "labels"
+        )
+    return json.dumps(dict(labels))
+
+
 def task_json(task: Any) -> str:
     """A task object or dict as task JSON; InvalidTask if it cannot be one."""
     if isinstance(task, Task):
@@ -118,14 +129,18 @@ class Client:
     def closed(self) -> bool:
         return self._native.closed
 
-    def solve(self, task: TaskLike) -> Solution:
-        """Solves one task. Raises SolveFailed (with the DLQ record) when it cannot be solved."""
-        out = _native_call(self._native.solve, task_json(task))
+    def solve(self, task: TaskLike, labels: Optional[Mapping[str, str]] = None) -> Solution:
+        """Solves one task. Raises SolveFailed (with the DLQ record) when it cannot be solved.
+        ``labels`` (e.g. ``{"job": "scrape-42"}``) are copied into that record, so the DLQ can be
+        filtered by them. Ctrl-C leaves the task in the journal for ``recover()``."""
+        out = _native_call(self._native.solve, task_json(task), labels_json(labels))
         return Solution.from_dict(json.loads(out))
 
-    async def solve_async(self, task: TaskLike) -> Solution:
-        """``solve`` for asyncio: thousands may be awaited at once on one event loop."""
-        awaitable = _native_call(self._native.solve_async, task_json(task))
+    async def solve_async(self, task: TaskLike, labels: Optional[Mapping[str, str]] = None) -> Solution:
+        """``solve`` for asyncio: thousands may be awaited at once on one event loop. Cancelling
+        it (``task.cancel()``, ``asyncio.wait_for`` timing out) cancels the task at the engine:
+        it is dead-lettered with reason ``Cancelled`` rather than left running unobserved."""
+        awaitable = _native_call(self._native.solve_async, task_json(task), labels_json(labels))
         try:
             out = await awaitable
         except NativeError as e:
@@ -133,15 +148,20 @@ class Client:
         return Solution.from_dict(json.loads(out))
 
     def solve_many(
-        self, tasks: Iterable[TaskLike], concurrency: int = 100, progress: Optional[Progress] = None
+        self,
+        tasks: Iterable[TaskLike],
+        concurrency: int = 100,
+        progress: Optional[Progress] = None,
+        labels: Optional[Mapping[str, str]] = None,
     ) -> List[Union[Solution, CaptchaDlqError]]:
         """Solves many tasks, at most ``concurrency`` at once. Returns one entry per task, in
         input order: a :class:`Solution`, or the exception (``SolveFailed``, ``InvalidTask``...)
         instance for that task, not raised. ``progress(done, total)`` runs on the calling thread,
         at most every 50 ms with the latest count and always once with the final count.
-        Ctrl-C raises KeyboardInterrupt; tasks already
+        ``labels`` go on every task (see ``solve``). Ctrl-C raises KeyboardInterrupt; tasks already
         submitted stay in the journal and ``recover()`` (in a later process) resumes them."""
         _check_concurrency(concurrency)
+        labels_text = labels_json(labels)
         items = list(tasks)
         payloads: List[str] = []
         local_errors: Dict[int, CaptchaDlqError] = {}
@@ -153,7 +173,7 @@ class Client:
                 payloads.append("null")
         if progress is not None and not callable(progress):
             raise ConfigError("invalid configuration: progress: expected a callable(done, total)", "progress")
-        out = _native_call(self._native.solve_many, payloads, concurrency, progress)
+        out = _native_call(self._native.solve_many, payloads, concurrency, progress, labels_text)
         results: List[Union[Solution, CaptchaDlqError]] = []
         for i, slot in enumerate(json.loads(out)):
             if i in local_errors:
@@ -165,10 +185,15 @@ class Client:
         return results
 
     async def solve_many_async(
-        self, tasks: Iterable[TaskLike], concurrency: int = 100, progress: Optional[Progress] = None
+        self,
+        tasks: Iterable[TaskLike],
+        concurrency: int = 100,
+        progress: Optional[Progress] = None,
+        labels: Optional[Mapping[str, str]] = None,
     ) -> List[Union[Solution, CaptchaDlqError]]:
         """``solve_many`` for asyncio, with the same result shape."""
         _check_concurrency(concurrency)
+        labels_json(labels)  # checked before anything is submitted
         items = list(tasks)
         gate = asyncio.Semaphore(concurrency)
         done = 0
@@ -177,7 +202,7 @@ class Client:
             nonlocal done
             async with gate:
                 try:
-                    result: Union[Solution, CaptchaDlqError] = await self.solve_async(task)
+                    result: Union[Solution, CaptchaDlqError] = await self.solve_async(task, labels)
                 except CaptchaDlqError as e:
                     result = e
             done += 1
