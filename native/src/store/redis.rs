@@ -76,7 +76,7 @@ use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, Script};
 
-use super::new_nonce;
+use super::{decode_record, new_nonce};
 
 const GROUP: &str = "dlq";
 
@@ -750,8 +750,7 @@ fn decode_leased(
     nonce: String,
     lease_until: Timestamp,
 ) -> Result<Leased, StoreError> {
-    let mut record: DeadLetterRecord =
-        serde_json::from_str(body).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))?;
+    let mut record = decode_record(id, body)?;
     record.state = RecordState::Leased;
     record.deliveries = deliveries.parse().unwrap_or(0);
     record.parked_reason = None;
@@ -763,8 +762,7 @@ fn matching_ids(pairs: &[String], filter: &Filter) -> Result<Vec<String>, StoreE
     let mut out = Vec::new();
     for pair in pairs.chunks_exact(2) {
         let [id, body] = pair else { continue };
-        let record: DeadLetterRecord =
-            serde_json::from_str(body).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))?;
+        let record = decode_record(id, body)?;
         if filter.matches(&record, RecordState::Ready) {
             out.push(id.clone());
         }
@@ -784,8 +782,7 @@ fn decode_scanned(items: &[String]) -> Result<Vec<Entry>, StoreError> {
     let mut out = Vec::with_capacity(items.len() / 5);
     for quintuple in items.chunks_exact(5) {
         let [id, state, deliveries, why, body] = quintuple else { continue };
-        let mut record: DeadLetterRecord =
-            serde_json::from_str(body).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))?;
+        let mut record = decode_record(id, body)?;
         let state = match state.as_str() {
             "parked" => RecordState::Parked,
             "leased" => RecordState::Leased,

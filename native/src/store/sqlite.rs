@@ -29,7 +29,7 @@ use rusqlite::{params, params_from_iter, Connection, ErrorCode, OptionalExtensio
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::ConfigError;
 
-use super::new_nonce;
+use super::{decode_record, new_nonce};
 
 /// Schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -292,8 +292,7 @@ impl Row {
 
     /// The stored record with the store-managed fields (state, deliveries, parked reason) filled in.
     fn record(&self, state: RecordState) -> Result<DeadLetterRecord, StoreError> {
-        let mut record: DeadLetterRecord =
-            serde_json::from_str(&self.json).map_err(|e| StoreError::Decode(format!("record {}: {e}", self.id)))?;
+        let mut record = decode_record(&self.id, &self.json)?;
         record.state = state;
         record.deliveries = self.deliveries();
         record.parked_reason = if state == RecordState::Parked { self.parked_reason.clone() } else { None };
