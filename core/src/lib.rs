@@ -17,6 +17,7 @@ pub mod journal;
 pub mod json_field;
 pub mod json_read;
 pub mod provider;
+pub mod quoted;
 #[cfg(feature = "testkit")]
 pub mod sim;
 pub mod solution;

@@ -8,6 +8,8 @@ use core::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::quoted::Quoted;
+
 /// Milliseconds since the Unix epoch. Serialized as an RFC 3339 string.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Timestamp(u64);
@@ -175,7 +177,7 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 
 /// A string that is not an RFC 3339 date-time.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not an RFC 3339 timestamp: {0:?}")]
+#[error("not an RFC 3339 timestamp: {}", Quoted(.0))]
 pub struct TimestampError(String);
 
 impl fmt::Debug for Timestamp {

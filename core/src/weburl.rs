@@ -11,6 +11,8 @@
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use crate::quoted::Quoted;
+
 /// The parts of an absolute `http`/`https` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebUrl<'a> {
@@ -74,11 +76,11 @@ impl fmt::Display for UrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UrlError::NotAbsolute => f.write_str("not an absolute URL (no http:// or https:// prefix)"),
-            UrlError::Scheme(s) => write!(f, "scheme {s:?} is not http or https"),
+            UrlError::Scheme(s) => write!(f, "scheme {} is not http or https", Quoted(s)),
             UrlError::NoHost => f.write_str("the URL has no host"),
             UrlError::Whitespace => f.write_str("the URL contains a space or control character"),
-            UrlError::InvalidHost(h) => write!(f, "{h:?} is not a valid host"),
-            UrlError::InvalidPort(p) => write!(f, "{p:?} is not a valid port"),
+            UrlError::InvalidHost(h) => write!(f, "{} is not a valid host", Quoted(h)),
+            UrlError::InvalidPort(p) => write!(f, "{} is not a valid port", Quoted(p)),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! the transaction stays active across the awaits of one operation.
 
 use captcha_dlq_core::dlq::StoreError;
+use captcha_dlq_core::quoted::Quoted;
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -50,7 +51,7 @@ pub(crate) async fn open(name: &str) -> Result<IdbDatabase, StoreError> {
         }
     });
     request.set_onupgradeneeded(Some(on_upgrade.unchecked_ref()));
-    let result = wait(&request).await.map_err(|e| backend(&format!("open {name:?}"), &e))?;
+    let result = wait(&request).await.map_err(|e| backend(&format!("open {}", Quoted(name)), &e))?;
     result.dyn_into::<IdbDatabase>().map_err(|e| backend("open", &e))
 }
 

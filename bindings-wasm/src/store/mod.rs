@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::DlqStore;
+use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::ConfigError;
 use wasm_bindgen::JsValue;
 
@@ -39,7 +40,7 @@ pub(crate) async fn open_store(spec: &JsValue) -> Result<Rc<dyn DlqStore>, Error
         }
         return Err(ConfigError::new(
             "dlq",
-            format!("{text:?}: expected 'memory', 'indexeddb:NAME' or a store object"),
+            format!("{}: expected 'memory', 'indexeddb:NAME' or a store object", Quoted(&text)),
         )
         .into());
     }

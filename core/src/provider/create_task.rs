@@ -217,7 +217,7 @@ pub(super) fn parse_balance(p: &Provider, resp: &HttpResponse) -> Result<f64, Fa
     let obj = read(p, resp, "getBalance")?;
     let balance = match obj.get("balance") {
         Some(Value::Number(n)) => n.as_f64(),
-        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        Some(Value::String(s)) => crate::float_text::parse_float(s),
         _ => None,
     };
     balance.filter(|b| b.is_finite()).ok_or_else(|| unparseable(resp, "getBalance"))

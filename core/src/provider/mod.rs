@@ -15,6 +15,7 @@ use crate::class::{reason, ErrorClass, Failure};
 use crate::classify;
 use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret};
+use crate::quoted::Quoted;
 use crate::solution::Solution;
 use crate::task::Task;
 
@@ -112,7 +113,10 @@ impl Provider {
     pub fn preset(name: &str) -> Result<Self, ConfigError> {
         let (n, url, protocol) = PRESETS.iter().find(|p| p.0 == name).ok_or_else(|| {
             let known: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-            ConfigError::new("provider", format!("unknown provider {name:?}; known presets: {}", known.join(", ")))
+            ConfigError::new(
+                "provider",
+                format!("unknown provider {}; known presets: {}", Quoted(name), known.join(", ")),
+            )
         })?;
         Ok(Provider { name: (*n).to_string(), base_url: (*url).to_string(), protocol: *protocol })
     }
@@ -267,9 +271,13 @@ impl Provider {
 
 fn check_base_url(base_url: &str) -> Result<String, ConfigError> {
     let trimmed = base_url.trim().trim_end_matches('/');
-    let url = crate::weburl::parse(trimmed).map_err(|e| ConfigError::new("base_url", format!("{trimmed:?}: {e}")))?;
+    let url =
+        crate::weburl::parse(trimmed).map_err(|e| ConfigError::new("base_url", format!("{}: {e}", Quoted(trimmed))))?;
     if url.query.is_some() || url.fragment.is_some() || url.userinfo.is_some() {
-        return Err(ConfigError::new("base_url", format!("{trimmed:?}: no query, fragment or credentials allowed")));
+        return Err(ConfigError::new(
+            "base_url",
+            format!("{}: no query, fragment or credentials allowed", Quoted(trimmed)),
+        ));
     }
     Ok(trimmed.to_string())
 }

@@ -361,10 +361,7 @@ pub(super) fn parse_balance(p: &Provider, resp: &HttpResponse) -> Result<f64, Fa
         // Plain-text balance answers are a bare number.
         Answer::Garbage => text.trim().to_string(),
     };
-    match value.trim().parse::<f64>() {
-        Ok(b) if b.is_finite() => Ok(b),
-        _ => Err(unparseable(resp, "balance")),
-    }
+    crate::float_text::parse_float(&value).ok_or_else(|| unparseable(resp, "balance"))
 }
 
 pub(super) fn parse_report(p: &Provider, resp: &HttpResponse) -> Result<(), Failure> {

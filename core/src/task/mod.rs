@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::error::InvalidTask;
 use crate::float_text::float_text;
 use crate::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
+use crate::quoted::Quoted;
 use read::{json_type, Fields};
 
 mod read;
@@ -237,7 +238,7 @@ impl Proxy {
         if !Self::TYPES.contains(&self.kind.as_str()) {
             return Err(InvalidTask::new(
                 format!("{field}.type"),
-                format!("unknown proxy type {:?}; expected one of {}", self.kind, Self::TYPES.join(", ")),
+                format!("unknown proxy type {}; expected one of {}", Quoted(&self.kind), Self::TYPES.join(", ")),
             ));
         }
         if self.host.trim().is_empty() || self.host.contains(['/', '@', ' ']) {
@@ -387,7 +388,10 @@ impl Task {
         };
         let kind = TaskKind::parse(&tag).ok_or_else(|| {
             let known: Vec<&str> = TaskKind::ALL.iter().map(|k| k.as_str()).collect();
-            InvalidTask::new("type", format!("unknown task type {tag:?}; expected one of {}", known.join(", ")))
+            InvalidTask::new(
+                "type",
+                format!("unknown task type {}; expected one of {}", Quoted(&tag), known.join(", ")),
+            )
         })?;
         let mut f = Fields::new(obj, "");
         let task = match kind {
@@ -571,9 +575,10 @@ fn opt_non_empty(field: &str, value: &Option<String>) -> Result<(), InvalidTask>
 fn opt_domain(domain: &Option<String>) -> Result<(), InvalidTask> {
     match domain.as_deref() {
         None | Some("google.com") | Some("recaptcha.net") => Ok(()),
-        Some(other) => {
-            Err(InvalidTask::new("domain", format!("{other:?} is not a reCAPTCHA domain (google.com, recaptcha.net)")))
-        }
+        Some(other) => Err(InvalidTask::new(
+            "domain",
+            format!("{} is not a reCAPTCHA domain (google.com, recaptcha.net)", Quoted(other)),
+        )),
     }
 }
 
