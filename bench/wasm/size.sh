@@ -7,11 +7,13 @@ PKG="$HERE/../../bindings-wasm/pkg"
 BUDGET=$((150 * 1024))
 [ "${1:-}" = "--no-build" ] || "$HERE/../../bindings-wasm/build.sh" >/dev/null
 
-row() { printf '%-36s %10s %10s\n' "$1" "$2" "$3"; }
+row() { printf '%-60s %10s %10s\n' "$1" "$2" "$3"; }
 row file raw gzip
 total_raw=0
 total_gz=0
-for f in wasm/captcha_dlq_wasm_bg.wasm wasm/captcha_dlq_wasm.js index.js errors.js; do
+# Every JS file ships: the wasm-bindgen glue, the wrapper, and the JS stores (a wasm-bindgen snippet).
+files=$(cd "$PKG" && find . -name '*.js' ! -path './node_modules/*' | sed 's|^\./||' | sort)
+for f in wasm/captcha_dlq_wasm_bg.wasm $files; do
   raw=$(wc -c <"$PKG/$f")
   gz=$(gzip -9c "$PKG/$f" | wc -c)
   row "$f" "$raw" "$gz"

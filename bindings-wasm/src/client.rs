@@ -31,12 +31,12 @@ use crate::driver::{Command, Driver, EventSink, JobOutcome};
 use crate::error::{Error, Result};
 use crate::options::{decode, parse, snake};
 use crate::owner::{live_owners, Owner};
-use crate::store::open_store;
+use crate::store::{open_store, JsStore};
 use crate::transport::Transport;
 
 struct Inner {
     commands: mpsc::UnboundedSender<Command>,
-    store: Rc<dyn DlqStore>,
+    store: Rc<JsStore>,
     provider: Provider,
     /// For `balance` and `report`, which do not go through the engine.
     transport: Transport,
@@ -156,7 +156,7 @@ impl WasmClient {
     pub async fn create(options: JsValue) -> Result<WasmClient, JsValue> {
         let o = parse(&options).map_err(Error::from)?;
         let provider = provider(&o.provider, o.base_url.as_deref(), o.allow_insecure_http).map_err(Error::from)?;
-        let store = open_store(&o.dlq).await?;
+        let store = Rc::new(open_store(&o.dlq).await?);
         let key = o.api_key;
         let mut config = o.config;
         let request_timeout = Duration::from_millis(config.retry.request_timeout_ms);

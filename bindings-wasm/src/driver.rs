@@ -17,6 +17,7 @@ use futures::channel::{mpsc, oneshot};
 use futures::{FutureExt, StreamExt};
 
 use crate::clock::{now, sleep};
+use crate::store::JsStore;
 use crate::transport::Transport;
 
 /// How a job ended.
@@ -73,7 +74,7 @@ type Response = (RequestId, Result<HttpResponse, TransportError>);
 pub(crate) struct Driver {
     engine: Engine,
     transport: Transport,
-    store: Rc<dyn DlqStore>,
+    store: Rc<JsStore>,
     owner: String,
     events: Option<EventSink>,
     waiters: HashMap<JobId, Done>,
@@ -86,7 +87,7 @@ impl Driver {
     pub(crate) fn new(
         engine: Engine,
         transport: Transport,
-        store: Rc<dyn DlqStore>,
+        store: Rc<JsStore>,
         owner: String,
         events: Option<EventSink>,
     ) -> Driver {

@@ -1,4 +1,5 @@
-//! A dead-letter store implemented by the host in JS (for example over
+//! A dead-letter store implemented in JS: the package's own IndexedDB and
+//! memory stores (`js/stores.js`), or one the host writes (for example over
 //! `chrome.storage` in an extension). The object has one method per trait
 //! method, camelCased (`push`, `receive`, `complete`, `abandon`, `park`,
 //! `unpark`, `peek`, `count`, `purge`, `stats`, `journalUpsert`,
@@ -44,6 +45,8 @@ pub const METHODS: [&str; 13] = [
 #[derive(Debug)]
 pub struct JsStore {
     object: JsValue,
+    /// Names the store in errors: `indexeddb:NAME`, `memory`, or `the custom store`.
+    label: String,
 }
 
 struct PushReply {
@@ -73,8 +76,13 @@ impl FromJson for LeasedReply {
 }
 
 impl JsStore {
-    /// Wraps `object` after checking that it has every method.
-    pub fn new(object: JsValue) -> Result<JsStore, ConfigError> {
+    /// One of the package's own stores.
+    pub(crate) fn builtin(object: JsValue, label: String) -> JsStore {
+        JsStore { object, label }
+    }
+
+    /// Wraps a host's `object` after checking that it has every method.
+    pub fn host(object: JsValue) -> Result<JsStore, ConfigError> {
         if !object.is_object() {
             return Err(ConfigError::new(
                 "dlq",
@@ -87,32 +95,37 @@ impl JsStore {
                 return Err(ConfigError::new(format!("dlq.{name}"), "missing: a custom store needs this method"));
             }
         }
-        Ok(JsStore { object })
+        Ok(JsStore { object, label: "the custom store".to_string() })
     }
 
     async fn call(&self, name: &str, args: &[JsValue]) -> Result<JsValue, StoreError> {
         let method: Function = Reflect::get(&self.object, &JsValue::from_str(name))
             .ok()
             .and_then(|m| m.dyn_into().ok())
-            .ok_or_else(|| StoreError::Backend(format!("the custom store has no method {name}")))?;
+            .ok_or_else(|| StoreError::Backend(format!("{} has no method {name}", self.label)))?;
         let list: Array = args.iter().collect();
-        let returned = method.apply(&self.object, &list).map_err(|e| thrown(name, &e))?;
-        JsFuture::from(Promise::resolve(&returned)).await.map_err(|e| thrown(name, &e))
+        let returned = method.apply(&self.object, &list).map_err(|e| thrown(&self.label, name, &e))?;
+        JsFuture::from(Promise::resolve(&returned)).await.map_err(|e| thrown(&self.label, name, &e))
     }
 
     async fn call_as<T: FromJson>(&self, name: &str, args: &[JsValue]) -> Result<T, StoreError> {
         let value = self.call(name, args).await?;
-        from_js(&value).map_err(|e| StoreError::Decode(format!("the custom store's {name} returned {e}")))
+        from_js(&value).map_err(|e| self.decode_error(name, e))
+    }
+
+    fn decode_error(&self, method: &str, e: String) -> StoreError {
+        StoreError::Decode(format!("{}'s {method} returned {e}", self.label))
     }
 }
 
-fn thrown(method: &str, e: &JsValue) -> StoreError {
+/// What a store method threw, as a store error (`code: "LEASE_LOST"` is a stale token).
+pub(super) fn thrown(label: &str, method: &str, e: &JsValue) -> StoreError {
     let code = Reflect::get(e, &"code".into()).ok().and_then(|c| c.as_string());
     if code.as_deref() == Some("LEASE_LOST") {
         let id = Reflect::get(e, &"id".into()).ok().and_then(|c| c.as_string()).unwrap_or_default();
         return StoreError::LeaseLost { id };
     }
-    StoreError::Backend(format!("the custom store's {method} failed: {}", describe(e)))
+    StoreError::Backend(format!("{label}'s {method} failed: {}", describe(e)))
 }
 
 fn js<T: serde::Serialize + ?Sized>(value: &T) -> Result<JsValue, StoreError> {
@@ -130,8 +143,7 @@ impl DlqStore for JsStore {
         if value.is_undefined() || value.is_null() {
             return Ok(PushOutcome::default());
         }
-        let reply: PushReply =
-            from_js(&value).map_err(|e| StoreError::Decode(format!("the custom store's push returned {e}")))?;
+        let reply: PushReply = from_js(&value).map_err(|e| self.decode_error("push", e))?;
         Ok(PushOutcome { replaced: reply.replaced, evicted: reply.evicted })
     }
 
