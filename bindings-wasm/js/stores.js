@@ -104,8 +104,9 @@ export class LeaseStore {
     return true;
   }
 
-  put(tx, slot) {
-    slot.keys = this.keysOf(slot.record);
+  /** Writes `slot`; `changed` says its record's content is new, so its filter keys are derived again. */
+  put(tx, slot, changed = false) {
+    if (changed || !slot.keys) slot.keys = this.keysOf(slot.record);
     tx.put(slot);
   }
 
@@ -136,7 +137,7 @@ export class LeaseStore {
       slot.lease_nonce = old.lease_nonce;
       slot.lease_until = old.lease_until;
     }
-    this.put(tx, slot);
+    this.put(tx, slot, true);
     await tx.commit();
     return { replaced: old !== undefined, evicted: [] };
   }
@@ -204,7 +205,7 @@ export class LeaseStore {
     if (parkWhy !== null) this.parkSlot(slot, parkWhy);
     const counters = await tx.counters();
     counters.abandoned += 1;
-    this.put(tx, slot);
+    this.put(tx, slot, update != null);
     tx.putCounters(counters);
     await tx.commit();
     return parkWhy === null ? 'ready' : 'parked';
