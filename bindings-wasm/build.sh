@@ -40,6 +40,6 @@ WASM="$OUT/wasm/captcha_dlq_wasm_bg.wasm"
   -o "$WASM.opt" "$WASM"
 mv "$WASM.opt" "$WASM"
 
-cp "$HERE/js/index.js" "$HERE/js/errors.js" "$HERE/js/index.d.ts" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
+cp "$HERE/js/index.js" "$HERE/js/errors.js" "$HERE/js/driver.js" "$HERE/js/owner.js" "$HERE/js/stores.js" "$HERE/js/index.d.ts" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
 echo "built $OUT ($(wc -c <"$WASM") bytes of wasm)"
 mkdir -p "$HERE/examples/extension/captcha-dlq-web" && cp -r "$OUT/." "$HERE/examples/extension/captcha-dlq-web/"

@@ -40,3 +40,8 @@ pub(crate) fn describe(value: &JsValue) -> String {
 }
 
 use wasm_bindgen::JsCast;
+
+/// A Rust value as a plain JS value, or a thrown `Error` (encoding our own types cannot really fail).
+pub(crate) fn js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
+    to_js(value).map_err(|e| JsValue::from(js_sys::Error::new(&e)))
+}

@@ -1,30 +1,30 @@
-//! captcha-dlq for the browser (package `captcha-dlq-web`): the core engine
-//! driven by `fetch` and JS timers, with its dead-letter queue and in-flight
-//! journal in IndexedDB, in memory, or in a host-provided JS object.
+//! captcha-dlq for the browser (package `captcha-dlq-web`): the core's
+//! sans-IO engine and DLQ policy compiled to wasm, behind synchronous calls.
 //!
-//! Nothing here assumes a `window`: everything goes through `globalThis`, so
-//! the package runs in pages, dedicated workers and (module) service workers.
-//! The JS wrapper `js/index.js` turns the plain errors thrown here into
-//! `Error` subclasses and offers the Node package's API shape.
+//! The package's JS (`js/`) owns everything with a clock or a socket: the
+//! driver loop (`driver.js`: fetch with per-request timeouts, timers, journal
+//! and DLQ writes), the stores (`stores.js`: IndexedDB and memory), and the
+//! client (`index.js`). This module decides: task and option validation,
+//! provider wire formats, retries, polling, rate and circuit, the replay
+//! policy, import, export and analysis. Nothing here assumes a `window`.
 //!
 //! The crate is empty on other targets, so workspace-wide native builds and
 //! lints pass through it.
 #![cfg(target_arch = "wasm32")]
 
-mod client;
-mod clock;
 mod convert;
-mod driver;
+mod dlq;
+mod engine;
 mod error;
 mod options;
-mod owner;
+#[cfg(feature = "conformance")]
 pub mod store;
-mod transport;
 #[cfg(feature = "vectors")]
 mod vectors;
 
 #[cfg(feature = "vectors")]
 pub use vectors::evaluate_vector;
 
-pub use client::WasmClient;
+pub use dlq::{analyse, check_stored, export_records, keys_of, read_filter, read_page};
+pub use engine::{read_labels, validate_options, WasmEngine};
 pub use error::Error;

@@ -3,8 +3,9 @@
 
 use captcha_dlq_core::dlq::replay::ReplayPolicy;
 use captcha_dlq_core::json_read::FromJson;
+use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, EngineConfig, Secret};
-use js_sys::{Function, Reflect};
+use js_sys::Reflect;
 use serde_json::{Map, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -25,18 +26,16 @@ const KNOWN: [&str; 12] = [
     "onEvent",
 ];
 
-/// The parsed options (the store spec is opened later, asynchronously).
+/// The parsed options. `dlq` (the store) and `onEvent` are the JS client's; only their shape is checked here.
 #[derive(Debug)]
 pub(crate) struct Options {
     /// A `Secret`, so that `Debug` never shows it.
     pub api_key: Secret,
     pub provider: String,
     pub base_url: Option<String>,
-    pub dlq: JsValue,
     pub config: EngineConfig,
     pub replay: ReplayPolicy,
     pub allow_insecure_http: bool,
-    pub on_event: Option<Function>,
 }
 
 pub(crate) use captcha_dlq_core::json_field::{snake, snake_keys};
@@ -89,19 +88,38 @@ pub(crate) fn parse(options: &JsValue) -> Result<Options, ConfigError> {
         decode("replay", to_json(&replay_value).map_err(|e| ConfigError::new("replay", e))?)?
     };
     replay.validate()?;
-    let on_event = match get(options, "onEvent") {
-        v if v.is_undefined() || v.is_null() => None,
-        v => Some(v.dyn_into::<Function>().map_err(|_| ConfigError::new("onEvent", "expected a function"))?),
-    };
+    let on_event = get(options, "onEvent");
+    if !on_event.is_undefined() && !on_event.is_null() && !on_event.is_function() {
+        return Err(ConfigError::new("onEvent", "expected a function"));
+    }
+    check_dlq(&get(options, "dlq"))?;
     let insecure = get(options, "allowInsecureHttp");
     Ok(Options {
         api_key,
         provider: optional_string(options, "provider")?.unwrap_or_else(|| "captchaai".to_string()),
         base_url: optional_string(options, "baseUrl")?,
-        dlq: get(options, "dlq"),
         config,
         replay,
         allow_insecure_http: insecure.as_bool().unwrap_or(false),
-        on_event,
     })
+}
+
+/// The `dlq` option's shape: `'memory'`, `'indexeddb:NAME'`, or an object (its methods are checked when
+/// the JS client opens it).
+fn check_dlq(dlq: &JsValue) -> Result<(), ConfigError> {
+    if dlq.is_undefined() || dlq.is_null() || dlq.is_object() {
+        return Ok(());
+    }
+    match dlq.as_string() {
+        Some(spec) if spec == "memory" => Ok(()),
+        Some(spec) if spec == "indexeddb:" => {
+            Err(ConfigError::new("dlq", "indexeddb: needs a database name, e.g. 'indexeddb:captcha-dlq'"))
+        }
+        Some(spec) if spec.starts_with("indexeddb:") => Ok(()),
+        Some(spec) => Err(ConfigError::new(
+            "dlq",
+            format!("{}: expected 'memory', 'indexeddb:NAME' or a store object", Quoted(&spec)),
+        )),
+        None => Err(ConfigError::new("dlq", "expected 'memory', 'indexeddb:NAME' or a store object")),
+    }
 }

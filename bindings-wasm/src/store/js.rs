@@ -1,7 +1,6 @@
-//! A dead-letter store implemented in JS: the package's own IndexedDB and
-//! memory stores (`js/stores.js`), or one the host writes (for example over
-//! `chrome.storage` in an extension). The object has one method per trait
-//! method, camelCased (`push`, `receive`, `complete`, `abandon`, `park`,
+//! A dead-letter store implemented in JS (the package's IndexedDB and memory
+//! stores in `js/stores.js`) behind the [`DlqStore`] trait. The object has one
+//! method per trait method, camelCased (`push`, `receive`, `complete`, `abandon`, `park`,
 //! `unpark`, `peek`, `count`, `purge`, `stats`, `journalUpsert`,
 //! `journalForget`, `journalEntries`); each may return a value or a promise.
 //!
@@ -16,7 +15,7 @@ use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, StoreError, StoreStats,
 };
 use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
-use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
+use captcha_dlq_core::{JournalEntry, Timestamp};
 use js_sys::{Array, Function, Promise, Reflect};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
@@ -24,28 +23,11 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::convert::{describe, from_js, to_js};
 
-/// The methods a host store must have, as JS names.
-pub const METHODS: [&str; 13] = [
-    "push",
-    "receive",
-    "complete",
-    "abandon",
-    "park",
-    "unpark",
-    "peek",
-    "count",
-    "purge",
-    "stats",
-    "journalUpsert",
-    "journalForget",
-    "journalEntries",
-];
-
 /// A store delegating to a JS object.
 #[derive(Debug)]
 pub struct JsStore {
     object: JsValue,
-    /// Names the store in errors: `indexeddb:NAME`, `memory`, or `the custom store`.
+    /// Names the store in errors: `indexeddb:NAME` or `memory`.
     label: String,
 }
 
@@ -77,25 +59,8 @@ impl FromJson for LeasedReply {
 
 impl JsStore {
     /// One of the package's own stores.
-    pub(crate) fn builtin(object: JsValue, label: String) -> JsStore {
+    pub(super) fn builtin(object: JsValue, label: String) -> JsStore {
         JsStore { object, label }
-    }
-
-    /// Wraps a host's `object` after checking that it has every method.
-    pub fn host(object: JsValue) -> Result<JsStore, ConfigError> {
-        if !object.is_object() {
-            return Err(ConfigError::new(
-                "dlq",
-                "expected 'memory', 'indexeddb:NAME' or an object with the store methods",
-            ));
-        }
-        for name in METHODS {
-            let method = Reflect::get(&object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-            if !method.is_function() {
-                return Err(ConfigError::new(format!("dlq.{name}"), "missing: a custom store needs this method"));
-            }
-        }
-        Ok(JsStore { object, label: "the custom store".to_string() })
     }
 
     async fn call(&self, name: &str, args: &[JsValue]) -> Result<JsValue, StoreError> {

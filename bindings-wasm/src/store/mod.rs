@@ -1,24 +1,19 @@
-//! Where the dead-letter queue and journal live in the browser: IndexedDB
-//! (`"indexeddb:NAME"`, the durable default), memory (`"memory"`), or a host JS
-//! object implementing the store methods. The first two are written in JS
-//! (`js/stores.js`, one set of lease rules over two tables); all three are
-//! driven through the same host-store adapter, [`JsStore`].
+//! The package's JS stores (`js/stores.js`: IndexedDB and memory) seen from
+//! Rust as [`DlqStore`]s, so the core's store conformance suite
+//! (`dlq::testkit`) runs on them in Chromium. Test builds only (feature
+//! `conformance`): the package itself calls the stores from JS.
+//!
+//! [`DlqStore`]: captcha_dlq_core::dlq::DlqStore
 
 mod js;
 
-use captcha_dlq_core::dlq::DeadLetterRecord;
-use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::ConfigError;
-use js_sys::{Object, Promise, Reflect};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-pub use self::js::{JsStore, METHODS};
-use crate::convert::from_js;
+pub use self::js::JsStore;
 use crate::error::Error;
-
-/// The database used when `dlq` is not given.
-pub const DEFAULT_DATABASE: &str = "captcha-dlq";
 
 #[wasm_bindgen(module = "/js/stores.js")]
 extern "C" {
@@ -28,20 +23,9 @@ extern "C" {
     fn indexed_db_store(name: &str, keys_of: &JsValue) -> Promise;
 }
 
-/// `record => {sitekey, page_host}` for the JS stores' filters: the core derives
-/// them (per task kind, and the page URL's host), so JS never re-implements that.
+/// The core's `keysOf` as a JS function for the stores.
 fn keys_of() -> JsValue {
-    Closure::<dyn Fn(JsValue) -> JsValue>::new(|value: JsValue| {
-        let keys = Object::new();
-        if let Ok(record) = from_js::<DeadLetterRecord>(&value) {
-            let sitekey = record.task.sitekey().map_or(JsValue::NULL, JsValue::from_str);
-            let host = record.page_host().map_or(JsValue::NULL, |h| JsValue::from_str(&h));
-            let _ = Reflect::set(&keys, &"sitekey".into(), &sitekey);
-            let _ = Reflect::set(&keys, &"page_host".into(), &host);
-        }
-        keys.into()
-    })
-    .into_js_value()
+    Closure::<dyn Fn(JsValue) -> JsValue>::new(crate::dlq::keys_of).into_js_value()
 }
 
 /// The built-in memory store.
@@ -58,25 +42,4 @@ pub async fn indexeddb(name: &str) -> Result<JsStore, Error> {
     let object =
         JsFuture::from(indexed_db_store(name, &keys_of())).await.map_err(|e| js::thrown(&label, "open", &e))?;
     Ok(JsStore::builtin(object, label))
-}
-
-/// Opens the store named by the `dlq` option.
-pub(crate) async fn open_store(spec: &JsValue) -> Result<JsStore, Error> {
-    if spec.is_undefined() || spec.is_null() {
-        return indexeddb(DEFAULT_DATABASE).await;
-    }
-    if let Some(text) = spec.as_string() {
-        if text == "memory" {
-            return Ok(memory());
-        }
-        if let Some(name) = text.strip_prefix("indexeddb:") {
-            return indexeddb(name).await;
-        }
-        return Err(ConfigError::new(
-            "dlq",
-            format!("{}: expected 'memory', 'indexeddb:NAME' or a store object", Quoted(&text)),
-        )
-        .into());
-    }
-    Ok(JsStore::host(spec.clone())?)
 }

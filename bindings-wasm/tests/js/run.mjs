@@ -1,6 +1,7 @@
-// Drives headless Chromium over the built package (bindings-wasm/pkg): a page, a module service worker
-// (including a worker restart in the middle of a task), and the example Manifest V3 extension loaded with
-// --load-extension. Usage: node run.mjs MOCK_URL. Exits non-zero on the first failed check.
+// Drives headless Chromium over the built package (bindings-wasm/pkg): a page, the JS suite (site/suite.js) in a
+// page and in a module dedicated worker, a module service worker (including a worker restart in the middle of a
+// task), and the example Manifest V3 extension loaded with --load-extension. Usage: node run.mjs MOCK_URL.
+// Exits non-zero on the first failed check.
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -8,6 +9,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SEEDS_BATCH } from './site/expected.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PKG = path.resolve(HERE, '../../pkg');
@@ -52,16 +54,22 @@ async function check(name, fn) {
   }
 }
 
+/** A summary of common.js seedsBatch, from whichever context ran it. */
 function assertBatch(b) {
-  assert.deepEqual(b.statuses, ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'], JSON.stringify(b));
-  assert.deepEqual(b.reasons, [null, 'ERROR_CAPTCHA_UNSOLVABLE', null, 'Timeout', null]);
-  assert.deepEqual(b.attempts, [null, 4, null, 4, null]);
-  assert.equal(b.subclass, true, 'rejections are SolveFailed with code SOLVE_FAILED');
-  assert.deepEqual(b.tokens, ['03AGdBq2', '03AGdBq2', '03AGdBq2']);
-  assert.equal(b.progress, 5);
-  assert.equal(b.count, 2);
-  assert.equal(b.recovered, 2);
-  assert.equal(b.countAfter, 0);
+  assert.equal(b.error, undefined, b.error);
+  assert.deepEqual(b, SEEDS_BATCH);
+}
+
+/** Lists the suite's results (`[{ name, ok, error }]` from site/suite.js run) and fails if any test failed. */
+function assertSuite(results) {
+  assert.ok(Array.isArray(results) && results.length > 0, `the suite did not run: ${JSON.stringify(results)}`);
+  for (const r of results) {
+    if (r.ok) console.log(`       ok   ${r.name}`);
+    else console.error(`       FAIL ${r.name}\n${r.error}`);
+  }
+  const failed = results.filter((r) => !r.ok).map((r) => r.name);
+  assert.deepEqual(failed, [], `${failed.length} of ${results.length} tests failed`);
+  console.log(`       ${results.length} tests passed`);
 }
 
 const server = await serve();
@@ -88,12 +96,26 @@ try {
     assertBatch(r.batch);
   });
 
+  await check('JS suite in a page', async () => {
+    await tab.goto(`${origin}/suite.html?mock=${encodeURIComponent(mock)}`);
+    await tab.waitForFunction(() => window.__suite !== undefined, null, { timeout: 300_000 });
+    assertSuite(await tab.evaluate(() => window.__suite));
+  });
+
+  await check('seeds batch in a dedicated worker', async () => {
+    await tab.goto(`${origin}/worker.html?mock=${encodeURIComponent(mock)}`);
+    await tab.waitForFunction(() => window.ask !== undefined);
+    assertBatch(await tab.evaluate(() => window.ask('batch')));
+  });
+
+  await check('JS suite in a dedicated worker', async () => {
+    assertSuite(await tab.evaluate(() => window.ask('suite')));
+  });
+
   await check('package in a module service worker: seeds batch + replay', async () => {
     await tab.goto(`${origin}/sw.html?mock=${encodeURIComponent(mock)}`);
     await tab.waitForFunction(() => window.__ready === true);
-    const b = await tab.evaluate(() => window.ask('batch'));
-    assert.equal(b.error, undefined, b.error);
-    assertBatch(b);
+    assertBatch(await tab.evaluate(() => window.ask('batch')));
   });
 
   await check('service worker restarted mid-task: the journal is recovered and the task solved', async () => {

@@ -1,27 +1,47 @@
-// Shared by the test page and the test service worker: the seeds' batch through the built package.
+// Shared by the test page, the JS suite, the dedicated worker and the service worker: options, the mock's
+// controls, and the seeds' batch through the built package.
 import { Client, SolveFailed } from '/pkg/index.js';
+
+/** The API key of every test client; it must never show up in a record or an error message. */
+export const KEY = 'test-key';
 
 export const page = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: `https://example.com/page/${n}` });
 
+/** Polling fast enough that the seeds' batch (24 polls in the seeds) takes well under a second. */
 export function options(mock, dlq, extra = {}) {
   return {
-    apiKey: 'test-key',
+    apiKey: KEY,
     provider: 'captchaai',
     baseUrl: mock,
     dlq,
-    retry: { backoff: { kind: 'fixed', delay_ms: 10 }, transientMinDelayMs: 10 },
+    retry: { backoff: { kind: 'fixed', delay_ms: 10 }, transientMinDelayMs: 10, requestTimeoutMs: 5000 },
     polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 20, maxPolls: 3, coalesceMs: 5 },
     rate: { submitsPerSecond: 1000 },
     ...extra,
   };
 }
 
+/** Replaces the mock's script. */
 export async function script(mock, body) {
   const r = await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify(body) });
   if (r.status !== 200) throw new Error(`the mock refused the script: ${await r.text()}`);
 }
 
-/** Runs the batch and the replay; returns a summary the test compares. */
+/** The mock's request counters (`requests`, `balance_checks`, `reports_good`, `reports_bad`…). */
+export async function counters(mock) {
+  return (await fetch(`${mock}/mock/counters`)).json();
+}
+
+/** A database name no earlier run used. */
+export const freshDb = (tag) => `captcha-dlq-test-${tag}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
+
+const solved = (r) => r.status === 'fulfilled';
+const record = (r) => (solved(r) ? null : r.reason.record);
+
+/**
+ * The seeds' batch: pages 1..5, page 2 unsolvable, page 4 never ready → 3 solved, 2 dead-lettered with 4 attempts;
+ * then the service recovers and `replay()` solves both. Returns a summary that must equal SEEDS_BATCH (expected.js).
+ */
 export async function seedsBatch(mock, dlq) {
   await script(mock, {
     rules: [
@@ -33,18 +53,24 @@ export async function seedsBatch(mock, dlq) {
   const client = await Client.create(options(mock, dlq, { onEvent: (e) => events.push(e.name) }));
   let progress = 0;
   const results = await client.solveMany([1, 2, 3, 4, 5].map(page), { concurrency: 5, onProgress: (d) => (progress = d) });
+  const records = results.map(record);
   const summary = {
     statuses: results.map((r) => r.status),
-    reasons: results.map((r) => (r.status === 'rejected' ? r.reason.record.reason : null)),
-    attempts: results.map((r) => (r.status === 'rejected' ? r.reason.record.attempts : null)),
-    subclass: results.every((r) => r.status === 'fulfilled' || (r.reason instanceof SolveFailed && r.reason.code === 'SOLVE_FAILED')),
-    tokens: results.filter((r) => r.status === 'fulfilled').map((r) => r.value.text.slice(0, 8)),
+    reasons: records.map((r) => r?.reason ?? null),
+    attempts: records.map((r) => r?.attempts ?? null),
+    states: records.map((r) => r?.state ?? null),
+    subclass: results.every((r) => solved(r) || (r.reason instanceof SolveFailed && r.reason.code === 'SOLVE_FAILED')),
+    keyLeaked: [JSON.stringify(records), await client.dlq.exportJson()].some((text) => text.includes(KEY)),
+    tokens: results.filter(solved).map((r) => r.value.text.slice(0, 8)),
     progress,
+    deadLetteredEvents: events.filter((name) => name === 'dead_lettered').length,
     count: await client.dlq.count(),
-    sawEvents: events.includes('dead_lettered') || events.length > 0,
+    // Every task ended, so nothing is left in the journal.
+    inFlight: (await client.dlq.stats()).in_flight,
   };
   await script(mock, {});
   const report = await client.replay();
+  summary.received = report.received;
   summary.recovered = report.recovered;
   summary.countAfter = await client.count();
   await client.close();
