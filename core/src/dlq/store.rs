@@ -113,13 +113,14 @@ pub struct StoreStats {
     pub in_flight: u64,
 }
 
-// Read by hand rather than derived (see `crate::json_read`); unknown fields are ignored.
+// Read by hand rather than derived (see `crate::json_read`).
 
-/// Every field may be left out (`{}` matches everything).
+/// Every field may be left out (`{}` matches everything). Unknown fields are refused: a misspelt
+/// field (`reason` for `reasons`) would otherwise match every record, and `purge` would remove them all.
 impl FromJson for Filter {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        Ok(Filter {
+        let filter = Filter {
             ids: f.or_default("ids")?,
             reasons: f.or_default("reasons")?,
             classes: f.or_default("classes")?,
@@ -129,7 +130,9 @@ impl FromJson for Filter {
             labels: f.or_default("labels")?,
             dead_lettered_before: f.opt("dead_lettered_before")?,
             dead_lettered_after: f.opt("dead_lettered_after")?,
-        })
+        };
+        f.finish()?;
+        Ok(filter)
     }
 }
 

@@ -2,7 +2,8 @@
 // (suite.html) and in a module dedicated worker (worker.js). Each test takes the mock's URL, sets the mock's
 // script it needs and throws on the first failed check; run() runs them one by one.
 import {
-  Client, ready, CaptchaDlqError, SolveFailed, AccountError, InvalidTask, InvalidConfig, ProviderError, Closed, Aborted,
+  Client, ready, CaptchaDlqError, SolveFailed, AccountError, InvalidTask, InvalidConfig, ProviderError, StoreError, Closed,
+  Aborted,
 } from '/pkg/index.js';
 import { KEY, options, page, script, counters, freshDb, seedsBatch } from './common.js';
 import { AssertionError, ok, equal, deepEqual, startsWith, show } from './assert.js';
@@ -15,6 +16,7 @@ const CLASS_OF = {
   INVALID_TASK: InvalidTask,
   INVALID_CONFIG: InvalidConfig,
   PROVIDER_ERROR: ProviderError,
+  STORE_ERROR: StoreError,
   CLOSED: Closed,
   ABORTED: Aborted,
 };
@@ -259,6 +261,66 @@ export const tests = {
     startsWith((await client.solve(page(3))).text, TOKEN, 'solved after the reset');
     await client.close();
     await failsWith(client.resetCircuit(), { code: 'CLOSED' }, 'resetCircuit() after close()');
+  },
+
+  async requests_that_time_out_or_break_are_retried_then_dead_lettered_without_the_key(mock) {
+    // Every submission answers after 600 ms, past the 150 ms request timeout: the driver aborts each one.
+    await script(mock, { faults: { slow_ms: 600, slow_rate: 1, endpoints: ['/in.php'] } });
+    const retries = [];
+    const client = await Client.create(options(mock, 'memory', {
+      retry: { backoff: { kind: 'fixed', delay_ms: 10 }, transientMinDelayMs: 10, requestTimeoutMs: 150, maxRequestRetries: 1 },
+      onEvent: (e) => e.name === 'retrying' && retries.push(e.detail.code),
+    }));
+    let e = await failsWith(client.solve(page(1)), { code: 'SOLVE_FAILED' }, 'solve while every submission times out');
+    // Two requests (the first retried), no submission ever accepted.
+    deepEqual([e.record.reason, e.record.class, e.record.attempts, e.record.history.length], ['Network', 'transient', 0, 2],
+      'the timed-out record: reason, class, attempts, failed requests');
+    ok(e.record.description.includes('no complete answer within 150 ms'), `the timeout is described: "${e.record.description}"`);
+    deepEqual(retries, ['Network'], 'retrying events before the task was dead-lettered');
+
+    // Every submission's connection is reset: fetch fails, the failure is retried the same way.
+    await script(mock, { faults: { connection_reset: 1, endpoints: ['/in.php'] } });
+    e = await failsWith(client.solve(page(2)), { code: 'SOLVE_FAILED' }, 'solve while every connection is reset');
+    deepEqual([e.record.reason, e.record.history.length], ['Network', 2], 'the reset record: reason, failed requests');
+    ok(e.record.description.startsWith('no answer from the service: TypeError'), `fetch's failure is kept: "${e.record.description}"`);
+    const stored = await client.exportJson();
+    ok(!stored.includes(KEY) && !JSON.stringify(e.record).includes(KEY), 'the key leaked into a record');
+    equal(await client.count({ reasons: ['Network'] }), 2, 'both records in the DLQ');
+    await script(mock, {});
+    await client.close();
+  },
+
+  async solve_many_names_the_bad_task_and_solves_the_rest(mock) {
+    await script(mock, {});
+    const client = await Client.create(options(mock, 'memory'));
+    const tasks = [page(1), { type: 'recaptcha_v2', pageUrl: 'https://example.com/' }, 'not a task'];
+    const results = await client.solveMany(tasks, { concurrency: 2 });
+    equal(results[0].status, 'fulfilled', 'the good task');
+    startsWith(results[0].value.text, TOKEN, 'its token');
+    for (const [i, field] of [[1, 'tasks[1].sitekey'], [2, 'tasks[2].task']]) {
+      await failsWith(Promise.reject(results[i].reason), { code: 'INVALID_TASK', field }, `task ${i} of the batch`);
+    }
+    await failsWith(client.solveMany(tasks, { concurrency: 0 }), { code: 'INVALID_CONFIG', field: 'concurrency' }, 'concurrency 0');
+    await failsWith(client.solveMany(tasks, { labels: { n: 1 } }), { code: 'INVALID_CONFIG', field: 'labels' }, 'labels of numbers');
+    await failsWith(client.solveMany('tasks'), { code: 'INVALID_TASK', field: 'tasks' }, 'tasks that are not an array');
+    await client.close();
+  },
+
+  async what_a_custom_store_returns_is_checked_and_named(mock) {
+    const store = jsStore();
+    store.peek = () => [{ schema: 1, id: 5 }];
+    store.count = () => 'many';
+    store.stats = () => { throw new Error('disk on fire'); };
+    const client = await Client.create(options(mock, store));
+    let e = await failsWith(client.peek(), { code: 'STORE_ERROR' }, 'peek returning a broken record');
+    ok(e.message.includes("the custom store's peek returned") && e.message.includes('id'), `names store, method and field: "${e.message}"`);
+    e = await failsWith(client.count(), { code: 'STORE_ERROR' }, 'count returning a string');
+    ok(e.message.includes("the custom store's count returned"), `names store and method: "${e.message}"`);
+    e = await failsWith(client.stats(), { code: 'STORE_ERROR' }, 'stats throwing');
+    ok(e.message.includes("the custom store's stats failed: disk on fire"), `names store, method and cause: "${e.message}"`);
+    await failsWith(client.peek({ colour: 'red' }), { code: 'INVALID_CONFIG', field: 'filter.colour' }, 'an unknown filter field');
+    await failsWith(client.peek(undefined, { limit: -1 }), { code: 'INVALID_CONFIG', field: 'page.limit' }, 'a negative page limit');
+    await client.close();
   },
 };
 
