@@ -45,6 +45,9 @@ step "browser package: clippy for wasm32, then wasm-bindgen-test and the built p
 cargo clippy -p captcha-dlq-wasm --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
 bash bindings-wasm/test.sh
 
+step "browser package: the .wasm within its size budget (150 KB gzipped)"
+bash bench/wasm/size.sh --no-build
+
 step "the demo (README's first command)"
 cargo run -q -p captcha-dlq -- demo >/tmp/captcha-dlq-demo.out
 grep -q "DLQ size after replay: 0" /tmp/captcha-dlq-demo.out && echo "demo ok"
