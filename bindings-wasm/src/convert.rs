@@ -45,3 +45,16 @@ use wasm_bindgen::JsCast;
 pub(crate) fn js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
     to_js(value).map_err(|e| JsValue::from(js_sys::Error::new(&e)))
 }
+
+/// `object[name]`, or `undefined` when `object` is not an object.
+pub(crate) fn get(object: &JsValue, name: &str) -> JsValue {
+    if !object.is_object() {
+        return JsValue::UNDEFINED;
+    }
+    js_sys::Reflect::get(object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// `undefined` or `null`: an option left out.
+pub(crate) fn absent(v: &JsValue) -> bool {
+    v.is_undefined() || v.is_null()
+}

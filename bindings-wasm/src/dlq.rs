@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{from_js, js, to_json};
-use crate::engine::{absent, at};
+use crate::convert::{absent, from_js, js, to_json};
+use crate::engine::at;
 use crate::error::Error;
 use crate::options::snake;
 
@@ -75,10 +75,10 @@ pub fn keys_of(value: JsValue) -> JsValue {
 
 /// What a store's `receive` returns per record.
 #[derive(Serialize)]
-struct Leased {
-    token: LeaseToken,
-    record: DeadLetterRecord,
-    lease_until: Timestamp,
+pub(crate) struct Leased {
+    pub token: LeaseToken,
+    pub record: DeadLetterRecord,
+    pub lease_until: Timestamp,
 }
 
 impl FromJson for Leased {
@@ -90,9 +90,9 @@ impl FromJson for Leased {
 
 /// What a store's `push` returns (either field may be left out, or the whole answer).
 #[derive(Serialize)]
-struct PushReply {
-    replaced: bool,
-    evicted: Vec<String>,
+pub(crate) struct PushReply {
+    pub replaced: bool,
+    pub evicted: Vec<String>,
 }
 
 impl FromJson for PushReply {

@@ -27,7 +27,7 @@ use js_sys::Reflect;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{from_js, js, to_json};
+use crate::convert::{absent, from_js, get, js, to_json};
 use crate::error::{Error, Result};
 use crate::options::{decode, parse, Options};
 
@@ -85,7 +85,7 @@ pub fn read_labels(value: JsValue) -> Result<(), JsValue> {
 }
 
 fn labels(value: &JsValue) -> Result<BTreeMap<String, String>> {
-    if value.is_undefined() || value.is_null() {
+    if absent(value) {
         return Ok(BTreeMap::new());
     }
     let json = to_json(value).map_err(|e| ConfigError::new("labels", e))?;
@@ -359,15 +359,4 @@ impl WasmEngine {
         request.timeout = self.request_timeout;
         request
     }
-}
-
-pub(crate) fn get(object: &JsValue, name: &str) -> JsValue {
-    if !object.is_object() {
-        return JsValue::UNDEFINED;
-    }
-    Reflect::get(object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-}
-
-pub(crate) fn absent(v: &JsValue) -> bool {
-    v.is_undefined() || v.is_null()
 }

@@ -5,11 +5,10 @@ use captcha_dlq_core::dlq::replay::ReplayPolicy;
 use captcha_dlq_core::json_read::FromJson;
 use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, EngineConfig, Secret};
-use js_sys::Reflect;
 use serde_json::{Map, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::convert::to_json;
+use crate::convert::{absent, get, to_json};
 
 const KNOWN: [&str; 12] = [
     "apiKey",
@@ -40,13 +39,9 @@ pub(crate) struct Options {
 
 pub(crate) use captcha_dlq_core::json_field::{snake, snake_keys};
 
-fn get(options: &JsValue, name: &str) -> JsValue {
-    Reflect::get(options, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-}
-
 fn optional_string(options: &JsValue, name: &str) -> Result<Option<String>, ConfigError> {
     let value = get(options, name);
-    if value.is_undefined() || value.is_null() {
+    if absent(&value) {
         return Ok(None);
     }
     value.as_string().map(Some).ok_or_else(|| ConfigError::new(name, "expected a string"))
@@ -82,14 +77,14 @@ pub(crate) fn parse(options: &JsValue) -> Result<Options, ConfigError> {
     let config: EngineConfig = decode("", Value::Object(engine))?;
     config.validate()?;
     let replay_value = get(options, "replay");
-    let replay: ReplayPolicy = if replay_value.is_undefined() || replay_value.is_null() {
+    let replay: ReplayPolicy = if absent(&replay_value) {
         ReplayPolicy::default()
     } else {
         decode("replay", to_json(&replay_value).map_err(|e| ConfigError::new("replay", e))?)?
     };
     replay.validate()?;
     let on_event = get(options, "onEvent");
-    if !on_event.is_undefined() && !on_event.is_null() && !on_event.is_function() {
+    if !absent(&on_event) && !on_event.is_function() {
         return Err(ConfigError::new("onEvent", "expected a function"));
     }
     check_dlq(&get(options, "dlq"))?;
@@ -107,7 +102,7 @@ pub(crate) fn parse(options: &JsValue) -> Result<Options, ConfigError> {
 /// The `dlq` option's shape: `'memory'`, `'indexeddb:NAME'`, or an object (its methods are checked when
 /// the JS client opens it).
 fn check_dlq(dlq: &JsValue) -> Result<(), ConfigError> {
-    if dlq.is_undefined() || dlq.is_null() || dlq.is_object() {
+    if absent(dlq) || dlq.is_object() {
         return Ok(());
     }
     match dlq.as_string() {

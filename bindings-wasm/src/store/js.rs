@@ -14,14 +14,14 @@ use core::time::Duration;
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, StoreError, StoreStats,
 };
-use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
+use captcha_dlq_core::json_read::FromJson;
 use captcha_dlq_core::{JournalEntry, Timestamp};
 use js_sys::{Array, Function, Promise, Reflect};
-use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::convert::{describe, from_js, to_js};
+use crate::dlq::{Leased as LeasedReply, PushReply};
 
 /// A store delegating to a JS object.
 #[derive(Debug)]
@@ -29,32 +29,6 @@ pub struct JsStore {
     object: JsValue,
     /// Names the store in errors: `indexeddb:NAME` or `memory`.
     label: String,
-}
-
-struct PushReply {
-    replaced: bool,
-    evicted: Vec<String>,
-}
-
-/// Both fields may be left out.
-impl FromJson for PushReply {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(PushReply { replaced: f.or_default("replaced")?, evicted: f.or_default("evicted")? })
-    }
-}
-
-struct LeasedReply {
-    token: LeaseToken,
-    record: DeadLetterRecord,
-    lease_until: Timestamp,
-}
-
-impl FromJson for LeasedReply {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(LeasedReply { token: f.req("token")?, record: f.req("record")?, lease_until: f.req("lease_until")? })
-    }
 }
 
 impl JsStore {
