@@ -8,12 +8,15 @@ use serde_json::Value;
 
 use crate::dlq::record::HistoryEntry;
 use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::solution::Solution;
 use crate::task::Task;
 use crate::time::Timestamp;
 
-/// A task in flight. Written when the engine accepts it and rewritten when it
-/// gets a provider task id; removed when the task is solved or dead-lettered
-/// (by the store, in the same transaction as the dead-letter record).
+/// A task in flight. Written when the engine accepts it (before anything is
+/// sent) and rewritten when it gets a provider task id; rewritten with its
+/// `solution` once solved, so the answer is durable before it is handed over;
+/// removed (`journal_forget`) only after the answer reached its caller, or by
+/// the store in the same transaction as the task's dead-letter record.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct JournalEntry {
     /// A ULID; becomes the dead-letter record's id if the task fails.
@@ -39,6 +42,14 @@ pub struct JournalEntry {
     /// that recovery takes over only entries whose owner is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The caller's stable name for the task (a batch line, an application id). When the
+    /// task ends, the store remembers the key as settled in the same transaction, so the
+    /// same work is never submitted twice (see `DlqStore::settled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The answer, once solved and not yet handed over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solution: Option<Solution>,
 }
 
 /// Unknown fields are ignored, as they were when `JournalEntry` derived `Deserialize`.
@@ -58,17 +69,10 @@ impl FromJson for JournalEntry {
             updated_at: f.req("updated_at")?,
             replay_of: f.opt("replay_of")?,
             owner: f.opt("owner")?,
+            key: f.opt("key")?,
+            solution: f.opt("solution")?,
         })
     }
 }
 
 deserialize_from_json!(JournalEntry);
-
-/// What the engine asks the driver to do with the journal.
-#[derive(Clone, Debug, PartialEq)]
-pub enum JournalOp {
-    /// Insert or replace the entry with this id.
-    Upsert(JournalEntry),
-    /// Remove the entry: the task was solved (dead-lettering removes it with the record).
-    Forget { id: String },
-}

@@ -27,10 +27,10 @@ pub mod vectors;
 pub mod weburl;
 
 pub use class::{ErrorClass, Failure};
-pub use engine::{Action, Engine, EngineConfig, Event, JobId, RequestId};
+pub use engine::{Action, Cancelled, Engine, EngineConfig, Event, JobId, RequestId};
 pub use error::{ConfigError, InvalidTask};
 pub use http::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
-pub use journal::{JournalEntry, JournalOp};
+pub use journal::JournalEntry;
 pub use provider::Provider;
 pub use solution::Solution;
 pub use task::{Task, TaskKind};

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use crate::dlq::record::DeadLetterRecord;
 use crate::engine::{Action, Engine, EngineConfig, Event, JobId, RequestId};
 use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
-use crate::journal::{JournalEntry, JournalOp};
+use crate::journal::JournalEntry;
 use crate::provider::Provider;
 use crate::solution::Solution;
 use crate::task::Task;
@@ -40,6 +40,10 @@ pub enum Fault {
     TruncatedJson,
     Http503,
     Reset,
+    /// Connection refused: the request never reached the service.
+    Refused,
+    /// No answer within the request timeout: the request may have reached the service.
+    Timeout,
     Code(&'static str),
 }
 
@@ -184,6 +188,8 @@ fn fault_answer(fault: &Fault) -> Result<HttpResponse, TransportError> {
         Fault::TruncatedJson => Ok(HttpResponse::new(200, "{\"status\":1,\"requ")),
         Fault::Http503 => Ok(HttpResponse::new(503, "Service Unavailable")),
         Fault::Reset => Err(TransportError::new(TransportErrorKind::Reset, "connection reset by peer")),
+        Fault::Refused => Err(TransportError::new(TransportErrorKind::Connect, "connection refused")),
+        Fault::Timeout => Err(TransportError::new(TransportErrorKind::Timeout, "no answer within 30 s")),
         Fault::Code(code) => Ok(json(0, code)),
     }
 }
@@ -238,7 +244,7 @@ impl Harness {
 
     pub fn submit(&mut self, task: Task, labels: &[(&str, &str)]) -> JobId {
         let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        self.engine.submit(task, labels, self.now).expect("valid task")
+        self.engine.submit(task, labels, None, self.now).expect("valid task")
     }
 
     /// Runs until nothing is left to do, or until `until`.
@@ -286,21 +292,23 @@ impl Harness {
                     }
                     self.in_transit.push((self.now.add(self.latency), request_id, result));
                 }
+                // The simulated store writes at once and the answer is handed over at once,
+                // so the entry (with its solution) is forgotten straight away.
                 Action::Solved { job, id, solution, .. } => {
                     self.journal.remove(&id);
                     self.solved.push((job, id, solution, self.now));
                 }
-                Action::DeadLetter { job, record } => {
+                Action::DeadLetter { job, record, .. } => {
                     self.journal.remove(&record.id);
                     self.dead.push((job, record));
                 }
-                Action::Journal(JournalOp::Upsert(entry)) => {
+                Action::Journal { entry, gates } => {
                     if self.keep_logs {
                         self.journal.insert(entry.id.clone(), entry);
                     }
-                }
-                Action::Journal(JournalOp::Forget { id }) => {
-                    self.journal.remove(&id);
+                    if let Some(job) = gates {
+                        self.engine.journaled(job, self.now);
+                    }
                 }
                 Action::Event(e) => {
                     if self.keep_logs {

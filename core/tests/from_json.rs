@@ -78,7 +78,14 @@ fn full_config() -> EngineConfig {
             coalesce_ms: 33,
         },
         rate: RateConfig { submits_per_second: 2.5, max_in_flight: 41 },
-        circuit: CircuitConfig { window: 51, min_calls: 52, failure_ratio: 0.25, break_ms: 53 },
+        circuit: CircuitConfig {
+            window: 51,
+            min_calls: 52,
+            failure_ratio: 0.25,
+            break_ms: 53,
+            unreachable_after_failures: 54,
+            unreachable_after_ms: 55,
+        },
         seed: 61,
     }
 }

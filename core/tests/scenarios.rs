@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use captcha_dlq_core::class::{reason, ErrorClass};
 use captcha_dlq_core::dlq::record::Phase;
-use captcha_dlq_core::engine::{Backoff, EngineConfig, Event, FirstPoll, PauseScope};
+use captcha_dlq_core::engine::{Backoff, Cancelled, EngineConfig, Event, FirstPoll, PauseScope};
 use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Fault, Harness, KEY, T0};
 
 fn secs(s: u64) -> Duration {
@@ -398,18 +398,32 @@ fn journal_entries_are_resumed_by_polling_or_resubmitting_and_stale_ones_are_int
 }
 
 #[test]
-fn cancel_dead_letters_with_reason_cancelled_and_sends_nothing_more() {
-    let mut h = Harness::new(EngineConfig::default(), FakeService::new(|_| Behavior::NeverReady));
+fn cancel_before_sending_dead_letters_with_reason_cancelled_and_sends_nothing() {
+    let mut config = EngineConfig::default();
+    config.rate.submits_per_second = 1.0;
+    let mut h = Harness::new(config, FakeService::new(|_| Behavior::NeverReady));
+    h.submit(seed_task(0), &[]);
+    let queued = h.submit(seed_task(1), &[]);
+    h.run_until(Some(T0.add(Duration::from_millis(10))));
+    assert_eq!(h.sends_to("/in.php").len(), 1, "one submit per second: the second task still waits");
+    assert_eq!(h.engine.cancel(queued, h.now), Cancelled::DeadLettered);
+    assert_eq!(h.engine.cancel(queued, h.now), Cancelled::Unknown, "a job ends once");
+    h.run_until(Some(T0.add(secs(5))));
+    assert_eq!(h.sends_to("/in.php").len(), 1, "the cancelled task was never sent");
+    let record = &h.dead[0].1;
+    assert_eq!((record.reason.as_str(), record.class, record.attempts), (reason::CANCELLED, ErrorClass::Cancelled, 0));
+}
+
+#[test]
+fn cancel_after_submission_runs_on_and_is_never_submitted_twice() {
+    let mut h = Harness::new(EngineConfig::default(), FakeService::new(|_| Behavior::SolveAfter(secs(40))));
     let job = h.submit(seed_task(0), &[]);
     h.run_until(Some(T0.add(secs(16))));
-    let sent_before = h.sent.len();
-    assert!(h.engine.cancel(job, h.now));
-    assert!(!h.engine.cancel(job, h.now), "a job ends once");
+    assert_eq!(h.engine.cancel(job, h.now), Cancelled::RunsOn, "the provider is working on it");
     h.run();
-    assert_eq!(h.sent.len(), sent_before);
-    let record = &h.dead[0].1;
-    assert_eq!((record.reason.as_str(), record.class), (reason::CANCELLED, ErrorClass::Cancelled));
-    assert!(h.journal.is_empty());
+    assert_eq!(h.sends_to("/in.php").len(), 1, "never resubmitted");
+    assert_eq!(h.solved.len(), 1, "its answer comes in (the driver keeps it in the journal)");
+    assert!(h.dead.is_empty());
 }
 
 #[test]
@@ -440,7 +454,7 @@ fn answers_that_may_contain_a_pipe_are_never_batched() {
             "type": "funcaptcha", "publickey": "69A21A01-CC7B-B9C6-0F9A-E7FA06677FFC", "page_url": page,
         }))
         .unwrap();
-        h.engine.submit(task, Default::default(), h.now).unwrap();
+        h.engine.submit(task, Default::default(), None, h.now).unwrap();
         funcaptcha_pages.push(page);
     }
     h.run();

@@ -7,6 +7,7 @@ pub mod memory;
 pub mod record;
 pub mod replay;
 pub mod store;
+pub mod table;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 
@@ -15,4 +16,7 @@ pub use export::{export_json, export_jsonl, import, ImportError};
 pub use memory::MemoryStore;
 pub use record::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
 pub use replay::{ReplayDecision, ReplayPolicy, ReplayReport};
-pub use store::{DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, StoreError, StoreStats};
+pub use store::{
+    DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, SettledKey, Settlement, StoreError, StoreStats,
+};
+pub use table::{TableBackend, TableStore};

@@ -6,7 +6,10 @@
 //! engine, so lease expiry is testable without sleeping.
 //!
 //! The in-flight journal lives behind the same trait so that a backend can
-//! write a dead-letter record and drop its journal entry in one transaction.
+//! write a dead-letter record and drop its journal entry in one transaction,
+//! and so that the rules which make a task end exactly once (a record being
+//! replayed is never handed out twice; a solved task leaves no dead letter; a
+//! settled key is never worked on again) are enforced by the store itself.
 
 use core::time::Duration;
 use std::collections::BTreeMap;
@@ -168,7 +171,49 @@ impl FromJson for StoreStats {
     }
 }
 
-deserialize_from_json!(Filter, Page, LeaseToken, StoreStats);
+deserialize_from_json!(Filter, Page, LeaseToken, StoreStats, Settlement, SettledKey);
+
+/// How a keyed task ended (see [`DlqStore::settled`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Settlement {
+    /// Solved, and its answer handed over (`journal_forget`).
+    Solved,
+    /// Dead-lettered (`push`): its record is (or was) in the DLQ.
+    DeadLettered,
+}
+
+/// A task key the store remembers as done, so the same work is not submitted again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SettledKey {
+    pub key: String,
+    /// The task's record id.
+    pub id: String,
+    pub outcome: Settlement,
+    pub at: Timestamp,
+}
+
+impl Settlement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Settlement::Solved => "solved",
+            Settlement::DeadLettered => "dead_lettered",
+        }
+    }
+}
+
+impl FromJson for Settlement {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        crate::json_read::unit_variant(value, &[Settlement::Solved, Settlement::DeadLettered], Settlement::as_str)
+    }
+}
+
+impl FromJson for SettledKey {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(SettledKey { key: f.req("key")?, id: f.req("id")?, outcome: f.req("outcome")?, at: f.req("at")? })
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -184,6 +229,17 @@ pub enum StoreError {
     Decode(String),
     #[error("store backend error: {0}")]
     Backend(String),
+    /// The store did not answer in time (the driver's per-call timeout).
+    #[error("the store did not answer: {0}")]
+    Timeout(String),
+}
+
+impl StoreError {
+    /// Whether trying the same call again later may succeed (the backend was down, locked,
+    /// slow), as opposed to an answer about the data (a lost lease, a corrupt file).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Backend(_) | StoreError::Timeout(_))
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -199,17 +255,24 @@ impl<T: ?Sized> MaybeSendSync for T {}
 ///
 /// Contract, checked for every backend by `dlq::testkit`:
 /// - `push` is an upsert by `record.id`, and removes the journal entry with the
-///   same id in the same transaction.
+///   same id in the same transaction; if that entry had a `key`, the key is
+///   settled as `dead_lettered` in the same transaction.
 /// - `receive` hands out up to `max` ready records matching `filter` (oldest
 ///   first), and records whose lease expired before `now`; each delivery
 ///   increments `deliveries` and gets a fresh token. Parked records are never
-///   received.
+///   received, nor is a record whose id has a journal entry (it is being
+///   replayed, maybe by a process that died: `recover` finishes it).
 /// - `complete` and `abandon` fail with `LeaseLost` if the token is stale.
 /// - `abandon` may replace the record (a failed replay updates attempts and
 ///   history); if the record's deliveries reached the store's limit, or the
-///   update says `parked`, it is parked. Returns the resulting state.
-/// - Nothing is ever removed except by `complete`, `purge`, or an opt-in
-///   capacity, and capacity drops are counted.
+///   update says `parked`, it is parked. It removes the journal entry with the
+///   record's id in the same transaction. Returns the resulting state.
+/// - `journal_forget` removes the entry after its answer was handed over; in
+///   the same transaction it settles the entry's `key` as `solved` and removes
+///   a dead-letter record with the same id (a replayed task that is now
+///   solved), counting it as completed.
+/// - Nothing is ever removed except by `complete`, `purge`, `journal_forget`
+///   of a solved replay, or an opt-in capacity, and capacity drops are counted.
 #[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
 #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
 pub trait DlqStore: MaybeSendSync {
@@ -239,6 +302,12 @@ pub trait DlqStore: MaybeSendSync {
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError>;
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError>;
-    async fn journal_forget(&self, id: &str) -> Result<(), StoreError>;
+    /// Removes the entry of a task whose answer was handed over (see the contract above).
+    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError>;
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError>;
+
+    /// Settled keys starting with `prefix` (all with `""`), in key order.
+    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError>;
+    /// Forgets settled keys starting with `prefix`; returns how many.
+    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError>;
 }

@@ -16,8 +16,9 @@ use std::collections::BTreeMap;
 
 use crate::class::{reason, ErrorClass};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
-use crate::dlq::store::{DlqStore, Filter, LeaseToken, Leased, Page, StoreError};
+use crate::dlq::store::{DlqStore, Filter, LeaseToken, Leased, Page, SettledKey, Settlement, StoreError};
 use crate::journal::JournalEntry;
+use crate::solution::Solution;
 use crate::task::Task;
 use crate::time::Timestamp;
 
@@ -97,11 +98,13 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
         updated_at: at(5),
         replay_of: None,
         owner: None,
+        key: None,
+        solution: None,
     }
 }
 
 /// The cases, in the order [`run_store_suite`] runs them.
-pub const CASES: [&str; 16] = [
+pub const CASES: [&str; 21] = [
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -118,6 +121,11 @@ pub const CASES: [&str; 16] = [
     "purge_skips_live_leases",
     "count_and_stats",
     "journal",
+    "journal_keeps_solutions_and_keys",
+    "receive_skips_records_being_replayed",
+    "forget_settles_the_key_and_the_replayed_record",
+    "push_settles_the_key_and_abandon_forgets_the_entry",
+    "settled_keys_by_prefix",
 ];
 
 /// Runs every case on a fresh store from `make_empty_store`; returns the number of cases run.
@@ -155,6 +163,13 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
         "purge_skips_live_leases" => purge_skips_live_leases(store).await,
         "count_and_stats" => count_and_stats(store).await,
         "journal" => journal(store).await,
+        "journal_keeps_solutions_and_keys" => journal_keeps_solutions_and_keys(store).await,
+        "receive_skips_records_being_replayed" => receive_skips_records_being_replayed(store).await,
+        "forget_settles_the_key_and_the_replayed_record" => forget_settles_the_key_and_the_replayed_record(store).await,
+        "push_settles_the_key_and_abandon_forgets_the_entry" => {
+            push_settles_the_key_and_abandon_forgets_the_entry(store).await
+        }
+        "settled_keys_by_prefix" => settled_keys_by_prefix(store).await,
         other => panic!("testkit: no case named {other:?}"),
     }
 }
@@ -609,9 +624,110 @@ async fn journal<S: DlqStore>(store: &S) {
     let mut entries = ok(case, "entries", store.journal_entries().await);
     entries.sort_by(|x, y| x.id.cmp(&y.id));
     assert_eq!(entries, vec![a2, b.clone()], "[{case}] upsert must replace the entry with the same id");
-    ok(case, "forget a", store.journal_forget("a").await);
-    ok(case, "forget unknown", store.journal_forget("zz").await);
+    ok(case, "forget a", store.journal_forget("a", at(40)).await);
+    ok(case, "forget unknown", store.journal_forget("zz", at(40)).await);
     assert_eq!(ok(case, "entries", store.journal_entries().await), vec![b], "[{case}] after forget");
     let stats = ok(case, "stats", store.stats(T0).await);
     assert_eq!((stats.in_flight, stats.total), (1, 0), "[{case}] stats (in_flight, total)");
+}
+
+async fn journal_keeps_solutions_and_keys<S: DlqStore>(store: &S) {
+    let case = "journal_keeps_solutions_and_keys";
+    let mut entry = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R11", 1);
+    entry.key = Some("batch:abc/line:7".into());
+    ok(case, "upsert", store.journal_upsert(&entry).await);
+    let mut solution = Solution::text("03AGdBq24-token");
+    solution.provider_task_id = Some("71823461".into());
+    solution.fields.insert("userAgent".into(), serde_json::json!("Mozilla/5.0"));
+    entry.solution = Some(solution);
+    entry.updated_at = at(20);
+    ok(case, "upsert with solution", store.journal_upsert(&entry).await);
+    let entries = ok(case, "entries", store.journal_entries().await);
+    assert_eq!(entries, vec![entry], "[{case}] the key and the solution must come back unchanged");
+}
+
+async fn receive_skips_records_being_replayed<S: DlqStore>(store: &S) {
+    let case = "receive_skips_records_being_replayed";
+    push_all(case, store, &[sample_record("a-replaying", 0), sample_record("b-free", 1)]).await;
+    // A replay of a-replaying is in flight (its journal entry has the record's id), maybe by a
+    // process that died with the lease: nobody else may receive it, even once the lease expired.
+    let mut entry = sample_journal_entry("a-replaying", 4);
+    entry.replay_of = Some("a-replaying".into());
+    ok(case, "journal_upsert", store.journal_upsert(&entry).await);
+    let got = ok(case, "receive", store.receive(&Filter::all(), 10, LEASE, at(120)).await);
+    assert_eq!(leased_ids(&got), vec!["b-free"], "[{case}] a record with a journal entry was received");
+    let seen = peek_one(case, store, "a-replaying", at(121)).await;
+    assert_eq!(seen.state, RecordState::Ready, "[{case}] the skipped record stays ready");
+    assert_eq!(seen.deliveries, 0, "[{case}] skipping is not a delivery");
+}
+
+async fn forget_settles_the_key_and_the_replayed_record<S: DlqStore>(store: &S) {
+    let case = "forget_settles_the_key_and_the_replayed_record";
+    // A keyed task solved and handed over: its key is settled, its entry gone.
+    let mut keyed = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R21", 1);
+    keyed.key = Some("job-21".into());
+    ok(case, "upsert keyed", store.journal_upsert(&keyed).await);
+    ok(case, "forget keyed", store.journal_forget(&keyed.id, at(50)).await);
+    let settled = ok(case, "settled", store.settled("").await);
+    let expected = SettledKey { key: "job-21".into(), id: keyed.id.clone(), outcome: Settlement::Solved, at: at(50) };
+    assert_eq!(settled, vec![expected], "[{case}] forget must settle the entry's key as solved");
+    // A replayed task solved: its dead-letter record goes with the entry, counted as completed.
+    push_all(case, store, &[sample_record("replayed", 0), sample_record("other", 1)]).await;
+    let mut replay = sample_journal_entry("replayed", 5);
+    replay.replay_of = Some("replayed".into());
+    ok(case, "upsert replay", store.journal_upsert(&replay).await);
+    ok(case, "forget replay", store.journal_forget("replayed", at(60)).await);
+    assert_eq!(ids(&peek_all(case, store, at(61)).await), vec!["other"], "[{case}] the solved record must go");
+    let stats = ok(case, "stats", store.stats(at(61)).await);
+    assert_eq!(
+        (stats.total, stats.completed, stats.in_flight),
+        (1, 1, 0),
+        "[{case}] stats (total, completed, in_flight)"
+    );
+    assert_eq!(ok(case, "settled", store.settled("").await).len(), 1, "[{case}] an unkeyed entry settles no key");
+}
+
+async fn push_settles_the_key_and_abandon_forgets_the_entry<S: DlqStore>(store: &S) {
+    let case = "push_settles_the_key_and_abandon_forgets_the_entry";
+    let mut keyed = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R31", 4);
+    keyed.key = Some("line-31".into());
+    ok(case, "upsert", store.journal_upsert(&keyed).await);
+    let record = sample_record(&keyed.id, 2);
+    ok(case, "push", store.push(record.clone()).await);
+    let expected = SettledKey {
+        key: "line-31".into(),
+        id: keyed.id.clone(),
+        outcome: Settlement::DeadLettered,
+        at: record.dead_lettered_at,
+    };
+    assert_eq!(ok(case, "settled", store.settled("line-").await), vec![expected], "[{case}] push must settle the key");
+    // A replay that failed again: abandoning its lease drops its journal entry with it.
+    let leased = receive_one(case, store, LEASE, at(200)).await;
+    let mut entry = sample_journal_entry(&keyed.id, 5);
+    entry.replay_of = Some(keyed.id.clone());
+    ok(case, "upsert replay entry", store.journal_upsert(&entry).await);
+    let mut update = leased.record.clone();
+    update.attempts = 5;
+    ok(case, "abandon", store.abandon(&leased.token, Some(update), at(210)).await);
+    assert!(ok(case, "entries", store.journal_entries().await).is_empty(), "[{case}] abandon must drop the entry");
+    assert_eq!(peek_one(case, store, &keyed.id, at(211)).await.attempts, 5, "[{case}] abandon stores the update");
+}
+
+async fn settled_keys_by_prefix<S: DlqStore>(store: &S) {
+    let case = "settled_keys_by_prefix";
+    for (i, key) in ["b/2", "a/1", "b/1", "c"].iter().enumerate() {
+        let mut entry = sample_journal_entry(&format!("id-{i}"), 1);
+        entry.key = Some((*key).to_string());
+        ok(case, "upsert", store.journal_upsert(&entry).await);
+        ok(case, "forget", store.journal_forget(&entry.id, at(i as u64)).await);
+    }
+    let keys = |v: Vec<SettledKey>| v.into_iter().map(|s| s.key).collect::<Vec<_>>();
+    assert_eq!(
+        keys(ok(case, "settled b/", store.settled("b/").await)),
+        vec!["b/1", "b/2"],
+        "[{case}] prefix, key order"
+    );
+    assert_eq!(ok(case, "clear b/", store.clear_settled("b/").await), 2, "[{case}] clear_settled count");
+    assert_eq!(keys(ok(case, "settled all", store.settled("").await)), vec!["a/1", "c"], "[{case}] after clear");
+    assert_eq!(ok(case, "clear none", store.clear_settled("zz").await), 0, "[{case}] clearing nothing");
 }

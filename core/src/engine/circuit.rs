@@ -120,6 +120,25 @@ impl Circuit {
         }
     }
 
+    /// Opens the circuit now (the provider cannot be reached), or keeps it open; returns when
+    /// it lets a probe through.
+    pub(crate) fn open_until(&mut self, now: Timestamp) -> Timestamp {
+        match self.state {
+            State::Open { until } => until,
+            _ => {
+                let until = now.add(core::time::Duration::from_millis(self.config.break_ms));
+                self.state = State::Open { until };
+                self.window.clear();
+                until
+            }
+        }
+    }
+
+    /// Whether the circuit is open right now (not half-open).
+    pub(crate) fn is_open(&self) -> bool {
+        matches!(self.state, State::Open { .. })
+    }
+
     fn open(&mut self, now: Timestamp) -> Option<Transition> {
         let until = now.add(core::time::Duration::from_millis(self.config.break_ms));
         self.state = State::Open { until };
@@ -133,7 +152,7 @@ mod tests {
     use super::*;
 
     fn cfg() -> CircuitConfig {
-        CircuitConfig { window: 10, min_calls: 4, failure_ratio: 0.5, break_ms: 1000 }
+        CircuitConfig { window: 10, min_calls: 4, failure_ratio: 0.5, break_ms: 1000, ..CircuitConfig::default() }
     }
 
     #[test]

@@ -179,13 +179,16 @@ pub struct RateConfig {
     /// Submissions per second at most (2captcha: ≥ 100 ms apart, or `MAX_USER_TURN`).
     pub submits_per_second: f64,
     /// Tasks submitted and not yet finished, at most. Halved on `ERROR_NO_SLOT_AVAILABLE`,
-    /// grown back by one per accepted submission.
+    /// grown back by one per accepted submission. A task in flight costs nothing here but a
+    /// share of a batched poll (one request per 100 ready tasks), so the default is high:
+    /// what limits a solving service is its submit rate and its free workers, which answer
+    /// `ERROR_NO_SLOT_AVAILABLE` when they run out.
     pub max_in_flight: u32,
 }
 
 impl Default for RateConfig {
     fn default() -> Self {
-        RateConfig { submits_per_second: 10.0, max_in_flight: 100 }
+        RateConfig { submits_per_second: 10.0, max_in_flight: 1000 }
     }
 }
 
@@ -199,11 +202,25 @@ pub struct CircuitConfig {
     pub failure_ratio: f64,
     /// How long the circuit stays open before one probe is let through.
     pub break_ms: u64,
+    /// Transport failures in a row (connection refused, DNS, TLS, timeouts; no HTTP answer
+    /// at all) after which a provider that never answered counts as unreachable: the
+    /// circuit opens and waiting tasks are dead-lettered as `Network` at once.
+    pub unreachable_after_failures: u32,
+    /// For a provider that did answer before: how long transport failures in a row (at
+    /// least `unreachable_after_failures` of them) must last before it counts as unreachable.
+    pub unreachable_after_ms: u64,
 }
 
 impl Default for CircuitConfig {
     fn default() -> Self {
-        CircuitConfig { window: 20, min_calls: 10, failure_ratio: 0.5, break_ms: 30_000 }
+        CircuitConfig {
+            window: 20,
+            min_calls: 10,
+            failure_ratio: 0.5,
+            break_ms: 30_000,
+            unreachable_after_failures: 3,
+            unreachable_after_ms: 30_000,
+        }
     }
 }
 
@@ -318,6 +335,8 @@ impl FromJson for CircuitConfig {
             min_calls: f.or("min_calls", d.min_calls)?,
             failure_ratio: f.or("failure_ratio", d.failure_ratio)?,
             break_ms: f.or("break_ms", d.break_ms)?,
+            unreachable_after_failures: f.or("unreachable_after_failures", d.unreachable_after_failures)?,
+            unreachable_after_ms: f.or("unreachable_after_ms", d.unreachable_after_ms)?,
         };
         f.finish()?;
         Ok(circuit)
@@ -356,6 +375,9 @@ impl EngineConfig {
         }
         if !(self.rate.submits_per_second.is_finite() && self.rate.submits_per_second > 0.0) {
             return Err(ConfigError::new("rate.submits_per_second", "must be a positive number"));
+        }
+        if self.circuit.unreachable_after_failures == 0 {
+            return Err(ConfigError::new("circuit.unreachable_after_failures", "must be at least 1"));
         }
         if self.rate.max_in_flight == 0 {
             return Err(ConfigError::new("rate.max_in_flight", "must be at least 1"));

@@ -91,6 +91,20 @@ impl Limiter {
         })
     }
 
+    /// A caller asked for at least `ceiling` tasks at once: the maximum (and the current
+    /// limit, unless the service asked us to back off) rise to it. Returns the new limit.
+    pub(crate) fn raise_ceiling(&mut self, ceiling: u32) -> Option<u32> {
+        if ceiling <= self.max_in_flight {
+            return None;
+        }
+        let backed_off = self.limit < self.max_in_flight;
+        self.max_in_flight = ceiling;
+        (!backed_off).then(|| {
+            self.limit = ceiling;
+            ceiling
+        })
+    }
+
     /// A submission was accepted: grow by one up to the configured maximum.
     pub(crate) fn on_accepted(&mut self) -> Option<u32> {
         (self.limit < self.max_in_flight).then(|| {
@@ -116,6 +130,17 @@ mod tests {
             assert_eq!(l.on_accepted(), Some(expected));
         }
         assert_eq!(l.on_accepted(), None, "never above the configured maximum");
+    }
+
+    #[test]
+    fn a_caller_may_raise_the_ceiling_but_not_undo_a_back_off() {
+        let mut l = Limiter::new(&RateConfig { submits_per_second: 10.0, max_in_flight: 100 });
+        assert_eq!(l.raise_ceiling(50), None, "lower than the configured maximum: no change");
+        assert_eq!(l.raise_ceiling(300), Some(300));
+        assert!(l.may_submit(299, Timestamp::from_unix_millis(10)));
+        assert_eq!(l.on_no_slot(), Some(150));
+        assert_eq!(l.raise_ceiling(400), None, "a back-off stands; the limit grows back towards 400");
+        assert_eq!(l.on_accepted(), Some(151));
     }
 
     /// Submits as a driver would: whenever allowed, but each wake-up `late_ms` late.

@@ -21,8 +21,8 @@ use self::limiter::Limiter;
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
 use crate::error::InvalidTask;
-use crate::http::{HttpRequest, HttpResponse, Secret, TransportError};
-use crate::journal::{JournalEntry, JournalOp};
+use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
+use crate::journal::JournalEntry;
 use crate::json_read::{deserialize_from_json, FieldError, FromJson};
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll};
 use crate::solution::Solution;
@@ -61,19 +61,48 @@ pub struct RequestId(pub u64);
 pub enum Action {
     /// Perform this exchange and pass the result to [`Engine::handle_response`].
     Send { request_id: RequestId, request: HttpRequest },
-    /// The task is done. Hand `solution` to whoever waits for `job`.
-    Solved { job: JobId, id: String, labels: BTreeMap<String, String>, solution: Solution },
-    /// The task failed for good. Store `record` (which also removes its journal
-    /// entry), then tell whoever waits for `job`.
-    DeadLetter { job: JobId, record: DeadLetterRecord },
-    /// Persist the in-flight journal change before sending anything further.
-    Journal(JournalOp),
+    /// Write this journal entry (insert or replace by id; stamp the driver's owner on it).
+    /// When `gates` names a job, that job is not submitted until the driver confirms the
+    /// write with [`Engine::journaled`]; if the write cannot be made, the driver calls
+    /// [`Engine::withdraw`] and nothing is ever sent (nothing is paid that could not be
+    /// recovered). Later writes of the same id replace earlier ones.
+    Journal { entry: JournalEntry, gates: Option<JobId> },
+    /// The task is solved. When `persist` is set, write that journal entry (it carries the
+    /// solution) before handing `solution` to whoever waits for `job`; remove the entry
+    /// (`journal_forget`) only once the answer reached its caller. With nobody waiting
+    /// (the caller cancelled or went away), leave it in the journal for `recover`.
+    Solved {
+        job: JobId,
+        id: String,
+        labels: BTreeMap<String, String>,
+        solution: Solution,
+        persist: Option<JournalEntry>,
+    },
+    /// The task failed for good. With `push`, store `record` with `DlqStore::push` (which also
+    /// removes its journal entry); otherwise the job replays a record whose lease the driver
+    /// holds, and the driver settles that lease with `record` (see `ReplayPolicy::settle`).
+    /// Then tell whoever waits for `job`.
+    DeadLetter { job: JobId, record: DeadLetterRecord, push: bool },
     /// For logs, progress and metrics.
     Event(Event),
 }
 
+/// What [`Engine::cancel`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cancelled {
+    /// The task had not been sent: it is dead-lettered as `Cancelled` (nothing was paid).
+    DeadLettered,
+    /// The provider is working on it: it runs on and its answer stays in the journal for
+    /// `recover`, so cancelling never makes anyone submit it twice.
+    RunsOn,
+    /// No such job (it already ended).
+    Unknown,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
+    /// Accepted; its journal entry is being written. Nothing is sent before it is durable.
+    Persisting,
     /// Waiting for a submission slot, not before `at`.
     Queued {
         at: Timestamp,
@@ -88,7 +117,7 @@ enum Stage {
 
 impl Stage {
     fn is_submitted(self) -> bool {
-        !matches!(self, Stage::Queued { .. })
+        !matches!(self, Stage::Queued { .. } | Stage::Persisting)
     }
 }
 
@@ -113,9 +142,12 @@ struct Job {
     request_failures: u32,
     retry_after_failures: u32,
     last_delay: Duration,
-    /// Replayed jobs are not journaled: their record stays leased in the DLQ.
-    journaled: bool,
+    /// The caller's stable name for the task (see `JournalEntry::key`).
+    key: Option<String>,
     replay_of: Option<String>,
+    /// A replay whose lease the driver holds: its dead letter settles that lease instead of
+    /// being pushed (a replay found in the journal after a restart has lost its lease).
+    lease_held: bool,
 }
 
 #[derive(Debug)]
@@ -170,6 +202,15 @@ pub struct Engine {
     /// Garbled answers to batch polls in a row; one can be a truncated transfer, several mean
     /// the provider does not support `ids=`.
     garbled_batches: u32,
+    /// Whether the provider ever answered (any HTTP status) since this engine started.
+    answered: bool,
+    /// Transport failures in a row with no answer in between: (first at, count).
+    transport_streak: Option<(Timestamp, u32)>,
+    /// Set while the circuit is open because the provider cannot be reached; tasks that would
+    /// wait for it are dead-lettered with this failure instead (class transient: replayable).
+    unreachable: Option<Failure>,
+    /// The driver's store cannot be written: no new submission until it can.
+    store_down: bool,
 }
 
 /// Garbled batch answers in a row after which polling falls back to one id per request.
@@ -198,6 +239,10 @@ impl Engine {
             polls_paused_until: Timestamp::EPOCH,
             batch_disabled: false,
             garbled_batches: 0,
+            answered: false,
+            transport_streak: None,
+            unreachable: None,
+            store_down: false,
         }
     }
 
@@ -243,29 +288,34 @@ impl Engine {
 
     /// Accepts a task. It is validated and encoded for the provider now, so a
     /// task that can never be sent is refused here rather than dead-lettered.
+    /// Accepts a task. It is validated and encoded for the provider now, so a
+    /// task that can never be sent is refused here rather than dead-lettered.
+    /// `key` is the caller's stable name for it (settled by the store when it ends).
+    /// The job's journal entry is written first ([`Action::Journal`] gating it).
     pub fn submit(
         &mut self,
         task: Task,
         labels: BTreeMap<String, String>,
+        key: Option<String>,
         now: Timestamp,
     ) -> Result<JobId, InvalidTask> {
         task.validate()?;
         self.provider.submit_request(&self.key, &task, &self.submit_options)?;
         let id = self.new_record_id(now);
-        let job = self.insert_job(id.clone(), task, labels, now, self.config.retry.max_attempts, true);
-        self.push_event(Event::Accepted { job, id });
-        self.journal_upsert(job, now);
-        if let Some(failure) = self.circuit.account_failure().cloned() {
-            self.dead_letter_circuit_open(job, &failure, now);
-        } else {
-            self.enqueue_submit(job, now);
+        let job = self.insert_job(id.clone(), task, labels, now, self.config.retry.max_attempts);
+        if let Some(j) = self.jobs.get_mut(&job) {
+            j.key = key;
         }
+        self.push_event(Event::Accepted { job, id });
+        self.persist_then_submit(job, now);
         Ok(job)
     }
 
     /// Takes a record leased from the DLQ and tries it again with
-    /// `attempts_allowed` submissions. The job is not journaled: if the
-    /// process dies, the lease expires and the record is delivered again.
+    /// `attempts_allowed` submissions. The job is journaled under the record's id
+    /// before it is sent, so the store hands the record to nobody else while it runs
+    /// and `recover` finishes it if the process dies; its failure settles the lease
+    /// the driver holds ([`Action::DeadLetter`] with `push: false`).
     pub fn replay(
         &mut self,
         record: DeadLetterRecord,
@@ -274,20 +324,69 @@ impl Engine {
     ) -> Result<JobId, InvalidTask> {
         record.task.validate()?;
         self.provider.submit_request(&self.key, &record.task, &self.submit_options)?;
-        let job = self.insert_job(record.id.clone(), record.task, record.labels, now, attempts_allowed.max(1), false);
+        let job = self.insert_job(record.id.clone(), record.task, record.labels, now, attempts_allowed.max(1));
         if let Some(j) = self.jobs.get_mut(&job) {
             j.attempts = record.attempts;
             j.replays = record.replays + 1;
             j.history = record.history;
             j.first_failed_at = Some(record.first_failed_at);
             j.replay_of = Some(record.id);
+            j.lease_held = true;
         }
+        self.persist_then_submit(job, now);
+        Ok(job)
+    }
+
+    /// Writes the job's journal entry, holding its submission until the driver confirms it.
+    fn persist_then_submit(&mut self, job: JobId, now: Timestamp) {
+        if let Some(failure) = self.circuit.account_failure().cloned() {
+            return self.dead_letter_circuit_open(job, &failure, now);
+        }
+        if let Some(entry) = self.journal_entry(job, now) {
+            self.actions.push_back(Action::Journal { entry, gates: Some(job) });
+        }
+    }
+
+    /// The journal entry gating `job` is written: it may be submitted now.
+    /// Returns `false` if the job is not waiting for that (it ended meanwhile).
+    pub fn journaled(&mut self, job: JobId, now: Timestamp) -> bool {
+        if !self.jobs.get(&job).is_some_and(|j| j.stage == Stage::Persisting) {
+            return false;
+        }
+        self.tick_circuit(now);
         if let Some(failure) = self.circuit.account_failure().cloned() {
             self.dead_letter_circuit_open(job, &failure, now);
+        } else if let Some(failure) = self.unreachable.clone().filter(|_| self.circuit.is_open()) {
+            self.fail(job, Phase::Submit, failure, None, now, true);
         } else {
             self.enqueue_submit(job, now);
         }
-        Ok(job)
+        true
+    }
+
+    /// The journal entry gating `job` could not be written: the job is dropped without a
+    /// trace (it was never sent; the driver tells its caller why). Returns `false` if the job
+    /// was not waiting for its entry.
+    pub fn withdraw(&mut self, job: JobId) -> bool {
+        if !self.jobs.get(&job).is_some_and(|j| j.stage == Stage::Persisting) {
+            return false;
+        }
+        self.remove_job(job);
+        true
+    }
+
+    /// Tells the engine whether the driver's store can be written. While it cannot, no task
+    /// is submitted (its answer could not be kept); polling goes on.
+    pub fn set_store_available(&mut self, available: bool) {
+        self.store_down = !available;
+    }
+
+    /// Raises the in-flight limit to at least `limit` (a caller asked for that much
+    /// concurrency); `ERROR_NO_SLOT_AVAILABLE` still halves it.
+    pub fn ensure_in_flight_limit(&mut self, limit: u32) {
+        if let Some(limit) = self.limiter.raise_ceiling(limit) {
+            self.push_event(Event::ConcurrencyChanged { limit });
+        }
     }
 
     /// Resumes a task found in the journal at start-up: polls its provider
@@ -298,12 +397,21 @@ impl Engine {
         let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
         let invalid = entry.task.validate().err();
         let allowed = self.config.retry.max_attempts.saturating_sub(entry.attempts).max(1);
-        let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, allowed, true);
+        let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, allowed);
         if let Some(j) = self.jobs.get_mut(&job) {
             j.attempts = entry.attempts;
             j.replays = entry.replays;
             j.history = entry.history;
             j.replay_of = entry.replay_of;
+            j.key = entry.key;
+            j.provider_task_id = entry.provider_task_id.clone();
+        }
+        if let Some(solution) = entry.solution {
+            // Solved before the process stopped, and maybe never handed over: hand it over now
+            // (the same record id and provider task id), however old, since it was paid for.
+            self.push_event(Event::Recovered { job, id: entry.id, resumed_polling: false });
+            self.solved(job, solution, now, false);
+            return job;
         }
         if stale || invalid.is_some() {
             let description = match invalid {
@@ -341,12 +449,18 @@ impl Engine {
 
     /// Dead-letters a journal entry as `Interrupted` without resuming it.
     pub fn interrupt(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
-        let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, 0, true);
+        if entry.solution.is_some() {
+            // An answer is never thrown away: hand it over instead.
+            return self.recover(entry, now);
+        }
+        let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, 0);
         if let Some(j) = self.jobs.get_mut(&job) {
             j.attempts = entry.attempts;
             j.replays = entry.replays;
             j.history = entry.history;
             j.provider_task_id = entry.provider_task_id;
+            j.key = entry.key;
+            j.replay_of = entry.replay_of;
         }
         let failure =
             Failure::new(reason::INTERRUPTED, ErrorClass::Transient, "the process stopped with this task in flight");
@@ -354,10 +468,18 @@ impl Engine {
         job
     }
 
-    /// Stops a job: it is dead-lettered with reason `Cancelled`. Returns
-    /// `false` if the job already ended.
-    pub fn cancel(&mut self, job: JobId, now: Timestamp) -> bool {
-        self.dead_letter(job, reason::CANCELLED, "cancelled by the application", now)
+    /// The caller no longer wants `job`. Not sent yet: it is dead-lettered as `Cancelled`.
+    /// Already with the provider: it runs on, and its answer is kept in the journal for
+    /// `recover` (cancelling must never lead anyone to pay for it twice).
+    pub fn cancel(&mut self, job: JobId, now: Timestamp) -> Cancelled {
+        match self.jobs.get(&job).map(|j| j.stage) {
+            None => Cancelled::Unknown,
+            Some(stage) if stage.is_submitted() => Cancelled::RunsOn,
+            Some(_) => {
+                self.dead_letter(job, reason::CANCELLED, "cancelled by the application before it was sent", now);
+                Cancelled::DeadLettered
+            }
+        }
     }
 
     /// Dead-letters a job with the application's own reason and description.
@@ -391,6 +513,7 @@ impl Engine {
     ) {
         let Some(pending) = self.requests.remove(&request_id) else { return };
         let status = result.as_ref().ok().map(|r| r.status);
+        self.track_reachability(result.as_ref().err(), now);
         match pending {
             Pending::Submit { job } => {
                 let outcome = match &result {
@@ -401,6 +524,21 @@ impl Engine {
                 self.record_outcome(transient, now);
                 if !self.jobs.contains_key(&job) {
                     return; // ended meanwhile (deadline, cancel); nothing waits for this answer
+                }
+                if let Err(e) = &result {
+                    if e.kind != TransportErrorKind::Connect {
+                        // The request may have reached the service (a timeout, a reset, a browser
+                        // that hides the answer): count it as a submission, so a service that
+                        // takes tasks without our seeing the answer is not paid without bound.
+                        self.count_unconfirmed_submission(job);
+                    }
+                }
+                if let (Some(_), SubmitOutcome::Failed(own)) = (&self.unreachable, &outcome) {
+                    // The provider cannot be reached: fail fast rather than wait for the deadline.
+                    if own.class == ErrorClass::Transient {
+                        let f = own.clone();
+                        return self.fail(job, Phase::Submit, f, status, now, true);
+                    }
                 }
                 match outcome {
                     SubmitOutcome::Accepted { provider_task_id } => self.on_accepted(job, provider_task_id, now),
@@ -416,6 +554,50 @@ impl Engine {
                 self.on_poll_outcome(jobs, outcome, status, now);
             }
         }
+    }
+
+    /// Counts a submission whose answer was lost on the way (see `handle_response`).
+    fn count_unconfirmed_submission(&mut self, job: JobId) {
+        if let Some(j) = self.jobs.get_mut(&job) {
+            j.attempts += 1;
+            j.attempts_left = j.attempts_left.saturating_sub(1);
+        }
+    }
+
+    /// Follows whether the provider answers at all. A provider that never answered fails
+    /// after `unreachable_after_failures` transport failures in a row; one that did, after
+    /// failing that often for `unreachable_after_ms` with no answer in between. Then the
+    /// circuit opens with the transport error as its cause, and what waits for a submission
+    /// is dead-lettered as `Network` (transient: replayable) instead of waiting for the
+    /// task deadline; the circuit lets one probe through after `break_ms`.
+    fn track_reachability(&mut self, error: Option<&TransportError>, now: Timestamp) {
+        let Some(error) = error else {
+            self.answered = true;
+            self.transport_streak = None;
+            return;
+        };
+        let (since, count) = self.transport_streak.map_or((now, 1), |(since, n)| (since, n + 1));
+        self.transport_streak = Some((since, count));
+        let cfg = &self.config.circuit;
+        let enough = count >= cfg.unreachable_after_failures.max(1);
+        let long_enough = now.since(since) >= Duration::from_millis(cfg.unreachable_after_ms);
+        if self.unreachable.is_some() || !enough || (self.answered && !long_enough) {
+            return;
+        }
+        let failure = Failure::new(
+            reason::NETWORK,
+            ErrorClass::Transient,
+            format!(
+                "{} cannot be reached: {count} request(s) in a row got no answer over {} s: {}",
+                self.provider.base_url(),
+                now.since(since).as_secs(),
+                error.message
+            ),
+        );
+        let until = self.circuit.open_until(now);
+        self.unreachable = Some(failure.clone());
+        self.push_event(Event::CircuitOpened { cause: failure.description, until: Some(until) });
+        self.fail_waiting_submissions(now);
     }
 
     // ----- outputs --------------------------------------------------------
@@ -443,7 +625,7 @@ impl Engine {
         if let Some((at, _)) = self.poll_queue.first() {
             consider((*at).max(self.polls_paused_until));
         }
-        if let Some((at, _)) = self.submit_queue.first() {
+        if let Some((at, _)) = self.submit_queue.first().filter(|_| !self.store_down) {
             if self.in_flight < self.limiter.limit() as usize {
                 consider((*at).max(self.limiter.next_submit_at()).max(self.submits_paused_until));
             }
@@ -453,10 +635,14 @@ impl Engine {
 
     // ----- the machine ----------------------------------------------------
 
-    fn advance(&mut self, now: Timestamp) {
+    fn tick_circuit(&mut self, now: Timestamp) {
         if let Some(t) = self.circuit.tick(now) {
             self.report_transition(t);
         }
+    }
+
+    fn advance(&mut self, now: Timestamp) {
+        self.tick_circuit(now);
         while let Some(&(at, job)) = self.deadlines.first() {
             if at > now {
                 break;
@@ -465,7 +651,7 @@ impl Engine {
             let (attempts, polls) = self.jobs.get(&job).map_or((0, 0), |j| (j.attempts, j.polls));
             let ms = self.config.retry.task_deadline_ms;
             let description = format!(
-                "no answer within the task deadline of {} s ({attempts} submission(s), {polls} poll(s) in the last)",
+                "no answer within the task deadline of {} s ({attempts} submission(s); {polls} poll(s) of the last one)",
                 ms / 1000
             );
             self.fail(
@@ -541,7 +727,8 @@ impl Engine {
     }
 
     fn schedule_submits(&mut self, now: Timestamp) {
-        while now >= self.submits_paused_until
+        while !self.store_down
+            && now >= self.submits_paused_until
             && self.circuit.allows_request()
             && self.circuit.account_failure().is_none()
             && self.limiter.may_submit(self.in_flight, now)
@@ -617,7 +804,7 @@ impl Engine {
                                 solution.provider_task_id =
                                     self.jobs.get(&job).and_then(|j| j.provider_task_id.clone());
                             }
-                            self.solved(job, solution, now);
+                            self.solved(job, solution, now, true);
                         }
                         TaskPoll::NotReady => self.on_not_ready(job, now),
                         TaskPoll::Failed(f) => self.fail(job, Phase::Poll, f, status, now, false),
@@ -714,7 +901,9 @@ impl Engine {
             ErrorClass::NotReady => self.on_not_ready(job, now),
             ErrorClass::Transient => {
                 j.request_failures += 1;
-                if j.request_failures > max_req {
+                // A submission whose answer was lost counts as an attempt (see handle_response).
+                let out_of_attempts = at_submit && j.attempts_left == 0;
+                if j.request_failures > max_req || out_of_attempts {
                     return self.finish_dead(job, &f, now);
                 }
                 if phase == Phase::Poll {
@@ -831,13 +1020,16 @@ impl Engine {
         self.fail(job, Phase::Submit, f, None, now, true);
     }
 
-    fn solved(&mut self, job: JobId, solution: Solution, now: Timestamp) {
+    /// The job is done. `persist`: write the answer into its journal entry before it is
+    /// handed over (false when the entry already holds it).
+    fn solved(&mut self, job: JobId, solution: Solution, now: Timestamp, persist: bool) {
+        let entry = persist.then(|| self.journal_entry(job, now)).flatten().map(|mut entry| {
+            entry.solution = Some(solution.clone());
+            entry
+        });
         let Some(j) = self.remove_job(job) else { return };
         self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });
-        self.actions.push_back(Action::Solved { job, id: j.id.clone(), labels: j.labels, solution });
-        if j.journaled {
-            self.actions.push_back(Action::Journal(JournalOp::Forget { id: j.id }));
-        }
+        self.actions.push_back(Action::Solved { job, id: j.id, labels: j.labels, solution, persist: entry });
     }
 
     fn finish_dead(&mut self, job: JobId, f: &Failure, now: Timestamp) {
@@ -871,7 +1063,7 @@ impl Engine {
             class: record.class,
             attempts: record.attempts,
         });
-        self.actions.push_back(Action::DeadLetter { job, record });
+        self.actions.push_back(Action::DeadLetter { job, record, push: !j.lease_held });
     }
 
     // ----- bookkeeping ----------------------------------------------------
@@ -883,7 +1075,6 @@ impl Engine {
         labels: BTreeMap<String, String>,
         now: Timestamp,
         attempts_left: u32,
-        journaled: bool,
     ) -> JobId {
         let job = JobId(self.next_job);
         self.next_job += 1;
@@ -902,15 +1093,16 @@ impl Engine {
                 first_failed_at: None,
                 accepted_at: now,
                 deadline,
-                stage: Stage::Queued { at: now },
+                stage: Stage::Persisting,
                 provider_task_id: None,
                 submitted_at: now,
                 polls: 0,
                 request_failures: 0,
                 retry_after_failures: 0,
                 last_delay: Duration::ZERO,
-                journaled,
+                key: None,
                 replay_of: None,
+                lease_held: false,
             },
         );
         job
@@ -935,7 +1127,7 @@ impl Engine {
                 Stage::Waiting { at } => {
                     self.poll_queue.remove(&(at, job));
                 }
-                Stage::Submitting(_) | Stage::Polling(_) => {}
+                Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
             }
         }
     }
@@ -977,27 +1169,54 @@ impl Engine {
 
     fn record_outcome(&mut self, transient_failure: bool, now: Timestamp) {
         if let Some(t) = self.circuit.record(transient_failure, now) {
+            let reopened_unreachable = matches!(t, Transition::Opened { .. }) && self.unreachable.is_some();
             self.report_transition(t);
+            if reopened_unreachable {
+                self.fail_waiting_submissions(now);
+            }
+        }
+    }
+
+    /// Dead-letters, with the unreachable failure, every task waiting to be submitted that no
+    /// provider has taken yet.
+    fn fail_waiting_submissions(&mut self, now: Timestamp) {
+        let Some(failure) = self.unreachable.clone() else { return };
+        let waiting: Vec<JobId> = self.submit_queue.iter().map(|(_, j)| *j).collect();
+        for job in waiting {
+            if self.jobs.get(&job).is_some_and(|j| j.provider_task_id.is_none()) {
+                self.fail(job, Phase::Submit, failure.clone(), None, now, true);
+            }
         }
     }
 
     fn report_transition(&mut self, t: Transition) {
         let event = match t {
             Transition::Opened { until } => {
-                Event::CircuitOpened { cause: "transient failure ratio".to_string(), until: Some(until) }
+                let cause = match &self.unreachable {
+                    Some(f) => f.description.clone(),
+                    None => "transient failure ratio".to_string(),
+                };
+                Event::CircuitOpened { cause, until: Some(until) }
             }
             Transition::HalfOpened => Event::CircuitHalfOpen,
-            Transition::Closed => Event::CircuitClosed,
+            Transition::Closed => {
+                self.unreachable = None;
+                Event::CircuitClosed
+            }
         };
         self.push_event(event);
     }
 
+    /// Rewrites the job's journal entry (attempts, provider task id) without holding it up.
     fn journal_upsert(&mut self, job: JobId, now: Timestamp) {
-        let Some(j) = self.jobs.get(&job) else { return };
-        if !j.journaled {
-            return;
+        if let Some(entry) = self.journal_entry(job, now) {
+            self.actions.push_back(Action::Journal { entry, gates: None });
         }
-        let entry = JournalEntry {
+    }
+
+    fn journal_entry(&self, job: JobId, now: Timestamp) -> Option<JournalEntry> {
+        let j = self.jobs.get(&job)?;
+        Some(JournalEntry {
             id: j.id.clone(),
             task: j.task.clone(),
             provider: self.provider.name().to_string(),
@@ -1010,8 +1229,9 @@ impl Engine {
             updated_at: now,
             replay_of: j.replay_of.clone(),
             owner: None,
-        };
-        self.actions.push_back(Action::Journal(JournalOp::Upsert(entry)));
+            key: j.key.clone(),
+            solution: None,
+        })
     }
 
     fn push_event(&mut self, e: Event) {

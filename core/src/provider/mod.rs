@@ -293,7 +293,7 @@ pub(crate) fn status_failure(status: u16) -> Option<Failure> {
         500..=599 => Some(Failure::new(
             format!("HTTP {status}"),
             ErrorClass::Transient,
-            format!("the service answered HTTP {status} (server error); retrying"),
+            format!("the service answered HTTP {status} (server error)"),
         )),
         _ => None,
     }

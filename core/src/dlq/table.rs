@@ -1,0 +1,790 @@
+//! The DLQ store contract written once, over a minimal table backend.
+//!
+//! [`TableStore`] implements every rule of [`DlqStore`] (leases, delivery
+//! limits, parking, capacity, the journal, settled keys) on top of a
+//! [`TableBackend`] that only knows how to get, scan and atomically write rows
+//! of four tables. The memory store ([`MemoryTable`]), the browser's
+//! IndexedDB store and every store an application writes in Python or
+//! JavaScript are table backends, so the lease rules exist once; SQLite (SQL)
+//! and Redis (Lua) keep atomic server-side versions of the same rules, and all
+//! of them run the conformance suite (`dlq::testkit`).
+//!
+//! Lease rules:
+//! - a lease is live while `now < lease_until`; while live the record shows as
+//!   `leased` and no other receiver gets it;
+//! - an expired lease makes the record receivable again, but its token stays
+//!   valid until the record is actually delivered again (the token is then
+//!   stale), so a slow replayer that finishes before anyone else took over
+//!   may still settle it;
+//! - a record is never delivered more than `max_deliveries` times: `abandon`
+//!   parks it at the limit, and `receive` parks (instead of delivering) a
+//!   record whose expired lease was its last allowed delivery;
+//! - a record whose id has a journal entry is being replayed and is never
+//!   received;
+//! - `push` of an id that is under a lease replaces the content but keeps the
+//!   lease (the record is not handed to a second replayer), unless the pushed
+//!   record is parked;
+//! - `abandon(update)` stores the update under the token's id with the store's
+//!   own delivery count: the store, not the replayer, counts deliveries.
+//!
+//! Atomicity: each operation reads what it needs, then commits all its
+//! changes with one [`TableBackend::write`]. Operations of one store are
+//! serialised in process; backends shared by several processes provide
+//! [`TableBackend::lock`] (the browser uses a Web Lock).
+
+use core::time::Duration;
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::class::reason;
+use crate::dlq::record::{DeadLetterRecord, RecordState};
+use crate::dlq::store::{
+    DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, SettledKey, Settlement, StoreError, StoreStats,
+};
+use crate::error::ConfigError;
+use crate::journal::JournalEntry;
+use crate::json_read::{FieldError, Fields, FromJson};
+use crate::time::Timestamp;
+
+/// Azure Service Bus's default `MaxDeliveryCount`, used by every backend unless configured.
+pub const DEFAULT_MAX_DELIVERIES: u32 = 10;
+
+/// Reason recorded when a replayer parks a record without naming a reason.
+pub const PARKED_BY_REPLAYER: &str = "ParkedByReplayer";
+
+/// The key of the one row of [`Table::Meta`].
+pub const COUNTERS_KEY: &str = "counters";
+
+/// The tables a backend keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Table {
+    /// [`RecordRow`]s by record id.
+    Records,
+    /// [`JournalEntry`]s by id.
+    Journal,
+    /// [`SettledKey`]s by key.
+    Settled,
+    /// One [`Counters`] row, [`COUNTERS_KEY`].
+    Meta,
+}
+
+impl Table {
+    pub const ALL: [Table; 4] = [Table::Records, Table::Journal, Table::Settled, Table::Meta];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Table::Records => "records",
+            Table::Journal => "journal",
+            Table::Settled => "settled",
+            Table::Meta => "meta",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Table> {
+        Table::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
+/// A dead-letter record as a table keeps it: its stored state is `ready` or
+/// `parked`; `leased` is derived from the lease.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecordRow {
+    pub record: DeadLetterRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_nonce: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<Timestamp>,
+}
+
+/// Totals a store keeps besides its rows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    pub dropped: u64,
+    pub completed: u64,
+    pub abandoned: u64,
+    /// Deliveries handed out, ever: makes every lease nonce unique.
+    pub sequence: u64,
+}
+
+/// One row of one table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Row {
+    Record(RecordRow),
+    Journal(JournalEntry),
+    Settled(SettledKey),
+    Meta(Counters),
+}
+
+impl Row {
+    pub fn table(&self) -> Table {
+        match self {
+            Row::Record(_) => Table::Records,
+            Row::Journal(_) => Table::Journal,
+            Row::Settled(_) => Table::Settled,
+            Row::Meta(_) => Table::Meta,
+        }
+    }
+
+    /// The row's key in its table.
+    pub fn key(&self) -> &str {
+        match self {
+            Row::Record(r) => &r.record.id,
+            Row::Journal(e) => &e.id,
+            Row::Settled(s) => &s.key,
+            Row::Meta(_) => COUNTERS_KEY,
+        }
+    }
+
+    /// The row as JSON (the shape host backends store).
+    pub fn to_json(&self) -> Value {
+        let value = match self {
+            Row::Record(r) => serde_json::to_value(r),
+            Row::Journal(e) => serde_json::to_value(e),
+            Row::Settled(s) => serde_json::to_value(s),
+            Row::Meta(c) => serde_json::to_value(c),
+        };
+        value.unwrap_or(Value::Null)
+    }
+
+    /// Reads a row of `table` back from its JSON, naming the bad field.
+    pub fn from_json(table: Table, value: Value) -> Result<Row, FieldError> {
+        Ok(match table {
+            Table::Records => Row::Record(RecordRow::from_json(value)?),
+            Table::Journal => Row::Journal(JournalEntry::from_json(value)?),
+            Table::Settled => Row::Settled(SettledKey::from_json(value)?),
+            Table::Meta => Row::Meta(Counters::from_json(value)?),
+        })
+    }
+}
+
+impl FromJson for RecordRow {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(RecordRow {
+            record: f.req("record")?,
+            lease_nonce: f.opt("lease_nonce")?,
+            lease_until: f.opt("lease_until")?,
+        })
+    }
+}
+
+impl FromJson for Counters {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(Counters {
+            dropped: f.or_default("dropped")?,
+            completed: f.or_default("completed")?,
+            abandoned: f.or_default("abandoned")?,
+            sequence: f.or_default("sequence")?,
+        })
+    }
+}
+
+/// A change committed by [`TableBackend::write`].
+// A short-lived batch item: boxing every row would cost an allocation per write for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Write {
+    /// Insert or replace the row under its own key.
+    Put(Row),
+    Delete(Table, String),
+}
+
+/// What a store keeps its rows in. Implementations only move rows; every
+/// rule is [`TableStore`]'s.
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+pub trait TableBackend: crate::dlq::store::MaybeSendSync {
+    async fn get(&self, table: Table, key: &str) -> Result<Option<Row>, StoreError>;
+    /// Every row of `table` for which `keep` is true, in any order.
+    async fn scan(&self, table: Table, keep: &(dyn for<'r> Fn(&'r Row) -> bool + Sync))
+        -> Result<Vec<Row>, StoreError>;
+    /// Applies every write, or none.
+    async fn write(&self, writes: Vec<Write>) -> Result<(), StoreError>;
+    /// Exclusive access against other processes sharing the same storage, held
+    /// until [`unlock`](Self::unlock). Backends private to one process need none.
+    async fn lock(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn unlock(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// The DLQ store over a table backend. See the module documentation.
+#[derive(Debug)]
+pub struct TableStore<B> {
+    backend: B,
+    max_deliveries: u32,
+    capacity: Option<usize>,
+    serial: async_lock::Mutex<()>,
+}
+
+impl<B: TableBackend> TableStore<B> {
+    /// An unbounded store over `backend` with the default delivery limit (10).
+    pub fn over(backend: B) -> Self {
+        TableStore {
+            backend,
+            max_deliveries: DEFAULT_MAX_DELIVERIES,
+            capacity: None,
+            serial: async_lock::Mutex::new(()),
+        }
+    }
+
+    /// At most `capacity` records: when a push goes over, the oldest ready record is
+    /// evicted (else the oldest parked one; records under a lease are never evicted, so
+    /// the store may briefly hold more). Evictions are reported and counted.
+    pub fn with_capacity(mut self, capacity: usize) -> Result<Self, ConfigError> {
+        if capacity == 0 {
+            return Err(ConfigError::new("capacity", "must be at least 1"));
+        }
+        self.capacity = Some(capacity);
+        Ok(self)
+    }
+
+    /// Park records after this many deliveries instead of the default 10.
+    pub fn with_max_deliveries(mut self, max_deliveries: u32) -> Result<Self, ConfigError> {
+        if max_deliveries == 0 {
+            return Err(ConfigError::new("max_deliveries", "must be at least 1"));
+        }
+        self.max_deliveries = max_deliveries;
+        Ok(self)
+    }
+
+    pub fn max_deliveries(&self) -> u32 {
+        self.max_deliveries
+    }
+
+    pub fn capacity(&self) -> Option<usize> {
+        self.capacity
+    }
+
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    async fn record(&self, id: &str) -> Result<Option<RecordRow>, StoreError> {
+        match self.backend.get(Table::Records, id).await? {
+            Some(Row::Record(r)) => Ok(Some(r)),
+            Some(other) => Err(wrong_row(Table::Records, &other)),
+            None => Ok(None),
+        }
+    }
+
+    async fn journal_entry(&self, id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        match self.backend.get(Table::Journal, id).await? {
+            Some(Row::Journal(e)) => Ok(Some(e)),
+            Some(other) => Err(wrong_row(Table::Journal, &other)),
+            None => Ok(None),
+        }
+    }
+
+    async fn counters(&self) -> Result<Counters, StoreError> {
+        match self.backend.get(Table::Meta, COUNTERS_KEY).await? {
+            Some(Row::Meta(c)) => Ok(c),
+            Some(other) => Err(wrong_row(Table::Meta, &other)),
+            None => Ok(Counters::default()),
+        }
+    }
+
+    async fn records(&self, keep: &(dyn Fn(&RecordRow) -> bool + Sync)) -> Result<Vec<RecordRow>, StoreError> {
+        let keep_row = |row: &Row| matches!(row, Row::Record(r) if keep(r));
+        let rows = self.backend.scan(Table::Records, &keep_row).await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            match row {
+                Row::Record(r) => out.push(r),
+                other => return Err(wrong_row(Table::Records, &other)),
+            }
+        }
+        // Oldest first, by dead_lettered_at then id (the order of a page).
+        out.sort_by(|a, b| (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id)));
+        Ok(out)
+    }
+
+    async fn matching(&self, filter: &Filter, now: Timestamp) -> Result<Vec<RecordRow>, StoreError> {
+        self.records(&|r| filter.matches(&r.record, state(r, now))).await
+    }
+
+    /// The writes that settle `entry`'s key (if it has one) as `outcome`.
+    fn settle(entry: Option<&JournalEntry>, outcome: Settlement, at: Timestamp, writes: &mut Vec<Write>) {
+        if let Some(entry) = entry {
+            writes.push(Write::Delete(Table::Journal, entry.id.clone()));
+            if let Some(key) = &entry.key {
+                writes.push(Write::Put(Row::Settled(SettledKey {
+                    key: key.clone(),
+                    id: entry.id.clone(),
+                    outcome,
+                    at,
+                })));
+            }
+        }
+    }
+
+    async fn push_locked(&self, mut record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
+        if record.state == RecordState::Leased {
+            // A lease is the store's bookkeeping, not something a caller can push.
+            record.state = RecordState::Ready;
+        }
+        if record.state != RecordState::Parked {
+            record.parked_reason = None;
+        }
+        let mut writes = Vec::new();
+        let entry = self.journal_entry(&record.id).await?;
+        Self::settle(entry.as_ref(), Settlement::DeadLettered, record.dead_lettered_at, &mut writes);
+        // Keep the lease of a replaced record so that it is not handed out twice;
+        // pushing a parked record cancels it.
+        let old = self.record(&record.id).await?;
+        let replaced = old.is_some();
+        let (lease_nonce, lease_until) = match old {
+            Some(old) if record.state != RecordState::Parked => (old.lease_nonce, old.lease_until),
+            _ => (None, None),
+        };
+        let row = RecordRow { record, lease_nonce, lease_until };
+        let mut evicted = Vec::new();
+        if let Some(capacity) = self.capacity {
+            evicted = self.evictions(capacity, &row).await?;
+        }
+        let pushed_evicted = evicted.contains(&row.record.id);
+        if !pushed_evicted {
+            writes.push(Write::Put(Row::Record(row)));
+        }
+        if !evicted.is_empty() {
+            let mut counters = self.counters().await?;
+            counters.dropped += evicted.len() as u64;
+            for gone in &evicted {
+                writes.push(Write::Delete(Table::Records, gone.clone()));
+            }
+            writes.push(Write::Put(Row::Meta(counters)));
+        }
+        self.backend.write(writes).await?;
+        Ok(PushOutcome { replaced, evicted })
+    }
+
+    /// Ids to evict so that the store holds at most `capacity` records once `pushed` is in:
+    /// oldest ready first, then oldest parked. `push` has no clock, so any unsettled lease
+    /// counts as live: evicting a record a replayer may still be working on would lose its
+    /// outcome. The pushed record itself may be the one to go.
+    async fn evictions(&self, capacity: usize, pushed: &RecordRow) -> Result<Vec<String>, StoreError> {
+        let mut all = self.records(&|r| r.record.id != pushed.record.id).await?;
+        all.push(pushed.clone());
+        all.sort_by(|a, b| (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id)));
+        let mut excess = all.len().saturating_sub(capacity);
+        let mut evicted = Vec::new();
+        for wanted in [RecordState::Ready, RecordState::Parked] {
+            for row in all.iter().filter(|r| r.lease_nonce.is_none() && r.record.state == wanted) {
+                if excess == 0 {
+                    return Ok(evicted);
+                }
+                evicted.push(row.record.id.clone());
+                excess -= 1;
+            }
+        }
+        Ok(evicted)
+    }
+
+    async fn receive_locked(
+        &self,
+        filter: &Filter,
+        max: usize,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Vec<Leased>, StoreError> {
+        let filter = Filter { states: Vec::new(), ..filter.clone() };
+        let candidates = self
+            .records(&|r| {
+                r.record.state != RecordState::Parked && !live(r, now) && filter.matches(&r.record, RecordState::Ready)
+            })
+            .await?;
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let in_flight: std::collections::BTreeSet<String> = self.journal_ids().await?.into_iter().collect();
+        let mut counters = self.counters().await?;
+        let mut writes = Vec::new();
+        let mut out = Vec::new();
+        for mut row in candidates {
+            if out.len() >= max {
+                break;
+            }
+            if in_flight.contains(&row.record.id) {
+                continue; // being replayed; `recover` finishes it
+            }
+            counters.sequence += 1;
+            let expired = row.lease_nonce.take().is_some();
+            row.lease_until = None;
+            if expired {
+                counters.abandoned += 1;
+            }
+            if row.record.deliveries >= self.max_deliveries {
+                park(&mut row, reason::MAX_DELIVERY_COUNT_EXCEEDED);
+            } else {
+                row.record.deliveries += 1;
+                let nonce = format!("{}.{}", row.record.deliveries, counters.sequence);
+                let until = now.add(lease);
+                row.lease_nonce = Some(nonce.clone());
+                row.lease_until = Some(until);
+                let mut record = row.record.clone();
+                record.state = RecordState::Leased;
+                out.push(Leased { token: LeaseToken { id: row.record.id.clone(), nonce }, record, lease_until: until });
+            }
+            writes.push(Write::Put(Row::Record(row)));
+        }
+        writes.push(Write::Put(Row::Meta(counters)));
+        self.backend.write(writes).await?;
+        Ok(out)
+    }
+
+    async fn journal_ids(&self) -> Result<Vec<String>, StoreError> {
+        let rows = self.backend.scan(Table::Journal, &|_| true).await?;
+        Ok(rows.iter().map(|r| r.key().to_string()).collect())
+    }
+
+    async fn complete_locked(&self, token: &LeaseToken) -> Result<(), StoreError> {
+        match self.record(&token.id).await? {
+            Some(row) if holds(&row, token) => {
+                let mut counters = self.counters().await?;
+                counters.completed += 1;
+                self.backend
+                    .write(vec![Write::Delete(Table::Records, token.id.clone()), Write::Put(Row::Meta(counters))])
+                    .await
+            }
+            _ => Err(StoreError::LeaseLost { id: token.id.clone() }),
+        }
+    }
+
+    async fn abandon_locked(
+        &self,
+        token: &LeaseToken,
+        update: Option<DeadLetterRecord>,
+    ) -> Result<RecordState, StoreError> {
+        let Some(mut row) = self.record(&token.id).await?.filter(|r| holds(r, token)) else {
+            return Err(StoreError::LeaseLost { id: token.id.clone() });
+        };
+        row.lease_nonce = None;
+        row.lease_until = None;
+        let mut park_why = None;
+        if let Some(mut update) = update {
+            // The token names the record; the store owns the delivery count.
+            update.id = token.id.clone();
+            update.deliveries = row.record.deliveries;
+            if update.state == RecordState::Parked {
+                park_why = Some(update.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
+            }
+            update.state = RecordState::Ready;
+            update.parked_reason = None;
+            row.record = update;
+        }
+        if park_why.is_none() && row.record.deliveries >= self.max_deliveries {
+            park_why = Some(reason::MAX_DELIVERY_COUNT_EXCEEDED.to_string());
+        }
+        let state = match park_why {
+            Some(why) => {
+                park(&mut row, &why);
+                RecordState::Parked
+            }
+            None => RecordState::Ready,
+        };
+        let mut counters = self.counters().await?;
+        counters.abandoned += 1;
+        self.backend
+            .write(vec![
+                Write::Delete(Table::Journal, token.id.clone()),
+                Write::Put(Row::Record(row)),
+                Write::Put(Row::Meta(counters)),
+            ])
+            .await?;
+        Ok(state)
+    }
+
+    async fn park_locked(&self, id: &str, why: &str) -> Result<bool, StoreError> {
+        let Some(mut row) = self.record(id).await? else { return Ok(false) };
+        park(&mut row, why);
+        self.backend.write(vec![Write::Put(Row::Record(row))]).await?;
+        Ok(true)
+    }
+
+    async fn unpark_locked(&self, id: &str) -> Result<bool, StoreError> {
+        match self.record(id).await? {
+            Some(mut row) if row.record.state == RecordState::Parked => {
+                row.record.state = RecordState::Ready;
+                row.record.parked_reason = None;
+                row.record.deliveries = 0;
+                self.backend.write(vec![Write::Put(Row::Record(row))]).await?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn purge_locked(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        let doomed = self.records(&|r| !live(r, now) && filter.matches(&r.record, state(r, now))).await?;
+        if doomed.is_empty() {
+            return Ok(0);
+        }
+        let n = doomed.len() as u64;
+        self.backend.write(doomed.into_iter().map(|r| Write::Delete(Table::Records, r.record.id)).collect()).await?;
+        Ok(n)
+    }
+
+    async fn stats_locked(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
+        let rows = self.records(&|_| true).await?;
+        let counters = self.counters().await?;
+        let in_flight = self.backend.scan(Table::Journal, &|_| true).await?.len() as u64;
+        let mut stats = StoreStats {
+            total: rows.len() as u64,
+            dropped: counters.dropped,
+            completed: counters.completed,
+            abandoned: counters.abandoned,
+            oldest_dead_lettered_at: rows.iter().map(|r| r.record.dead_lettered_at).min(),
+            in_flight,
+            ..StoreStats::default()
+        };
+        for row in &rows {
+            match state(row, now) {
+                RecordState::Ready => stats.ready += 1,
+                RecordState::Leased => stats.leased += 1,
+                RecordState::Parked => stats.parked += 1,
+            }
+        }
+        Ok(stats)
+    }
+
+    async fn journal_forget_locked(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
+        let entry = self.journal_entry(id).await?;
+        let mut writes = Vec::new();
+        Self::settle(entry.as_ref(), Settlement::Solved, now, &mut writes);
+        if self.record(id).await?.is_some() {
+            // A replayed task that is now solved leaves no dead letter behind.
+            let mut counters = self.counters().await?;
+            counters.completed += 1;
+            writes.push(Write::Delete(Table::Records, id.to_string()));
+            writes.push(Write::Put(Row::Meta(counters)));
+        }
+        if writes.is_empty() {
+            return Ok(());
+        }
+        self.backend.write(writes).await
+    }
+
+    async fn settled_locked(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
+        let keep = |row: &Row| row.key().starts_with(prefix);
+        let mut out = Vec::new();
+        for row in self.backend.scan(Table::Settled, &keep).await? {
+            match row {
+                Row::Settled(s) => out.push(s),
+                other => return Err(wrong_row(Table::Settled, &other)),
+            }
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    async fn clear_settled_locked(&self, prefix: &str) -> Result<u64, StoreError> {
+        let keys = self.settled_locked(prefix).await?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let n = keys.len() as u64;
+        self.backend.write(keys.into_iter().map(|s| Write::Delete(Table::Settled, s.key)).collect()).await?;
+        Ok(n)
+    }
+}
+
+fn wrong_row(table: Table, row: &Row) -> StoreError {
+    StoreError::Corrupt {
+        location: format!("table {}", table.as_str()),
+        problem: format!("the backend returned a {} row", row.table().as_str()),
+    }
+}
+
+fn live(row: &RecordRow, now: Timestamp) -> bool {
+    row.lease_until.is_some_and(|until| now < until)
+}
+
+fn state(row: &RecordRow, now: Timestamp) -> RecordState {
+    if row.record.state == RecordState::Parked {
+        RecordState::Parked
+    } else if live(row, now) {
+        RecordState::Leased
+    } else {
+        RecordState::Ready
+    }
+}
+
+fn holds(row: &RecordRow, token: &LeaseToken) -> bool {
+    row.record.state != RecordState::Parked && row.lease_nonce.as_deref() == Some(token.nonce.as_str())
+}
+
+fn park(row: &mut RecordRow, why: &str) {
+    row.record.state = RecordState::Parked;
+    row.record.parked_reason = Some(why.to_string());
+    row.lease_nonce = None;
+    row.lease_until = None;
+}
+
+/// The record as callers see it: with its current state.
+fn view(row: RecordRow, now: Timestamp) -> DeadLetterRecord {
+    let state = state(&row, now);
+    let mut record = row.record;
+    record.state = state;
+    record
+}
+
+/// Runs `$body` with the store to itself: in this process, then against other processes.
+macro_rules! exclusive {
+    ($self:ident, $body:expr) => {{
+        let _serial = $self.serial.lock().await;
+        $self.backend.lock().await?;
+        let result = $body.await;
+        let unlocked = $self.backend.unlock().await;
+        let value = result?;
+        unlocked?;
+        Ok(value)
+    }};
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+impl<B: TableBackend> DlqStore for TableStore<B> {
+    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
+        exclusive!(self, self.push_locked(record))
+    }
+
+    async fn receive(
+        &self,
+        filter: &Filter,
+        max: usize,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Vec<Leased>, StoreError> {
+        exclusive!(self, self.receive_locked(filter, max, lease, now))
+    }
+
+    async fn complete(&self, token: &LeaseToken, _now: Timestamp) -> Result<(), StoreError> {
+        exclusive!(self, self.complete_locked(token))
+    }
+
+    async fn abandon(
+        &self,
+        token: &LeaseToken,
+        update: Option<DeadLetterRecord>,
+        _now: Timestamp,
+    ) -> Result<RecordState, StoreError> {
+        exclusive!(self, self.abandon_locked(token, update))
+    }
+
+    async fn park(&self, id: &str, reason: &str, _now: Timestamp) -> Result<bool, StoreError> {
+        exclusive!(self, self.park_locked(id, reason))
+    }
+
+    async fn unpark(&self, id: &str, _now: Timestamp) -> Result<bool, StoreError> {
+        exclusive!(self, self.unpark_locked(id))
+    }
+
+    async fn peek(&self, filter: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
+        let rows: Result<Vec<RecordRow>, StoreError> = exclusive!(self, self.matching(filter, now));
+        Ok(rows?.into_iter().skip(page.offset).take(page.limit).map(|r| view(r, now)).collect())
+    }
+
+    async fn count(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        let rows: Result<Vec<RecordRow>, StoreError> = exclusive!(self, self.matching(filter, now));
+        Ok(rows?.len() as u64)
+    }
+
+    async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        exclusive!(self, self.purge_locked(filter, now))
+    }
+
+    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
+        exclusive!(self, self.stats_locked(now))
+    }
+
+    async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        exclusive!(self, self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]))
+    }
+
+    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
+        exclusive!(self, self.journal_forget_locked(id, now))
+    }
+
+    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
+        let rows: Result<Vec<Row>, StoreError> = exclusive!(self, self.backend.scan(Table::Journal, &|_| true));
+        let mut entries = Vec::new();
+        for row in rows? {
+            match row {
+                Row::Journal(e) => entries.push(e),
+                other => return Err(wrong_row(Table::Journal, &other)),
+            }
+        }
+        entries.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(entries)
+    }
+
+    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
+        exclusive!(self, self.settled_locked(prefix))
+    }
+
+    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
+        exclusive!(self, self.clear_settled_locked(prefix))
+    }
+}
+
+/// Rows in process memory: the backend of [`crate::dlq::MemoryStore`]. Rows are
+/// kept as typed values, so nothing is encoded or decoded.
+#[derive(Debug, Default)]
+pub struct MemoryTable {
+    tables: std::sync::Mutex<BTreeMap<Table, BTreeMap<String, Row>>>,
+}
+
+impl MemoryTable {
+    pub fn new() -> Self {
+        MemoryTable::default()
+    }
+
+    fn tables(&self) -> std::sync::MutexGuard<'_, BTreeMap<Table, BTreeMap<String, Row>>> {
+        // Every mutation is a whole batch applied under the lock; a panic elsewhere cannot
+        // leave a batch half-applied, so a poisoned lock still holds consistent tables.
+        self.tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+impl TableBackend for MemoryTable {
+    async fn get(&self, table: Table, key: &str) -> Result<Option<Row>, StoreError> {
+        Ok(self.tables().get(&table).and_then(|t| t.get(key)).cloned())
+    }
+
+    async fn scan(
+        &self,
+        table: Table,
+        keep: &(dyn for<'r> Fn(&'r Row) -> bool + Sync),
+    ) -> Result<Vec<Row>, StoreError> {
+        let tables = self.tables();
+        let rows = match tables.get(&table) {
+            Some(t) => t.values().filter(|r| keep(r)).cloned().collect(),
+            None => Vec::new(),
+        };
+        Ok(rows)
+    }
+
+    async fn write(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        let mut tables = self.tables();
+        for w in writes {
+            match w {
+                Write::Put(row) => {
+                    tables.entry(row.table()).or_default().insert(row.key().to_string(), row);
+                }
+                Write::Delete(table, key) => {
+                    if let Some(t) = tables.get_mut(&table) {
+                        t.remove(&key);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

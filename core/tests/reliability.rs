@@ -1,0 +1,269 @@
+//! The engine's side of "nothing lost, nothing paid twice": the journal gates the first
+//! submission, a store outage holds submissions, answers carry the entry that makes them
+//! durable, replays are journaled, an unreachable provider fails fast, and a submission
+//! whose answer was lost counts as an attempt. Virtual time throughout.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use captcha_dlq_core::class::{reason, ErrorClass};
+use captcha_dlq_core::dlq::testkit::sample_record;
+use captcha_dlq_core::engine::{Action, EngineConfig, Event};
+use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Fault, Harness, KEY, T0};
+use captcha_dlq_core::{Engine, JobId, JournalEntry, Provider, Secret, Solution, Timestamp};
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+fn engine() -> Engine {
+    let provider = Provider::preset("captchaai").unwrap().with_base_url("https://sim.invalid").unwrap();
+    Engine::new(provider, Secret::new(KEY), EngineConfig::default())
+}
+
+fn drain(engine: &mut Engine, now: Timestamp) -> Vec<Action> {
+    std::iter::from_fn(|| engine.poll_action(now)).collect()
+}
+
+fn sends(actions: &[Action]) -> usize {
+    actions.iter().filter(|a| matches!(a, Action::Send { .. })).count()
+}
+
+fn gate_of(actions: &[Action]) -> (JournalEntry, JobId) {
+    actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Journal { entry, gates: Some(job) } => Some((entry.clone(), *job)),
+            _ => None,
+        })
+        .expect("a journal write gating the job")
+}
+
+#[test]
+fn nothing_is_sent_before_the_journal_entry_is_written() {
+    let mut e = engine();
+    let job = e.submit(seed_task(0), BTreeMap::new(), Some("batch:x/line:1".into()), T0).unwrap();
+    let first = drain(&mut e, T0);
+    let (entry, gated) = gate_of(&first);
+    assert_eq!(gated, job);
+    assert_eq!(entry.key.as_deref(), Some("batch:x/line:1"), "the caller's key travels in the entry");
+    assert!(entry.provider_task_id.is_none() && entry.solution.is_none());
+    assert_eq!(sends(&first), 0, "the submission waits for the entry");
+    assert_eq!(sends(&drain(&mut e, T0.add(secs(60)))), 0, "however long the write takes");
+    assert!(e.journaled(job, T0.add(secs(60))));
+    assert_eq!(sends(&drain(&mut e, T0.add(secs(60)))), 1);
+    assert!(!e.journaled(job, T0.add(secs(61))), "confirming twice changes nothing");
+}
+
+#[test]
+fn a_job_whose_entry_cannot_be_written_is_withdrawn_without_a_trace() {
+    let mut e = engine();
+    let job = e.submit(seed_task(0), BTreeMap::new(), None, T0).unwrap();
+    drain(&mut e, T0);
+    assert!(e.withdraw(job));
+    let after = drain(&mut e, T0.add(secs(700)));
+    assert!(after.iter().all(|a| matches!(a, Action::Event(_))), "no send, no answer, no dead letter: {after:?}");
+    assert_eq!(e.job_count(), 0);
+    assert!(!e.withdraw(job), "once");
+}
+
+#[test]
+fn a_store_outage_holds_submissions_but_not_polls() {
+    let mut h = Harness::new(EngineConfig::default(), FakeService::new(|_| Behavior::SolveAfter(secs(20))));
+    h.submit(seed_task(0), &[]);
+    h.run_until(Some(T0.add(secs(1))));
+    assert_eq!(h.sends_to("/in.php").len(), 1);
+    h.engine.set_store_available(false);
+    h.submit(seed_task(1), &[]);
+    h.run_until(Some(T0.add(secs(40))));
+    assert_eq!(h.sends_to("/in.php").len(), 1, "no new submission while the store is down");
+    assert_eq!(h.solved.len(), 1, "the task already submitted was polled and solved");
+    h.engine.set_store_available(true);
+    h.run();
+    assert_eq!(h.sends_to("/in.php").len(), 2);
+    assert_eq!(h.solved.len(), 2);
+}
+
+#[test]
+fn an_answer_comes_with_the_entry_that_makes_it_durable() {
+    let mut e = engine();
+    let mut labels = BTreeMap::new();
+    labels.insert("job".to_string(), "scrape-42".to_string());
+    let job = e.submit(seed_task(0), labels, Some("k1".into()), T0).unwrap();
+    let (_, _) = gate_of(&drain(&mut e, T0));
+    e.journaled(job, T0);
+    let sent = drain(&mut e, T0);
+    let rid = sent.iter().find_map(|a| match a {
+        Action::Send { request_id, .. } => Some(*request_id),
+        _ => None,
+    });
+    e.handle_response(
+        rid.unwrap(),
+        Ok(captcha_dlq_core::HttpResponse::new(200, r#"{"status":1,"request":"777"}"#)),
+        T0,
+    );
+    drain(&mut e, T0);
+    let at = T0.add(secs(16));
+    let polls = drain(&mut e, at);
+    let rid = polls.iter().find_map(|a| match a {
+        Action::Send { request_id, .. } => Some(*request_id),
+        _ => None,
+    });
+    e.handle_response(
+        rid.unwrap(),
+        Ok(captcha_dlq_core::HttpResponse::new(200, r#"{"status":1,"request":"TOKEN"}"#)),
+        at,
+    );
+    let done = drain(&mut e, at);
+    let (solution, persist) = done
+        .iter()
+        .find_map(|a| match a {
+            Action::Solved { job: j, solution, persist, .. } if *j == job => Some((solution.clone(), persist.clone())),
+            _ => None,
+        })
+        .expect("solved");
+    let entry = persist.expect("the entry to write before handing the answer over");
+    assert_eq!(entry.solution.as_ref(), Some(&solution));
+    assert_eq!(entry.provider_task_id.as_deref(), Some("777"));
+    assert_eq!((entry.key.as_deref(), entry.labels.get("job").map(String::as_str)), (Some("k1"), Some("scrape-42")));
+    assert!(
+        !done.iter().any(|a| matches!(a, Action::Journal { .. })),
+        "no other journal write: the driver forgets it after the hand-off"
+    );
+}
+
+#[test]
+fn a_recovered_entry_with_an_answer_is_handed_over_without_asking_the_provider() {
+    let mut e = engine();
+    let mut entry = captcha_dlq_core::dlq::testkit::sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 1);
+    let mut solution = Solution::text("03AGdBq24-token");
+    solution.provider_task_id = entry.provider_task_id.clone();
+    entry.solution = Some(solution.clone());
+    // Far older than recover_max_age: the answer was paid for, so it is still handed over.
+    let now = entry.updated_at.add(secs(24 * 3600));
+    for resume in [true, false] {
+        let job = if resume { e.recover(entry.clone(), now) } else { e.interrupt(entry.clone(), now) };
+        let actions = drain(&mut e, now);
+        assert_eq!(sends(&actions), 0);
+        let got = actions.iter().find_map(|a| match a {
+            Action::Solved { job: j, id, solution, persist, .. } if *j == job => {
+                Some((id.clone(), solution.clone(), persist.is_none()))
+            }
+            _ => None,
+        });
+        assert_eq!(
+            got,
+            Some((entry.id.clone(), solution.clone(), true)),
+            "resume={resume}: same id, same answer, nothing to rewrite"
+        );
+    }
+}
+
+#[test]
+fn a_replay_is_journaled_under_its_record_id_and_settles_its_lease() {
+    let mut e = engine();
+    let record = sample_record("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 0);
+    let job = e.replay(record.clone(), 1, T0).unwrap();
+    let (entry, gated) = gate_of(&drain(&mut e, T0));
+    assert_eq!(
+        (gated, entry.id.as_str(), entry.replay_of.as_deref()),
+        (job, record.id.as_str(), Some(record.id.as_str()))
+    );
+    e.dead_letter(job, "MyReason", "given up by the application", T0);
+    let pushed = drain(&mut e, T0).into_iter().find_map(|a| match a {
+        Action::DeadLetter { push, .. } => Some(push),
+        _ => None,
+    });
+    assert_eq!(pushed, Some(false), "the replayer settles its own lease");
+    // Found in the journal after a restart, the lease is gone: the dead letter is pushed.
+    let job = e.recover(entry, T0.add(secs(5)));
+    e.dead_letter(job, "MyReason", "given up", T0.add(secs(5)));
+    let pushed = drain(&mut e, T0.add(secs(5))).into_iter().find_map(|a| match a {
+        Action::DeadLetter { push, .. } => Some(push),
+        _ => None,
+    });
+    assert_eq!(pushed, Some(true));
+}
+
+#[test]
+fn a_provider_that_never_answered_fails_fast_as_network() {
+    let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));
+    service.always = Some(Fault::Refused);
+    let mut h = Harness::new(EngineConfig::default(), service);
+    for i in 0..20 {
+        h.submit(seed_task(i), &[]);
+    }
+    h.run_until(Some(T0.add(secs(10))));
+    assert_eq!(h.dead.len(), 20, "every task dead-lettered within seconds, not at the 10-minute deadline");
+    for (_, r) in &h.dead {
+        assert_eq!((r.reason.as_str(), r.class), (reason::NETWORK, ErrorClass::Transient), "{r:?}");
+        assert!(
+            r.description.contains("cannot be reached") || r.description.contains("connection refused"),
+            "{}",
+            r.description
+        );
+        assert_eq!(r.attempts, 0, "a refused connection never reached the service");
+    }
+    assert!(h.sends_to("/in.php").len() <= 5, "at most a few submissions were tried: {}", h.sends_to("/in.php").len());
+    let opened: Vec<_> = h.events.iter().filter(|(_, e)| matches!(e, Event::CircuitOpened { .. })).collect();
+    assert_eq!(opened.len(), 1, "one clear line when the circuit opens");
+    match &opened[0].1 {
+        Event::CircuitOpened { cause, until: Some(_) } => assert!(cause.contains("cannot be reached"), "{cause}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_circuit_probes_again_and_a_new_task_finds_the_provider_back() {
+    let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));
+    service.always = Some(Fault::Refused);
+    let mut h = Harness::new(EngineConfig::default(), service);
+    h.submit(seed_task(0), &[]);
+    h.run_until(Some(T0.add(secs(10))));
+    assert_eq!(h.dead.len(), 1);
+    h.service.always = None;
+    h.now = T0.add(secs(45)); // past break_ms (30 s): half-open
+    h.submit(seed_task(1), &[]);
+    h.run();
+    assert_eq!(h.solved.len(), 1, "the probe went through and the task was solved");
+    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::CircuitHalfOpen)));
+    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::CircuitClosed)));
+}
+
+#[test]
+fn a_provider_that_answered_before_gets_the_longer_window() {
+    let mut h = Harness::new(EngineConfig::default(), FakeService::new(|_| Behavior::SolveAfter(secs(20))));
+    h.submit(seed_task(0), &[]);
+    h.run();
+    assert_eq!(h.solved.len(), 1);
+    h.service.submit_faults = std::iter::repeat_n(Fault::Refused, 3).collect();
+    h.submit(seed_task(1), &[]);
+    h.run();
+    assert_eq!(h.solved.len(), 2, "three quick refusals from a service that answered before are retried");
+    assert!(h.dead.is_empty());
+}
+
+#[test]
+fn a_submission_whose_answer_was_lost_counts_as_an_attempt() {
+    let mut h = Harness::new(EngineConfig::default(), FakeService::new(|_| Behavior::SolveAfter(secs(20))));
+    h.submit(seed_task(0), &[]);
+    h.run();
+    h.service.submit_faults = std::iter::repeat_n(Fault::Timeout, 10).collect();
+    h.submit(seed_task(1), &[]);
+    h.run();
+    let record = &h.dead.last().expect("dead-lettered").1;
+    assert_eq!(record.reason, reason::NETWORK);
+    assert_eq!(record.attempts, 4, "every timed-out submission may have been paid: at most max_attempts of them");
+    assert_eq!(h.sends_to("/in.php").len(), 1 + 4);
+}
+
+#[test]
+fn deadline_description_reads_whole() {
+    let mut config = EngineConfig::default();
+    config.retry.task_deadline_ms = 30_000;
+    let mut h = Harness::new(config, FakeService::new(|_| Behavior::NeverReady));
+    h.submit(seed_task(0), &[]);
+    h.run();
+    let d = &h.dead[0].1.description;
+    assert!(d.contains("1 submission(s); 3 poll(s) of the last one"), "{d}");
+}
