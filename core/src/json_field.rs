@@ -71,6 +71,24 @@ pub fn decode<T: FromJson>(value: &Value) -> Result<T, FieldError> {
     T::from_json(value.clone())
 }
 
+/// `max_in_flight` → `maxInFlight`, `recaptcha_v2` → `recaptchaV2`: a schema field name
+/// as JavaScript spells it (the inverse of [`snake`] for the names the schema uses).
+pub fn camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `fooBarMs` → `foo_bar_ms`, `recaptchaV2` → `recaptcha_v2`; snake_case stays
 /// as is. JS callers pass camelCase options; the Rust types are snake_case.
 pub fn snake(key: &str) -> String {

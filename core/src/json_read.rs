@@ -24,6 +24,8 @@
 //! crates) through [`deserialize_from_json!`], which parses a [`Value`] and
 //! hands it to [`FromJson`].
 
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -56,6 +58,42 @@ macro_rules! deserialize_from_json {
 }
 pub(crate) use deserialize_from_json;
 
+/// How a host spells field names: Rust and Python in snake_case (the schema's own
+/// spelling), JavaScript in camelCase. Only names of fields are respelled; the keys of
+/// maps (labels, a solution's extra fields) and values are data and stay as given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Casing {
+    #[default]
+    Snake,
+    Camel,
+}
+
+std::thread_local! {
+    static CASING: Cell<Casing> = const { Cell::new(Casing::Snake) };
+}
+
+/// Reads `value` as a `T` whose field names are spelled in `casing`; errors name fields
+/// as the host spells them (`retry.maxAttempts`). Unknown fields stay errors.
+pub fn read_cased<T: FromJson>(value: Value, casing: Casing) -> Result<T, FieldError> {
+    let previous = CASING.with(|c| c.replace(casing));
+    let result = T::from_json(value);
+    CASING.with(|c| c.set(previous));
+    result
+}
+
+/// The casing [`read_cased`] is reading with right now.
+pub fn current_casing() -> Casing {
+    CASING.with(Cell::get)
+}
+
+/// `name` (a schema field name, snake_case) as the current reader spells it.
+pub fn spelled(name: &str) -> Cow<'_, str> {
+    match current_casing() {
+        Casing::Snake => Cow::Borrowed(name),
+        Casing::Camel => Cow::Owned(crate::json_field::camel(name)),
+    }
+}
+
 /// The fields of one JSON object, taken out by name. The names asked for are
 /// remembered, so that [`Fields::finish`] can list them when it finds a field
 /// nobody asked for.
@@ -76,21 +114,21 @@ impl Fields {
 
     fn take(&mut self, name: &'static str) -> Option<Value> {
         self.known.push(name);
-        self.map.remove(name)
+        self.map.remove(spelled(name).as_ref())
     }
 
     /// A field that must be present.
     pub fn req<T: FromJson>(&mut self, name: &'static str) -> Result<T, FieldError> {
         match self.take(name) {
-            Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
-            None => Err(FieldError::new(name, "missing field")),
+            Some(v) => T::from_json(v).map_err(|e| e.in_field(&spelled(name))),
+            None => Err(FieldError::new(spelled(name), "missing field")),
         }
     }
 
     /// A field that is `default` when absent (`null` is read as a `T`, as serde did).
     pub fn or<T: FromJson>(&mut self, name: &'static str, default: T) -> Result<T, FieldError> {
         match self.take(name) {
-            Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
+            Some(v) => T::from_json(v).map_err(|e| e.in_field(&spelled(name))),
             None => Ok(default),
         }
     }
@@ -109,14 +147,19 @@ impl Fields {
     /// index of its value in `variants`.
     pub fn tag(&mut self, name: &'static str, variants: &[&str]) -> Result<usize, FieldError> {
         let value: String = self.req(name)?;
-        variants.iter().position(|v| *v == value).ok_or_else(|| FieldError::new(name, unknown_value(&value, variants)))
+        variants
+            .iter()
+            .position(|v| *v == value)
+            .ok_or_else(|| FieldError::new(spelled(name), unknown_value(&value, variants)))
     }
 
     /// Refuses the fields nobody asked for (types that deny unknown fields).
     /// Types that ignore them just drop the reader.
     pub fn finish(self) -> Result<(), FieldError> {
         let Some(key) = self.map.keys().next() else { return Ok(()) };
-        let problem = match self.known.as_slice() {
+        let known: Vec<Cow<'_, str>> = self.known.iter().map(|k| spelled(k)).collect();
+        let known: Vec<&str> = known.iter().map(|k| k.as_ref()).collect();
+        let problem = match known.as_slice() {
             [] => format!("unknown field `{key}`, there are no fields"),
             [one] => format!("unknown field `{key}`, expected `{one}`"),
             known => format!("unknown field `{key}`, expected one of {}", quoted(known)),
@@ -296,6 +339,34 @@ mod tests {
         let (field, problem) = fails::<T>(v);
         assert_eq!(field, "", "{problem}");
         problem
+    }
+
+    #[test]
+    fn camel_case_readers_take_and_name_fields_as_the_host_spells_them() {
+        #[derive(Debug)]
+        struct Opts {
+            max_attempts: u32,
+            labels: BTreeMap<String, String>,
+        }
+        impl FromJson for Opts {
+            fn from_json(value: Value) -> Result<Self, FieldError> {
+                let mut f = Fields::new(value)?;
+                let o = Opts { max_attempts: f.or("max_attempts", 1)?, labels: f.or_default("labels")? };
+                f.finish()?;
+                Ok(o)
+            }
+        }
+        let o: Opts = read_cased(json!({"maxAttempts": 3, "labels": {"jobId": "x"}}), Casing::Camel).unwrap();
+        assert_eq!(o.max_attempts, 3);
+        assert_eq!(o.labels.get("jobId").map(String::as_str), Some("x"), "map keys are data: never respelled");
+        let e = read_cased::<Opts>(json!({"max_attempts": 3}), Casing::Camel).unwrap_err();
+        assert_eq!(e.field, "max_attempts");
+        assert!(e.problem.contains("expected one of `maxAttempts`, `labels`"), "{}", e.problem);
+        let e = read_cased::<Opts>(json!({"maxAttempts": "3"}), Casing::Camel).unwrap_err();
+        assert_eq!(e.field, "maxAttempts");
+        let snake: Opts = read_cased(json!({"max_attempts": 2}), Casing::Snake).unwrap();
+        assert_eq!(snake.max_attempts, 2);
+        assert_eq!(current_casing(), Casing::Snake, "the casing is restored after a read");
     }
 
     #[test]

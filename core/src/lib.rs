@@ -6,6 +6,7 @@
 //! `fetch`) execute its [`Action`]s and feed back responses and the time.
 //! See [`Engine`] for the calling contract.
 
+pub mod cased;
 pub mod class;
 pub mod classify;
 pub mod dlq;
@@ -16,6 +17,7 @@ pub mod http;
 pub mod journal;
 pub mod json_field;
 pub mod json_read;
+pub mod options;
 pub mod provider;
 pub mod quoted;
 #[cfg(feature = "testkit")]

@@ -1,31 +1,30 @@
 //! captcha-dlq: the CAPTCHA-solving SDK on tokio.
 //!
-//! It runs the sans-IO engine of `captcha-dlq-core` over reqwest and tokio
-//! timers, keeps failed tasks in a durable dead-letter queue (SQLite by
-//! default, Redis for fleets) and journals in-flight tasks so that a killed
-//! process loses nothing. The Python and Node packages and the `captcha-dlq`
-//! CLI are built on this crate.
+//! The orchestration is `captcha-dlq-client`'s, the same one the browser
+//! package runs; this crate plugs in what a native process has: tokio timers,
+//! reqwest (rustls) for HTTP, process-based liveness for journal owners, and
+//! durable dead-letter stores — SQLite by default, Redis for fleets, memory
+//! for scripts. The Python and Node packages and the `captcha-dlq` CLI are
+//! built on this crate.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), captcha_dlq::Error> {
-//! use captcha_dlq::{Client, Task};
-//! let client = Client::builder().api_key("KEY").provider("captchaai").dlq("captcha-dlq.sqlite").build().await?;
+//! use captcha_dlq::Task;
+//! let client = captcha_dlq::builder().api_key("KEY").provider("captchaai").dlq("captcha-dlq.sqlite").build().await?;
 //! let task = Task::from_json_str(r#"{"type":"recaptcha_v2","sitekey":"6Le-SITEKEY","page_url":"https://example.com/"}"#)?;
 //! let token = client.solve(task).await?.text;
 //! # Ok(()) }
 //! ```
 
-pub mod client;
-mod driver;
-pub mod error;
+mod builder;
+pub mod files;
+pub mod liveness;
 pub mod open;
-mod owner;
+pub mod runtime;
 pub mod store;
-mod transport;
+pub mod transport;
 
-pub use captcha_dlq_core as core;
+pub use builder::{builder, connect, ClientBuilder};
+pub use captcha_dlq_client::*;
 pub use captcha_dlq_core::{EngineConfig, Event, Solution, Task};
-pub use client::{Client, ClientBuilder, DlqSpec, RecoverReport, RecoveredSolution, ReplayOptions, SolveHandle};
-pub use driver::JobOutcome;
-pub use error::{Error, Result};
-pub use open::open_store;
+pub use open::{open_store, DEFAULT_DLQ};

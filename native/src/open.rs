@@ -8,6 +8,9 @@ use captcha_dlq_core::dlq::{DlqStore, StoreError};
 use crate::store::RedisStore;
 use crate::store::SqliteStore;
 
+/// Where the DLQ lives when no location is given: a SQLite file in the working directory.
+pub const DEFAULT_DLQ: &str = "captcha-dlq.sqlite";
+
 /// The Redis key namespace used when a URL is given without one.
 pub const DEFAULT_REDIS_NAMESPACE: &str = "captcha-dlq";
 

@@ -1,21 +1,29 @@
-//! HTTP for the driver: reqwest over rustls with pooled connections, a
-//! per-request timeout, and an optional proxy for the client's own traffic.
-//! Errors are stripped of URLs (which carry the API key) before they leave.
+//! HTTP natively: reqwest over rustls with pooled connections, a per-request
+//! timeout, and an optional proxy for the client's own traffic. Errors are
+//! stripped of URLs (which carry the API key) before they leave.
 
 use std::time::Duration;
 
+use captcha_dlq_client::{BoxFuture, Error, Transport};
 use captcha_dlq_core::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
 
-use crate::error::Error;
-
+/// reqwest as the orchestration's [`Transport`].
 #[derive(Clone, Debug)]
-pub(crate) struct Transport {
+pub struct ReqwestTransport {
     client: reqwest::Client,
     key: Secret,
 }
 
-impl Transport {
-    pub(crate) fn new(key: Secret, proxy: Option<&str>) -> Result<Transport, Error> {
+impl Transport for ReqwestTransport {
+    fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, TransportError>> {
+        let this = self.clone();
+        Box::pin(async move { this.execute(request).await })
+    }
+}
+
+impl ReqwestTransport {
+    /// A pooled client; `key` is what its error messages must never show.
+    pub fn new(key: Secret, proxy: Option<&str>) -> Result<ReqwestTransport, Error> {
         let mut builder = reqwest::Client::builder()
             .user_agent(concat!("captcha-dlq/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
@@ -29,10 +37,10 @@ impl Transport {
             builder = builder.no_proxy();
         }
         let client = builder.build().map_err(|e| Error::Io(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Transport { client, key })
+        Ok(ReqwestTransport { client, key })
     }
 
-    pub(crate) async fn execute(&self, req: HttpRequest) -> Result<HttpResponse, TransportError> {
+    pub async fn execute(&self, req: HttpRequest) -> Result<HttpResponse, TransportError> {
         let method = match req.method {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,

@@ -106,6 +106,19 @@ impl ReplayPolicy {
         ReplayDecision::Replay { attempts_allowed }
     }
 
+    /// The record a failed replay returns to the DLQ as (`abandon` with it): its new
+    /// attempts and history, the delivery count of the lease it came from, and parked
+    /// with `MaxDeliveryCountExceeded` once its task has had `park_after_attempts`
+    /// provider attempts in all (the seeds' "6+ failures means the parameters are wrong").
+    pub fn settle(&self, leased: &DeadLetterRecord, mut failed: DeadLetterRecord) -> DeadLetterRecord {
+        failed.deliveries = leased.deliveries;
+        if failed.attempts >= self.park_after_attempts {
+            failed.state = RecordState::Parked;
+            failed.parked_reason = Some(reason::MAX_DELIVERY_COUNT_EXCEEDED.to_string());
+        }
+        failed
+    }
+
     /// The filter selecting the records replayed automatically, or `None` when
     /// no class is (an empty class list in a [`Filter`] would match everything).
     pub fn auto_filter(&self) -> Option<Filter> {
@@ -244,6 +257,18 @@ mod tests {
         for class in [ErrorClass::Transient, ErrorClass::RetryAfter, ErrorClass::TaskTerminal] {
             assert_eq!(p.decide(&record(class, 0), false), ReplayDecision::Replay { attempts_allowed: 2 }, "{class}");
         }
+    }
+
+    #[test]
+    fn a_failed_replay_keeps_its_delivery_count_and_is_parked_at_the_cap() {
+        let p = ReplayPolicy::default();
+        let mut leased = record(ErrorClass::TaskTerminal, 4);
+        leased.deliveries = 3;
+        let again = p.settle(&leased, record(ErrorClass::TaskTerminal, 5));
+        assert_eq!((again.deliveries, again.state, again.parked_reason.as_deref()), (3, RecordState::Ready, None));
+        let worn = p.settle(&leased, record(ErrorClass::TaskTerminal, 6));
+        assert_eq!(worn.state, RecordState::Parked);
+        assert_eq!(worn.parked_reason.as_deref(), Some(reason::MAX_DELIVERY_COUNT_EXCEEDED));
     }
 
     #[test]

@@ -12,19 +12,81 @@ use crate::time::Timestamp;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    Accepted { job: JobId, id: String },
-    Submitted { job: JobId, attempt: u32, provider_task_id: String },
-    Polled { tasks: usize },
-    Retrying { job: JobId, code: String, class: ErrorClass, delay_ms: u64, attempt: u32 },
-    Solved { job: JobId, attempts: u32, elapsed_ms: u64 },
-    DeadLettered { job: JobId, id: String, reason: String, class: ErrorClass, attempts: u32 },
-    Recovered { job: JobId, id: String, resumed_polling: bool },
-    CircuitOpened { cause: String, until: Option<Timestamp> },
+    Accepted {
+        job: JobId,
+        id: String,
+    },
+    Submitted {
+        job: JobId,
+        attempt: u32,
+        provider_task_id: String,
+    },
+    Polled {
+        tasks: usize,
+    },
+    Retrying {
+        job: JobId,
+        code: String,
+        class: ErrorClass,
+        delay_ms: u64,
+        attempt: u32,
+    },
+    Solved {
+        job: JobId,
+        attempts: u32,
+        elapsed_ms: u64,
+    },
+    DeadLettered {
+        job: JobId,
+        id: String,
+        reason: String,
+        class: ErrorClass,
+        attempts: u32,
+    },
+    Recovered {
+        job: JobId,
+        id: String,
+        resumed_polling: bool,
+    },
+    CircuitOpened {
+        cause: String,
+        until: Option<Timestamp>,
+    },
     CircuitHalfOpen,
     CircuitClosed,
-    ConcurrencyChanged { limit: u32 },
-    Paused { scope: PauseScope, code: String, until: Timestamp },
-    BatchPollingDisabled { reason: String },
+    ConcurrencyChanged {
+        limit: u32,
+    },
+    Paused {
+        scope: PauseScope,
+        code: String,
+        until: Timestamp,
+    },
+    BatchPollingDisabled {
+        reason: String,
+    },
+    /// The DLQ store failed or did not answer a call; submissions wait until it is back.
+    StoreUnavailable {
+        error: String,
+    },
+    /// The store answers again after `after_ms` of failures.
+    StoreAvailable {
+        after_ms: u64,
+    },
+    /// A store write was retried for as long as allowed and given up: what it was for.
+    StoreGaveUp {
+        what: String,
+        error: String,
+    },
+}
+
+/// How loud an event is in a log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Debug,
+    Info,
+    Warn,
+    Error,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -51,18 +113,32 @@ impl Event {
             Event::ConcurrencyChanged { .. } => "concurrency_changed",
             Event::Paused { .. } => "paused",
             Event::BatchPollingDisabled { .. } => "batch_polling_disabled",
+            Event::StoreUnavailable { .. } => "store_unavailable",
+            Event::StoreAvailable { .. } => "store_available",
+            Event::StoreGaveUp { .. } => "store_gave_up",
+        }
+    }
+
+    /// How loud it is: a quiet log shows `Warn` and `Error`. Steps of the in-flight window
+    /// (AIMD) are routine and only `Debug`; a circuit opening, the store failing and
+    /// pauses a provider asked for are what an operator must see.
+    pub fn level(&self) -> Level {
+        match self {
+            Event::StoreGaveUp { .. } => Level::Error,
+            Event::CircuitOpened { .. }
+            | Event::Paused { .. }
+            | Event::BatchPollingDisabled { .. }
+            | Event::StoreUnavailable { .. } => Level::Warn,
+            Event::CircuitHalfOpen | Event::CircuitClosed | Event::StoreAvailable { .. } | Event::Recovered { .. } => {
+                Level::Info
+            }
+            _ => Level::Debug,
         }
     }
 
     /// Whether a quiet log should still show it.
     pub fn is_warning(&self) -> bool {
-        matches!(
-            self,
-            Event::CircuitOpened { .. }
-                | Event::Paused { .. }
-                | Event::BatchPollingDisabled { .. }
-                | Event::ConcurrencyChanged { .. }
-        )
+        self.level() >= Level::Warn
     }
 }
 
@@ -94,11 +170,16 @@ impl fmt::Display for Event {
             Event::CircuitOpened { cause, until: None } => {
                 write!(f, "circuit opened by {cause}; no submissions until reset")
             }
-            Event::CircuitHalfOpen => f.write_str("circuit half-open: one probe request"),
+            Event::CircuitHalfOpen => f.write_str("circuit half-open: probing the provider with one request"),
             Event::CircuitClosed => f.write_str("circuit closed"),
             Event::ConcurrencyChanged { limit } => write!(f, "in-flight limit now {limit}"),
             Event::Paused { scope, code, until } => write!(f, "{scope:?} paused by {code} until {until}"),
             Event::BatchPollingDisabled { reason } => write!(f, "batch polling disabled: {reason}"),
+            Event::StoreUnavailable { error } => {
+                write!(f, "DLQ store not answering ({error}); submissions wait until it is back")
+            }
+            Event::StoreAvailable { after_ms } => write!(f, "DLQ store answers again after {}", ms(*after_ms)),
+            Event::StoreGaveUp { what, error } => write!(f, "DLQ store write given up ({what}): {error}"),
         }
     }
 }

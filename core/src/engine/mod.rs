@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use self::circuit::{Circuit, Transition};
 pub use self::config::{Backoff, CircuitConfig, EngineConfig, FirstPoll, PollingConfig, RateConfig, RetryConfig};
-pub use self::event::{Event, PauseScope};
+pub use self::event::{Event, Level, PauseScope};
 use self::limiter::Limiter;
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};

@@ -813,6 +813,15 @@ fn encode(record: &DeadLetterRecord) -> Result<String, StoreError> {
 
 #[async_trait]
 impl DlqStore for RedisStore {
+    // PLACEHOLDER(stores helper): settled keys are being implemented on the `stores` branch.
+    async fn settled(&self, _prefix: &str) -> Result<Vec<captcha_dlq_core::dlq::SettledKey>, StoreError> {
+        Err(StoreError::Backend("settled keys are not implemented by this store yet".into()))
+    }
+
+    async fn clear_settled(&self, _prefix: &str) -> Result<u64, StoreError> {
+        Err(StoreError::Backend("settled keys are not implemented by this store yet".into()))
+    }
+
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         let body = encode(&record)?;
         let parked = record.state == RecordState::Parked;
@@ -1070,7 +1079,7 @@ impl DlqStore for RedisStore {
             .map_err(|e| backend(&self.location, &e))
     }
 
-    async fn journal_forget(&self, id: &str) -> Result<(), StoreError> {
+    async fn journal_forget(&self, id: &str, _now: Timestamp) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         redis::cmd("HDEL")
             .arg(self.key("journal"))

@@ -437,6 +437,15 @@ fn immediate<'c>(conn: &'c mut Connection, loc: &str) -> Result<Transaction<'c>,
 
 #[async_trait]
 impl DlqStore for SqliteStore {
+    // PLACEHOLDER(stores helper): settled keys are being implemented on the `stores` branch.
+    async fn settled(&self, _prefix: &str) -> Result<Vec<captcha_dlq_core::dlq::SettledKey>, StoreError> {
+        Err(StoreError::Backend("settled keys are not implemented by this store yet".into()))
+    }
+
+    async fn clear_settled(&self, _prefix: &str) -> Result<u64, StoreError> {
+        Err(StoreError::Backend("settled keys are not implemented by this store yet".into()))
+    }
+
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         let capacity = self.capacity;
         self.run(move |conn, loc| {
@@ -752,7 +761,7 @@ impl DlqStore for SqliteStore {
         .await
     }
 
-    async fn journal_forget(&self, id: &str) -> Result<(), StoreError> {
+    async fn journal_forget(&self, id: &str, _now: Timestamp) -> Result<(), StoreError> {
         let id = id.to_string();
         self.run(move |conn, loc| {
             conn.execute("DELETE FROM journal WHERE id = ?1", [&id]).map_err(db_error(loc))?;

@@ -1,12 +1,15 @@
-//! The native API's errors. Bindings map these to host exceptions in one place each.
+//! The errors of the client API, with the stable codes every binding maps to its host's
+//! exceptions (one module per binding does that mapping, and decides nothing).
 
 use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
 use captcha_dlq_core::{ConfigError, ErrorClass, Failure, InvalidTask};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The task could not be solved; it is in the DLQ (`stored`) with this record.
-    #[error("task {} dead-lettered: {}: {}", .record.id, .record.reason, .record.description)]
+    /// The task could not be solved. `stored`: its record is in the DLQ; otherwise the
+    /// store could not take it and this record is the only copy.
+    #[error("task {} dead-lettered: {}: {}{}", .record.id, .record.reason, .record.description,
+            if *.stored { "" } else { " (the DLQ could not store the record; it is in this error)" })]
     SolveFailed { record: Box<DeadLetterRecord>, stored: bool },
     #[error(transparent)]
     InvalidTask(#[from] InvalidTask),
@@ -17,6 +20,13 @@ pub enum Error {
     /// A direct request (balance, report) failed; `class` says how.
     #[error("{}: {} ({})", .0.code, .0.description, .0.class)]
     Provider(Failure),
+    /// The caller cancelled. `runs_on`: the provider already had the task; it is still
+    /// being polled and its answer will be in the journal for `recover`, so nobody should
+    /// submit it again.
+    #[error("task {id} cancelled{}", if *.runs_on {
+        ": the provider already had it, so it runs on and its answer is kept in the journal for recover()"
+    } else { "" })]
+    Cancelled { id: String, runs_on: bool },
     #[error("the client is closed; tasks still in flight are in the journal and `recover` resumes them")]
     Closed,
     #[error("{0}")]
@@ -42,8 +52,27 @@ impl Error {
             Error::Config(_) => "INVALID_CONFIG",
             Error::Store(_) => "STORE_ERROR",
             Error::Provider(_) => "PROVIDER_ERROR",
+            Error::Cancelled { .. } => "CANCELLED",
             Error::Closed => "CLOSED",
             Error::Io(_) => "IO_ERROR",
+        }
+    }
+
+    /// The field a configuration or task error names, if any.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Error::InvalidTask(e) => Some(&e.field),
+            Error::Config(e) => Some(&e.field),
+            _ => None,
+        }
+    }
+
+    /// The same error with its field named under `prefix` (`tasks[3].` + `sitekey`).
+    pub fn in_field(self, prefix: &str) -> Error {
+        match self {
+            Error::InvalidTask(e) => Error::InvalidTask(InvalidTask::new(format!("{prefix}{}", e.field), e.problem)),
+            Error::Config(e) => Error::Config(ConfigError::new(format!("{prefix}{}", e.field), e.problem)),
+            other => other,
         }
     }
 }

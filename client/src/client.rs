@@ -1,0 +1,308 @@
+//! The client every front end exposes: `solve`, `solve_stream`/`solve_many`,
+//! `replay`, `recover`, the DLQ operations, `balance`, `report`. It talks to
+//! the driver through commands and to the store directly (with timeouts) for
+//! what is not the engine's business (leasing records, reading the journal,
+//! inspecting the DLQ).
+
+use core::future::Future;
+use core::time::Duration;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use captcha_dlq_core::dlq::StoreError;
+use captcha_dlq_core::options::ClientOptions;
+use captcha_dlq_core::{ConfigError, Engine, Failure, HttpRequest, JobId, Provider, Solution, Task};
+use futures::channel::{mpsc, oneshot};
+
+use crate::driver::{Command, Delivery, Driver, DriverStatus, Outcome, SharedHealth, StoreHealth};
+use crate::error::{Error, Result};
+use crate::events::{EventLog, EventSink};
+use crate::runtime::Backends;
+use crate::store_calls::StoreCalls;
+
+pub(crate) struct Inner {
+    pub(crate) commands: mpsc::UnboundedSender<Command>,
+    pub(crate) backends: Backends,
+    pub(crate) options: ClientOptions,
+    pub(crate) owner: String,
+    pub(crate) health: SharedHealth,
+}
+
+/// A solving client. Cheap to clone; all clones share one engine, driver and store.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl core::fmt::Debug for Client {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Client")
+            .field("provider", &self.inner.options.provider.name())
+            .field("base_url", &self.inner.options.provider.base_url())
+            .field("api_key", &"***")
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Starts a client over the backends a front end plugs in: the driver is spawned on
+    /// `backends.runtime` and runs until [`close`](Self::close) or until every clone is gone.
+    pub fn start(options: ClientOptions, backends: Backends, events: Option<EventSink>) -> Client {
+        let owner = backends.liveness.register();
+        let mut config = options.engine.clone();
+        if config.seed == 0 {
+            config.seed = backends.runtime.random_seed();
+        }
+        let engine = Engine::new(options.provider.clone(), options.api_key.clone(), config)
+            .with_submit_options(options.submit.clone());
+        let (tx, rx) = mpsc::unbounded();
+        let health: SharedHealth = Arc::new(Mutex::new(StoreHealth { available: true, ..StoreHealth::default() }));
+        let store_calls = StoreCalls::new(backends.store.clone(), backends.runtime.clone(), options.store.clone());
+        let driver = Driver::new(
+            engine,
+            backends.clone(),
+            store_calls,
+            owner.clone(),
+            EventLog::new(events),
+            health.clone(),
+            rx,
+            tx.clone(),
+        );
+        backends.runtime.spawn(Box::pin(driver.run()));
+        Client { inner: Arc::new(Inner { commands: tx, backends, options, owner, health }) }
+    }
+
+    pub fn provider(&self) -> &Provider {
+        &self.inner.options.provider
+    }
+
+    pub fn options(&self) -> &ClientOptions {
+        &self.inner.options
+    }
+
+    /// This client's owner id, as stamped on its journal entries.
+    pub fn owner(&self) -> &str {
+        &self.inner.owner
+    }
+
+    pub fn backends(&self) -> &Backends {
+        &self.inner.backends
+    }
+
+    /// The store's health as the driver last saw it; `failures` counts writes given up.
+    pub fn store_health(&self) -> StoreHealth {
+        self.inner.health.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    pub(crate) fn send(&self, command: Command) -> Result<()> {
+        self.inner.commands.unbounded_send(command).map_err(|_| Error::Closed)
+    }
+
+    /// What the driver is doing right now.
+    pub async fn status(&self) -> Result<DriverStatus> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Status { reply })?;
+        rx.await.map_err(|_| Error::Closed)
+    }
+
+    /// Submits a task with labels (copied into its DLQ record if it fails) and an optional
+    /// key, the caller's stable name for it: when the task ends the store remembers the
+    /// key as settled (see [`Dlq::settled`](crate::Dlq::settled)).
+    pub async fn submit(
+        &self,
+        task: Task,
+        labels: BTreeMap<String, String>,
+        key: Option<String>,
+    ) -> Result<SolveHandle> {
+        let (accepted, accepted_rx) = oneshot::channel();
+        let (done, done_rx) = oneshot::channel();
+        self.send(Command::Submit { task, labels, key, accepted, done })?;
+        let (job, id) = accepted_rx.await.map_err(|_| Error::Closed)??;
+        Ok(SolveHandle { job, id, done: Some(done_rx), client: self.clone(), armed: true })
+    }
+
+    /// Solves one task. A failure returns [`Error::SolveFailed`] with the DLQ record.
+    pub async fn solve(&self, task: Task) -> Result<Solution> {
+        self.solve_labelled(task, BTreeMap::new()).await
+    }
+
+    pub async fn solve_labelled(&self, task: Task, labels: BTreeMap<String, String>) -> Result<Solution> {
+        self.submit(task, labels, None).await?.wait().await
+    }
+
+    /// Raises the in-flight limit to at least `limit` (a call asking for that much concurrency).
+    pub fn ensure_in_flight(&self, limit: usize) -> Result<()> {
+        self.send(Command::EnsureInFlight(u32::try_from(limit).unwrap_or(u32::MAX)))
+    }
+
+    /// The account balance, as the provider reports it.
+    pub async fn balance(&self) -> Result<f64> {
+        let request = self.inner.options.provider.balance_request(&self.inner.options.api_key);
+        let response = self.exchange(request).await?;
+        self.inner.options.provider.parse_balance(&response).map_err(Error::Provider)
+    }
+
+    /// Tells the provider whether an answer was right (refunds, solver quality).
+    pub async fn report(&self, provider_task_id: &str, good: bool) -> Result<()> {
+        let provider = &self.inner.options.provider;
+        let Some(request) = provider.report_request(&self.inner.options.api_key, provider_task_id, good) else {
+            let verdict = if good { "good" } else { "bad" };
+            return Err(ConfigError::new(
+                "report",
+                format!("{} has no report endpoint for {verdict} answers", provider.name()),
+            )
+            .into());
+        };
+        let response = self.exchange(request).await?;
+        provider.parse_report(&response).map_err(Error::Provider)
+    }
+
+    async fn exchange(&self, mut request: HttpRequest) -> Result<captcha_dlq_core::HttpResponse> {
+        request.timeout = Duration::from_millis(self.inner.options.engine.retry.request_timeout_ms);
+        self.inner.backends.transport.send(request).await.map_err(|e| {
+            Error::Provider(Failure::new(
+                captcha_dlq_core::class::reason::NETWORK,
+                captcha_dlq_core::ErrorClass::Transient,
+                format!("no answer from {}: {}", self.inner.options.provider.base_url(), e.message),
+            ))
+        })
+    }
+
+    /// Lets submissions flow again after an account error was fixed (new key, top-up).
+    pub fn reset_circuit(&self) -> Result<()> {
+        self.send(Command::ResetCircuit)
+    }
+
+    /// Stops the driver once the writes it has queued are done. Tasks in flight stay in
+    /// the journal for `recover`.
+    pub async fn close(&self) {
+        let (ack, rx) = oneshot::channel();
+        if self.send(Command::Shutdown { ack }).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Calls the store with the client's per-call timeout.
+    pub(crate) async fn store_call<T>(&self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T> {
+        let timeout = self.inner.backends.runtime.sleep(self.inner.options.store.timeout());
+        let ms = self.inner.options.store.timeout_ms;
+        futures::pin_mut!(call);
+        match futures::future::select(call, timeout).await {
+            futures::future::Either::Left((result, _)) => result.map_err(Error::Store),
+            futures::future::Either::Right(_) => {
+                Err(Error::Store(StoreError::Timeout(format!("the DLQ store did not answer within {ms} ms"))))
+            }
+        }
+    }
+
+    /// A store write that must not be lost (settling a lease): retried with backoff while
+    /// the store fails transiently, for at most the client's `store.retry_for`.
+    pub(crate) async fn store_write<T, F, Fut>(&self, mut call: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, StoreError>>,
+    {
+        let runtime = &self.inner.backends.runtime;
+        let started = runtime.now();
+        let mut delay = Duration::from_millis(250);
+        loop {
+            match self.store_call(call()).await {
+                Err(Error::Store(e))
+                    if e.is_transient() && runtime.now().since(started) < self.inner.options.store.retry_for() =>
+                {
+                    runtime.sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(5));
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// A submitted task, to await or cancel. Dropping it before its outcome cancels the task
+/// (a host cancelling its future, as asyncio does): not sent yet, it is dead-lettered as
+/// `Cancelled`; already with the provider, it runs on and its answer waits in the journal.
+#[derive(Debug)]
+pub struct SolveHandle {
+    job: JobId,
+    id: String,
+    done: Option<oneshot::Receiver<Outcome>>,
+    client: Client,
+    armed: bool,
+}
+
+impl SolveHandle {
+    pub fn job(&self) -> JobId {
+        self.job
+    }
+
+    /// The task's record id (its journal entry and, if it fails, its DLQ record).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Cancels the task (see the type's documentation); its outcome still arrives.
+    pub fn cancel(&self) {
+        let _ = self.client.send(Command::Cancel { job: self.job });
+    }
+
+    /// The outcome as the driver reports it, with the answer's receipt to acknowledge.
+    pub async fn outcome(mut self) -> Result<Outcome> {
+        let Some(done) = self.done.take() else { return Err(Error::Closed) };
+        let outcome = done.await;
+        self.armed = false;
+        outcome.map_err(|_| Error::Closed)
+    }
+
+    /// The solution, handed over (its journal entry goes), or the error.
+    pub async fn wait(self) -> Result<Solution> {
+        self.outcome().await.and_then(Outcome::into_solution)
+    }
+
+    /// [`wait`](Self::wait), cancelling the task if `cancel` completes first (a host's abort
+    /// signal); the cancellation's error is returned then.
+    pub async fn wait_or_cancel(mut self, cancel: impl Future<Output = ()>) -> Result<Solution> {
+        let Some(mut done) = self.done.take() else { return Err(Error::Closed) };
+        futures::pin_mut!(cancel);
+        let outcome = match futures::future::select(&mut done, cancel).await {
+            futures::future::Either::Left((outcome, _)) => outcome,
+            futures::future::Either::Right(((), _)) => {
+                self.cancel();
+                done.await
+            }
+        };
+        self.armed = false;
+        outcome.map_err(|_| Error::Closed).and_then(Outcome::into_solution)
+    }
+}
+
+impl Drop for SolveHandle {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.client.send(Command::Cancel { job: self.job });
+        }
+    }
+}
+
+impl Outcome {
+    /// The solution (acknowledging its delivery) or the error this outcome means.
+    pub fn into_solution(self) -> Result<Solution> {
+        match self.into_delivery()? {
+            Delivery { solution, receipt, .. } => {
+                receipt.ack();
+                Ok(solution)
+            }
+        }
+    }
+
+    /// The delivery, not yet acknowledged, or the error this outcome means.
+    pub fn into_delivery(self) -> Result<Delivery> {
+        match self {
+            Outcome::Solved(delivery) => Ok(delivery),
+            Outcome::DeadLettered { record, stored } => Err(Error::SolveFailed { record, stored }),
+            Outcome::FailedAgain(record) => Err(Error::SolveFailed { record, stored: false }),
+            Outcome::NotSubmitted(e) => Err(Error::Store(e)),
+            Outcome::RunsOn { id } => Err(Error::Cancelled { id, runs_on: true }),
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! Where the engine's and the driver's events go: the host's callback (every event), and
+//! `tracing` at the event's level, warnings at most once per kind every ten seconds so a
+//! long outage or a flapping provider does not flood a log.
+
+use core::time::Duration;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use captcha_dlq_core::engine::Level;
+use captcha_dlq_core::{Event, Timestamp};
+
+/// A host's event callback.
+#[cfg(not(target_arch = "wasm32"))]
+pub type EventSink = Arc<dyn Fn(&Event) + Send + Sync>;
+#[cfg(target_arch = "wasm32")]
+pub type EventSink = Arc<dyn Fn(&Event)>;
+
+/// Warnings of one kind closer together than this are logged at debug level.
+pub const WARNING_INTERVAL: Duration = Duration::from_secs(10);
+
+pub(crate) struct EventLog {
+    sink: Option<EventSink>,
+    last_warning: HashMap<&'static str, Timestamp>,
+}
+
+impl EventLog {
+    pub(crate) fn new(sink: Option<EventSink>) -> Self {
+        EventLog { sink, last_warning: HashMap::new() }
+    }
+
+    pub(crate) fn emit(&mut self, event: &Event, now: Timestamp) {
+        if let Some(sink) = &self.sink {
+            sink(event);
+        }
+        let mut level = event.level();
+        if level >= Level::Warn {
+            let name = event.name();
+            match self.last_warning.get(name) {
+                Some(last) if now.since(*last) < WARNING_INTERVAL => level = Level::Debug,
+                _ => {
+                    self.last_warning.insert(name, now);
+                }
+            }
+        }
+        match level {
+            Level::Error => tracing::error!(target: "captcha_dlq", event = event.name(), "{event}"),
+            Level::Warn => tracing::warn!(target: "captcha_dlq", event = event.name(), "{event}"),
+            Level::Info => tracing::info!(target: "captcha_dlq", event = event.name(), "{event}"),
+            Level::Debug => tracing::debug!(target: "captcha_dlq", event = event.name(), "{event}"),
+        }
+    }
+}

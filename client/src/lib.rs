@@ -1,0 +1,37 @@
+//! captcha-dlq-client: the one orchestration every captcha-dlq front end runs.
+//!
+//! The core (`captcha-dlq-core`) decides everything about a task and performs
+//! nothing. This crate drives it: one async driver owns the engine, sends its
+//! requests, writes its journal and dead letters, and hands answers to the
+//! callers of [`Client::solve`], [`Client::solve_stream`], [`Client::replay_stream`]
+//! and [`Client::recover_stream`]. It performs no I/O of its own either: a
+//! front end plugs in a [`runtime::Runtime`] (clock, timers, spawning), a
+//! [`runtime::Transport`] (one HTTP exchange), a [`runtime::Liveness`]
+//! registry and a [`DlqStore`](captcha_dlq_core::dlq::DlqStore) — tokio,
+//! reqwest and SQLite/Redis natively (crate `captcha-dlq`), gloo-net and
+//! IndexedDB in the browser (`captcha-dlq-wasm`) — as quinn runs one driver
+//! over tokio, smol and the browser.
+//!
+//! The Python, Node and browser packages are thin translations of this API.
+
+pub mod client;
+pub mod dlq;
+pub mod driver;
+pub mod error;
+pub mod events;
+pub mod recover;
+pub mod replay;
+pub mod runtime;
+pub mod solve_stream;
+mod store_calls;
+
+pub use captcha_dlq_core as core;
+pub use client::{Client, SolveHandle};
+pub use dlq::{Dlq, ExportFormat};
+pub use driver::{Delivery, DriverStatus, Outcome, Receipt, StoreHealth};
+pub use error::{Error, Result};
+pub use events::EventSink;
+pub use recover::{RecoverItem, RecoverReport, RecoverStream, RecoverSummary, RecoveredSolution};
+pub use replay::{ReplayItem, ReplayOptions, ReplayOutcome, ReplayStream};
+pub use runtime::{Backends, BoxFuture, Liveness, Runtime, Transport};
+pub use solve_stream::{SolveInput, SolveResult, SolveStream};

@@ -1,0 +1,214 @@
+//! Recovering the journal: what a dead client (or a cancelled caller) left
+//! in flight is finished and handed over, one answer at a time.
+//!
+//! An entry is taken over when its owner is gone (another process that
+//! died, a client of this process that closed), or when it belongs to a job
+//! of this client that runs without a waiter (its caller cancelled after the
+//! provider had it). An entry that already holds an answer is handed over at
+//! once (again, recognisably: same record id and provider task id); one with
+//! a provider task id is polled; one without is submitted. Each answer goes
+//! out as it comes, and its entry goes only once the caller acknowledges it.
+
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use captcha_dlq_core::JournalEntry;
+use futures::channel::{mpsc, oneshot};
+use futures::stream::{FuturesUnordered, Stream, StreamExt};
+use serde::Serialize;
+
+use crate::client::Client;
+use crate::driver::{Claim, Command, Delivery, Outcome};
+use crate::error::{Error, Result};
+use crate::runtime::BoxFuture;
+
+/// One recovered task: its answer (acknowledge the receipt once it is handed over) or why
+/// it failed (`Error::SolveFailed` with its DLQ record).
+#[derive(Debug)]
+pub struct RecoverItem {
+    pub id: String,
+    pub key: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    pub outcome: Result<Delivery>,
+}
+
+/// What a recovery found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RecoverSummary {
+    /// Entries taken over.
+    pub found: u64,
+    /// Entries left to owners that are alive.
+    pub skipped_live: u64,
+    pub solved: u64,
+    pub dead_lettered: u64,
+}
+
+/// Recovered tasks as they end; the summary is complete once the stream has ended.
+#[must_use = "a stream does nothing unless polled"]
+pub struct RecoverStream {
+    items: mpsc::UnboundedReceiver<Result<RecoverItem>>,
+    summary: Arc<Mutex<RecoverSummary>>,
+}
+
+impl core::fmt::Debug for RecoverStream {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RecoverStream").field("summary", &self.summary()).finish_non_exhaustive()
+    }
+}
+
+impl RecoverStream {
+    pub fn summary(&self) -> RecoverSummary {
+        self.summary.lock().map(|s| *s).unwrap_or_default()
+    }
+}
+
+impl Stream for RecoverStream {
+    type Item = Result<RecoverItem>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.items.poll_next_unpin(cx)
+    }
+}
+
+/// A recovered task's answer, as `recover` returns it.
+#[derive(Debug, Serialize)]
+pub struct RecoveredSolution {
+    pub id: String,
+    pub labels: BTreeMap<String, String>,
+    pub solution: captcha_dlq_core::Solution,
+}
+
+/// What `recover` did, with every answer it handed over.
+#[derive(Debug, Default, Serialize)]
+pub struct RecoverReport {
+    #[serde(flatten)]
+    pub summary: RecoverSummary,
+    pub solved: Vec<RecoveredSolution>,
+}
+
+impl Client {
+    /// Recovers the journal; see the module documentation. With `resume: false` the
+    /// entries are dead-lettered as `Interrupted` instead (answers already in the journal
+    /// are still handed over).
+    pub fn recover_stream(&self, resume: bool) -> RecoverStream {
+        let (tx, rx) = mpsc::unbounded();
+        let summary = Arc::new(Mutex::new(RecoverSummary::default()));
+        let run = Recoverer { client: self.clone(), tx, summary: summary.clone() };
+        self.backends().runtime.spawn(Box::pin(run.run(resume)));
+        RecoverStream { items: rx, summary }
+    }
+
+    /// Recovers the journal and returns every answer (each acknowledged).
+    pub async fn recover(&self, resume: bool) -> Result<RecoverReport> {
+        let mut stream = self.recover_stream(resume);
+        let mut solved = Vec::new();
+        while let Some(item) = stream.next().await {
+            let item = item?;
+            if let Ok(delivery) = item.outcome {
+                let (id, labels, solution) = (delivery.id.clone(), delivery.labels.clone(), delivery.solution.clone());
+                delivery.receipt.ack();
+                solved.push(RecoveredSolution { id, labels, solution });
+            }
+        }
+        let mut summary = stream.summary();
+        summary.solved = solved.len() as u64;
+        Ok(RecoverReport { summary, solved })
+    }
+}
+
+struct Recoverer {
+    client: Client,
+    tx: mpsc::UnboundedSender<Result<RecoverItem>>,
+    summary: Arc<Mutex<RecoverSummary>>,
+}
+
+type Waiting = BoxFuture<'static, (JournalEntry, Result<Outcome>)>;
+
+impl Recoverer {
+    fn count(&self, f: impl FnOnce(&mut RecoverSummary)) {
+        if let Ok(mut s) = self.summary.lock() {
+            f(&mut s);
+        }
+    }
+
+    async fn run(self, resume: bool) {
+        let client = self.client.clone();
+        let store = client.backends().store.clone();
+        let entries = match client.store_call(store.journal_entries()).await {
+            Ok(entries) => entries,
+            Err(e) => {
+                let _ = self.tx.unbounded_send(Err(e));
+                return;
+            }
+        };
+        let runtime = client.backends().runtime.clone();
+        let liveness = client.backends().liveness.clone();
+        let grace = Duration::from_millis(client.options().engine.retry.task_deadline_ms);
+        let mut waiting: FuturesUnordered<Waiting> = FuturesUnordered::new();
+        for entry in entries {
+            let now = runtime.now();
+            let mine = entry.owner.as_deref() == Some(client.owner());
+            let claim = if mine {
+                match self.ask(|done, adopted| Command::Adopt { id: entry.id.clone(), done, adopted }).await {
+                    Some((Claim::Unknown, _)) => self.take_over(&entry, resume).await,
+                    other => other,
+                }
+            } else {
+                let gone = match entry.owner.as_deref() {
+                    None => true,
+                    Some(owner) => liveness.is_gone(owner, entry.updated_at, now, grace).await,
+                };
+                if gone {
+                    self.take_over(&entry, resume).await
+                } else {
+                    Some((Claim::Busy, None))
+                }
+            };
+            match claim {
+                Some((Claim::Taken, Some(done))) => {
+                    self.count(|s| s.found += 1);
+                    waiting.push(Box::pin(async move { (entry, done.await.map_err(|_| Error::Closed)) }));
+                }
+                Some(_) => self.count(|s| s.skipped_live += 1),
+                None => {
+                    let _ = self.tx.unbounded_send(Err(Error::Closed));
+                    return;
+                }
+            }
+        }
+        while let Some((entry, outcome)) = waiting.next().await {
+            let outcome = outcome.and_then(Outcome::into_delivery);
+            match &outcome {
+                Ok(_) => self.count(|s| s.solved += 1),
+                Err(Error::SolveFailed { .. }) => self.count(|s| s.dead_lettered += 1),
+                Err(_) => {}
+            }
+            let item = RecoverItem { id: entry.id, key: entry.key, labels: entry.labels, outcome };
+            let _ = self.tx.unbounded_send(Ok(item));
+        }
+    }
+
+    async fn take_over(
+        &self,
+        entry: &JournalEntry,
+        resume: bool,
+    ) -> Option<(Claim, Option<oneshot::Receiver<Outcome>>)> {
+        let entry = Box::new(entry.clone());
+        self.ask(move |done, accepted| Command::Recover { entry, resume, done, accepted }).await
+    }
+
+    /// Sends a claiming command; `None` if the client closed.
+    async fn ask(
+        &self,
+        command: impl FnOnce(oneshot::Sender<Outcome>, oneshot::Sender<Claim>) -> Command,
+    ) -> Option<(Claim, Option<oneshot::Receiver<Outcome>>)> {
+        let (done, done_rx) = oneshot::channel();
+        let (claimed, claimed_rx) = oneshot::channel();
+        self.client.send(command(done, claimed)).ok()?;
+        let claim = claimed_rx.await.ok()?;
+        Some((claim, (claim == Claim::Taken).then_some(done_rx)))
+    }
+}

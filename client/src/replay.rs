@@ -1,0 +1,318 @@
+//! Replaying the DLQ: records are leased, decided on by the core's replay
+//! policy, solved again through the engine, and settled — and each solved
+//! record's answer is handed to the caller, not thrown away.
+//!
+//! A replayed task is journaled under its record's id before it is sent, so
+//! the store hands the record to nobody else while it runs and `recover`
+//! finishes it if the process dies. Solved: the answer is written into the
+//! journal, handed over, and on acknowledgement the entry and the record go
+//! together. Failed again: the lease is settled with the updated record
+//! (parked once its task had `park_after_attempts` attempts).
+//!
+//! Replays already started always finish (stopping mid-way would only make
+//! someone pay for them again); [`ReplayStream::cancel`] and dropping the
+//! stream stop starting new ones and return their leases untouched.
+
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use captcha_dlq_core::dlq::replay::{ReplayDecision, ReplayReport};
+use captcha_dlq_core::dlq::{DeadLetterRecord, Filter, Leased, RecordState};
+use captcha_dlq_core::options::DEFAULT_REPLAY_LIMIT;
+use futures::channel::{mpsc, oneshot};
+use futures::stream::{FuturesUnordered, Stream, StreamExt};
+
+use crate::client::Client;
+use crate::driver::{Command, Delivery, Outcome};
+use crate::error::{Error, Result};
+use crate::runtime::BoxFuture;
+
+/// Which records a replay takes, how many, and how fast.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayOptions {
+    /// `None`: the classes the policy replays automatically.
+    pub filter: Option<Filter>,
+    /// At most this many records (default [`DEFAULT_REPLAY_LIMIT`]).
+    pub limit: Option<usize>,
+    /// An operator asked for these records: review classes are replayed too.
+    pub explicit: bool,
+    /// Records started per second at most (SQS-style redrive velocity); `None`: at once.
+    pub per_second: Option<f64>,
+}
+
+/// What happened to one leased record.
+#[derive(Debug)]
+pub enum ReplayOutcome {
+    /// Solved: the answer, whose receipt removes the record once acknowledged.
+    Recovered(Delivery),
+    /// Failed again and returned to the DLQ (`parked` once worn out).
+    FailedAgain { record: Box<DeadLetterRecord>, parked: bool },
+    /// Parked by the policy without a new attempt.
+    Parked { reason: String },
+    /// Left as it was (a review class, an already parked record, the replay cancelled).
+    Skipped { why: String },
+    /// Could not be tried (the store refused its journal entry).
+    Error(Error),
+}
+
+#[derive(Debug)]
+pub struct ReplayItem {
+    pub id: String,
+    pub labels: BTreeMap<String, String>,
+    pub outcome: ReplayOutcome,
+}
+
+/// Replay outcomes as they come; the report is complete once the stream ends.
+#[must_use = "a replay stops starting records when its stream is dropped"]
+pub struct ReplayStream {
+    items: mpsc::UnboundedReceiver<Result<ReplayItem>>,
+    report: Arc<Mutex<ReplayReport>>,
+    cancelled: Arc<AtomicBool>,
+}
+
+impl core::fmt::Debug for ReplayStream {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ReplayStream").field("report", &self.report()).finish_non_exhaustive()
+    }
+}
+
+impl ReplayStream {
+    /// The counts so far (final once the stream has ended).
+    pub fn report(&self) -> ReplayReport {
+        self.report.lock().map(|r| *r).unwrap_or_default()
+    }
+
+    /// Stops starting records; those already started finish and are reported.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    /// A handle that cancels this replay from elsewhere (a dashboard's cancel button).
+    pub fn canceller(&self) -> Arc<AtomicBool> {
+        self.cancelled.clone()
+    }
+}
+
+impl Drop for ReplayStream {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+impl Stream for ReplayStream {
+    type Item = Result<ReplayItem>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.items.poll_next_unpin(cx)
+    }
+}
+
+impl Client {
+    /// Replays records from the DLQ; see the module documentation.
+    pub fn replay_stream(&self, options: ReplayOptions) -> ReplayStream {
+        let (tx, rx) = mpsc::unbounded();
+        let report = Arc::new(Mutex::new(ReplayReport::default()));
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let run = Replayer { client: self.clone(), tx, report: report.clone(), cancelled: cancelled.clone() };
+        self.backends().runtime.spawn(Box::pin(run.run(options)));
+        ReplayStream { items: rx, report, cancelled }
+    }
+
+    /// Replays records and returns the counts; each recovered answer is acknowledged.
+    pub async fn replay(&self, options: ReplayOptions) -> Result<ReplayReport> {
+        let mut stream = self.replay_stream(options);
+        while let Some(item) = stream.next().await {
+            if let ReplayOutcome::Recovered(delivery) = item?.outcome {
+                delivery.receipt.ack();
+            }
+        }
+        Ok(stream.report())
+    }
+}
+
+struct Replayer {
+    client: Client,
+    tx: mpsc::UnboundedSender<Result<ReplayItem>>,
+    report: Arc<Mutex<ReplayReport>>,
+    cancelled: Arc<AtomicBool>,
+}
+
+type Running = BoxFuture<'static, (Leased, Result<Outcome>)>;
+
+impl Replayer {
+    fn count(&self, f: impl FnOnce(&mut ReplayReport)) {
+        if let Ok(mut r) = self.report.lock() {
+            f(&mut r);
+        }
+    }
+
+    fn emit(&self, item: Result<ReplayItem>) {
+        let _ = self.tx.unbounded_send(item);
+    }
+
+    fn stopped(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst) || self.tx.is_closed()
+    }
+
+    async fn run(self, options: ReplayOptions) {
+        let client = self.client.clone();
+        let policy = client.options().replay_policy.clone();
+        let Some(filter) = options.filter.clone().or_else(|| policy.auto_filter()) else { return };
+        let limit = options.limit.unwrap_or(DEFAULT_REPLAY_LIMIT).max(1);
+        let store = client.backends().store.clone();
+        let runtime = client.backends().runtime.clone();
+        let now = runtime.now();
+        let leased = match client.store_call(store.receive(&filter, limit, policy.lease(), now)).await {
+            Ok(leased) => leased,
+            Err(e) => return self.emit(Err(e)),
+        };
+        self.count(|r| r.received = leased.len() as u64);
+        let interval =
+            options.per_second.filter(|r| r.is_finite() && *r > 0.0).map(|r| Duration::from_secs_f64(1.0 / r));
+        let mut pending = leased.into_iter();
+        let mut running: FuturesUnordered<Running> = FuturesUnordered::new();
+        let mut next_start = runtime.now();
+        loop {
+            let may_start = !self.stopped() && pending.len() > 0;
+            if may_start && runtime.now() >= next_start {
+                if let Some(lease) = pending.next() {
+                    self.start(lease, options.explicit, &mut running).await;
+                }
+                if let Some(i) = interval {
+                    next_start = next_start.add(i).max(runtime.now());
+                }
+                continue;
+            }
+            if !may_start && running.is_empty() {
+                break;
+            }
+            let finished = if may_start {
+                let wait = runtime.sleep(next_start.since(runtime.now()));
+                match futures::future::select(running.next(), wait).await {
+                    futures::future::Either::Left((finished, _)) => finished,
+                    futures::future::Either::Right(_) => None,
+                }
+            } else {
+                running.next().await
+            };
+            if let Some((lease, outcome)) = finished {
+                self.settle(lease, outcome).await;
+            }
+        }
+        // Cancelled: the leases not started go back untouched.
+        for lease in pending {
+            let why = "the replay was cancelled before this record was tried".to_string();
+            self.count(|r| r.skipped += 1);
+            let id = lease.record.id.clone();
+            let result = client.store_write(|| store.abandon(&lease.token, None, runtime.now())).await;
+            let outcome = match result {
+                Ok(_) => ReplayOutcome::Skipped { why },
+                Err(e) => ReplayOutcome::Error(e),
+            };
+            self.emit(Ok(ReplayItem { id, labels: lease.record.labels.clone(), outcome }));
+        }
+    }
+
+    async fn start(&self, lease: Leased, explicit: bool, running: &mut FuturesUnordered<Running>) {
+        let client = &self.client;
+        let policy = &client.options().replay_policy;
+        let store = client.backends().store.clone();
+        let runtime = client.backends().runtime.clone();
+        let decision = policy.decide(&lease.record, explicit);
+        self.count(|r| r.count_decision(&decision));
+        let id = lease.record.id.clone();
+        let labels = lease.record.labels.clone();
+        let outcome = match decision {
+            ReplayDecision::Replay { attempts_allowed } => {
+                let (accepted, accepted_rx) = oneshot::channel();
+                let (done, done_rx) = oneshot::channel();
+                let record = Box::new(lease.record.clone());
+                if let Err(e) = client.send(Command::Replay { record, attempts: attempts_allowed, accepted, done }) {
+                    return self.emit(Err(e));
+                }
+                match accepted_rx.await {
+                    Ok(Ok(_)) => {
+                        running.push(Box::pin(async move {
+                            let outcome = done_rx.await.map_err(|_| Error::Closed);
+                            (lease, outcome)
+                        }));
+                        return;
+                    }
+                    Ok(Err(invalid)) => {
+                        // Invalid under this version's rules: it needs a person, not retries.
+                        self.count(|r| {
+                            r.retried -= 1;
+                            r.parked += 1;
+                        });
+                        let reason = invalid.to_string();
+                        match client.store_write(|| store.park(&id, &reason, runtime.now())).await {
+                            Ok(_) => ReplayOutcome::Parked { reason },
+                            Err(e) => ReplayOutcome::Error(e),
+                        }
+                    }
+                    Err(_) => return self.emit(Err(Error::Closed)),
+                }
+            }
+            ReplayDecision::Park { reason } => {
+                match client.store_write(|| store.park(&id, &reason, runtime.now())).await {
+                    Ok(_) => ReplayOutcome::Parked { reason },
+                    Err(e) => ReplayOutcome::Error(e),
+                }
+            }
+            ReplayDecision::Skip { why } => {
+                match client.store_write(|| store.abandon(&lease.token, None, runtime.now())).await {
+                    Ok(_) => ReplayOutcome::Skipped { why },
+                    Err(e) => ReplayOutcome::Error(e),
+                }
+            }
+        };
+        self.emit(Ok(ReplayItem { id, labels, outcome }));
+    }
+
+    async fn settle(&self, lease: Leased, outcome: Result<Outcome>) {
+        let client = &self.client;
+        let store = client.backends().store.clone();
+        let runtime = client.backends().runtime.clone();
+        let id = lease.record.id.clone();
+        let labels = lease.record.labels.clone();
+        let outcome = match outcome {
+            Ok(Outcome::Solved(delivery)) => {
+                self.count(|r| r.recovered += 1);
+                ReplayOutcome::Recovered(delivery)
+            }
+            Ok(Outcome::FailedAgain(record)) => {
+                let settled = client.options().replay_policy.settle(&lease.record, *record);
+                let update = settled.clone();
+                match client.store_write(|| store.abandon(&lease.token, Some(update.clone()), runtime.now())).await {
+                    Ok(state) => {
+                        let parked = state == RecordState::Parked;
+                        self.count(|r| if parked { r.parked += 1 } else { r.failed_again += 1 });
+                        ReplayOutcome::FailedAgain { record: Box::new(settled), parked }
+                    }
+                    Err(e) => ReplayOutcome::Error(e),
+                }
+            }
+            Ok(Outcome::DeadLettered { record, .. }) => {
+                // Stored by the driver (its lease holder had gone): reported as it stands.
+                let parked = record.state == RecordState::Parked;
+                self.count(|r| if parked { r.parked += 1 } else { r.failed_again += 1 });
+                ReplayOutcome::FailedAgain { record, parked }
+            }
+            Ok(Outcome::NotSubmitted(e)) => {
+                self.count(|r| {
+                    r.retried -= 1;
+                    r.skipped += 1;
+                });
+                let _ = client.store_write(|| store.abandon(&lease.token, None, runtime.now())).await;
+                ReplayOutcome::Error(Error::Store(e))
+            }
+            Ok(Outcome::RunsOn { id }) => ReplayOutcome::Error(Error::Cancelled { id, runs_on: true }),
+            Err(e) => ReplayOutcome::Error(e),
+        };
+        self.emit(Ok(ReplayItem { id, labels, outcome }));
+    }
+}

@@ -1,0 +1,311 @@
+//! Values going out to a host, with field names in the host's casing.
+//!
+//! The schema spells fields in snake_case (records, journal entries, exports,
+//! the Rust and Python APIs). JavaScript gets the same values with camelCase
+//! field names (`providerTaskId`, `deadLetteredAt`). Only the names of struct
+//! fields are respelled, which a serializer can tell apart from the keys of
+//! maps: labels (`{jobId: "x"}`), a solution's extra fields and analysis
+//! buckets keep their keys exactly as they are. A blanket key conversion of a
+//! JSON tree cannot make that distinction; respelling label keys is the bug
+//! this module exists to rule out.
+
+use serde::ser::{self, Serialize};
+use serde_json::{Map, Value};
+
+use crate::json_field::camel;
+use crate::json_read::Casing;
+
+/// `value` as JSON, struct field names in `casing`.
+pub fn to_value<T: Serialize + ?Sized>(value: &T, casing: Casing) -> Result<Value, Error> {
+    match casing {
+        Casing::Snake => serde_json::to_value(value).map_err(|e| Error(e.to_string())),
+        Casing::Camel => value.serialize(Cased),
+    }
+}
+
+/// A value that cannot be JSON (a map with non-string keys, a float that is NaN).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl ser::Error for Error {
+    fn custom<T: core::fmt::Display>(msg: T) -> Self {
+        Error(msg.to_string())
+    }
+}
+
+/// Serializes into a [`Value`] like `serde_json::value::Serializer`, respelling
+/// struct (and struct variant) field names in camelCase.
+struct Cased;
+
+fn plain<T: Serialize + ?Sized>(v: &T) -> Result<Value, Error> {
+    serde_json::to_value(v).map_err(|e| Error(e.to_string()))
+}
+
+fn tagged(variant: &'static str, value: Value) -> Value {
+    let mut map = Map::new();
+    map.insert(variant.to_string(), value);
+    Value::Object(map)
+}
+
+impl ser::Serializer for Cased {
+    type Ok = Value;
+    type Error = Error;
+    type SerializeSeq = Seq;
+    type SerializeTuple = Seq;
+    type SerializeTupleStruct = Seq;
+    type SerializeTupleVariant = VariantSeq;
+    type SerializeMap = MapOut;
+    type SerializeStruct = StructOut;
+    type SerializeStructVariant = VariantStruct;
+
+    fn serialize_bool(self, v: bool) -> Result<Value, Error> {
+        Ok(Value::Bool(v))
+    }
+    fn serialize_i8(self, v: i8) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_i16(self, v: i16) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_i32(self, v: i32) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_i64(self, v: i64) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_u8(self, v: u8) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_u16(self, v: u16) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_u32(self, v: u32) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_u64(self, v: u64) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_f32(self, v: f32) -> Result<Value, Error> {
+        plain(&v)
+    }
+    fn serialize_f64(self, v: f64) -> Result<Value, Error> {
+        plain(&v)
+    }
+    fn serialize_char(self, v: char) -> Result<Value, Error> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn serialize_str(self, v: &str) -> Result<Value, Error> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<Value, Error> {
+        plain(v)
+    }
+    fn serialize_none(self) -> Result<Value, Error> {
+        Ok(Value::Null)
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Value, Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<Value, Error> {
+        Ok(Value::Null)
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<Value, Error> {
+        Ok(Value::Null)
+    }
+    fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<Value, Error> {
+        Ok(Value::String(variant.to_string()))
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<Value, Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<Value, Error> {
+        Ok(tagged(variant, value.serialize(Cased)?))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq, Error> {
+        Ok(Seq(Vec::with_capacity(len.unwrap_or(0))))
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Seq, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Seq, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<VariantSeq, Error> {
+        Ok(VariantSeq(variant, Vec::with_capacity(len)))
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<MapOut, Error> {
+        Ok(MapOut(Map::new(), None))
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<StructOut, Error> {
+        Ok(StructOut(Map::new()))
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<VariantStruct, Error> {
+        Ok(VariantStruct(variant, Map::new()))
+    }
+}
+
+struct Seq(Vec<Value>);
+struct VariantSeq(&'static str, Vec<Value>);
+/// A map under construction and the key waiting for its value.
+struct MapOut(Map<String, Value>, Option<String>);
+struct StructOut(Map<String, Value>);
+struct VariantStruct(&'static str, Map<String, Value>);
+
+impl ser::SerializeSeq for Seq {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.0.push(value.serialize(Cased)?);
+        Ok(())
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Value::Array(self.0))
+    }
+}
+
+impl ser::SerializeTuple for Seq {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+    fn end(self) -> Result<Value, Error> {
+        ser::SerializeSeq::end(self)
+    }
+}
+
+impl ser::SerializeTupleStruct for Seq {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+    fn end(self) -> Result<Value, Error> {
+        ser::SerializeSeq::end(self)
+    }
+}
+
+impl ser::SerializeTupleVariant for VariantSeq {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.1.push(value.serialize(Cased)?);
+        Ok(())
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(tagged(self.0, Value::Array(self.1)))
+    }
+}
+
+impl ser::SerializeMap for MapOut {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        // Map keys are data: taken as they are (serde_json's own rules for non-string keys).
+        match plain(key)? {
+            Value::String(s) => self.1 = Some(s),
+            Value::Number(n) => self.1 = Some(n.to_string()),
+            Value::Bool(b) => self.1 = Some(b.to_string()),
+            other => return Err(Error(format!("a map key must be a string, got {other}"))),
+        }
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        let key = self.1.take().ok_or_else(|| Error("a map value came without its key".into()))?;
+        self.0.insert(key, value.serialize(Cased)?);
+        Ok(())
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Value::Object(self.0))
+    }
+}
+
+impl ser::SerializeStruct for StructOut {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
+        self.0.insert(camel(key), value.serialize(Cased)?);
+        Ok(())
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Value::Object(self.0))
+    }
+}
+
+impl ser::SerializeStructVariant for VariantStruct {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
+        self.1.insert(camel(key), value.serialize(Cased)?);
+        Ok(())
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(tagged(self.0, Value::Object(self.1)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dlq::testkit::sample_record;
+    use crate::engine::{Event, JobId};
+    use crate::solution::Solution;
+    use serde_json::json;
+
+    #[test]
+    fn field_names_are_respelled_and_map_keys_are_not() {
+        let mut record = sample_record("r1", 0);
+        record.labels.insert("jobId".into(), "x".into());
+        record.labels.insert("snake_label".into(), "y".into());
+        let v = to_value(&record, Casing::Camel).unwrap();
+        assert!(v.get("deadLetteredAt").is_some() && v.get("dead_lettered_at").is_none());
+        assert_eq!(v["labels"], json!({"job": "scrape-42", "jobId": "x", "snake_label": "y"}));
+        assert_eq!(v["task"]["pageUrl"], json!("https://example.com/page/2"), "nested structs too");
+        assert_eq!(v["history"][1]["providerTaskId"], json!("71823460"), "inside arrays too");
+        assert_eq!(v["class"], json!("task_terminal"), "values are never respelled");
+        let snake = to_value(&record, Casing::Snake).unwrap();
+        assert_eq!(snake, serde_json::to_value(&record).unwrap());
+    }
+
+    #[test]
+    fn tagged_enums_and_solutions() {
+        let e = Event::Submitted { job: JobId(3), attempt: 1, provider_task_id: "77".into() };
+        assert_eq!(
+            to_value(&e, Casing::Camel).unwrap(),
+            json!({"event": "submitted", "job": 3, "attempt": 1, "providerTaskId": "77"})
+        );
+        let mut s = Solution::text("tok");
+        s.fields.insert("user_agent".into(), json!("UA"));
+        s.provider_task_id = Some("9".into());
+        assert_eq!(
+            to_value(&s, Casing::Camel).unwrap(),
+            json!({"text": "tok", "fields": {"user_agent": "UA"}, "providerTaskId": "9"})
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! Building a native client: the options (read once by the core, as for every front end)
+//! plus the native backends.
+
+use std::sync::Arc;
+
+use captcha_dlq_client::{Backends, Client, Error, EventSink, Result};
+use captcha_dlq_core::dlq::replay::ReplayPolicy;
+use captcha_dlq_core::dlq::DlqStore;
+use captcha_dlq_core::json_read::Casing;
+use captcha_dlq_core::options::ClientOptions;
+use captcha_dlq_core::{EngineConfig, Event};
+use serde_json::{Map, Value};
+
+use crate::liveness::ProcessLiveness;
+use crate::open::{open_store, DEFAULT_DLQ};
+use crate::runtime::TokioRuntime;
+use crate::transport::ReqwestTransport;
+
+/// Starts a client on the current tokio runtime: opens `options.dlq` (or uses `store`, a
+/// store object of the host), builds the HTTP client, spawns the driver.
+pub async fn connect(
+    options: ClientOptions,
+    store: Option<Arc<dyn DlqStore>>,
+    events: Option<EventSink>,
+) -> Result<Client> {
+    let runtime = TokioRuntime::current()
+        .ok_or_else(|| Error::Io("a captcha-dlq client needs a tokio runtime to run on".into()))?;
+    let store = match store {
+        Some(store) => store,
+        None => open_store(options.dlq.as_deref().unwrap_or(DEFAULT_DLQ)).await?,
+    };
+    let transport = ReqwestTransport::new(options.api_key.clone(), options.proxy.as_deref())?;
+    let backends = Backends {
+        runtime: Arc::new(runtime),
+        transport: Arc::new(transport),
+        liveness: Arc::new(ProcessLiveness),
+        store,
+    };
+    Ok(Client::start(options, backends, events))
+}
+
+/// A builder for Rust callers. Everything it sets goes through the same option reader
+/// as the Python and JavaScript options, so the rules and defaults are the same.
+#[derive(Clone, Default)]
+pub struct ClientBuilder {
+    options: Map<String, Value>,
+    config: Option<EngineConfig>,
+    replay_policy: Option<ReplayPolicy>,
+    store: Option<Arc<dyn DlqStore>>,
+    events: Option<EventSink>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown: Map<String, Value> = self
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), if k == "api_key" { Value::String("***".into()) } else { v.clone() }))
+            .collect();
+        f.debug_struct("ClientBuilder").field("options", &shown).finish_non_exhaustive()
+    }
+}
+
+/// A builder for a native client (`captcha_dlq::builder().api_key(..).build().await`).
+pub fn builder() -> ClientBuilder {
+    ClientBuilder::default()
+}
+
+impl ClientBuilder {
+    pub fn new() -> Self {
+        ClientBuilder::default()
+    }
+
+    fn set(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.options.insert(name.to_string(), value.into());
+        self
+    }
+
+    pub fn api_key(self, key: impl Into<String>) -> Self {
+        self.set("api_key", key.into())
+    }
+    /// A preset name (`captchaai`, `2captcha`, `anti-captcha`…) or a v1 base URL.
+    pub fn provider(self, provider: impl Into<String>) -> Self {
+        self.set("provider", provider.into())
+    }
+    /// Send the provider's protocol to another host (a proxy of yours, a mock).
+    pub fn base_url(self, url: impl Into<String>) -> Self {
+        self.set("base_url", url.into())
+    }
+    /// `memory`, a SQLite file path, or a `redis://` URL.
+    pub fn dlq(self, location: impl Into<String>) -> Self {
+        self.set("dlq", location.into())
+    }
+    pub fn dlq_store(mut self, store: Arc<dyn DlqStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+    pub fn config(mut self, config: EngineConfig) -> Self {
+        self.config = Some(config);
+        self
+    }
+    pub fn replay_policy(mut self, policy: ReplayPolicy) -> Self {
+        self.replay_policy = Some(policy);
+        self
+    }
+    /// Allow `http://` to a non-loopback host (the key then travels in clear text).
+    pub fn allow_insecure_http(self, allow: bool) -> Self {
+        self.set("allow_insecure_http", allow)
+    }
+    /// An HTTP or SOCKS5 proxy for the client's own traffic (`socks5://host:port`).
+    pub fn proxy(self, proxy: impl Into<String>) -> Self {
+        self.set("proxy", proxy.into())
+    }
+    /// Any other option by its name (`store`, `concurrency`, `soft_id`…), as JSON.
+    pub fn option(self, name: &str, value: Value) -> Self {
+        self.set(name, value)
+    }
+    pub fn on_event(mut self, sink: impl Fn(&Event) + Send + Sync + 'static) -> Self {
+        self.events = Some(Arc::new(sink));
+        self
+    }
+
+    /// The options, checked.
+    pub fn options(&self) -> Result<ClientOptions> {
+        let mut options = ClientOptions::from_value(Value::Object(self.options.clone()), Casing::Snake)?;
+        if let Some(config) = &self.config {
+            config.validate()?;
+            options.engine = config.clone();
+        }
+        if let Some(policy) = &self.replay_policy {
+            policy.validate()?;
+            options.replay_policy = policy.clone();
+        }
+        Ok(options)
+    }
+
+    /// Opens the store and starts the client on the current tokio runtime.
+    pub async fn build(self) -> Result<Client> {
+        let options = self.options()?;
+        connect(options, self.store, self.events).await
+    }
+}
