@@ -7,6 +7,7 @@
 
 pub mod create_task;
 pub mod dialect;
+mod limits;
 pub mod v1;
 
 use core::time::Duration;
@@ -200,6 +201,7 @@ impl Provider {
 
     pub fn submit_request(&self, key: &Secret, task: &Task, opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
         task.validate()?;
+        limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::submit_request(self, key, task, opts),
             Protocol::CreateTask(d) => create_task::submit_request(self, d, key, task, opts),
