@@ -7,6 +7,11 @@
 //! for hosts the core only validates, compares and groups by. Hosts here are
 //! kept as written (ASCII lowercased; international names are not converted
 //! to punycode, since the solving service receives the page URL verbatim).
+//!
+//! Security rests on this module agreeing with the WHATWG parser that reqwest
+//! uses: plain `http` is allowed only to a base URL judged loopback here, so a
+//! URL this module splits differently could send the API key elsewhere in
+//! clear. `core/tests/weburl_vs_url.rs` checks it against the `url` crate.
 
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -18,10 +23,12 @@ use crate::quoted::Quoted;
 pub struct WebUrl<'a> {
     /// `http` or `https`, lowercased.
     pub scheme: &'static str,
+    /// Everything after `scheme:` and its two slashes, as written.
+    pub after_slashes: &'a str,
     pub userinfo: Option<&'a str>,
     pub host: Host,
     pub port: Option<u16>,
-    /// From the first `/` after the authority (may be empty).
+    /// From the first `/` or `\` after the authority, as written (may be empty).
     pub path: &'a str,
     pub query: Option<&'a str>,
     pub fragment: Option<&'a str>,
@@ -64,7 +71,7 @@ pub enum UrlError {
     NotAbsolute,
     /// A scheme other than `http`/`https`.
     Scheme(String),
-    /// `http:` without `//host`, or an empty host.
+    /// `http:` not followed by exactly two slashes and a host, or an empty host.
     NoHost,
     /// A space or control character somewhere in the URL.
     Whitespace,
@@ -77,7 +84,7 @@ impl fmt::Display for UrlError {
         match self {
             UrlError::NotAbsolute => f.write_str("not an absolute URL (no http:// or https:// prefix)"),
             UrlError::Scheme(s) => write!(f, "scheme {} is not http or https", Quoted(s)),
-            UrlError::NoHost => f.write_str("the URL has no host"),
+            UrlError::NoHost => f.write_str("the URL has no host (expected http://host or https://host)"),
             UrlError::Whitespace => f.write_str("the URL contains a space or control character"),
             UrlError::InvalidHost(h) => write!(f, "{} is not a valid host", Quoted(h)),
             UrlError::InvalidPort(p) => write!(f, "{} is not a valid port", Quoted(p)),
@@ -88,6 +95,17 @@ impl fmt::Display for UrlError {
 impl std::error::Error for UrlError {}
 
 /// Parses an absolute `http`/`https` URL.
+///
+/// What it accepts, it splits as the WHATWG URL Standard (browsers, the `url`
+/// crate, hence reqwest) does: in `http(s)` a `\` is a path separator like
+/// `/`, so `http://evil.com\@good.com/` names the host `evil.com`. Some
+/// spellings the Standard repairs are refused here instead (see
+/// `core/tests/weburl_vs_url.rs`, which checks both against the `url` crate):
+/// spaces and control characters (the Standard strips or drops them), a
+/// scheme not followed by exactly two slashes (`http:/x`, `http:x`,
+/// `http:///x`), percent-escapes or ASCII punctuation other than `-._~` in a
+/// host, and IPv4 addresses not written as four decimal numbers (`127.1`,
+/// `0x7f.0.0.1`, `2130706433`, `010.0.0.1`).
 pub fn parse(input: &str) -> Result<WebUrl<'_>, UrlError> {
     if input.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(UrlError::Whitespace);
@@ -100,9 +118,16 @@ pub fn parse(input: &str) -> Result<WebUrl<'_>, UrlError> {
     } else {
         return Err(UrlError::Scheme(scheme.to_ascii_lowercase()));
     };
-    let rest = rest.strip_prefix("//").ok_or(UrlError::NoHost)?;
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
+    let after_slashes = match rest.as_bytes() {
+        [a, b, ..] if is_slash(*a) && is_slash(*b) => &rest[2..],
+        _ => return Err(UrlError::NoHost),
+    };
+    // A third slash: the Standard would skip it and read what follows as the host.
+    if after_slashes.bytes().next().is_some_and(is_slash) {
+        return Err(UrlError::NoHost);
+    }
+    let authority_end = after_slashes.find(['/', '\\', '?', '#']).unwrap_or(after_slashes.len());
+    let (authority, tail) = after_slashes.split_at(authority_end);
     let (userinfo, host_port) = match authority.rfind('@') {
         Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
         None => (None, authority),
@@ -116,7 +141,12 @@ pub fn parse(input: &str) -> Result<WebUrl<'_>, UrlError> {
         Some((p, q)) => (p, Some(q)),
         None => (before_fragment, None),
     };
-    Ok(WebUrl { scheme, userinfo, host, port, path, query, fragment })
+    Ok(WebUrl { scheme, after_slashes, userinfo, host, port, path, query, fragment })
+}
+
+/// `/` or `\`: both separate path segments (and end the authority) in `http(s)`.
+fn is_slash(b: u8) -> bool {
+    b == b'/' || b == b'\\'
 }
 
 /// The host of an absolute `http(s)` URL, as [`Host`]'s `Display` writes it.
@@ -165,17 +195,28 @@ fn domain_or_ipv4(name: &str) -> Result<Host, UrlError> {
         return Err(UrlError::NoHost);
     }
     let invalid = || UrlError::InvalidHost(name.to_string());
-    // As in the WHATWG rules, a name whose last label is numeric must be an
-    // IPv4 address: `999.1.1.1` is an error, not a domain.
-    let last_label = name.trim_end_matches('.').rsplit('.').next().unwrap_or("");
-    if !last_label.is_empty() && last_label.bytes().all(|b| b.is_ascii_digit()) {
-        return name.trim_end_matches('.').parse().map(Host::Ipv4).map_err(|_| invalid());
+    // One trailing dot is the DNS root (`example.com.`); other empty labels are mistakes.
+    let without_root = name.strip_suffix('.').unwrap_or(name);
+    if ends_in_a_number(without_root) {
+        return without_root.parse().map(Host::Ipv4).map_err(|_| invalid());
     }
     let allowed = |c: char| !c.is_ascii() || c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
-    if !name.chars().all(allowed) || name.starts_with('.') || name.contains("..") {
+    if !name.chars().all(allowed) || without_root.split('.').any(str::is_empty) {
         return Err(invalid());
     }
     Ok(Host::Domain(name.to_ascii_lowercase()))
+}
+
+/// The Standard's "ends in a number": a name whose last label is decimal
+/// digits or `0x` and hex digits must be an IPv4 address (`999.1.1.1` and
+/// `foo.0x1` are errors, not domains). Only the dotted-decimal form is taken
+/// here; the Standard's other forms (`127.1`, `0x7f.1`, `2130706433`, octal
+/// `010.0.0.1`) are refused rather than read as an address.
+fn ends_in_a_number(name_without_root: &str) -> bool {
+    let last = name_without_root.rsplit('.').next().unwrap_or("");
+    let hex = last.strip_prefix("0x").or_else(|| last.strip_prefix("0X"));
+    (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()))
+        || hex.is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]
@@ -222,5 +263,26 @@ mod tests {
         assert_eq!(parse("http://h:70000/"), Err(UrlError::InvalidPort("70000".into())));
         assert_eq!(parse("http://h:8o/"), Err(UrlError::InvalidPort("8o".into())));
         assert_eq!(parse("http://a..b/"), Err(UrlError::InvalidHost("a..b".into())));
+        assert_eq!(parse("http://1.2.3.4../"), Err(UrlError::InvalidHost("1.2.3.4..".into())));
+        assert_eq!(parse("http://foo.0x1f/"), Err(UrlError::InvalidHost("foo.0x1f".into())));
+        assert_eq!(parse("http://127.1/"), Err(UrlError::InvalidHost("127.1".into())));
+        assert_eq!(parse("http://%6cocalhost/"), Err(UrlError::InvalidHost("%6cocalhost".into())));
+        assert_eq!(parse("http:/example.com"), Err(UrlError::NoHost));
+        assert_eq!(parse("http:\\\\\\example.com"), Err(UrlError::NoHost));
+    }
+
+    /// In http(s) a backslash is a path separator: it ends the authority, so
+    /// what follows an `@` after it is path, not the host.
+    #[test]
+    fn backslash_is_a_path_separator() {
+        let u = parse("http://evil.com\\@good.com/").unwrap();
+        assert_eq!(u.host, Host::Domain("evil.com".into()));
+        assert_eq!((u.userinfo, u.path), (None, "\\@good.com/"));
+        assert!(!parse("http://evil.com\\@127.0.0.1/").unwrap().host.is_loopback());
+        assert_eq!(host_of("http:\\\\example.com\\a").as_deref(), Some("example.com"));
+        assert_eq!(host_of("https:/\\example.com").as_deref(), Some("example.com"));
+        let u = parse("http://h:81\\x?q#f").unwrap();
+        assert_eq!((u.port, u.path, u.query, u.fragment), (Some(81), "\\x", Some("q"), Some("f")));
+        assert_eq!(parse("HTTP:\\\\h/x").unwrap().after_slashes, "h/x");
     }
 }

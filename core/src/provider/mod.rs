@@ -7,6 +7,7 @@
 
 pub mod create_task;
 pub mod dialect;
+mod limits;
 pub mod v1;
 
 use core::time::Duration;
@@ -200,6 +201,7 @@ impl Provider {
 
     pub fn submit_request(&self, key: &Secret, task: &Task, opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
         task.validate()?;
+        limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::submit_request(self, key, task, opts),
             Protocol::CreateTask(d) => create_task::submit_request(self, d, key, task, opts),
@@ -279,7 +281,10 @@ fn check_base_url(base_url: &str) -> Result<String, ConfigError> {
             format!("{}: no query, fragment or credentials allowed", Quoted(trimmed)),
         ));
     }
-    Ok(trimmed.to_string())
+    // Written back as `scheme://` (lowercase, two forward slashes) so that the
+    // drivers' `starts_with("http://")` test for plain HTTP also sees
+    // `HTTP://host` and `http:\\host`, which reqwest reads as `http://host`.
+    Ok(format!("{}://{}", url.scheme, url.after_slashes))
 }
 
 /// A failure for an HTTP status that says nothing about the task, if any:
@@ -347,6 +352,21 @@ mod tests {
         assert_eq!(Provider::preset("2captcha").unwrap().with_base_url("ftp://x").unwrap_err().field, "base_url");
         assert!(Provider::custom_v1("not a url").is_err());
         assert!(Provider::custom_v1("https://user:pw@x.test").is_err());
+    }
+
+    /// The base URL is written back with a canonical `scheme://` prefix, and a
+    /// host hidden behind a backslash is not mistaken for loopback.
+    #[test]
+    fn base_url_prefix_is_canonical() {
+        for (spec, stored, loopback) in [
+            ("HTTP://Evil.example:8080/", "http://Evil.example:8080", false),
+            ("http:\\\\evil.example", "http://evil.example", false),
+            ("Https:/\\127.0.0.1", "https://127.0.0.1", true),
+            ("http://evil.example\\@127.0.0.1", "http://evil.example\\@127.0.0.1", false),
+        ] {
+            let p = Provider::custom_v1(spec).unwrap();
+            assert_eq!((p.base_url(), p.is_loopback()), (stored, loopback), "{spec}");
+        }
     }
 
     /// Every parser is total: random mixes of answer fragments, any status,

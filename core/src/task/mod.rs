@@ -16,7 +16,11 @@ use crate::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson
 use crate::quoted::Quoted;
 use read::{json_type, Fields};
 
+mod limits;
 mod read;
+
+pub(crate) use limits::base64_decoded_len;
+pub use limits::MAX_IMAGE_BYTES;
 
 /// One CAPTCHA to solve. The `type` tag names the kind (`recaptcha_v2`, ...).
 /// Variants are boxed so that a `Task` (kept in journal entries, records and
@@ -419,6 +423,7 @@ impl Task {
 
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), InvalidTask> {
+        limits::check(self)?;
         match self {
             Task::Image(t) => t.validate(),
             Task::RecaptchaV2(t) => {
