@@ -154,6 +154,8 @@ pub struct DriverStatus {
     /// The account error that stopped submissions, if any.
     pub account_failure: Option<String>,
     pub store_down: bool,
+    /// How often the provider was found unreachable since the client started.
+    pub unreachable_episodes: u32,
 }
 
 /// What clients can read about the store's health without asking the driver.
@@ -383,6 +385,7 @@ impl Driver {
                     detached: self.detached.len(),
                     account_failure: self.engine.account_failure().map(|f| format!("{}: {}", f.code, f.description)),
                     store_down: self.store_calls.is_down(),
+                    unreachable_episodes: self.engine.unreachable_episodes(),
                 });
             }
             Command::Shutdown { ack } => self.shutting_down = Some(ack),

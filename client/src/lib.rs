@@ -31,7 +31,7 @@ pub use dlq::{Dlq, ExportFormat};
 pub use driver::{Delivery, DriverStatus, Outcome, Receipt, StoreHealth};
 pub use error::{Error, Result};
 pub use events::EventSink;
-pub use recover::{RecoverItem, RecoverReport, RecoverStream, RecoverSummary, RecoveredSolution};
+pub use recover::{RecoverItem, RecoverOptions, RecoverReport, RecoverStream, RecoverSummary, RecoveredSolution};
 pub use replay::{ReplayItem, ReplayOptions, ReplayOutcome, ReplayStream};
 pub use runtime::{Backends, BoxFuture, Liveness, Runtime, Transport};
 pub use solve_stream::{SolveInput, SolveResult, SolveStream};

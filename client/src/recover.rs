@@ -35,6 +35,22 @@ pub struct RecoverItem {
     pub outcome: Result<Delivery>,
 }
 
+/// Which journal entries a recovery takes, and what it does with them.
+#[derive(Clone, Debug)]
+pub struct RecoverOptions {
+    /// Finish the tasks (poll, resubmit, hand answers over); `false`: dead-letter them as
+    /// `Interrupted` (answers already in the journal are still handed over).
+    pub resume: bool,
+    /// Only entries whose key starts with this (a batch's own tasks).
+    pub key_prefix: Option<String>,
+}
+
+impl Default for RecoverOptions {
+    fn default() -> Self {
+        RecoverOptions { resume: true, key_prefix: None }
+    }
+}
+
 /// What a recovery found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RecoverSummary {
@@ -90,20 +106,18 @@ pub struct RecoverReport {
 }
 
 impl Client {
-    /// Recovers the journal; see the module documentation. With `resume: false` the
-    /// entries are dead-lettered as `Interrupted` instead (answers already in the journal
-    /// are still handed over).
-    pub fn recover_stream(&self, resume: bool) -> RecoverStream {
+    /// Recovers the journal; see the module documentation.
+    pub fn recover_stream(&self, options: RecoverOptions) -> RecoverStream {
         let (tx, rx) = mpsc::unbounded();
         let summary = Arc::new(Mutex::new(RecoverSummary::default()));
         let run = Recoverer { client: self.clone(), tx, summary: summary.clone() };
-        self.backends().runtime.spawn(Box::pin(run.run(resume)));
+        self.backends().runtime.spawn(Box::pin(run.run(options)));
         RecoverStream { items: rx, summary }
     }
 
     /// Recovers the journal and returns every answer (each acknowledged).
-    pub async fn recover(&self, resume: bool) -> Result<RecoverReport> {
-        let mut stream = self.recover_stream(resume);
+    pub async fn recover(&self, options: RecoverOptions) -> Result<RecoverReport> {
+        let mut stream = self.recover_stream(options);
         let mut solved = Vec::new();
         while let Some(item) = stream.next().await {
             let item = item?;
@@ -134,7 +148,8 @@ impl Recoverer {
         }
     }
 
-    async fn run(self, resume: bool) {
+    async fn run(self, options: RecoverOptions) {
+        let resume = options.resume;
         let client = self.client.clone();
         let store = client.backends().store.clone();
         let entries = match client.store_call(store.journal_entries()).await {
@@ -148,7 +163,11 @@ impl Recoverer {
         let liveness = client.backends().liveness.clone();
         let grace = Duration::from_millis(client.options().engine.retry.task_deadline_ms);
         let mut waiting: FuturesUnordered<Waiting> = FuturesUnordered::new();
-        for entry in entries {
+        let wanted = |entry: &JournalEntry| match &options.key_prefix {
+            None => true,
+            Some(prefix) => entry.key.as_deref().is_some_and(|k| k.starts_with(prefix.as_str())),
+        };
+        for entry in entries.into_iter().filter(wanted) {
             let now = runtime.now();
             let mine = entry.owner.as_deref() == Some(client.owner());
             let claim = if mine {

@@ -415,6 +415,20 @@ fn cancel_before_sending_dead_letters_with_reason_cancelled_and_sends_nothing() 
 }
 
 #[test]
+fn cancel_after_submission_spends_nothing_more_on_a_task_that_times_out() {
+    let mut config = EngineConfig::default();
+    config.polling.max_polls = 3;
+    let mut h = Harness::new(config, FakeService::new(|_| Behavior::NeverReady));
+    let job = h.submit(seed_task(0), &[]);
+    h.run_until(Some(T0.add(secs(16))));
+    assert_eq!(h.engine.cancel(job, h.now), Cancelled::RunsOn);
+    h.run();
+    assert_eq!(h.sends_to("/in.php").len(), 1, "no resubmission after the attempt timed out");
+    let record = &h.dead[0].1;
+    assert_eq!((record.reason.as_str(), record.attempts), (reason::TIMEOUT, 1), "its own reason, not Cancelled");
+}
+
+#[test]
 fn cancel_after_submission_runs_on_and_is_never_submitted_twice() {
     let mut h = Harness::new(EngineConfig::default(), FakeService::new(|_| Behavior::SolveAfter(secs(40))));
     let job = h.submit(seed_task(0), &[]);

@@ -1,14 +1,13 @@
 //! End to end over real HTTP on loopback: the `Client` against the mock solver.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use captcha_dlq::core::class::reason;
 use captcha_dlq::core::dlq::{Filter, Page};
 use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
-use captcha_dlq::core::{ErrorClass, Task, Timestamp};
-use captcha_dlq::{Client, Error, ReplayOptions};
+use captcha_dlq::core::{ErrorClass, Task};
+use captcha_dlq::{Client, Error, ReplayOptions, SolveInput};
 use captcha_dlq_mock::{Behavior, Faults, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
 use serde_json::json;
 
@@ -48,7 +47,7 @@ async fn mock(script: MockConfig) -> MockHandle {
 }
 
 async fn client(mock: &MockHandle, key: &str, dlq: &str, config: EngineConfig) -> Client {
-    Client::builder()
+    captcha_dlq::builder()
         .api_key(key)
         .base_url(mock.base_url())
         .dlq(dlq)
@@ -58,9 +57,8 @@ async fn client(mock: &MockHandle, key: &str, dlq: &str, config: EngineConfig) -
         .expect("client builds")
 }
 
-fn now() -> Timestamp {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
-    Timestamp::from_unix_millis(ms as u64)
+fn inputs(tasks: impl IntoIterator<Item = (Task, BTreeMap<String, String>)>) -> Vec<SolveInput> {
+    tasks.into_iter().map(|(task, labels)| SolveInput { task: Ok(task), labels, key: None }).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,11 +73,11 @@ async fn seeds_batch_over_http_then_replay_recovers_both() {
     let mock = mock(script).await;
     let client = client(&mock, "test-key", dlq.to_str().unwrap(), fast_config()).await;
 
-    let tasks = (0..5).map(|i| (task(i), BTreeMap::from([("page".to_string(), i.to_string())]))).collect();
-    let results = client.solve_many(tasks, 5, None).await;
+    let tasks = inputs((0..5).map(|i| (task(i), BTreeMap::from([("page".to_string(), i.to_string())]))));
+    let results = client.solve_many(tasks, Some(5)).await;
     let summary: Vec<_> = results
         .iter()
-        .map(|r| match r {
+        .map(|r| match &r.outcome {
             Ok(s) => format!("solved:{}", &s.text[..8]),
             Err(Error::SolveFailed { record, stored: true }) => format!("dlq:{}:{}", record.reason, record.attempts),
             Err(e) => format!("other:{e}"),
@@ -90,10 +88,11 @@ async fn seeds_batch_over_http_then_replay_recovers_both() {
         ["solved:03AGdBq2", "solved:03AGdBq2", "dlq:ERROR_CAPTCHA_UNSOLVABLE:4", "solved:03AGdBq2", "dlq:Timeout:4"]
     );
     let store = client.dlq();
-    assert_eq!(store.count(&Filter::all(), now()).await.unwrap(), 2);
-    let records = store.peek(&Filter::all(), Page::default(), now()).await.unwrap();
+    assert_eq!(store.count(&Filter::all()).await.unwrap(), 2);
+    let records = store.peek(&Filter::all(), Page::default()).await.unwrap();
     assert!(records.iter().all(|r| r.labels.contains_key("page") && r.history.len() == 4));
-    assert_eq!(store.stats(now()).await.unwrap().in_flight, 0, "journal empty once every task ended");
+    let journal = settled_journal(&client).await;
+    assert!(journal.is_empty(), "journal empty once every answer was handed over: {journal:?}");
     // 4 submissions for each dead-lettered task, 1 for each solved one.
     assert_eq!(mock.counters().requests_to("/in.php"), 3 + 4 + 4);
 
@@ -102,9 +101,25 @@ async fn seeds_batch_over_http_then_replay_recovers_both() {
     mock.set_script(healthy).unwrap();
     let report = client.replay(ReplayOptions::default()).await.unwrap();
     assert_eq!((report.received, report.retried, report.recovered), (2, 2, 2));
-    assert_eq!(store.count(&Filter::all(), now()).await.unwrap(), 0);
-    assert_eq!(store.stats(now()).await.unwrap().completed, 2);
-    client.close().await;
+    client.close().await; // finishes the acknowledged removals
+    let reopened = captcha_dlq::builder().api_key("test-key").dlq(dlq.to_str().unwrap()).build().await.unwrap();
+    let store = reopened.dlq();
+    assert_eq!(store.count(&Filter::all()).await.unwrap(), 0);
+    assert_eq!(store.stats().await.unwrap().completed, 2);
+    assert!(store.journal().await.unwrap().is_empty());
+    reopened.close().await;
+}
+
+/// The journal once the acknowledgements queued so far have been written.
+async fn settled_journal(client: &Client) -> Vec<captcha_dlq::core::JournalEntry> {
+    for _ in 0..200 {
+        let entries = client.dlq().journal().await.unwrap();
+        if entries.is_empty() {
+            return entries;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    client.dlq().journal().await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -122,19 +137,16 @@ async fn a_thousand_tasks_through_injected_faults_all_end_with_a_precise_reason(
     };
     let mock = mock(script).await;
     let client = client(&mock, "test-key", "memory", fast_config()).await;
-    let done = AtomicUsize::new(0);
-    let progress = |n: usize, _total: usize| done.store(n, Ordering::Relaxed);
-    let tasks: Vec<_> = (0..1000).map(|i| (task(i), BTreeMap::new())).collect();
-    let results = client.solve_many(tasks, 1000, Some(&progress)).await;
+    let results = client.solve_many(inputs((0..1000).map(|i| (task(i), BTreeMap::new()))), Some(1000)).await;
     assert_eq!(results.len(), 1000);
-    assert_eq!(done.load(Ordering::Relaxed), 1000, "progress reported every task");
+    assert!(results.iter().enumerate().all(|(i, r)| r.index == i), "in input order");
 
     let transient_reasons: BTreeSet<&str> =
         [reason::NETWORK, reason::UNPARSEABLE, "HTTP 500", "HTTP 502"].into_iter().collect();
     let mut solved = 0;
     let mut dead = BTreeMap::<String, usize>::new();
     for r in &results {
-        match r {
+        match &r.outcome {
             Ok(s) => {
                 assert!(s.text.starts_with("03AGdBq2"), "a real token, not a fault body: {:?}", s.text);
                 solved += 1;
@@ -150,7 +162,7 @@ async fn a_thousand_tasks_through_injected_faults_all_end_with_a_precise_reason(
     let dead_total: usize = dead.values().sum();
     assert_eq!(solved + dead_total, 1000);
     assert!(solved >= 950, "only {solved} solved; dead: {dead:?}");
-    assert_eq!(client.dlq().count(&Filter::all(), now()).await.unwrap(), dead_total as u64);
+    assert_eq!(client.dlq().count(&Filter::all()).await.unwrap(), dead_total as u64);
     assert!(mock.counters().faults_total() > 100, "faults were really injected");
     client.close().await;
 }
@@ -163,12 +175,11 @@ async fn a_wrong_key_gives_one_clear_error_and_no_further_submits() {
     let mut config = fast_config();
     config.rate.submits_per_second = 5.0; // the first answer arrives before the second submission is due
     let client = client(&mock, "wrong-key", "memory", config).await;
-    let tasks: Vec<_> = (0..20).map(|i| (task(i), BTreeMap::new())).collect();
-    let results = client.solve_many(tasks, 20, None).await;
+    let results = client.solve_many(inputs((0..20).map(|i| (task(i), BTreeMap::new()))), Some(20)).await;
     assert_eq!(mock.counters().requests_to("/in.php"), 1, "one submission reached the service");
     let reasons: BTreeSet<_> = results
         .iter()
-        .map(|r| match r {
+        .map(|r| match &r.outcome {
             Err(e @ Error::SolveFailed { record, .. }) => {
                 assert!(e.is_account_error());
                 assert_eq!(e.code(), "ACCOUNT_ERROR");
@@ -192,7 +203,7 @@ async fn the_api_key_appears_nowhere_a_user_can_see() {
     let mock = mock(script).await;
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = seen.clone();
-    let client = Client::builder()
+    let client = captcha_dlq::builder()
         .api_key(key)
         .base_url(mock.base_url())
         .dlq("memory")
@@ -211,7 +222,7 @@ async fn the_api_key_appears_nowhere_a_user_can_see() {
     assert!(!events.contains(key), "key leaked in events");
 
     // An unreachable host: the transport error must not carry the URL (which holds the key).
-    let unreachable = Client::builder()
+    let unreachable = captcha_dlq::builder()
         .api_key(key)
         .base_url("http://127.0.0.1:9")
         .dlq("memory")
@@ -232,18 +243,18 @@ async fn the_api_key_appears_nowhere_a_user_can_see() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_configuration_is_refused_naming_the_problem() {
     let refuse = |b: captcha_dlq::ClientBuilder| async move { b.build().await.unwrap_err().to_string() };
-    assert!(refuse(Client::builder().dlq("memory")).await.contains("api_key"));
-    assert!(refuse(Client::builder().api_key("k").provider("nosuch").dlq("memory")).await.contains("nosuch"));
-    let plain = refuse(Client::builder().api_key("k").base_url("http://solver.example.com").dlq("memory")).await;
+    assert!(refuse(captcha_dlq::builder().dlq("memory")).await.contains("api_key"));
+    assert!(refuse(captcha_dlq::builder().api_key("k").provider("nosuch").dlq("memory")).await.contains("nosuch"));
+    let plain = refuse(captcha_dlq::builder().api_key("k").base_url("http://solver.example.com").dlq("memory")).await;
     assert!(plain.contains("http") && plain.contains("unencrypted"), "{plain}");
     let dir = tempfile::tempdir().unwrap();
     let corrupt = dir.path().join("corrupt.sqlite");
     std::fs::write(&corrupt, b"this is not a database, it is a shopping list").unwrap();
-    let msg = refuse(Client::builder().api_key("k").dlq(corrupt.to_str().unwrap())).await;
+    let msg = refuse(captcha_dlq::builder().api_key("k").dlq(corrupt.to_str().unwrap())).await;
     assert!(msg.contains("corrupt.sqlite"), "{msg}");
     let mut bad = EngineConfig::default();
     bad.rate.max_in_flight = 0;
-    assert!(refuse(Client::builder().api_key("k").dlq("memory").config(bad)).await.contains("rate.max_in_flight"));
+    assert!(refuse(captcha_dlq::builder().api_key("k").dlq("memory").config(bad)).await.contains("rate.max_in_flight"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -259,30 +270,43 @@ async fn balance_report_and_cancel() {
     let bogus = client.report("no-such-task", true).await.unwrap_err();
     assert!(bogus.to_string().contains("ERROR_WRONG_ID_FORMAT"), "{bogus}");
 
-    let handle = client.submit(task(9), BTreeMap::new()).await.unwrap();
+    // Cancelled after the provider has it: it runs on (never submitted again), and its
+    // outcome still ends up somewhere: here its attempt times out and it is dead-lettered
+    // with that reason, after exactly one submission.
+    let submits_before = mock.counters().requests_to("/in.php");
+    let labels = BTreeMap::from([("job".to_string(), "cancelled".to_string())]);
+    let handle = client.submit(task(9), labels.clone(), None).await.unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     handle.cancel();
-    let err = handle.wait().await.unwrap_err();
-    let Error::SolveFailed { record, stored } = err else { panic!("{err}") };
-    assert!(stored);
-    assert_eq!((record.reason.as_str(), record.class), (reason::CANCELLED, ErrorClass::Cancelled));
+    match handle.wait().await.unwrap_err() {
+        Error::Cancelled { runs_on: true, .. } => {}
+        other => panic!("expected a cancellation that runs on, got {other}"),
+    }
+    let record = wait_for_record(&client, Filter { labels, ..Filter::default() }).await;
+    assert_eq!((record.reason.as_str(), record.attempts), (reason::TIMEOUT, 1));
+    assert_eq!(mock.counters().requests_to("/in.php"), submits_before + 1, "submitted once");
 
-    // A wait dropped before its job ends (a timeout here, asyncio cancellation in Python)
-    // cancels the job: it is dead-lettered as Cancelled, with its labels, not left running.
+    // A wait dropped before the task was sent (a timeout here, asyncio cancellation in Python):
+    // the task is dead-lettered as Cancelled with its labels, and never sent.
     let labels = BTreeMap::from([("job".to_string(), "dropped".to_string())]);
-    let handle = client.submit(task(9), labels.clone()).await.unwrap();
-    let waited = tokio::time::timeout(std::time::Duration::from_millis(100), handle.wait_cancelling_on_drop()).await;
-    assert!(waited.is_err(), "the task never becomes ready, so the wait times out");
-    let filter = Filter { labels, ..Filter::default() };
-    let mut found = Vec::new();
-    for _ in 0..200 {
-        found = client.dlq().peek(&filter, Page::default(), Timestamp::from_unix_millis(0)).await.unwrap();
-        if !found.is_empty() {
-            break;
+    let handle = client.submit(task(8), labels.clone(), None).await.unwrap();
+    drop(handle);
+    let record = wait_for_record(&client, Filter { labels, ..Filter::default() }).await;
+    assert!(
+        record.reason == reason::CANCELLED || record.reason == reason::TIMEOUT,
+        "cancelled before or just after it was sent: {}",
+        record.reason
+    );
+    client.close().await;
+}
+
+async fn wait_for_record(client: &Client, filter: Filter) -> captcha_dlq::core::dlq::DeadLetterRecord {
+    for _ in 0..400 {
+        let found = client.dlq().peek(&filter, Page::default()).await.unwrap();
+        if let Some(record) = found.into_iter().next() {
+            return record;
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
-    assert_eq!(found.len(), 1, "the dropped job was dead-lettered");
-    assert_eq!((found[0].reason.as_str(), found[0].class), (reason::CANCELLED, ErrorClass::Cancelled));
-    client.close().await;
+    panic!("no record matching {filter:?} appeared");
 }

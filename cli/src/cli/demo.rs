@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
-use captcha_dlq::core::dlq::{Filter, Page};
+use captcha_dlq::core::dlq::analysis::render_table;
+use captcha_dlq::core::dlq::Filter;
 use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
 use captcha_dlq::core::Task;
-use captcha_dlq::{Client, Error, ReplayOptions};
+use captcha_dlq::{Client, Error, ReplayOptions, SolveInput};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockSolver, Outcome, Rule};
 use clap::Args as ClapArgs;
 use serde_json::json;
@@ -56,7 +56,7 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<u8, Error> {
             (std::env::temp_dir().join(name).to_string_lossy().into_owned(), true)
         }
     };
-    let client = Client::builder()
+    let client = captcha_dlq::builder()
         .api_key("demo-key")
         .provider("captchaai")
         .base_url(mock.base_url())
@@ -83,20 +83,21 @@ async fn run_batch(global: &Global, client: &Client, mock: &captcha_dlq_mock::Mo
         println!("captcha-dlq demo: the seeds' batch against the embedded mock solver at {}", mock.base_url());
         println!("(polling scaled down: first poll 0.4 s, every 0.25 s, 5 polls per attempt, 4 attempts)\n");
     }
-    let tasks: Vec<(Task, BTreeMap<String, String>)> = (0..5)
+    let tasks: Vec<SolveInput> = (0..5)
         .map(|i| {
             let task = Task::from_json_value(json!({
                 "type": "recaptcha_v2",
                 "sitekey": "6Le-SITEKEY",
                 "page_url": format!("https://example.com/page/{i}"),
             }))?;
-            Ok((task, BTreeMap::from([("job".to_string(), "demo".to_string()), ("page".to_string(), i.to_string())])))
+            let labels = BTreeMap::from([("job".to_string(), "demo".to_string()), ("page".to_string(), i.to_string())]);
+            Ok(SolveInput { task: Ok(task), labels, key: None })
         })
         .collect::<Result<_, Error>>()?;
-    let results = client.solve_many(tasks, 5, None).await;
+    let results = client.solve_many(tasks, Some(5)).await;
     let mut out = Vec::new();
     for result in &results {
-        match result {
+        match &result.outcome {
             Ok(solution) => {
                 let prefix: String = solution.text.chars().take(40).collect();
                 if !quiet {
@@ -113,15 +114,9 @@ async fn run_batch(global: &Global, client: &Client, mock: &captcha_dlq_mock::Mo
             Err(e) => return Err(Error::Io(format!("demo task failed unexpectedly: {e}"))),
         }
     }
-    let now = captcha_dlq::core::Timestamp::from_unix_millis(
-        u64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis()))
-            .unwrap_or(0),
-    );
     let store = client.dlq();
-    let size = store.count(&Filter::all(), now).await?;
-    let records = store.peek(&Filter::all(), Page { offset: 0, limit: 1000 }, now).await?;
-    let stats = store.stats(now).await?;
-    let analysis = Analysis::compute(&records, &stats, now);
+    let size = store.count(&Filter::all()).await?;
+    let analysis = store.analysis(&Filter::all()).await?;
     if !quiet {
         println!("\nDLQ size: {size}\n");
         println!("{}", render_table(&analysis));
@@ -132,8 +127,8 @@ async fn run_batch(global: &Global, client: &Client, mock: &captcha_dlq_mock::Mo
     healthy.rules.clear();
     mock.set_script(healthy).map_err(Error::Io)?;
     let report = client.replay(ReplayOptions::default()).await?;
-    let after = store.count(&Filter::all(), now).await?;
-    let stats_after = store.stats(now).await?;
+    let after = store.count(&Filter::all()).await?;
+    let stats_after = store.stats().await?;
     if quiet {
         println!(
             "{}",

@@ -8,8 +8,9 @@ use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
 use captcha_dlq::core::dlq::export::{export_json, export_jsonl, import};
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page, RecordState};
 use captcha_dlq::core::{ErrorClass, Timestamp};
-use captcha_dlq::{open_store, Error, ReplayOptions};
+use captcha_dlq::{open_store, Error, ReplayOptions, ReplayOutcome};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
+use futures::StreamExt;
 use serde_json::json;
 
 use super::{client, exit, Global};
@@ -34,8 +35,11 @@ pub enum DlqCommand {
     Replay {
         #[command(flatten)]
         filter: FilterArgs,
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = captcha_dlq::core::options::DEFAULT_REPLAY_LIMIT)]
         limit: usize,
+        /// Start at most this many records per second (default: all at once).
+        #[arg(long)]
+        per_second: Option<f64>,
     },
     /// Write records to a file.
     Export {
@@ -157,19 +161,52 @@ async fn all_records(
 
 pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
     let now = now();
-    if let DlqCommand::Replay { filter, limit } = &cmd {
+    if let DlqCommand::Replay { filter, limit, per_second } = &cmd {
         let client = client(global).await?;
         let explicit = !filter.reasons.is_empty() || !filter.ids.is_empty() || !filter.classes.is_empty();
         let options = ReplayOptions {
             filter: (!filter.is_empty()).then(|| filter.to_filter(now)),
             limit: Some(*limit),
             explicit,
+            per_second: *per_second,
         };
-        let report = client.replay(options).await;
+        let mut stream = client.replay_stream(options);
+        let mut failure = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(item) => {
+                    let line = match &item.outcome {
+                        ReplayOutcome::Recovered(d) => {
+                            json!({ "id": item.id, "ok": true, "labels": item.labels, "solution": d.solution })
+                        }
+                        ReplayOutcome::FailedAgain { record, parked } => json!({ "id": item.id, "ok": false,
+                            "reason": record.reason, "attempts": record.attempts, "parked": parked }),
+                        ReplayOutcome::Parked { reason } => {
+                            json!({ "id": item.id, "ok": false, "parked": true, "reason": reason })
+                        }
+                        ReplayOutcome::Skipped { why } => json!({ "id": item.id, "ok": false, "skipped": why }),
+                        ReplayOutcome::Error(e) => {
+                            json!({ "id": item.id, "ok": false, "code": e.code(), "error": e.to_string() })
+                        }
+                    };
+                    if global.json {
+                        println!("{line}");
+                    }
+                    super::flush_stdout()?;
+                    if let ReplayOutcome::Recovered(d) = item.outcome {
+                        d.receipt.ack();
+                    }
+                }
+                Err(e) => failure = Some(e),
+            }
+        }
+        let report = stream.report();
         client.close().await;
-        let report = report?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
         if global.json {
-            println!("{}", json!(report));
+            println!("{}", json!({ "report": report }));
         } else {
             println!(
                 "received {} · retried {} · recovered {} · failed again {} · parked {} · skipped {}",
@@ -222,7 +259,7 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
                 Format::Json => export_json(&records),
                 Format::Jsonl => export_jsonl(&records),
             };
-            std::fs::write(&file, text).map_err(|e| Error::Io(format!("cannot write {}: {e}", file.display())))?;
+            captcha_dlq::files::write_private(&file, &text)?;
             println!("exported {} record(s) to {}", records.len(), file.display());
         }
         DlqCommand::Import { file } => {

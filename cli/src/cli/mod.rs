@@ -3,8 +3,10 @@
 mod batch;
 mod demo;
 mod dlq;
+mod recover;
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 
 use captcha_dlq::core::EngineConfig;
 use captcha_dlq::{Client, Error, Task};
@@ -20,7 +22,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// The account cannot work: wrong key, no balance, IP not allowed.
     pub const ACCOUNT: u8 = 3;
-    /// The DLQ store could not be opened or written (corrupt file, unreachable Redis).
+    /// The DLQ store could not be opened or written (corrupt file, unreachable Redis), or a
+    /// write was given up during the run (durability was lost for some task: see stderr).
     pub const STORE: u8 = 4;
     /// The provider could not be reached or answered garbage.
     pub const NETWORK: u8 = 5;
@@ -29,7 +32,8 @@ pub mod exit {
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 ok · 1 some task was dead-lettered · 2 bad arguments or input · 3 account error
-            (wrong key, no balance) · 4 DLQ store error · 5 provider unreachable or garbled · 70 internal
+            (wrong key, no balance) · 4 DLQ store error (could not open, or a write was given up)
+            · 5 provider unreachable or garbled · 70 internal
 
 The API key is read from --api-key or CAPTCHA_DLQ_API_KEY and is never printed.";
 
@@ -79,17 +83,14 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Solve one task and print the answer.
     Solve(SolveArgs),
-    /// Solve a JSON-lines file of tasks; one JSON line out per task, in order.
+    /// Solve a JSON-lines file of tasks; one JSON line out per task as it ends (completion
+    /// order). Resumable: run the same command again after a kill.
     Batch(batch::BatchArgs),
     /// Inspect, analyse and replay the dead-letter queue.
     #[command(subcommand)]
     Dlq(dlq::DlqCommand),
     /// Resume tasks a killed process left in flight (or dead-letter them with --interrupt).
-    Recover {
-        /// Dead-letter them as `Interrupted` instead of resuming.
-        #[arg(long)]
-        interrupt: bool,
-    },
+    Recover(recover::RecoverArgs),
     /// Print the account balance.
     Balance,
     /// Run the mock solving service until interrupted.
@@ -134,8 +135,12 @@ pub fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAPTCHA_DLQ_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .try_init();
 }
 
 pub async fn run(args: Args) -> u8 {
@@ -145,7 +150,7 @@ pub async fn run(args: Args) -> u8 {
         Command::Dlq(cmd) => dlq::run(&args.global, cmd).await,
         Command::Solve(solve) => solve_one(&args.global, solve).await,
         Command::Batch(batch) => batch::run(&args.global, batch).await,
-        Command::Recover { interrupt } => recover(&args.global, interrupt).await,
+        Command::Recover(recover) => recover::run(&args.global, recover).await,
         Command::Balance => balance(&args.global).await,
     };
     match result {
@@ -172,7 +177,48 @@ pub(crate) fn exit_code_of(e: &Error) -> u8 {
         Error::InvalidTask(_) | Error::Config(_) | Error::Io(_) => exit::USAGE,
         Error::Store(_) => exit::STORE,
         Error::Provider(_) => exit::NETWORK,
-        Error::Closed => exit::INTERNAL,
+        Error::Cancelled { .. } | Error::Closed => exit::INTERNAL,
+    }
+}
+
+/// How a run that solved or dead-lettered tasks ends: a store write given up beats
+/// everything (durability was lost and the user must know), then an account error, then
+/// an unreachable provider, then any dead-lettered task.
+#[derive(Debug, Default)]
+pub(crate) struct RunVerdict {
+    pub failed: usize,
+    pub account: bool,
+    pub invalid: usize,
+}
+
+impl RunVerdict {
+    pub(crate) fn count(&mut self, error: &Error) {
+        self.failed += 1;
+        self.account |= error.is_account_error();
+    }
+
+    /// The exit code, after telling stderr about a store failure.
+    pub(crate) async fn exit_code(&self, client: &Client) -> u8 {
+        let health = client.store_health();
+        let unreachable = client.status().await.map(|s| s.unreachable_episodes > 0).unwrap_or(false);
+        if health.failures > 0 {
+            eprintln!(
+                "error: {} write(s) to the DLQ store were given up ({}); the affected tasks are in the output with \"stored\": false or will be delivered again by `recover`",
+                health.failures,
+                health.last_error.as_deref().unwrap_or("unknown error")
+            );
+            exit::STORE
+        } else if self.account {
+            exit::ACCOUNT
+        } else if unreachable && self.failed > 0 {
+            exit::NETWORK
+        } else if self.failed > 0 {
+            exit::TASKS_FAILED
+        } else if self.invalid > 0 {
+            exit::USAGE
+        } else {
+            exit::OK
+        }
     }
 }
 
@@ -185,7 +231,7 @@ pub(crate) fn read_json_arg(field: &str, value: &str) -> Result<String, Error> {
 }
 
 pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
-    let mut builder = Client::builder()
+    let mut builder = captcha_dlq::builder()
         .provider(global.provider.clone())
         .dlq(global.dlq.clone())
         .allow_insecure_http(global.insecure_http);
@@ -221,59 +267,56 @@ async fn solve_one(global: &Global, args: SolveArgs) -> Result<u8, Error> {
     };
     let client = client(global).await?;
     let labels: BTreeMap<String, String> = args.labels.into_iter().collect();
-    let outcome = client.submit(task, labels).await?.wait().await;
-    client.close().await;
-    match outcome {
-        Ok(solution) => {
-            if global.json {
-                println!("{}", json!({ "ok": true, "solution": solution }));
-            } else {
-                println!("{}", solution.text);
-            }
-            Ok(exit::OK)
-        }
-        Err(Error::SolveFailed { record, stored }) => {
-            if global.json {
-                println!("{}", json!({ "ok": false, "code": "SOLVE_FAILED", "stored": stored, "record": record }));
-            } else {
-                eprintln!(
-                    "dead-lettered {}: {} ({}, attempts: {}){}",
-                    record.id,
-                    record.reason,
-                    record.description,
-                    record.attempts,
-                    if stored { "" } else { " — the DLQ write failed; record printed above is the only copy" }
-                );
-            }
-            Ok(if record.class == captcha_dlq::core::ErrorClass::AccountTerminal {
-                exit::ACCOUNT
-            } else {
-                exit::TASKS_FAILED
-            })
-        }
+    let outcome = match client.submit(task, labels, None).await {
+        Ok(handle) => handle.outcome().await.and_then(captcha_dlq::Outcome::into_delivery),
         Err(e) => Err(e),
+    };
+    let mut verdict = RunVerdict::default();
+    match outcome {
+        Ok(delivery) => {
+            if global.json {
+                println!("{}", json!({ "ok": true, "id": delivery.id, "solution": delivery.solution }));
+            } else {
+                println!("{}", delivery.solution.text);
+            }
+            flush_stdout()?;
+            delivery.receipt.ack();
+        }
+        Err(e) if matches!(e, Error::SolveFailed { .. }) => {
+            verdict.count(&e);
+            report_dead_letter(&e, global.json);
+        }
+        Err(e) => {
+            client.close().await;
+            return Err(e);
+        }
+    }
+    let code = verdict.exit_code(&client).await;
+    client.close().await;
+    Ok(code)
+}
+
+/// Prints a dead-lettered task: JSON on stdout, or a line on stderr.
+fn report_dead_letter(e: &Error, json_output: bool) {
+    let Error::SolveFailed { record, stored } = e else { return };
+    if json_output {
+        println!("{}", json!({ "ok": false, "code": e.code(), "stored": stored, "record": record }));
+    } else {
+        eprintln!(
+            "dead-lettered {}: {} ({}, attempts: {}){}",
+            record.id,
+            record.reason,
+            record.description,
+            record.attempts,
+            if *stored { "" } else { " — the DLQ write failed; this line is the only copy of the record" }
+        );
     }
 }
 
-async fn recover(global: &Global, interrupt: bool) -> Result<u8, Error> {
-    let client = client(global).await?;
-    let report = client.recover(!interrupt).await?;
-    client.close().await;
-    if global.json {
-        println!("{}", serde_json::to_string(&report).unwrap_or_default());
-    } else {
-        println!(
-            "recovered {} task(s): {} solved, {} dead-lettered; {} left to live owners",
-            report.found,
-            report.solved.len(),
-            report.dead_lettered,
-            report.skipped_live
-        );
-        for s in &report.solved {
-            println!("{}\t{}", s.id, s.solution.text);
-        }
-    }
-    Ok(if report.dead_lettered > 0 { exit::TASKS_FAILED } else { exit::OK })
+/// Makes what was printed durable in the pipe before its journal entry may go.
+pub(crate) fn flush_stdout() -> Result<(), Error> {
+    use std::io::Write;
+    std::io::stdout().flush().map_err(|e| Error::Io(format!("cannot write results: {e}")))
 }
 
 async fn balance(global: &Global) -> Result<u8, Error> {

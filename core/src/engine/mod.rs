@@ -211,6 +211,8 @@ pub struct Engine {
     unreachable: Option<Failure>,
     /// The driver's store cannot be written: no new submission until it can.
     store_down: bool,
+    /// Times the provider was found unreachable since this engine started.
+    unreachable_episodes: u32,
 }
 
 /// Garbled batch answers in a row after which polling falls back to one id per request.
@@ -243,6 +245,7 @@ impl Engine {
             transport_streak: None,
             unreachable: None,
             store_down: false,
+            unreachable_episodes: 0,
         }
     }
 
@@ -277,6 +280,11 @@ impl Engine {
     /// The account error that stopped submissions, if any.
     pub fn account_failure(&self) -> Option<&Failure> {
         self.circuit.account_failure()
+    }
+
+    /// How often the provider was found unreachable (see `track_reachability`) since start.
+    pub fn unreachable_episodes(&self) -> u32 {
+        self.unreachable_episodes
     }
 
     /// The record id (ULID) of a live job.
@@ -474,7 +482,14 @@ impl Engine {
     pub fn cancel(&mut self, job: JobId, now: Timestamp) -> Cancelled {
         match self.jobs.get(&job).map(|j| j.stage) {
             None => Cancelled::Unknown,
-            Some(stage) if stage.is_submitted() => Cancelled::RunsOn,
+            Some(stage) if stage.is_submitted() => {
+                // Nothing more is spent on it: if this submission ends without an answer, the
+                // task is dead-lettered with that reason instead of being submitted again.
+                if let Some(j) = self.jobs.get_mut(&job) {
+                    j.attempts_left = 0;
+                }
+                Cancelled::RunsOn
+            }
             Some(_) => {
                 self.dead_letter(job, reason::CANCELLED, "cancelled by the application before it was sent", now);
                 Cancelled::DeadLettered
@@ -596,6 +611,7 @@ impl Engine {
         );
         let until = self.circuit.open_until(now);
         self.unreachable = Some(failure.clone());
+        self.unreachable_episodes += 1;
         self.push_event(Event::CircuitOpened { cause: failure.description, until: Some(until) });
         self.fail_waiting_submissions(now);
     }

@@ -1,0 +1,336 @@
+//! Nothing lost, nothing paid twice, never silent — the client over real HTTP on loopback
+//! against the mock solver, with a store that can be made to fail or hang on demand.
+//! (The same failures with real SQLite locks, immutable files and a paused Redis are in
+//! the CLI's tests.)
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use captcha_dlq::core::class::reason;
+use captcha_dlq::core::dlq::{
+    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, MemoryStore, Page, PushOutcome, RecordState, SettledKey,
+    StoreError, StoreStats,
+};
+use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
+use captcha_dlq::core::{Event, JournalEntry, Task, Timestamp};
+use captcha_dlq::{Client, Error, Outcome, RecoverOptions, SolveInput};
+use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockHandle, MockSolver, Outcome as MockOutcome, Rule};
+use futures::StreamExt;
+use serde_json::json;
+
+fn fast_config() -> EngineConfig {
+    let mut c = EngineConfig::default();
+    c.polling.first_poll_ms = FirstPoll::uniform(60);
+    c.polling.interval_ms = 40;
+    c.polling.max_polls = 50;
+    c.polling.coalesce_ms = 20;
+    c.retry.backoff = Backoff::FullJitter { base_ms: 20, cap_ms: 200 };
+    c.retry.transient_min_delay_ms = 10;
+    c.rate.submits_per_second = 2000.0;
+    c.circuit.break_ms = 200;
+    c
+}
+
+fn task(page: usize) -> Task {
+    Task::from_json_value(json!({
+        "type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com/page/{page}"),
+    }))
+    .unwrap()
+}
+
+fn never_ready(page: &str) -> Rule {
+    Rule {
+        matcher: Matcher { page_url_contains: Some(page.into()), ..Matcher::default() },
+        behavior: Behavior { outcome: MockOutcome::NeverReady, ..Behavior::default() },
+    }
+}
+
+async fn mock(solve_after_ms: u64, rules: Vec<Rule>) -> MockHandle {
+    let script = MockConfig {
+        default_behavior: Behavior { solve_after_ms, ..Behavior::default() },
+        rules,
+        ..MockConfig::default()
+    };
+    MockSolver::start(script).await.unwrap()
+}
+
+/// Guards a test against a hang (a liveness check, not a speed check).
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    match tokio::time::timeout(Duration::from_secs(120), f).await {
+        Ok(v) => v,
+        Err(_) => panic!("{what} did not finish within two minutes"),
+    }
+}
+
+const OK: u8 = 0;
+const FAIL: u8 = 1;
+const HANG: u8 = 2;
+
+/// A memory store that fails, or hangs, on demand.
+#[derive(Debug, Default)]
+struct Faulty {
+    inner: MemoryStore,
+    mode: AtomicU8,
+}
+
+impl Faulty {
+    async fn gate(&self) -> Result<(), StoreError> {
+        match self.mode.load(Ordering::SeqCst) {
+            FAIL => Err(StoreError::Backend("disk I/O error (injected)".into())),
+            HANG => {
+                while self.mode.load(Ordering::SeqCst) == HANG {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl DlqStore for Faulty {
+    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
+        self.gate().await?;
+        self.inner.push(record).await
+    }
+    async fn receive(
+        &self,
+        f: &Filter,
+        max: usize,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Vec<Leased>, StoreError> {
+        self.gate().await?;
+        self.inner.receive(f, max, lease, now).await
+    }
+    async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
+        self.gate().await?;
+        self.inner.complete(t, now).await
+    }
+    async fn abandon(
+        &self,
+        t: &LeaseToken,
+        u: Option<DeadLetterRecord>,
+        now: Timestamp,
+    ) -> Result<RecordState, StoreError> {
+        self.gate().await?;
+        self.inner.abandon(t, u, now).await
+    }
+    async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
+        self.gate().await?;
+        self.inner.park(id, reason, now).await
+    }
+    async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError> {
+        self.gate().await?;
+        self.inner.unpark(id, now).await
+    }
+    async fn peek(&self, f: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
+        self.inner.peek(f, page, now).await
+    }
+    async fn count(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        self.inner.count(f, now).await
+    }
+    async fn purge(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        self.gate().await?;
+        self.inner.purge(f, now).await
+    }
+    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
+        self.inner.stats(now).await
+    }
+    async fn journal_upsert(&self, e: &JournalEntry) -> Result<(), StoreError> {
+        self.gate().await?;
+        self.inner.journal_upsert(e).await
+    }
+    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
+        self.gate().await?;
+        self.inner.journal_forget(id, now).await
+    }
+    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
+        self.inner.journal_entries().await
+    }
+    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
+        self.inner.settled(prefix).await
+    }
+    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
+        self.gate().await?;
+        self.inner.clear_settled(prefix).await
+    }
+}
+
+async fn client_over(mock: &MockHandle, store: Arc<dyn DlqStore>, events: Option<Arc<Mutex<Vec<Event>>>>) -> Client {
+    let mut builder = captcha_dlq::builder()
+        .api_key("test-key")
+        .base_url(mock.base_url())
+        .dlq_store(store)
+        .config(fast_config())
+        .option("store", json!({"timeout_ms": 300, "retry_for_ms": 1500}));
+    if let Some(seen) = events {
+        builder = builder.on_event(move |e| seen.lock().unwrap().push(e.clone()));
+    }
+    builder.build().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journal_that_cannot_be_written_means_nothing_is_submitted() {
+    let mock = mock(30, vec![]).await;
+    let store = Arc::new(Faulty::default());
+    store.mode.store(FAIL, Ordering::SeqCst);
+    let client = client_over(&mock, store.clone(), None).await;
+    let err = within("solve", client.solve(task(0))).await.unwrap_err();
+    match &err {
+        Error::Store(e) => assert!(e.to_string().contains("not submitted"), "{e}"),
+        other => panic!("expected a store error, got {other}"),
+    }
+    assert_eq!(mock.counters().requests_to("/in.php"), 0, "nothing was paid for");
+    let health = client.store_health();
+    assert!(health.failures >= 1 && !health.available, "{health:?}");
+    assert!(health.last_error.as_deref().unwrap_or("").contains("disk I/O error"), "{health:?}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_store_is_reported_and_the_work_resumes_when_it_is_back() {
+    let mock = mock(30, vec![]).await;
+    let store = Arc::new(Faulty::default());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let client = client_over(&mock, store.clone(), Some(events.clone())).await;
+    store.mode.store(HANG, Ordering::SeqCst);
+    let running = {
+        let client = client.clone();
+        tokio::spawn(async move { client.solve_many((0..5).map(|i| SolveInput::new(task(i))).collect(), None).await })
+    };
+    // The hang is noticed (the per-call timeout is 300 ms here) and nothing is submitted meanwhile.
+    within("the outage to be reported", async {
+        while !events.lock().unwrap().iter().any(|e| matches!(e, Event::StoreUnavailable { .. })) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(mock.counters().requests_to("/in.php"), 0, "no task goes out while its journal cannot be written");
+    store.mode.store(OK, Ordering::SeqCst);
+    let results = within("the batch", running).await.unwrap();
+    assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
+    assert!(events.lock().unwrap().iter().any(|e| matches!(e, Event::StoreAvailable { .. })));
+    assert_eq!(client.store_health().failures, 0, "nothing was given up: the store came back in time");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_stays_in_the_journal_until_its_caller_takes_it() {
+    let mock = mock(30, vec![]).await;
+    let store: Arc<dyn DlqStore> = Arc::new(MemoryStore::new());
+    let client = client_over(&mock, store.clone(), None).await;
+    let handle = client.submit(task(0), BTreeMap::new(), None).await.unwrap();
+    let id = handle.id().to_string();
+    let Outcome::Solved(delivery) = within("solve", handle.outcome()).await.unwrap() else { panic!("not solved") };
+    let journal = store.journal_entries().await.unwrap();
+    assert_eq!(journal.len(), 1);
+    assert_eq!(journal[0].solution.as_ref(), Some(&delivery.solution), "durable before it was handed over");
+    // The caller dies before using it (the receipt is dropped, not acknowledged).
+    let first = delivery.solution.clone();
+    drop(delivery);
+    client.close().await;
+    let polls_before = mock.counters().requests_to("/res.php");
+    let again = client_over(&mock, store.clone(), None).await;
+    let report = within("recover", again.recover(RecoverOptions::default())).await.unwrap();
+    assert_eq!(report.solved.len(), 1);
+    assert_eq!(
+        (report.solved[0].id.as_str(), &report.solved[0].solution),
+        (id.as_str(), &first),
+        "recognisably the same"
+    );
+    assert_eq!(mock.counters().requests_to("/res.php"), polls_before, "handed over from the journal, not asked again");
+    again.close().await;
+    assert!(store.journal_entries().await.unwrap().is_empty(), "acknowledged by recover: gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_stream_in_as_they_come_while_one_task_never_completes() {
+    let mock = mock(30, vec![never_ready("/page/7")]).await;
+    let client = client_over(&mock, Arc::new(MemoryStore::new()), None).await;
+    let mut stream = client.solve_stream((0..20).map(|i| SolveInput::new(task(i))).collect(), Some(20));
+    let mut got = Vec::new();
+    within("19 results", async {
+        while got.len() < 19 {
+            got.push(stream.next().await.expect("more results"));
+        }
+    })
+    .await;
+    assert!(got.iter().all(|r| r.outcome.is_ok() && r.index != 7), "the 19 that can be solved came first");
+    // Stopping here cancels task 7, which the provider has: it runs on without a waiter.
+    drop(stream);
+    let status = client.status().await.unwrap();
+    assert_eq!(status.detached, 1, "{status:?}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_runs_on_and_recover_hands_its_answer_over_without_a_second_submission() {
+    let mock = mock(400, vec![]).await;
+    let client = client_over(&mock, Arc::new(MemoryStore::new()), None).await;
+    let handle = client.submit(task(3), BTreeMap::new(), None).await.unwrap();
+    let id = handle.id().to_string();
+    within("the submission", async {
+        while mock.counters().requests_to("/in.php") == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    handle.cancel();
+    assert!(matches!(handle.wait().await, Err(Error::Cancelled { runs_on: true, .. })));
+    let report = within("recover", client.recover(RecoverOptions::default())).await.unwrap();
+    assert_eq!(report.solved.len(), 1, "{report:?}");
+    assert_eq!(report.solved[0].id, id);
+    assert_eq!(mock.counters().requests_to("/in.php"), 1, "never submitted twice because the caller cancelled");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_provider_fails_fast_as_network() {
+    let client = captcha_dlq::builder()
+        .api_key("test-key")
+        .base_url("http://127.0.0.1:1")
+        .dlq("memory")
+        .config(fast_config())
+        .build()
+        .await
+        .unwrap();
+    let results =
+        within("20 tasks", client.solve_many((0..20).map(|i| SolveInput::new(task(i))).collect(), None)).await;
+    for r in &results {
+        match &r.outcome {
+            Err(Error::SolveFailed { record, stored: true }) => {
+                assert_eq!(record.reason, reason::NETWORK, "{record:?}");
+                assert_eq!(record.class, captcha_dlq::core::ErrorClass::Transient, "replayable");
+            }
+            other => panic!("expected a Network dead letter, got {other:?}"),
+        }
+    }
+    assert!(client.status().await.unwrap().unreachable_episodes >= 1);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_means_what_it_says() {
+    let mock = mock(1500, vec![]).await;
+    let client = client_over(&mock, Arc::new(MemoryStore::new()), None).await;
+    let running = {
+        let client = client.clone();
+        tokio::spawn(
+            async move { client.solve_many((0..300).map(|i| SolveInput::new(task(i))).collect(), Some(300)).await },
+        )
+    };
+    let mut most = 0;
+    while !running.is_finished() {
+        most = most.max(client.status().await.unwrap().in_flight);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let results = running.await.unwrap();
+    assert!(results.iter().all(|r| r.outcome.is_ok()));
+    assert_eq!(most, 300, "all 300 were with the provider at once");
+    client.close().await;
+}
