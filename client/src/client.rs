@@ -65,8 +65,7 @@ impl Client {
             owner.clone(),
             EventLog::new(events),
             health.clone(),
-            rx,
-            tx.clone(),
+            (rx, tx.clone()),
         );
         backends.runtime.spawn(Box::pin(driver.run()));
         Client { inner: Arc::new(Inner { commands: tx, backends, options, owner, health }) }
@@ -287,12 +286,9 @@ impl Drop for SolveHandle {
 impl Outcome {
     /// The solution (acknowledging its delivery) or the error this outcome means.
     pub fn into_solution(self) -> Result<Solution> {
-        match self.into_delivery()? {
-            Delivery { solution, receipt, .. } => {
-                receipt.ack();
-                Ok(solution)
-            }
-        }
+        let Delivery { solution, receipt, .. } = self.into_delivery()?;
+        receipt.ack();
+        Ok(solution)
     }
 
     /// The delivery, not yet acknowledged, or the error this outcome means.

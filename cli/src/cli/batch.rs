@@ -53,8 +53,11 @@ struct Line {
     labels: BTreeMap<String, String>,
 }
 
-/// Parses one line into its explicit id (if any), task and labels, naming what is wrong.
-fn parse_line(line: &str) -> Result<(Option<String>, Task, BTreeMap<String, String>), String> {
+/// A line as written: its explicit id (if any), task and labels.
+type Parsed = (Option<String>, Task, BTreeMap<String, String>);
+
+/// Parses one line, naming what is wrong.
+fn parse_line(line: &str) -> Result<Parsed, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
     let Value::Object(mut obj) = value else { return Err("expected a JSON object".into()) };
     let id = match obj.remove("id") {

@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod export;
+pub mod host;
 pub mod memory;
 pub mod record;
 pub mod replay;
