@@ -37,6 +37,13 @@ pub trait FromJson: Sized {
     fn from_json(value: Value) -> Result<Self, FieldError>;
 }
 
+/// A type read as changes over a base value: the fields the JSON gives
+/// replace the base's, the others keep the base's value (a user's partial
+/// configuration over a provider's documented defaults).
+pub trait ReadOver: Sized {
+    fn read_over(self, value: Value) -> Result<Self, FieldError>;
+}
+
 /// For `impl Deserialize`: parses a [`Value`], then reads it with [`FromJson`];
 /// the error text is `field: problem`.
 pub fn deserialize<'de, T: FromJson, D: serde::Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
@@ -92,6 +99,14 @@ impl Fields {
         match self.take(name) {
             Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
             None => Ok(default),
+        }
+    }
+
+    /// A field read over `base` ([`ReadOver`]); `base` itself when absent.
+    pub fn over<T: ReadOver>(&mut self, name: &'static str, base: T) -> Result<T, FieldError> {
+        match self.take(name) {
+            Some(v) => base.read_over(v).map_err(|e| e.in_field(name)),
+            None => Ok(base),
         }
     }
 
