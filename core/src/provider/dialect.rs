@@ -219,6 +219,9 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
         }
         Task::RecaptchaV2(t) => {
             let proxied = t.proxy.is_some();
+            // CapSolver's reCAPTCHA v2 page lists ReCaptchaV2TaskProxyLess and the two Enterprise
+            // types; the proxied `ReCaptchaV2Task` is from its earlier pages (and
+            // AndreiDrang/python3-capsolver's task enum), kept as is.
             let base = match (d, t.enterprise) {
                 (CapSolver, false) => "ReCaptchaV2Task",
                 (CapSolver, true) => "ReCaptchaV2EnterpriseTask",
@@ -360,6 +363,9 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             o.put("websiteKey", t.sitekey.clone());
             match d {
                 AntiCaptcha => {
+                    // https://anti-captcha.com/apidoc/task-types/TurnstileTask: action, cData, chlPageData.
+                    // Some translations of the TurnstileTaskProxyless page spell it `turnstileCData`;
+                    // unresolved, `cData` as on the TurnstileTask page is kept.
                     o.opt("action", &t.action);
                     o.opt("cData", &t.data);
                     o.opt("chlPageData", &t.pagedata);
