@@ -41,18 +41,28 @@ pub const TABLE: &[Row] = &[
         Some(10 * MIN),
         "this IP is blocked for too many wrong API keys; banned for 10 minutes",
     ),
-    ("ERROR: 1005", RetryAfter, Some(5 * MIN), "too many result polls; banned for 5 minutes"),
+    // 10 minutes, as 2captcha's request-limits table says (https://2captcha.com/api-docs/limits).
+    ("ERROR: 1005", RetryAfter, Some(10 * MIN), "too many result polls; banned for 10 minutes"),
     ("IP_BANNED", RetryAfter, Some(5 * MIN), "this IP is banned for too many wrong API keys; banned for 5 minutes"),
+    // CapMonster: a temporary block for too many wrong-key requests, lifted after 10 minutes
+    // (https://docs.capmonster.cloud/docs/api/api-errors, .../api/block-reason).
+    ("ERROR_IP_BANNED", RetryAfter, Some(10 * MIN), "this IP is blocked for too many bad requests; for 10 minutes"),
     ("ERROR_RATE_LIMIT", RetryAfter, Some(5), "the service's request rate limit was hit"),
     ("ERROR_TOO_MUCH_REQUESTS", RetryAfter, Some(10), "too many requests; the service asks to slow down"),
+    // CaptchaAI: "server errors (ERROR_SERVER_ERROR, ERROR_INTERNAL_SERVER_ERROR): retry after 10
+    // seconds with exponential backoff" (https://blog.captchaai.com/captchaai-error-codes-reference).
+    ("ERROR_SERVER_ERROR", RetryAfter, Some(10), "the service had an internal error; retrying after 10 s"),
+    ("ERROR_INTERNAL_SERVER_ERROR", RetryAfter, Some(10), "the service had an internal error; retrying after 10 s"),
     // transient (the service's own trouble)
     ("ERROR_SERVICE_UNAVALIABLE", Transient, None, "the service is temporarily unavailable"),
     ("ERROR_SERVICE_UNAVAILABLE", Transient, None, "the service is temporarily unavailable"),
-    ("ERROR_INTERNAL_SERVER_ERROR", Transient, None, "the service had an internal error"),
     // task terminal, resubmittable
     ("ERROR_CAPTCHA_UNSOLVABLE", Task, None, "the solver could not solve the challenge"),
     ("ERROR_BAD_DUPLICATES", Task, None, "the workers could not agree on an answer (100% recognition mode)"),
     ("ERROR_NO_SUCH_CAPCHA_ID", Task, None, "the service no longer knows this task (expired); submit it again"),
+    // CapMonster's other spelling of the same (https://docs.capmonster.cloud/docs/api/api-errors).
+    // Not retried: repeated polls of a wrong id get the account blocked (.../api/block-reason).
+    ("WRONG_CAPTCHA_ID", Task, None, "the service does not know this task id (expired); submit it again"),
     ("ERROR_TASKID_INVALID", Task, None, "the service no longer knows this task id; submit it again"),
     ("ERROR_TASK_TIMEOUT", Task, None, "the service gave up on the task in its own time limit"),
     ("ERROR_RECAPTCHA_TIMEOUT", Task, None, "the solver timed out loading the reCAPTCHA"),
@@ -70,7 +80,9 @@ pub const TABLE: &[Row] = &[
     ("ERROR_EMPTY_ACTION", Fix, None, "the request had no action"),
     ("ERROR_TOKEN_EXPIRED", Fix, None, "the challenge's token (e.g. GeeTest challenge) expired; fetch a fresh one"),
     ("ERROR_METHOD_CALL", Fix, None, "the method or its parameters are wrong for this service"),
+    // Terminal for the report: sending it again cannot succeed (https://2captcha.com/h/how-to-submit-reports).
     ("ERROR_REPORT_NOT_RECORDED", Fix, None, "the report was refused (too late, or too many reports)"),
+    ("REPORT_NOT_RECORDED", Fix, None, "the report was refused (too late, or too many reports)"),
     ("ERROR_DUPLICATE_REPORT", Fix, None, "this task was already reported"),
     ("ERROR_IP_ADDRES", Fix, None, "the pingback IP address is not registered"),
     ("ERROR_RECAPTCHA_INVALID_SITEKEY", Fix, None, "the sitekey is not valid for reCAPTCHA"),

@@ -39,6 +39,13 @@ pub trait FromJson: Sized {
     fn from_json(value: Value) -> Result<Self, FieldError>;
 }
 
+/// A type read as changes over a base value: the fields the JSON gives
+/// replace the base's, the others keep the base's value (a user's partial
+/// configuration over a provider's documented defaults).
+pub trait ReadOver: Sized {
+    fn read_over(self, value: Value) -> Result<Self, FieldError>;
+}
+
 /// For `impl Deserialize`: parses a [`Value`], then reads it with [`FromJson`];
 /// the error text is `field: problem`.
 pub fn deserialize<'de, T: FromJson, D: serde::Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
@@ -75,8 +82,14 @@ std::thread_local! {
 /// Reads `value` as a `T` whose field names are spelled in `casing`; errors name fields
 /// as the host spells them (`retry.maxAttempts`). Unknown fields stay errors.
 pub fn read_cased<T: FromJson>(value: Value, casing: Casing) -> Result<T, FieldError> {
+    with_casing(casing, || T::from_json(value))
+}
+
+/// Runs `read` with field names spelled in `casing` (for readers other than [`FromJson`],
+/// such as [`ReadOver`]).
+pub fn with_casing<T>(casing: Casing, read: impl FnOnce() -> T) -> T {
     let previous = CASING.with(|c| c.replace(casing));
-    let result = T::from_json(value);
+    let result = read();
     CASING.with(|c| c.set(previous));
     result
 }
@@ -130,6 +143,14 @@ impl Fields {
         match self.take(name) {
             Some(v) => T::from_json(v).map_err(|e| e.in_field(&spelled(name))),
             None => Ok(default),
+        }
+    }
+
+    /// A field read over `base` ([`ReadOver`]); `base` itself when absent.
+    pub fn over<T: ReadOver>(&mut self, name: &'static str, base: T) -> Result<T, FieldError> {
+        match self.take(name) {
+            Some(v) => base.read_over(v).map_err(|e| e.in_field(&spelled(name))),
+            None => Ok(base),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::dlq::replay::ReplayPolicy;
 use crate::engine::EngineConfig;
 use crate::error::ConfigError;
 use crate::http::Secret;
-use crate::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
+use crate::json_read::{read_cased, with_casing, Casing, FieldError, Fields, FromJson, ReadOver};
 use crate::provider::{Provider, SubmitOptions};
 use crate::quoted::Quoted;
 
@@ -81,7 +81,9 @@ struct Raw {
     provider: String,
     base_url: Option<String>,
     dlq: Option<String>,
-    engine: EngineConfig,
+    /// `retry`, `polling`, `rate`, `circuit`, `seed` as given: read over the provider's
+    /// documented defaults once the provider is known.
+    engine: serde_json::Map<String, Value>,
     replay_policy: ReplayPolicy,
     allow_insecure_http: bool,
     proxy: Option<String>,
@@ -94,19 +96,18 @@ struct Raw {
 impl FromJson for Raw {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        let d = EngineConfig::default();
+        let mut engine = serde_json::Map::new();
+        for section in ["retry", "polling", "rate", "circuit", "seed"] {
+            if let Some(v) = f.opt::<Value>(section)? {
+                engine.insert(section.to_string(), v);
+            }
+        }
         let raw = Raw {
             api_key: f.opt("api_key")?,
             provider: f.or("provider", DEFAULT_PROVIDER.to_string())?,
             base_url: f.opt("base_url")?,
             dlq: f.opt("dlq")?,
-            engine: EngineConfig {
-                retry: f.or("retry", d.retry)?,
-                polling: f.or("polling", d.polling)?,
-                rate: f.or("rate", d.rate)?,
-                circuit: f.or("circuit", d.circuit)?,
-                seed: f.or("seed", d.seed)?,
-            },
+            engine,
             replay_policy: f.or_default("replay_policy")?,
             allow_insecure_http: f.or("allow_insecure_http", false)?,
             proxy: f.opt("proxy")?,
@@ -141,7 +142,7 @@ impl ClientOptions {
             return Err(ConfigError::new("options", "expected an object of options"));
         }
         let raw: Raw = read_cased(value, casing).map_err(|e| ConfigError::new(e.field, e.problem))?;
-        let name = |field: &str| with_casing(casing, field);
+        let name = |field: &str| spelled_as(casing, field);
         let api_key = api_key(raw.api_key.as_deref()).map_err(|e| ConfigError::new(name("api_key"), e.problem))?;
         let mut provider = provider(&raw.provider).map_err(|e| ConfigError::new(name("provider"), e.problem))?;
         if let Some(url) = &raw.base_url {
@@ -150,14 +151,18 @@ impl ClientOptions {
         require_secure_transport(&provider, raw.allow_insecure_http).map_err(|e| {
             ConfigError::new(name(if raw.base_url.is_some() { "base_url" } else { "provider" }), e.problem)
         })?;
-        raw.engine.validate().map_err(|e| ConfigError::new(respell_path(&e.field, casing), e.problem))?;
+        // The provider's documented limits and schedule are the defaults; what is given
+        // replaces them field by field.
+        let engine = with_casing(casing, || EngineConfig::for_provider(&provider).read_over(Value::Object(raw.engine)))
+            .map_err(|e| ConfigError::new(e.field, e.problem))?;
+        engine.validate().map_err(|e| ConfigError::new(respell_path(&e.field, casing), e.problem))?;
         raw.replay_policy.validate().map_err(|e| {
-            ConfigError::new(format!("{}.{}", name("replay_policy"), with_casing(casing, &e.field)), e.problem)
+            ConfigError::new(format!("{}.{}", name("replay_policy"), spelled_as(casing, &e.field)), e.problem)
         })?;
         if raw.store.timeout_ms == 0 || raw.store.concurrency == 0 {
             let field = if raw.store.timeout_ms == 0 { "timeout_ms" } else { "concurrency" };
             return Err(ConfigError::new(
-                format!("{}.{}", name("store"), with_casing(casing, field)),
+                format!("{}.{}", name("store"), spelled_as(casing, field)),
                 "must be at least 1",
             ));
         }
@@ -168,7 +173,7 @@ impl ClientOptions {
             api_key,
             provider,
             dlq: raw.dlq,
-            engine: raw.engine,
+            engine,
             replay_policy: raw.replay_policy,
             proxy: raw.proxy,
             store: raw.store,
@@ -179,7 +184,7 @@ impl ClientOptions {
 }
 
 /// `field` (snake_case) as a host in `casing` spells it.
-pub fn with_casing(casing: Casing, field: &str) -> String {
+pub fn spelled_as(casing: Casing, field: &str) -> String {
     match casing {
         Casing::Snake => field.to_string(),
         Casing::Camel => crate::json_field::camel(field),
@@ -188,7 +193,7 @@ pub fn with_casing(casing: Casing, field: &str) -> String {
 
 /// A dotted snake_case path (`retry.max_attempts`) respelled segment by segment.
 fn respell_path(path: &str, casing: Casing) -> String {
-    path.split('.').map(|p| with_casing(casing, p)).collect::<Vec<_>>().join(".")
+    path.split('.').map(|p| spelled_as(casing, p)).collect::<Vec<_>>().join(".")
 }
 
 /// The API key as the provider needs it: surrounding white space (a pasted newline) is
@@ -282,6 +287,20 @@ mod tests {
         assert!(
             camel(json!({"apiKey": "K", "baseUrl": "http://solver.example.com", "allowInsecureHttp": true})).is_ok()
         );
+    }
+
+    #[test]
+    fn engine_settings_read_over_the_providers_documented_defaults() {
+        let capmonster = camel(json!({"apiKey": "K", "provider": "capmonster"})).unwrap();
+        let documented = EngineConfig::for_provider(&Provider::preset("capmonster").unwrap());
+        assert_eq!(capmonster.engine, documented);
+        let tuned = camel(json!({"apiKey": "K", "provider": "capmonster", "rate": {"maxInFlight": 300}})).unwrap();
+        assert_eq!(tuned.engine.rate.max_in_flight, 300);
+        assert_eq!(
+            tuned.engine.rate.submits_per_second, documented.rate.submits_per_second,
+            "the rest stays documented"
+        );
+        assert_eq!(tuned.engine.polling, documented.polling);
     }
 
     #[test]

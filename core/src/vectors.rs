@@ -8,10 +8,16 @@
 //! - a task case (`provider`, `task`, optional `options`): the submit request,
 //!   `{"request": ...}` in [`canonical_request`] form, or `{"error": {"field"}}`;
 //! - a request case (`provider`, `call`: `poll` | `balance` | `report`, with
-//!   `ids` / `id` + `good`): `{"request": ...}` or `{"request": null}`;
+//!   `ids` / `id` + `good` and an optional task `kind`): `{"request": ...}` or
+//!   `{"request": null}`;
 //! - a response case (`provider`, `phase`: `submit` | `poll` | `batch_poll` |
-//!   `balance` | `report`, `status`, `body` or `body_repeat`, `ids`): the outcome;
+//!   `balance` | `report`, `status`, `body` or `body_repeat`, `ids`): the outcome
+//!   (`accepted`, `solved`, `tasks`, `failed`, ...);
 //! - a class case (`provider`, `code`): `{"class", "retry_after_ms"}`.
+//!
+//! Every case also names its `source` (the provider page or official client
+//! file it states, or `reviewed` for behaviour of this project checked by
+//! hand); [`check_source`] says what a source must hold. Runners ignore it.
 //!
 //! The API key is always the literal `KEY`.
 
@@ -20,7 +26,7 @@ use serde_json::{json, Map, Value};
 use crate::class::Failure;
 use crate::http::{HttpRequest, HttpResponse, Secret};
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll};
-use crate::task::Task;
+use crate::task::{Task, TaskKind};
 
 /// The key used by every case; it appears as `KEY` in expected requests.
 pub const KEY: &str = "KEY";
@@ -76,7 +82,13 @@ fn request_case(provider: &Provider, call: &Value, obj: &Map<String, Value>) -> 
         Some("report") => {
             let id = obj.get("id").and_then(Value::as_str).ok_or("a report case needs a string `id`")?;
             let good = obj.get("good").and_then(Value::as_bool).ok_or("a report case needs a boolean `good`")?;
-            provider.report_request(&key, id, good)
+            match obj.get("kind") {
+                None => provider.report_request(&key, id, good),
+                Some(kind) => {
+                    let kind = kind.as_str().and_then(TaskKind::parse).ok_or("`kind` must name a task kind")?;
+                    provider.report_request_for(&key, id, kind, good)
+                }
+            }
         }
         _ => return Err("`call` must be poll, balance or report".into()),
     };
@@ -107,6 +119,9 @@ fn response_case(provider: &Provider, phase: &Value, obj: &Map<String, Value>) -
     Ok(match phase.as_str() {
         Some("submit") => match provider.parse_submit(&resp) {
             SubmitOutcome::Accepted { provider_task_id } => json!({ "accepted": provider_task_id }),
+            SubmitOutcome::Solved(s) => {
+                json!({ "solved": { "text": s.text, "fields": s.fields, "provider_task_id": s.provider_task_id } })
+            }
             SubmitOutcome::Failed(f) => json!({ "failed": failure_json(&f) }),
         },
         Some("poll" | "batch_poll") => {
@@ -131,6 +146,43 @@ fn response_case(provider: &Provider, phase: &Value, obj: &Map<String, Value>) -
 
 fn retry_ms(f: &Failure) -> Value {
     f.retry_after.map_or(Value::Null, |d| Value::from(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)))
+}
+
+/// What a case's `source` must hold: one source object or a non-empty array of them, each
+///
+/// - `{"kind": "doc", "url": "https://..."}`: a provider documentation page;
+/// - `{"kind": "client", "repo": "owner/name", "file": "path", "test"?: "name"}`: an official
+///   client's file (and test) that sends or reads the same thing;
+/// - `{"kind": "reviewed", "note": "..."}`: made by running the core and reviewed by hand (this
+///   project's own behaviour, e.g. how a garbled answer is classed).
+///
+/// Every source may carry a `note`. The error says what is missing.
+pub fn check_source(source: Option<&Value>) -> Result<(), String> {
+    let list = match source {
+        None => return Err("no `source`".into()),
+        Some(Value::Array(items)) if !items.is_empty() => items.iter().collect::<Vec<_>>(),
+        Some(Value::Array(_)) => return Err("an empty `source` list".into()),
+        Some(one) => vec![one],
+    };
+    for s in list {
+        let text = |k: &str| s.get(k).and_then(Value::as_str).filter(|v| !v.trim().is_empty());
+        match s.get("kind").and_then(Value::as_str) {
+            Some("doc") if text("url").is_some_and(|u| u.starts_with("https://")) => {}
+            Some("doc") => return Err("a `doc` source needs an https `url`".into()),
+            Some("client") if text("repo").is_some_and(|r| r.contains('/')) && text("file").is_some() => {}
+            Some("client") => return Err("a `client` source needs `repo` (owner/name) and `file`".into()),
+            Some("reviewed") if text("note").is_some() => {}
+            Some("reviewed") => return Err("a `reviewed` source needs a `note` saying what was checked".into()),
+            _ => return Err("a source's `kind` must be doc, client or reviewed".into()),
+        }
+        if let Some(extra) = s
+            .as_object()
+            .and_then(|o| o.keys().find(|k| !matches!(k.as_str(), "kind" | "url" | "repo" | "file" | "test" | "note")))
+        {
+            return Err(format!("unknown source field `{extra}`"));
+        }
+    }
+    Ok(())
 }
 
 /// A failure without its human description (which may be reworded freely).

@@ -13,7 +13,7 @@ use captcha_dlq_core::dlq::replay::{ReplayDecision, ReplayPolicy, ReplayReport};
 use captcha_dlq_core::dlq::testkit::{at, sample_journal_entry, sample_record, sample_task};
 use captcha_dlq_core::dlq::{DeadLetterRecord, Filter, LeaseToken, Page, Phase, RecordState, StoreStats};
 use captcha_dlq_core::engine::{
-    Backoff, CircuitConfig, EngineConfig, FirstPoll, PollingConfig, RateConfig, RetryConfig,
+    Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
 use captcha_dlq_core::json_field::{decode, FieldError};
 use captcha_dlq_core::json_read::FromJson;
@@ -63,6 +63,7 @@ fn full_config() -> EngineConfig {
         polling: PollingConfig {
             first_poll_ms: FirstPoll {
                 image: 21,
+                text: 20,
                 recaptcha_v2: 22,
                 recaptcha_v3: 23,
                 turnstile: 24,
@@ -73,6 +74,8 @@ fn full_config() -> EngineConfig {
                 raw: 29,
             },
             interval_ms: 31,
+            min_interval_ms: 34,
+            give_up_ms: KindMs { raw: 35, ..KindMs::uniform(36) },
             max_polls: 32,
             batch: false,
             coalesce_ms: 33,
@@ -392,4 +395,39 @@ fn serde_errors_carry_the_path() {
     assert!(e.starts_with("retry.max_attempts: expected a whole number, got a string"), "{e}");
     let e = serde_json::from_value::<Vec<ErrorClass>>(json!(["transient", "often"])).unwrap_err().to_string();
     assert!(e.starts_with("unknown value `often`"), "{e}");
+}
+
+#[test]
+fn a_partial_config_reads_over_a_providers_documented_defaults() {
+    let provider = captcha_dlq_core::Provider::preset("capmonster").unwrap();
+    let base = EngineConfig::for_provider(&provider);
+    let cfg = EngineConfig::from_json_over(
+        base.clone(),
+        r#"{"polling": {"give_up_ms": {"recaptcha_v2": 200000}, "first_poll_ms": 2000}, "retry": {"max_attempts": 2}}"#,
+    )
+    .unwrap();
+    let mut expected = base.clone();
+    expected.polling.give_up_ms.recaptcha_v2 = 200_000;
+    expected.polling.first_poll_ms = KindMs::uniform(2000);
+    expected.retry.max_attempts = 2;
+    assert_eq!(cfg, expected);
+    // What is left out keeps the provider's figures, not the generic defaults.
+    assert_eq!(cfg.rate.submits_per_second, base.rate.submits_per_second);
+    assert_eq!(cfg.polling.min_interval_ms, 2000);
+    // A backoff replaces the base's whole (its fields belong to its kind).
+    let fixed =
+        EngineConfig::from_json_over(base.clone(), r#"{"retry": {"backoff": {"kind": "fixed", "delay_ms": 5}}}"#);
+    assert_eq!(fixed.unwrap().retry.backoff, Backoff::Fixed { delay_ms: 5 });
+    // Unknown fields and bad values are still named.
+    let e = EngineConfig::from_json_over(base.clone(), r#"{"polling": {"give_up_ms": {"recaptcha": 1}}}"#).unwrap_err();
+    assert_eq!(e.field, "config.polling.give_up_ms.recaptcha");
+    let e = EngineConfig::from_json_over(base.clone(), r#"{"polling": {"give_up_ms": {"image": 500}}}"#).unwrap_err();
+    assert_eq!(e.field, "polling.give_up_ms.image", "{e}");
+    let e = EngineConfig::from_json_over(base, r#"{"polling": {"min_interval_ms": 0}}"#).unwrap_err();
+    assert_eq!(e.field, "polling.min_interval_ms");
+    // The old spellings still read: a fixed interval, per-kind first polls.
+    let old =
+        EngineConfig::from_json(r#"{"polling": {"first_poll_ms": {"image": 60}, "interval_ms": 50, "max_polls": 3}}"#)
+            .unwrap();
+    assert_eq!((old.polling.first_poll_ms.image, old.polling.interval_ms, old.polling.max_polls), (60, 50, 3));
 }

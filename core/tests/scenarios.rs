@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use captcha_dlq_core::class::{reason, ErrorClass};
 use captcha_dlq_core::dlq::record::Phase;
-use captcha_dlq_core::engine::{Backoff, Cancelled, EngineConfig, Event, FirstPoll, PauseScope};
+use captcha_dlq_core::engine::{Backoff, Cancelled, EngineConfig, Event, PauseScope};
 use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Fault, Harness, KEY, T0};
 
 fn secs(s: u64) -> Duration {
@@ -27,7 +27,11 @@ fn seeds_service() -> FakeService {
 
 #[test]
 fn seeds_batch_three_solved_two_dead_lettered_with_four_attempts_then_replayed() {
-    let mut h = Harness::new(EngineConfig::default(), seeds_service());
+    // Four reCAPTCHA attempts of 320 s each (2captcha works up to 300 s on one) need more than
+    // the default 10-minute task deadline.
+    let mut config = EngineConfig::default();
+    config.retry.task_deadline_ms = 30 * 60 * 1000;
+    let mut h = Harness::new(config, seeds_service());
     let jobs: Vec<_> = (0..5).map(|i| h.submit(seed_task(i), &[("job", "scrape-42")])).collect();
     h.run();
 
@@ -285,9 +289,10 @@ fn two_hundred_fifty_jobs_are_polled_in_batches_of_at_most_three_requests_per_ro
     for round in &rounds {
         assert!(round.len() <= 3, "a round of {} poll requests: {round:?}", round.len());
     }
-    // 40 s to solve, first poll at 15 s, every 5 s: 6 rounds of polling.
-    assert_eq!(rounds.len(), 6, "{rounds:?}");
-    assert!(polls.len() <= 18, "{} poll requests for 250 tasks", polls.len());
+    // 40 s to solve, first poll at 15 s, then every ~16 s (20 polls spread over 2captcha's 320 s
+    // give-up point): 3 rounds of polling.
+    assert_eq!(rounds.len(), 3, "{rounds:?}");
+    assert!(polls.len() <= 9, "{} poll requests for 250 tasks", polls.len());
 }
 
 #[test]
@@ -443,7 +448,8 @@ fn cancel_after_submission_runs_on_and_is_never_submitted_twice() {
 #[test]
 fn first_polls_follow_the_per_kind_schedule() {
     let mut config = EngineConfig::default();
-    config.polling.first_poll_ms = FirstPoll { recaptcha_v2: 17_000, ..FirstPoll::default() };
+    config.polling.first_poll_ms.recaptcha_v2 = 17_000;
+    config.polling.interval_ms = 5000;
     config.polling.coalesce_ms = 0;
     let mut h = Harness::new(config, FakeService::new(|_| Behavior::SolveAfter(secs(30))));
     h.submit(seed_task(0), &[]);
@@ -489,4 +495,43 @@ fn answers_that_may_contain_a_pipe_are_never_batched() {
     for b in batches {
         assert!(b.subject.iter().all(|id| !funcaptcha_ids.contains(id)), "a FunCaptcha task rode in a batch: {b:?}");
     }
+}
+
+/// 2captcha keeps working on a reCAPTCHA v2 up to 300 s: a task it solves after 200 s is polled
+/// until then (20 polls at most, the interval stretched) and never submitted (paid) twice.
+#[test]
+fn a_recaptcha_the_service_is_still_solving_is_not_submitted_again() {
+    let mut h = Harness::new(EngineConfig::default(), FakeService::new(|_| Behavior::SolveAfter(secs(200))));
+    h.submit(seed_task(0), &[]);
+    h.run();
+    assert_eq!(h.solved.len(), 1);
+    assert_eq!(h.sends_to("/in.php").len(), 1, "submitted once");
+    let polls = h.sends_to("/res.php");
+    assert!(polls.len() <= 20, "{} polls", polls.len());
+    let submit_at = h.sends_to("/in.php")[0].0;
+    assert!(polls.last().unwrap().0.since(submit_at) >= secs(200));
+}
+
+/// A task the service never answers is given up at the kind's give-up point (2captcha: 320 s for
+/// reCAPTCHA v2) after exactly the per-task poll budget, then submitted again.
+#[test]
+fn an_attempt_is_given_up_at_the_services_working_time_within_the_poll_budget() {
+    let mut config = EngineConfig::default();
+    config.retry.max_attempts = 2;
+    config.retry.task_deadline_ms = 30 * 60 * 1000;
+    let give_up = config.polling.give_up_ms.recaptcha_v2;
+    let mut h = Harness::new(config, FakeService::new(|_| Behavior::NeverReady));
+    h.submit(seed_task(0), &[]);
+    h.run();
+    let submits: Vec<_> = h.sends_to("/in.php").iter().map(|(t, _)| *t).collect();
+    assert_eq!(submits.len(), 2);
+    let first_attempt: Vec<_> =
+        h.sends_to("/res.php").iter().filter(|(t, _)| *t < submits[1]).map(|(t, _)| *t).collect();
+    assert_eq!(first_attempt.len(), 20, "the 2captcha per-task poll budget");
+    let last_poll = first_attempt.last().unwrap().since(submits[0]);
+    assert!(last_poll >= Duration::from_millis(give_up), "last poll {last_poll:?} before the give-up point");
+    assert!(last_poll < Duration::from_millis(give_up + 5_000), "last poll {last_poll:?} long after the give-up point");
+    let record = &h.dead[0].1;
+    assert_eq!((record.reason.as_str(), record.attempts), (reason::TIMEOUT, 2));
+    assert!(record.description.contains("given up after 320 s"), "{}", record.description);
 }

@@ -10,7 +10,7 @@ use captcha_dlq_core::classify;
 use captcha_dlq_core::http::HttpResponse;
 use captcha_dlq_core::provider::{PollOutcome, Protocol, Provider, SubmitOutcome, TaskPoll, PRESETS};
 use captcha_dlq_core::task::TaskKind;
-use captcha_dlq_core::vectors::evaluate;
+use captcha_dlq_core::vectors::{check_source, evaluate};
 use serde_json::Value;
 
 fn load(name: &str) -> Vec<Value> {
@@ -90,6 +90,9 @@ fn tasks_json() {
         "proxy.port",
         "method",
         "task.type",
+        "text",
+        "imginstructions",
+        "action",
     ] {
         assert!(error_fields.contains(field), "tasks.json: no invalid-task case naming `{field}`");
     }
@@ -149,7 +152,14 @@ const DESIGN_TABLE: &[(&str, &str, &str, Option<u64>)] = &[
     ("ERROR: 1002", "2captcha", "retry_after", Some(300)),
     ("ERROR: 1003", "2captcha", "retry_after", Some(30)),
     ("ERROR: 1004", "2captcha", "retry_after", Some(600)),
-    ("ERROR: 1005", "2captcha", "retry_after", Some(300)),
+    ("ERROR: 1005", "2captcha", "retry_after", Some(600)),
+    ("ERROR_SERVER_ERROR", "captchaai", "retry_after", Some(10)),
+    ("ERROR_INTERNAL_SERVER_ERROR", "captchaai", "retry_after", Some(10)),
+    ("ERROR_IP_BANNED", "capmonster", "retry_after", Some(600)),
+    ("WRONG_CAPTCHA_ID", "capmonster", "task_terminal", None),
+    ("ERROR_NO_SUCH_CAPCHA_ID", "capmonster", "task_terminal", None),
+    ("REPORT_NOT_RECORDED", "2captcha", "fix_input", None),
+    ("ERROR_REPORT_NOT_RECORDED", "2captcha", "fix_input", None),
     ("IP_BANNED", "2captcha", "retry_after", Some(300)),
     ("ERROR_ZERO_BALANCE", "captchaai", "retry_after", Some(5)),
     ("ERROR_CAPTCHA_UNSOLVABLE", "2captcha", "task_terminal", None),
@@ -209,6 +219,59 @@ fn classes_json() {
             assert_eq!(c["expected"]["retry_after_ms"], secs.map_or(Value::Null, |s| Value::from(s * 1000)));
         }
     }
+}
+
+/// Every case names where its wire fact comes from (a provider page, an official client's file)
+/// or says it was made by running the core and reviewed by hand (see `vectors::check_source`).
+#[test]
+fn every_case_names_its_source() {
+    let mut missing = Vec::new();
+    for file in ["tasks.json", "responses.json", "classes.json"] {
+        for (i, case) in load(file).iter().enumerate() {
+            if let Err(e) = check_source(case.get("source")) {
+                let label = case.get("name").and_then(Value::as_str).map_or_else(|| format!("#{i}"), str::to_string);
+                missing.push(format!("{file} {label}: {e}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{} case(s) without a valid source:\n{}", missing.len(), missing.join("\n"));
+}
+
+#[test]
+fn a_source_must_say_where_to_look() {
+    use serde_json::json;
+    assert!(check_source(None).is_err());
+    assert!(check_source(Some(&json!([]))).is_err());
+    assert!(check_source(Some(&json!({"kind": "doc", "url": "http://insecure.example"}))).is_err());
+    assert!(check_source(Some(&json!({"kind": "client", "repo": "2captcha-python", "file": "x.py"}))).is_err());
+    assert!(check_source(Some(&json!({"kind": "reviewed"}))).is_err());
+    assert!(check_source(Some(&json!({"kind": "hearsay", "note": "n"}))).is_err());
+    assert!(check_source(Some(&json!({"kind": "doc", "url": "https://a.example", "page": 2}))).is_err());
+    assert!(check_source(Some(
+        &json!([{"kind": "doc", "url": "https://a.example"}, {"kind": "reviewed", "note": "n"}])
+    ))
+    .is_ok());
+}
+
+/// The createTask dialects' per-kind report endpoints and CapSolver's answer in createTask are covered.
+#[test]
+fn reports_per_kind_and_synchronous_answers_are_covered() {
+    let tasks = load("tasks.json");
+    for (preset, _, protocol) in PRESETS {
+        if matches!(protocol, Protocol::CreateTask(_)) {
+            for kind in ["image", "recaptcha_v2", "hcaptcha"] {
+                assert!(
+                    tasks.iter().any(|c| c["provider"] == *preset && c["call"] == "report" && c["kind"] == kind),
+                    "tasks.json: no {kind} report case for {preset}"
+                );
+            }
+        }
+    }
+    let responses = load("responses.json");
+    assert!(
+        responses.iter().any(|c| c["provider"] == "capsolver" && c["expected"].get("solved").is_some()),
+        "responses.json: no synchronous CapSolver answer"
+    );
 }
 
 /// Every failure a codec returns for the response cases has human text.

@@ -289,7 +289,7 @@ async fn balance_report_and_cancel() {
     // A wait dropped before the task was sent (a timeout here, asyncio cancellation in Python):
     // the task is dead-lettered as Cancelled with its labels, and never sent.
     let labels = BTreeMap::from([("job".to_string(), "dropped".to_string())]);
-    let handle = client.submit(task(8), labels.clone(), None).await.unwrap();
+    let handle = client.submit(task(9), labels.clone(), None).await.unwrap();
     drop(handle);
     let record = wait_for_record(&client, Filter { labels, ..Filter::default() }).await;
     assert!(

@@ -8,7 +8,7 @@ mod recover;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 
-use captcha_dlq::core::EngineConfig;
+use captcha_dlq::core::ConfigError;
 use captcha_dlq::{Client, Error, Task};
 use clap::{Args as ClapArgs, Parser, Subcommand};
 use serde_json::json;
@@ -245,7 +245,16 @@ pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
         builder = builder.proxy(proxy.clone());
     }
     if let Some(cfg) = &global.config {
-        builder = builder.config(EngineConfig::from_json(&read_json_arg("--config", cfg)?)?);
+        // Sections of the engine policy, read over the provider's documented defaults.
+        let text = read_json_arg("--config", cfg)?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::Config(ConfigError::new("--config", format!("not valid JSON: {e}"))))?;
+        let serde_json::Value::Object(sections) = value else {
+            return Err(Error::Config(ConfigError::new("--config", "expected a JSON object like {\"retry\": {…}}")));
+        };
+        for (name, section) in sections {
+            builder = builder.option(&name, section);
+        }
     }
     builder.build().await
 }

@@ -1,7 +1,10 @@
 //! Engine policy: attempts, backoff, polling schedule, rate limit, circuit
-//! breaker. Every default comes from the providers' documentation (DESIGN §3,
-//! §4) and every value can be changed; durations are whole milliseconds so the
-//! same JSON configures the engine from Rust, Python, Node and the browser.
+//! breaker. The provider figures (submit rate, polling schedule per task kind,
+//! per-task poll limit) come from the table in [`crate::provider::limits`]
+//! (`docs/providers.md` gives the source of each); [`EngineConfig::for_provider`]
+//! starts from it and [`EngineConfig::from_json_over`] reads a user's partial
+//! JSON over it. Every value can be changed; durations are whole milliseconds
+//! so the same JSON configures the engine from Rust, Python, Node and the browser.
 
 use core::time::Duration;
 
@@ -9,8 +12,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::ConfigError;
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson, ReadOver};
+use crate::provider::{limits, Provider};
 use crate::task::TaskKind;
+use crate::time::Timestamp;
 
 /// Everything the engine needs to decide, besides the provider and the key.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -85,14 +90,26 @@ impl Default for Backoff {
     }
 }
 
+/// When to poll a submitted task and when to give the attempt up.
+///
+/// The schedule follows the service's own working time per kind
+/// (`give_up_ms`) within its per-task request limit (`max_polls`): by default
+/// (`interval_ms` 0) the interval stretches so that the polls left reach the
+/// give-up point, never closer than `min_interval_ms`. A fixed `interval_ms`
+/// polls at that interval instead (tests, mocks that answer at once).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PollingConfig {
-    /// First poll after submission, per kind (providers: 15–20 s for reCAPTCHA v2, GeeTest,
-    /// FunCaptcha; 10–15 s for v3; 5 s for images).
+    /// First poll after submission, per kind.
     pub first_poll_ms: FirstPoll,
+    /// A fixed interval between polls for every kind; 0 (the default) stretches it per kind.
     pub interval_ms: u64,
-    /// Polls per submission before that attempt times out (2captcha bans clients that poll more).
+    /// The least interval between two polls of one task when stretching (the service's floor).
+    pub min_interval_ms: u64,
+    /// Per kind: the attempt is given up this long after submission (the service's working time
+    /// plus a grace, so its own last answer arrives first); the task is then submitted again.
+    pub give_up_ms: KindMs,
+    /// Polls per submission at most (the service's per-task request limit).
     pub max_polls: u32,
     /// Poll many tasks with one request where the provider supports it.
     pub batch: bool,
@@ -101,21 +118,69 @@ pub struct PollingConfig {
 }
 
 impl Default for PollingConfig {
+    /// The schedule of [`limits::DEFAULT`] (the 2captcha-compatible API, the strictest per-task limit).
     fn default() -> Self {
+        PollingConfig::from_limits(limits::DEFAULT)
+    }
+}
+
+impl PollingConfig {
+    /// A service's documented schedule.
+    pub fn from_limits(l: &limits::ServiceLimits) -> Self {
         PollingConfig {
-            first_poll_ms: FirstPoll::default(),
-            interval_ms: 5000,
-            max_polls: 20,
+            first_poll_ms: l.first_poll_ms,
+            interval_ms: 0,
+            min_interval_ms: l.min_poll_interval_ms,
+            give_up_ms: l.give_up_ms,
+            max_polls: l.max_polls,
             batch: true,
             coalesce_ms: 2500,
         }
     }
+
+    /// When to poll again a task of `kind` submitted at `submitted_at` that has been polled
+    /// `polls` times and was not ready at `now`; `None` gives the attempt up (the service's working
+    /// time is over, or its per-task request limit is used up).
+    pub fn next_poll(&self, kind: TaskKind, submitted_at: Timestamp, polls: u32, now: Timestamp) -> Option<Timestamp> {
+        let give_up = submitted_at.add(self.give_up_ms.for_kind(kind));
+        if polls >= self.max_polls || now >= give_up {
+            return None;
+        }
+        let interval = if self.interval_ms > 0 {
+            Duration::from_millis(self.interval_ms)
+        } else {
+            // Spread the polls left over the time left; the last one lands at the give-up point
+            // (or one floor interval after it when the floor dominates).
+            let polls_left = u64::from(self.max_polls - polls);
+            let spread_ms = whole_ms(give_up.since(now)).div_ceil(polls_left);
+            Duration::from_millis(spread_ms.max(self.min_interval_ms))
+        };
+        Some(now.add(interval))
+    }
+
+    /// The interval a task of `kind` is polled at when nothing goes wrong: the stretched interval
+    /// from the first poll to the give-up point, or the fixed `interval_ms`.
+    pub fn planned_interval(&self, kind: TaskKind) -> Duration {
+        if self.interval_ms > 0 {
+            return Duration::from_millis(self.interval_ms);
+        }
+        let span_ms = self.give_up_ms.ms(kind).saturating_sub(self.first_poll_ms.ms(kind));
+        let spread_ms = span_ms.div_ceil(u64::from(self.max_polls.saturating_sub(1).max(1)));
+        Duration::from_millis(spread_ms.max(self.min_interval_ms))
+    }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct FirstPoll {
+fn whole_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One duration in milliseconds per task kind. In JSON: an object of kinds
+/// (the ones left out keep their value) or one number for every kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KindMs {
     pub image: u64,
+    pub text: u64,
     pub recaptcha_v2: u64,
     pub recaptcha_v3: u64,
     pub turnstile: u64,
@@ -126,41 +191,15 @@ pub struct FirstPoll {
     pub raw: u64,
 }
 
-impl Default for FirstPoll {
-    fn default() -> Self {
-        FirstPoll {
-            image: 5000,
-            recaptcha_v2: 15_000,
-            recaptcha_v3: 10_000,
-            turnstile: 10_000,
-            geetest_v3: 15_000,
-            geetest_v4: 15_000,
-            funcaptcha: 15_000,
-            hcaptcha: 15_000,
-            raw: 10_000,
-        }
-    }
-}
+/// The first-poll table (the name the configuration had before give-up times were per kind too).
+pub type FirstPoll = KindMs;
 
-impl FirstPoll {
-    pub fn for_kind(&self, kind: TaskKind) -> Duration {
-        Duration::from_millis(match kind {
-            TaskKind::Image => self.image,
-            TaskKind::RecaptchaV2 => self.recaptcha_v2,
-            TaskKind::RecaptchaV3 => self.recaptcha_v3,
-            TaskKind::Turnstile => self.turnstile,
-            TaskKind::GeetestV3 => self.geetest_v3,
-            TaskKind::GeetestV4 => self.geetest_v4,
-            TaskKind::Funcaptcha => self.funcaptcha,
-            TaskKind::Hcaptcha => self.hcaptcha,
-            TaskKind::Raw => self.raw,
-        })
-    }
-
+impl KindMs {
     /// Every kind the same (handy against a mock that answers at once).
-    pub fn uniform(ms: u64) -> Self {
-        FirstPoll {
+    pub const fn uniform(ms: u64) -> Self {
+        KindMs {
             image: ms,
+            text: ms,
             recaptcha_v2: ms,
             recaptcha_v3: ms,
             turnstile: ms,
@@ -171,12 +210,54 @@ impl FirstPoll {
             raw: ms,
         }
     }
+
+    pub fn for_kind(&self, kind: TaskKind) -> Duration {
+        Duration::from_millis(self.ms(kind))
+    }
+
+    pub fn ms(&self, kind: TaskKind) -> u64 {
+        *self.slot(kind)
+    }
+
+    pub fn set(&mut self, kind: TaskKind, ms: u64) {
+        *self.slot_mut(kind) = ms;
+    }
+
+    fn slot(&self, kind: TaskKind) -> &u64 {
+        match kind {
+            TaskKind::Image => &self.image,
+            TaskKind::Text => &self.text,
+            TaskKind::RecaptchaV2 => &self.recaptcha_v2,
+            TaskKind::RecaptchaV3 => &self.recaptcha_v3,
+            TaskKind::Turnstile => &self.turnstile,
+            TaskKind::GeetestV3 => &self.geetest_v3,
+            TaskKind::GeetestV4 => &self.geetest_v4,
+            TaskKind::Funcaptcha => &self.funcaptcha,
+            TaskKind::Hcaptcha => &self.hcaptcha,
+            TaskKind::Raw => &self.raw,
+        }
+    }
+
+    fn slot_mut(&mut self, kind: TaskKind) -> &mut u64 {
+        match kind {
+            TaskKind::Image => &mut self.image,
+            TaskKind::Text => &mut self.text,
+            TaskKind::RecaptchaV2 => &mut self.recaptcha_v2,
+            TaskKind::RecaptchaV3 => &mut self.recaptcha_v3,
+            TaskKind::Turnstile => &mut self.turnstile,
+            TaskKind::GeetestV3 => &mut self.geetest_v3,
+            TaskKind::GeetestV4 => &mut self.geetest_v4,
+            TaskKind::Funcaptcha => &mut self.funcaptcha,
+            TaskKind::Hcaptcha => &mut self.hcaptcha,
+            TaskKind::Raw => &mut self.raw,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RateConfig {
-    /// Submissions per second at most (2captcha: ≥ 100 ms apart, or `MAX_USER_TURN`).
+    /// Submissions per second at most (2captcha bans more than 60 in 3 s with `MAX_USER_TURN`).
     pub submits_per_second: f64,
     /// Tasks submitted and not yet finished, at most. Halved on `ERROR_NO_SLOT_AVAILABLE`,
     /// grown back by one per accepted submission. A task in flight costs nothing here but a
@@ -188,6 +269,7 @@ pub struct RateConfig {
 
 impl Default for RateConfig {
     fn default() -> Self {
+        // Below every documented limit; providers without one get this too (see docs/providers.md).
         RateConfig { submits_per_second: 10.0, max_in_flight: 1000 }
     }
 }
@@ -225,38 +307,51 @@ impl Default for CircuitConfig {
 }
 
 // Read by hand rather than derived (see `crate::json_read`). Every section
-// and every field may be left out (the default is used) and unknown fields
-// are refused, so that a misspelt setting is an error.
+// and every field may be left out (the base value is kept: the type's default
+// for `from_json`, a provider's documented figures for `from_json_over`) and
+// unknown fields are refused, so that a misspelt setting is an error.
 
-impl FromJson for EngineConfig {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let d = EngineConfig::default();
+/// `FromJson` for a section: its fields read over its default.
+macro_rules! from_json_over_default {
+    ($($t:ty),+) => {$(
+        impl FromJson for $t {
+            fn from_json(value: Value) -> Result<Self, FieldError> {
+                <$t>::default().read_over(value)
+            }
+        }
+    )+};
+}
+from_json_over_default!(EngineConfig, RetryConfig, PollingConfig, RateConfig, CircuitConfig);
+
+impl ReadOver for EngineConfig {
+    fn read_over(self, value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
         let config = EngineConfig {
-            retry: f.or("retry", d.retry)?,
-            polling: f.or("polling", d.polling)?,
-            rate: f.or("rate", d.rate)?,
-            circuit: f.or("circuit", d.circuit)?,
-            seed: f.or("seed", d.seed)?,
+            retry: f.over("retry", self.retry)?,
+            polling: f.over("polling", self.polling)?,
+            rate: f.over("rate", self.rate)?,
+            circuit: f.over("circuit", self.circuit)?,
+            seed: f.or("seed", self.seed)?,
         };
         f.finish()?;
         Ok(config)
     }
 }
 
-impl FromJson for RetryConfig {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let d = RetryConfig::default();
+impl ReadOver for RetryConfig {
+    fn read_over(self, value: Value) -> Result<Self, FieldError> {
+        let b = self;
         let mut f = Fields::new(value)?;
         let retry = RetryConfig {
-            max_attempts: f.or("max_attempts", d.max_attempts)?,
-            max_request_retries: f.or("max_request_retries", d.max_request_retries)?,
-            max_retry_after_retries: f.or("max_retry_after_retries", d.max_retry_after_retries)?,
-            backoff: f.or("backoff", d.backoff)?,
-            transient_min_delay_ms: f.or("transient_min_delay_ms", d.transient_min_delay_ms)?,
-            task_deadline_ms: f.or("task_deadline_ms", d.task_deadline_ms)?,
-            request_timeout_ms: f.or("request_timeout_ms", d.request_timeout_ms)?,
-            recover_max_age_ms: f.or("recover_max_age_ms", d.recover_max_age_ms)?,
+            max_attempts: f.or("max_attempts", b.max_attempts)?,
+            max_request_retries: f.or("max_request_retries", b.max_request_retries)?,
+            max_retry_after_retries: f.or("max_retry_after_retries", b.max_retry_after_retries)?,
+            // A backoff names its kind and all of its fields: it replaces the base's whole.
+            backoff: f.or("backoff", b.backoff)?,
+            transient_min_delay_ms: f.or("transient_min_delay_ms", b.transient_min_delay_ms)?,
+            task_deadline_ms: f.or("task_deadline_ms", b.task_deadline_ms)?,
+            request_timeout_ms: f.or("request_timeout_ms", b.request_timeout_ms)?,
+            recover_max_age_ms: f.or("recover_max_age_ms", b.recover_max_age_ms)?,
         };
         f.finish()?;
         Ok(retry)
@@ -277,81 +372,103 @@ impl FromJson for Backoff {
     }
 }
 
-impl FromJson for PollingConfig {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let d = PollingConfig::default();
+impl ReadOver for PollingConfig {
+    fn read_over(self, value: Value) -> Result<Self, FieldError> {
+        let b = self;
         let mut f = Fields::new(value)?;
         let polling = PollingConfig {
-            first_poll_ms: f.or("first_poll_ms", d.first_poll_ms)?,
-            interval_ms: f.or("interval_ms", d.interval_ms)?,
-            max_polls: f.or("max_polls", d.max_polls)?,
-            batch: f.or("batch", d.batch)?,
-            coalesce_ms: f.or("coalesce_ms", d.coalesce_ms)?,
+            first_poll_ms: f.over("first_poll_ms", b.first_poll_ms)?,
+            interval_ms: f.or("interval_ms", b.interval_ms)?,
+            min_interval_ms: f.or("min_interval_ms", b.min_interval_ms)?,
+            give_up_ms: f.over("give_up_ms", b.give_up_ms)?,
+            max_polls: f.or("max_polls", b.max_polls)?,
+            batch: f.or("batch", b.batch)?,
+            coalesce_ms: f.or("coalesce_ms", b.coalesce_ms)?,
         };
         f.finish()?;
         Ok(polling)
     }
 }
 
-impl FromJson for FirstPoll {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let d = FirstPoll::default();
+/// One number for every kind, or an object of kinds over the base.
+impl ReadOver for KindMs {
+    fn read_over(self, value: Value) -> Result<Self, FieldError> {
+        if value.is_number() {
+            return u64::from_json(value).map(KindMs::uniform);
+        }
+        if !value.is_object() {
+            return Err(FieldError::expected("a whole number or an object of task kinds", &value));
+        }
+        let mut table = self;
         let mut f = Fields::new(value)?;
-        let first = FirstPoll {
-            image: f.or("image", d.image)?,
-            recaptcha_v2: f.or("recaptcha_v2", d.recaptcha_v2)?,
-            recaptcha_v3: f.or("recaptcha_v3", d.recaptcha_v3)?,
-            turnstile: f.or("turnstile", d.turnstile)?,
-            geetest_v3: f.or("geetest_v3", d.geetest_v3)?,
-            geetest_v4: f.or("geetest_v4", d.geetest_v4)?,
-            funcaptcha: f.or("funcaptcha", d.funcaptcha)?,
-            hcaptcha: f.or("hcaptcha", d.hcaptcha)?,
-            raw: f.or("raw", d.raw)?,
-        };
+        for kind in TaskKind::ALL {
+            let ms = f.or(kind.as_str(), table.ms(kind))?;
+            table.set(kind, ms);
+        }
         f.finish()?;
-        Ok(first)
+        Ok(table)
     }
 }
 
-impl FromJson for RateConfig {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let d = RateConfig::default();
+impl ReadOver for RateConfig {
+    fn read_over(self, value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
         let rate = RateConfig {
-            submits_per_second: f.or("submits_per_second", d.submits_per_second)?,
-            max_in_flight: f.or("max_in_flight", d.max_in_flight)?,
+            submits_per_second: f.or("submits_per_second", self.submits_per_second)?,
+            max_in_flight: f.or("max_in_flight", self.max_in_flight)?,
         };
         f.finish()?;
         Ok(rate)
     }
 }
 
-impl FromJson for CircuitConfig {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let d = CircuitConfig::default();
+impl ReadOver for CircuitConfig {
+    fn read_over(self, value: Value) -> Result<Self, FieldError> {
+        let b = self;
         let mut f = Fields::new(value)?;
         let circuit = CircuitConfig {
-            window: f.or("window", d.window)?,
-            min_calls: f.or("min_calls", d.min_calls)?,
-            failure_ratio: f.or("failure_ratio", d.failure_ratio)?,
-            break_ms: f.or("break_ms", d.break_ms)?,
-            unreachable_after_failures: f.or("unreachable_after_failures", d.unreachable_after_failures)?,
-            unreachable_after_ms: f.or("unreachable_after_ms", d.unreachable_after_ms)?,
+            window: f.or("window", b.window)?,
+            min_calls: f.or("min_calls", b.min_calls)?,
+            failure_ratio: f.or("failure_ratio", b.failure_ratio)?,
+            break_ms: f.or("break_ms", b.break_ms)?,
+            unreachable_after_failures: f.or("unreachable_after_failures", b.unreachable_after_failures)?,
+            unreachable_after_ms: f.or("unreachable_after_ms", b.unreachable_after_ms)?,
         };
         f.finish()?;
         Ok(circuit)
     }
 }
 
-deserialize_from_json!(EngineConfig, RetryConfig, Backoff, PollingConfig, FirstPoll, RateConfig, CircuitConfig);
+deserialize_from_json!(EngineConfig, RetryConfig, Backoff, PollingConfig, RateConfig, CircuitConfig);
 
 impl EngineConfig {
-    /// Parse a JSON configuration (possibly partial), naming the offending field on error.
+    /// The documented figures of `provider` (submit rate, polling schedule per kind, per-task
+    /// poll limit; `docs/providers.md`), the generic defaults for everything else.
+    pub fn for_provider(provider: &Provider) -> Self {
+        EngineConfig::for_limits(limits::for_provider(provider))
+    }
+
+    /// The engine defaults with one service's documented figures.
+    pub fn for_limits(l: &limits::ServiceLimits) -> Self {
+        EngineConfig {
+            polling: PollingConfig::from_limits(l),
+            rate: RateConfig { submits_per_second: l.submits_per_second, ..RateConfig::default() },
+            ..EngineConfig::default()
+        }
+    }
+
+    /// Parse a JSON configuration (possibly partial) over [`EngineConfig::default`], naming the
+    /// offending field on error.
     pub fn from_json(json: &str) -> Result<Self, ConfigError> {
+        EngineConfig::from_json_over(EngineConfig::default(), json)
+    }
+
+    /// Parse a JSON configuration (possibly partial) over `base` (e.g.
+    /// [`EngineConfig::for_provider`]): the fields given replace the base's, the rest keep it.
+    pub fn from_json_over(base: EngineConfig, json: &str) -> Result<Self, ConfigError> {
         let value: serde_json::Value =
             serde_json::from_str(json).map_err(|e| ConfigError::new("config", format!("not valid JSON: {e}")))?;
-        let cfg = <EngineConfig as FromJson>::from_json(value)
-            .map_err(|e| ConfigError::new(e.field_under("config"), e.problem))?;
+        let cfg = base.read_over(value).map_err(|e| ConfigError::new(e.field_under("config"), e.problem))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -369,7 +486,14 @@ impl EngineConfig {
         }
         positive("retry.task_deadline_ms", self.retry.task_deadline_ms)?;
         positive("retry.request_timeout_ms", self.retry.request_timeout_ms)?;
-        positive("polling.interval_ms", self.polling.interval_ms)?;
+        positive("polling.min_interval_ms", self.polling.min_interval_ms)?;
+        for kind in TaskKind::ALL {
+            let field = format!("polling.give_up_ms.{kind}");
+            positive(&field, self.polling.give_up_ms.ms(kind))?;
+            if self.polling.give_up_ms.ms(kind) < self.polling.first_poll_ms.ms(kind) {
+                return Err(ConfigError::new(field, format!("must be at least polling.first_poll_ms.{kind}")));
+            }
+        }
         if self.polling.max_polls == 0 {
             return Err(ConfigError::new("polling.max_polls", "must be at least 1"));
         }
@@ -397,5 +521,64 @@ impl EngineConfig {
             }
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> Timestamp {
+        Timestamp::from_unix_millis(1_700_000_000_000 + ms)
+    }
+
+    #[test]
+    fn polls_stretch_to_the_give_up_point_and_stop_there() {
+        let p = PollingConfig::default();
+        let (first, give_up) = (p.first_poll_ms.recaptcha_v2, p.give_up_ms.recaptcha_v2);
+        let mut now = at(first);
+        let mut polls = 1;
+        while let Some(next) = p.next_poll(TaskKind::RecaptchaV2, at(0), polls, now) {
+            assert!(next.since(now) >= Duration::from_millis(p.min_interval_ms), "closer than the floor");
+            now = next;
+            polls += 1;
+        }
+        assert_eq!(polls, p.max_polls, "the whole budget is used");
+        assert!(now.since(at(0)) >= Duration::from_millis(give_up), "given up before the service stops");
+        assert!(now.since(at(0)) < Duration::from_millis(give_up + p.min_interval_ms));
+    }
+
+    #[test]
+    fn the_give_up_point_ends_an_attempt_even_with_polls_left() {
+        let p = PollingConfig::default();
+        let give_up = p.give_up_ms.image;
+        assert_eq!(p.next_poll(TaskKind::Image, at(0), 3, at(give_up)), None);
+        assert!(p.next_poll(TaskKind::Image, at(0), 3, at(give_up - 1)).is_some());
+        assert_eq!(p.next_poll(TaskKind::Image, at(0), p.max_polls, at(1)), None, "budget used up");
+    }
+
+    #[test]
+    fn a_fixed_interval_is_kept_and_the_floor_holds_late_in_an_attempt() {
+        let fixed = PollingConfig { interval_ms: 50, ..PollingConfig::default() };
+        assert_eq!(fixed.next_poll(TaskKind::RecaptchaV2, at(0), 1, at(60)), Some(at(110)));
+        assert_eq!(fixed.planned_interval(TaskKind::Image), Duration::from_millis(50));
+        let p = PollingConfig::default();
+        // One second before the give-up point with polls left: the floor, not a burst.
+        let late = at(p.give_up_ms.turnstile - 1000);
+        assert_eq!(p.next_poll(TaskKind::Turnstile, at(0), 2, late), Some(late.add(Duration::from_millis(5000))));
+    }
+
+    #[test]
+    fn kind_tables_read_one_number_or_kinds_over_the_base() {
+        let base = KindMs::uniform(7);
+        assert_eq!(base.read_over(serde_json::json!(3)).unwrap(), KindMs::uniform(3));
+        let some = base.read_over(serde_json::json!({"recaptcha_v2": 9})).unwrap();
+        assert_eq!((some.recaptcha_v2, some.image), (9, 7));
+        assert_eq!(base.read_over(serde_json::json!({"recaptcha": 9})).unwrap_err().field, "recaptcha");
+        assert_eq!(
+            base.read_over(serde_json::json!("fast")).unwrap_err().problem,
+            "expected a whole number or an object of task kinds, got a string"
+        );
+        assert_eq!(base.read_over(serde_json::json!({"text": -1})).unwrap_err().field, "text");
     }
 }

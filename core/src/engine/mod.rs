@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use serde::Serialize;
 
 use self::circuit::{Circuit, Transition};
-pub use self::config::{Backoff, CircuitConfig, EngineConfig, FirstPoll, PollingConfig, RateConfig, RetryConfig};
+pub use self::config::{
+    Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
+};
 pub use self::event::{Event, Level, PauseScope};
 use self::limiter::Limiter;
 use crate::class::{reason, ErrorClass, Failure};
@@ -557,6 +559,7 @@ impl Engine {
                 }
                 match outcome {
                     SubmitOutcome::Accepted { provider_task_id } => self.on_accepted(job, provider_task_id, now),
+                    SubmitOutcome::Solved(solution) => self.on_solved_at_submit(job, solution, now),
                     SubmitOutcome::Failed(f) => self.fail(job, Phase::Submit, f, status, now, false),
                 }
             }
@@ -803,6 +806,21 @@ impl Engine {
         self.set_waiting(job, now.add(first_poll));
     }
 
+    /// The service answered in the submission itself (CapSolver's recognition tasks): the
+    /// attempt counts and the job ends without a poll.
+    fn on_solved_at_submit(&mut self, job: JobId, solution: Solution, now: Timestamp) {
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        j.attempts += 1;
+        j.attempts_left = j.attempts_left.saturating_sub(1);
+        j.provider_task_id = solution.provider_task_id.clone();
+        let (attempt, provider_task_id) = (j.attempts, solution.provider_task_id.clone().unwrap_or_default());
+        self.push_event(Event::Submitted { job, attempt, provider_task_id });
+        if let Some(limit) = self.limiter.on_accepted() {
+            self.push_event(Event::ConcurrencyChanged { limit });
+        }
+        self.solved(job, solution, now, true);
+    }
+
     fn on_poll_outcome(&mut self, jobs: Vec<JobId>, outcome: PollOutcome, status: Option<u16>, now: Timestamp) {
         match outcome {
             PollOutcome::PerTask(polls) if polls.len() == jobs.len() => {
@@ -867,28 +885,30 @@ impl Engine {
     }
 
     fn on_not_ready(&mut self, job: JobId, now: Timestamp) {
-        let max_polls = self.config.polling.max_polls;
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.request_failures = 0;
         j.retry_after_failures = 0;
-        if j.polls >= max_polls {
-            let description = format!(
-                "task {} timed out: not ready after {} polls ({} s)",
-                j.provider_task_id.as_deref().unwrap_or("?"),
-                j.polls,
-                now.since(j.submitted_at).as_secs()
-            );
-            self.fail(
-                job,
-                Phase::Poll,
-                Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description),
-                None,
-                now,
-                false,
-            );
-        } else {
-            let at = now.add(Duration::from_millis(self.config.polling.interval_ms));
-            self.set_waiting(job, at);
+        // The poll budget follows the service's working time on the kind (config::PollingConfig).
+        let kind = j.task.kind();
+        match self.config.polling.next_poll(kind, j.submitted_at, j.polls, now) {
+            Some(at) => self.set_waiting(job, at),
+            None => {
+                let description = format!(
+                    "task {} timed out: not ready after {} polls ({} s; {kind} tasks are given up after {} s)",
+                    j.provider_task_id.as_deref().unwrap_or("?"),
+                    j.polls,
+                    now.since(j.submitted_at).as_secs(),
+                    self.config.polling.give_up_ms.for_kind(kind).as_secs()
+                );
+                self.fail(
+                    job,
+                    Phase::Poll,
+                    Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description),
+                    None,
+                    now,
+                    false,
+                );
+            }
         }
     }
 

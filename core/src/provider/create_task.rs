@@ -14,7 +14,7 @@ use crate::class::{ErrorClass, Failure};
 use crate::error::InvalidTask;
 use crate::http::{HttpRequest, HttpResponse, Method, Secret};
 use crate::solution::Solution;
-use crate::task::Task;
+use crate::task::{Task, TaskKind};
 
 /// Solution fields that hold the answer, in order of preference.
 const ANSWER_KEYS: [&str; 4] = ["gRecaptchaResponse", "token", "text", "answer"];
@@ -80,25 +80,51 @@ pub(super) fn balance_request(p: &Provider, key: &Secret) -> HttpRequest {
     post(p, key, "/getBalance", &json!({ "clientKey": key.expose() }))
 }
 
-pub(super) fn report_request(p: &Provider, d: Dialect, key: &Secret, id: &str, good: bool) -> Option<HttpRequest> {
+/// The report endpoint of a `kind` answer, if the dialect has one.
+///
+/// - anti-captcha reports per kind: `reportIncorrectImageCaptcha`, `reportIncorrectRecaptcha` and
+///   `reportCorrectRecaptcha` (v2 and v3, within 60 s of the task's completion, else
+///   `ERROR_NO_SUCH_CAPCHA_ID`), `reportIncorrectHcaptcha`
+///   (https://anti-captcha.com/apidoc/methods/reportIncorrectRecaptcha and its siblings;
+///   anticaptchaofficial/antinetworking.py). Nothing else is reported there.
+/// - CapMonster: `reportIncorrectImageCaptcha` for images, `reportIncorrectTokenCaptcha` for
+///   reCAPTCHA, GeeTest and Turnstile; no good reports
+///   (https://docs.capmonster.cloud/docs/api/bad-tokens).
+/// - 2captcha API v2 `reportCorrect`/`reportIncorrect` and CapSolver `feedbackTask` take any task.
+fn report_path(d: Dialect, kind: TaskKind, good: bool) -> Option<&'static str> {
+    use TaskKind::*;
+    match (d, kind, good) {
+        (Dialect::AntiCaptcha, Image, false) => Some("/reportIncorrectImageCaptcha"),
+        (Dialect::AntiCaptcha, RecaptchaV2 | RecaptchaV3, true) => Some("/reportCorrectRecaptcha"),
+        (Dialect::AntiCaptcha, RecaptchaV2 | RecaptchaV3, false) => Some("/reportIncorrectRecaptcha"),
+        (Dialect::AntiCaptcha, Hcaptcha, false) => Some("/reportIncorrectHcaptcha"),
+        (Dialect::AntiCaptcha, _, _) => None,
+        (Dialect::CapMonster, _, true) => None,
+        (Dialect::CapMonster, Image, false) => Some("/reportIncorrectImageCaptcha"),
+        (Dialect::CapMonster, RecaptchaV2 | RecaptchaV3 | GeetestV3 | GeetestV4 | Turnstile, false) => {
+            Some("/reportIncorrectTokenCaptcha")
+        }
+        (Dialect::CapMonster, _, false) => None,
+        (Dialect::TwoCaptchaV2, _, true) => Some("/reportCorrect"),
+        (Dialect::TwoCaptchaV2, _, false) => Some("/reportIncorrect"),
+        (Dialect::CapSolver, _, _) => Some("/feedbackTask"),
+    }
+}
+
+pub(super) fn report_request(
+    p: &Provider,
+    d: Dialect,
+    key: &Secret,
+    id: &str,
+    kind: TaskKind,
+    good: bool,
+) -> Option<HttpRequest> {
+    let path = report_path(d, kind, good)?;
     let task_id = task_id_value(d, id);
-    let (path, body) = match (d, good) {
-        // anti-captcha's reports are per kind; token tasks are what gets reported in practice.
-        (Dialect::AntiCaptcha, true) => {
-            ("/reportCorrectRecaptcha", json!({ "clientKey": key.expose(), "taskId": task_id }))
-        }
-        (Dialect::AntiCaptcha, false) => {
-            ("/reportIncorrectRecaptcha", json!({ "clientKey": key.expose(), "taskId": task_id }))
-        }
-        (Dialect::TwoCaptchaV2, true) => ("/reportCorrect", json!({ "clientKey": key.expose(), "taskId": task_id })),
-        (Dialect::TwoCaptchaV2, false) => ("/reportIncorrect", json!({ "clientKey": key.expose(), "taskId": task_id })),
-        (Dialect::CapSolver, good) => {
-            ("/feedbackTask", json!({ "clientKey": key.expose(), "taskId": task_id, "result": { "invalid": !good } }))
-        }
-        (Dialect::CapMonster, true) => return None,
-        (Dialect::CapMonster, false) => {
-            ("/reportIncorrectTokenCaptcha", json!({ "clientKey": key.expose(), "taskId": task_id }))
-        }
+    let body = if d == Dialect::CapSolver {
+        json!({ "clientKey": key.expose(), "taskId": task_id, "result": { "invalid": !good } })
+    } else {
+        json!({ "clientKey": key.expose(), "taskId": task_id })
     };
     Some(post(p, key, path, &body))
 }
@@ -163,20 +189,45 @@ fn read(p: &Provider, resp: &HttpResponse, what: &str) -> Result<Map<String, Val
     }
 }
 
+fn task_id_of(obj: &Map<String, Value>) -> Option<String> {
+    let id = match obj.get("taskId") {
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::String(s)) => s.trim().to_string(),
+        _ => return None,
+    };
+    Some(id).filter(|id| !id.is_empty() && id.len() <= 128)
+}
+
+/// The answer in a ready `solution` object (the first answer field, else the whole object as text).
+fn solution_of(sol: &Map<String, Value>, id: Option<String>) -> Solution {
+    let text = ANSWER_KEYS
+        .iter()
+        .find_map(|k| sol.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()))
+        .map_or_else(|| Value::Object(sol.clone()).to_string(), str::to_string);
+    Solution { text, fields: sol.clone(), provider_task_id: id }
+}
+
 pub(super) fn parse_submit(p: &Provider, resp: &HttpResponse) -> SubmitOutcome {
     let obj = match read(p, resp, "createTask") {
         Ok(obj) => obj,
         Err(f) => return SubmitOutcome::Failed(f),
     };
-    let id = match obj.get("taskId") {
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::String(s)) => s.trim().to_string(),
-        _ => String::new(),
-    };
-    if id.is_empty() || id.len() > 128 {
-        return SubmitOutcome::Failed(unparseable(resp, "createTask"));
+    let id = task_id_of(&obj);
+    // CapSolver answers recognition tasks in createTask itself: `status: "ready"` with the
+    // `solution` (https://docs.capsolver.com/guide/api-createtask, "synchronous task response";
+    // its official client returns it without polling, capsolver/capsolver-python
+    // src/capsolver/capsolver.py `solve`). Polling it would answer nothing; submitting it again
+    // pays twice.
+    if obj.get("status").and_then(Value::as_str) == Some("ready") {
+        return match obj.get("solution") {
+            Some(Value::Object(sol)) if !sol.is_empty() => SubmitOutcome::Solved(solution_of(sol, id)),
+            _ => SubmitOutcome::Failed(unparseable(resp, "createTask")),
+        };
     }
-    SubmitOutcome::Accepted { provider_task_id: id }
+    match id {
+        Some(provider_task_id) => SubmitOutcome::Accepted { provider_task_id },
+        None => SubmitOutcome::Failed(unparseable(resp, "createTask")),
+    }
 }
 
 pub(super) fn parse_poll(p: &Provider, resp: &HttpResponse, id: &str) -> PollOutcome {
@@ -192,15 +243,7 @@ pub(super) fn parse_poll(p: &Provider, resp: &HttpResponse, id: &str) -> PollOut
         Some("idle" | "processing") => PollOutcome::PerTask(vec![TaskPoll::NotReady]),
         Some("ready") => match obj.get("solution") {
             Some(Value::Object(sol)) if !sol.is_empty() => {
-                let text = ANSWER_KEYS
-                    .iter()
-                    .find_map(|k| sol.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()))
-                    .map_or_else(|| Value::Object(sol.clone()).to_string(), str::to_string);
-                PollOutcome::PerTask(vec![TaskPoll::Ready(Solution {
-                    text,
-                    fields: sol.clone(),
-                    provider_task_id: Some(id.to_string()),
-                })])
+                PollOutcome::PerTask(vec![TaskPoll::Ready(solution_of(sol, Some(id.to_string())))])
             }
             _ => PollOutcome::Failed(unparseable(resp, "getTaskResult")),
         },

@@ -95,20 +95,45 @@ fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
     }
 }
 
-/// anti-captcha accepts only 0.3, 0.7 and 0.9: take the nearest not below the request.
-fn anticaptcha_score(s: f64) -> f64 {
-    if s <= 0.3 {
-        0.3
-    } else if s <= 0.7 {
-        0.7
-    } else {
-        0.9
+/// The reCAPTCHA v3 worker queues anti-captcha and 2captcha API v2 document: `minScore` is
+/// required and one of these (https://anti-captcha.com/apidoc/task-types/RecaptchaV3TaskProxyless,
+/// https://2captcha.com/api-docs/recaptcha-v3). Unset asks for the lowest, the queue with most
+/// workers; a value between two queues takes the next one up, so the token is at least as good as
+/// asked. (The official anti-captcha client, anticaptchaofficial/recaptchav3proxyless.py, offers
+/// 0.5/0.7/0.9; the documentation wins.)
+const SCORE_QUEUES: [f64; 3] = [0.3, 0.7, 0.9];
+
+fn score_queue(requested: Option<f64>) -> f64 {
+    let wanted = requested.unwrap_or(SCORE_QUEUES[0]);
+    SCORE_QUEUES.into_iter().find(|q| wanted <= *q).unwrap_or(SCORE_QUEUES[2])
+}
+
+/// The task's `domain` (`google.com` | `recaptcha.net`, checked by `Task::validate`) as each
+/// dialect documents `apiDomain`:
+/// - anti-captcha and CapMonster: `www.google.com` / `www.recaptcha.net`
+///   (https://anti-captcha.com/apidoc/task-types/RecaptchaV2EnterpriseTask,
+///   https://docs.capmonster.cloud/docs/captchas/recaptcha-v2-enterprise-task);
+/// - CapSolver: `http://www.google.com/` / `http://www.recaptcha.net/`
+///   (https://docs.capsolver.com/guide/captcha/ReCaptchaV2);
+/// - 2captcha API v2: `google.com` / `recaptcha.net` (https://2captcha.com/api-docs/recaptcha-v3).
+fn api_domain(d: Dialect, domain: &str) -> String {
+    match d {
+        Dialect::AntiCaptcha | Dialect::CapMonster => format!("www.{domain}"),
+        Dialect::CapSolver => format!("http://www.{domain}/"),
+        Dialect::TwoCaptchaV2 => domain.to_string(),
     }
 }
 
 /// The funcaptcha JS subdomain from a `surl` that may be a full URL.
 fn subdomain(surl: &str) -> String {
     crate::weburl::host_of(surl).unwrap_or_else(|| surl.to_string())
+}
+
+/// FunCaptcha's extra values as the createTask APIs take them: one JSON string
+/// (`"data": "{\"blob\":\"...\"}"`, CapMonster docs captchas/funcaptcha-task and
+/// anti-captcha task-types/FunCaptchaTaskProxyless).
+fn funcaptcha_data(data: &std::collections::BTreeMap<String, String>) -> String {
+    Value::Object(data.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect()).to_string()
 }
 
 pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>, InvalidTask> {
@@ -122,9 +147,20 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             o.deny("lang", t.lang.is_some())?;
             match d {
                 AntiCaptcha | TwoCaptchaV2 => {
+                    // https://anti-captcha.com/apidoc/task-types/ImageToTextTask and
+                    // https://2captcha.com/api-docs/normal-captcha: phrase, case, numeric, math,
+                    // minLength, maxLength, comment (2captcha also imgInstructions).
                     o.flag("phrase", t.phrase);
-                    o.flag("case", t.regsense);
+                    if d == AntiCaptcha {
+                        // anti-captcha's `case` defaults to TRUE (ImageToTextTask page); every other
+                        // service and the v1 API default to case-insensitive, so it is always sent.
+                        // The official client does the same: anticaptchaofficial/antinetworking.py `case = False`.
+                        o.put("case", t.regsense);
+                    } else {
+                        o.flag("case", t.regsense);
+                    }
                     if let Some(n) = numeric {
+                        // anti-captcha documents numeric 0..2; 2captcha 0..4.
                         o.deny("numeric", d == AntiCaptcha && n > 2)?;
                         o.put("numeric", n);
                     }
@@ -136,38 +172,59 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                         o.put("maxLength", n);
                     }
                     o.opt("comment", &t.textinstructions);
+                    o.deny("imginstructions", d == AntiCaptcha && t.imginstructions.is_some())?;
+                    o.opt("imgInstructions", &t.imginstructions);
                 }
                 CapMonster => {
+                    // https://docs.capmonster.cloud/docs/captchas/image-to-text: case, numeric (0/1),
+                    // math. The official client (capmonstercloud_client/requests/ImageToTextRequest.py)
+                    // spells it `Case`; the documented `case` is sent.
                     o.deny("phrase", t.phrase)?;
                     o.deny("min_len", t.min_len.is_some())?;
                     o.deny("max_len", t.max_len.is_some())?;
                     o.deny("textinstructions", t.textinstructions.is_some())?;
+                    o.deny("imginstructions", t.imginstructions.is_some())?;
                     o.deny("numeric", numeric.is_some_and(|n| n != 1))?;
-                    o.flag("Case", t.regsense);
+                    o.flag("case", t.regsense);
                     if numeric.is_some() {
                         o.put("numeric", 1);
                     }
                     o.flag("math", t.calc);
                 }
                 CapSolver => {
+                    // https://docs.capsolver.com/guide/recognition/ImageToTextTask: body, case, module.
+                    // The answer comes back in the createTask response itself (see create_task::parse_submit).
                     o.deny("phrase", t.phrase)?;
-                    o.deny("regsense", t.regsense)?;
                     o.deny("numeric", numeric.is_some())?;
                     o.deny("calc", t.calc)?;
                     o.deny("min_len", t.min_len.is_some())?;
                     o.deny("max_len", t.max_len.is_some())?;
                     o.deny("textinstructions", t.textinstructions.is_some())?;
+                    o.deny("imginstructions", t.imginstructions.is_some())?;
+                    o.flag("case", t.regsense);
                 }
             }
             Ok(o.done())
         }
+        Task::Text(t) => {
+            // Only 2captcha (and rucaptcha, the same API) document text questions: TextCaptchaTask
+            // with the question in `comment`.
+            if d != TwoCaptchaV2 {
+                return Err(unsupported(d, task));
+            }
+            let mut o = Obj::new(d, "TextCaptchaTask".into());
+            o.put("comment", t.text.clone());
+            o.deny("lang", t.lang.is_some())?;
+            Ok(o.done())
+        }
         Task::RecaptchaV2(t) => {
             let proxied = t.proxy.is_some();
+            // CapSolver's reCAPTCHA v2 page lists ReCaptchaV2TaskProxyLess and the two Enterprise
+            // types; the proxied `ReCaptchaV2Task` is from its earlier pages (and
+            // AndreiDrang/python3-capsolver's task enum), kept as is.
             let base = match (d, t.enterprise) {
                 (CapSolver, false) => "ReCaptchaV2Task",
                 (CapSolver, true) => "ReCaptchaV2EnterpriseTask",
-                (CapMonster, false) => "RecaptchaV2Task",
-                (CapMonster, true) => "RecaptchaV2EnterpriseTask",
                 (_, false) => "RecaptchaV2Task",
                 (_, true) => "RecaptchaV2EnterpriseTask",
             };
@@ -176,38 +233,77 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             let mut o = Obj::new(d, ty);
             o.put("websiteURL", t.page_url.clone());
             o.put("websiteKey", t.sitekey.clone());
+            let domain = t.domain.as_deref().map(|x| api_domain(d, x));
             match d {
                 CapSolver => {
-                    if let Some(s) = &t.data_s {
-                        o.put("enterprisePayload", json!({ "s": s }));
+                    // https://docs.capsolver.com/guide/captcha/ReCaptchaV2: data-s is
+                    // `recaptchaDataSValue` for the normal version and `enterprisePayload.s` for
+                    // Enterprise; `pageAction` is the anchor's `sa`.
+                    if t.enterprise {
+                        if let Some(s) = &t.data_s {
+                            o.put("enterprisePayload", json!({ "s": s }));
+                        }
+                    } else {
+                        o.opt("recaptchaDataSValue", &t.data_s);
                     }
                     o.flag("isInvisible", t.invisible);
+                    o.opt("pageAction", &t.action);
                     o.deny("cookies", t.cookies.is_some())?;
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("apiDomain", &t.domain);
+                    o.opt("apiDomain", &domain);
                 }
                 AntiCaptcha if t.enterprise => {
+                    // https://anti-captcha.com/apidoc/task-types/RecaptchaV2EnterpriseTask
                     if let Some(s) = &t.data_s {
                         o.put("enterprisePayload", json!({ "s": s }));
                     }
                     o.deny("invisible", t.invisible)?;
+                    o.deny("action", t.action.is_some())?;
                     o.opt("userAgent", &t.user_agent);
                     o.opt("cookies", &t.cookies);
-                    o.opt("apiDomain", &t.domain);
+                    o.opt("apiDomain", &domain);
                 }
                 AntiCaptcha => {
+                    // https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless: no
+                    // apiDomain or action for the non-Enterprise types.
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
                     o.opt("cookies", &t.cookies);
                     o.deny("domain", t.domain.is_some())?;
+                    o.deny("action", t.action.is_some())?;
                 }
-                TwoCaptchaV2 | CapMonster => {
+                TwoCaptchaV2 => {
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
                     o.opt("cookies", &t.cookies);
-                    o.opt("apiDomain", &t.domain);
+                    o.opt("apiDomain", &domain);
+                    // No pageAction found in 2captcha's API v2 reCAPTCHA v2 task; the v1 API takes `action`.
+                    o.deny("action", t.action.is_some())?;
+                }
+                CapMonster if t.enterprise => {
+                    // https://docs.capmonster.cloud/docs/captchas/recaptcha-v2-enterprise-task and the
+                    // official client (capmonstercloud_client/requests/RecaptchaV2EnterpiseRequest.py):
+                    // `enterprisePayload: {s}`, `pageAction`, `apiDomain`; no isInvisible.
+                    if let Some(s) = &t.data_s {
+                        o.put("enterprisePayload", json!({ "s": s }));
+                    }
+                    o.deny("invisible", t.invisible)?;
+                    o.opt("pageAction", &t.action);
+                    o.opt("userAgent", &t.user_agent);
+                    o.opt("cookies", &t.cookies);
+                    o.opt("apiDomain", &domain);
+                }
+                CapMonster => {
+                    // https://docs.capmonster.cloud/docs/captchas/no-captcha-task: recaptchaDataSValue,
+                    // userAgent, cookies, isInvisible; no apiDomain or pageAction.
+                    o.opt("recaptchaDataSValue", &t.data_s);
+                    o.flag("isInvisible", t.invisible);
+                    o.opt("userAgent", &t.user_agent);
+                    o.opt("cookies", &t.cookies);
+                    o.deny("domain", t.domain.is_some())?;
+                    o.deny("action", t.action.is_some())?;
                 }
             }
             with_proxy(&mut o, &t.proxy);
@@ -223,24 +319,35 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             o.put("websiteURL", t.page_url.clone());
             o.put("websiteKey", t.sitekey.clone());
             o.opt("pageAction", &t.action);
+            let domain = t.domain.as_deref().map(|x| api_domain(d, x));
             match d {
-                AntiCaptcha | TwoCaptchaV2 => {
-                    if let Some(s) = t.min_score {
-                        o.put("minScore", if d == AntiCaptcha { anticaptcha_score(s) } else { s });
-                    }
+                AntiCaptcha => {
+                    // https://anti-captcha.com/apidoc/task-types/RecaptchaV3TaskProxyless (minScore
+                    // required) and .../RecaptchaV3Enterprise (`isEnterprise: true`); no apiDomain.
+                    o.put("minScore", score_queue(t.min_score));
                     o.flag("isEnterprise", t.enterprise);
-                    o.opt("apiDomain", &t.domain);
+                    o.deny("domain", t.domain.is_some())?;
+                }
+                TwoCaptchaV2 => {
+                    // https://2captcha.com/api-docs/recaptcha-v3: minScore required (0.3/0.7/0.9),
+                    // isEnterprise, apiDomain.
+                    o.put("minScore", score_queue(t.min_score));
+                    o.flag("isEnterprise", t.enterprise);
+                    o.opt("apiDomain", &domain);
                 }
                 CapSolver => {
+                    // https://docs.capsolver.com/guide/captcha/ReCaptchaV3: no minScore.
                     o.deny("min_score", t.min_score.is_some())?;
-                    o.opt("apiDomain", &t.domain);
+                    o.opt("apiDomain", &domain);
                 }
                 CapMonster => {
-                    o.deny("enterprise", t.enterprise)?;
+                    // https://docs.capmonster.cloud/docs/captchas/recaptcha-v3-task: minScore 0.1..0.9
+                    // as asked, `isEnterprise` for Enterprise; no apiDomain.
                     o.deny("domain", t.domain.is_some())?;
                     if let Some(s) = t.min_score {
                         o.put("minScore", s);
                     }
+                    o.flag("isEnterprise", t.enterprise);
                 }
             }
             Ok(o.done())
@@ -256,6 +363,9 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             o.put("websiteKey", t.sitekey.clone());
             match d {
                 AntiCaptcha => {
+                    // https://anti-captcha.com/apidoc/task-types/TurnstileTask: action, cData, chlPageData.
+                    // Some translations of the TurnstileTaskProxyless page spell it `turnstileCData`;
+                    // unresolved, `cData` as on the TurnstileTask page is kept.
                     o.opt("action", &t.action);
                     o.opt("cData", &t.data);
                     o.opt("chlPageData", &t.pagedata);
@@ -268,6 +378,22 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("userAgent", &t.user_agent);
                 }
                 CapMonster => {
+                    // https://docs.capmonster.cloud/docs/captchas/turnstile-challenge-task: a challenge
+                    // page's `pageData` is the `cloudflareTaskType: "token"` variant, which requires
+                    // pageAction, data, pageData and userAgent (so does the official client,
+                    // capmonstercloud_client/requests/TurnstileRequest.py).
+                    if t.pagedata.is_some() {
+                        o.put("cloudflareTaskType", "token");
+                        for (field, value) in [("action", &t.action), ("data", &t.data), ("user_agent", &t.user_agent)]
+                        {
+                            if value.is_none() {
+                                return Err(InvalidTask::new(
+                                    field,
+                                    "capmonster solves a Turnstile challenge page (pagedata) only with action, data and user_agent",
+                                ));
+                            }
+                        }
+                    }
                     o.opt("pageAction", &t.action);
                     o.opt("data", &t.data);
                     o.opt("pageData", &t.pagedata);
@@ -330,36 +456,54 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             Ok(o.done())
         }
         Task::Funcaptcha(t) => {
-            if matches!(d, CapSolver | CapMonster) {
+            // CapSolver lists no FunCaptcha task (https://docs.capsolver.com/guide/support).
+            // CapMonster: https://docs.capmonster.cloud/docs/captchas/funcaptcha-task, FunCaptchaTask
+            // with optional proxy fields, as the official client
+            // (capmonstercloud_client/requests/FuncaptchaRequest.py).
+            if d == CapSolver {
                 return Err(unsupported(d, task));
             }
-            let mut o = Obj::new(d, type_name(d, "FunCaptchaTask", t.proxy.is_some()));
+            let ty = if d == CapMonster {
+                "FunCaptchaTask".to_string()
+            } else {
+                type_name(d, "FunCaptchaTask", t.proxy.is_some())
+            };
+            let mut o = Obj::new(d, ty);
             o.put("websiteURL", t.page_url.clone());
             o.put("websitePublicKey", t.publickey.clone());
             if let Some(s) = &t.surl {
                 o.put("funcaptchaApiJSSubdomain", subdomain(s));
             }
             if !t.data.is_empty() {
-                // The createTask APIs take the data blob as a JSON string.
-                o.put(
-                    "data",
-                    Value::Object(t.data.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect()).to_string(),
-                );
+                o.put("data", funcaptcha_data(&t.data));
             }
             o.opt("userAgent", &t.user_agent);
             with_proxy(&mut o, &t.proxy);
             Ok(o.done())
         }
         Task::Hcaptcha(t) => {
-            if matches!(d, CapSolver | CapMonster) {
+            // CapSolver lists no hCaptcha token task (https://docs.capsolver.com/guide/support).
+            // CapMonster: https://docs.capmonster.cloud/docs/captchas/hcaptcha-task, HCaptchaTask with
+            // rqdata in `data` (a plain string) and optional proxy fields
+            // (capmonstercloud_client/requests/HcaptchaRequest.py).
+            if d == CapSolver {
                 return Err(unsupported(d, task));
             }
-            let mut o = Obj::new(d, type_name(d, "HCaptchaTask", t.proxy.is_some()));
+            let ty = if d == CapMonster {
+                "HCaptchaTask".to_string()
+            } else {
+                type_name(d, "HCaptchaTask", t.proxy.is_some())
+            };
+            let mut o = Obj::new(d, ty);
             o.put("websiteURL", t.page_url.clone());
             o.put("websiteKey", t.sitekey.clone());
             o.flag("isInvisible", t.invisible);
             if let Some(r) = &t.data {
-                o.put("enterprisePayload", json!({ "rqdata": r }));
+                if d == CapMonster {
+                    o.put("data", r.clone());
+                } else {
+                    o.put("enterprisePayload", json!({ "rqdata": r }));
+                }
             }
             o.opt("userAgent", &t.user_agent);
             with_proxy(&mut o, &t.proxy);

@@ -7,7 +7,8 @@
 
 pub mod create_task;
 pub mod dialect;
-mod limits;
+mod image_limits;
+pub mod limits;
 pub mod v1;
 
 use core::time::Duration;
@@ -18,7 +19,7 @@ use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret};
 use crate::quoted::Quoted;
 use crate::solution::Solution;
-use crate::task::Task;
+use crate::task::{Task, TaskKind};
 
 /// Options sent with every submission.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -77,6 +78,12 @@ pub const PRESETS: &[(&str, &str, Protocol)] = &[
 ];
 
 /// v1 batch polls (`action=get&ids=`) carry at most this many ids.
+///
+/// No provider documentation of `action=get&ids=` or of a limit on it could be found (the 2captcha,
+/// rucaptcha and CaptchaAI API pages describe `id=` only; the form appears in the old antigate
+/// v1 documentation as quoted by third-party clients: `res.php?key=...&action=get&ids=ID_1,ID_2,...`).
+/// 100 is this project's cap, and the engine keeps its fallback: three garbled batch answers in a
+/// row switch it to one id per request (`engine::GARBLED_BATCHES_BEFORE_FALLBACK`).
 pub const V1_MAX_BATCH: usize = 100;
 
 /// A solving service: where it is, how to talk to it, and its quirks.
@@ -90,7 +97,11 @@ pub struct Provider {
 /// The provider's answer to a submission.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SubmitOutcome {
-    Accepted { provider_task_id: String },
+    Accepted {
+        provider_task_id: String,
+    },
+    /// Solved in the submission's own answer (CapSolver's recognition tasks): nothing to poll.
+    Solved(Solution),
     Failed(Failure),
 }
 
@@ -201,7 +212,7 @@ impl Provider {
 
     pub fn submit_request(&self, key: &Secret, task: &Task, opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
         task.validate()?;
-        limits::check(self, task)?;
+        image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::submit_request(self, key, task, opts),
             Protocol::CreateTask(d) => create_task::submit_request(self, d, key, task, opts),
@@ -250,13 +261,27 @@ impl Provider {
         }
     }
 
-    /// Tells the service whether an answer worked (refunds bad ones). `None`
-    /// when the service has no such report (CapMonster takes no good reports).
-    pub fn report_request(&self, key: &Secret, provider_task_id: &str, good: bool) -> Option<HttpRequest> {
+    /// Tells the service whether an answer to a task of `kind` worked (refunds bad ones). `None`
+    /// when the service has no such report for that kind (CapMonster takes no good reports;
+    /// anti-captcha and CapMonster report images, hCaptcha and tokens at separate endpoints).
+    pub fn report_request_for(
+        &self,
+        key: &Secret,
+        provider_task_id: &str,
+        kind: TaskKind,
+        good: bool,
+    ) -> Option<HttpRequest> {
         match self.protocol {
             Protocol::V1 => Some(v1::report_request(self, key, provider_task_id, good)),
-            Protocol::CreateTask(d) => create_task::report_request(self, d, key, provider_task_id, good),
+            Protocol::CreateTask(d) => create_task::report_request(self, d, key, provider_task_id, kind, good),
         }
+    }
+
+    /// [`Provider::report_request_for`] a reCAPTCHA answer, for callers that do not know the
+    /// task's kind (the report endpoint of most answers reported in practice). Prefer the former:
+    /// an image reported here goes to anti-captcha's and CapMonster's token endpoints.
+    pub fn report_request(&self, key: &Secret, provider_task_id: &str, good: bool) -> Option<HttpRequest> {
+        self.report_request_for(key, provider_task_id, TaskKind::RecaptchaV2, good)
     }
 
     pub fn parse_report(&self, resp: &HttpResponse) -> Result<(), Failure> {

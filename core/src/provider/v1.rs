@@ -79,6 +79,15 @@ pub(super) fn submit_request(
             }
             q.opt("lang", &t.lang);
             q.opt("textinstructions", &t.textinstructions);
+            // A base64 hint image goes as a form value (2captcha-python twocaptcha/solver.py
+            // `check_hint_img`: a long string without a dot is sent as the `imginstructions` parameter).
+            q.opt("imginstructions", &t.imginstructions);
+        }
+        Task::Text(t) => {
+            // 2captcha-python tests/sync/test_text.py: `method=post`, `textcaptcha`, `lang`.
+            q.put("method", "post");
+            q.put("textcaptcha", t.text.clone());
+            q.opt("lang", &t.lang);
         }
         Task::RecaptchaV2(t) => {
             q.put("method", "userrecaptcha");
@@ -91,6 +100,8 @@ pub(super) fn submit_request(
             q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
             q.opt("domain", &t.domain);
+            // 2captcha-python tests/sync/test_recaptcha.py `test_v2` sends `action` with v2 too.
+            q.opt("action", &t.action);
         }
         Task::RecaptchaV3(t) => {
             q.put("method", "userrecaptcha");

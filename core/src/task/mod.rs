@@ -36,6 +36,7 @@ pub enum Task {
     GeetestV4(Box<GeetestV4>),
     Funcaptcha(Box<Funcaptcha>),
     Hcaptcha(Box<Hcaptcha>),
+    Text(Box<TextCaptcha>),
     Raw(Box<Raw>),
 }
 
@@ -71,6 +72,9 @@ pub struct Image {
     pub lang: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub textinstructions: Option<String>,
+    /// An image (base64) with instructions shown to the worker: 2captcha's `imginstructions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imginstructions: Option<String>,
 }
 
 /// reCAPTCHA v2 (checkbox or invisible, optionally Enterprise).
@@ -93,6 +97,9 @@ pub struct RecaptchaV2 {
     /// `google.com` or `recaptcha.net`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<String>,
+    /// The widget's action (`sa` in the anchor request), where the site sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
 /// reCAPTCHA v3 (score based).
@@ -187,6 +194,16 @@ pub struct Hcaptcha {
     pub proxy: Option<Proxy>,
 }
 
+/// A text question a worker answers ("Is today Monday?"): 2captcha's `textcaptcha`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TextCaptcha {
+    /// The question, as the site shows it.
+    pub text: String,
+    /// Language code of the question (`en`, `ru`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+}
+
 /// The escape hatch: `method` + free parameters for 2captcha-compatible
 /// services, or a whole `task` object (with its `type`) for createTask ones.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -270,11 +287,12 @@ pub enum TaskKind {
     GeetestV4,
     Funcaptcha,
     Hcaptcha,
+    Text,
     Raw,
 }
 
 impl TaskKind {
-    pub const ALL: [TaskKind; 9] = [
+    pub const ALL: [TaskKind; 10] = [
         TaskKind::Image,
         TaskKind::RecaptchaV2,
         TaskKind::RecaptchaV3,
@@ -283,6 +301,7 @@ impl TaskKind {
         TaskKind::GeetestV4,
         TaskKind::Funcaptcha,
         TaskKind::Hcaptcha,
+        TaskKind::Text,
         TaskKind::Raw,
     ];
 
@@ -297,6 +316,7 @@ impl TaskKind {
             TaskKind::GeetestV4 => "geetest_v4",
             TaskKind::Funcaptcha => "funcaptcha",
             TaskKind::Hcaptcha => "hcaptcha",
+            TaskKind::Text => "text",
             TaskKind::Raw => "raw",
         }
     }
@@ -343,6 +363,7 @@ impl Task {
             Task::GeetestV4(_) => TaskKind::GeetestV4,
             Task::Funcaptcha(_) => TaskKind::Funcaptcha,
             Task::Hcaptcha(_) => TaskKind::Hcaptcha,
+            Task::Text(_) => TaskKind::Text,
             Task::Raw(_) => TaskKind::Raw,
         }
     }
@@ -359,6 +380,7 @@ impl Task {
             Task::GeetestV4(t) => Some(&t.captcha_id),
             Task::Funcaptcha(t) => Some(&t.publickey),
             Task::Hcaptcha(t) => Some(&t.sitekey),
+            Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
         }
     }
@@ -373,6 +395,7 @@ impl Task {
             Task::GeetestV4(t) => Some(&t.page_url),
             Task::Funcaptcha(t) => Some(&t.page_url),
             Task::Hcaptcha(t) => Some(&t.page_url),
+            Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
         }
     }
@@ -407,6 +430,7 @@ impl Task {
             TaskKind::GeetestV4 => Task::GeetestV4(Box::new(f.geetest_v4()?)),
             TaskKind::Funcaptcha => Task::Funcaptcha(Box::new(f.funcaptcha()?)),
             TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
+            TaskKind::Text => Task::Text(Box::new(f.text()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
         };
         f.finish()?;
@@ -433,6 +457,7 @@ impl Task {
                 opt_non_empty("user_agent", &t.user_agent)?;
                 opt_non_empty("cookies", &t.cookies)?;
                 opt_domain(&t.domain)?;
+                opt_non_empty("action", &t.action)?;
                 opt_proxy(&t.proxy)
             }
             Task::RecaptchaV3(t) => {
@@ -486,31 +511,35 @@ impl Task {
                 opt_non_empty("user_agent", &t.user_agent)?;
                 opt_proxy(&t.proxy)
             }
+            Task::Text(t) => t.validate(),
             Task::Raw(t) => t.validate(),
         }
     }
 }
 
+impl TextCaptcha {
+    /// 2captcha takes questions of at most 140 characters (the official
+    /// client's `text()` docstring, 2captcha/2captcha-python twocaptcha/solver.py).
+    pub const MAX_CHARS: usize = 140;
+
+    fn validate(&self) -> Result<(), InvalidTask> {
+        non_empty("text", &self.text)?;
+        let chars = self.text.chars().count();
+        if chars > Self::MAX_CHARS {
+            return Err(InvalidTask::new(
+                "text",
+                format!("{chars} characters; the services take at most {}", Self::MAX_CHARS),
+            ));
+        }
+        opt_non_empty("lang", &self.lang)
+    }
+}
+
 impl Image {
     fn validate(&self) -> Result<(), InvalidTask> {
-        if self.body.trim().is_empty() {
-            return Err(InvalidTask::new("body", "empty image"));
-        }
-        // Providers accept both padded and unpadded base64; whitespace from
-        // wrapped encoders is common and harmless.
-        if self.body.trim_start().starts_with("data:") {
-            return Err(InvalidTask::new("body", "a data: URL; pass only the base64 part after the comma"));
-        }
-        let compact: String = self.body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-        let engine = base64::engine::GeneralPurpose::new(
-            &base64::alphabet::STANDARD,
-            base64::engine::GeneralPurposeConfig::new()
-                .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
-        );
-        match engine.decode(compact.as_bytes()) {
-            Ok(bytes) if !bytes.is_empty() => {}
-            Ok(_) => return Err(InvalidTask::new("body", "empty image")),
-            Err(e) => return Err(InvalidTask::new("body", format!("not valid base64: {e}"))),
+        base64_image("body", &self.body)?;
+        if let Some(hint) = &self.imginstructions {
+            base64_image("imginstructions", hint)?;
         }
         if let Some(n) = self.numeric {
             if n > 4 {
@@ -556,6 +585,29 @@ impl Raw {
             }
         }
         Ok(())
+    }
+}
+
+/// A base64 image: not empty, not a data: URL, decodable.
+fn base64_image(field: &str, value: &str) -> Result<(), InvalidTask> {
+    if value.trim().is_empty() {
+        return Err(InvalidTask::new(field, "empty image"));
+    }
+    // Providers accept both padded and unpadded base64; whitespace from
+    // wrapped encoders is common and harmless.
+    if value.trim_start().starts_with("data:") {
+        return Err(InvalidTask::new(field, "a data: URL; pass only the base64 part after the comma"));
+    }
+    let compact: String = value.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    match engine.decode(compact.as_bytes()) {
+        Ok(bytes) if !bytes.is_empty() => Ok(()),
+        Ok(_) => Err(InvalidTask::new(field, "empty image")),
+        Err(e) => Err(InvalidTask::new(field, format!("not valid base64: {e}"))),
     }
 }
 
@@ -661,6 +713,29 @@ mod tests {
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "min_len": 5, "max_len": 2})), "min_len");
         assert_eq!(err_field(json!({"type": "raw"})), "method");
         assert_eq!(err_field(json!({"type": "raw", "method": " "})), "method");
+    }
+
+    #[test]
+    fn new_kinds_and_fields_name_their_errors() {
+        let text = Task::from_json_value(json!({"type": "text", "text": "Is today Monday?", "lang": "en"})).unwrap();
+        assert_eq!((text.kind(), text.sitekey(), text.page_url()), (TaskKind::Text, None, None));
+        assert_eq!(err_field(json!({"type": "text"})), "text");
+        assert_eq!(err_field(json!({"type": "text", "text": 5})), "text");
+        assert_eq!(err_field(json!({"type": "text", "text": "q", "lang": ""})), "lang");
+        assert_eq!(err_field(json!({"type": "text", "text": "x".repeat(141)})), "text");
+        assert_eq!(err_field(json!({"type": "text", "text": "q", "sitekey": "k"})), "sitekey");
+        let hint = Task::from_json_value(json!({"type": "image", "body": "aGk=", "imgInstructions": "aGk="})).unwrap();
+        assert!(matches!(&hint, Task::Image(t) if t.imginstructions.as_deref() == Some("aGk=")));
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "imginstructions": "@@@"})), "imginstructions");
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "imgInstructions": "data:x"})), "imginstructions");
+        let v2 = Task::from_json_value(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.test",
+            "action": "login"}))
+        .unwrap();
+        assert_eq!(serde_json::to_value(&v2).unwrap()["action"], "login");
+        assert_eq!(
+            err_field(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.test", "action": " "})),
+            "action"
+        );
     }
 
     #[test]

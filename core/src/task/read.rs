@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
+use super::{
+    Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, TextCaptcha, Turnstile,
+};
 use crate::error::InvalidTask;
 pub(super) use crate::json_field::json_type;
 use crate::json_read::FromJson;
@@ -113,6 +115,7 @@ impl Fields {
             language: self.read("language", None)?,
             lang: self.string("lang", None)?,
             textinstructions: self.string("textinstructions", Some("textInstructions"))?,
+            imginstructions: self.string("imginstructions", Some("imgInstructions"))?,
         })
     }
 
@@ -127,6 +130,7 @@ impl Fields {
             user_agent: self.string("user_agent", Some("userAgent"))?,
             proxy: self.proxy()?,
             domain: self.string("domain", None)?,
+            action: self.string("action", None)?,
         })
     }
 
@@ -193,6 +197,10 @@ impl Fields {
             user_agent: self.string("user_agent", Some("userAgent"))?,
             proxy: self.proxy()?,
         })
+    }
+
+    pub(super) fn text(&mut self) -> Result<TextCaptcha, InvalidTask> {
+        Ok(TextCaptcha { text: self.required("text", None)?, lang: self.string("lang", None)? })
     }
 
     pub(super) fn raw(&mut self) -> Result<Raw, InvalidTask> {

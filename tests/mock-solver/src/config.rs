@@ -40,6 +40,10 @@ pub struct MockConfig {
     pub hcaptcha_code: String,
     /// Add `Access-Control-Allow-Origin: *` and answer CORS preflights (browser tests need it).
     pub cors: bool,
+    /// Answer `ImageToTextTask` in the `createTask` response itself when it is ready at once
+    /// (`status: "ready"` with the solution and the `taskId`), as CapSolver does for recognition tasks
+    /// (https://docs.capsolver.com/guide/api-createtask).
+    pub sync_image: bool,
 }
 
 impl Default for MockConfig {
@@ -57,6 +61,7 @@ impl Default for MockConfig {
             max_batch_ids: 100,
             hcaptcha_code: "ERROR_METHOD_CALL".to_string(),
             cors: true,
+            sync_image: false,
         }
     }
 }

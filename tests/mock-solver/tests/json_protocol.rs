@@ -169,3 +169,29 @@ async fn tasks_are_shared_between_the_protocols() {
     let answer = result(&mock.base_url(), json!(id)).await;
     assert_eq!(answer["status"], "ready", "{answer}");
 }
+
+/// With `sync_image`, an image task that is ready at once comes back solved in the createTask
+/// answer (CapSolver's recognition tasks); other kinds, and images that take time, keep a task id.
+#[tokio::test]
+async fn sync_image_answers_recognition_tasks_in_create_task() {
+    let mock = start(r#"{"sync_image": true}"#).await;
+    let base = mock.base_url();
+    let image = json!({"type": "ImageToTextTask", "body": "aGVsbG8gd29ybGQ="});
+    let created = create(&base, image.clone()).await;
+    assert_eq!(created["status"], "ready", "{created}");
+    assert!(created["solution"]["text"].as_str().is_some_and(|t| !t.is_empty()), "{created}");
+    assert!(created["taskId"].is_string(), "{created}");
+    assert_eq!(mock.counters().tasks_solved, 1);
+    let token =
+        create(&base, json!({"type": "ReCaptchaV2TaskProxyLess", "websiteURL": "https://a.test", "websiteKey": "6Le"}))
+            .await;
+    assert!(token.get("status").is_none() && token["taskId"].is_number(), "{token}");
+
+    let slow = start(r#"{"sync_image": true, "default": {"solve_after_ms": 60000}}"#).await;
+    let later = create(&slow.base_url(), image).await;
+    assert!(later.get("status").is_none() && later["taskId"].is_number(), "{later}");
+    // Without the switch the mock keeps its asynchronous answer.
+    let plain = start("{}").await;
+    let created = create(&plain.base_url(), json!({"type": "ImageToTextTask", "body": "aGVsbG8gd29ybGQ="})).await;
+    assert!(created.get("status").is_none(), "{created}");
+}
