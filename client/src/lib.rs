@@ -19,6 +19,7 @@ pub mod dlq;
 pub mod driver;
 pub mod error;
 pub mod events;
+pub mod host;
 pub mod recover;
 pub mod replay;
 pub mod runtime;

@@ -1,0 +1,349 @@
+//! The client's API in host values: what every binding passes in and gets back, read and
+//! written here once, in the host's casing.
+//!
+//! A binding turns its host's objects into `serde_json::Value` (Python through JSON text,
+//! Node through napi's serde support, the browser through serde-wasm-bindgen), calls these
+//! functions, and turns the answers back. Every rule about those values — which option keys
+//! exist, what a task in a batch may look like, how a result, an error or a replay outcome
+//! is shaped — is decided here, so the three bindings cannot drift apart.
+
+use std::collections::BTreeMap;
+
+use captcha_dlq_core::cased;
+use captcha_dlq_core::dlq::Filter;
+use captcha_dlq_core::json_read::{read_cased, spelled, Casing, FieldError, Fields, FromJson};
+use captcha_dlq_core::options::spelled_as;
+use captcha_dlq_core::{ConfigError, InvalidTask, Solution, Task};
+use serde_json::{json, Map, Value};
+
+use crate::error::Error;
+use crate::recover::{RecoverItem, RecoverOptions};
+use crate::replay::{ReplayItem, ReplayOptions, ReplayOutcome};
+use crate::solve_stream::{SolveInput, SolveResult};
+
+/// Options of one call: unknown keys are errors naming the key as written.
+fn call_options<T: FromJson>(value: Value, casing: Casing, call: &str) -> Result<T, Error> {
+    let value = if value.is_null() { Value::Object(Map::new()) } else { value };
+    read_cased(value, casing).map_err(|e| Error::Config(ConfigError::new(e.field_under(call), e.problem)))
+}
+
+/// A task as a host gives it (a task object), checked by the core.
+pub fn task(value: Value) -> Result<Task, Error> {
+    Task::from_json_value(value).map_err(Error::InvalidTask)
+}
+
+/// Labels: an object of strings, or nothing.
+pub fn labels(value: Value, field: &str) -> Result<BTreeMap<String, String>, Error> {
+    match value {
+        Value::Null => Ok(BTreeMap::new()),
+        other => BTreeMap::<String, String>::from_json(other)
+            .map_err(|e| Error::InvalidTask(InvalidTask::new(e.field_under(field), e.problem))),
+    }
+}
+
+/// The options of `solve`: `labels` (and, in each binding, what only the host holds, such as
+/// an abort signal, taken out before this is called).
+#[derive(Debug, Default)]
+pub struct SolveOptions {
+    pub labels: BTreeMap<String, String>,
+}
+
+impl FromJson for SolveOptions {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let o = SolveOptions { labels: f.or_default("labels")? };
+        f.finish()?;
+        Ok(o)
+    }
+}
+
+pub fn solve_options(value: Value, casing: Casing) -> Result<SolveOptions, Error> {
+    call_options(value, casing, "options")
+}
+
+/// The options of `solve_many` / `solve_stream`.
+#[derive(Debug, Default)]
+pub struct BatchOptions {
+    pub concurrency: Option<usize>,
+    /// Labels added to every task (a task's own labels win).
+    pub labels: BTreeMap<String, String>,
+}
+
+impl FromJson for BatchOptions {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let o = BatchOptions { concurrency: f.opt("concurrency")?, labels: f.or_default("labels")? };
+        f.finish()?;
+        if o.concurrency == Some(0) {
+            return Err(FieldError::new(spelled("concurrency"), "must be at least 1"));
+        }
+        Ok(o)
+    }
+}
+
+pub fn batch_options(value: Value, casing: Casing) -> Result<BatchOptions, Error> {
+    call_options(value, casing, "options")
+}
+
+/// The tasks of a batch: an array whose items are tasks, or `{task, labels, key}` objects.
+/// An item that cannot be read is an error in its own slot (`tasks[3].sitekey: …`), not a
+/// failure of the batch.
+pub fn batch(tasks: Value, options: &BatchOptions, casing: Casing) -> Result<Vec<SolveInput>, Error> {
+    let Value::Array(items) = tasks else {
+        return Err(Error::InvalidTask(InvalidTask::new("tasks", "expected an array of tasks")));
+    };
+    Ok(items.into_iter().enumerate().map(|(i, item)| batch_item(i, item, options, casing)).collect())
+}
+
+fn batch_item(index: usize, item: Value, options: &BatchOptions, casing: Casing) -> SolveInput {
+    let prefix = format!("tasks[{index}]");
+    let mut labels = options.labels.clone();
+    let (wrapped, task_value, own_labels, key) = match item {
+        Value::Object(mut m) if m.contains_key("task") => {
+            let task = m.remove("task").unwrap_or(Value::Null);
+            let own = m.remove("labels").unwrap_or(Value::Null);
+            let key = m.remove("key");
+            if let Some(extra) = m.keys().next() {
+                let e = InvalidTask::new(
+                    format!("{prefix}.{extra}"),
+                    format!(
+                        "unknown field; an item is a task, or {{task, labels, key}} ({})",
+                        spelled_as(casing, "labels")
+                    ),
+                );
+                return SolveInput { task: Err(Error::InvalidTask(e)), labels, key: None };
+            }
+            (true, task, own, key)
+        }
+        other => (false, other, Value::Null, None),
+    };
+    let key = match key {
+        None | Some(Value::Null) => None,
+        Some(Value::String(k)) => Some(k),
+        Some(_) => {
+            let e = InvalidTask::new(format!("{prefix}.key"), "expected a string");
+            return SolveInput { task: Err(Error::InvalidTask(e)), labels, key: None };
+        }
+    };
+    match self::labels(own_labels, &format!("{prefix}.labels")) {
+        Ok(own) => labels.extend(own),
+        Err(e) => return SolveInput { task: Err(e), labels, key },
+    }
+    let task = task(task_value).map_err(|e| e.in_field(&format!("{prefix}{}", if wrapped { ".task." } else { "." })));
+    SolveInput { task, labels, key }
+}
+
+/// An error as hosts see it: `{code, message, field?, record?, stored?, runsOn?}`.
+pub fn error(e: &Error, casing: Casing) -> Value {
+    let mut v = json!({ "code": e.code(), "message": e.to_string() });
+    if let Some(field) = e.field() {
+        v["field"] = json!(field);
+    }
+    match e {
+        Error::SolveFailed { record, stored } => {
+            v["record"] = cased::to_value(record, casing).unwrap_or(Value::Null);
+            v["stored"] = json!(stored);
+        }
+        Error::Cancelled { id, runs_on } => {
+            v["id"] = json!(id);
+            v[spelled_as(casing, "runs_on")] = json!(runs_on);
+        }
+        _ => {}
+    }
+    v
+}
+
+/// A solution as hosts see it (`providerTaskId` in JavaScript).
+pub fn solution(s: &Solution, casing: Casing) -> Value {
+    cased::to_value(s, casing).unwrap_or(Value::Null)
+}
+
+/// One finished task of a batch: `{index, id, key, labels, ok: true, solution}` or
+/// `{index, id, key, labels, ok: false, error}`.
+pub fn solve_result(r: &SolveResult, casing: Casing) -> Value {
+    let mut v = json!({ "index": r.index, "id": r.id, "key": r.key, "labels": r.labels });
+    match &r.outcome {
+        Ok(s) => {
+            v["ok"] = json!(true);
+            v["solution"] = solution(s, casing);
+        }
+        Err(e) => {
+            v["ok"] = json!(false);
+            v["error"] = error(e, casing);
+        }
+    }
+    v
+}
+
+/// The options of `replay`: which records (`reasons`, `ids`, `filter`), how many (`limit`),
+/// how fast (`per_second`). Naming records (reasons, ids, a filter) is an operator's
+/// explicit request: review classes are replayed too.
+struct RawReplay {
+    reasons: Vec<String>,
+    ids: Vec<String>,
+    filter: Option<Filter>,
+    limit: Option<usize>,
+    per_second: Option<f64>,
+}
+
+impl FromJson for RawReplay {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let o = RawReplay {
+            reasons: f.or_default("reasons")?,
+            ids: f.or_default("ids")?,
+            filter: f.opt("filter")?,
+            limit: f.opt("limit")?,
+            per_second: f.opt("per_second")?,
+        };
+        f.finish()?;
+        if o.limit == Some(0) {
+            return Err(FieldError::new(spelled("limit"), "must be at least 1"));
+        }
+        if o.per_second.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+            return Err(FieldError::new(spelled("per_second"), "must be a positive number"));
+        }
+        Ok(o)
+    }
+}
+
+pub fn replay_options(value: Value, casing: Casing) -> Result<ReplayOptions, Error> {
+    let raw: RawReplay = call_options(value, casing, "options")?;
+    let explicit = !raw.reasons.is_empty() || !raw.ids.is_empty() || raw.filter.is_some();
+    let filter = explicit.then(|| {
+        let mut f = raw.filter.unwrap_or_default();
+        f.reasons.extend(raw.reasons);
+        f.ids.extend(raw.ids);
+        f
+    });
+    Ok(ReplayOptions { filter, limit: raw.limit, explicit, per_second: raw.per_second })
+}
+
+/// One replayed record: `{id, labels, outcome, solution?, record?, parked?, reason?, why?, error?}`
+/// with `outcome` one of `recovered`, `failed_again`, `parked`, `skipped`, `error`.
+pub fn replay_item(item: &ReplayItem, casing: Casing) -> Value {
+    let mut v = json!({ "id": item.id, "labels": item.labels });
+    let key = |name: &str| spelled_as(casing, name);
+    match &item.outcome {
+        ReplayOutcome::Recovered(d) => {
+            v["outcome"] = json!("recovered");
+            v["solution"] = solution(&d.solution, casing);
+        }
+        ReplayOutcome::FailedAgain { record, parked } => {
+            v["outcome"] = json!("failed_again");
+            v["record"] = cased::to_value(record, casing).unwrap_or(Value::Null);
+            v["parked"] = json!(parked);
+        }
+        ReplayOutcome::Parked { reason } => {
+            v["outcome"] = json!("parked");
+            v["reason"] = json!(reason);
+        }
+        ReplayOutcome::Skipped { why } => {
+            v["outcome"] = json!("skipped");
+            v["why"] = json!(why);
+        }
+        ReplayOutcome::Error(e) => {
+            v["outcome"] = json!("error");
+            v[key("error")] = error(e, casing);
+        }
+    }
+    v
+}
+
+/// The options of `recover`: `resume` (default true).
+struct RawRecover {
+    resume: bool,
+}
+
+impl FromJson for RawRecover {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let o = RawRecover { resume: f.or("resume", true)? };
+        f.finish()?;
+        Ok(o)
+    }
+}
+
+pub fn recover_options(value: Value, casing: Casing) -> Result<RecoverOptions, Error> {
+    let raw: RawRecover = call_options(value, casing, "options")?;
+    Ok(RecoverOptions { resume: raw.resume, key_prefix: None })
+}
+
+/// One recovered task: `{id, key, labels, ok: true, solution}` or `{…, ok: false, error}`.
+pub fn recover_item(item: &RecoverItem, casing: Casing) -> Value {
+    let mut v = json!({ "id": item.id, "key": item.key, "labels": item.labels });
+    match &item.outcome {
+        Ok(d) => {
+            v["ok"] = json!(true);
+            v["solution"] = solution(&d.solution, casing);
+        }
+        Err(e) => {
+            v["ok"] = json!(false);
+            v["error"] = error(e, casing);
+        }
+    }
+    v
+}
+
+/// Any answer (a report, stats, a status) in the host's casing.
+pub fn value<T: serde::Serialize>(v: &T, casing: Casing) -> Value {
+    cased::to_value(v, casing).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_items_are_tasks_or_wrapped_tasks_and_bad_ones_name_their_place() {
+        let options = batch_options(json!({"concurrency": 5, "labels": {"job": "j"}}), Casing::Camel).unwrap();
+        let items = batch(
+            json!([
+                {"type": "recaptcha_v2", "sitekey": "6Le-K", "pageUrl": "https://a.test/"},
+                {"task": {"type": "recaptcha_v2", "sitekey": "", "pageUrl": "https://a.test/"}, "labels": {"jobId": "x"}},
+                {"task": {"type": "recaptcha_v2", "sitekey": "6Le-K", "pageUrl": "https://a.test/"}, "lables": {}},
+                7
+            ]),
+            &options,
+            Casing::Camel,
+        )
+        .unwrap();
+        assert!(items[0].task.is_ok());
+        assert_eq!(items[0].labels.get("job").map(String::as_str), Some("j"));
+        let e = items[1].task.as_ref().unwrap_err();
+        assert_eq!(e.field(), Some("tasks[1].task.sitekey"), "{e}");
+        assert_eq!(items[1].labels.get("jobId").map(String::as_str), Some("x"), "label keys are data");
+        assert_eq!(items[2].task.as_ref().unwrap_err().field(), Some("tasks[2].lables"));
+        assert!(items[3].task.as_ref().unwrap_err().field().is_some_and(|f| f.starts_with("tasks[3]")));
+    }
+
+    #[test]
+    fn call_options_refuse_unknown_keys_as_written() {
+        let e = replay_options(json!({"reasons": ["Timeout"], "limt": 1}), Casing::Camel).unwrap_err();
+        assert_eq!(e.field(), Some("options.limt"), "{e}");
+        let e = solve_options(json!({"signl": 1}), Casing::Camel).unwrap_err();
+        assert_eq!(e.field(), Some("options.signl"));
+        let e = replay_options(json!({"perSecond": 0}), Casing::Camel).unwrap_err();
+        assert_eq!(e.field(), Some("options.perSecond"));
+        let r = replay_options(json!({"filter": {"labels": {"jobId": "x"}}, "perSecond": 2}), Casing::Camel).unwrap();
+        assert!(r.explicit);
+        assert_eq!(r.filter.unwrap().labels.get("jobId").map(String::as_str), Some("x"), "camelCase label keys match");
+        let e = batch_options(json!({"concurrency": 0}), Casing::Snake).unwrap_err();
+        assert_eq!(e.field(), Some("options.concurrency"));
+    }
+
+    #[test]
+    fn errors_carry_code_field_and_record_in_the_hosts_casing() {
+        let mut record = captcha_dlq_core::dlq::testkit::sample_record("r", 0);
+        record.labels.insert("jobId".into(), "x".into());
+        let e = Error::SolveFailed { record: Box::new(record), stored: true };
+        let v = error(&e, Casing::Camel);
+        assert_eq!(v["code"], "SOLVE_FAILED");
+        assert!(v["record"]["deadLetteredAt"].is_string());
+        assert_eq!(v["record"]["labels"]["jobId"], "x");
+        let c = error(&Error::Cancelled { id: "i".into(), runs_on: true }, Casing::Camel);
+        assert_eq!(c["runsOn"], true);
+        let c = error(&Error::Cancelled { id: "i".into(), runs_on: true }, Casing::Snake);
+        assert_eq!(c["runs_on"], true);
+    }
+}
