@@ -46,7 +46,9 @@ impl RedisServer {
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Some(status) = server.child.try_wait()? {
-                return Err(io::Error::other(format!("redis-server exited with {status} before accepting connections")));
+                return Err(io::Error::other(format!(
+                    "redis-server exited with {status} before accepting connections"
+                )));
             }
             if Instant::now() > deadline {
                 return Err(io::Error::new(io::ErrorKind::TimedOut, "redis-server did not come up within 20 s"));
