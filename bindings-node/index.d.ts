@@ -383,6 +383,7 @@ export type CaptchaEvent =
   | { event: 'dead_lettered'; job: number; id: string; reason: string; class: ErrorClass; attempts: number }
   | { event: 'recovered'; job: number; id: string; resumedPolling: boolean }
   | { event: 'circuit_opened'; cause: string; until: string | null }
+  | { event: 'account_hold'; code: string; until: string }
   | { event: 'circuit_half_open' }
   | { event: 'circuit_closed' }
   | { event: 'concurrency_changed'; limit: number }
@@ -484,6 +485,14 @@ export interface CircuitOptions {
   unreachableAfterFailures?: number;
   /** For a provider that did answer: how long failures in a row must last. Default 30000. */
   unreachableAfterMs?: number;
+  /**
+   * Hold mode: after an account error (no balance, a key error) queued and new tasks wait this long at most
+   * for the account to work again. Default 0: dead-lettered at once (a wrong key should fail now, not in
+   * minutes); set it for batches a top-up should rescue.
+   */
+  accountHoldMs?: number;
+  /** While holding, the balance is checked this often. Default 60000 (2captcha: wait 60 s after `ERROR_ZERO_BALANCE`). */
+  accountProbeMs?: number;
 }
 
 export interface ReplayPolicyOptions {
