@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use captcha_dlq::{host, SolveHandle};
+use captcha_dlq::{host, Outcome, Receipt, SolveHandle};
 use captcha_dlq_core::json_read::Casing;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
@@ -57,12 +57,13 @@ impl NativeJob {
         }
     }
 
-    /// The solution (`{text, fields, providerTaskId}`), handed over; or the task's error.
+    /// The solution (`{text, fields, providerTaskId}`), or the task's error. Its journal entry
+    /// goes (the receipt is acknowledged) once the solution has become a JS value.
     #[napi(ts_return_type = "Promise<any>")]
     pub fn wait<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
         let handle = self.handle.lock().ok().and_then(|mut h| h.take());
         let cancel = self.cancel_rx.lock().ok().and_then(|mut r| r.take());
-        error::promise(env, async move {
+        let work = async move {
             let (Some(handle), Some(cancel)) = (handle, cancel) else {
                 return Err(
                     json!({"code": "INVALID_CONFIG", "field": "wait", "message": "wait() was already called on this job"}),
@@ -74,10 +75,14 @@ impl NativeJob {
                     std::future::pending::<()>().await;
                 }
             };
-            match handle.wait_or_cancel(cancelled).await {
-                Ok(solution) => Ok(host::solution(&solution, Casing::Camel)),
+            match handle.outcome_or_cancel(cancelled).await.and_then(Outcome::into_delivery) {
+                Ok(delivery) => Ok((host::solution(&delivery.solution, Casing::Camel), delivery.receipt)),
                 Err(e) => Err(error::payload(&e)),
             }
+        };
+        error::settle(env, work, |_, (solution, receipt): (Value, Receipt)| {
+            receipt.ack();
+            Ok(solution)
         })
     }
 }
