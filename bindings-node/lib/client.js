@@ -10,9 +10,9 @@
 // async iterators, AbortSignal, error classes, `util.inspect` — and no rule of
 // the client's.
 
-import { Aborted, fromNative, fromPayload, invalidArgument, aborted } from './errors.js';
 import {
   CaptchaDlqError, SolveFailed, AccountError, InvalidTask, InvalidConfig, StoreError, ProviderError, Cancelled, Closed,
+  Aborted, aborted, fromNative, fromPayload, invalidArgument,
 } from './errors.js';
 
 /** Node's `util.inspect.custom`, by its registered name (no Node import: the file also runs in browsers). */
@@ -31,8 +31,8 @@ const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /**
  * Splits a call's options into what only JS holds (`names`) and the rest, which goes to the
- * native side unchanged. A value that is not an object goes on as it is, for the native side
- * to name the problem.
+ * native side (as plain data, see `plain`). A value that is not an object goes on as it is,
+ * for the native side to name the problem.
  */
 function split(options, names) {
   if (options === undefined || options === null) return [{}, undefined];
