@@ -6,10 +6,11 @@
 //!   API, CapSolver, CapMonster) and the cost `cheapest` routing starts from.
 //! - [`SpendLedger`] is what a client spent since it started: each solved task adds its
 //!   cost (reported by the provider, else its configured price, else it counts as
-//!   unpriced) under its provider, its task kind and each of its labels. The engine keeps
-//!   one and checks the budget cap against it; [`SpendReport`] is its serialisable form
-//!   (`Client::spend()`, `captcha-dlq spend`), which [`SpendReport::from_entries`] also
-//!   builds from saved results.
+//!   unpriced) under its provider, its task kind and each of its labels; each dead-lettered
+//!   task is counted there too (providers charge solved tasks only, so it costs nothing).
+//!   The engine keeps one and checks the budget cap against it; [`SpendReport`] is its
+//!   serialisable form (`Client::spend()`, `captcha-dlq spend`), which
+//!   [`SpendReport::from_entries`] also builds from saved results and DLQ records.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,6 +28,9 @@ pub const MAX_LABEL_ROWS: usize = 1000;
 
 /// The row that sums label values beyond [`MAX_LABEL_ROWS`].
 pub const OTHER_LABELS: &str = "(other labels)";
+
+/// The key of tasks whose provider or kind a saved result does not say.
+pub const UNKNOWN: &str = "(unknown)";
 
 /// A provider's price per solved task, per kind; a kind without a price is unknown.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -104,7 +108,7 @@ impl Serialize for Prices {
     }
 }
 
-/// Solved tasks and their cost under one key.
+/// Tasks and their cost under one key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Totals {
     pub solved: u64,
@@ -112,25 +116,42 @@ pub struct Totals {
     pub cost: f64,
     /// Solved tasks whose cost is unknown (no reported cost, no configured price).
     pub unpriced: u64,
+    /// Tasks dead-lettered (at this provider, for the provider breakdown).
+    pub dead_lettered: u64,
 }
 
 impl Totals {
-    fn add(&mut self, cost: Option<f64>) {
-        self.solved += 1;
-        match cost {
-            Some(c) => self.cost += c,
-            None => self.unpriced += 1,
+    fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Solved(Some(c)) => {
+                self.solved += 1;
+                self.cost += c;
+            }
+            Outcome::Solved(None) => {
+                self.solved += 1;
+                self.unpriced += 1;
+            }
+            Outcome::DeadLettered => self.dead_lettered += 1,
         }
     }
 }
 
-/// What one solved task cost, for [`SpendReport::from_entries`].
+/// How a task ended, for the ledger.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Outcome {
+    /// Solved, at this cost if known.
+    Solved(Option<f64>),
+    DeadLettered,
+}
+
+/// One task for [`SpendReport::from_entries`]: a saved result or a DLQ record.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpendEntry {
-    pub provider: String,
-    pub kind: TaskKind,
+    /// The provider that solved it (or failed it last); `None` when the result does not say.
+    pub provider: Option<String>,
+    pub kind: Option<TaskKind>,
     pub labels: BTreeMap<String, String>,
-    pub cost: Option<f64>,
+    pub outcome: Outcome,
 }
 
 /// What a client spent since it started, by provider, kind and label.
@@ -138,16 +159,31 @@ pub struct SpendEntry {
 pub struct SpendLedger {
     total: Totals,
     by_provider: BTreeMap<String, Totals>,
-    by_kind: BTreeMap<TaskKind, Totals>,
+    by_kind: BTreeMap<String, Totals>,
     by_label: BTreeMap<String, Totals>,
 }
 
 impl SpendLedger {
     /// Adds one solved task.
     pub fn record(&mut self, provider: &str, kind: TaskKind, labels: &BTreeMap<String, String>, cost: Option<f64>) {
-        self.total.add(cost);
-        self.by_provider.entry(provider.to_string()).or_default().add(cost);
-        self.by_kind.entry(kind).or_default().add(cost);
+        self.add(Some(provider), Some(kind), labels, Outcome::Solved(cost));
+    }
+
+    /// Adds one dead-lettered task (it cost nothing).
+    pub fn record_dead_letter(&mut self, provider: &str, kind: TaskKind, labels: &BTreeMap<String, String>) {
+        self.add(Some(provider), Some(kind), labels, Outcome::DeadLettered);
+    }
+
+    fn add(
+        &mut self,
+        provider: Option<&str>,
+        kind: Option<TaskKind>,
+        labels: &BTreeMap<String, String>,
+        outcome: Outcome,
+    ) {
+        self.total.add(outcome);
+        self.by_provider.entry(provider.unwrap_or(UNKNOWN).to_string()).or_default().add(outcome);
+        self.by_kind.entry(kind.map_or(UNKNOWN, TaskKind::as_str).to_string()).or_default().add(outcome);
         for (k, v) in labels {
             let key = format!("{k}={v}");
             let row = if self.by_label.contains_key(&key) || self.by_label.len() < MAX_LABEL_ROWS {
@@ -155,7 +191,7 @@ impl SpendLedger {
             } else {
                 OTHER_LABELS.to_string()
             };
-            self.by_label.entry(row).or_default().add(cost);
+            self.by_label.entry(row).or_default().add(outcome);
         }
     }
 
@@ -175,9 +211,10 @@ impl SpendLedger {
             solved: self.total.solved,
             cost: self.total.cost,
             unpriced: self.total.unpriced,
+            dead_lettered: self.total.dead_lettered,
             budget,
             by_provider: rows(&self.by_provider),
-            by_kind: self.by_kind.iter().map(|(k, t)| SpendRow::new(k.as_str(), *t)).collect(),
+            by_kind: rows(&self.by_kind),
             by_label: rows(&self.by_label),
         };
         report.sort();
@@ -192,11 +229,18 @@ pub struct SpendRow {
     pub solved: u64,
     pub cost: f64,
     pub unpriced: u64,
+    pub dead_lettered: u64,
 }
 
 impl SpendRow {
     fn new(key: &str, t: Totals) -> SpendRow {
-        SpendRow { key: key.to_string(), solved: t.solved, cost: t.cost, unpriced: t.unpriced }
+        SpendRow {
+            key: key.to_string(),
+            solved: t.solved,
+            cost: t.cost,
+            unpriced: t.unpriced,
+            dead_lettered: t.dead_lettered,
+        }
     }
 }
 
@@ -207,6 +251,7 @@ pub struct SpendReport {
     pub solved: u64,
     pub cost: f64,
     pub unpriced: u64,
+    pub dead_lettered: u64,
     /// The client's budget cap, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<f64>,
@@ -216,11 +261,12 @@ pub struct SpendReport {
 }
 
 impl SpendReport {
-    /// The report of a set of solved tasks (saved results, several runs of a batch).
+    /// The report of a set of ended tasks (saved results, several runs of a batch, DLQ
+    /// records).
     pub fn from_entries<'a>(entries: impl IntoIterator<Item = &'a SpendEntry>) -> SpendReport {
         let mut ledger = SpendLedger::default();
         for e in entries {
-            ledger.record(&e.provider, e.kind, &e.labels, e.cost);
+            ledger.add(e.provider.as_deref(), e.kind, &e.labels, e.outcome);
         }
         ledger.report(None)
     }
@@ -238,25 +284,49 @@ pub fn render_table(r: &SpendReport) -> String {
     let mut out = String::new();
     let budget = r.budget.map_or_else(String::new, |b| format!(" of a budget of {}", money(b)));
     // Writing to a String cannot fail.
-    let _ = writeln!(out, "spent {}{budget} on {} solved task(s)", money(r.cost), r.solved);
+    let _ = writeln!(
+        out,
+        "spent {}{budget} on {} solved task(s); {} dead-lettered",
+        money(r.cost),
+        r.solved,
+        r.dead_lettered
+    );
     if r.unpriced > 0 {
         let _ =
             writeln!(out, "{} solved task(s) have no known cost (no reported cost, no configured price)", r.unpriced);
     }
     for (title, rows) in [("provider", &r.by_provider), ("kind", &r.by_kind), ("label", &r.by_label)] {
         let _ = writeln!(out);
-        let width = rows.iter().map(|b| b.key.chars().count()).chain([title.len()]).max().unwrap_or(0);
-        let _ = writeln!(out, "{title:<width$}  {:>8}  {:>12}  {:>8}", "solved", "cost", "unpriced");
+        let shown = &rows[..rows.len().min(TABLE_ROWS)];
+        let width = shown.iter().map(|b| b.key.chars().count()).chain([title.len()]).max().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "{title:<width$}  {:>8}  {:>12}  {:>8}  {:>13}",
+            "solved", "cost", "unpriced", "dead-lettered"
+        );
         if rows.is_empty() {
             let _ = writeln!(out, "{:<width$}  {:>8}", "-", 0);
         }
-        for row in rows {
-            let _ =
-                writeln!(out, "{:<width$}  {:>8}  {:>12}  {:>8}", row.key, row.solved, money(row.cost), row.unpriced);
+        for row in shown {
+            let _ = writeln!(
+                out,
+                "{:<width$}  {:>8}  {:>12}  {:>8}  {:>13}",
+                row.key,
+                row.solved,
+                money(row.cost),
+                row.unpriced,
+                row.dead_lettered
+            );
+        }
+        if rows.len() > shown.len() {
+            let _ = writeln!(out, "… {} more (--json lists every row)", rows.len() - shown.len());
         }
     }
     out
 }
+
+/// Rows of each breakdown a table shows (the JSON report has them all).
+const TABLE_ROWS: usize = 25;
 
 /// A cost with up to six decimals (provider prices are quoted to the hundredth of a cent).
 fn money(x: f64) -> String {
@@ -297,7 +367,28 @@ mod tests {
         assert_eq!(r.by_provider[0].unpriced, 1);
         assert_eq!(keys(&r.by_kind), ["image", "recaptcha_v2"]);
         assert_eq!(keys(&r.by_label), ["job=a", "job=b"]);
-        assert!(render_table(&r).contains("spent 0.005 of a budget of 1 on 4 solved task(s)"));
+        assert!(render_table(&r).contains("spent 0.005 of a budget of 1 on 4 solved task(s); 0 dead-lettered"));
+        l.record_dead_letter("capsolver", TaskKind::Image, &labels("c"));
+        let r = l.report(None);
+        assert_eq!((r.solved, r.dead_lettered), (4, 1));
+        assert_eq!(r.by_provider.iter().find(|row| row.key == "capsolver").map(|row| row.dead_lettered), Some(1));
+    }
+
+    #[test]
+    fn saved_results_without_provider_or_kind_count_as_unknown() {
+        let entries = [
+            SpendEntry { provider: None, kind: None, labels: BTreeMap::new(), outcome: Outcome::Solved(Some(0.5)) },
+            SpendEntry {
+                provider: Some("a".into()),
+                kind: Some(TaskKind::Turnstile),
+                labels: BTreeMap::new(),
+                outcome: Outcome::DeadLettered,
+            },
+        ];
+        let r = SpendReport::from_entries(&entries);
+        assert_eq!((r.solved, r.cost, r.dead_lettered), (1, 0.5, 1));
+        assert_eq!(r.by_provider[0].key, UNKNOWN);
+        assert!(r.by_kind.iter().any(|row| row.key == "turnstile" && row.dead_lettered == 1));
     }
 
     #[test]

@@ -29,14 +29,14 @@ pub async fn connect(
         Some(store) => store,
         None => open_store(options.dlq.as_deref().unwrap_or(DEFAULT_DLQ)).await?,
     };
-    let transport = ReqwestTransport::new(options.api_key.clone(), options.proxy.as_deref())?;
+    let transport = ReqwestTransport::new(options.secrets(), options.proxy.as_deref())?;
     let backends = Backends {
         runtime: Arc::new(runtime),
         transport: Arc::new(transport),
         liveness: Arc::new(ProcessLiveness),
         store,
     };
-    Ok(Client::start(options, backends, events))
+    Client::start(options, backends, events)
 }
 
 /// A builder for Rust callers. Everything it sets goes through the same option reader
@@ -125,7 +125,7 @@ impl ClientBuilder {
         let mut options = ClientOptions::from_value(Value::Object(self.options.clone()), Casing::Snake)?;
         if let Some(config) = &self.config {
             config.validate()?;
-            options.engine = config.clone();
+            options.set_engine(config);
         }
         if let Some(policy) = &self.replay_policy {
             policy.validate()?;

@@ -1467,6 +1467,8 @@ impl Engine {
 
     fn finish_dead(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
+        let provider = &self.lanes[j.lane.unwrap_or(0)].name;
+        self.spend.record_dead_letter(provider, j.task.kind(), &j.labels);
         let context = match (&j.provider_task_id, j.history.last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),
