@@ -490,6 +490,10 @@ mod tests {
         assert_eq!(o.provider().name(), DEFAULT_PROVIDER);
         assert_eq!((o.providers().len(), o.primary().name.as_str()), (1, DEFAULT_PROVIDER));
         assert_eq!(o.routing, RoutingConfig::default());
+        assert!(o.primary().prices.is_empty());
+        let priced = camel(json!({"apiKey": "K", "provider": "2captcha", "price": {"turnstile": 0.00145}})).unwrap();
+        assert_eq!(priced.primary().prices.get(crate::task::TaskKind::Turnstile), Some(0.00145));
+        assert_eq!(priced.primary().name, "2captcha");
         assert_eq!((o.concurrency, o.store.timeout_ms), (DEFAULT_CONCURRENCY, 5_000));
         assert_eq!(camel(json!({"apiKey": "  "})).unwrap_err().field, "apiKey");
         assert!(camel(json!({})).unwrap_err().problem.contains("missing"));
