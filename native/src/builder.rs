@@ -52,12 +52,24 @@ pub struct ClientBuilder {
 
 impl std::fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let shown: Map<String, Value> = self
-            .options
-            .iter()
-            .map(|(k, v)| (k.clone(), if k == "api_key" { Value::String("***".into()) } else { v.clone() }))
-            .collect();
+        let shown = hide_keys(&Value::Object(self.options.clone()));
         f.debug_struct("ClientBuilder").field("options", &shown).finish_non_exhaustive()
+    }
+}
+
+/// `value` with every API key (`api_key`, also inside `providers`) shown as `***`.
+fn hide_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let hidden = k == "api_key" || k == "apiKey";
+                    (k.clone(), if hidden { Value::String("***".into()) } else { hide_keys(v) })
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(hide_keys).collect()),
+        other => other.clone(),
     }
 }
 
@@ -138,5 +150,21 @@ impl ClientBuilder {
     pub async fn build(self) -> Result<Client> {
         let options = self.options()?;
         connect(options, self.store, self.events).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_a_key() {
+        let b = builder().api_key("SECRET-1").option(
+            "providers",
+            serde_json::json!([{"provider": "capsolver", "api_key": "SECRET-2"}, {"provider": "2captcha", "apiKey": "SECRET-3"}]),
+        );
+        let shown = format!("{b:?}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(shown.contains("capsolver"), "{shown}");
     }
 }
