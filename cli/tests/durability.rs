@@ -177,7 +177,8 @@ async fn killing_recover_again_and_again_loses_no_answer_and_pays_nothing_twice(
     let out = dir.path().join("out.jsonl");
     let cfg = config(30_000);
     let base = mock.base_url();
-    let mut child = spawn(&["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg], &out);
+    let mut child =
+        spawn(&["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg], &out);
     wait_until("50 submissions", || mock.counters().tasks_created >= 50).await;
     child.kill().unwrap();
     child.wait().unwrap();
@@ -269,10 +270,11 @@ async fn a_lock_held_past_the_busy_timeout_pauses_the_batch_and_nothing_is_deliv
     }
     let started = Instant::now();
     let batch = tokio::task::spawn_blocking({
-        let args: Vec<String> = ["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let args: Vec<String> =
+            ["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         move || cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
     });
     let result = batch.await.unwrap();
@@ -302,11 +304,14 @@ async fn a_paused_redis_is_reported_and_the_batch_goes_on_when_it_is_back() {
     let cfg = config(60_000);
     let base = mock.base_url();
     let url = redis.url();
-    let args: Vec<String> = ["batch", input.to_str().unwrap(), "--dlq", &url, "--base-url", &base, "--config", &cfg, "-v"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let batch = tokio::task::spawn_blocking(move || cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap());
+    let args: Vec<String> =
+        ["batch", input.to_str().unwrap(), "--dlq", &url, "--base-url", &base, "--config", &cfg, "-v"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let batch = tokio::task::spawn_blocking(move || {
+        cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
+    });
     wait_until("a few submissions", || mock.counters().tasks_created >= 5).await;
     redis.pause().unwrap();
     tokio::time::sleep(Duration::from_secs(6)).await;
@@ -335,7 +340,9 @@ async fn a_redis_killed_mid_run_fails_the_run_with_exit_4_and_stops_submitting()
             .iter()
             .map(|s| s.to_string())
             .collect();
-    let batch = tokio::task::spawn_blocking(move || cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap());
+    let batch = tokio::task::spawn_blocking(move || {
+        cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
+    });
     wait_until("a few submissions", || mock.counters().tasks_created >= 10).await;
     redis.kill().unwrap();
     let submitted_at_kill = mock.counters().tasks_created;
@@ -357,7 +364,8 @@ async fn an_unreachable_provider_exits_5_with_every_task_dead_lettered_as_networ
     let input = tasks_file(dir.path(), 20);
     let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
     let cfg = config(30_000);
-    let out = run(&["batch", input.to_str().unwrap(), "--dlq", &dlq, "--provider", "http://127.0.0.1:1", "--config", &cfg]);
+    let out =
+        run(&["batch", input.to_str().unwrap(), "--dlq", &dlq, "--provider", "http://127.0.0.1:1", "--config", &cfg]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("cannot be reached"), "one clear line about it: {stderr}");

@@ -91,6 +91,17 @@ impl Form {
     }
 }
 
+/// Replays and recovery talk to the provider: refused when the client has no key.
+fn needs_solving(state: &Shared) -> Result<(), Failure> {
+    if state.config.solving {
+        Ok(())
+    } else {
+        Err(Failure::conflict(
+            "this dashboard was started without an API key: replays and recovery need one (--api-key or CAPTCHA_DLQ_API_KEY)",
+        ))
+    }
+}
+
 fn fail(chrome: &Chrome, result: Result<Response, Failure>) -> Response {
     result.unwrap_or_else(|failure| failure.page(chrome))
 }
@@ -102,6 +113,7 @@ fn see_other(to: &str) -> Response {
 pub(crate) async fn replay(State(state): State<Shared>, Extension(ctx): Ctx, body: Bytes) -> Response {
     let chrome = chrome(&state, &ctx);
     let result = (|| {
+        needs_solving(&state)?;
         let form = Form::read(&body, &["id", "filter", "per_second"])?;
         let (target, what) = form.target(&state)?;
         let job = state.replays.start(&state.client, what, target, form.rate()?, state.changed());
@@ -120,6 +132,7 @@ pub(crate) async fn selected(State(state): State<Shared>, Extension(ctx): Ctx, b
         }
         match form.one("action") {
             Some("replay") => {
+                needs_solving(&state)?;
                 let what = format!("{} selected records", ids.len());
                 let job = state.replays.start(&state.client, what, Target::Ids(ids), form.rate()?, state.changed());
                 Ok(see_other(&chrome.url(&format!("/replays/{}", job.id))))
@@ -232,6 +245,7 @@ pub(crate) async fn cancel_replay(State(state): State<Shared>, Extension(ctx): C
 pub(crate) async fn recover(State(state): State<Shared>, Extension(ctx): Ctx, body: Bytes) -> Response {
     let chrome = chrome(&state, &ctx);
     let result = (|| {
+        needs_solving(&state)?;
         let form = Form::read(&body, &["owner", "resume"])?;
         let owner = form.one("owner").ok_or_else(|| Failure::bad_request("owner: whose entries to recover"))?;
         let resume = match form.one("resume") {

@@ -28,11 +28,15 @@ pub struct DashboardConfig {
     pub loopback_only: bool,
     /// How often pages refresh their counts and progress while "live" is on (ms).
     pub live_interval_ms: u64,
+    /// Whether the client may talk to the provider. `false` for a client without a usable
+    /// API key (the CLI given none): replays, recovery and the balance are hidden and
+    /// refused; inspection, park, unpark, purge and export work.
+    pub solving: bool,
 }
 
 impl Default for DashboardConfig {
     fn default() -> Self {
-        DashboardConfig { read_only: false, token: None, loopback_only: true, live_interval_ms: 2000 }
+        DashboardConfig { read_only: false, token: None, loopback_only: true, live_interval_ms: 2000, solving: true }
     }
 }
 
@@ -43,6 +47,7 @@ impl core::fmt::Debug for DashboardConfig {
             .field("token", &self.token.as_ref().map(|_| "***"))
             .field("loopback_only", &self.loopback_only)
             .field("live_interval_ms", &self.live_interval_ms)
+            .field("solving", &self.solving)
             .finish()
     }
 }

@@ -39,7 +39,9 @@ use axum::routing::{get, post};
 use axum::Router;
 use captcha_dlq_client::Client;
 
-pub use config::{DashboardConfig, DashboardError, DashboardOptions, DEFAULT_LISTEN, MIN_TOKEN_LEN, TOKEN_ENV};
+pub use config::{
+    parse_listen, DashboardConfig, DashboardError, DashboardOptions, DEFAULT_LISTEN, MIN_TOKEN_LEN, TOKEN_ENV,
+};
 pub use server::{serve, DashboardHandle};
 
 /// The dashboard as a router over `client` (its DLQ, journal and metrics), to serve or to

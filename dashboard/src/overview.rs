@@ -26,6 +26,8 @@ use crate::scan;
 /// Records read per store call while scanning.
 const SCAN_BATCH: usize = 1000;
 const HOUR_MS: u64 = 3_600_000;
+/// The fewest bars a chart has, so that one busy hour does not fill it.
+const MIN_BARS: u64 = 24;
 
 /// What records are grouped by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -129,19 +131,23 @@ impl Overview {
         self.groups.get(&dimension).map_or(&[], Vec::as_slice)
     }
 
-    /// Failures per bucket for a chart: hourly when the records span two days or less,
-    /// else daily; at most `max_bars` buckets ending at the newest record. Returns the
-    /// bucket length, the `(bucket start, count)` pairs, and how many older records fell
-    /// before the first bar.
-    pub(crate) fn timeline(&self, max_bars: u64) -> (Duration, Vec<(Timestamp, u64)>, u64) {
-        let (Some(first), Some(last)) = (self.hours.keys().next(), self.hours.keys().next_back()) else {
+    /// Failures per bucket for a chart ending at `now`: hourly when the records span two
+    /// days or less, else daily; at least [`MIN_BARS`] and at most `max_bars` buckets.
+    /// Returns the bucket length, the `(bucket start, count)` pairs, and how many older
+    /// records fell before the first bar.
+    pub(crate) fn timeline(&self, max_bars: u64, now: Timestamp) -> (Duration, Vec<(Timestamp, u64)>, u64) {
+        let Some(first) = self.hours.keys().next() else {
             return (Duration::from_secs(3600), Vec::new(), 0);
         };
-        let per_bucket = if last - first < 48 { 1 } else { 24 };
-        let last_bucket = last / per_bucket;
-        let first_bucket = (first / per_bucket).max(last_bucket.saturating_sub(max_bars.saturating_sub(1)));
-        let mut bars: Vec<(Timestamp, u64)> =
-            (first_bucket..=last_bucket).map(|b| (Timestamp::from_unix_millis(b * per_bucket * HOUR_MS), 0)).collect();
+        let newest = self.hours.keys().next_back().copied().unwrap_or(*first);
+        let last_hour = (now.as_unix_millis() / HOUR_MS).max(newest);
+        let per_bucket = if last_hour - first < 48 { 1 } else { 24 };
+        let last_bucket = last_hour / per_bucket;
+        let oldest_shown = last_bucket.saturating_sub(max_bars.max(MIN_BARS) - 1);
+        let first_bucket = (first / per_bucket).min(last_bucket.saturating_sub(MIN_BARS - 1)).max(oldest_shown);
+        let mut bars: Vec<(Timestamp, u64)> = (first_bucket..=last_bucket)
+            .map(|b| (Timestamp::from_unix_millis(b * per_bucket * HOUR_MS), 0))
+            .collect();
         let mut earlier = 0;
         for (hour, count) in &self.hours {
             let bucket = hour / per_bucket;
@@ -269,10 +275,15 @@ mod tests {
         assert_eq!(reasons[0].first, Timestamp::from_unix_millis(10 * HOUR_MS + 5));
         assert_eq!(reasons[0].last, Timestamp::from_unix_millis(12 * HOUR_MS + 5));
         assert_eq!(o.records, 3);
-        let (bucket, bars, earlier) = o.timeline(48);
+        let now = Timestamp::from_unix_millis(13 * HOUR_MS);
+        let (bucket, bars, earlier) = o.timeline(48, now);
         assert_eq!(bucket, Duration::from_secs(3600));
-        assert_eq!(bars.iter().map(|b| b.1).collect::<Vec<_>>(), [1, 1, 1]);
+        // Hours 0..=13: at least 24 bars are asked for, but none before the epoch.
+        assert_eq!(bars.len(), 14);
+        assert_eq!(bars.iter().map(|b| b.1).skip(10).collect::<Vec<_>>(), [1, 1, 1, 0]);
         assert_eq!(earlier, 0);
+        let (_, bars, _) = o.timeline(48, Timestamp::from_unix_millis(40 * HOUR_MS));
+        assert_eq!(bars.len(), 31, "a chart ends now and starts at its oldest record within two days");
     }
 
     #[test]
@@ -281,7 +292,8 @@ mod tests {
         fold.add(&record("a", "X", 0, false));
         fold.add(&record("b", "X", 24 * 100, false));
         fold.add(&record("c", "X", 24 * 100 + 3, false));
-        let (bucket, bars, earlier) = fold.finish(Timestamp::EPOCH, 0.0).timeline(30);
+        let now = Timestamp::from_unix_millis((24 * 100 + 3) * HOUR_MS);
+        let (bucket, bars, earlier) = fold.finish(Timestamp::EPOCH, 0.0).timeline(30, now);
         assert_eq!(bucket, Duration::from_secs(86_400));
         assert_eq!(bars.len(), 30);
         assert_eq!(bars.last().unwrap().1, 2);

@@ -17,6 +17,7 @@ pub(crate) fn chrome(state: &Shared, ctx: &RequestContext) -> Chrome {
         nonce: ctx.nonce.clone(),
         csrf: state.secrets.csrf.clone(),
         read_only: state.config.read_only,
+        solving: state.config.solving,
         live_ms: state.config.live_interval_ms,
         now: state.now(),
     }

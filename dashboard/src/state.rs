@@ -51,7 +51,7 @@ impl AppState {
 
     /// Whether a key is configured, so that a balance can be asked for.
     pub(crate) fn has_key(&self) -> bool {
-        !self.client.options().api_key.expose().is_empty()
+        self.config.solving && !self.client.options().api_key.expose().is_empty()
     }
 
     /// A callback that drops the cached overview (records changed).

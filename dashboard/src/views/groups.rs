@@ -46,11 +46,13 @@ pub(crate) fn render(chrome: &Chrome, overview: &Overview, by: Dimension) -> Mar
                                 " · "
                                 a href=(chrome.url_q("/export", &format!("{selection}&format=jsonl"))) download { "Export" }
                                 @if !chrome.read_only {
-                                    form.inline method="post" action=(chrome.url("/actions/replay")) {
-                                        (chrome.csrf_field())
-                                        input type="hidden" name="filter" value=(selection);
-                                        button.replay-group type="submit" { "Replay group" }
-                                        (rate_field())
+                                    @if chrome.solving {
+                                        form.inline method="post" action=(chrome.url("/actions/replay")) {
+                                            (chrome.csrf_field())
+                                            input type="hidden" name="filter" value=(selection);
+                                            button.replay-group type="submit" { "Replay group" }
+                                            (rate_field())
+                                        }
                                     }
                                     (purge_form(chrome, html! { input type="hidden" name="filter" value=(selection); }, Some(g.count), "Purge group"))
                                 }

@@ -34,7 +34,7 @@ pub(crate) fn render(chrome: &Chrome, owners: &[OwnerEntries], recoveries: &[Rec
                     @else if o.gone { span.pill.bad { "gone" } }
                     @else { span.pill.good { "alive" } }
                 }
-                @if o.gone && !chrome.read_only {
+                @if o.gone && !chrome.read_only && chrome.solving {
                     @if let Some(owner) = &o.owner {
                         div.actions {
                             form.inline method="post" action=(chrome.url("/actions/recover")) {

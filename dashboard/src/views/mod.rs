@@ -23,6 +23,8 @@ pub(crate) struct Chrome {
     pub(crate) nonce: String,
     pub(crate) csrf: String,
     pub(crate) read_only: bool,
+    /// Replays and recovery are possible (the client has a key).
+    pub(crate) solving: bool,
     pub(crate) live_ms: u64,
     pub(crate) now: Timestamp,
 }
@@ -87,6 +89,7 @@ pub(crate) fn page(chrome: &Chrome, title: &str, nav: Nav, body: Markup) -> Mark
                     }
                     span.pill #dlq-total title="records in the DLQ (live)" { "DLQ: " span data-stat="total" { "…" } }
                     @if chrome.read_only { span.pill.readonly title="actions are hidden and refused" { "read-only" } }
+                    @else if !chrome.solving { span.pill.readonly title="start the dashboard with an API key to replay and recover" { "no API key: no replays" } }
                     label.live title="refresh counts and progress without reloading" {
                         input #live-toggle type="checkbox" checked;
                         " Live"

@@ -130,7 +130,7 @@ fn breakdown(chrome: &Chrome, overview: &Overview, dimension: Dimension) -> Mark
 
 /// An SVG bar chart of records by hour (or day) of dead-lettering.
 fn timeline(chrome: &Chrome, overview: &Overview) -> Markup {
-    let (bucket, bars, earlier) = overview.timeline(BARS);
+    let (bucket, bars, earlier) = overview.timeline(BARS, chrome.now);
     if bars.is_empty() {
         return html! { p.empty { "No records." } };
     }

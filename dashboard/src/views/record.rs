@@ -30,9 +30,11 @@ pub(crate) fn render(chrome: &Chrome, r: &DeadLetterRecord) -> Markup {
         }
         @if !chrome.read_only {
             section.actions {
-                form.inline method="post" action=(chrome.url("/actions/replay")) {
-                    (chrome.csrf_field()) (ids)
-                    button type="submit" disabled[r.state == RecordState::Parked] { "Replay" }
+                @if chrome.solving {
+                    form.inline method="post" action=(chrome.url("/actions/replay")) {
+                        (chrome.csrf_field()) (ids)
+                        button type="submit" disabled[r.state == RecordState::Parked] { "Replay" }
+                    }
                 }
                 @if r.state == RecordState::Parked {
                     form.inline method="post" action=(chrome.url("/actions/unpark")) {

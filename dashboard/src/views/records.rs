@@ -81,16 +81,20 @@ pub(crate) fn render(chrome: &Chrome, p: &RecordsPage<'_>) -> Markup {
                     (chrome.csrf_field())
                     input type="hidden" name="back" value=(chrome.url_q("/records", &selection_query));
                     span { "Selected: " span #selected-count { "0" } }
-                    button type="submit" name="action" value="replay" { "Replay selected" }
-                    (rate_field())
+                    @if chrome.solving {
+                        button type="submit" name="action" value="replay" { "Replay selected" }
+                        (rate_field())
+                    }
                     button type="submit" name="action" value="park" { "Park selected" }
                     button type="submit" name="action" value="unpark" { "Unpark selected" }
                 }
-                form method="post" action=(chrome.url("/actions/replay")) {
-                    (chrome.csrf_field())
-                    input type="hidden" name="filter" value=(selection_query);
-                    button type="submit" { "Replay all matching" }
-                    (rate_field())
+                @if chrome.solving {
+                    form method="post" action=(chrome.url("/actions/replay")) {
+                        (chrome.csrf_field())
+                        input type="hidden" name="filter" value=(selection_query);
+                        button type="submit" { "Replay all matching" }
+                        (rate_field())
+                    }
                 }
                 (purge_form(chrome, html! { input type="hidden" name="filter" value=(selection_query); }, None, "Purge all matching"))
             }
