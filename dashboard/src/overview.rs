@@ -145,9 +145,8 @@ impl Overview {
         let last_bucket = last_hour / per_bucket;
         let oldest_shown = last_bucket.saturating_sub(max_bars.max(MIN_BARS) - 1);
         let first_bucket = (first / per_bucket).min(last_bucket.saturating_sub(MIN_BARS - 1)).max(oldest_shown);
-        let mut bars: Vec<(Timestamp, u64)> = (first_bucket..=last_bucket)
-            .map(|b| (Timestamp::from_unix_millis(b * per_bucket * HOUR_MS), 0))
-            .collect();
+        let mut bars: Vec<(Timestamp, u64)> =
+            (first_bucket..=last_bucket).map(|b| (Timestamp::from_unix_millis(b * per_bucket * HOUR_MS), 0)).collect();
         let mut earlier = 0;
         for (hour, count) in &self.hours {
             let bucket = hour / per_bucket;
