@@ -29,6 +29,8 @@
       const summary = await getJson(base + "/api/summary");
       setText(document, "data-stat", summary);
       document.body.dataset.storeAvailable = String(summary.store_available);
+      // A page waiting for the overview's scan shows it once the scan is done.
+      if (summary.overview_at !== null && document.querySelector("[data-pending-overview]")) window.location.reload();
     } catch (e) {
       console.warn("captcha-dlq dashboard:", e.message);
     }

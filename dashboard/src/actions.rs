@@ -65,7 +65,15 @@ impl Form {
     fn back(&self, chrome: &Chrome) -> String {
         let fallback = chrome.url("/records");
         match self.one("back") {
-            Some(back) if back.starts_with(&format!("{}/", chrome.base)) && !back.starts_with("//") => back.to_string(),
+            // A path of this dashboard only: browsers read `//host` and `/\host` as another site.
+            Some(back)
+                if back.starts_with(&format!("{}/", chrome.base))
+                    && !back.starts_with("//")
+                    && !back.contains('\\')
+                    && !back.contains("://") =>
+            {
+                back.to_string()
+            }
             _ => fallback,
         }
     }

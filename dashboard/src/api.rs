@@ -44,6 +44,7 @@ pub(crate) async fn summary(State(state): State<Shared>) -> Response {
             "client_in_flight": metrics.tasks_in_flight.to_string(),
             "circuit_open": metrics.circuit_open,
             "store_available": health.available,
+            "overview_at": state.overview.peek().map(|o| o.computed_at.as_unix_millis()),
         }))
     }
     .await;

@@ -6,20 +6,23 @@
 //! `count` with a filter may walk every record (Redis does), so one keyset
 //! scan ([`crate::scan`]) that folds every record is the cheapest way to all
 //! the breakdowns at once. The result is shared by every page for a few
-//! seconds (one scan at a time however many browsers ask), and dropped when
-//! an action changes the DLQ; the counts by state come from the store's own
-//! counters on every request.
+//! seconds (one scan at a time however many browsers ask) and goes stale when
+//! an action changes the DLQ; a page waits a moment for a new scan and is
+//! otherwise answered with the previous result while the scan runs on (a
+//! large queue takes seconds to scan). The counts by state come from the
+//! store's own counters on every request.
 
 use core::time::Duration;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use captcha_dlq_client::{Dlq, Result};
 use captcha_dlq_core::dlq::analysis::NONE_KEY;
 use captcha_dlq_core::dlq::{DeadLetterRecord, Filter, RecordState};
 use captcha_dlq_core::Timestamp;
+use tokio::sync::Notify;
 
 use crate::scan;
 
@@ -207,41 +210,94 @@ pub(crate) async fn compute(dlq: &Dlq, now: Timestamp) -> Result<Overview> {
     Ok(fold.finish(now, started.elapsed().as_secs_f64() * 1000.0))
 }
 
-/// The latest overview, shared for `fresh_for`, recomputed by one request at a time.
+/// The latest overview, shared for `fresh_for`. A stale or missing one is recomputed in the
+/// background (one scan at a time however many requests ask); a request waits for it at
+/// most `wait`, then is answered with the previous result (or none yet) so that a page never
+/// hangs on a scan of a large queue. The scan's error, if it failed, is kept to be shown.
 pub(crate) struct OverviewCache {
-    slot: tokio::sync::Mutex<Option<(u64, Instant, Arc<Overview>)>>,
-    /// Bumped by every action that changes the DLQ: a cached overview of an older
-    /// generation is not served.
+    latest: Mutex<Latest>,
+    running: AtomicBool,
+    done: Notify,
+    /// Bumped by every action that changes the DLQ: a result of an older generation is stale.
     generation: AtomicU64,
     fresh_for: Duration,
 }
 
+#[derive(Default)]
+struct Latest {
+    result: Option<(u64, Instant, Arc<Overview>)>,
+    error: Option<String>,
+}
+
+/// What a page gets: the freshest result there is, and whether a newer one is on its way.
+pub(crate) struct Snapshot {
+    pub(crate) overview: Option<Arc<Overview>>,
+    pub(crate) refreshing: bool,
+    pub(crate) error: Option<String>,
+}
+
 impl OverviewCache {
     pub(crate) fn new(fresh_for: Duration) -> Self {
-        OverviewCache { slot: tokio::sync::Mutex::new(None), generation: AtomicU64::new(0), fresh_for }
+        OverviewCache {
+            latest: Mutex::new(Latest::default()),
+            running: AtomicBool::new(false),
+            done: Notify::new(),
+            generation: AtomicU64::new(0),
+            fresh_for,
+        }
     }
 
     pub(crate) fn invalidate(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// The cached overview if fresh, else a new one (waiting for a scan already running).
-    pub(crate) async fn get(&self, dlq: &Dlq, now: Timestamp) -> Result<Arc<Overview>> {
-        let mut slot = self.slot.lock().await;
+    fn fresh(&self) -> Option<Arc<Overview>> {
         let generation = self.generation.load(Ordering::SeqCst);
-        if let Some((g, at, overview)) = slot.as_ref() {
-            if *g == generation && at.elapsed() < self.fresh_for {
-                return Ok(overview.clone());
-            }
-        }
-        let overview = Arc::new(compute(dlq, now).await?);
-        *slot = Some((generation, Instant::now(), overview.clone()));
-        Ok(overview)
+        let latest = self.latest.lock().ok()?;
+        let (g, at, overview) = latest.result.as_ref()?;
+        (*g == generation && at.elapsed() < self.fresh_for).then(|| overview.clone())
     }
 
-    /// The cached overview whatever its age (for hints such as known reasons), if any.
+    /// The overview: fresh from the cache, or from a scan that ends within `wait`, or the
+    /// previous one while the scan goes on.
+    pub(crate) async fn get(self: &Arc<Self>, dlq: &Dlq, now: Timestamp, wait: Duration) -> Snapshot {
+        if let Some(overview) = self.fresh() {
+            return Snapshot { overview: Some(overview), refreshing: false, error: None };
+        }
+        let notified = self.done.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if !self.running.swap(true, Ordering::SeqCst) {
+            let cache = self.clone();
+            let dlq = dlq.clone();
+            tokio::spawn(async move {
+                let generation = cache.generation.load(Ordering::SeqCst);
+                let result = compute(&dlq, now).await;
+                if let Ok(mut latest) = cache.latest.lock() {
+                    match result {
+                        Ok(overview) => {
+                            latest.result = Some((generation, Instant::now(), Arc::new(overview)));
+                            latest.error = None;
+                        }
+                        Err(e) => latest.error = Some(e.to_string()),
+                    }
+                }
+                cache.running.store(false, Ordering::SeqCst);
+                cache.done.notify_waiters();
+            });
+        }
+        let _ = tokio::time::timeout(wait, notified).await;
+        let latest = self.latest.lock().ok();
+        Snapshot {
+            overview: latest.as_ref().and_then(|l| l.result.as_ref().map(|(_, _, o)| o.clone())),
+            refreshing: self.running.load(Ordering::SeqCst),
+            error: latest.and_then(|l| l.error.clone()),
+        }
+    }
+
+    /// The last overview whatever its age (for hints such as known reasons), if any.
     pub(crate) fn peek(&self) -> Option<Arc<Overview>> {
-        self.slot.try_lock().ok().and_then(|slot| slot.as_ref().map(|(_, _, o)| o.clone()))
+        self.latest.lock().ok().and_then(|l| l.result.as_ref().map(|(_, _, o)| o.clone()))
     }
 }
 

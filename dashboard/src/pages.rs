@@ -14,11 +14,11 @@ use crate::query::{pairs_of, RecordsQuery};
 use crate::respond::{chrome, html, Failure};
 use crate::scan::{self, Cursor};
 use crate::security::RequestContext;
-use crate::state::Shared;
+use crate::state::{Shared, OVERVIEW_WAIT};
 use crate::views::{self, Chrome};
 
 /// Records a text search looks at per page before it stops and offers to go on.
-const SEARCH_BUDGET: u64 = 5000;
+const SEARCH_BUDGET: u64 = 2000;
 const SEARCH_BATCH: usize = 500;
 
 type Ctx = Extension<RequestContext>;
@@ -32,13 +32,13 @@ pub(crate) async fn overview(State(state): State<Shared>, Extension(ctx): Ctx) -
     let result = async {
         let dlq = state.client.dlq();
         let stats = dlq.stats().await?;
-        let overview = state.overview.get(&dlq, state.now()).await?;
+        let snapshot = state.overview.get(&dlq, state.now(), OVERVIEW_WAIT).await;
         let status = state.client.status().await.ok();
         let metrics = state.client.metrics();
         let health = state.client.store_health();
         let page = views::overview::OverviewPage {
             stats: &stats,
-            overview: &overview,
+            overview: &snapshot,
             status: status.as_ref(),
             metrics: &metrics,
             health: &health,
@@ -184,8 +184,8 @@ pub(crate) async fn groups(State(state): State<Shared>, Extension(ctx): Ctx, Raw
                 other => return Err(Failure::bad_request(format!("{other}: unknown parameter; known: by"))),
             }
         }
-        let overview = state.overview.get(&state.client.dlq(), state.now()).await?;
-        Ok(html(views::groups::render(&chrome, &overview, by)))
+        let snapshot = state.overview.get(&state.client.dlq(), state.now(), OVERVIEW_WAIT).await;
+        Ok(html(views::groups::render(&chrome, &snapshot, by)))
     }
     .await;
     page_or_error(&chrome, result)

@@ -16,6 +16,8 @@ use crate::security::Secrets;
 
 /// How long an overview's breakdowns are shared between requests.
 const OVERVIEW_FRESH_FOR: Duration = Duration::from_secs(5);
+/// How long a page waits for a new overview scan before it shows the previous one.
+pub(crate) const OVERVIEW_WAIT: Duration = Duration::from_millis(300);
 /// How long a balance read is shown before the provider is asked again.
 pub(crate) const BALANCE_FRESH_FOR: Duration = Duration::from_secs(60);
 

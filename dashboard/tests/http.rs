@@ -183,11 +183,9 @@ fn link(page: &str, rel: &str) -> Option<String> {
     Some(page[start..end].replace("&amp;", "&"))
 }
 
-#[tokio::test]
-async fn paging_walks_every_record_once_oldest_first_and_back() {
-    // Three records per minute: pages end in the middle of a millisecond's records.
-    let client = memory_client(230).await;
-    let dash = serve(&client, DashboardConfig::default()).await;
+/// Follows "Next" from the first page to the last, then "Previous" once.
+async fn walk_every_page(client: &Client, n: u64) {
+    let dash = serve(client, DashboardConfig::default()).await;
     let root = dash.url().trim_end_matches('/').to_string();
     let mut url = format!("{root}/records?size=20");
     let mut seen = Vec::new();
@@ -202,15 +200,33 @@ async fn paging_walks_every_record_once_oldest_first_and_back() {
             None => break,
         }
     }
-    let expected: Vec<String> = (0..230).map(|i| format!("rec-{i:05}")).collect();
+    let expected: Vec<String> = (0..n).map(|i| format!("rec-{i:05}")).collect();
     assert_eq!(seen, expected, "every record once, oldest first");
-    assert_eq!(pages.len(), 12);
+    let last = pages.len() - 1;
+    assert_eq!(last as u64, n.div_ceil(20) - 1);
     // Previous from the last page is the page before it.
-    let (_, _, last) = get(&pages[11].0).await;
-    let previous = link(&last, "prev").expect("a previous link");
+    let (_, _, page) = get(&pages[last].0).await;
+    let previous = link(&page, "prev").expect("a previous link");
     let (_, _, page) = get(&format!("{root}{previous}")).await;
-    assert_eq!(linked_ids(&page), pages[10].1);
+    assert_eq!(linked_ids(&page), pages[last - 1].1);
     dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn paging_walks_every_record_once_oldest_first_and_back() {
+    // Three records per minute: pages end in the middle of a millisecond's records.
+    walk_every_page(&memory_client(230).await, 230).await;
+}
+
+#[tokio::test]
+async fn paging_walks_sqlite_and_redis_through_their_age_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = captcha_dlq::store::SqliteStore::open(dir.path().join("dlq.sqlite")).unwrap();
+    walk_every_page(&support::client_over(std::sync::Arc::new(sqlite), 130).await, 130).await;
+    if let Some(server) = captcha_dlq_mock::redis_server::RedisServer::for_tests() {
+        let redis = captcha_dlq::store::RedisStore::connect(&server.url(), "paging").await.unwrap();
+        walk_every_page(&support::client_over(std::sync::Arc::new(redis), 130).await, 130).await;
+    }
 }
 
 #[tokio::test]
@@ -369,4 +385,27 @@ async fn a_replay_at_a_rate_reports_progress_and_cancel_returns_the_rest() {
     assert!(page.contains("every record") && page.contains("cancelled"), "the request is listed");
     dash.shutdown().await;
     mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_an_action_it_goes_back_only_to_its_own_pages() {
+    let client = memory_client(3).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let csrf = csrf_of(&get(&dash.url()).await.2);
+    for (back, expected) in [
+        ("/records?reason=Timeout", "/records?reason=Timeout"),
+        ("//evil.example/", "/records"),
+        ("/\\evil.example/", "/records"),
+        ("https://evil.example/", "/records"),
+    ] {
+        let r = http()
+            .post(format!("{}actions/unpark", dash.url()))
+            .form(&[("id", "rec-00000"), ("back", back), ("csrf", &csrf)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        assert_eq!(r.headers()["location"], expected, "back={back}");
+    }
+    dash.shutdown().await;
 }

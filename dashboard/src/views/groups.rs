@@ -4,12 +4,15 @@
 
 use maud::{html, Markup};
 
-use super::{ago, count, page, purge_form, rate_field, when, Chrome, Nav};
-use crate::overview::{Dimension, Overview};
+use super::{ago, count, page, purge_form, rate_field, Chrome, Nav};
+use crate::overview::{Dimension, Snapshot};
 use crate::query::encode;
 
-pub(crate) fn render(chrome: &Chrome, overview: &Overview, by: Dimension) -> Markup {
-    let groups = overview.groups(by);
+/// Groups listed (the most common first); the rest are counted.
+const SHOWN: usize = 500;
+
+pub(crate) fn render(chrome: &Chrome, snapshot: &Snapshot, by: Dimension) -> Markup {
+    let groups = snapshot.overview.as_ref().map_or(&[][..], |o| o.groups(by));
     let body = html! {
         h1 { "Groups by " (by.title().to_lowercase()) }
         nav.tabs {
@@ -17,8 +20,11 @@ pub(crate) fn render(chrome: &Chrome, overview: &Overview, by: Dimension) -> Mar
                 a href=(chrome.url_q("/groups", &format!("by={}", d.name()))) aria-current=[(d == by).then_some("page")] { (d.title()) }
             }
         }
+        @match &snapshot.overview {
+            Some(overview) => (super::overview::scan_note(chrome, snapshot, overview)),
+            None => (super::overview::pending(snapshot, 0)),
+        }
         p.note {
-            (count(overview.records)) " records as of " (when(overview.computed_at)) ". "
             "Replays leave parked records alone (unpark them first)."
             @if matches!(by, Dimension::Provider | Dimension::TaskType) {
                 " The store cannot select records by " (by.title().to_lowercase()) ", so these groups have no actions."
@@ -32,7 +38,7 @@ pub(crate) fn render(chrome: &Chrome, overview: &Overview, by: Dimension) -> Mar
                 }
             }
             tbody {
-                @for g in groups {
+                @for g in groups.iter().take(SHOWN) {
                     @let selection = by.filter_param(&g.key).map(|param| encode(&[(param.to_string(), g.key.clone())]));
                     tr data-group=(g.key) {
                         td.key { (g.key) }
@@ -65,6 +71,7 @@ pub(crate) fn render(chrome: &Chrome, overview: &Overview, by: Dimension) -> Mar
             }
         }
         @if groups.is_empty() { p.empty { "No records." } }
+        @if groups.len() > SHOWN { p.note { (count((groups.len() - SHOWN) as u64)) " smaller groups are not listed." } }
     };
     page(chrome, "Groups", Nav::Groups, body)
 }

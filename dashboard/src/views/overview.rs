@@ -6,7 +6,7 @@ use captcha_dlq_core::dlq::StoreStats;
 use maud::{html, Markup};
 
 use super::{age, ago, count, page, when, Chrome, Nav};
-use crate::overview::{Dimension, Overview};
+use crate::overview::{Dimension, Overview, Snapshot};
 
 /// Groups shown per dimension on the overview (the groups page has them all).
 const TOP: usize = 8;
@@ -15,7 +15,7 @@ const BARS: u64 = 48;
 
 pub(crate) struct OverviewPage<'a> {
     pub(crate) stats: &'a StoreStats,
-    pub(crate) overview: &'a Overview,
+    pub(crate) overview: &'a Snapshot,
     pub(crate) status: Option<&'a DriverStatus>,
     pub(crate) metrics: &'a MetricsSnapshot,
     pub(crate) health: &'a StoreHealth,
@@ -72,22 +72,53 @@ pub(crate) fn render(chrome: &Chrome, p: &OverviewPage<'_>) -> Markup {
                 }
             }
         }
-        section.chart {
-            h2 { "Failures over time" }
-            (timeline(chrome, p.overview))
-        }
-        p.note {
-            "Breakdowns of " (count(p.overview.records)) " records as of " (when(p.overview.computed_at))
-            " (one scan of the DLQ, " (format!("{:.0}", p.overview.scan_ms)) " ms; shared for a few seconds). "
-            a href=(chrome.url("/groups")) { "All groups" }
-        }
-        section.breakdowns {
-            @for dimension in Dimension::ALL {
-                (breakdown(chrome, p.overview, dimension))
+        @match &p.overview.overview {
+            Some(overview) => {
+                section.chart {
+                    h2 { "Failures over time" }
+                    (timeline(chrome, overview))
+                }
+                (scan_note(chrome, p.overview, overview))
+                section.breakdowns {
+                    @for dimension in Dimension::ALL {
+                        (breakdown(chrome, overview, dimension))
+                    }
+                }
             }
+            None => (pending(p.overview, s.total)),
         }
     };
     page(chrome, "Overview", Nav::Overview, body)
+}
+
+/// When and how the breakdowns were computed.
+pub(crate) fn scan_note(chrome: &Chrome, snapshot: &Snapshot, overview: &Overview) -> Markup {
+    html! {
+        p.note {
+            "Breakdowns of " (count(overview.records)) " records as of " (when(overview.computed_at))
+            " (one scan of the DLQ, " (format!("{:.0}", overview.scan_ms)) " ms; shared for a few seconds)"
+            @if snapshot.refreshing { "; a newer scan is running" }
+            ". "
+            @if let Some(e) = &snapshot.error { span.bad { "The last scan failed: " (e) " " } }
+            a href=(chrome.url("/groups")) { "All groups" }
+        }
+    }
+}
+
+/// No breakdowns yet: the scan runs; the page reloads itself once it is done.
+pub(crate) fn pending(snapshot: &Snapshot, records: u64) -> Markup {
+    html! {
+        @if let Some(e) = &snapshot.error {
+            p.error { "The breakdowns could not be computed: " (e) }
+        }
+        @if snapshot.refreshing {
+            p.note data-pending-overview="" {
+                "The breakdowns are being computed (one scan of "
+                @if records > 0 { (count(records)) " records" } @else { "the DLQ" }
+                "); this page shows them when they are ready."
+            }
+        }
+    }
 }
 
 fn card(label: &str, stat: &str, value: u64, href: &str) -> Markup {

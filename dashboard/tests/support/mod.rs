@@ -5,6 +5,9 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use captcha_dlq::core::dlq::{DlqStore, MemoryStore};
 
 use captcha_dlq::core::dlq::testkit::sample_record;
 use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
@@ -20,14 +23,19 @@ pub const TOKEN: &str = "dashboard-test-token-0123456789";
 /// A client over a memory DLQ holding `n` sample records (ids `rec-000…`), spread over
 /// minutes, every third labelled `job=x`.
 pub async fn memory_client(n: u64) -> Client {
+    client_over(Arc::new(MemoryStore::new()), n).await
+}
+
+/// A client over `store` holding `n` sample records, as [`memory_client`].
+pub async fn client_over(store: Arc<dyn DlqStore>, n: u64) -> Client {
     let client = captcha_dlq::builder()
         .api_key(API_KEY)
         .provider("captchaai")
         .base_url("http://127.0.0.1:9/")
-        .dlq("memory")
+        .dlq_store(store)
         .build()
         .await
-        .expect("a memory client");
+        .expect("a client");
     let store = client.backends().store.clone();
     for i in 0..n {
         let mut record = sample_record(&format!("rec-{i:05}"), i / 3);
