@@ -18,7 +18,7 @@ use crate::state::{Shared, OVERVIEW_WAIT};
 use crate::views::{self, Chrome};
 
 /// Records a text search looks at per page before it stops and offers to go on.
-const SEARCH_BUDGET: u64 = 2000;
+const SEARCH_BUDGET: u64 = 1000;
 const SEARCH_BATCH: usize = 500;
 
 type Ctx = Extension<RequestContext>;

@@ -1,7 +1,7 @@
 //! Server time of the dashboard's pages on a full DLQ: the records page
 //! (first page, a filter, a page deep in the queue, the filters and search
-//! the stores cannot index), the overview (its one scan of the DLQ, and
-//! served from the shared result), the groups page and `/metrics`, on SQLite
+//! the stores cannot index), the overview (the page, and how long its
+//! background scan of the DLQ takes), the groups page and `/metrics`, on SQLite
 //! (a temporary file) and on Redis (a throwaway `redis-server`). Prints a
 //! Markdown table with the targets beside the numbers.
 //!
@@ -35,8 +35,14 @@ struct Args {
     skip_redis: bool,
 }
 
-const REASONS: [&str; 6] =
-    ["ERROR_CAPTCHA_UNSOLVABLE", "Timeout", "ERROR_NO_SLOT_AVAILABLE", "ERROR_PROXY_CONNECTION_FAILED", "Interrupted", "ERROR_BAD_PARAMETERS"];
+const REASONS: [&str; 6] = [
+    "ERROR_CAPTCHA_UNSOLVABLE",
+    "Timeout",
+    "ERROR_NO_SLOT_AVAILABLE",
+    "ERROR_PROXY_CONNECTION_FAILED",
+    "Interrupted",
+    "ERROR_BAD_PARAMETERS",
+];
 
 /// Records spread over a week, six reasons, twenty sitekeys, fifty hosts; every tenth labelled.
 async fn fill(store: &dyn DlqStore, n: u64) -> Result<(), String> {
@@ -61,7 +67,13 @@ async fn fill(store: &dyn DlqStore, n: u64) -> Result<(), String> {
 }
 
 /// The median server time of `runs` GETs of `path`, and what the last one answered.
-async fn time(http: &reqwest::Client, base: &str, path: &str, runs: usize, pause: Duration) -> Result<(f64, u16), String> {
+async fn time(
+    http: &reqwest::Client,
+    base: &str,
+    path: &str,
+    runs: usize,
+    pause: Duration,
+) -> Result<(f64, u16), String> {
     let mut times = Vec::new();
     let mut status = 0;
     for _ in 0..runs {
@@ -82,6 +94,29 @@ async fn time(http: &reqwest::Client, base: &str, path: &str, runs: usize, pause
     Ok((times[times.len() / 2], status))
 }
 
+/// Waits for the overview's background scan and reads how long it took from the page.
+async fn scan_time(http: &reqwest::Client, base: &str) -> Result<f64, String> {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let summary = http.get(format!("{base}/api/summary")).send().await.map_err(|e| e.to_string())?;
+        let summary = summary.text().await.map_err(|e| e.to_string())?;
+        if !summary.contains("\"overview_at\":null") {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err("the overview's scan did not finish within 10 minutes".into());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let page = http.get(format!("{base}/")).send().await.map_err(|e| e.to_string())?;
+    let page = page.text().await.map_err(|e| e.to_string())?;
+    page.split("one scan of the DLQ, ")
+        .nth(1)
+        .and_then(|rest| rest.split(" ms").next())
+        .and_then(|ms| ms.parse().ok())
+        .ok_or_else(|| "the overview does not say how long its scan took".to_string())
+}
+
 async fn bench(name: &str, store: Arc<dyn DlqStore>, args: &Args) -> Result<(), String> {
     eprintln!("{name}:");
     fill(store.as_ref(), args.records).await?;
@@ -92,7 +127,8 @@ async fn bench(name: &str, store: Arc<dyn DlqStore>, args: &Args) -> Result<(), 
         .build()
         .await
         .map_err(|e| e.to_string())?;
-    let options = DashboardOptions { listen: "127.0.0.1:0".parse().map_err(|_| "address")?, config: DashboardConfig::default() };
+    let options =
+        DashboardOptions { listen: "127.0.0.1:0".parse().map_err(|_| "address")?, config: DashboardConfig::default() };
     let dash = captcha_dlq_dashboard::serve(client.clone(), options).await.map_err(|e| e.to_string())?;
     let base = dash.url().trim_end_matches('/').to_string();
     let http = reqwest::Client::new();
@@ -100,25 +136,34 @@ async fn bench(name: &str, store: Arc<dyn DlqStore>, args: &Args) -> Result<(), 
     // Beyond the overview's sharing period, so each run scans again.
     let cold = Duration::from_millis(5200);
     let middle = sample_record("x", args.records / 2 * 7 * 24 * 60 / args.records).dead_lettered_at.as_unix_millis();
+    // The first overview finds no breakdowns: it starts the scan and waits at most 300 ms.
+    let (ms, _) = time(&http, &base, "/", 1, quick).await?;
+    println!("| {name} | overview: first request (starts the scan, waits ≤ 300 ms for it) | {ms:.1} | ≤ 500 |");
+    let scan_ms = scan_time(&http, &base).await?;
+    println!("| {name} | the overview's scan of every record (in the background) | {scan_ms:.1} | – |");
     let rows: Vec<(&str, String, Duration, usize, &str)> = vec![
-        ("overview: one scan of every record", "/".into(), cold, 3, "≤ 500"),
+        ("overview: a new scan each time (result 5 s old)", "/".into(), cold, 3, "≤ 500"),
         ("overview: shared result (within 5 s)", "/".into(), quick, args.runs, "≤ 500"),
         ("groups by reason (shared result)", "/groups".into(), quick, args.runs, "≤ 500"),
         ("records: first page of 50", "/records".into(), quick, args.runs, "≤ 100"),
         ("records: reason filter", "/records?reason=Timeout".into(), quick, args.runs, "≤ 100"),
         ("records: host filter", "/records?host=shop7.example.com".into(), quick, args.runs, "≤ 100"),
-        ("records: page halfway (keyset cursor)", format!("/records?after={middle}.0&page=1000"), quick, args.runs, "≤ 100"),
+        (
+            "records: page halfway (keyset cursor)",
+            format!("/records?after={middle}.0&page=1000"),
+            quick,
+            args.runs,
+            "≤ 100",
+        ),
         ("records: label filter (no index)", "/records?label=campaign%3Dspring".into(), quick, args.runs, "≤ 100"),
-        ("records: text search (scans ≤ 2,000)", "/records?q=shop7.example".into(), quick, args.runs, "≤ 100"),
+        ("records: text search (scans ≤ 1,000)", "/records?q=shop7.example".into(), quick, args.runs, "≤ 100"),
         ("count of a reason (loaded after the page)", "/api/count?reason=Timeout".into(), quick, args.runs, "–"),
         ("/metrics", "/metrics".into(), quick, args.runs, "–"),
     ];
     for (what, path, pause, runs, target) in rows {
         let (ms, status) = time(&http, &base, &path, runs, pause).await?;
-        if status != 200 {
-            return Err(format!("{name}: GET {path} answered {status}"));
-        }
-        println!("| {name} | {what} | {ms:.1} | {target} |");
+        let note = if status == 200 { String::new() } else { format!(" (answered {status})") };
+        println!("| {name} | {what}{note} | {ms:.1} | {target} |");
     }
     dash.shutdown().await;
     client.close().await;
