@@ -20,6 +20,8 @@ use futures::channel::{mpsc, oneshot};
 use crate::driver::{Command, Delivery, Driver, DriverStatus, Outcome, SharedHealth, StoreHealth};
 use crate::error::{Error, Result};
 use crate::events::{EventLog, EventSink};
+use crate::metrics::{Metrics, MetricsProvider, MetricsSnapshot};
+use crate::prometheus::{self, DlqGauges};
 use crate::runtime::Backends;
 use crate::store_calls::StoreCalls;
 
@@ -29,6 +31,7 @@ pub(crate) struct Inner {
     pub(crate) options: ClientOptions,
     pub(crate) owner: String,
     pub(crate) health: SharedHealth,
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 /// A solving client. Cheap to clone; all clones share one engine, driver and store.
@@ -58,17 +61,24 @@ impl Client {
         let (tx, rx) = mpsc::unbounded();
         let health: SharedHealth = Arc::new(Mutex::new(StoreHealth { available: true, ..StoreHealth::default() }));
         let store_calls = StoreCalls::new(backends.store.clone(), backends.runtime.clone(), options.store.clone());
+        let metrics = Arc::new(Metrics::new(
+            options
+                .providers()
+                .iter()
+                .map(|p| MetricsProvider { name: p.name.clone(), base_url: p.provider.base_url().to_string() })
+                .collect(),
+        ));
         let driver = Driver::new(
             engine,
             backends.clone(),
             store_calls,
             owner.clone(),
-            EventLog::new(events),
+            EventLog::new(events, metrics.clone()),
             health.clone(),
             (rx, tx.clone()),
         );
         backends.runtime.spawn(Box::pin(driver.run()));
-        Ok(Client { inner: Arc::new(Inner { commands: tx, backends, options, owner, health }) })
+        Ok(Client { inner: Arc::new(Inner { commands: tx, backends, options, owner, health, metrics }) })
     }
 
     /// The first provider (the only one in the simple form).
@@ -92,6 +102,20 @@ impl Client {
     /// The store's health as the driver last saw it; `failures` counts writes given up.
     pub fn store_health(&self) -> StoreHealth {
         self.inner.health.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    /// This client's counters and gauges (tasks, HTTP exchanges, circuit) right now.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.metrics.snapshot()
+    }
+
+    /// [`metrics`](Self::metrics) and the DLQ's gauges (records by state, oldest age,
+    /// journal size) in the Prometheus text format ([`prometheus::CONTENT_TYPE`]). A store
+    /// that does not answer is reported as `captcha_dlq_dlq_up 0`, not as an error.
+    pub async fn prometheus_text(&self) -> String {
+        let stats = self.dlq().stats().await.ok();
+        let gauges = DlqGauges { stats, health: self.store_health(), now: self.inner.backends.runtime.now() };
+        prometheus::render(&self.metrics(), &gauges)
     }
 
     pub(crate) fn send(&self, command: Command) -> Result<()> {

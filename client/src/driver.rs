@@ -250,6 +250,7 @@ impl Driver {
     pub(crate) async fn run(mut self) {
         loop {
             self.perform_actions();
+            self.log.metrics().set_jobs(self.engine.job_count(), self.engine.in_flight());
             if self.shutting_down.is_some() && self.store_calls.is_idle() {
                 break;
             }
@@ -326,21 +327,27 @@ impl Driver {
     fn command(&mut self, command: Command) {
         let now = self.now();
         match command {
-            Command::Submit { task, labels, key, accepted, done } => match self.engine.submit(task, labels, key, now) {
-                Ok(job) => {
-                    let id = self.engine.job_record_id(job).unwrap_or_default().to_string();
-                    self.track(job, id.clone());
-                    self.waiters.insert(job, done);
-                    let _ = accepted.send(Ok((job, id)));
+            Command::Submit { task, labels, key, accepted, done } => {
+                let kind = task.kind();
+                match self.engine.submit(task, labels, key, now) {
+                    Ok(job) => {
+                        self.log.metrics().job_started(job, kind);
+                        let id = self.engine.job_record_id(job).unwrap_or_default().to_string();
+                        self.track(job, id.clone());
+                        self.waiters.insert(job, done);
+                        let _ = accepted.send(Ok((job, id)));
+                    }
+                    Err(e) => {
+                        let _ = accepted.send(Err(e));
+                    }
                 }
-                Err(e) => {
-                    let _ = accepted.send(Err(e));
-                }
-            },
+            }
             Command::Replay { record, attempts, accepted, done } => {
                 let id = record.id.clone();
+                let kind = record.task.kind();
                 match self.engine.replay(*record, attempts, now) {
                     Ok(job) => {
+                        self.log.metrics().job_started(job, kind);
                         self.track(job, id);
                         self.waiters.insert(job, done);
                         let _ = accepted.send(Ok(job));
@@ -356,7 +363,9 @@ impl Driver {
                     return;
                 }
                 let id = entry.id.clone();
+                let kind = entry.task.kind();
                 let job = if resume { self.engine.recover(*entry, now) } else { self.engine.interrupt(*entry, now) };
+                self.log.metrics().job_started(job, kind);
                 self.track(job, id);
                 self.waiters.insert(job, done);
                 let _ = accepted.send(Claim::Taken);
@@ -412,7 +421,15 @@ impl Driver {
             match action {
                 Action::Send { request_id, request } => {
                     let transport = self.backends.transport.clone();
-                    self.requests.push(Box::pin(async move { (request_id, transport.send(request).await) }));
+                    let runtime = self.backends.runtime.clone();
+                    let metrics = self.log.metrics().clone();
+                    self.requests.push(Box::pin(async move {
+                        let endpoint = request.endpoint().to_string();
+                        let url = request.url.clone();
+                        let answer = transport.send(request).await;
+                        metrics.http_exchange(&url, &endpoint, &answer, runtime.now().since(now));
+                        (request_id, answer)
+                    }));
                 }
                 Action::Journal { mut entry, gates } => {
                     entry.owner = Some(self.owner.clone());
@@ -512,6 +529,7 @@ impl Driver {
                 match op {
                     Op::Upsert { gate: Some(job), entry } => {
                         if self.engine.withdraw(job) {
+                            self.log.metrics().job_withdrawn(job);
                             self.untrack(job);
                             if let Some(waiter) = self.waiters.remove(&job) {
                                 let why = StoreError::Backend(format!(

@@ -270,7 +270,7 @@ impl FromJson for RawRecover {
 
 pub fn recover_options(value: Value, casing: Casing) -> Result<RecoverOptions, Error> {
     let raw: RawRecover = call_options(value, casing, "options")?;
-    Ok(RecoverOptions { resume: raw.resume, key_prefix: None })
+    Ok(RecoverOptions { resume: raw.resume, key_prefix: None, owner: None })
 }
 
 /// One recovered task: `{id, key, labels, ok: true, solution}` or `{…, ok: false, error}`.

@@ -257,7 +257,8 @@ local leasing, scanning = ARGV[6] == 'lease', ARGV[6] == 'scan'
 local lease_end, consumer, maxd = ARGV[7], ARGV[8], tonumber(ARGV[9])
 local score, last = ARGV[2], ARGV[3]
 local start = 0
-if last ~= '' then start = rank_after(score, last) end
+-- A cursor with a score and no id starts at the first record of that score.
+if last ~= '' or score ~= '' then start = rank_after(score, last) end
 local out, found, seen, status = {}, 0, 0, 'more'
 while found < want and seen < budget do
   local n = math.min(budget - seen, 128)
@@ -670,7 +671,13 @@ impl<'a> Pages<'a> {
     ) -> Result<Pages<'a>, StoreError> {
         let ids = if filter.ids.is_empty() { None } else { Some(store.ids_by_age(&filter.ids).await?.into_iter()) };
         let page = first.clamp(PAGE_MIN, SCAN_PAGE_MAX);
-        Ok(Pages { store, filter, now, cursor: Cursor::default(), page, ids, done: false })
+        // Records dead-lettered before `dead_lettered_after` cannot match: start the walk at it
+        // (`age` is scored by that time), so a page far into the queue does not walk its start.
+        let cursor = match filter.dead_lettered_after {
+            Some(t) => Cursor { score: t.as_unix_millis().to_string(), id: String::new() },
+            None => Cursor::default(),
+        };
+        Ok(Pages { store, filter, now, cursor, page, ids, done: false })
     }
 
     /// The next page's matching records (possibly none), or `None` at the end.
@@ -714,7 +721,8 @@ const WALK_BUDGET: usize = 1024;
 const PAGE_MIN: usize = 64;
 const PAGE_MAX: usize = 256;
 
-/// A position in `age`: just after the member `id` with `score`; the start when `id` is empty.
+/// A position in `age`: just after the member `id` with `score`; the first member with
+/// `score` when `id` is empty; the start when both are.
 #[derive(Default)]
 struct Cursor {
     score: String,
