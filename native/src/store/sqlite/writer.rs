@@ -1,0 +1,295 @@
+//! The thread that owns a store's connection, and its group commit.
+//!
+//! Every call becomes a job sent to this thread. The thread takes whatever has
+//! queued up since its last transaction (up to [`MAX_GROUP`] jobs): reads run
+//! first, each on its own; then every write of the group runs in one
+//! `BEGIN IMMEDIATE … COMMIT`, so writes that arrive together (the client runs
+//! several store calls at once) share one transaction and one WAL append
+//! instead of paying for one each. Nothing waits for a group to fill: a call
+//! arriving at an idle thread is committed at once, and while a transaction
+//! runs the next group queues up behind it.
+//!
+//! The durability promise is the same as with one transaction per call: a
+//! caller gets its answer only after the transaction holding its write
+//! committed. When a group holds several writes, each runs inside a savepoint:
+//! a write that fails on its own terms (a lost lease, a bad argument) is rolled
+//! back alone and its caller gets its error, while the rest commit. When the
+//! transaction itself fails (the database is locked, read-only, out of space, a
+//! disk I/O error), every caller of the group gets that error and nothing of
+//! the group is committed. Calls of several processes on one file are
+//! serialised by SQLite's write lock as before; each process groups its own.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use captcha_dlq_core::dlq::StoreError;
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+use super::errors::db_error;
+
+/// Jobs one transaction takes at most, so that a long queue is committed in steps.
+pub(super) const MAX_GROUP: usize = 128;
+
+/// Statements kept prepared (the store uses a few dozen distinct ones).
+const STATEMENT_CACHE: usize = 64;
+
+/// Work that runs inside the group's write transaction.
+pub(super) type WriteWork<T> = Box<dyn FnOnce(&Connection, &str) -> Result<T, StoreError> + Send>;
+/// Work that runs on its own, outside any write transaction.
+pub(super) type ReadWork<T> = Box<dyn FnOnce(&mut Connection, &str) -> Result<T, StoreError> + Send>;
+
+/// A write waiting for its group's commit.
+trait PendingWrite: Send {
+    /// Runs the write; whether it succeeded.
+    fn run(&mut self, conn: &Connection, location: &str) -> bool;
+    /// The write's own failure, once run.
+    fn error(&self) -> Option<&StoreError>;
+    /// Answers the caller once the group's transaction is settled.
+    fn finish(self: Box<Self>, transaction: Result<(), &StoreError>);
+}
+
+struct Write<T> {
+    work: Option<WriteWork<T>>,
+    result: Option<Result<T, StoreError>>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T: Send> PendingWrite for Write<T> {
+    fn run(&mut self, conn: &Connection, location: &str) -> bool {
+        let Some(work) = self.work.take() else { return false };
+        let result = work(conn, location);
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn error(&self) -> Option<&StoreError> {
+        self.result.as_ref().and_then(|r| r.as_ref().err())
+    }
+
+    fn finish(self: Box<Self>, transaction: Result<(), &StoreError>) {
+        let answer = match (self.result, transaction) {
+            // The call's own failure is the precise answer, whatever happened to the group.
+            (Some(Err(own)), _) => Err(own),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(group)) => Err(group.clone()),
+            (None, Ok(())) => Err(StoreError::Backend("the write was never run".into())),
+        };
+        // The caller may have gone (timed out); its write is settled all the same.
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// A read, run as soon as its group is taken.
+trait PendingRead: Send {
+    fn run(self: Box<Self>, conn: &mut Connection, location: &str);
+}
+
+struct Read<T> {
+    work: ReadWork<T>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T: Send> PendingRead for Read<T> {
+    fn run(self: Box<Self>, conn: &mut Connection, location: &str) {
+        let _ = self.reply.send((self.work)(conn, location));
+    }
+}
+
+enum Job {
+    Write(Box<dyn PendingWrite>),
+    Read(Box<dyn PendingRead>),
+}
+
+/// How much grouping happened, for benchmarks and operators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupCommitStats {
+    /// Write transactions committed or attempted.
+    pub transactions: u64,
+    /// Write calls run in them.
+    pub writes: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    transactions: AtomicU64,
+    writes: AtomicU64,
+    /// The busy timeout asked for, in ms; the thread applies it before its next group.
+    busy_timeout_ms: AtomicU64,
+}
+
+/// The handle to a store's connection thread. Dropping the last handle lets the
+/// thread finish what is queued, close the connection and exit; the drop waits for it,
+/// so a dropped store has closed its file.
+#[derive(Debug)]
+pub(super) struct Writer {
+    queue: Option<mpsc::Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+    counts: Arc<Counts>,
+    location: Arc<str>,
+}
+
+impl Writer {
+    pub(super) fn start(conn: Connection, location: Arc<str>, busy_timeout: Duration) -> Result<Writer, StoreError> {
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        let counts = Arc::new(Counts::default());
+        counts.busy_timeout_ms.store(millis(busy_timeout), Ordering::Relaxed);
+        let (queue, jobs) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("captcha-dlq-sqlite".into())
+            .spawn({
+                let (counts, location) = (Arc::clone(&counts), Arc::clone(&location));
+                move || serve(conn, &location, &jobs, &counts)
+            })
+            .map_err(|e| StoreError::Backend(format!("{location}: cannot start the SQLite thread: {e}")))?;
+        Ok(Writer { queue: Some(queue), thread: Some(thread), counts, location })
+    }
+
+    fn send(&self, job: Job) -> Result<(), StoreError> {
+        let sent = self.queue.as_ref().map(|q| q.send(job).is_ok()).unwrap_or(false);
+        if sent {
+            Ok(())
+        } else {
+            Err(self.stopped())
+        }
+    }
+
+    fn stopped(&self) -> StoreError {
+        StoreError::Backend(format!("{}: the SQLite thread stopped (an earlier call panicked)", self.location))
+    }
+
+    /// Runs `work` inside the next group's write transaction; answers after the commit.
+    pub(super) async fn write<T: Send + 'static>(&self, work: WriteWork<T>) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Job::Write(Box::new(Write { work: Some(work), result: None, reply })))?;
+        answer.await.map_err(|_| self.stopped())?
+    }
+
+    /// Runs `work` on the connection outside any write transaction.
+    pub(super) async fn read<T: Send + 'static>(&self, work: ReadWork<T>) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Job::Read(Box::new(Read { work, reply })))?;
+        answer.await.map_err(|_| self.stopped())?
+    }
+
+    pub(super) fn stats(&self) -> GroupCommitStats {
+        GroupCommitStats {
+            transactions: self.counts.transactions.load(Ordering::Relaxed),
+            writes: self.counts.writes.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(super) fn set_busy_timeout(&self, timeout: Duration) {
+        self.counts.busy_timeout_ms.store(millis(timeout), Ordering::Relaxed);
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.queue = None;
+        if let Some(thread) = self.thread.take() {
+            // A panic in the thread was already reported to the calls it failed.
+            let _ = thread.join();
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The thread's loop: take a group, run its reads, commit its writes, until every handle is gone.
+fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
+    let mut busy_ms = None;
+    let mut reads: Vec<Box<dyn PendingRead>> = Vec::new();
+    let mut writes: Vec<Box<dyn PendingWrite>> = Vec::new();
+    while let Ok(first) = jobs.recv() {
+        let mut next = Some(first);
+        while let Some(job) = next {
+            match job {
+                Job::Read(r) => reads.push(r),
+                Job::Write(w) => writes.push(w),
+            }
+            next = if reads.len() + writes.len() < MAX_GROUP { jobs.try_recv().ok() } else { None };
+        }
+        let wanted = counts.busy_timeout_ms.load(Ordering::Relaxed);
+        if busy_ms != Some(wanted) && conn.busy_timeout(Duration::from_millis(wanted)).is_ok() {
+            busy_ms = Some(wanted);
+        }
+        for read in reads.drain(..) {
+            read.run(&mut conn, location);
+        }
+        if !writes.is_empty() {
+            counts.transactions.fetch_add(1, Ordering::Relaxed);
+            counts.writes.fetch_add(writes.len() as u64, Ordering::Relaxed);
+            commit_group(&conn, location, &mut writes);
+        }
+    }
+}
+
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
+/// Runs `writes` in one transaction and answers each caller.
+fn commit_group(conn: &Connection, location: &str, writes: &mut Vec<Box<dyn PendingWrite>>) {
+    let outcome = run_group(conn, location, writes);
+    if outcome.is_err() || !conn.is_autocommit() {
+        // Whatever failed, leave no transaction open for the next group.
+        let _ = exec(conn, "ROLLBACK");
+    }
+    for write in writes.drain(..) {
+        write.finish(outcome.as_ref().map(|_| ()));
+    }
+}
+
+fn run_group(conn: &Connection, location: &str, writes: &mut [Box<dyn PendingWrite>]) -> Result<(), StoreError> {
+    let n = writes.len();
+    let failed = |what: &str, e: rusqlite::Error| {
+        let cause = db_error(location)(e);
+        match cause {
+            StoreError::Backend(message) if n > 1 => {
+                StoreError::Backend(format!("{message} (while {what}; none of the {n} writes committed with it)"))
+            }
+            StoreError::Backend(message) => StoreError::Backend(format!("{message} (while {what})")),
+            other => other,
+        }
+    };
+    exec(conn, "BEGIN IMMEDIATE").map_err(|e| failed("starting the write transaction", e))?;
+    // One write alone needs no savepoint: if it fails, the whole transaction is rolled back.
+    let shared = n > 1;
+    let mut any_ok = false;
+    for write in writes.iter_mut() {
+        if shared {
+            exec(conn, "SAVEPOINT call").map_err(|e| failed("opening a savepoint", e))?;
+        }
+        let ok = write.run(conn, location);
+        if conn.is_autocommit() {
+            // SQLite rolled the whole transaction back (I/O error, full disk, …): the call
+            // that hit it has the cause, and the others get the same cause.
+            return Err(match write.error() {
+                Some(StoreError::Backend(cause)) => StoreError::Backend(format!(
+                    "{cause} (SQLite rolled back the write transaction; none of the {n} writes in it committed)"
+                )),
+                Some(other) => other.clone(),
+                None => StoreError::Backend(format!("{location}: SQLite rolled back the write transaction")),
+            });
+        }
+        if shared {
+            if !ok {
+                exec(conn, "ROLLBACK TO call").map_err(|e| failed("rolling back a failed write", e))?;
+            }
+            exec(conn, "RELEASE call").map_err(|e| failed("releasing a savepoint", e))?;
+        }
+        any_ok |= ok;
+    }
+    if !any_ok {
+        exec(conn, "ROLLBACK").map_err(|e| failed("rolling back", e))?;
+        return Ok(());
+    }
+    exec(conn, "COMMIT").map_err(|e| failed("committing", e))
+}
