@@ -13,6 +13,13 @@ pub mod sqlite_floor;
 
 use captcha_dlq_core::Timestamp;
 
+/// A lease handed out by a floor (`sqlite_floor`, `redis_floor`).
+#[derive(Debug, Clone)]
+pub struct FloorLease {
+    pub id: String,
+    pub nonce: String,
+}
+
 /// The wall clock now, as the stores take it.
 pub fn now() -> Timestamp {
     let ms = std::time::SystemTime::now()

@@ -1,6 +1,6 @@
-//! The floor the Redis store is measured against: the redis crate's plain
-//! synchronous connection sending, for each operation, one minimal Lua script
-//! that does the same data work as the store, and nothing else.
+//! The floor the Redis store is measured against: the redis crate sending,
+//! for each operation (or group of operations), one minimal Lua script that
+//! does the same data work as the store, and nothing else.
 //!
 //! Why a script per operation: each operation must be atomic against other
 //! workers (a record written and its journal entry removed together; a lease
@@ -16,15 +16,20 @@
 //!   the commands the bench's operations need: no capacity, no parked or
 //!   expired-lease branches beyond the checks receive must make;
 //! - bodies encoded before the clock starts and not decoded when received;
-//! - a blocking connection on the calling thread: no async runtime, no
-//!   connection manager, no reconnect logic.
+//! - nothing but the redis crate between the bench and the socket: either its
+//!   async multiplexed connection on the bench's tokio runtime (the I/O model
+//!   of the store), or its blocking connection on the calling thread (no async
+//!   runtime at all, stricter still).
 //!
-//! "One by one" is one round trip per operation; "pipelined" sends `n`
-//! operations per round trip (still one script each).
+//! "One by one" is one script call (one round trip) per operation; "grouped"
+//! sends `n` operations as one script call, the best batching can do.
 
 use captcha_dlq_core::dlq::DeadLetterRecord;
 use captcha_dlq_core::JournalEntry;
-use redis::{Connection, Script};
+use redis::aio::MultiplexedConnection;
+use redis::{Cmd, Connection, FromRedisValue, Script};
+
+use crate::FloorLease;
 
 const KEYS: [&str; 12] =
     ["body", "deliv", "nonce", "until", "parked", "entry", "age", "journal", "jkey", "settled", "counters", "stream"];
@@ -34,21 +39,24 @@ local BODY, DELIV, NONCE, UNTIL, PARKED, ENTRY, AGE, JOURNAL, JKEY, SETTLED, COU
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 "#;
 
-/// ARGV: id, body, dead_lettered_at. Returns whether a record was replaced.
+/// ARGV: (id, body, dead_lettered_at) per record. Returns how many replaced a record.
 const PUSH: &str = r#"
-local id = ARGV[1]
-local replaced = redis.call('HEXISTS', BODY, id)
-redis.call('HSET', BODY, id, ARGV[2])
-redis.call('HSET', DELIV, id, 0)
-redis.call('ZADD', AGE, ARGV[3], id)
-if redis.call('HEXISTS', ENTRY, id) == 0 then
-  redis.call('HSET', ENTRY, id, redis.call('XADD', STREAM, '*', 'id', id))
-end
-if redis.call('HDEL', JOURNAL, id) == 1 then
-  local key = redis.call('HGET', JKEY, id)
-  if key then
-    redis.call('HDEL', JKEY, id)
-    redis.call('HSET', SETTLED, key, ARGV[3])
+local replaced = 0
+for i = 1, #ARGV, 3 do
+  local id, at = ARGV[i], ARGV[i + 2]
+  replaced = replaced + redis.call('HEXISTS', BODY, id)
+  redis.call('HSET', BODY, id, ARGV[i + 1])
+  redis.call('HSET', DELIV, id, 0)
+  redis.call('ZADD', AGE, at, id)
+  if redis.call('HEXISTS', ENTRY, id) == 0 then
+    redis.call('HSET', ENTRY, id, redis.call('XADD', STREAM, '*', 'id', id))
+  end
+  if redis.call('HDEL', JOURNAL, id) == 1 then
+    local key = redis.call('HGET', JKEY, id)
+    if key then
+      redis.call('HDEL', JKEY, id)
+      redis.call('HSET', SETTLED, key, at)
+    end
   end
 end
 return replaced
@@ -81,51 +89,62 @@ end
 return out
 "#;
 
-/// ARGV: id, nonce. Returns 1, or 0 if the lease was lost.
+/// ARGV: (id, nonce) per lease. Returns how many leases were still held (and completed).
 const COMPLETE: &str = r#"
-local id = ARGV[1]
-if redis.call('HGET', NONCE, id) ~= ARGV[2] then return 0 end
-local e = redis.call('HGET', ENTRY, id)
-redis.call('XACK', STREAM, 'dlq', e)
-redis.call('XDEL', STREAM, e)
-redis.call('HDEL', BODY, id)
-redis.call('HDEL', DELIV, id)
-redis.call('HDEL', NONCE, id)
-redis.call('HDEL', ENTRY, id)
-redis.call('ZREM', UNTIL, id)
-redis.call('ZREM', AGE, id)
-redis.call('HINCRBY', COUNTERS, 'completed', 1)
-return 1
-"#;
-
-/// ARGV: id, key ('' = none), body.
-const JOURNAL_UPSERT: &str = r#"
-redis.call('HSET', JOURNAL, ARGV[1], ARGV[3])
-if ARGV[2] ~= '' then redis.call('HSET', JKEY, ARGV[1], ARGV[2]) end
-return 1
-"#;
-
-/// ARGV: id, settled value. Removes the entry, settles its key, drops a replayed record.
-const JOURNAL_FORGET: &str = r#"
-local id = ARGV[1]
-if redis.call('HDEL', JOURNAL, id) == 1 then
-  local key = redis.call('HGET', JKEY, id)
-  if key then
-    redis.call('HDEL', JKEY, id)
-    redis.call('HSET', SETTLED, key, ARGV[2])
-  end
-end
-if redis.call('HEXISTS', BODY, id) == 1 then
-  local e = redis.call('HGET', ENTRY, id)
-  if e then
+local done = 0
+for i = 1, #ARGV, 2 do
+  local id = ARGV[i]
+  if redis.call('HGET', NONCE, id) == ARGV[i + 1] then
+    local e = redis.call('HGET', ENTRY, id)
     redis.call('XACK', STREAM, 'dlq', e)
     redis.call('XDEL', STREAM, e)
+    redis.call('HDEL', BODY, id)
+    redis.call('HDEL', DELIV, id)
+    redis.call('HDEL', NONCE, id)
+    redis.call('HDEL', ENTRY, id)
+    redis.call('ZREM', UNTIL, id)
+    redis.call('ZREM', AGE, id)
+    done = done + 1
   end
-  for _, k in ipairs({BODY, DELIV, NONCE, ENTRY, PARKED}) do redis.call('HDEL', k, id) end
-  redis.call('ZREM', UNTIL, id)
-  redis.call('ZREM', AGE, id)
-  redis.call('HINCRBY', COUNTERS, 'completed', 1)
 end
+redis.call('HINCRBY', COUNTERS, 'completed', done)
+return done
+"#;
+
+/// ARGV: (id, key ('' = none), body) per entry.
+const JOURNAL_UPSERT: &str = r#"
+for i = 1, #ARGV, 3 do
+  redis.call('HSET', JOURNAL, ARGV[i], ARGV[i + 2])
+  if ARGV[i + 1] ~= '' then redis.call('HSET', JKEY, ARGV[i], ARGV[i + 1]) end
+end
+return 1
+"#;
+
+/// ARGV: now, then ids. Removes each entry, settles its key, drops a replayed record.
+const JOURNAL_FORGET: &str = r#"
+local completed = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if redis.call('HDEL', JOURNAL, id) == 1 then
+    local key = redis.call('HGET', JKEY, id)
+    if key then
+      redis.call('HDEL', JKEY, id)
+      redis.call('HSET', SETTLED, key, '{"id":' .. cjson.encode(id) .. ',"outcome":"solved","at":' .. ARGV[1] .. '}')
+    end
+  end
+  if redis.call('HEXISTS', BODY, id) == 1 then
+    local e = redis.call('HGET', ENTRY, id)
+    if e then
+      redis.call('XACK', STREAM, 'dlq', e)
+      redis.call('XDEL', STREAM, e)
+    end
+    for _, k in ipairs({BODY, DELIV, NONCE, ENTRY, PARKED}) do redis.call('HDEL', k, id) end
+    redis.call('ZREM', UNTIL, id)
+    redis.call('ZREM', AGE, id)
+    completed = completed + 1
+  end
+end
+if completed > 0 then redis.call('HINCRBY', COUNTERS, 'completed', completed) end
 return 1
 "#;
 
@@ -162,14 +181,16 @@ impl EncodedEntry {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct FloorLease {
-    pub id: String,
-    pub nonce: String,
+/// The connection the floor sends on.
+enum Conn {
+    /// The redis crate's async connection, driven by the caller's tokio runtime.
+    Async(MultiplexedConnection),
+    /// The redis crate's blocking connection, on the calling thread.
+    Blocking(Connection),
 }
 
 pub struct RedisFloor {
-    conn: Connection,
+    conn: Conn,
     keys: Vec<String>,
     push: Script,
     receive: Script,
@@ -190,62 +211,56 @@ fn err(e: redis::RedisError) -> String {
 }
 
 impl RedisFloor {
-    /// Connects to `url` and prepares the keys of `namespace` (its stream and group included).
-    pub fn connect(url: &str, namespace: &str) -> Result<Self, String> {
+    /// Connects to `url`, prepares the keys of `namespace` (its stream and group included) and
+    /// loads the scripts, so that no timed call pays for `SCRIPT LOAD`. `blocking`: use the
+    /// blocking connection (call from a thread that may block) instead of the async one.
+    pub async fn connect(url: &str, namespace: &str, blocking: bool) -> Result<Self, String> {
         let client = redis::Client::open(url).map_err(err)?;
-        let mut conn = client.get_connection().map_err(err)?;
-        let keys: Vec<String> = KEYS.iter().map(|k| format!("{{floor:{namespace}}}:{k}")).collect();
-        let stream = keys.last().cloned().unwrap_or_default();
-        redis::cmd("XGROUP")
-            .arg("CREATE")
-            .arg(&stream)
-            .arg("dlq")
-            .arg("0")
-            .arg("MKSTREAM")
-            .exec(&mut conn)
-            .map_err(err)?;
-        let script = |body: &str| Script::new(&format!("{PRELUDE}{body}"));
-        let floor = RedisFloor {
-            conn,
-            keys,
-            push: script(PUSH),
-            receive: script(RECEIVE),
-            complete: script(COMPLETE),
-            journal_upsert: script(JOURNAL_UPSERT),
-            journal_forget: script(JOURNAL_FORGET),
-            nonces: 0,
+        let conn = if blocking {
+            Conn::Blocking(client.get_connection().map_err(err)?)
+        } else {
+            Conn::Async(client.get_multiplexed_async_connection().await.map_err(err)?)
         };
+        let keys: Vec<String> = KEYS.iter().map(|k| format!("{{floor:{namespace}}}:{k}")).collect();
+        let codes = [PUSH, RECEIVE, COMPLETE, JOURNAL_UPSERT, JOURNAL_FORGET].map(|body| format!("{PRELUDE}{body}"));
+        let [push, receive, complete, journal_upsert, journal_forget] = codes.clone().map(|code| Script::new(&code));
+        let mut floor = RedisFloor { conn, keys, push, receive, complete, journal_upsert, journal_forget, nonces: 0 };
+        let stream = floor.keys.last().cloned().unwrap_or_default();
+        let mut group = redis::cmd("XGROUP");
+        group.arg("CREATE").arg(&stream).arg("dlq").arg("0").arg("MKSTREAM");
+        floor.query::<()>(group).await?;
+        for code in codes {
+            let mut load = redis::cmd("SCRIPT");
+            load.arg("LOAD").arg(code);
+            floor.query::<String>(load).await?;
+        }
         Ok(floor)
     }
 
-    /// Loads the scripts, so that no timed call pays for `SCRIPT LOAD`.
-    pub fn load(&mut self) -> Result<(), String> {
-        for s in [&self.push, &self.receive, &self.complete, &self.journal_upsert, &self.journal_forget] {
-            s.prepare_invoke().load(&mut self.conn).map_err(err)?;
+    async fn query<T: FromRedisValue>(&mut self, cmd: Cmd) -> Result<T, String> {
+        match &mut self.conn {
+            Conn::Async(c) => cmd.query_async(c).await.map_err(err),
+            Conn::Blocking(c) => tokio::task::block_in_place(|| cmd.query(c)).map_err(err),
         }
-        Ok(())
     }
 
-    fn evalsha(&self, script: &Script) -> redis::Cmd {
+    fn evalsha(&self, script: &Script) -> Cmd {
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(script.get_hash()).arg(self.keys.len()).arg(&self.keys);
         cmd
     }
 
-    /// Pushes `records`, one script each, in one round trip (one by one: a slice of one).
-    pub fn push(&mut self, records: &[EncodedRecord]) -> Result<(), String> {
-        let mut pipe = redis::pipe();
+    /// Pushes `records` in one script call (one by one: a slice of one).
+    pub async fn push(&mut self, records: &[EncodedRecord]) -> Result<(), String> {
+        let mut cmd = self.evalsha(&self.push);
         for r in records {
-            let mut cmd = self.evalsha(&self.push);
             cmd.arg(&r.id).arg(&r.body).arg(r.dead_lettered_at);
-            pipe.add_command(cmd);
         }
-        let _: Vec<i64> = pipe.query(&mut self.conn).map_err(err)?;
-        Ok(())
+        self.query::<i64>(cmd).await.map(drop)
     }
 
-    /// Leases up to `max` of the oldest ready records in one script.
-    pub fn receive(&mut self, max: usize, now_ms: u64, lease_ms: u64) -> Result<Vec<FloorLease>, String> {
+    /// Leases up to `max` of the oldest ready records in one script call.
+    pub async fn receive(&mut self, max: usize, now_ms: u64, lease_ms: u64) -> Result<Vec<FloorLease>, String> {
         let mut cmd = self.evalsha(&self.receive);
         cmd.arg(now_ms).arg(now_ms + lease_ms).arg("floor-worker").arg(max);
         let nonces: Vec<String> = (0..max)
@@ -255,7 +270,7 @@ impl RedisFloor {
             })
             .collect();
         cmd.arg(&nonces);
-        let pairs: Vec<String> = cmd.query(&mut self.conn).map_err(err)?;
+        let pairs: Vec<String> = self.query(cmd).await?;
         Ok(pairs
             .chunks_exact(2)
             .zip(nonces)
@@ -263,42 +278,32 @@ impl RedisFloor {
             .collect())
     }
 
-    /// Completes `leases`, one script each, in one round trip (one by one: a slice of one).
-    pub fn complete(&mut self, leases: &[FloorLease]) -> Result<(), String> {
-        let mut pipe = redis::pipe();
+    /// Completes `leases` in one script call (one by one: a slice of one).
+    pub async fn complete(&mut self, leases: &[FloorLease]) -> Result<(), String> {
+        let mut cmd = self.evalsha(&self.complete);
         for l in leases {
-            let mut cmd = self.evalsha(&self.complete);
             cmd.arg(&l.id).arg(&l.nonce);
-            pipe.add_command(cmd);
         }
-        let done: Vec<i64> = pipe.query(&mut self.conn).map_err(err)?;
-        if done.iter().any(|d| *d != 1) {
+        let done: usize = self.query(cmd).await?;
+        if done != leases.len() {
             return Err("redis floor: a lease was lost".into());
         }
         Ok(())
     }
 
-    /// Writes `entries`, one script each, in one round trip (one by one: a slice of one).
-    pub fn journal_upsert(&mut self, entries: &[EncodedEntry]) -> Result<(), String> {
-        let mut pipe = redis::pipe();
+    /// Writes `entries` in one script call (one by one: a slice of one).
+    pub async fn journal_upsert(&mut self, entries: &[EncodedEntry]) -> Result<(), String> {
+        let mut cmd = self.evalsha(&self.journal_upsert);
         for e in entries {
-            let mut cmd = self.evalsha(&self.journal_upsert);
             cmd.arg(&e.id).arg(&e.key).arg(&e.json);
-            pipe.add_command(cmd);
         }
-        let _: Vec<i64> = pipe.query(&mut self.conn).map_err(err)?;
-        Ok(())
+        self.query::<i64>(cmd).await.map(drop)
     }
 
-    /// Forgets `ids`, one script each, in one round trip (one by one: a slice of one).
-    pub fn journal_forget(&mut self, ids: &[String], now_ms: u64) -> Result<(), String> {
-        let mut pipe = redis::pipe();
-        for id in ids {
-            let mut cmd = self.evalsha(&self.journal_forget);
-            cmd.arg(id).arg(format!("{{\"id\":\"{id}\",\"outcome\":\"solved\",\"at\":{now_ms}}}"));
-            pipe.add_command(cmd);
-        }
-        let _: Vec<i64> = pipe.query(&mut self.conn).map_err(err)?;
-        Ok(())
+    /// Forgets `ids` in one script call (one by one: a slice of one).
+    pub async fn journal_forget(&mut self, ids: &[String], now_ms: u64) -> Result<(), String> {
+        let mut cmd = self.evalsha(&self.journal_forget);
+        cmd.arg(now_ms).arg(ids);
+        self.query::<i64>(cmd).await.map(drop)
     }
 }

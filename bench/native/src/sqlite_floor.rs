@@ -29,6 +29,8 @@ use captcha_dlq_core::dlq::DeadLetterRecord;
 use captcha_dlq_core::JournalEntry;
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::FloorLease;
+
 const SCHEMA: &str = "
 CREATE TABLE records (
     id TEXT PRIMARY KEY NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL, class TEXT NOT NULL,
@@ -81,13 +83,6 @@ impl EncodedEntry {
         let json = serde_json::to_string(entry).map_err(|e| e.to_string())?;
         Ok(EncodedEntry { id: entry.id.clone(), key: entry.key.clone(), json })
     }
-}
-
-/// A lease the floor handed out.
-#[derive(Debug, Clone)]
-pub struct FloorLease {
-    pub id: String,
-    pub nonce: String,
 }
 
 #[derive(Debug)]

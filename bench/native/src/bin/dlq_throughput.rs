@@ -4,6 +4,11 @@
 //! the same work with nothing else: see `sqlite_floor.rs` and `redis_floor.rs`),
 //! plus the seeds' JSON file queue that rewrites the whole file per operation.
 //!
+//! The store and its floor take turns, a slice of 1,000 operations (or one
+//! receive batch) at a time, each going first every other slice, so that both
+//! see the same machine: on a shared machine, load that comes and goes would
+//! otherwise land on one of them. Each side's time is the sum of its slices.
+//!
 //! Workloads, each on a fresh file or namespace:
 //! - one by one: RECORDS pushes, then a drain (receive `--batch` under a lease,
 //!   complete each), one call at a time; the floor runs one transaction (one
@@ -27,11 +32,16 @@ use captcha_dlq_bench_native::json_file::JsonFileDlq;
 use captcha_dlq_bench_native::redis_floor::{self, RedisFloor};
 use captcha_dlq_bench_native::redis_server::{self, RedisServer};
 use captcha_dlq_bench_native::sqlite_floor::{self, SqliteFloor};
-use captcha_dlq_bench_native::{human_bytes, now};
+use captcha_dlq_bench_native::{human_bytes, now, FloorLease};
 use captcha_dlq_core::dlq::testkit::{sample_journal_entry, sample_record};
 use captcha_dlq_core::dlq::{DeadLetterRecord, DlqStore, Filter};
 use captcha_dlq_core::{JournalEntry, Solution};
 use clap::Parser;
+
+/// Operations per turn of the store or its floor.
+const SLICE: usize = 1_000;
+
+const LEASE: Duration = Duration::from_secs(3600);
 
 /// Push, receive, complete and journal writes on every DLQ backend, beside their floors.
 #[derive(Debug, Parser)]
@@ -50,7 +60,7 @@ struct Args {
     #[arg(long)]
     journal_records: Option<u64>,
     /// Queue sizes for the JSON file queue (each capped at RECORDS). Its cost grows with the
-    /// square of the size: 100,000 would take hours.
+    /// square of the size: 10,000 takes minutes, 100,000 would take hours.
     #[arg(long, value_delimiter = ',', default_values_t = [1_000u64])]
     json_records: Vec<u64>,
     /// Leave out the Redis rows even if redis-server is installed.
@@ -59,6 +69,16 @@ struct Args {
     /// Leave out the SQLite rows.
     #[arg(long)]
     skip_sqlite: bool,
+    /// The connection the Redis floor sends on: the redis crate's async multiplexed connection
+    /// on this runtime (the store's I/O model), or its blocking connection (no runtime at all).
+    #[arg(long, value_enum, default_value_t = RedisFloorKind::Async)]
+    redis_floor: RedisFloorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RedisFloorKind {
+    Async,
+    Blocking,
 }
 
 /// One line of the table.
@@ -67,39 +87,67 @@ struct Row {
     store: &'static str,
     workload: String,
     ops: u64,
-    secs: f64,
-    /// The floor's time for the same work.
-    floor_secs: Option<f64>,
+    time: Turns,
     /// The one-by-one rate of the same operation, for the concurrent rows.
     one_by_one_rate: Option<f64>,
     note: String,
 }
 
 impl Row {
-    fn rate(&self) -> f64 {
-        if self.secs > 0.0 {
-            self.ops as f64 / self.secs
+    fn print(&self) {
+        let floor_rate =
+            if self.time.floor > 0.0 { format!("{:.0}", self.ops as f64 / self.time.floor) } else { "-".into() };
+        let ratio =
+            if self.time.floor > 0.0 { format!("{:.2}", self.time.store / self.time.floor) } else { "-".into() };
+        let speedup = self.one_by_one_rate.map_or("-".into(), |r| format!("{:.1}×", self.time.rate(self.ops) / r));
+        let per_op = |secs: f64| secs * 1e6 / self.ops.max(1) as f64;
+        let cpu = if self.time.floor > 0.0 {
+            format!("{:.0} ({:.0})", per_op(self.time.store_cpu), per_op(self.time.floor_cpu))
+        } else {
+            format!("{:.0}", per_op(self.time.store_cpu))
+        };
+        println!(
+            "| {} | {} | {} | {:.2} | {:.0} | {} | {} | {} | {} | {} |",
+            self.store,
+            self.workload,
+            self.ops,
+            self.time.store,
+            self.time.rate(self.ops),
+            floor_rate,
+            ratio,
+            cpu,
+            speedup,
+            self.note
+        );
+    }
+}
+
+/// Seconds the store and its floor spent on the same work: wall time, and CPU time (this
+/// process's, plus the Redis server's for Redis rows).
+#[derive(Debug, Default, Clone, Copy)]
+struct Turns {
+    store: f64,
+    floor: f64,
+    store_cpu: f64,
+    floor_cpu: f64,
+}
+
+impl Turns {
+    fn rate(&self, ops: u64) -> f64 {
+        if self.store > 0.0 {
+            ops as f64 / self.store
         } else {
             0.0
         }
     }
 
-    fn print(&self) {
-        let floor_rate = self.floor_secs.map_or("-".into(), |f| format!("{:.0}", self.ops as f64 / f));
-        let ratio = self.floor_secs.map_or("-".into(), |f| format!("{:.2}", self.secs / f));
-        let speedup = self.one_by_one_rate.map_or("-".into(), |r| format!("{:.1}×", self.rate() / r));
-        println!(
-            "| {} | {} | {} | {:.2} | {:.0} | {} | {} | {} | {} |",
-            self.store,
-            self.workload,
-            self.ops,
-            self.secs,
-            self.rate(),
-            floor_rate,
-            ratio,
-            speedup,
-            self.note
-        );
+    fn plus(self, other: Turns) -> Turns {
+        Turns {
+            store: self.store + other.store,
+            floor: self.floor + other.floor,
+            store_cpu: self.store_cpu + other.store_cpu,
+            floor_cpu: self.floor_cpu + other.floor_cpu,
+        }
     }
 }
 
@@ -144,176 +192,277 @@ fn grouping_note(before: (u64, u64), after: (u64, u64), per: &str) -> String {
     format!("{:.1} calls per {per}", calls as f64 / groups as f64)
 }
 
-async fn timed<T, Fut: Future<Output = Result<T, String>>>(f: Fut) -> Result<(T, f64), String> {
-    let start = Instant::now();
-    let out = f.await?;
-    Ok((out, start.elapsed().as_secs_f64()))
-}
-
-/// Runs `work` for every item, with `concurrency` tasks each taking items in turn.
+/// Runs `work` for every item, at most `concurrency` at once, in this task (as the client runs
+/// its store calls: futures polled together, not a task each).
 async fn at_once<T, F, Fut>(items: Vec<T>, concurrency: usize, work: F) -> Result<(), String>
 where
-    T: Send + 'static,
-    F: Fn(T) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), String>> + Send,
+    F: Fn(T) -> Fut,
+    Fut: Future<Output = Result<(), String>>,
 {
-    let queue = Arc::new(std::sync::Mutex::new(items.into_iter()));
-    let work = Arc::new(work);
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..concurrency {
-        let (queue, work) = (Arc::clone(&queue), Arc::clone(&work));
-        tasks.spawn(async move {
-            loop {
-                let next = queue.lock().map_err(|_| "queue poisoned".to_string())?.next();
-                let Some(item) = next else { return Ok::<(), String>(()) };
-                work(item).await?;
-            }
-        });
-    }
-    while let Some(done) = tasks.join_next().await {
-        done.map_err(|e| format!("a bench task failed: {e}"))??;
-    }
-    Ok(())
+    use futures::stream::{self, StreamExt, TryStreamExt};
+    stream::iter(items).map(work).buffer_unordered(concurrency.max(1)).try_collect::<()>().await
 }
 
-async fn push_all(name: &str, store: &Store, all: Vec<DeadLetterRecord>, concurrency: usize) -> Result<(), String> {
-    let name = name.to_string();
-    let store = Arc::clone(store);
-    at_once(all, concurrency, move |r| {
-        let (store, name) = (Arc::clone(&store), name.clone());
-        async move { store.push(r).await.map(drop).map_err(|e| format!("{name}: push failed: {e}")) }
-    })
-    .await
-}
-
-/// Receives `batch` at a time and completes them, `concurrency` at once; returns how many.
-async fn drain(name: &str, store: &Store, batch: usize, concurrency: usize) -> Result<u64, String> {
-    let lease = Duration::from_secs(3600);
-    let mut drained = 0u64;
-    loop {
-        let leased =
-            store.receive(&Filter::all(), batch, lease, now()).await.map_err(|e| format!("{name}: receive: {e}"))?;
-        if leased.is_empty() {
-            return Ok(drained);
-        }
-        drained += leased.len() as u64;
-        let tokens: Vec<_> = leased.into_iter().map(|l| l.token).collect();
-        let (name, store) = (name.to_string(), Arc::clone(store));
-        at_once(tokens, concurrency, move |t| {
-            let (store, name) = (Arc::clone(&store), name.clone());
-            async move { store.complete(&t, now()).await.map_err(|e| format!("{name}: complete: {e}")) }
-        })
-        .await?;
-    }
-}
-
-async fn upsert_all(name: &str, store: &Store, all: Vec<JournalEntry>, concurrency: usize) -> Result<(), String> {
-    let (name, store) = (name.to_string(), Arc::clone(store));
-    at_once(all, concurrency, move |e| {
-        let (store, name) = (Arc::clone(&store), name.clone());
-        async move { store.journal_upsert(&e).await.map_err(|e| format!("{name}: journal_upsert: {e}")) }
-    })
-    .await
-}
-
-async fn forget_all(name: &str, store: &Store, ids: Vec<String>, concurrency: usize) -> Result<(), String> {
-    let (name, store) = (name.to_string(), Arc::clone(store));
-    at_once(ids, concurrency, move |id| {
-        let (store, name) = (Arc::clone(&store), name.clone());
-        async move { store.journal_forget(&id, now()).await.map_err(|e| format!("{name}: journal_forget: {e}")) }
-    })
-    .await
-}
-
-/// The floors, behind one interface: `group` operations per transaction or round trip.
-trait Floor: Send {
-    fn push(&mut self, records: &[DeadLetterRecord], group: usize) -> Result<f64, String>;
-    /// Receives `batch` at a time, completes `group` per transaction; returns (drained, secs).
-    fn drain(&mut self, batch: usize, group: usize) -> Result<(u64, f64), String>;
-    fn journal_upsert(&mut self, entries: &[JournalEntry], group: usize) -> Result<f64, String>;
-    fn journal_forget(&mut self, ids: &[String], group: usize) -> Result<f64, String>;
+/// The floors behind one interface. Inputs are encoded before any clock runs; each call is one
+/// transaction (one round trip).
+trait Floor {
+    type Record: Send + Sync;
+    type Entry: Send + Sync;
+    fn encode_record(record: &DeadLetterRecord) -> Result<Self::Record, String>;
+    fn encode_entry(entry: &JournalEntry) -> Result<Self::Entry, String>;
+    async fn push(&mut self, records: &[Self::Record]) -> Result<(), String>;
+    async fn receive(&mut self, max: usize) -> Result<Vec<FloorLease>, String>;
+    async fn complete(&mut self, leases: &[FloorLease]) -> Result<(), String>;
+    async fn journal_upsert(&mut self, entries: &[Self::Entry]) -> Result<(), String>;
+    async fn journal_forget(&mut self, ids: &[String]) -> Result<(), String>;
 }
 
 fn now_ms() -> i64 {
     i64::try_from(now().as_unix_millis()).unwrap_or(i64::MAX)
 }
 
-fn timed_sync(f: impl FnOnce() -> Result<(), String>) -> Result<f64, String> {
-    let start = Instant::now();
-    f()?;
-    Ok(start.elapsed().as_secs_f64())
+/// The SQLite floor blocks: let the runtime move other tasks off this thread meanwhile.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(f)
 }
 
 impl Floor for SqliteFloor {
-    fn push(&mut self, records: &[DeadLetterRecord], group: usize) -> Result<f64, String> {
-        let encoded = records.iter().map(sqlite_floor::EncodedRecord::new).collect::<Result<Vec<_>, _>>()?;
-        timed_sync(|| encoded.chunks(group).try_for_each(|g| SqliteFloor::push(self, g)))
+    type Record = sqlite_floor::EncodedRecord;
+    type Entry = sqlite_floor::EncodedEntry;
+
+    fn encode_record(record: &DeadLetterRecord) -> Result<Self::Record, String> {
+        sqlite_floor::EncodedRecord::new(record)
     }
 
-    fn drain(&mut self, batch: usize, group: usize) -> Result<(u64, f64), String> {
-        let start = Instant::now();
-        let mut drained = 0;
-        loop {
-            let leases = self.receive(batch, now_ms(), 3_600_000)?;
-            if leases.is_empty() {
-                return Ok((drained, start.elapsed().as_secs_f64()));
-            }
-            drained += leases.len() as u64;
-            leases.chunks(group).try_for_each(|g| self.complete(g))?;
-        }
+    fn encode_entry(entry: &JournalEntry) -> Result<Self::Entry, String> {
+        sqlite_floor::EncodedEntry::new(entry)
     }
 
-    fn journal_upsert(&mut self, entries: &[JournalEntry], group: usize) -> Result<f64, String> {
-        let encoded = entries.iter().map(sqlite_floor::EncodedEntry::new).collect::<Result<Vec<_>, _>>()?;
-        timed_sync(|| encoded.chunks(group).try_for_each(|g| SqliteFloor::journal_upsert(self, g)))
+    async fn push(&mut self, records: &[Self::Record]) -> Result<(), String> {
+        blocking(|| SqliteFloor::push(self, records))
     }
 
-    fn journal_forget(&mut self, ids: &[String], group: usize) -> Result<f64, String> {
-        timed_sync(|| ids.chunks(group).try_for_each(|g| SqliteFloor::journal_forget(self, g, now_ms())))
+    async fn receive(&mut self, max: usize) -> Result<Vec<FloorLease>, String> {
+        blocking(|| SqliteFloor::receive(self, max, now_ms(), 3_600_000))
+    }
+
+    async fn complete(&mut self, leases: &[FloorLease]) -> Result<(), String> {
+        blocking(|| SqliteFloor::complete(self, leases))
+    }
+
+    async fn journal_upsert(&mut self, entries: &[Self::Entry]) -> Result<(), String> {
+        blocking(|| SqliteFloor::journal_upsert(self, entries))
+    }
+
+    async fn journal_forget(&mut self, ids: &[String]) -> Result<(), String> {
+        blocking(|| SqliteFloor::journal_forget(self, ids, now_ms()))
     }
 }
 
 impl Floor for RedisFloor {
-    fn push(&mut self, records: &[DeadLetterRecord], group: usize) -> Result<f64, String> {
-        let encoded = records.iter().map(redis_floor::EncodedRecord::new).collect::<Result<Vec<_>, _>>()?;
-        timed_sync(|| encoded.chunks(group).try_for_each(|g| RedisFloor::push(self, g)))
+    type Record = redis_floor::EncodedRecord;
+    type Entry = redis_floor::EncodedEntry;
+
+    fn encode_record(record: &DeadLetterRecord) -> Result<Self::Record, String> {
+        redis_floor::EncodedRecord::new(record)
     }
 
-    fn drain(&mut self, batch: usize, group: usize) -> Result<(u64, f64), String> {
-        let start = Instant::now();
-        let mut drained = 0;
-        loop {
-            let leases = self.receive(batch, now().as_unix_millis(), 3_600_000)?;
-            if leases.is_empty() {
-                return Ok((drained, start.elapsed().as_secs_f64()));
-            }
-            drained += leases.len() as u64;
-            leases.chunks(group).try_for_each(|g| self.complete(g))?;
-        }
+    fn encode_entry(entry: &JournalEntry) -> Result<Self::Entry, String> {
+        redis_floor::EncodedEntry::new(entry)
     }
 
-    fn journal_upsert(&mut self, entries: &[JournalEntry], group: usize) -> Result<f64, String> {
-        let encoded = entries.iter().map(redis_floor::EncodedEntry::new).collect::<Result<Vec<_>, _>>()?;
-        timed_sync(|| encoded.chunks(group).try_for_each(|g| RedisFloor::journal_upsert(self, g)))
+    async fn push(&mut self, records: &[Self::Record]) -> Result<(), String> {
+        RedisFloor::push(self, records).await
     }
 
-    fn journal_forget(&mut self, ids: &[String], group: usize) -> Result<f64, String> {
-        timed_sync(|| ids.chunks(group).try_for_each(|g| RedisFloor::journal_forget(self, g, now().as_unix_millis())))
+    async fn receive(&mut self, max: usize) -> Result<Vec<FloorLease>, String> {
+        RedisFloor::receive(self, max, now().as_unix_millis(), 3_600_000).await
+    }
+
+    async fn complete(&mut self, leases: &[FloorLease]) -> Result<(), String> {
+        RedisFloor::complete(self, leases).await
+    }
+
+    async fn journal_upsert(&mut self, entries: &[Self::Entry]) -> Result<(), String> {
+        RedisFloor::journal_upsert(self, entries).await
+    }
+
+    async fn journal_forget(&mut self, ids: &[String]) -> Result<(), String> {
+        RedisFloor::journal_forget(self, ids, now().as_unix_millis()).await
     }
 }
 
-/// Runs blocking floor work off the async runtime.
-async fn floor_run<F: Floor + 'static, T: Send + 'static>(
-    floor: F,
-    work: impl FnOnce(&mut F) -> Result<T, String> + Send + 'static,
-) -> Result<(F, T), String> {
-    tokio::task::spawn_blocking(move || {
-        let mut floor = floor;
-        let out = work(&mut floor)?;
-        Ok((floor, out))
-    })
-    .await
-    .map_err(|e| format!("floor thread failed: {e}"))?
+/// CPU seconds used so far by this process and, for Redis, by the server.
+type CpuClock = Arc<dyn Fn() -> f64 + Send + Sync>;
+
+fn process_cpu() -> f64 {
+    cpu_time::ProcessTime::try_now().map(|t| t.as_duration().as_secs_f64()).unwrap_or(0.0)
+}
+
+/// Times the floor's and the store's share of one slice, the one or the other first.
+async fn turn(
+    cpu: &CpuClock,
+    floor_first: bool,
+    floor: impl Future<Output = Result<(), String>>,
+    store: impl Future<Output = Result<(), String>>,
+) -> Result<Turns, String> {
+    let mut t = Turns::default();
+    let mut floor = Some(floor);
+    let mut store = Some(store);
+    for floors_turn in if floor_first { [true, false] } else { [false, true] } {
+        let (start, cpu0) = (Instant::now(), cpu());
+        if floors_turn {
+            if let Some(f) = floor.take() {
+                f.await?;
+            }
+            t.floor += start.elapsed().as_secs_f64();
+            t.floor_cpu += cpu() - cpu0;
+        } else {
+            if let Some(s) = store.take() {
+                s.await?;
+            }
+            t.store += start.elapsed().as_secs_f64();
+            t.store_cpu += cpu() - cpu0;
+        }
+    }
+    Ok(t)
+}
+
+/// Pushes `all` (the floor: the same records encoded), `callers` at once, slice by slice.
+async fn push_turns<F: Floor>(
+    cpu: &CpuClock,
+    name: &str,
+    floor: &mut F,
+    store: &Store,
+    all: &[DeadLetterRecord],
+    callers: usize,
+) -> Result<Turns, String> {
+    let encoded = all.iter().map(F::encode_record).collect::<Result<Vec<_>, _>>()?;
+    let mut total = Turns::default();
+    for (i, (slice, enc)) in all.chunks(SLICE).zip(encoded.chunks(SLICE)).enumerate() {
+        let slice = slice.to_vec();
+        let floor_side = async {
+            for group in enc.chunks(callers) {
+                floor.push(group).await?;
+            }
+            Ok(())
+        };
+        let (store, name) = (Arc::clone(store), name.to_string());
+        let store_side = at_once(slice, callers, move |r| {
+            let (store, name) = (Arc::clone(&store), name.clone());
+            async move { store.push(r).await.map(drop).map_err(|e| format!("{name}: push: {e}")) }
+        });
+        let t = turn(cpu, i % 2 == 0, floor_side, store_side).await?;
+        total = total.plus(t);
+    }
+    Ok(total)
+}
+
+/// Drains both: a receive of `batch`, then its completes, `callers` at once (the floor: that
+/// many per transaction), a batch at a time each. Returns the time and how many each drained.
+async fn drain_turns<F: Floor>(
+    cpu: &CpuClock,
+    name: &str,
+    floor: &mut F,
+    store: &Store,
+    batch: usize,
+    callers: usize,
+) -> Result<(Turns, u64, u64), String> {
+    let (mut floor_drained, mut store_drained) = (0u64, 0u64);
+    let (mut floor_done, mut store_done) = (false, false);
+    let mut total = Turns::default();
+    let mut i = 0usize;
+    while !(floor_done && store_done) {
+        let floor_side = async {
+            if floor_done {
+                return Ok(());
+            }
+            let leases = floor.receive(batch).await?;
+            floor_done = leases.is_empty();
+            floor_drained += leases.len() as u64;
+            for group in leases.chunks(callers) {
+                floor.complete(group).await?;
+            }
+            Ok(())
+        };
+        let store_side = async {
+            if store_done {
+                return Ok(());
+            }
+            let leased = store.receive(&Filter::all(), batch, LEASE, now()).await;
+            let leased = leased.map_err(|e| format!("{name}: receive: {e}"))?;
+            store_done = leased.is_empty();
+            store_drained += leased.len() as u64;
+            let tokens: Vec<_> = leased.into_iter().map(|l| l.token).collect();
+            let (store, name) = (Arc::clone(store), name.to_string());
+            at_once(tokens, callers, move |t| {
+                let (store, name) = (Arc::clone(&store), name.clone());
+                async move { store.complete(&t, now()).await.map_err(|e| format!("{name}: complete: {e}")) }
+            })
+            .await
+        };
+        let t = turn(cpu, i % 2 == 0, floor_side, store_side).await?;
+        total = total.plus(t);
+        i += 1;
+    }
+    Ok((total, floor_drained, store_drained))
+}
+
+async fn upsert_turns<F: Floor>(
+    cpu: &CpuClock,
+    name: &str,
+    floor: &mut F,
+    store: &Store,
+    all: &[JournalEntry],
+    callers: usize,
+) -> Result<Turns, String> {
+    let encoded = all.iter().map(F::encode_entry).collect::<Result<Vec<_>, _>>()?;
+    let mut total = Turns::default();
+    for (i, (slice, enc)) in all.chunks(SLICE).zip(encoded.chunks(SLICE)).enumerate() {
+        let slice = slice.to_vec();
+        let floor_side = async {
+            for group in enc.chunks(callers) {
+                floor.journal_upsert(group).await?;
+            }
+            Ok(())
+        };
+        let (store, name) = (Arc::clone(store), name.to_string());
+        let store_side = at_once(slice, callers, move |e| {
+            let (store, name) = (Arc::clone(&store), name.clone());
+            async move { store.journal_upsert(&e).await.map_err(|e| format!("{name}: journal_upsert: {e}")) }
+        });
+        let t = turn(cpu, i % 2 == 0, floor_side, store_side).await?;
+        total = total.plus(t);
+    }
+    Ok(total)
+}
+
+async fn forget_turns<F: Floor>(
+    cpu: &CpuClock,
+    name: &str,
+    floor: &mut F,
+    store: &Store,
+    ids: &[String],
+    callers: usize,
+) -> Result<Turns, String> {
+    let mut total = Turns::default();
+    for (i, slice) in ids.chunks(SLICE).enumerate() {
+        let owned = slice.to_vec();
+        let floor_side = async {
+            for group in slice.chunks(callers) {
+                floor.journal_forget(group).await?;
+            }
+            Ok(())
+        };
+        let (store, name) = (Arc::clone(store), name.to_string());
+        let store_side = at_once(owned, callers, move |id| {
+            let (store, name) = (Arc::clone(&store), name.clone());
+            async move { store.journal_forget(&id, now()).await.map_err(|e| format!("{name}: journal_forget: {e}")) }
+        });
+        let t = turn(cpu, i % 2 == 0, floor_side, store_side).await?;
+        total = total.plus(t);
+    }
+    Ok(total)
 }
 
 /// How to get a fresh store and a fresh floor for each workload.
@@ -321,9 +470,11 @@ trait Backend {
     const NAME: &'static str;
     /// What one group of calls is called: a transaction, a round trip.
     const GROUP: &'static str;
-    type F: Floor + 'static;
+    type F: Floor;
     async fn store(&mut self, tag: &str) -> Result<(Store, Grouping), String>;
     async fn floor(&mut self, tag: &str) -> Result<Self::F, String>;
+    /// CPU seconds so far of this process and of any server doing the work.
+    fn cpu(&self) -> Result<CpuClock, String>;
 }
 
 struct Sqlite<'a> {
@@ -348,10 +499,25 @@ impl Backend for Sqlite<'_> {
     async fn floor(&mut self, tag: &str) -> Result<SqliteFloor, String> {
         SqliteFloor::create(&self.dir.join(format!("floor-{tag}.sqlite")))
     }
+
+    fn cpu(&self) -> Result<CpuClock, String> {
+        Ok(Arc::new(process_cpu))
+    }
 }
 
 struct Redis {
     url: String,
+    /// Measure against the redis crate's blocking connection instead of its async one.
+    blocking_floor: bool,
+}
+
+/// The server's CPU seconds so far (`INFO cpu`, microsecond resolution).
+fn redis_cpu(conn: &mut redis::Connection) -> Result<f64, String> {
+    let info: String = redis::cmd("INFO").arg("cpu").query(conn).map_err(|e| format!("INFO cpu: {e}"))?;
+    let field = |name: &str| -> f64 {
+        info.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).unwrap_or(0.0)
+    };
+    Ok(field("used_cpu_user:") + field("used_cpu_sys:"))
 }
 
 impl Backend for Redis {
@@ -370,15 +536,16 @@ impl Backend for Redis {
     }
 
     async fn floor(&mut self, tag: &str) -> Result<RedisFloor, String> {
-        let url = self.url.clone();
-        let tag = tag.to_string();
-        tokio::task::spawn_blocking(move || {
-            let mut floor = RedisFloor::connect(&url, &tag)?;
-            floor.load()?;
-            Ok(floor)
-        })
-        .await
-        .map_err(|e| format!("floor thread failed: {e}"))?
+        RedisFloor::connect(&self.url, tag, self.blocking_floor).await
+    }
+
+    fn cpu(&self) -> Result<CpuClock, String> {
+        let client = redis::Client::open(self.url.as_str()).map_err(|e| e.to_string())?;
+        let conn = std::sync::Mutex::new(client.get_connection().map_err(|e| e.to_string())?);
+        Ok(Arc::new(move || {
+            let server = conn.lock().ok().and_then(|mut c| tokio::task::block_in_place(|| redis_cpu(&mut c)).ok());
+            process_cpu() + server.unwrap_or(0.0)
+        }))
     }
 }
 
@@ -387,95 +554,60 @@ async fn bench_backend<B: Backend>(b: &mut B, args: &Args) -> Result<Vec<Row>, S
     let n = args.records;
     let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
     let c = usize::try_from(args.concurrency).unwrap_or(usize::MAX);
-    let row = |workload: String, ops: u64, secs: f64, floor_secs: f64, one_by_one_rate: Option<f64>, note: String| {
-        Row { store: name, workload, ops, secs, floor_secs: Some(floor_secs), one_by_one_rate, note }
+    let row = |workload: String, ops: u64, time: Turns, one_by_one_rate: Option<f64>, note: String| Row {
+        store: name,
+        workload,
+        ops,
+        time,
+        one_by_one_rate,
+        note,
     };
     let mut rows = Vec::new();
+    let all = records(n);
+    let cpu = b.cpu()?;
 
-    // One by one: push, then drain.
-    eprintln!("{name}: one by one, floor…");
-    let (floor, push_floor) = floor_run(b.floor("serial").await?, move |f| f.push(&records(n), 1)).await?;
-    let (_, (floor_drained, drain_floor)) = floor_run(floor, move |f| f.drain(batch, 1)).await?;
-    if floor_drained != n {
-        return Err(format!("{name} floor drained {floor_drained} of {n}"));
+    let mut one_by_one = (0.0, 0.0);
+    for (tag, callers) in [("serial", 1usize), ("concurrent", c)] {
+        eprintln!("{name}: push and drain, {callers} at once…");
+        let mut floor = b.floor(tag).await?;
+        let (store, grouping) = b.store(tag).await?;
+        let g0 = grouping();
+        let push = push_turns(&cpu, name, &mut floor, &store, &all, callers).await?;
+        let g1 = grouping();
+        let (drain, floor_drained, drained) =
+            drain_turns(&cpu, name, &mut floor, &store, batch, callers.min(batch)).await?;
+        if (floor_drained, drained) != (n, n) {
+            return Err(format!("{name}: drained {drained} (floor {floor_drained}) of {n}"));
+        }
+        let (push_note, drain_note) = (grouping_note(g0, g1, B::GROUP), grouping_note(g1, grouping(), B::GROUP));
+        if callers == 1 {
+            one_by_one = (push.rate(n), drain.rate(n));
+            rows.push(row("push, one by one".into(), n, push, None, push_note));
+            rows.push(row(format!("receive {batch} + complete, one by one"), n, drain, None, drain_note));
+            rows.push(row("push then drain, total".into(), 2 * n, push.plus(drain), None, String::new()));
+        } else {
+            rows.push(row(format!("push, {c} callers at once"), n, push, Some(one_by_one.0), push_note));
+            let workload = format!("receive {batch} + complete, {} at once", c.min(batch));
+            rows.push(row(workload, n, drain, Some(one_by_one.1), drain_note));
+        }
     }
-    eprintln!("{name}: one by one, store…");
-    let (store, grouping) = b.store("serial").await?;
-    let g0 = grouping();
-    let ((), push_secs) = timed(push_all(name, &store, records(n), 1)).await?;
-    let g1 = grouping();
-    let (drained, drain_secs) = timed(drain(name, &store, batch, 1)).await?;
-    if drained != n {
-        return Err(format!("{name}: drained {drained} of {n}"));
-    }
-    let (push_note, drain_note) = (grouping_note(g0, g1, B::GROUP), grouping_note(g1, grouping(), B::GROUP));
-    let push_rate = n as f64 / push_secs;
-    let drain_rate = n as f64 / drain_secs;
-    rows.push(row("push, one by one".into(), n, push_secs, push_floor, None, push_note));
-    rows.push(row(format!("receive {batch} + complete, one by one"), n, drain_secs, drain_floor, None, drain_note));
-    rows.push(row(
-        "push then drain, total".into(),
-        2 * n,
-        push_secs + drain_secs,
-        push_floor + drain_floor,
-        None,
-        String::new(),
-    ));
-    drop(store);
-
-    // Concurrent: push, then drain with the completes of each batch at once.
-    eprintln!("{name}: {c} at once, floor…");
-    let (floor, push_floor) = floor_run(b.floor("concurrent").await?, move |f| f.push(&records(n), c)).await?;
-    let (_, (_, drain_floor)) = floor_run(floor, move |f| f.drain(batch, c.min(batch))).await?;
-    eprintln!("{name}: {c} at once, store…");
-    let (store, grouping) = b.store("concurrent").await?;
-    let g0 = grouping();
-    let ((), push_secs) = timed(push_all(name, &store, records(n), c)).await?;
-    let g1 = grouping();
-    let (drained, drain_secs) = timed(drain(name, &store, batch, c)).await?;
-    if drained != n {
-        return Err(format!("{name}: drained {drained} of {n} (concurrent)"));
-    }
-    let (push_note, drain_note) = (grouping_note(g0, g1, B::GROUP), grouping_note(g1, grouping(), B::GROUP));
-    rows.push(row(format!("push, {c} callers at once"), n, push_secs, push_floor, Some(push_rate), push_note));
-    rows.push(row(
-        format!("receive {batch} + complete, {} at once", c.min(batch)),
-        n,
-        drain_secs,
-        drain_floor,
-        Some(drain_rate),
-        drain_note,
-    ));
-    drop(store);
 
     // The journal path of solved tasks: entry, entry with answer, forget (settles the key).
     let jn = args.journal_records.unwrap_or(n);
+    let (first, answered) = entries(jn);
+    let ids: Vec<String> = first.iter().map(|e| e.id.clone()).collect();
     let mut one_by_one = [0.0f64; 3];
     for (tag, callers) in [("journal-serial", 1usize), ("journal-concurrent", c)] {
-        eprintln!("{name}: journal, {callers} at once, floor…");
-        let (first, answered) = entries(jn);
-        let ids: Vec<String> = first.iter().map(|e| e.id.clone()).collect();
-        let (first2, answered2, ids2) = (first.clone(), answered.clone(), ids.clone());
-        let (_, floors) = floor_run(b.floor(tag).await?, move |f| {
-            Ok([
-                f.journal_upsert(&first2, callers)?,
-                f.journal_upsert(&answered2, callers)?,
-                f.journal_forget(&ids2, callers)?,
-            ])
-        })
-        .await?;
-        eprintln!("{name}: journal, {callers} at once, store…");
+        eprintln!("{name}: journal, {callers} at once…");
+        let mut floor = b.floor(tag).await?;
         let (store, grouping) = b.store(tag).await?;
         let g0 = grouping();
-        let ((), upsert_secs) = timed(upsert_all(name, &store, first, callers)).await?;
+        let upsert = upsert_turns(&cpu, name, &mut floor, &store, &first, callers).await?;
         let g1 = grouping();
-        let ((), answer_secs) = timed(upsert_all(name, &store, answered, callers)).await?;
+        let answer = upsert_turns(&cpu, name, &mut floor, &store, &answered, callers).await?;
         let g2 = grouping();
-        let ((), forget_secs) = timed(forget_all(name, &store, ids, callers)).await?;
+        let forget = forget_turns(&cpu, name, &mut floor, &store, &ids, callers).await?;
         let g3 = grouping();
-        let upsert_note = grouping_note(g0, g1, B::GROUP);
-        let answer_note = grouping_note(g1, g2, B::GROUP);
-        let forget_note = grouping_note(g2, g3, B::GROUP);
         let settled = store.settled("batch-7/").await.map_err(|e| format!("{name}: settled: {e}"))?;
         if settled.len() as u64 != jn {
             return Err(format!("{name}: {} keys settled of {jn}", settled.len()));
@@ -484,18 +616,19 @@ async fn bench_backend<B: Backend>(b: &mut B, args: &Args) -> Result<Vec<Row>, S
         if cleared != jn {
             return Err(format!("{name}: cleared {cleared} settled keys of {jn}"));
         }
-        let secs = [upsert_secs, answer_secs, forget_secs];
-        let notes = [upsert_note, answer_note, forget_note];
-        let what = ["journal_upsert (new entry)", "journal_upsert (with answer)", "journal_forget (settles key)"];
-        for i in 0..3 {
-            let mode = if callers == 1 { "one by one".to_string() } else { format!("{callers} callers at once") };
-            let base = if callers == 1 {
-                one_by_one[i] = jn as f64 / secs[i];
-                None
+        let phases = [
+            ("journal_upsert (new entry)", upsert, grouping_note(g0, g1, B::GROUP)),
+            ("journal_upsert (with answer)", answer, grouping_note(g1, g2, B::GROUP)),
+            ("journal_forget (settles key)", forget, grouping_note(g2, g3, B::GROUP)),
+        ];
+        for (i, (what, time, note)) in phases.into_iter().enumerate() {
+            let (mode, base) = if callers == 1 {
+                one_by_one[i] = time.rate(jn);
+                ("one by one".to_string(), None)
             } else {
-                Some(one_by_one[i])
+                (format!("{callers} callers at once"), Some(one_by_one[i]))
             };
-            rows.push(row(format!("{}, {mode}", what[i]), jn, secs[i], floors[i], base, notes[i].clone()));
+            rows.push(row(format!("{what}, {mode}"), jn, time, base, note));
         }
     }
     Ok(rows)
@@ -510,7 +643,7 @@ fn json_row(n: u64, dir: &Path) -> Result<Row, String> {
     let err = |e: std::io::Error| format!("JSON file: {}: {e}", path.display());
     let mut dlq = JsonFileDlq::create(&path).map_err(err)?;
     eprintln!("JSON file: pushing and popping {n} records…");
-    let start = Instant::now();
+    let (start, cpu0) = (Instant::now(), process_cpu());
     for record in records(n) {
         dlq.push(record).map_err(err)?;
     }
@@ -519,13 +652,12 @@ fn json_row(n: u64, dir: &Path) -> Result<Row, String> {
     while dlq.pop().map_err(err)?.is_some() {
         drained += 1;
     }
-    let secs = start.elapsed().as_secs_f64();
+    let (secs, cpu) = (start.elapsed().as_secs_f64(), process_cpu() - cpu0);
     Ok(Row {
         store: "JSON file (seeds)",
         workload: "push then pop, total".into(),
         ops: n + drained,
-        secs,
-        floor_secs: None,
+        time: Turns { store: secs, store_cpu: cpu, ..Turns::default() },
         one_by_one_rate: None,
         note: format!("whole file rewritten per op; {size} when full; pop = receive+complete without a lease"),
     })
@@ -535,20 +667,19 @@ async fn run(args: Args) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary directory: {e}"))?;
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let load_before = load_average();
 
     if !args.skip_sqlite {
         let mut sqlite = Sqlite { dir: dir.path() };
         rows.extend(bench_backend(&mut sqlite, &args).await?);
     }
-    let _server;
     if args.skip_redis {
         notes.push("Redis skipped (--skip-redis).".to_string());
     } else if !redis_server::installed() {
         notes.push("Redis skipped: redis-server is not installed (apt-get install -y redis-server).".to_string());
     } else {
         let server = RedisServer::start()?;
-        let mut redis = Redis { url: server.url() };
-        _server = server;
+        let mut redis = Redis { url: server.url(), blocking_floor: args.redis_floor == RedisFloorKind::Blocking };
         rows.extend(bench_backend(&mut redis, &args).await?);
     }
     let mut json_sizes: Vec<u64> =
@@ -563,27 +694,48 @@ async fn run(args: Args) -> Result<(), String> {
         "DLQ throughput: {} records per workload, receive {} at a time under a lease, {} callers in the concurrent rows",
         args.records, args.batch, args.concurrency
     );
-    println!("| store | workload | ops | s | ops/s | floor ops/s | time ÷ floor | × one by one | note |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| store | workload | ops | s | ops/s | floor ops/s | time ÷ floor | CPU µs/op (floor) | × one by one | note |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for row in &rows {
         row.print();
     }
+    notes.push(format!(
+        "Floors (same run, taking turns with the store slice by slice): raw SQLite through rusqlite on the \
+             calling thread, and the redis crate's {} connection with one minimal script per operation, doing the \
+             same work with the same pragmas and one transaction (round trip) per operation; in the concurrent rows \
+             the floor puts that many operations in one transaction (one script call). See \
+             bench/native/src/sqlite_floor.rs and redis_floor.rs.",
+        match args.redis_floor {
+            RedisFloorKind::Async => "async multiplexed",
+            RedisFloorKind::Blocking => "blocking",
+        }
+    ));
     notes.push(
-        "Floors (same run): raw SQLite through rusqlite, or the redis crate's blocking connection with one minimal \
-         script per operation, doing the same work with the same pragmas and one transaction (round trip) per \
-         operation; in the concurrent rows the floor puts that many operations in one transaction (round trip). \
-         See bench/native/src/sqlite_floor.rs and redis_floor.rs."
+        "The JSON file queue is O(n) per operation (O(n²) per run), so it runs at small sizes only (--json-records)."
             .into(),
     );
-    notes.push(
-        "The JSON file queue is O(n) per operation (O(n²) per run): 100,000 records would take hours, so it \
-         runs at the smaller sizes only."
-            .into(),
-    );
+    notes.push(format!(
+        "CPU is this process's CPU time (plus the Redis server's, from INFO cpu, in Redis rows) while each side \
+         ran. Load average (1 min) at the start and end of the run: {} and {} on {} CPUs; the time ratios of the \
+         one-by-one rows grow with it, since each store call wakes a thread (or task) the floor does not have.",
+        load_before,
+        load_average(),
+        std::thread::available_parallelism().map_or(0, usize::from)
+    ));
     for note in notes {
         println!("\n{note}");
     }
     Ok(())
+}
+
+/// The 1-minute load average (`/proc/loadavg`), or `?`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -1,18 +1,18 @@
 //! Single-call writes that arrive together go to Redis as one script call.
 //!
 //! Every `push`, `complete`, `abandon`, `park`, `unpark`, `journal_upsert`
-//! and `journal_forget` becomes an [`Op`] sent to one task per store. The task
-//! takes whatever has queued up since its last call (up to [`MAX_BATCH`]) and
-//! runs it as one `EVALSHA` of the `APPLY` script: one round trip, and one
-//! script start with its keys, for the whole batch instead of one per call.
-//! Nothing waits for a batch to fill: a call arriving while nothing is in
-//! flight goes out at once, and while a call is in flight the next batch
-//! queues up behind it. Each operation is as atomic as it was alone (the whole
+//! and `journal_forget` is an [`Op`] run by the `APPLY` script. A call made
+//! while no script call of the store is in flight goes out at once, by its
+//! caller (no hop through another task). A call made while one is in flight
+//! is queued for the store's batch task, which takes whatever has queued up
+//! (up to [`MAX_BATCH`]) and runs it as one `EVALSHA` of `APPLY`: one round
+//! trip, and one script start with its keys, for the whole batch instead of
+//! one per call. Nothing waits for a batch to fill. Each operation is as atomic as it was alone (the whole
 //! script is), and gets its own reply: an operation the server refuses (a key
 //! of the wrong type) fails alone, while a failed round trip (connection lost,
 //! timeout) fails every call of the batch with the same error.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use redis::aio::ConnectionManager;
@@ -60,70 +60,121 @@ pub struct BatchStats {
     pub operations: u64,
 }
 
-#[derive(Debug, Default)]
-struct Counts {
+/// What the callers and the batch task share.
+struct Shared {
+    conn: ConnectionManager,
+    keys: Vec<String>,
+    scripts: Arc<Scripts>,
+    /// Calls made and not yet answered (sent by their caller, or queued for or sent by the task).
+    busy: AtomicUsize,
     round_trips: AtomicU64,
     operations: AtomicU64,
 }
 
+impl Shared {
+    /// One `APPLY` call for `calls`, counted.
+    async fn apply(&self, calls: &[&Call]) -> RedisResult<Vec<RedisResult<Value>>> {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.operations.fetch_add(calls.len() as u64, Ordering::Relaxed);
+        apply(&mut self.conn.clone(), &self.keys, &self.scripts, calls).await
+    }
+}
+
+/// Counts answered calls out of [`Shared::busy`] when dropped, also when a caller gave up.
+struct Answered<'a>(&'a AtomicUsize, usize);
+
+impl Drop for Answered<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(self.1, Ordering::AcqRel);
+    }
+}
+
 /// The sending side; the task ends when every clone is dropped.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(super) struct Batcher {
     queue: mpsc::UnboundedSender<Queued>,
-    counts: Arc<Counts>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Batcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batcher").field("stats", &self.stats()).finish_non_exhaustive()
+    }
 }
 
 impl Batcher {
     /// Starts the task on the current tokio runtime.
     pub(super) fn start(conn: ConnectionManager, keys: Vec<String>, scripts: Arc<Scripts>) -> Batcher {
         let (queue, calls) = mpsc::unbounded_channel();
-        let counts = Arc::new(Counts::default());
-        tokio::spawn(serve(conn, keys, scripts, calls, Arc::clone(&counts)));
-        Batcher { queue, counts }
+        let shared = Arc::new(Shared {
+            conn,
+            keys,
+            scripts,
+            busy: AtomicUsize::new(0),
+            round_trips: AtomicU64::new(0),
+            operations: AtomicU64::new(0),
+        });
+        tokio::spawn(serve(Arc::clone(&shared), calls));
+        Batcher { queue, shared }
     }
 
-    /// Runs `call` in the next batch; its own reply, or the batch's error.
+    /// Runs `call`: at once on its own when no other call is under way (no hop through the
+    /// task), else in the task's next batch. Its own reply, or its round trip's error.
     pub(super) async fn run(&self, call: Call) -> RedisResult<Value> {
+        if self.shared.busy.fetch_add(1, Ordering::AcqRel) == 0 {
+            let _answered = Answered(&self.shared.busy, 1);
+            let mut replies = self.shared.apply(&[&call]).await?;
+            return replies.pop().unwrap_or_else(|| Err(short_reply()));
+        }
         let (reply, answer) = oneshot::channel();
         let stopped = || RedisError::from((ErrorKind::Io, "the Redis batch task stopped"));
-        self.queue.send(Queued { call, reply }).map_err(|_| stopped())?;
+        if self.queue.send(Queued { call, reply }).is_err() {
+            self.shared.busy.fetch_sub(1, Ordering::AcqRel);
+            return Err(stopped());
+        }
+        // The task counts the call out once it has answered it.
         answer.await.map_err(|_| stopped())?
     }
 
     pub(super) fn stats(&self) -> BatchStats {
         BatchStats {
-            round_trips: self.counts.round_trips.load(Ordering::Relaxed),
-            operations: self.counts.operations.load(Ordering::Relaxed),
+            round_trips: self.shared.round_trips.load(Ordering::Relaxed),
+            operations: self.shared.operations.load(Ordering::Relaxed),
         }
     }
 }
 
-async fn serve(
-    mut conn: ConnectionManager,
-    keys: Vec<String>,
-    scripts: Arc<Scripts>,
-    mut calls: mpsc::UnboundedReceiver<Queued>,
-    counts: Arc<Counts>,
-) {
+fn short_reply() -> RedisError {
+    RedisError::from((ErrorKind::Parse, "the batch script gave too few replies"))
+}
+
+async fn serve(shared: Arc<Shared>, mut calls: mpsc::UnboundedReceiver<Queued>) {
     let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
+    let mut last = 0;
     while let Some(first) = calls.recv().await {
         batch.push(first);
+        if last > 1 {
+            // Calls are arriving together: let the tasks that are about to make theirs run
+            // first, so that they join this batch instead of waiting for the next round trip.
+            tokio::task::yield_now().await;
+        }
         while batch.len() < MAX_BATCH {
             match calls.try_recv() {
                 Ok(next) => batch.push(next),
                 Err(_) => break,
             }
         }
-        counts.round_trips.fetch_add(1, Ordering::Relaxed);
-        counts.operations.fetch_add(batch.len() as u64, Ordering::Relaxed);
-        let replies = apply(&mut conn, &keys, &scripts, &batch).await;
+        last = batch.len();
+        let _answered = Answered(&shared.busy, batch.len());
+        let replies = {
+            let calls: Vec<&Call> = batch.iter().map(|q| &q.call).collect();
+            shared.apply(&calls).await
+        };
         match replies {
             Ok(replies) => {
                 let mut replies = replies.into_iter();
                 for queued in batch.drain(..) {
-                    let reply = replies.next().unwrap_or_else(|| {
-                        Err(RedisError::from((ErrorKind::Parse, "the batch script gave too few replies")))
-                    });
+                    let reply = replies.next().unwrap_or_else(|| Err(short_reply()));
                     // The caller may have gone (timed out); its write is settled all the same.
                     let _ = queued.reply.send(reply);
                 }
@@ -143,11 +194,11 @@ async fn apply(
     conn: &mut ConnectionManager,
     keys: &[String],
     scripts: &Scripts,
-    batch: &[Queued],
+    batch: &[&Call],
 ) -> RedisResult<Vec<RedisResult<Value>>> {
     let mut cmd = redis::cmd("EVALSHA");
     cmd.arg(scripts.apply.get_hash()).arg(keys.len()).arg(keys);
-    for Queued { call, .. } in batch {
+    for call in batch {
         cmd.arg(call.op.name()).arg(call.args.len()).arg(&call.args);
     }
     let reply: RedisResult<Value> = cmd.query_async(conn).await;

@@ -17,7 +17,8 @@ pub(super) const KEY_NAMES: [&str; 13] = [
 /// The stream's place in [`KEY_NAMES`].
 pub(super) const STREAM: usize = 9;
 
-/// Shared by every script: key names and the two ways a lease or record ends.
+/// Shared by every script: key names, the two ways a lease or record ends, and how a journal
+/// entry goes (settling its task key).
 const PRELUDE: &str = r#"
 local BODY, DELIV, NONCE, UNTIL, PARKED, ENTRY, AGE, JOURNAL, COUNTERS, STREAM, JKEY, SETTLED, SKEYS =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12],
@@ -30,19 +31,25 @@ local function end_lease(id)
   redis.call('HDEL', NONCE, id)
   redis.call('ZREM', UNTIL, id)
 end
-local function drop(id)
+-- Removes record `id` entirely. `leased`: it is known to be under a lease, hence not parked.
+local function drop(id, leased)
   local e = redis.call('HGET', ENTRY, id)
   if e then
     redis.call('XACK', STREAM, GROUP, e)
     redis.call('XDEL', STREAM, e)
   end
-  for _, k in ipairs({BODY, DELIV, NONCE, ENTRY, PARKED}) do redis.call('HDEL', k, id) end
+  redis.call('HDEL', BODY, id)
+  redis.call('HDEL', DELIV, id)
+  redis.call('HDEL', NONCE, id)
+  redis.call('HDEL', ENTRY, id)
+  if not leased then redis.call('HDEL', PARKED, id) end
   redis.call('ZREM', UNTIL, id)
   redis.call('ZREM', AGE, id)
 end
 -- Removes the journal entry `id`; if it had a task key, settles the key as `outcome` at `at` (ms).
 local function forget_entry(id, outcome, at)
-  redis.call('HDEL', JOURNAL, id)
+  -- An entry's key is written with it (journal_upsert), so no entry means no key.
+  if redis.call('HDEL', JOURNAL, id) == 0 then return end
   local key = redis.call('HGET', JKEY, id)
   if key then
     redis.call('HDEL', JKEY, id)
@@ -50,6 +57,11 @@ local function forget_entry(id, outcome, at)
     redis.call('ZADD', SKEYS, 0, key)
   end
 end
+"#;
+
+/// Shared by the scripts that look records up and lease them (not by [`APPLY`]: every local
+/// function is a closure made again on every call, so each script carries only what it uses).
+const READS_PRELUDE: &str = r#"
 -- Whether `id` has a journal entry: a replay of it is in flight, and it is never leased.
 local function replaying(id)
   return redis.call('HEXISTS', JOURNAL, id) == 1
@@ -134,17 +146,18 @@ end
 const PUSH: &str = r#"
 local id = ARGV[1]
 local replaced = redis.call('HEXISTS', BODY, id)
+-- A new record has no lease, park mark or stream entry: only a replaced one needs checks.
 if ARGV[5] == '1' then
-  end_lease(id)
+  if replaced == 1 then end_lease(id) end
   redis.call('HSET', PARKED, id, ARGV[6])
-else
+elseif replaced == 1 then
   -- a replaced record keeps an unsettled lease, so it is not handed out twice
   redis.call('HDEL', PARKED, id)
 end
 redis.call('HSET', BODY, id, ARGV[2])
 redis.call('HSET', DELIV, id, ARGV[4])
 redis.call('ZADD', AGE, ARGV[3], id)
-if redis.call('HEXISTS', ENTRY, id) == 0 then
+if replaced == 0 or redis.call('HEXISTS', ENTRY, id) == 0 then
   redis.call('HSET', ENTRY, id, redis.call('XADD', STREAM, '*', 'id', id))
 end
 forget_entry(id, 'dead_lettered', ARGV[3])
@@ -278,7 +291,7 @@ return out
 /// ARGV: id, nonce. Returns 1, or 0 if the token is stale.
 const COMPLETE: &str = r#"
 if redis.call('HGET', NONCE, ARGV[1]) ~= ARGV[2] then return 0 end
-drop(ARGV[1])
+drop(ARGV[1], true)
 redis.call('HINCRBY', COUNTERS, 'completed', 1)
 return 1
 "#;
@@ -413,7 +426,8 @@ impl Op {
 /// ARGV: operations one after another, each as (name, argument count, arguments...); each
 /// operation's body sees its own arguments as `ARGV`. Returns one reply per operation, in order;
 /// an operation that fails (a key of the wrong type) answers an error reply in its place and
-/// the others still run. The whole call is atomic, as each operation was on its own.
+/// the others still run. The whole call is atomic, as each operation was on its own. `OP`
+/// (made from [`OPERATIONS`]) makes an operation's function the first time the call needs it.
 const APPLY: &str = r#"
 local out, i = {}, 1
 while i <= #ARGV do
@@ -421,7 +435,7 @@ while i <= #ARGV do
   local args = {}
   for j = 1, n do args[j] = ARGV[i + 1 + j] end
   i = i + 2 + n
-  local op = OPS[name]
+  local op = OP(name)
   local ok, res
   if op then
     ok, res = pcall(op, args)
@@ -453,13 +467,21 @@ pub(super) struct Scripts {
 impl Scripts {
     pub(super) fn new() -> Self {
         let prelude = PRELUDE.replace("@MAX_DELIVERY_REASON@", reason::MAX_DELIVERY_COUNT_EXCEEDED);
-        let s = |body: &str| Script::new(&format!("{prelude}{body}"));
-        let mut operations = String::from("local OPS = {}\n");
-        for (op, body) in OPERATIONS {
-            operations.push_str(&format!("OPS['{}'] = function(ARGV)\n{body}\nend\n", op.name()));
+        let s = |body: &str| Script::new(&format!("{prelude}{READS_PRELUDE}{body}"));
+        // `OP(name)`: the operation's function, made on first use in this call (nil if unknown).
+        let mut operations = String::from(
+            "local made = {}\nlocal function OP(name)\n  local f = made[name]\n  if f then return f end\n",
+        );
+        for (i, (op, body)) in OPERATIONS.iter().enumerate() {
+            let branch = if i == 0 { "if" } else { "elseif" };
+            operations.push_str(&format!(
+                "  {branch} name == '{}' then\n    f = function(ARGV)\n{body}\n    end\n",
+                op.name()
+            ));
         }
+        operations.push_str("  end\n  made[name] = f\n  return f\nend\n");
         Scripts {
-            apply: s(&format!("{operations}{APPLY}")),
+            apply: Script::new(&format!("{prelude}{operations}{APPLY}")),
             receive: s(RECEIVE),
             walk: s(WALK),
             peek_ids: s(PEEK_IDS),

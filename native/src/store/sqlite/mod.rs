@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use captcha_dlq_core::dlq::memory::DEFAULT_MAX_DELIVERIES;
+use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
     StoreStats,
@@ -48,8 +48,12 @@ pub struct SqliteStore {
     capacity: Option<u64>,
 }
 
-fn encode<T: serde::Serialize>(value: &T, what: impl FnOnce() -> String) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Decode(format!("{}: {e}", what())))
+/// `value` as JSON, into a buffer sized for a typical record or journal entry (about 1 KB) so
+/// that encoding does not grow it step by step.
+fn encode<T: serde::Serialize>(value: &T, what: impl Fn() -> String) -> Result<String, StoreError> {
+    let mut buf = Vec::with_capacity(2048);
+    serde_json::to_writer(&mut buf, value).map_err(|e| StoreError::Decode(format!("{}: {e}", what())))?;
+    String::from_utf8(buf).map_err(|e| StoreError::Decode(format!("{}: {e}", what())))
 }
 
 impl SqliteStore {
@@ -118,9 +122,9 @@ impl SqliteStore {
 #[async_trait]
 impl DlqStore for SqliteStore {
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
-        let json = encode(&record, || format!("record {}", record.id))?;
+        let row = ops::RecordColumns::of(&record)?;
         let capacity = self.capacity;
-        self.writer.write(Box::new(move |conn, loc| ops::push(conn, loc, &record, &json, capacity))).await
+        self.writer.write(Box::new(move |conn, loc| ops::push(conn, loc, &row, capacity))).await
     }
 
     async fn receive(
@@ -162,11 +166,12 @@ impl DlqStore for SqliteStore {
         _now: Timestamp,
     ) -> Result<RecordState, StoreError> {
         let update = match update {
-            // The token names the record.
             Some(u) => {
+                // The token names the record; the store owns its state and delivery count.
+                let park = (u.state == RecordState::Parked)
+                    .then(|| u.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
                 let u = DeadLetterRecord { id: token.id.clone(), ..u };
-                let json = encode(&u, || format!("record {}", u.id))?;
-                Some((u, json))
+                Some(ops::Update { row: ops::RecordColumns::of(&u)?, park })
             }
             None => None,
         };
@@ -284,5 +289,47 @@ mod tests {
         }
         store.writer.read(query_only(false)).await.expect("query_only off");
         assert_eq!(store.count(&Filter::all(), at(0)).await.expect("count"), 0, "nothing was committed");
+    }
+
+    /// A write the database refuses after it changed rows fails alone: its changes are undone,
+    /// and the writes that shared its transaction commit.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_the_database_refuses_fails_alone_and_undoes_itself() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("dlq.db");
+        let store = SqliteStore::open(&path).expect("open");
+        // Hold the write lock so that the calls below queue up into one group.
+        let lock = Connection::open(&path).expect("second connection");
+        lock.execute_batch("BEGIN IMMEDIATE").expect("lock");
+        let mut pushes = Vec::new();
+        for i in 0..10 {
+            let store = store.clone();
+            pushes.push(tokio::spawn(async move { store.push(sample_record(&format!("r{i}"), i)).await }));
+        }
+        let poison = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let work: writer::WriteWork<()> = Box::new(|conn, loc| {
+                    conn.execute("INSERT INTO journal (id, key, json) VALUES ('poison', NULL, '{}')", [])
+                        .map_err(db_error(loc))?;
+                    conn.execute("INSERT INTO no_such_table VALUES (1)", []).map_err(db_error(loc))?;
+                    Ok(())
+                });
+                store.writer.write(work).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await; // let the calls queue (not a timing assert)
+        lock.execute_batch("ROLLBACK").expect("unlock");
+        for push in pushes {
+            push.await.expect("task").expect("the other writes commit");
+        }
+        match poison.await.expect("task") {
+            Err(StoreError::Backend(message)) => assert!(message.contains("no_such_table"), "{message}"),
+            other => panic!("the refused write must fail with its cause, got {other:?}"),
+        }
+        assert!(store.journal_entries().await.expect("journal").is_empty(), "the refused write was undone");
+        assert_eq!(store.count(&Filter::all(), at(0)).await.expect("count"), 10);
+        let stats = store.group_commit_stats();
+        assert!(stats.transactions < stats.writes, "the writes were not grouped: {stats:?}");
     }
 }

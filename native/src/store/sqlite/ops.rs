@@ -7,7 +7,6 @@
 //! Every statement is prepared once per connection (`prepare_cached`).
 
 use captcha_dlq_core::class::reason;
-use captcha_dlq_core::dlq::memory::PARKED_BY_REPLAYER;
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, Filter, LeaseToken, PushOutcome, RecordState, SettledKey, Settlement, StoreError,
 };
@@ -188,16 +187,48 @@ fn forget_entry(conn: &Connection, loc: &str, id: &str, outcome: Settlement, at:
     Ok(())
 }
 
-/// Inserts or replaces `record` (encoded as `json`); a replaced record under a lease keeps it
-/// unless the new state is parked.
-fn write_record(
-    conn: &Connection,
-    loc: &str,
-    record: &DeadLetterRecord,
-    json: &str,
+/// A record as its row stores it, worked out on the caller's task (the JSON, and the filter
+/// columns, whose page host needs the page URL parsed) so the connection thread only writes.
+#[derive(Debug)]
+pub(super) struct RecordColumns {
+    id: String,
     state: RecordState,
-    parked_reason: Option<&str>,
-) -> Result<(), StoreError> {
+    parked_reason: Option<String>,
+    reason: String,
+    class: &'static str,
+    sitekey: Option<String>,
+    page_host: Option<String>,
+    dead_lettered_at: i64,
+    deliveries: u32,
+    json: String,
+}
+
+impl RecordColumns {
+    /// `record` as pushed: a lease is the store's, not something a caller can push.
+    pub(super) fn of(record: &DeadLetterRecord) -> Result<RecordColumns, StoreError> {
+        let json = super::encode(record, || format!("record {}", record.id))?;
+        let (state, parked_reason) = match record.state {
+            RecordState::Parked => (RecordState::Parked, record.parked_reason.clone()),
+            RecordState::Ready | RecordState::Leased => (RecordState::Ready, None),
+        };
+        Ok(RecordColumns {
+            id: record.id.clone(),
+            state,
+            parked_reason,
+            reason: record.reason.clone(),
+            class: record.class.as_str(),
+            sitekey: record.task.sitekey().map(str::to_string),
+            page_host: record.page_host(),
+            dead_lettered_at: ms(record.dead_lettered_at),
+            deliveries: record.deliveries,
+            json,
+        })
+    }
+}
+
+/// Inserts or replaces the record; a replaced record under a lease keeps it unless the new
+/// state is parked.
+fn write_record(conn: &Connection, loc: &str, r: &RecordColumns) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO records (id, state, reason, class, sitekey, page_host, dead_lettered_at, lease_until, \
          lease_nonce, deliveries, parked_reason, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, NULL, ?8, ?9, ?10) \
@@ -212,16 +243,16 @@ fn write_record(
     )
     .and_then(|mut s| {
         s.execute(params![
-            record.id,
-            state.as_str(),
-            record.reason,
-            record.class.as_str(),
-            record.task.sitekey(),
-            record.page_host(),
-            ms(record.dead_lettered_at),
-            record.deliveries,
-            parked_reason,
-            json,
+            r.id,
+            r.state.as_str(),
+            r.reason,
+            r.class,
+            r.sitekey,
+            r.page_host,
+            r.dead_lettered_at,
+            r.deliveries,
+            r.parked_reason,
+            r.json,
         ])
     })
     .map_err(db_error(loc))?;
@@ -231,8 +262,7 @@ fn write_record(
 pub(super) fn push(
     conn: &Connection,
     loc: &str,
-    record: &DeadLetterRecord,
-    json: &str,
+    record: &RecordColumns,
     capacity: Option<u64>,
 ) -> Result<PushOutcome, StoreError> {
     let err = db_error(loc);
@@ -240,12 +270,8 @@ pub(super) fn push(
         .prepare_cached("SELECT 1 FROM records WHERE id = ?1")
         .and_then(|mut s| s.exists([&record.id]))
         .map_err(&err)?;
-    let (state, parked_reason) = match record.state {
-        RecordState::Parked => (RecordState::Parked, record.parked_reason.as_deref()),
-        RecordState::Ready | RecordState::Leased => (RecordState::Ready, None),
-    };
-    write_record(conn, loc, record, json, state, parked_reason)?;
-    forget_entry(conn, loc, &record.id, Settlement::DeadLettered, record.dead_lettered_at)?;
+    write_record(conn, loc, record)?;
+    forget_entry(conn, loc, &record.id, Settlement::DeadLettered, from_ms(record.dead_lettered_at))?;
     let mut evicted = Vec::new();
     if let Some(cap) = capacity {
         let total: i64 = conn
@@ -254,17 +280,27 @@ pub(super) fn push(
             .map_err(&err)?;
         let excess = count(total).saturating_sub(cap);
         if excess > 0 {
-            // Never drop one a replayer may hold: push has no clock, so every unsettled lease counts.
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT id FROM records WHERE state != 'leased' \
-                     ORDER BY state = 'parked', dead_lettered_at, id LIMIT ?1",
-                )
-                .map_err(&err)?;
-            let rows = stmt
-                .query_map(params![i64::try_from(excess).unwrap_or(i64::MAX)], |r| r.get::<_, String>(0))
-                .map_err(&err)?;
-            evicted = rows.collect::<Result<Vec<_>, _>>().map_err(&err)?;
+            // Oldest ready records first, then oldest parked ones, walking the age index (the cost
+            // follows the records passed over). Never one a replayer may hold: push has no
+            // clock, so every unsettled lease counts.
+            for state in ["ready", "parked"] {
+                let still = excess - evicted.len() as u64;
+                if still == 0 {
+                    break;
+                }
+                let mut stmt = conn
+                    .prepare_cached(
+                        "SELECT id FROM records INDEXED BY records_age WHERE state = ?1 \
+                         ORDER BY dead_lettered_at, id LIMIT ?2",
+                    )
+                    .map_err(&err)?;
+                let rows = stmt
+                    .query_map(params![state, i64::try_from(still).unwrap_or(i64::MAX)], |r| r.get::<_, String>(0))
+                    .map_err(&err)?;
+                for id in rows {
+                    evicted.push(id.map_err(&err)?);
+                }
+            }
             let mut delete = conn.prepare_cached("DELETE FROM records WHERE id = ?1").map_err(&err)?;
             for id in &evicted {
                 delete.execute([id]).map_err(&err)?;
@@ -342,8 +378,13 @@ pub(super) fn complete(conn: &Connection, loc: &str, token: &LeaseToken) -> Resu
     bump(conn, loc, "completed", 1)
 }
 
-/// The replacement an `abandon` stores: the record (its id already the token's) and its JSON.
-pub(super) type Update = (DeadLetterRecord, String);
+/// The replacement an `abandon` stores (its id already the token's), and whether the replayer
+/// asked to park it, with what reason.
+#[derive(Debug)]
+pub(super) struct Update {
+    pub row: RecordColumns,
+    pub park: Option<String>,
+}
 
 pub(super) fn abandon(
     conn: &Connection,
@@ -360,17 +401,16 @@ pub(super) fn abandon(
     let Some(deliveries) = deliveries else {
         return Err(StoreError::LeaseLost { id: token.id.clone() });
     };
-    let asked_to_park = update.filter(|(u, _)| u.state == RecordState::Parked);
-    let parked_reason = if let Some((u, _)) = asked_to_park {
-        Some(u.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()))
+    let parked_reason = if let Some(why) = update.and_then(|u| u.park.clone()) {
+        Some(why)
     } else if u32::try_from(deliveries).unwrap_or(0) >= max_deliveries {
         Some(reason::MAX_DELIVERY_COUNT_EXCEEDED.to_string())
     } else {
         None
     };
     let state = if parked_reason.is_some() { RecordState::Parked } else { RecordState::Ready };
-    match update {
-        Some((u, json)) => conn
+    match update.map(|u| &u.row) {
+        Some(u) => conn
             .prepare_cached(
                 "UPDATE records SET state = ?2, reason = ?3, class = ?4, sitekey = ?5, page_host = ?6, \
                  dead_lettered_at = ?7, lease_until = NULL, lease_nonce = NULL, parked_reason = ?8, json = ?9 \
@@ -381,12 +421,12 @@ pub(super) fn abandon(
                     token.id,
                     state.as_str(),
                     u.reason,
-                    u.class.as_str(),
-                    u.task.sitekey(),
-                    u.page_host(),
-                    ms(u.dead_lettered_at),
+                    u.class,
+                    u.sitekey,
+                    u.page_host,
+                    u.dead_lettered_at,
                     parked_reason,
-                    json,
+                    u.json,
                 ])
             }),
         None => conn

@@ -47,8 +47,9 @@ INSERT INTO counters (name, value) VALUES ('dropped', 0), ('completed', 0), ('ab
 /// `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`.
 const MIGRATIONS: [&str; 1] = [
     // 1 → 2: the journal keeps each entry's task key in a column, so that push and
-    // journal_forget settle it in their transaction without parsing JSON; settled keys;
-    // records_state goes (no query used it, and every lease and complete paid for it).
+    // journal_forget settle it in their transaction without parsing JSON; settled keys.
+    // records_state and records_reason go: no query but a count by reason used them, and
+    // every push, lease and complete paid for them (a page more per commit each).
     "
 ALTER TABLE journal ADD COLUMN key TEXT;
 UPDATE journal SET key = json_extract(json, '$.key')
@@ -60,6 +61,7 @@ CREATE TABLE settled (
     at INTEGER NOT NULL
 ) WITHOUT ROWID;
 DROP INDEX records_state;
+DROP INDEX records_reason;
 ",
 ];
 

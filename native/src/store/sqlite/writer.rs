@@ -11,13 +11,16 @@
 //!
 //! The durability promise is the same as with one transaction per call: a
 //! caller gets its answer only after the transaction holding its write
-//! committed. When a group holds several writes, each runs inside a savepoint:
-//! a write that fails on its own terms (a lost lease, a bad argument) is rolled
-//! back alone and its caller gets its error, while the rest commit. When the
-//! transaction itself fails (the database is locked, read-only, out of space, a
-//! disk I/O error), every caller of the group gets that error and nothing of
-//! the group is committed. Calls of several processes on one file are
-//! serialised by SQLite's write lock as before; each process groups its own.
+//! committed. A write that fails on its own terms (a lost lease) has changed
+//! nothing (every write checks before it changes rows), so it fails alone and
+//! the rest commit. A write that fails in the database (read-only, out of
+//! space, a row SQLite refuses) rolls the transaction back, and every write of
+//! the group runs again in a transaction of its own, so each caller gets its
+//! own answer and one bad write cannot fail the others. When the transaction
+//! itself fails (the database is locked past the busy timeout, the commit
+//! fails), every caller of the group gets that error, naming the cause, and
+//! nothing of the group is committed. Calls of several processes on one file
+//! are serialised by SQLite's write lock as before; each process groups its own.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -34,11 +37,16 @@ use super::errors::db_error;
 /// Jobs one transaction takes at most, so that a long queue is committed in steps.
 pub(super) const MAX_GROUP: usize = 128;
 
+/// How long a group that already holds several writes waits for more before it starts (a
+/// lone write never waits): concurrent callers send their writes a few microseconds apart.
+const GROUP_DELAY: Duration = Duration::from_micros(50);
+
 /// Statements kept prepared (the store uses a few dozen distinct ones).
 const STATEMENT_CACHE: usize = 64;
 
-/// Work that runs inside the group's write transaction.
-pub(super) type WriteWork<T> = Box<dyn FnOnce(&Connection, &str) -> Result<T, StoreError> + Send>;
+/// Work that runs inside the group's write transaction. It may run twice: again in a
+/// transaction of its own when another write of its group failed in the database.
+pub(super) type WriteWork<T> = Box<dyn Fn(&Connection, &str) -> Result<T, StoreError> + Send>;
 /// Work that runs on its own, outside any write transaction.
 pub(super) type ReadWork<T> = Box<dyn FnOnce(&mut Connection, &str) -> Result<T, StoreError> + Send>;
 
@@ -53,15 +61,16 @@ trait PendingWrite: Send {
 }
 
 struct Write<T> {
-    work: Option<WriteWork<T>>,
+    work: WriteWork<T>,
     result: Option<Result<T, StoreError>>,
-    reply: oneshot::Sender<Result<T, StoreError>>,
+    /// The answer, and the work handed back so that what it holds (the record's JSON and
+    /// columns) is freed on the caller's thread, not on the one thread that writes.
+    reply: oneshot::Sender<(Result<T, StoreError>, WriteWork<T>)>,
 }
 
 impl<T: Send> PendingWrite for Write<T> {
     fn run(&mut self, conn: &Connection, location: &str) -> bool {
-        let Some(work) = self.work.take() else { return false };
-        let result = work(conn, location);
+        let result = (self.work)(conn, location);
         let ok = result.is_ok();
         self.result = Some(result);
         ok
@@ -80,7 +89,7 @@ impl<T: Send> PendingWrite for Write<T> {
             (None, Ok(())) => Err(StoreError::Backend("the write was never run".into())),
         };
         // The caller may have gone (timed out); its write is settled all the same.
-        let _ = self.reply.send(answer);
+        let _ = self.reply.send((answer, self.work));
     }
 }
 
@@ -165,8 +174,9 @@ impl Writer {
     /// Runs `work` inside the next group's write transaction; answers after the commit.
     pub(super) async fn write<T: Send + 'static>(&self, work: WriteWork<T>) -> Result<T, StoreError> {
         let (reply, answer) = oneshot::channel();
-        self.send(Job::Write(Box::new(Write { work: Some(work), result: None, reply })))?;
-        answer.await.map_err(|_| self.stopped())?
+        self.send(Job::Write(Box::new(Write { work, result: None, reply })))?;
+        let (answer, _work) = answer.await.map_err(|_| self.stopped())?;
+        answer
     }
 
     /// Runs `work` on the connection outside any write transaction.
@@ -209,12 +219,23 @@ fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, count
     let mut writes: Vec<Box<dyn PendingWrite>> = Vec::new();
     while let Ok(first) = jobs.recv() {
         let mut next = Some(first);
-        while let Some(job) = next {
-            match job {
-                Job::Read(r) => reads.push(r),
-                Job::Write(w) => writes.push(w),
+        let mut lingered = false;
+        loop {
+            while let Some(job) = next {
+                match job {
+                    Job::Read(r) => reads.push(r),
+                    Job::Write(w) => writes.push(w),
+                }
+                next = if reads.len() + writes.len() < MAX_GROUP { jobs.try_recv().ok() } else { None };
             }
-            next = if reads.len() + writes.len() < MAX_GROUP { jobs.try_recv().ok() } else { None };
+            if lingered || writes.len() < 2 || writes.len() >= MAX_GROUP {
+                break;
+            }
+            // Several writes came at once: more are on their way from the same callers. Give
+            // them a moment to join this transaction instead of each paying for the next one.
+            std::thread::sleep(GROUP_DELAY);
+            lingered = true;
+            next = jobs.try_recv().ok();
         }
         let wanted = counts.busy_timeout_ms.load(Ordering::Relaxed);
         if busy_ms != Some(wanted) && conn.busy_timeout(Duration::from_millis(wanted)).is_ok() {
@@ -235,61 +256,87 @@ fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(drop)
 }
 
+/// Whether `e`, returned by a write, came from the database (the write may have changed rows
+/// before failing) rather than being an answer about the data. Every write checks what it
+/// answers about (a lost lease, an undecodable row) before it changes anything, so only a
+/// database error can leave a write half done.
+fn from_the_database(e: &StoreError) -> bool {
+    matches!(e, StoreError::Backend(_) | StoreError::Corrupt { .. })
+}
+
 /// Runs `writes` in one transaction and answers each caller.
 fn commit_group(conn: &Connection, location: &str, writes: &mut Vec<Box<dyn PendingWrite>>) {
-    let outcome = run_group(conn, location, writes);
-    if outcome.is_err() || !conn.is_autocommit() {
-        // Whatever failed, leave no transaction open for the next group.
-        let _ = exec(conn, "ROLLBACK");
-    }
+    let outcome = match run_group(conn, location, writes) {
+        Group::Settled(outcome) => outcome,
+        Group::Isolate => {
+            // A database error in one write: the others must not pay for it (a write SQLite
+            // refuses, say a record too big, would fail every group it lands in). Each write
+            // runs again in a transaction of its own and gets its own answer.
+            for write in writes.drain(..) {
+                let mut write = write;
+                let alone = run_group(conn, location, std::slice::from_mut(&mut write));
+                let outcome = match alone {
+                    Group::Settled(outcome) => outcome,
+                    Group::Isolate => Ok(()), // its own error is its answer
+                };
+                write.finish(outcome.as_ref().map(|_| ()));
+            }
+            return;
+        }
+    };
     for write in writes.drain(..) {
         write.finish(outcome.as_ref().map(|_| ()));
     }
 }
 
-fn run_group(conn: &Connection, location: &str, writes: &mut [Box<dyn PendingWrite>]) -> Result<(), StoreError> {
+/// What became of a group's transaction.
+enum Group {
+    /// Committed (`Ok`; writes that failed on their own changed nothing), or failed as a whole.
+    Settled(Result<(), StoreError>),
+    /// A write failed in the database and the transaction was rolled back.
+    Isolate,
+}
+
+fn run_group(conn: &Connection, location: &str, writes: &mut [Box<dyn PendingWrite>]) -> Group {
     let n = writes.len();
     let failed = |what: &str, e: rusqlite::Error| {
         let cause = db_error(location)(e);
-        match cause {
+        let cause = match cause {
             StoreError::Backend(message) if n > 1 => {
-                StoreError::Backend(format!("{message} (while {what}; none of the {n} writes committed with it)"))
+                StoreError::Backend(format!("{message} (while {what}; none of the {n} writes in it committed)"))
             }
             StoreError::Backend(message) => StoreError::Backend(format!("{message} (while {what})")),
             other => other,
-        }
+        };
+        rollback(conn);
+        Group::Settled(Err(cause))
     };
-    exec(conn, "BEGIN IMMEDIATE").map_err(|e| failed("starting the write transaction", e))?;
-    // One write alone needs no savepoint: if it fails, the whole transaction is rolled back.
-    let shared = n > 1;
+    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
+        return failed("starting the write transaction", e);
+    }
     let mut any_ok = false;
     for write in writes.iter_mut() {
-        if shared {
-            exec(conn, "SAVEPOINT call").map_err(|e| failed("opening a savepoint", e))?;
+        if write.run(conn, location) {
+            any_ok = true;
+        } else if write.error().is_some_and(from_the_database) {
+            rollback(conn);
+            return if n > 1 { Group::Isolate } else { Group::Settled(Ok(())) };
         }
-        let ok = write.run(conn, location);
-        if conn.is_autocommit() {
-            // SQLite rolled the whole transaction back (I/O error, full disk, …): the call
-            // that hit it has the cause, and the others get the same cause.
-            return Err(match write.error() {
-                Some(StoreError::Backend(cause)) => StoreError::Backend(format!(
-                    "{cause} (SQLite rolled back the write transaction; none of the {n} writes in it committed)"
-                )),
-                Some(other) => other.clone(),
-                None => StoreError::Backend(format!("{location}: SQLite rolled back the write transaction")),
-            });
-        }
-        if shared {
-            if !ok {
-                exec(conn, "ROLLBACK TO call").map_err(|e| failed("rolling back a failed write", e))?;
-            }
-            exec(conn, "RELEASE call").map_err(|e| failed("releasing a savepoint", e))?;
-        }
-        any_ok |= ok;
     }
     if !any_ok {
-        exec(conn, "ROLLBACK").map_err(|e| failed("rolling back", e))?;
-        return Ok(());
+        rollback(conn);
+        return Group::Settled(Ok(()));
     }
-    exec(conn, "COMMIT").map_err(|e| failed("committing", e))
+    match exec(conn, "COMMIT") {
+        Ok(()) => Group::Settled(Ok(())),
+        Err(e) => failed("committing", e),
+    }
+}
+
+/// Ends the open transaction, if SQLite has not already rolled it back.
+fn rollback(conn: &Connection) {
+    if !conn.is_autocommit() {
+        // A failed rollback leaves nothing more to undo: SQLite ends the transaction anyway.
+        let _ = exec(conn, "ROLLBACK");
+    }
 }
