@@ -444,3 +444,30 @@ async fn a_locked_database_fails_every_caller_of_the_group_transiently() {
     assert_eq!(store.count(&Filter::all(), at(0)).await.expect("count"), 0, "nothing was half-written");
     store.push(sample_record("after", 0)).await.expect("the lock is gone: writes work again");
 }
+
+/// A store dropped while its thread still waits for another process's lock (its caller gave up
+/// on the call) does not block the dropping task: the thread finishes the write once the lock
+/// is free, then closes the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_store_that_waits_for_a_lock_does_not_block() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_secs(60));
+    let lock = WriteLock::take(&path);
+    let gave_up = tokio::time::timeout(Duration::from_millis(200), store.push(sample_record("late", 0))).await;
+    assert!(gave_up.is_err(), "the push cannot finish while the lock is held");
+    drop(store); // must return although the push still waits for the lock
+    lock.release();
+    // Readiness wait, not a timing assertion: the write lands once the lock is free.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let n: i64 = rusqlite::Connection::open(&path)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0)))
+            .expect("count");
+        if n == 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the abandoned push never landed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

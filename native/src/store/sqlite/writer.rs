@@ -95,17 +95,26 @@ impl<T: Send> PendingWrite for Write<T> {
 
 /// A read, run as soon as its group is taken.
 trait PendingRead: Send {
-    fn run(self: Box<Self>, conn: &mut Connection, location: &str);
+    fn run(&mut self, conn: &mut Connection, location: &str);
+    fn finish(self: Box<Self>);
 }
 
 struct Read<T> {
-    work: ReadWork<T>,
+    work: Option<ReadWork<T>>,
+    result: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
 }
 
 impl<T: Send> PendingRead for Read<T> {
-    fn run(self: Box<Self>, conn: &mut Connection, location: &str) {
-        let _ = self.reply.send((self.work)(conn, location));
+    fn run(&mut self, conn: &mut Connection, location: &str) {
+        if let Some(work) = self.work.take() {
+            self.result = Some(work(conn, location));
+        }
+    }
+
+    fn finish(self: Box<Self>) {
+        let answer = self.result.unwrap_or_else(|| Err(StoreError::Backend("the read was never run".into())));
+        let _ = self.reply.send(answer);
     }
 }
 
@@ -129,11 +138,15 @@ struct Counts {
     writes: AtomicU64,
     /// The busy timeout asked for, in ms; the thread applies it before its next group.
     busy_timeout_ms: AtomicU64,
+    /// Jobs sent and not yet finished.
+    pending: AtomicU64,
 }
 
 /// The handle to a store's connection thread. Dropping the last handle lets the
-/// thread finish what is queued, close the connection and exit; the drop waits for it,
-/// so a dropped store has closed its file.
+/// thread finish what is queued, close the connection and exit. When the thread is idle the
+/// drop waits for that (a dropped store has closed its file); when it is still working (say
+/// waiting for another process's lock) the drop does not block its caller, which may be an
+/// async task, and the thread closes the file when done.
 #[derive(Debug)]
 pub(super) struct Writer {
     queue: Option<mpsc::Sender<Job>>,
@@ -159,10 +172,12 @@ impl Writer {
     }
 
     fn send(&self, job: Job) -> Result<(), StoreError> {
+        self.counts.pending.fetch_add(1, Ordering::AcqRel);
         let sent = self.queue.as_ref().map(|q| q.send(job).is_ok()).unwrap_or(false);
         if sent {
             Ok(())
         } else {
+            self.counts.pending.fetch_sub(1, Ordering::AcqRel);
             Err(self.stopped())
         }
     }
@@ -182,7 +197,7 @@ impl Writer {
     /// Runs `work` on the connection outside any write transaction.
     pub(super) async fn read<T: Send + 'static>(&self, work: ReadWork<T>) -> Result<T, StoreError> {
         let (reply, answer) = oneshot::channel();
-        self.send(Job::Read(Box::new(Read { work, reply })))?;
+        self.send(Job::Read(Box::new(Read { work: Some(work), result: None, reply })))?;
         answer.await.map_err(|_| self.stopped())?
     }
 
@@ -202,8 +217,10 @@ impl Drop for Writer {
     fn drop(&mut self) {
         self.queue = None;
         if let Some(thread) = self.thread.take() {
-            // A panic in the thread was already reported to the calls it failed.
-            let _ = thread.join();
+            if self.counts.pending.load(Ordering::Acquire) == 0 {
+                // Idle: it exits at once. A panic in it was already reported to the calls it failed.
+                let _ = thread.join();
+            }
         }
     }
 }
@@ -241,13 +258,23 @@ fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, count
         if busy_ms != Some(wanted) && conn.busy_timeout(Duration::from_millis(wanted)).is_ok() {
             busy_ms = Some(wanted);
         }
-        for read in reads.drain(..) {
+        for read in &mut reads {
             read.run(&mut conn, location);
         }
+        let mut outcomes = Vec::new();
         if !writes.is_empty() {
             counts.transactions.fetch_add(1, Ordering::Relaxed);
             counts.writes.fetch_add(writes.len() as u64, Ordering::Relaxed);
-            commit_group(&conn, location, &mut writes);
+            outcomes = commit_group(&conn, location, &mut writes);
+        }
+        // Done with these jobs before any caller hears of it, so that a caller dropping the
+        // store right after its answer finds the thread idle.
+        counts.pending.fetch_sub((reads.len() + writes.len()) as u64, Ordering::AcqRel);
+        for read in reads.drain(..) {
+            read.finish();
+        }
+        for (write, outcome) in writes.drain(..).zip(outcomes) {
+            write.finish(outcome.as_ref().map(|_| ()));
         }
     }
 }
@@ -264,28 +291,25 @@ fn from_the_database(e: &StoreError) -> bool {
     matches!(e, StoreError::Backend(_) | StoreError::Corrupt { .. })
 }
 
-/// Runs `writes` in one transaction and answers each caller.
-fn commit_group(conn: &Connection, location: &str, writes: &mut Vec<Box<dyn PendingWrite>>) {
-    let outcome = match run_group(conn, location, writes) {
-        Group::Settled(outcome) => outcome,
-        Group::Isolate => {
-            // A database error in one write: the others must not pay for it (a write SQLite
-            // refuses, say a record too big, would fail every group it lands in). Each write
-            // runs again in a transaction of its own and gets its own answer.
-            for write in writes.drain(..) {
-                let mut write = write;
-                let alone = run_group(conn, location, std::slice::from_mut(&mut write));
-                let outcome = match alone {
-                    Group::Settled(outcome) => outcome,
-                    Group::Isolate => Ok(()), // its own error is its answer
-                };
-                write.finish(outcome.as_ref().map(|_| ()));
-            }
-            return;
-        }
-    };
-    for write in writes.drain(..) {
-        write.finish(outcome.as_ref().map(|_| ()));
+/// Runs `writes` in one transaction; the outcome for each write, in order (its own failure, if
+/// any, is kept in the write and answered first).
+fn commit_group(
+    conn: &Connection,
+    location: &str,
+    writes: &mut [Box<dyn PendingWrite>],
+) -> Vec<Result<(), StoreError>> {
+    match run_group(conn, location, writes) {
+        Group::Settled(outcome) => vec![outcome; writes.len()],
+        // A database error in one write: the others must not pay for it (a write SQLite
+        // refuses, say a record too big, would fail every group it lands in). Each write runs
+        // again in a transaction of its own and gets its own answer.
+        Group::Isolate => writes
+            .iter_mut()
+            .map(|write| match run_group(conn, location, std::slice::from_mut(write)) {
+                Group::Settled(outcome) => outcome,
+                Group::Isolate => Ok(()), // alone, its own error is its answer
+            })
+            .collect(),
     }
 }
 
