@@ -1,23 +1,25 @@
 //! Single-call writes that arrive together go to Redis as one script call.
 //!
 //! Every `push`, `complete`, `abandon`, `park`, `unpark`, `journal_upsert`
-//! and `journal_forget` is an [`Op`] run by the `APPLY` script. A call made
-//! while no script call of the store is in flight goes out at once, by its
-//! caller (no hop through another task). A call made while one is in flight
-//! is queued for the store's batch task, which takes whatever has queued up
-//! (up to [`MAX_BATCH`]) and runs it as one `EVALSHA` of `APPLY`: one round
-//! trip, and one script start with its keys, for the whole batch instead of
-//! one per call. Nothing waits for a batch to fill. Each operation is as atomic as it was alone (the whole
+//! and `journal_forget` is an [`Op`] run by the `APPLY` script, and a store
+//! has at most one such script call in flight. A call made while none is in
+//! flight goes out at once, by its caller (no hop through another task). A
+//! call made while one is in flight is queued for the store's batch task,
+//! which, once the call in flight is back, takes whatever has queued up (up
+//! to [`MAX_BATCH`]) and runs it as one `EVALSHA` of `APPLY`: one round trip,
+//! and one script start with its keys, for the whole batch instead of one per
+//! call. Nothing waits for a batch to fill: batches are what arrives during a
+//! round trip, so they grow with the load and cost a lone call nothing. Each operation is as atomic as it was alone (the whole
 //! script is), and gets its own reply: an operation the server refuses (a key
 //! of the wrong type) fails alone, while a failed round trip (connection lost,
 //! timeout) fails every call of the batch with the same error.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use redis::aio::ConnectionManager;
 use redis::{ErrorKind, RedisError, RedisResult, ServerErrorKind, ToRedisArgs, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use super::scripts::{Op, Scripts};
 
@@ -65,8 +67,9 @@ struct Shared {
     conn: ConnectionManager,
     keys: Vec<String>,
     scripts: Arc<Scripts>,
-    /// Calls made and not yet answered (sent by their caller, or queued for or sent by the task).
-    busy: AtomicUsize,
+    /// One script call of this store in flight at a time: while one is out, calls queue up
+    /// and go together in the next (the task waits for the permit with its batch open).
+    round_trip: Semaphore,
     round_trips: AtomicU64,
     operations: AtomicU64,
 }
@@ -77,15 +80,6 @@ impl Shared {
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         self.operations.fetch_add(calls.len() as u64, Ordering::Relaxed);
         apply(&mut self.conn.clone(), &self.keys, &self.scripts, calls).await
-    }
-}
-
-/// Counts answered calls out of [`Shared::busy`] when dropped, also when a caller gave up.
-struct Answered<'a>(&'a AtomicUsize, usize);
-
-impl Drop for Answered<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(self.1, Ordering::AcqRel);
     }
 }
 
@@ -110,7 +104,7 @@ impl Batcher {
             conn,
             keys,
             scripts,
-            busy: AtomicUsize::new(0),
+            round_trip: Semaphore::new(1),
             round_trips: AtomicU64::new(0),
             operations: AtomicU64::new(0),
         });
@@ -118,21 +112,16 @@ impl Batcher {
         Batcher { queue, shared }
     }
 
-    /// Runs `call`: at once on its own when no other call is under way (no hop through the
-    /// task), else in the task's next batch. Its own reply, or its round trip's error.
+    /// Runs `call`: at once on its own when no script call of the store is in flight (no hop
+    /// through the task), else in the task's next batch. Its own reply, or its round trip's error.
     pub(super) async fn run(&self, call: Call) -> RedisResult<Value> {
-        if self.shared.busy.fetch_add(1, Ordering::AcqRel) == 0 {
-            let _answered = Answered(&self.shared.busy, 1);
+        if let Ok(_permit) = self.shared.round_trip.try_acquire() {
             let mut replies = self.shared.apply(&[&call]).await?;
             return replies.pop().unwrap_or_else(|| Err(short_reply()));
         }
         let (reply, answer) = oneshot::channel();
         let stopped = || RedisError::from((ErrorKind::Io, "the Redis batch task stopped"));
-        if self.queue.send(Queued { call, reply }).is_err() {
-            self.shared.busy.fetch_sub(1, Ordering::AcqRel);
-            return Err(stopped());
-        }
-        // The task counts the call out once it has answered it.
+        self.queue.send(Queued { call, reply }).map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
 
@@ -150,22 +139,16 @@ fn short_reply() -> RedisError {
 
 async fn serve(shared: Arc<Shared>, mut calls: mpsc::UnboundedReceiver<Queued>) {
     let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
-    let mut last = 0;
     while let Some(first) = calls.recv().await {
         batch.push(first);
-        if last > 1 {
-            // Calls are arriving together: let the tasks that are about to make theirs run
-            // first, so that they join this batch instead of waiting for the next round trip.
-            tokio::task::yield_now().await;
-        }
+        // Wait for the call in flight (if any) to come back; calls made meanwhile join.
+        let Ok(_permit) = shared.round_trip.acquire().await else { return };
         while batch.len() < MAX_BATCH {
             match calls.try_recv() {
                 Ok(next) => batch.push(next),
                 Err(_) => break,
             }
         }
-        last = batch.len();
-        let _answered = Answered(&shared.busy, batch.len());
         let replies = {
             let calls: Vec<&Call> = batch.iter().map(|q| &q.call).collect();
             shared.apply(&calls).await

@@ -39,7 +39,9 @@ pub(super) const MAX_GROUP: usize = 128;
 
 /// How long a group that already holds several writes waits for more before it starts (a
 /// lone write never waits): concurrent callers send their writes a few microseconds apart.
+/// It waits again while more keep coming, at most [`MAX_GROUP_WAITS`] times.
 const GROUP_DELAY: Duration = Duration::from_micros(50);
+const MAX_GROUP_WAITS: usize = 4;
 
 /// Statements kept prepared (the store uses a few dozen distinct ones).
 const STATEMENT_CACHE: usize = 64;
@@ -236,7 +238,7 @@ fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, count
     let mut writes: Vec<Box<dyn PendingWrite>> = Vec::new();
     while let Ok(first) = jobs.recv() {
         let mut next = Some(first);
-        let mut lingered = false;
+        let mut waits = 0;
         loop {
             while let Some(job) = next {
                 match job {
@@ -245,14 +247,18 @@ fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, count
                 }
                 next = if reads.len() + writes.len() < MAX_GROUP { jobs.try_recv().ok() } else { None };
             }
-            if lingered || writes.len() < 2 || writes.len() >= MAX_GROUP {
+            if writes.len() < 2 || reads.len() + writes.len() >= MAX_GROUP || waits >= MAX_GROUP_WAITS {
                 break;
             }
             // Several writes came at once: more are on their way from the same callers. Give
-            // them a moment to join this transaction instead of each paying for the next one.
+            // them a moment to join this transaction instead of each paying for the next one,
+            // and keep waiting while they keep coming.
             std::thread::sleep(GROUP_DELAY);
-            lingered = true;
+            waits += 1;
             next = jobs.try_recv().ok();
+            if next.is_none() {
+                break;
+            }
         }
         let wanted = counts.busy_timeout_ms.load(Ordering::Relaxed);
         if busy_ms != Some(wanted) && conn.busy_timeout(Duration::from_millis(wanted)).is_ok() {
