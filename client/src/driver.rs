@@ -323,7 +323,12 @@ impl Driver {
                     let id = self.engine.job_record_id(job).unwrap_or_default().to_string();
                     self.track(job, id.clone());
                     self.waiters.insert(job, done);
-                    let _ = accepted.send(Ok((job, id)));
+                    if accepted.send(Ok((job, id))).is_err() {
+                        // Its caller went away before hearing of it (a cancelled future, Ctrl-C):
+                        // cancel it as its dropped handle would have, so that it is not submitted
+                        // after the caller stopped.
+                        self.command(Command::Cancel { job });
+                    }
                 }
                 Err(e) => {
                     let _ = accepted.send(Err(e));

@@ -334,3 +334,31 @@ async fn concurrency_means_what_it_says() {
     assert_eq!(most, 300, "all 300 were with the provider at once");
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_dropped_before_its_caller_heard_of_it_is_cancelled_not_sent() {
+    let mock = mock(30, vec![]).await;
+    let store = Arc::new(Faulty::default());
+    let client = client_over(&mock, store.clone(), None).await;
+    // The journal holds every job before its submission, so none can go out before the drops.
+    store.mode.store(HANG, Ordering::SeqCst);
+    for page in 0..20 {
+        // Polled once (the command is sent), then dropped: a cancelled future, Ctrl-C. The
+        // driver may have answered by then or not; either way the job must be cancelled.
+        let mut submit = Box::pin(client.submit(task(page), BTreeMap::new(), None));
+        drop(futures::poll!(&mut submit));
+        drop(submit);
+    }
+    // Commands are handled in order: the cancellations came before this question.
+    assert_eq!(client.status().await.unwrap().jobs, 0, "every dropped submission was cancelled");
+    store.mode.store(OK, Ordering::SeqCst);
+    let cancelled = Filter { reasons: vec!["Cancelled".into()], ..Filter::default() };
+    within("the cancellations", async {
+        while client.dlq().count(&cancelled).await.unwrap() < 20 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert_eq!(mock.counters().requests_to("/in.php"), 0, "nothing sent after its caller went away");
+    client.close().await;
+}
