@@ -287,7 +287,13 @@ impl SolveHandle {
 
     /// [`wait`](Self::wait), cancelling the task if `cancel` completes first (a host's abort
     /// signal); the cancellation's error is returned then.
-    pub async fn wait_or_cancel(mut self, cancel: impl Future<Output = ()>) -> Result<Solution> {
+    pub async fn wait_or_cancel(self, cancel: impl Future<Output = ()>) -> Result<Solution> {
+        self.outcome_or_cancel(cancel).await.and_then(Outcome::into_solution)
+    }
+
+    /// [`outcome`](Self::outcome), cancelling the task if `cancel` completes first: for a host
+    /// that acknowledges the answer's receipt itself, once the answer is in its caller's hands.
+    pub async fn outcome_or_cancel(mut self, cancel: impl Future<Output = ()>) -> Result<Outcome> {
         let Some(mut done) = self.done.take() else { return Err(Error::Closed) };
         futures::pin_mut!(cancel);
         let outcome = match futures::future::select(&mut done, cancel).await {
@@ -298,7 +304,7 @@ impl SolveHandle {
             }
         };
         self.armed = false;
-        outcome.map_err(|_| Error::Closed).and_then(Outcome::into_solution)
+        outcome.map_err(|_| Error::Closed)
     }
 }
 

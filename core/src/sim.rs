@@ -74,6 +74,10 @@ pub struct FakeService {
     pub always: Option<Fault>,
     /// Answer batch polls (`ids=`) with garbage, as a provider without batch support might.
     pub garble_batches: bool,
+    /// Answer every submission and balance check with this account error while set.
+    pub account_error: Option<&'static str>,
+    /// What `getbalance` answers otherwise.
+    pub balance: f64,
     pub log: Vec<Seen>,
     /// Keep `log` (off in benchmarks, so only the engine's memory is measured).
     pub keep_log: bool,
@@ -95,6 +99,8 @@ impl FakeService {
             poll_faults: VecDeque::new(),
             always: None,
             garble_batches: false,
+            account_error: None,
+            balance: 10.0,
             log: Vec::new(),
             keep_log: true,
             tasks: HashMap::new(),
@@ -136,6 +142,13 @@ impl FakeService {
         }
         if let Some(fault) = fault {
             return fault_answer(&fault);
+        }
+        let is_balance = params.get("action").is_some_and(|a| a == "getbalance");
+        if let Some(code) = self.account_error.filter(|_| is_submit || is_balance) {
+            return Ok(json(0, code));
+        }
+        if is_balance {
+            return Ok(HttpResponse::new(200, format!("{{\"status\":1,\"request\":\"{}\"}}", self.balance)));
         }
         if is_submit {
             let page = params.get("pageurl").cloned().unwrap_or_default();

@@ -88,6 +88,8 @@ fn full_config() -> EngineConfig {
             break_ms: 53,
             unreachable_after_failures: 54,
             unreachable_after_ms: 55,
+            account_hold_ms: 56,
+            account_probe_ms: 57,
         },
         seed: 61,
     }

@@ -188,12 +188,21 @@ class RateConfig(_Settings):
 class CircuitConfig(_Settings):
     """When to stop sending to a failing provider, and for how long."""
 
+    #: Request outcomes remembered for the failure ratio.
     window: int = _D["circuit"]["window"]
+    #: Outcomes needed in the window before the ratio can open the circuit.
     min_calls: int = _D["circuit"]["min_calls"]
     failure_ratio: float = _D["circuit"]["failure_ratio"]
+    #: How long the circuit stays open before one probe is let through.
     break_ms: int = _D["circuit"]["break_ms"]
+    #: Transport failures in a row after which a provider that never answered counts as unreachable.
     unreachable_after_failures: int = _D["circuit"]["unreachable_after_failures"]
+    #: For a provider that did answer before: how long failures in a row must last first.
     unreachable_after_ms: int = _D["circuit"]["unreachable_after_ms"]
+    #: After an account error (zero balance), tasks wait this long for a top-up (0: dead-lettered at once).
+    account_hold_ms: int = _D["circuit"]["account_hold_ms"]
+    #: While holding, the balance is checked this often.
+    account_probe_ms: int = _D["circuit"]["account_probe_ms"]
 
 
 @_tracked

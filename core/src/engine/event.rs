@@ -48,6 +48,12 @@ pub enum Event {
         id: String,
         resumed_polling: bool,
     },
+    /// An account error holds submissions (queued and new tasks wait) until `until` at the
+    /// latest; the balance is checked meanwhile and a top-up resumes them.
+    AccountHold {
+        code: String,
+        until: Timestamp,
+    },
     CircuitOpened {
         cause: String,
         until: Option<Timestamp>,
@@ -108,6 +114,7 @@ impl Event {
             Event::DeadLettered { .. } => "dead_lettered",
             Event::Recovered { .. } => "recovered",
             Event::CircuitOpened { .. } => "circuit_opened",
+            Event::AccountHold { .. } => "account_hold",
             Event::CircuitHalfOpen => "circuit_half_open",
             Event::CircuitClosed => "circuit_closed",
             Event::ConcurrencyChanged { .. } => "concurrency_changed",
@@ -126,6 +133,7 @@ impl Event {
         match self {
             Event::StoreGaveUp { .. } => Level::Error,
             Event::CircuitOpened { .. }
+            | Event::AccountHold { .. }
             | Event::Paused { .. }
             | Event::BatchPollingDisabled { .. }
             | Event::StoreUnavailable { .. } => Level::Warn,
@@ -170,6 +178,10 @@ impl fmt::Display for Event {
             Event::CircuitOpened { cause, until: None } => {
                 write!(f, "circuit opened by {cause}; no submissions until reset")
             }
+            Event::AccountHold { code, until } => write!(
+                f,
+                "submissions held by {code} until {until} at the latest; checking the balance, a top-up resumes them"
+            ),
             Event::CircuitHalfOpen => f.write_str("circuit half-open: probing the provider with one request"),
             Event::CircuitClosed => f.write_str("circuit closed"),
             Event::ConcurrencyChanged { limit } => write!(f, "in-flight limit now {limit}"),

@@ -154,8 +154,26 @@ struct Job {
 
 #[derive(Debug)]
 enum Pending {
-    Submit { job: JobId },
-    Poll { jobs: Vec<JobId>, ids: Vec<String> },
+    Submit {
+        job: JobId,
+    },
+    Poll {
+        jobs: Vec<JobId>,
+        ids: Vec<String>,
+    },
+    /// A balance check while submissions are held for an account error.
+    Probe,
+}
+
+/// Submissions held after an account error (`circuit.account_hold_ms` > 0): queued and new
+/// tasks wait instead of being dead-lettered, the balance is checked every
+/// `circuit.account_probe_ms`, and submissions resume once it answers a positive balance.
+#[derive(Debug)]
+struct Hold {
+    failure: Failure,
+    until: Timestamp,
+    next_probe: Timestamp,
+    probing: bool,
 }
 
 /// The CAPTCHA-solving state machine.
@@ -215,6 +233,7 @@ pub struct Engine {
     store_down: bool,
     /// Times the provider was found unreachable since this engine started.
     unreachable_episodes: u32,
+    hold: Option<Hold>,
 }
 
 /// Garbled batch answers in a row after which polling falls back to one id per request.
@@ -248,6 +267,7 @@ impl Engine {
             unreachable: None,
             store_down: false,
             unreachable_episodes: 0,
+            hold: None,
         }
     }
 
@@ -349,7 +369,7 @@ impl Engine {
 
     /// Writes the job's journal entry, holding its submission until the driver confirms it.
     fn persist_then_submit(&mut self, job: JobId, now: Timestamp) {
-        if let Some(failure) = self.circuit.account_failure().cloned() {
+        if let Some(failure) = self.circuit.account_failure().cloned().filter(|_| self.hold.is_none()) {
             return self.dead_letter_circuit_open(job, &failure, now);
         }
         if let Some(entry) = self.journal_entry(job, now) {
@@ -364,7 +384,7 @@ impl Engine {
             return false;
         }
         self.tick_circuit(now);
-        if let Some(failure) = self.circuit.account_failure().cloned() {
+        if let Some(failure) = self.circuit.account_failure().cloned().filter(|_| self.hold.is_none()) {
             self.dead_letter_circuit_open(job, &failure, now);
         } else if let Some(failure) = self.unreachable.clone().filter(|_| self.circuit.is_open()) {
             self.fail(job, Phase::Submit, failure, None, now, true);
@@ -516,7 +536,13 @@ impl Engine {
     /// Lets submissions flow again after an account error was fixed.
     pub fn reset_circuit(&mut self) {
         self.circuit.reset_account();
+        self.hold = None;
         self.push_event(Event::CircuitClosed);
+    }
+
+    /// Whether submissions are held for an account error, and until when at the latest.
+    pub fn held_until(&self) -> Option<Timestamp> {
+        self.hold.as_ref().map(|h| h.until)
     }
 
     // ----- inputs ---------------------------------------------------------
@@ -563,6 +589,7 @@ impl Engine {
                     SubmitOutcome::Failed(f) => self.fail(job, Phase::Submit, f, status, now, false),
                 }
             }
+            Pending::Probe => self.on_probe(result.ok(), now),
             Pending::Poll { jobs, ids } => {
                 let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
                 let outcome = match &result {
@@ -570,6 +597,43 @@ impl Engine {
                     Err(e) => PollOutcome::Failed(network_failure(e)),
                 };
                 self.on_poll_outcome(jobs, outcome, status, now);
+            }
+        }
+    }
+
+    /// The balance answered during a hold: a positive balance ends it (submissions resume,
+    /// paced by the submit rate, so the waiting tasks do not go out in a storm).
+    fn on_probe(&mut self, response: Option<HttpResponse>, now: Timestamp) {
+        let Some(hold) = self.hold.as_mut() else { return };
+        hold.probing = false;
+        let balance = response.and_then(|r| self.provider.parse_balance(&r).ok());
+        if balance.is_some_and(|b| b > 0.0) {
+            self.hold = None;
+            self.circuit.reset_account();
+            self.push_event(Event::CircuitClosed);
+        } else {
+            hold.next_probe = now.add(Duration::from_millis(self.config.circuit.account_probe_ms));
+        }
+    }
+
+    /// Checks the balance when a hold's probe is due; ends the hold at its deadline.
+    fn advance_hold(&mut self, now: Timestamp) {
+        let Some(hold) = &self.hold else { return };
+        if now >= hold.until {
+            let failure = hold.failure.clone();
+            self.hold = None;
+            let queued: Vec<JobId> = self.submit_queue.iter().map(|(_, j)| *j).collect();
+            for job in queued {
+                self.dead_letter_circuit_open(job, &failure, now);
+            }
+            return;
+        }
+        if !hold.probing && now >= hold.next_probe {
+            let request = self.provider.balance_request(&self.key);
+            let rid = self.send(request);
+            self.requests.insert(rid, Pending::Probe);
+            if let Some(h) = self.hold.as_mut() {
+                h.probing = true;
             }
         }
     }
@@ -634,6 +698,12 @@ impl Engine {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let mut next: Option<Timestamp> = self.deadlines.first().map(|(t, _)| *t);
         let mut consider = |t: Timestamp| next = Some(next.map_or(t, |n| n.min(t)));
+        if let Some(hold) = &self.hold {
+            consider(hold.until);
+            if !hold.probing {
+                consider(hold.next_probe);
+            }
+        }
         if let Some(reopen) = self.circuit.reopens_at() {
             consider(reopen);
             return next;
@@ -644,7 +714,8 @@ impl Engine {
         if let Some((at, _)) = self.poll_queue.first() {
             consider((*at).max(self.polls_paused_until));
         }
-        if let Some((at, _)) = self.submit_queue.first().filter(|_| !self.store_down) {
+        let submits_blocked = self.store_down || self.circuit.account_failure().is_some();
+        if let Some((at, _)) = self.submit_queue.first().filter(|_| !submits_blocked) {
             if self.in_flight < self.limiter.limit() as usize {
                 consider((*at).max(self.limiter.next_submit_at()).max(self.submits_paused_until));
             }
@@ -662,6 +733,7 @@ impl Engine {
 
     fn advance(&mut self, now: Timestamp) {
         self.tick_circuit(now);
+        self.advance_hold(now);
         while let Some(&(at, job)) = self.deadlines.first() {
             if at > now {
                 break;
@@ -995,11 +1067,25 @@ impl Engine {
                 self.enqueue_submit(job, now.add(delay));
             }
             ErrorClass::AccountTerminal => {
+                let hold_ms = self.config.circuit.account_hold_ms;
+                let first = self.circuit.account_failure().is_none();
+                self.circuit.open_for_account(f.clone());
+                if hold_ms > 0 && (first || self.hold.is_some()) {
+                    // The service refused the submission, so nothing was paid: the task waits
+                    // with the others until the account works again (or the hold ends).
+                    if self.hold.is_none() {
+                        let until = now.add(Duration::from_millis(hold_ms));
+                        let next_probe = now.add(Duration::from_millis(self.config.circuit.account_probe_ms));
+                        self.hold = Some(Hold { failure: f.clone(), until, next_probe, probing: false });
+                        self.push_event(Event::AccountHold { code: f.code.clone(), until });
+                    }
+                    self.leave_flight(job);
+                    self.enqueue_submit(job, now);
+                    return;
+                }
                 if at_submit {
                     j.attempts += 1;
                 }
-                let first = self.circuit.account_failure().is_none();
-                self.circuit.open_for_account(f.clone());
                 if first {
                     self.push_event(Event::CircuitOpened { cause: f.code.clone(), until: None });
                 }
