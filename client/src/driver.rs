@@ -288,6 +288,13 @@ impl Driver {
         if let Poll::Ready(event) = self.store_calls.poll(cx) {
             return Poll::Ready(Wake::Store(event));
         }
+        // A write that failed in that poll may have been scheduled for a retry earlier than
+        // the timer: wake to re-arm it, or nothing would start the retry.
+        if let Some(at) = self.store_calls.next_wakeup() {
+            if self.timer.as_ref().is_none_or(|(armed, _)| at < *armed) {
+                return Poll::Ready(Wake::Timer);
+            }
+        }
         if let Some((_, sleep)) = &mut self.timer {
             if Pin::new(sleep).poll(cx).is_ready() {
                 return Poll::Ready(Wake::Timer);

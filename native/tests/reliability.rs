@@ -67,6 +67,8 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
 const OK: u8 = 0;
 const FAIL: u8 = 1;
 const HANG: u8 = 2;
+/// Fails after a moment, as a store across a thread or a network does.
+const FAIL_SLOWLY: u8 = 3;
 
 /// A memory store that fails, or hangs, on demand.
 #[derive(Debug, Default)]
@@ -79,6 +81,10 @@ impl Faulty {
     async fn gate(&self) -> Result<(), StoreError> {
         match self.mode.load(Ordering::SeqCst) {
             FAIL => Err(StoreError::Backend("disk I/O error (injected)".into())),
+            FAIL_SLOWLY => {
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                Err(StoreError::Backend("disk I/O error (injected, slowly)".into()))
+            }
             HANG => {
                 while self.mode.load(Ordering::SeqCst) == HANG {
                     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -188,6 +194,22 @@ async fn a_journal_that_cannot_be_written_means_nothing_is_submitted() {
     let health = client.store_health();
     assert!(health.failures >= 1 && !health.available, "{health:?}");
     assert!(health.last_error.as_deref().unwrap_or("").contains("disk I/O error"), "{health:?}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_keeps_failing_slowly_is_retried_then_given_up() {
+    let mock = mock(30, vec![]).await;
+    let store = Arc::new(Faulty::default());
+    store.mode.store(FAIL_SLOWLY, Ordering::SeqCst);
+    let client = client_over(&mock, store.clone(), None).await;
+    // Each retry is scheduled when a failure arrives, between two timer wake-ups: the driver
+    // must re-arm its timer for it (it used to sleep on, and the task hung).
+    for page in 0..3 {
+        let err = within("solve", client.solve(task(page))).await.unwrap_err();
+        assert!(matches!(&err, Error::Store(e) if e.to_string().contains("not submitted")), "{err}");
+    }
+    assert_eq!(mock.counters().requests_to("/in.php"), 0);
     client.close().await;
 }
 
