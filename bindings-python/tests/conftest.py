@@ -11,7 +11,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import pytest
 
@@ -25,6 +25,16 @@ FAST: Dict[str, Any] = {
     "retry": {"backoff": {"kind": "fixed", "delay_ms": 10}, "transient_min_delay_ms": 10},
     "rate": {"submits_per_second": 10000.0, "max_in_flight": 2000},
 }
+
+def eventually(check: Callable[[], bool], what: str, within_s: float = 20.0) -> None:
+    """Waits until `check()` holds. An answer's journal entry (and a replayed record) goes
+    once its receipt is acknowledged, by a store write the client makes after handing the
+    answer over: right after a call returns it may still be on its way."""
+    deadline = time.monotonic() + within_s
+    while not check():
+        assert time.monotonic() < deadline, f"never came true: {what}"
+        time.sleep(0.01)
+
 
 class DictStore:
     """The store of docs/custom-store.md, word for word, counting its calls."""

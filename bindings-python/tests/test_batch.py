@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, List
 
 import pytest
-from conftest import API_KEY, FAST, DictStore, Mock, redis_flush
+from conftest import API_KEY, FAST, DictStore, Mock, eventually, redis_flush
 
 from captcha_dlq import Client, MemoryDlq, RecaptchaV2, RedisDlq, SolveFailed, Solution
 
@@ -14,26 +14,50 @@ URLS = [f"https://example.com/page/{i}" for i in range(5)]
 SITEKEY = "6Le-SITEKEY"
 
 
-@pytest.fixture(params=["sqlite", "memory", "redis", "python"])
-def dlq(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    kind = request.param
+#: SQLite and Redis remove a replayed record when its answer is taken only once the store
+#: work on the `stores` branch (journal_forget's replay rule) is on main; strict, so that
+#: this mark goes as soon as it is.
+PENDING_STORE_RULES = pytest.mark.xfail(
+    reason="SQLite/Redis: a solved replay's record goes with its journal entry once the stores branch is merged",
+    strict=True,
+)
+
+
+def make_dlq(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     if kind == "sqlite":
-        yield str(tmp_path / "dlq.sqlite")
-    elif kind == "memory":
-        yield MemoryDlq()
-    elif kind == "redis":
+        return str(tmp_path / "dlq.sqlite")
+    if kind == "memory":
+        return MemoryDlq()
+    if kind == "redis":
         url = request.getfixturevalue("redis_url")
         redis_flush(url)
-        yield RedisDlq(url)
-    else:
-        yield DictStore()
+        return RedisDlq(url)
+    return DictStore()
+
+
+@pytest.fixture(params=["sqlite", "memory", "redis", "python"])
+def dlq(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    return make_dlq(request.param, request, tmp_path)
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", marks=PENDING_STORE_RULES),
+        "memory",
+        pytest.param("redis", marks=PENDING_STORE_RULES),
+        "python",
+    ]
+)
+def replay_dlq(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    return make_dlq(request.param, request, tmp_path)
 
 
 def client_for(mock: Mock, dlq: Any, **kw: Any) -> Client:
     return Client(api_key=API_KEY, provider="2captcha", dlq=dlq, base_url=mock.base_url, **FAST, **kw)
 
 
-def test_seed_batch_then_replay_returns_the_tokens(mock: Mock, dlq: Any) -> None:
+def test_seed_batch_then_replay_returns_the_tokens(mock: Mock, replay_dlq: Any) -> None:
+    dlq = replay_dlq
     with client_for(mock, dlq) as client:
         results = client.solve_many([RecaptchaV2(sitekey=SITEKEY, page_url=u) for u in URLS], concurrency=5)
         assert len(results) == 5
@@ -60,7 +84,7 @@ def test_seed_batch_then_replay_returns_the_tokens(mock: Mock, dlq: Any) -> None
         assert replayed.report["recovered"] == 2
         assert sorted(i.id for i in replayed.solved) == sorted(str(e.id) for e in failed.values())
         assert all(i.outcome == "recovered" and i.solution is not None and i.solution.text for i in replayed.solved)
-        assert client.dlq.count() == 0
+        eventually(lambda: client.dlq.count() == 0, "the replayed records go once their answers are taken", 10)
         assert client.dlq.journal() == []
     if isinstance(dlq, DictStore):
         assert dlq.calls["write"] > 0 and dlq.calls["get"] + dlq.calls["scan"] > 0

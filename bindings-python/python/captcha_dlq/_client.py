@@ -263,7 +263,8 @@ class Client:
         labels: Optional[Mapping[str, str]] = None,
     ) -> List[Union[Solution, CaptchaDlqError]]:
         """``solve_many`` for asyncio. Cancelled, it raises ``CancelledError`` with ``partial``
-        as ``solve_many`` does for Ctrl-C."""
+        as ``solve_many`` does for Ctrl-C (before Python 3.11 the awaiter gets a new
+        ``CancelledError`` whose ``__context__`` is that one)."""
         items = list(tasks)
         slots: List[Slot] = [None] * len(items)
         stream = self.solve_iter_async(items, concurrency=concurrency, labels=labels)

@@ -68,7 +68,7 @@ class _Settings:
 def _tracked(cls: Type[S]) -> Type[S]:
     """Records the fields each instance was given (the signature, and so ``help()``, stays
     the dataclass's own, with its defaults)."""
-    init: Callable[..., None] = cls.__init__  # type: ignore[misc]
+    init: Callable[..., None] = cls.__init__
     signature = inspect.signature(init)
 
     @functools.wraps(init)
@@ -77,7 +77,7 @@ def _tracked(cls: Type[S]) -> Type[S]:
         given = set(signature.bind(self, *args, **kwargs).arguments) - {"self"}
         object.__setattr__(self, "_given", frozenset(given))
 
-    cls.__init__ = __init__  # type: ignore[method-assign]
+    cls.__init__ = __init__  # type: ignore[method-assign, assignment]
     return cls
 
 

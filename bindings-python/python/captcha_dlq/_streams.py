@@ -20,6 +20,8 @@ from ._results import RecoverItem, ReplayItem
 from ._wire import awaited, call
 
 T = TypeVar("T")
+I = TypeVar("I", bound="ResultIterator[Any]")
+A = TypeVar("A", bound="AsyncResultIterator[Any]")
 
 __all__ = ["ResultIterator", "AsyncResultIterator", "ReplayIterator", "AsyncReplayIterator", "RecoverIterator", "AsyncRecoverIterator"]
 
@@ -32,7 +34,7 @@ class ResultIterator(Generic[T]):
         self._convert = convert
         self._closed = False
 
-    def __iter__(self) -> "ResultIterator[T]":
+    def __iter__(self: I) -> I:
         return self
 
     def __next__(self) -> T:
@@ -58,7 +60,7 @@ class ResultIterator(Generic[T]):
         self._closed = True
         self._native.close()
 
-    def __enter__(self) -> "ResultIterator[T]":
+    def __enter__(self: I) -> I:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -74,7 +76,7 @@ class AsyncResultIterator(Generic[T]):
         self._convert = convert
         self._closed = False
 
-    def __aiter__(self) -> "AsyncResultIterator[T]":
+    def __aiter__(self: A) -> A:
         return self
 
     async def __anext__(self) -> T:
@@ -98,7 +100,7 @@ class AsyncResultIterator(Generic[T]):
     async def aclose(self) -> None:
         self.close()
 
-    async def __aenter__(self) -> "AsyncResultIterator[T]":
+    async def __aenter__(self: A) -> A:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
