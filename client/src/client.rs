@@ -141,7 +141,11 @@ impl Client {
         let (accepted, accepted_rx) = oneshot::channel();
         let (done, done_rx) = oneshot::channel();
         self.send(Command::Submit { task, labels, key, accepted, done })?;
-        let (job, id) = accepted_rx.await.map_err(|_| Error::Closed)??;
+        let mut accepting = Accepting { reply: Some(accepted_rx), client: self.clone() };
+        let Some(reply) = accepting.reply.as_mut() else { return Err(Error::Closed) };
+        let accepted = reply.await;
+        accepting.reply = None;
+        let (job, id) = accepted.map_err(|_| Error::Closed)??;
         Ok(SolveHandle { job, id, done: Some(done_rx), client: self.clone(), armed: true })
     }
 
@@ -293,6 +297,29 @@ impl Client {
                     delay = (delay * 2).min(Duration::from_secs(5));
                 }
                 other => return other,
+            }
+        }
+    }
+}
+
+type AcceptReply = oneshot::Receiver<Result<(JobId, String), captcha_dlq_core::InvalidTask>>;
+
+/// A submission whose acceptance has not been read yet. Dropped with the acceptance
+/// already in its channel (the caller's future cancelled in that instant), it cancels the
+/// job as a dropped [`SolveHandle`] would; the driver does the same when the caller is
+/// gone before it answers.
+struct Accepting {
+    reply: Option<AcceptReply>,
+    client: Client,
+}
+
+impl Drop for Accepting {
+    fn drop(&mut self) {
+        if let Some(mut reply) = self.reply.take() {
+            // Closed first, so the driver either sent before (read here) or cannot send at all.
+            reply.close();
+            if let Ok(Some(Ok((job, _)))) = reply.try_recv() {
+                let _ = self.client.send(Command::Cancel { job });
             }
         }
     }

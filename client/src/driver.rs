@@ -297,6 +297,13 @@ impl Driver {
         if let Poll::Ready(event) = self.store_calls.poll(cx) {
             return Poll::Ready(Wake::Store(event));
         }
+        // A write that failed in that poll may have been scheduled for a retry earlier than
+        // the timer: wake to re-arm it, or nothing would start the retry.
+        if let Some(at) = self.store_calls.next_wakeup() {
+            if self.timer.as_ref().is_none_or(|(armed, _)| at < *armed) {
+                return Poll::Ready(Wake::Timer);
+            }
+        }
         if let Some((_, sleep)) = &mut self.timer {
             if Pin::new(sleep).poll(cx).is_ready() {
                 return Poll::Ready(Wake::Timer);
@@ -335,7 +342,12 @@ impl Driver {
                         let id = self.engine.job_record_id(job).unwrap_or_default().to_string();
                         self.track(job, id.clone());
                         self.waiters.insert(job, done);
-                        let _ = accepted.send(Ok((job, id)));
+                        if accepted.send(Ok((job, id))).is_err() {
+                            // Its caller went away before hearing of it (a cancelled future,
+                            // Ctrl-C): cancel it as its dropped handle would have, so that it is
+                            // not submitted after the caller stopped.
+                            self.command(Command::Cancel { job });
+                        }
                     }
                     Err(e) => {
                         let _ = accepted.send(Err(e));

@@ -471,3 +471,25 @@ async fn dropping_a_store_that_waits_for_a_lock_does_not_block() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// The dashboard asks for `stats` every few seconds: its counts of parked and leased records
+/// read the partial index of records that are not ready, not every row's JSON.
+#[tokio::test]
+async fn stats_count_unready_records_from_their_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    fill(&path).await;
+    let conn = rusqlite::Connection::open(&path).expect("raw open");
+    for query in [
+        "SELECT COUNT(*) FROM records WHERE state <> 'ready' AND state = 'parked'",
+        "SELECT COUNT(*) FROM records WHERE state <> 'ready' AND state = 'leased' AND lease_until > 0",
+    ] {
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {query}"))
+            .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(3))?.collect())
+            .expect("plan");
+        assert!(plan.iter().any(|step| step.contains("records_unready")), "{query}: {plan:?}");
+    }
+    let stats = SqliteStore::open(&path).expect("reopen").stats(at(700)).await.expect("stats");
+    assert_eq!((stats.parked, stats.leased), (1, 0));
+}

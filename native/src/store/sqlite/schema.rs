@@ -49,7 +49,9 @@ const MIGRATIONS: [&str; 1] = [
     // 1 → 2: the journal keeps each entry's task key in a column, so that push and
     // journal_forget settle it in their transaction without parsing JSON; settled keys.
     // records_state and records_reason go: no query but a count by reason used them, and
-    // every push, lease and complete paid for them (a page more per commit each).
+    // every push, lease and complete paid for them (a page more per commit each). A partial
+    // index of the records that are not ready keeps the dashboard's counts of parked and
+    // leased records off the full table (pushes, the bulk of writes, do not touch it).
     "
 ALTER TABLE journal ADD COLUMN key TEXT;
 UPDATE journal SET key = json_extract(json, '$.key')
@@ -62,6 +64,7 @@ CREATE TABLE settled (
 ) WITHOUT ROWID;
 DROP INDEX records_state;
 DROP INDEX records_reason;
+CREATE INDEX records_unready ON records(state) WHERE state <> 'ready';
 ",
 ];
 
