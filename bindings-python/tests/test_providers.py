@@ -11,11 +11,11 @@ from typing import Any, Dict, Iterator, Tuple
 import pytest
 from conftest import API_KEY, FAST, Mock
 
-from captcha_dlq import Client, ConfigError, RecaptchaV2
+from captcha_dlq import Client, InvalidConfig, RecaptchaV2
 
 
 def recaptcha(i: int) -> RecaptchaV2:
-    return RecaptchaV2(website_url=f"https://example.com/page/{i}", website_key="6Le-SITEKEY")
+    return RecaptchaV2(sitekey="6Le-SITEKEY", page_url=f"https://example.com/page/{i}")
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_an_account_error_at_one_provider_moves_the_rest_to_the_next(two_mocks: 
         balances = client.balances()
         assert balances["dry"] == pytest.approx(0.0) and balances["spare"] == pytest.approx(7.5)
         assert client.balance("spare") == pytest.approx(7.5)
-        with pytest.raises(ConfigError, match="nowhere"):
+        with pytest.raises(InvalidConfig, match="nowhere"):
             client.balance("nowhere")
 
         # A report goes to the provider that solved the answer.
@@ -76,10 +76,10 @@ def test_an_account_error_at_one_provider_moves_the_rest_to_the_next(two_mocks: 
 
 def test_one_provider_and_several_are_exclusive_and_say_so(two_mocks: Tuple[Mock, Mock]) -> None:
     dry, spare = two_mocks
-    with pytest.raises(ConfigError) as e:
+    with pytest.raises(InvalidConfig) as e:
         Client(api_key=API_KEY, providers=[{"provider": "2captcha", "api_key": API_KEY}], dlq="memory")
     assert "providers" in str(e.value)
-    with pytest.raises(ConfigError) as e:
+    with pytest.raises(InvalidConfig) as e:
         client_over(dry, spare, routing="quickest")
     assert "routing" in str(e.value)
 
@@ -111,9 +111,9 @@ def test_the_dashboard_is_served_from_python_and_its_metrics_name_the_providers(
 
 def test_dashboard_options_are_checked_by_the_core() -> None:
     with Client(api_key=API_KEY, provider="2captcha", dlq="memory") as client:
-        with pytest.raises(ConfigError, match="without a token"):
+        with pytest.raises(InvalidConfig, match="without a token"):
             client.serve_dashboard("0.0.0.0:0")
-        with pytest.raises(ConfigError, match="at least 16"):
+        with pytest.raises(InvalidConfig, match="at least 16"):
             client.serve_dashboard(":0", token="short")
 
 

@@ -164,6 +164,13 @@ pub fn error(e: &Error, casing: Casing) -> Value {
 pub fn solution(s: &Solution, casing: Casing) -> Value {
     let mut v = json!({ "text": s.text, "fields": s.fields });
     v[spelled_as(casing, "provider_task_id")] = json!(s.provider_task_id);
+    // The provider that solved it (where `report_solution` goes) and what it cost, when known.
+    if let Some(provider) = &s.provider {
+        v["provider"] = json!(provider);
+    }
+    if let Some(cost) = s.cost {
+        v["cost"] = json!(cost);
+    }
     v
 }
 
