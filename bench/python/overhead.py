@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def start_mock(tasks: int) -> Tuple[subprocess.Popen, str]:
     binary = os.environ.get("CAPTCHA_DLQ_MOCK", str(REPO / "target" / "release" / "captcha-dlq-mock"))
-    config = {"default_behavior": {"solve_after_ms": 0}, "max_tasks": max(tasks, 1)}
+    config = {"default": {"solve_after_ms": 0}, "max_tasks": max(tasks, 1)}
     child = subprocess.Popen(
         [binary, "--port", "0", "--config", json.dumps(config)], stdout=subprocess.PIPE, text=True
     )

@@ -27,6 +27,11 @@ struct Args {
     /// Concurrency levels (tasks in flight at once), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,100,1000")]
     concurrency: Vec<usize>,
+    /// Base URL of a mock solver running in its own process (as the Python and Node benches
+    /// use it), e.g. `captcha-dlq-mock --port 0 --config '{"max_tasks":100000}'`; without it
+    /// the mock runs in this process and shares its threads.
+    #[arg(long)]
+    mock_url: Option<String>,
 }
 
 /// The engine polls 1 ms after submission and every millisecond after, with no rate
@@ -46,19 +51,29 @@ struct Row {
     solved: u64,
     wall: Duration,
     cpu: Duration,
-    requests: u64,
+    /// HTTP requests the mock counted (an in-process mock only).
+    requests: Option<u64>,
 }
 
-async fn run_once(tasks: u64, concurrency: usize) -> Result<Row, String> {
-    let script = MockConfig {
-        default_behavior: Behavior { solve_after_ms: 0, ..Behavior::default() },
-        max_tasks: usize::try_from(tasks).unwrap_or(usize::MAX).max(1),
-        ..MockConfig::default()
+async fn run_once(tasks: u64, concurrency: usize, mock_url: Option<&str>) -> Result<Row, String> {
+    let mock = match mock_url {
+        Some(_) => None,
+        None => {
+            let script = MockConfig {
+                default_behavior: Behavior { solve_after_ms: 0, ..Behavior::default() },
+                max_tasks: usize::try_from(tasks).unwrap_or(usize::MAX).max(1),
+                ..MockConfig::default()
+            };
+            Some(MockSolver::start(script).await.map_err(|e| format!("mock solver: {e}"))?)
+        }
     };
-    let mock = MockSolver::start(script).await.map_err(|e| format!("mock solver: {e}"))?;
+    let base_url = match (&mock, mock_url) {
+        (Some(m), _) => m.base_url(),
+        (None, url) => url.unwrap_or_default().to_string(),
+    };
     let client = captcha_dlq::builder()
         .api_key("bench-key")
-        .base_url(mock.base_url())
+        .base_url(base_url)
         .dlq("memory")
         .config(config(concurrency))
         .build()
@@ -81,8 +96,14 @@ async fn run_once(tasks: u64, concurrency: usize) -> Result<Row, String> {
     let wall = start.elapsed();
     let cpu = cpu.elapsed();
     client.close().await;
-    let requests = mock.counters().requests.values().sum();
-    mock.shutdown().await;
+    let requests = match mock {
+        Some(m) => {
+            let requests = m.counters().requests.values().sum();
+            m.shutdown().await;
+            Some(requests)
+        }
+        None => None,
+    };
     if let Some(Err(e)) = outcomes.iter().find(|o| o.is_err()) {
         eprintln!("concurrency {concurrency}: a task failed, e.g.: {e}");
     }
@@ -97,25 +118,26 @@ async fn run(args: Args) -> Result<(), String> {
     let mut rows = Vec::new();
     for &c in &args.concurrency {
         eprintln!("concurrency {c}: solving {} tasks…", args.tasks);
-        rows.push(run_once(args.tasks, c).await?);
+        rows.push(run_once(args.tasks, c, args.mock_url.as_deref()).await?);
     }
+    let mock = if args.mock_url.is_some() { "its own process" } else { "this process" };
     println!(
-        "overhead: {} recaptcha_v2 tasks per row, Rust client, memory store, mock solves on submission; \
+        "overhead: {} recaptcha_v2 tasks per row, Rust client, memory store, mock solves on submission (in {mock}); \
          first poll 1 ms, then every 1 ms; no submit rate limit",
         args.tasks
     );
-    println!("| client | concurrency | solved | wall s | µs per task (wall) | CPU µs per task (process, incl. mock) | HTTP requests / task |");
+    println!("| client | concurrency | solved | wall s | µs per task (wall) | CPU µs per task (this process) | HTTP requests / task |");
     println!("|---|---|---|---|---|---|---|");
     for r in &rows {
         let per_task = |d: Duration| d.as_secs_f64() * 1e6 / r.solved.max(1) as f64;
         println!(
-            "| Rust | {} | {} | {:.2} | {:.0} | {:.0} | {:.2} |",
+            "| Rust | {} | {} | {:.2} | {:.0} | {:.0} | {} |",
             r.concurrency,
             r.solved,
             r.wall.as_secs_f64(),
             per_task(r.wall),
             per_task(r.cpu),
-            r.requests as f64 / r.solved.max(1) as f64
+            r.requests.map_or_else(|| "n/a".to_string(), |n| format!("{:.2}", n as f64 / r.solved.max(1) as f64))
         );
     }
     Ok(())
