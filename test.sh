@@ -23,7 +23,7 @@ if ((${#need_apt[@]})); then
 fi
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
-RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq-dashboard -p captcha-dlq -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-bench-dashboard -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node)
+RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq-dashboard -p captcha-dlq -p captcha-dlq-cli -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-bench-dashboard -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node)
 
 # The dashboard's Chromium test reads /metrics with Prometheus's reference parser.
 DASHBOARD_VENV=target/dashboard-venv
@@ -40,11 +40,8 @@ cargo fmt --all --check
 step "clippy (warnings are errors)"
 cargo clippy "${RUST_PACKAGES[@]}" --all-targets --features captcha-dlq-core/testkit -- -D warnings
 
-step "Rust tests: core (vectors, scenarios, memory store), client (metrics), dashboard (HTTP, real Chromium), native (SQLite, Redis, e2e, CLI), mock solver"
-cargo test "${RUST_PACKAGES[@]}" --features captcha-dlq-core/testkit
-
-step "dashboard: the CLI's dashboard commands; real Chromium is in the Rust tests above (chromedriver, and /metrics through prometheus_client)"
-cargo test -q -p captcha-dlq-cli --test dashboard
+step "Rust tests: core (vectors, scenarios, memory store), client (metrics), dashboard (HTTP, real Chromium), native (SQLite, Redis, e2e), CLI (demo, batch, dashboard, durability under SIGKILL, locks, Redis outages), mock solver"
+cargo test --no-fail-fast "${RUST_PACKAGES[@]}" --features captcha-dlq-core/testkit
 
 step "the core on wasm32: no host imports, same answers"
 cargo build -q -p captcha-dlq-wasm-probe --target wasm32-unknown-unknown --release

@@ -162,6 +162,10 @@ export interface Solution {
   fields: Record<string, unknown>;
   /** The provider's id of the task, for `client.report`; `null` when it gave none. */
   providerTaskId: string | null;
+  /** The provider that solved it, as the client names it (where `reportSolution` goes). */
+  provider?: string;
+  /** What it cost: as the provider reported it, else the configured `price`. */
+  cost?: number;
 }
 
 /** One finished task of a batch (`solveStream`, `solveMany`). */
@@ -529,10 +533,52 @@ export interface StoreObject {
   unlock?(): unknown;
 }
 
+/** One of several providers. */
+export interface ProviderEntry {
+  provider: string;
+  apiKey: string;
+  /** How records, solutions and events name it; default the preset's name. Unique in a client. */
+  name?: string;
+  baseUrl?: string;
+  price?: number | Record<string, number>;
+  retry?: RetryOptions;
+  polling?: PollingOptions;
+  rate?: RateOptions;
+  circuit?: CircuitOptions;
+}
+
+/** A served dashboard (Node only). */
+export interface DashboardServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export interface DashboardOptions {
+  /** `host:port`, `:port` (loopback); default `127.0.0.1:8787`. Another address needs a `token`. */
+  listen?: string;
+  /** Hide and refuse every action. */
+  readOnly?: boolean;
+  /** At least 16 characters; required on every request when set. */
+  token?: string;
+  liveIntervalMs?: number;
+}
+
 /** A client's options. Unknown keys are refused, naming the key as written (`retry.maxAtempts`). */
 export interface ClientOptions {
   /** Your solving service's API key (surrounding white space is dropped). Never shown in errors, events, records or inspections. */
-  apiKey: string;
+  apiKey?: string;
+  /** The provider's price per solved task (one number, or by task kind) where it reports no cost. */
+  price?: number | Record<string, number>;
+  /** Several providers, in place of `apiKey`/`provider`/`baseUrl`/`price`: each its own rate, circuit and balance. */
+  providers?: ProviderEntry[];
+  /** How tasks are spread over `providers`: `ordered` (failover in list order, the default), `fastest`, `cheapest`. */
+  routing?: 'ordered' | 'fastest' | 'cheapest';
+  /** Try an unsolvable task at the next provider. */
+  failoverOnUnsolvable?: boolean;
+  /** Share of tasks `fastest` sends elsewhere to notice a provider that recovered. */
+  routingExplore?: number;
+  /** Stop submitting once this much was spent (`BudgetExhausted`, class `account_terminal`). */
+  budget?: number;
   /**
    * A preset — `captchaai` (the default), `2captcha`, `rucaptcha`, `2captcha-v2`, `anti-captcha`, `capsolver`,
    * `capmonster` — or the base URL of a 2captcha-compatible service.
@@ -675,6 +721,20 @@ export declare class Client {
   balance(): Promise<number>;
   /** Tells the provider whether an answer was right (refunds, solver quality). */
   report(providerTaskId: string, good: boolean): Promise<void>;
+  /** The balance at the provider named `name`. */
+  balanceOf(name: string): Promise<number>;
+  /** Every provider's balance, in configuration order. */
+  balances(): Promise<Array<{ provider: string; balance: number } | { provider: string; error: CaptchaDlqError }>>;
+  /** Tells the provider that solved `solution` whether it was right. */
+  reportSolution(solution: Solution, good: boolean): Promise<void>;
+  /** Spend since the client started, by provider, kind and label. */
+  spend(): Promise<Record<string, unknown>>;
+  /** Counters and gauges by provider (tasks, HTTP exchanges, circuits). */
+  metrics(): Promise<Record<string, unknown>>;
+  /** Node only: metrics and DLQ gauges in the Prometheus text format. */
+  metricsText(): Promise<string>;
+  /** Node only: serves the operator dashboard over this client's DLQ. */
+  serveDashboard(options?: DashboardOptions): Promise<DashboardServer>;
   /** Lets submissions flow again after an account error was fixed. */
   resetCircuit(): Promise<void>;
   status(): Promise<DriverStatus>;

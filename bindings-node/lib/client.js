@@ -386,6 +386,55 @@ export function bind(native) {
       return call(() => client.report(providerTaskId, good));
     }
 
+    /** The balance at the provider named `name` (its `name` in `providers`). */
+    async balanceOf(name) {
+      const client = await this.#opening;
+      return call(() => client.balanceOf(name));
+    }
+
+    /** Every provider's balance: `[{provider, balance} | {provider, error}]`, errors as the package's classes. */
+    async balances() {
+      const client = await this.#opening;
+      const all = await call(() => client.balances());
+      return all.map((b) => (b.error ? { provider: b.provider, error: fromPayload(b.error) } : b));
+    }
+
+    /** Tells the provider that solved `solution` (as this client handed it out) whether it was right. */
+    async reportSolution(solution, good) {
+      const client = await this.#opening;
+      return call(() => client.reportSolution(plain(solution), good));
+    }
+
+    /** What this client spent since it started, by provider, kind and label (with its budget). */
+    async spend() {
+      const client = await this.#opening;
+      return call(() => client.spend());
+    }
+
+    /** The client's counters and gauges now (tasks, HTTP exchanges, circuits), by provider. */
+    async metrics() {
+      const client = await this.#opening;
+      return call(() => client.metrics());
+    }
+
+    /** Node only: the metrics and the DLQ's gauges in the Prometheus text format. */
+    async metricsText() {
+      const client = await this.#opening;
+      if (typeof client.metricsText !== 'function') throw new Error('metricsText() is available in Node only');
+      return call(() => client.metricsText());
+    }
+
+    /**
+     * Node only: serves the operator dashboard over this client's DLQ (`{listen, readOnly, token, liveIntervalMs}`;
+     * loopback `127.0.0.1:8787` by default). Resolves with `{url, close()}`.
+     */
+    async serveDashboard(options) {
+      const client = await this.#opening;
+      if (typeof client.serveDashboard !== 'function') throw new Error('serveDashboard() is available in Node only');
+      const server = await call(() => client.serveDashboard(plain(options) ?? null));
+      return { url: server.url, close: () => call(() => server.close()) };
+    }
+
     /** Lets submissions flow again after an account error was fixed (new key, top-up). */
     async resetCircuit() {
       const client = await this.#opening;

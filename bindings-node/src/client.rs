@@ -10,6 +10,7 @@ use captcha_dlq::{host, Client, ExportFormat};
 use captcha_dlq_core::json_read::Casing;
 use captcha_dlq_core::options::ClientOptions;
 use captcha_dlq_core::Event;
+use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
 use napi::bindgen_prelude::{Function, Object, PromiseRaw};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
 use napi::{Env, Status};
@@ -68,6 +69,34 @@ pub fn open<'env>(
         captcha_dlq::connect(options, store, sink).await.map_err(|e| error::payload(&e))
     };
     error::settle(env, work, |_, client| Ok(NativeClient { client }))
+}
+
+/// A dashboard served by `serveDashboard`: `url`, and `close()` to stop it.
+#[napi]
+#[derive(Debug)]
+pub struct NativeDashboard {
+    url: String,
+    handle: Arc<tokio::sync::Mutex<Option<DashboardHandle>>>,
+}
+
+#[napi]
+impl NativeDashboard {
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Stops serving (requests in progress finish first). Idempotent.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let handle = self.handle.clone();
+        error::promise(env, async move {
+            if let Some(handle) = handle.lock().await.take() {
+                handle.shutdown().await;
+            }
+            Ok(())
+        })
+    }
 }
 
 /// A client error as a rejection payload.
@@ -130,6 +159,77 @@ impl NativeClient {
     pub fn balance<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, f64>> {
         let client = self.client.clone();
         error::promise(env, async move { client.balance().await.map_err(fail) })
+    }
+
+    /// The balance at the provider named `provider` (its `name` in `providers`).
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn balance_of<'env>(&self, env: &'env Env, provider: String) -> napi::Result<PromiseRaw<'env, f64>> {
+        let client = self.client.clone();
+        error::promise(env, async move { client.balance_of(&provider).await.map_err(fail) })
+    }
+
+    /// `[{provider, balance} | {provider, error}]`, in configuration order.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub fn balances<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
+        let client = self.client.clone();
+        error::promise(env, async move { Ok(host::balances(&client.balances().await, Casing::Camel)) })
+    }
+
+    /// Tells the provider that solved `solution` (as handed out) whether it was right.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn report_solution<'env>(
+        &self,
+        env: &'env Env,
+        solution: Value,
+        good: bool,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let client = self.client.clone();
+        error::promise(env, async move {
+            let solution = host::solution_ref(solution, Casing::Camel).map_err(fail)?;
+            client.report_solution(&solution, good).await.map_err(fail)
+        })
+    }
+
+    /// What this client spent since it started (`Client::spend`).
+    #[napi(ts_return_type = "Promise<any>")]
+    pub fn spend<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
+        let client = self.client.clone();
+        error::promise(env, async move { client.spend().await.map(|r| host::value(&r, Casing::Camel)).map_err(fail) })
+    }
+
+    /// The client's counters and gauges now (`Client::metrics`).
+    #[napi(ts_return_type = "any")]
+    pub fn metrics(&self) -> Value {
+        host::value(&self.client.metrics(), Casing::Camel)
+    }
+
+    /// Node only: the metrics and the DLQ's gauges in the Prometheus text format.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn metrics_text<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, String>> {
+        let client = self.client.clone();
+        error::promise(env, async move { Ok(client.prometheus_text().await) })
+    }
+
+    /// Node only: serves the dashboard over this client; `options` are read by
+    /// `DashboardOptions::from_value` (`{listen, readOnly, token, liveIntervalMs}`).
+    #[napi(ts_return_type = "Promise<NativeDashboard>")]
+    pub fn serve_dashboard<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<Value>,
+    ) -> napi::Result<PromiseRaw<'env, NativeDashboard>> {
+        let client = self.client.clone();
+        let work = async move {
+            let config = |e: captcha_dlq_dashboard::DashboardError| {
+                fail(captcha_dlq::Error::Config(captcha_dlq_core::ConfigError::new("dashboard", e.to_string())))
+            };
+            let options =
+                DashboardOptions::from_value(options.unwrap_or(Value::Null), Casing::Camel).map_err(config)?;
+            captcha_dlq_dashboard::serve(client, options).await.map_err(config)
+        };
+        error::settle(env, work, |_, handle| {
+            Ok(NativeDashboard { url: handle.url(), handle: Arc::new(tokio::sync::Mutex::new(Some(handle))) })
+        })
     }
 
     /// Tells the provider whether an answer was right.

@@ -8,10 +8,12 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use captcha_dlq::core::json_read::Casing;
 use captcha_dlq::core::options::ClientOptions;
 use captcha_dlq::{host, Client, Error, ExportFormat, Outcome};
+use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
@@ -22,6 +24,34 @@ use crate::streams::{NativeRecoverStream, NativeReplayStream, NativeSolveStream}
 use crate::wait::block_on;
 
 const SNAKE: Casing = Casing::Snake;
+
+/// A dashboard served by [`NativeClient::serve_dashboard`]; stops on `close()` or when dropped.
+#[pyclass(module = "captcha_dlq._native", frozen)]
+pub(crate) struct NativeDashboard {
+    url: String,
+    handle: Mutex<Option<DashboardHandle>>,
+}
+
+#[pymethods]
+impl NativeDashboard {
+    #[getter]
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Stops serving (waits for requests in progress). Idempotent.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let handle = self.handle.lock().ok().and_then(|mut h| h.take());
+        match handle {
+            Some(handle) => block_on(py, handle.shutdown()),
+            None => Ok(()),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("NativeDashboard(url={:?})", self.url)
+    }
+}
 
 #[pyclass(module = "captcha_dlq._native", frozen)]
 pub(crate) struct NativeClient {
@@ -164,8 +194,46 @@ impl NativeClient {
         self.run(py, |client| async move { client.balance().await })
     }
 
+    fn balance_of(&self, py: Python<'_>, provider: String) -> PyResult<f64> {
+        self.run(py, move |client| async move { client.balance_of(&provider).await })
+    }
+
+    /// `[{provider, balance} | {provider, error}]` as JSON.
+    fn balances(&self, py: Python<'_>) -> PyResult<String> {
+        self.run(py, |client| async move { Ok(host::balances(&client.balances().await, SNAKE).to_string()) })
+    }
+
     fn report(&self, py: Python<'_>, provider_task_id: String, good: bool) -> PyResult<()> {
         self.run(py, move |client| async move { client.report(&provider_task_id, good).await })
+    }
+
+    /// `solution_json`: a solution as handed out (its `provider` and `provider_task_id` are used).
+    fn report_solution(&self, py: Python<'_>, solution_json: &str, good: bool) -> PyResult<()> {
+        let solution = host::solution_ref(parse(solution_json, "solution")?, SNAKE).map_err(|e| to_py(&e))?;
+        self.run(py, move |client| async move { client.report_solution(&solution, good).await })
+    }
+
+    fn spend(&self, py: Python<'_>) -> PyResult<String> {
+        self.run(py, |client| async move { client.spend().await.map(|r| host::value(&r, SNAKE).to_string()) })
+    }
+
+    fn metrics(&self) -> PyResult<String> {
+        Ok(host::value(&self.live()?.metrics(), SNAKE).to_string())
+    }
+
+    fn metrics_text(&self, py: Python<'_>) -> PyResult<String> {
+        self.run(py, |client| async move { Ok(client.prometheus_text().await) })
+    }
+
+    /// Starts the dashboard over this client (`captcha_dlq_dashboard::serve`); `options_json`
+    /// is read by `DashboardOptions::from_value`.
+    fn serve_dashboard(&self, py: Python<'_>, options_json: &str) -> PyResult<NativeDashboard> {
+        let options = DashboardOptions::from_value(parse(options_json, "options")?, SNAKE)
+            .map_err(|e| config("dashboard", e.to_string()))?;
+        let client = self.live()?;
+        let handle = block_on(py, async move { captcha_dlq_dashboard::serve(client, options).await })?
+            .map_err(|e| config("dashboard", e.to_string()))?;
+        Ok(NativeDashboard { url: handle.url(), handle: Mutex::new(Some(handle)) })
     }
 
     fn reset_circuit(&self) -> PyResult<()> {

@@ -83,6 +83,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(set_log_sink, m)?)?;
     m.add_class::<client::NativeClient>()?;
+    m.add_class::<client::NativeDashboard>()?;
     m.add_class::<handover::NativeItem>()?;
     m.add_class::<streams::NativeSolveStream>()?;
     m.add_class::<streams::NativeReplayStream>()?;

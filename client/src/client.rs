@@ -99,6 +99,16 @@ impl Client {
         &self.inner.backends
     }
 
+    /// Waits until every store write asked for so far has ended: journal entries, dead
+    /// letters and the removals acknowledged receipts asked for (each written, or given up
+    /// after its retries, which [`store_health`](Self::store_health) counts). A read of the
+    /// store after it sees what was acknowledged before it.
+    pub async fn flush(&self) -> Result<()> {
+        let (done, written) = oneshot::channel();
+        self.send(Command::Flush { done })?;
+        written.await.map_err(|_| Error::Closed)
+    }
+
     /// The store's health as the driver last saw it; `failures` counts writes given up.
     pub fn store_health(&self) -> StoreHealth {
         self.inner.health.lock().map(|h| h.clone()).unwrap_or_default()

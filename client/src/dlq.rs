@@ -140,17 +140,20 @@ impl Dlq {
     }
 
     /// Tasks in flight (of every client sharing the store).
+    /// The journal. Like [`settled`](Self::settled), retried while the store fails
+    /// transiently (for `store.retry_for`): a batch or recover that starts while another
+    /// process holds the database waits for it rather than failing.
     pub async fn journal(&self) -> Result<Vec<JournalEntry>> {
-        self.client.store_call(self.store().journal_entries()).await
+        self.client.store_write(|| self.store().journal_entries()).await
     }
 
     /// Task keys settled (solved and handed over, or dead-lettered) under `prefix`.
     pub async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>> {
-        self.client.store_call(self.store().settled(prefix)).await
+        self.client.store_write(|| self.store().settled(prefix)).await
     }
 
     pub async fn clear_settled(&self, prefix: &str) -> Result<u64> {
-        self.client.store_call(self.store().clear_settled(prefix)).await
+        self.client.store_write(|| self.store().clear_settled(prefix)).await
     }
 
     /// One operation by name (`count`, `peek`, `stats`, `analysis`, `export`, `import`,

@@ -133,6 +133,10 @@ pub(crate) enum Command {
     Shutdown {
         ack: Reply<()>,
     },
+    /// Answer once every store write asked for before this command has ended.
+    Flush {
+        done: Reply<()>,
+    },
 }
 
 /// Whether a journal entry could be taken over.
@@ -198,6 +202,10 @@ pub(crate) struct Driver {
     /// Live jobs nobody waits for, by record id.
     detached: HashMap<String, JobId>,
     timer: Option<(Timestamp, BoxFuture<'static, ()>)>,
+    /// While the store is down: when the tasks waiting to be sent are let go (see
+    /// [`Engine::release_unsent`]), so that a store that stays away ends them instead of
+    /// holding them until their deadline.
+    store_release_at: Option<Timestamp>,
     shutting_down: Option<Reply<()>>,
 }
 
@@ -236,6 +244,7 @@ impl Driver {
             jobs_by_id: HashMap::new(),
             detached: HashMap::new(),
             timer: None,
+            store_release_at: None,
             shutting_down: None,
         }
     }
@@ -249,6 +258,7 @@ impl Driver {
     /// timeout and retry period).
     pub(crate) async fn run(mut self) {
         loop {
+            self.release_if_store_gone();
             self.perform_actions();
             self.log.metrics().set_jobs(self.engine.job_count(), self.engine.in_flight());
             if self.shutting_down.is_some() && self.store_calls.is_idle() {
@@ -312,12 +322,43 @@ impl Driver {
         Poll::Pending
     }
 
-    /// Sleeps until the engine's next timeout or the next store retry, whichever is first.
-    fn arm_timer(&mut self) {
-        let next = match (self.engine.poll_timeout(), self.store_calls.next_wakeup()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    /// Lets the tasks waiting to be sent go once the store has been down for as long as a
+    /// write is retried: not sent, their callers hear why (nothing was paid); sent before,
+    /// they are dead-lettered. Again every such period while the store stays down.
+    fn release_if_store_gone(&mut self) {
+        let Some(since) = self.store_calls.down_since() else {
+            self.store_release_at = None;
+            return;
         };
+        let period = self.store_calls.retry_for();
+        let now = self.now();
+        let due = *self.store_release_at.get_or_insert(since.add(period));
+        if now < due {
+            return;
+        }
+        self.store_release_at = Some(now.add(period));
+        let waited = now.since(since);
+        for job in self.engine.release_unsent(waited, now) {
+            self.log.metrics().job_withdrawn(job);
+            let id = self.ids.get(&job).cloned().unwrap_or_default();
+            self.untrack(job);
+            if let Some(waiter) = self.waiters.remove(&job) {
+                let why = StoreError::Backend(format!(
+                    "task {id} was not submitted (nothing was paid): the DLQ store has not answered for {} ms",
+                    waited.as_millis()
+                ));
+                let _ = waiter.send(Outcome::NotSubmitted(why));
+            }
+        }
+    }
+
+    /// Sleeps until the engine's next timeout, the next store retry or the moment waiting
+    /// tasks are let go for a store that is down, whichever is first.
+    fn arm_timer(&mut self) {
+        let next = [self.engine.poll_timeout(), self.store_calls.next_wakeup(), self.store_release_at]
+            .into_iter()
+            .flatten()
+            .min();
         let Some(at) = next else {
             self.timer = None;
             return;
@@ -405,6 +446,7 @@ impl Driver {
                 Cancelled::DeadLettered | Cancelled::Unknown => {}
             },
             Command::Delivered { id } => self.store_calls.push(Op::Forget { id }, now),
+            Command::Flush { done } => self.store_calls.flush(done),
             Command::ResetCircuit => self.engine.reset_circuit(),
             Command::EnsureInFlight(limit) => self.engine.ensure_in_flight_limit(limit),
             Command::Status { reply } => {

@@ -299,6 +299,51 @@ pub fn value<T: serde::Serialize>(v: &T, casing: Casing) -> Value {
     cased::to_value(v, casing).unwrap_or(Value::Null)
 }
 
+/// What `report_solution` needs of a solution a host hands back: the provider that solved
+/// it and its task id there. The rest of a solution object (`text`, `fields`, `cost`) may
+/// come along and is not used; anything else is an error naming it.
+pub fn solution_ref(value: Value, casing: Casing) -> Result<Solution, Error> {
+    let raw: SolutionRef =
+        read_cased(value, casing).map_err(|e| Error::Config(ConfigError::new(e.field_under("solution"), e.problem)))?;
+    let mut solution = Solution::text(raw.text.unwrap_or_default());
+    solution.provider = raw.provider;
+    solution.provider_task_id = raw.provider_task_id;
+    Ok(solution)
+}
+
+struct SolutionRef {
+    text: Option<String>,
+    provider: Option<String>,
+    provider_task_id: Option<String>,
+}
+
+impl FromJson for SolutionRef {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let r = SolutionRef {
+            text: f.opt("text")?,
+            provider: f.opt("provider")?,
+            provider_task_id: f.opt("provider_task_id")?,
+        };
+        let _: Option<Value> = f.opt("fields")?;
+        let _: Option<f64> = f.opt("cost")?;
+        f.finish()?;
+        Ok(r)
+    }
+}
+
+/// Every provider's balance: `[{provider, balance} | {provider, error}]`, in configuration order.
+pub fn balances(all: &[(String, Result<f64, Error>)], casing: Casing) -> Value {
+    Value::Array(
+        all.iter()
+            .map(|(provider, result)| match result {
+                Ok(balance) => json!({ "provider": provider, "balance": balance }),
+                Err(e) => json!({ "provider": provider, "error": error(e, casing) }),
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -129,6 +129,8 @@ impl Client {
                 solved.push(RecoveredSolution { id, labels, solution });
             }
         }
+        // Their journal entries are gone when this returns (a second recover finds none).
+        self.flush().await?;
         let mut summary = stream.summary();
         summary.solved = solved.len() as u64;
         Ok(RecoverReport { summary, solved })

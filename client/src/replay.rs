@@ -122,7 +122,8 @@ impl Client {
         ReplayStream { items: rx, report, cancelled }
     }
 
-    /// Replays records and returns the counts; each recovered answer is acknowledged.
+    /// Replays records and returns the counts; each recovered answer is acknowledged, and
+    /// its record is gone from the store when this returns.
     pub async fn replay(&self, options: ReplayOptions) -> Result<ReplayReport> {
         let mut stream = self.replay_stream(options);
         while let Some(item) = stream.next().await {
@@ -130,6 +131,7 @@ impl Client {
                 delivery.receipt.ack();
             }
         }
+        self.flush().await?;
         Ok(stream.report())
     }
 }

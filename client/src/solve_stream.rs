@@ -90,10 +90,13 @@ impl Client {
         }
     }
 
-    /// Solves `inputs`; one result per input, in input order.
+    /// Solves `inputs`; one result per input, in input order. When it returns, the store
+    /// holds what the results say (dead letters written, answers' journal entries removed).
     pub async fn solve_many(&self, inputs: Vec<SolveInput>, concurrency: Option<usize>) -> Vec<SolveResult> {
         let total = inputs.len();
         let mut results: Vec<SolveResult> = self.solve_stream(inputs, concurrency).collect().await;
+        // A closed client has nothing left to write; the results say what happened either way.
+        let _ = self.flush().await;
         results.sort_by_key(|r| r.index);
         debug_assert_eq!(results.len(), total);
         results

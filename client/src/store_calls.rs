@@ -18,6 +18,7 @@ use std::sync::Arc;
 use captcha_dlq_core::dlq::{DeadLetterRecord, DlqStore, StoreError};
 use captcha_dlq_core::options::StoreCallOptions;
 use captcha_dlq_core::{JobId, JournalEntry, Solution, Timestamp};
+use futures::channel::oneshot;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 
@@ -83,6 +84,8 @@ struct Queued {
     op: Op,
     attempt: u32,
     first_failed: Option<Timestamp>,
+    /// Its place in the order writes were asked for, for [`StoreCalls::flush`].
+    number: u64,
 }
 
 type Call = BoxFuture<'static, (String, Result<(), StoreError>)>;
@@ -100,6 +103,12 @@ pub(crate) struct StoreCalls {
     sequence: u64,
     down_since: Option<Timestamp>,
     events: VecDeque<StoreEvent>,
+    /// The number the next write gets.
+    next_number: u64,
+    /// Writes queued or running (by number).
+    unfinished: BTreeSet<u64>,
+    /// Who waits for every write numbered below theirs to end.
+    flushes: Vec<(u64, oneshot::Sender<()>)>,
 }
 
 /// First retry after a failed write; doubles up to [`MAX_RETRY_DELAY`].
@@ -119,7 +128,39 @@ impl StoreCalls {
             sequence: 0,
             down_since: None,
             events: VecDeque::new(),
+            next_number: 0,
+            unfinished: BTreeSet::new(),
+            flushes: Vec::new(),
         }
+    }
+
+    /// Answers `done` once every write asked for so far has ended (written, or given up
+    /// after its retries), so that what a caller acknowledged is in the store when it reads.
+    pub(crate) fn flush(&mut self, done: oneshot::Sender<()>) {
+        self.flushes.push((self.next_number, done));
+        self.answer_flushes();
+    }
+
+    fn answer_flushes(&mut self) {
+        let oldest = self.unfinished.first().copied().unwrap_or(u64::MAX);
+        let (due, waiting): (Vec<_>, Vec<_>) = self.flushes.drain(..).partition(|(below, _)| oldest >= *below);
+        self.flushes = waiting;
+        for (_, done) in due {
+            let _ = done.send(());
+        }
+    }
+
+    fn queued(&mut self, op: Op) -> Queued {
+        let number = self.next_number;
+        self.next_number += 1;
+        self.unfinished.insert(number);
+        Queued { op, attempt: 0, first_failed: None, number }
+    }
+
+    /// A write left the queue (ended, or merged into a later one).
+    fn ended(&mut self, write: &Queued) {
+        self.unfinished.remove(&write.number);
+        self.answer_flushes();
     }
 
     /// Whether nothing is queued or running.
@@ -131,40 +172,63 @@ impl StoreCalls {
         self.down_since.is_some()
     }
 
+    /// Since when calls have been failing, if they are.
+    pub(crate) fn down_since(&self) -> Option<Timestamp> {
+        self.down_since
+    }
+
+    /// How long a write is retried before it is given up.
+    pub(crate) fn retry_for(&self) -> Duration {
+        self.options.retry_for()
+    }
+
     /// Queues `op` behind the ops of the same task.
     pub(crate) fn push(&mut self, op: Op, now: Timestamp) {
         let id = op.id().to_string();
-        let queue = self.queues.entry(id.clone()).or_default();
-        if queue.is_empty() {
-            queue.push_back(Queued { op, attempt: 0, first_failed: None });
+        let head_running = self.running.contains(&id);
+        let queued = self.queues.get(&id).map_or(0, VecDeque::len);
+        if queued == 0 {
+            let write = self.queued(op);
+            self.queues.entry(id.clone()).or_default().push_back(write);
             self.sequence += 1;
             self.waiting.insert((now, self.sequence, id));
             return;
         }
         // Writes behind the running head that the new one makes pointless are merged away.
-        let head_running = self.running.contains(&id);
         let keep_from = usize::from(head_running);
         match op {
             Op::Upsert { entry, gate: None } => {
+                let queue = self.queues.entry(id.clone()).or_default();
                 let mergeable = queue.len() > keep_from;
                 if let (true, Some(Queued { op: Op::Upsert { entry: last, .. }, .. })) = (mergeable, queue.back_mut()) {
-                    *last = entry; // keeps the gate of the write it replaces
+                    *last = entry; // keeps the gate (and the number) of the write it replaces
                     return;
                 }
-                queue.push_back(Queued { op: Op::Upsert { entry, gate: None }, attempt: 0, first_failed: None });
+                let write = self.queued(Op::Upsert { entry, gate: None });
+                self.queues.entry(id).or_default().push_back(write);
             }
             Op::Forget { .. } | Op::Push { .. } => {
+                let mut dropped = Vec::new();
+                let queue = self.queues.entry(id.clone()).or_default();
                 while queue.len() > keep_from && matches!(queue.back(), Some(Queued { op: Op::Upsert { .. }, .. })) {
-                    queue.pop_back();
+                    dropped.extend(queue.pop_back());
                 }
-                if queue.is_empty() {
+                let now_empty = queue.is_empty();
+                let write = self.queued(op);
+                for superseded in &dropped {
+                    self.ended(superseded);
+                }
+                if now_empty {
                     self.waiting.retain(|(_, _, w)| *w != id);
                     self.sequence += 1;
-                    self.waiting.insert((now, self.sequence, id));
+                    self.waiting.insert((now, self.sequence, id.clone()));
                 }
-                queue.push_back(Queued { op, attempt: 0, first_failed: None });
+                self.queues.entry(id).or_default().push_back(write);
             }
-            other => queue.push_back(Queued { op: other, attempt: 0, first_failed: None }),
+            other => {
+                let write = self.queued(other);
+                self.queues.entry(id).or_default().push_back(write);
+            }
         }
     }
 
@@ -244,6 +308,7 @@ impl StoreCalls {
                     self.events.push_back(StoreEvent::Up(now.since(since)));
                 }
                 if let Some(done) = queue.pop_front() {
+                    self.unfinished.remove(&done.number);
                     self.events.push_back(StoreEvent::Finished(done.op, Ok(())));
                 }
             }
@@ -261,11 +326,13 @@ impl StoreCalls {
                     return;
                 }
                 if let Some(done) = queue.pop_front() {
+                    self.unfinished.remove(&done.number);
                     self.events.push_back(StoreEvent::Finished(done.op, Err(e)));
                 }
             }
             Err(e) => {
                 if let Some(done) = queue.pop_front() {
+                    self.unfinished.remove(&done.number);
                     self.events.push_back(StoreEvent::Finished(done.op, Err(e)));
                 }
             }
@@ -276,5 +343,6 @@ impl StoreCalls {
             self.sequence += 1;
             self.waiting.insert((now, self.sequence, id));
         }
+        self.answer_flushes();
     }
 }

@@ -110,6 +110,9 @@ pub mod reason {
     pub const CIRCUIT_OPEN: &str = "CircuitOpen";
     pub const INTERRUPTED: &str = "Interrupted";
     pub const CANCELLED: &str = "Cancelled";
+    /// The DLQ store did not answer long enough that a task waiting to be sent again was
+    /// let go (its answer could not have been kept).
+    pub const STORE_UNAVAILABLE: &str = "StoreUnavailable";
     pub const UNPARSEABLE: &str = "UnparseableResponse";
     pub const INVALID_TASK: &str = "InvalidTask";
     /// The client's budget cap is spent: nothing more is submitted (class `account_terminal`).

@@ -85,6 +85,41 @@ fn a_store_outage_holds_submissions_but_not_polls() {
 }
 
 #[test]
+fn tasks_waiting_for_a_store_that_stays_down_are_let_go_not_held_to_their_deadline() {
+    let mut e = engine();
+    let never_sent = e.submit(seed_task(0), BTreeMap::new(), None, T0).unwrap();
+    drain(&mut e, T0);
+    assert!(e.journaled(never_sent, T0));
+    e.set_store_available(false);
+    assert_eq!(sends(&drain(&mut e, T0.add(secs(1)))), 0, "held while the store is down");
+    let released = e.release_unsent(secs(60), T0.add(secs(60)));
+    assert_eq!(released, vec![never_sent], "never sent: let go, nothing to dead-letter");
+    assert_eq!(e.job_count(), 0);
+    let after = drain(&mut e, T0.add(secs(61)));
+    assert!(after.iter().all(|a| matches!(a, Action::Event(_))), "no send, no dead letter: {after:?}");
+}
+
+#[test]
+fn a_task_sent_before_that_waits_on_a_down_store_is_dead_lettered_as_store_unavailable() {
+    let unsolvable = Behavior::Unsolvable { after: secs(5) };
+    let mut h = Harness::new(EngineConfig::default(), FakeService::new(move |_| unsolvable.clone()));
+    h.submit(seed_task(0), &[]);
+    h.run_until(Some(T0.add(secs(1))));
+    assert_eq!(h.sends_to("/in.php").len(), 1, "sent once");
+    h.engine.set_store_available(false);
+    // The first poll finds it unsolvable; the retry waits for the store.
+    h.run_until(Some(T0.add(secs(60))));
+    assert_eq!(h.sends_to("/in.php").len(), 1, "not sent again while the store is down");
+    assert!(h.dead.is_empty() && h.engine.job_count() == 1, "held, not ended");
+    let now = T0.add(secs(60));
+    assert!(h.engine.release_unsent(secs(29), now).is_empty(), "it was sent before: dead-lettered, not dropped");
+    h.run_until(Some(now.add(secs(1))));
+    let (_, record) = h.dead.first().expect("a dead letter");
+    assert_eq!((record.reason.as_str(), record.class), (reason::STORE_UNAVAILABLE, ErrorClass::Transient));
+    assert!(record.description.contains("did not answer for 29 s"), "{}", record.description);
+}
+
+#[test]
 fn an_answer_comes_with_the_entry_that_makes_it_durable() {
     let mut e = engine();
     let mut labels = BTreeMap::new();

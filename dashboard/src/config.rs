@@ -6,6 +6,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use captcha_dlq_core::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
+
 /// The address `serve` listens on unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// The environment variable the CLI reads the token from.
@@ -100,6 +102,54 @@ impl DashboardOptions {
     }
 }
 
+impl DashboardOptions {
+    /// The options a binding's host gives (`listen`, `read_only`, `token`,
+    /// `live_interval_ms`, in the host's casing), checked as [`validate`](Self::validate)
+    /// does; unknown keys are errors naming them. Everything left out keeps its default.
+    pub fn from_value(value: serde_json::Value, casing: Casing) -> Result<DashboardOptions, DashboardError> {
+        let value = if value.is_null() { serde_json::Value::Object(serde_json::Map::new()) } else { value };
+        let raw: RawOptions = read_cased(value, casing)
+            .map_err(|e| DashboardError::Config(format!("{}: {}", e.field_under("dashboard"), e.problem)))?;
+        let mut options = match raw.listen.as_deref() {
+            Some(listen) => DashboardOptions::listen_on(listen)?,
+            None => DashboardOptions::default(),
+        };
+        options.config.read_only = raw.read_only.unwrap_or(options.config.read_only);
+        options.config.token = raw.token;
+        if let Some(ms) = raw.live_interval_ms {
+            if ms < 250 {
+                return Err(DashboardError::Config(format!(
+                    "dashboard.live_interval_ms: {ms} is below 250 (pages would poll the store nonstop)"
+                )));
+            }
+            options.config.live_interval_ms = ms;
+        }
+        options.validate()?;
+        Ok(options)
+    }
+}
+
+struct RawOptions {
+    listen: Option<String>,
+    read_only: Option<bool>,
+    token: Option<String>,
+    live_interval_ms: Option<u64>,
+}
+
+impl FromJson for RawOptions {
+    fn from_json(value: serde_json::Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let raw = RawOptions {
+            listen: f.opt("listen")?,
+            read_only: f.opt("read_only")?,
+            token: f.opt("token")?,
+            live_interval_ms: f.opt("live_interval_ms")?,
+        };
+        f.finish()?;
+        Ok(raw)
+    }
+}
+
 /// `host:port`, `[v6]:port`, or `:port` (loopback).
 pub fn parse_listen(listen: &str) -> Result<SocketAddr, DashboardError> {
     let text = listen.trim();
@@ -139,6 +189,19 @@ impl std::error::Error for DashboardError {}
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn host_options_are_read_in_the_hosts_casing_and_checked() {
+        let o =
+            DashboardOptions::from_value(serde_json::json!({"listen": ":0", "readOnly": true}), Casing::Camel).unwrap();
+        assert!(o.config.read_only);
+        assert!(o.listen.ip().is_loopback());
+        let e = DashboardOptions::from_value(serde_json::json!({"listen": "0.0.0.0:0"}), Casing::Snake).unwrap_err();
+        assert!(e.to_string().contains("without a token"), "{e}");
+        let e = DashboardOptions::from_value(serde_json::json!({"read_onyl": true}), Casing::Snake).unwrap_err();
+        assert!(e.to_string().contains("read_onyl"), "{e}");
+        assert!(DashboardOptions::from_value(serde_json::Value::Null, Casing::Snake).is_ok());
+    }
+
     use super::*;
 
     #[test]

@@ -27,7 +27,7 @@ pub async fn connect(
         .ok_or_else(|| Error::Io("a captcha-dlq client needs a tokio runtime to run on".into()))?;
     let store = match store {
         Some(store) => store,
-        None => open_store(options.dlq.as_deref().unwrap_or(DEFAULT_DLQ)).await?,
+        None => open_store_patiently(options.dlq.as_deref().unwrap_or(DEFAULT_DLQ), options.store.retry_for()).await?,
     };
     let transport = ReqwestTransport::new(options.secrets(), options.proxy.as_deref())?;
     let backends = Backends {
@@ -37,6 +37,23 @@ pub async fn connect(
         store,
     };
     Client::start(options, backends, events)
+}
+
+/// Opens the store, retrying a transient failure (a database another process holds locked,
+/// a Redis that is restarting) with backoff for at most `retry_for`, as store writes are.
+async fn open_store_patiently(location: &str, retry_for: std::time::Duration) -> Result<Arc<dyn DlqStore>> {
+    let started = std::time::Instant::now();
+    let mut delay = std::time::Duration::from_millis(250);
+    loop {
+        match open_store(location).await {
+            Err(e) if e.is_transient() && started.elapsed() < retry_for => {
+                tracing::warn!(target: "captcha_dlq", "DLQ store not answering ({e}); trying again for up to {} s", retry_for.as_secs());
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(std::time::Duration::from_secs(5));
+            }
+            other => return other.map_err(Error::Store),
+        }
+    }
 }
 
 /// A builder for Rust callers. Everything it sets goes through the same option reader

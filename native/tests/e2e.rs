@@ -142,7 +142,7 @@ async fn a_thousand_tasks_through_injected_faults_all_end_with_a_precise_reason(
     assert!(results.iter().enumerate().all(|(i, r)| r.index == i), "in input order");
 
     let transient_reasons: BTreeSet<&str> =
-        [reason::NETWORK, reason::UNPARSEABLE, "HTTP 500", "HTTP 502"].into_iter().collect();
+        [reason::NETWORK, reason::UNPARSEABLE, "HTTP 500", "HTTP 502", "HTTP 503", "HTTP 504"].into_iter().collect();
     let mut solved = 0;
     let mut dead = BTreeMap::<String, usize>::new();
     for r in &results {

@@ -5,8 +5,6 @@
 //! across connections, clear errors, batched writes, settled keys in pages
 //! and namespaces written before settled keys.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -15,7 +13,7 @@ use captcha_dlq_core::class::reason;
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
 use captcha_dlq_core::dlq::{DlqStore, Filter, Leased, Page, RecordState, Settlement, StoreError};
-use support::redis::RedisServer;
+use captcha_dlq_mock::redis_server::RedisServer;
 
 const LEASE: Duration = Duration::from_secs(30);
 
@@ -40,7 +38,7 @@ async fn pending(server: &RedisServer, store: &RedisStore) -> Vec<(String, Strin
 
 #[tokio::test]
 async fn conformance_suite() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let mut n = 0;
     let ran = run_store_suite(|| {
         n += 1;
@@ -54,7 +52,7 @@ async fn conformance_suite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_workers_never_lease_the_same_record() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "fleet").await;
     let want: BTreeSet<String> = (0..120).map(|i| format!("r{i:03}")).collect();
     for (i, id) in want.iter().enumerate() {
@@ -89,7 +87,7 @@ async fn concurrent_workers_never_lease_the_same_record() {
 
 #[tokio::test]
 async fn pending_entries_list_tracks_holder_and_deliveries() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let a = connect(&server, "pel").await;
     let b = connect(&server, "pel").await;
     assert_ne!(a.consumer(), b.consumer(), "each connection is its own consumer");
@@ -136,7 +134,7 @@ fn only_ids(ids: &[&str]) -> Filter {
 /// record at its delivery limit on the way, oldest first.
 #[tokio::test]
 async fn receive_walks_past_live_leases_and_parked_records() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "walk").await.with_max_deliveries(2).expect("max deliveries");
     let name = |i: usize| format!("r{i:04}");
     for i in 0..1300 {
@@ -187,7 +185,7 @@ async fn receive_walks_past_live_leases_and_parked_records() {
 /// times ordered by id), `max` at a time.
 #[tokio::test]
 async fn filtered_receive_finds_matches_deep_in_the_age_order() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "deep").await;
     let deep = |id: &str, minutes: u64| {
         let mut r = sample_record(id, minutes);
@@ -235,7 +233,7 @@ async fn filtered_receive_finds_matches_deep_in_the_age_order() {
 /// walk's cursor record may vanish): every match is handed out once, the rest stay.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_filtered_drains_complete_every_match_once() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "drain").await;
     for i in 0..600u64 {
         // Ten records per minute, so walks resume among equal times; every third matches.
@@ -276,7 +274,7 @@ async fn concurrent_filtered_drains_complete_every_match_once() {
 
 #[tokio::test]
 async fn data_survives_reconnect_and_namespaces_are_separate() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     {
         let store = connect(&server, "persist").await;
         store.push(sample_record("r1", 0)).await.expect("push");
@@ -298,7 +296,7 @@ async fn data_survives_reconnect_and_namespaces_are_separate() {
 
 #[tokio::test]
 async fn capacity_evicts_oldest_ready_and_counts_it() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "bounded").await.with_capacity(3).expect("capacity");
     for i in 0..3 {
         assert!(store.push(sample_record(&format!("r{i}"), i)).await.expect("push").evicted.is_empty());
@@ -318,7 +316,7 @@ async fn capacity_evicts_oldest_ready_and_counts_it() {
 /// operations, and `purge` leaves live leases alone.
 #[tokio::test]
 async fn peek_count_and_purge_page_through_a_large_namespace() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let redis = connect(&server, "pages").await;
     let memory = MemoryStore::new();
     let tagged = |i: u64| {
@@ -377,7 +375,7 @@ async fn peek_count_and_purge_page_through_a_large_namespace() {
 /// records lie in front of them.
 #[tokio::test]
 async fn capacity_evicts_past_a_page_of_parked_and_leased_records() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "bounded-deep").await.with_capacity(300).expect("capacity");
     for i in 0..300u64 {
         store.push(sample_record(&format!("r{i:03}"), i)).await.expect("push");
@@ -401,7 +399,7 @@ async fn capacity_evicts_past_a_page_of_parked_and_leased_records() {
 
 #[tokio::test]
 async fn foreign_key_types_are_reported_as_corrupt() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "clash").await;
     let client = redis::Client::open(server.url()).expect("client");
     let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
@@ -417,7 +415,7 @@ async fn foreign_key_types_are_reported_as_corrupt() {
 
 #[tokio::test]
 async fn bad_settings_give_clear_errors_without_the_password() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     for ns in ["", "a{b}", "with space"] {
         match RedisStore::connect(&server.url(), ns).await {
             Err(StoreError::Backend(msg)) => assert!(msg.contains("namespace"), "{msg}"),
@@ -429,12 +427,12 @@ async fn bad_settings_give_clear_errors_without_the_password() {
         other => panic!("expected an invalid URL error, got {other:?}"),
     }
     // The server has no password, so AUTH fails; the message must not repeat the secret.
-    let url = format!("redis://:s3cret-pw@127.0.0.1:{}/", server.port);
+    let url = format!("redis://:s3cret-pw@127.0.0.1:{}/", server.port());
     match RedisStore::connect(&url, "ns").await {
         Err(e) => {
             let msg = e.to_string();
             assert!(!msg.contains("s3cret-pw"), "the password leaked into: {msg}");
-            assert!(msg.contains(&format!("127.0.0.1:{}", server.port)), "the error names the server: {msg}");
+            assert!(msg.contains(&format!("127.0.0.1:{}", server.port())), "the error names the server: {msg}");
         }
         Ok(store) => panic!("AUTH against a server without a password should fail, got {store:?}"),
     }
@@ -444,7 +442,7 @@ async fn bad_settings_give_clear_errors_without_the_password() {
 /// (a stale token among them loses its lease alone), and the batches are visible in the stats.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_arriving_together_are_batched_and_answered_each() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "batched").await;
     let before = store.batch_stats();
     let mut tasks = Vec::new();
@@ -490,7 +488,7 @@ async fn writes_arriving_together_are_batched_and_answered_each() {
 /// A server that goes away fails every call of the batch in flight with a transient error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_server_fails_every_batched_call_transiently() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "gone").await;
     store.push(sample_record("before", 0)).await.expect("push while up");
     drop(server);
@@ -512,7 +510,7 @@ async fn a_lost_server_fails_every_batched_call_transiently() {
 
 #[tokio::test]
 async fn settled_keys_page_by_prefix_in_key_order() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "settled").await;
     // More keys than one page, two prefixes, and a key that sorts right after the prefix range.
     let mut wanted = Vec::new();
@@ -547,7 +545,7 @@ async fn settled_keys_page_by_prefix_in_key_order() {
 /// its entries are removed as before and settle nothing.
 #[tokio::test]
 async fn a_namespace_from_before_settled_keys_keeps_working() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::for_tests() else { return };
     let client = redis::Client::open(server.url()).expect("client");
     let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
     for id in ["old-a", "old-b"] {

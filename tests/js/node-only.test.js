@@ -137,3 +137,71 @@ for (const file of fs.readdirSync(vectors).filter((f) => f.endsWith('.json'))) {
     }
   });
 }
+
+test('several providers: failover at an account error, spend, balances, reportSolution, metrics, the dashboard', async () => {
+  // A second mock that charges 1.0 per task from a balance of 3.0: the fourth submission gets ERROR_ZERO_BALANCE.
+  const dry = await startMock();
+  try {
+    await fetch(`${dry.url}/mock/script`, {
+      method: 'POST',
+      body: JSON.stringify({ balance: 3, task_cost: 1, charge: true }),
+    });
+    await script({ balance: 7.5, rules: [] });
+    const base = options();
+    delete base.apiKey;
+    delete base.baseUrl;
+    const client = new Client({
+      ...base,
+      providers: [
+        { provider: '2captcha', name: 'dry', apiKey: KEY, baseUrl: dry.url, price: 0.002 },
+        { provider: '2captcha', name: 'spare', apiKey: KEY, baseUrl: mock.url, price: 0.003 },
+      ],
+    });
+    try {
+      const results = await client.solveMany([0, 1, 3, 5, 6, 7].map(page), { concurrency: 1 });
+      assert.ok(results.every((r) => r.ok), JSON.stringify(results));
+      assert.deepEqual(results.map((r) => r.solution.provider), ['dry', 'dry', 'dry', 'spare', 'spare', 'spare']);
+
+      const spend = await client.spend();
+      assert.equal(spend.solved, 6);
+      assert.ok(Math.abs(spend.cost - (3 * 0.002 + 3 * 0.003)) < 1e-9, JSON.stringify(spend));
+
+      const balances = await client.balances();
+      assert.deepEqual(balances.map((b) => b.provider), ['dry', 'spare']);
+      assert.equal(balances[1].balance, 7.5);
+      assert.equal(await client.balanceOf('spare'), 7.5);
+      await assert.rejects(client.balanceOf('nowhere'), InvalidConfig);
+
+      const before = await (await fetch(`${mock.url}/mock/counters`)).json();
+      await client.reportSolution(results[5].solution, false);
+      const after = await (await fetch(`${mock.url}/mock/counters`)).json();
+      assert.equal(after.reports_bad, before.reports_bad + 1, 'the report went to the provider that solved it');
+
+      const metrics = await client.metrics();
+      assert.deepEqual(metrics.providers, ['dry', 'spare']);
+      const submitted = Object.fromEntries(metrics.tasksSubmitted.map((c) => [c.provider, c.count]));
+      assert.deepEqual(submitted, { dry: 3, spare: 3 });
+      const text = await client.metricsText();
+      assert.ok(text.includes('captcha_dlq_tasks_solved_total{provider="spare",task_type="recaptcha_v2"} 3'), text);
+
+      const server = await client.serveDashboard({ listen: ':0', readOnly: true });
+      try {
+        assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+        const page = await fetch(server.url);
+        assert.equal(page.status, 200);
+        const scraped = await (await fetch(`${server.url}metrics`)).text();
+        assert.ok(scraped.includes('captcha_dlq_circuit_open{provider="dry"}'), scraped);
+        assert.ok(!scraped.includes(SECRET) && !(await page.text()).includes(SECRET));
+      } finally {
+        await server.close();
+      }
+      await assert.rejects(fetch(server.url), 'closed: nothing listens any more');
+      await assert.rejects(client.serveDashboard({ listen: '0.0.0.0:0' }), /without a token/);
+      await assert.rejects(client.serveDashboard({ redOnly: true }), /redOnly/);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    dry.stop();
+  }
+});

@@ -8,7 +8,6 @@
 pub mod json_file;
 pub mod proc_status;
 pub mod redis_floor;
-pub mod redis_server;
 pub mod sqlite_floor;
 
 use captcha_dlq_core::Timestamp;

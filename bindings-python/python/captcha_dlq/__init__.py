@@ -9,7 +9,7 @@
 Log lines go to the ``logging`` logger ``captcha_dlq`` (no handler is attached).
 """
 
-from ._client import Client
+from ._client import Client, DashboardServer
 from ._config import (
     Backoff,
     CircuitConfig,
@@ -62,7 +62,7 @@ from ._tasks import (
 )
 
 __all__ = [
-    "Client", "Dlq", "Filter", "defaults",
+    "Client", "DashboardServer", "Dlq", "Filter", "defaults",
     "Solution", "SolveResult", "ReplayItem", "ReplayResult", "RecoverItem", "RecoverResult",
     "ResultIterator", "AsyncResultIterator", "ReplayIterator", "AsyncReplayIterator",
     "RecoverIterator", "AsyncRecoverIterator",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _logging
 from ._config import (
@@ -20,7 +20,7 @@ from ._config import (
     _D,
 )
 from ._dlq import Dlq, Filter
-from ._errors import CaptchaDlqError, InvalidTask
+from ._errors import CaptchaDlqError, InvalidTask, from_details
 from ._native import NativeClient
 from ._results import RecoverItem, RecoverResult, ReplayItem, ReplayResult, Solution, SolveResult
 from ._store import DlqSpec, location_of
@@ -35,7 +35,7 @@ from ._streams import (
 from ._tasks import TaskLike
 from ._wire import awaited, call, dumps
 
-__all__ = ["Client"]
+__all__ = ["Client", "DashboardServer"]
 
 Settings = Union[RetryConfig, PollingConfig, RateConfig, CircuitConfig, ReplayPolicy, StoreOptions, Mapping[str, Any]]
 
@@ -90,8 +90,14 @@ def _solve_result(local: Dict[int, CaptchaDlqError]) -> Callable[[str], SolveRes
 class Client:
     """A solving client. Thread-safe; one engine, store and connection pool per client.
 
-    ``provider``: a preset (``captchaai``, ``2captcha``, ``anti-captcha``, ``capsolver``,
-    ``capmonster``) or the base URL of a 2captcha-compatible service; ``base_url`` sends the
+    ``provider``: a preset (``captchaai``, the default; ``2captcha``, ``anti-captcha``,
+    ``capsolver``, ``capmonster``) or the base URL of a 2captcha-compatible service;
+    ``price``: its price per solved task (one number or by task kind) where it reports no
+    cost. Several providers: ``providers=[{"provider": "capsolver", "api_key": …},
+    {"provider": "2captcha", "api_key": …, "name": …, "base_url": …, "price": …, "rate": …}]``
+    in place of ``api_key``/``provider``/``base_url``/``price``, with ``routing``
+    (``ordered``, the default, ``fastest`` or ``cheapest``), ``failover_on_unsolvable`` and
+    ``routing_explore``; ``budget`` caps the spend (``BudgetExhausted`` once reached). ``base_url`` sends the
     provider's protocol to another host (your own server, a mock on ``http://127.0.0.1:…``;
     plain http is refused for other hosts unless ``allow_insecure_http``). ``dlq``: a SQLite
     path, ``"memory"``, a ``redis://`` URL, or a store object (``docs/custom-store.md``).
@@ -107,11 +113,17 @@ class Client:
 
     def __init__(
         self,
-        api_key: str,
-        provider: str = _D["provider"],
+        api_key: Optional[str] = None,
+        provider: Optional[str] = None,
         dlq: DlqSpec = _D["dlq"],
         *,
         base_url: Optional[str] = None,
+        price: Optional[Union[float, Mapping[str, float]]] = None,
+        providers: Optional[Sequence[Mapping[str, Any]]] = None,
+        routing: Optional[str] = None,
+        failover_on_unsolvable: Optional[bool] = None,
+        routing_explore: Optional[float] = None,
+        budget: Optional[float] = None,
         retry: Union[RetryConfig, Mapping[str, Any]] = RetryConfig(),
         polling: Union[PollingConfig, Mapping[str, Any]] = PollingConfig(),
         rate: Union[RateConfig, Mapping[str, Any]] = RateConfig(),
@@ -131,6 +143,12 @@ class Client:
             "provider": provider,
             "dlq": location,
             "base_url": base_url,
+            "price": price,
+            "providers": providers,
+            "routing": routing,
+            "failover_on_unsolvable": failover_on_unsolvable,
+            "routing_explore": routing_explore,
+            "budget": budget,
             "seed": seed,
             "allow_insecure_http": allow_insecure_http,
             "proxy": proxy,
@@ -158,6 +176,11 @@ class Client:
     def __repr__(self) -> str:
         state = " closed" if self._native.closed else ""
         return f"<captcha_dlq.Client provider={self._native.provider!r} base_url={self._native.base_url!r}{state}>"
+
+    @property
+    def providers(self) -> List[str]:
+        """The providers' names, in routing order."""
+        return list(json.loads(call(self._native.metrics))["providers"])
 
     @property
     def closed(self) -> bool:
@@ -368,9 +391,58 @@ class Client:
 
     # ----- the account and the client ---------------------------------------------------
 
-    def balance(self) -> float:
-        """The account balance, as the provider reports it."""
-        return call(self._native.balance)
+    def balance(self, provider: Optional[str] = None) -> float:
+        """The account balance, as the provider reports it: the first provider's, or the one
+        named ``provider`` (its ``name`` in ``providers``)."""
+        if provider is None:
+            return call(self._native.balance)
+        return call(self._native.balance_of, provider)
+
+    def balances(self) -> Dict[str, Union[float, CaptchaDlqError]]:
+        """Every provider's balance by name, in configuration order; a provider whose balance
+        could not be read maps to the error saying why."""
+        out: Dict[str, Union[float, CaptchaDlqError]] = {}
+        for entry in json.loads(call(self._native.balances)):
+            error = entry.get("error")
+            out[entry["provider"]] = from_details(error) if error is not None else float(entry["balance"])
+        return out
+
+    def report_solution(self, solution: Solution, good: bool) -> None:
+        """Tells the provider that solved ``solution`` whether it was right (refunds, solver quality)."""
+        ref = {"provider": solution.provider, "provider_task_id": solution.provider_task_id}
+        call(self._native.report_solution, json.dumps(ref), good)
+
+    def spend(self) -> Dict[str, Any]:
+        """What this client spent on solved tasks since it started: ``total``, and rows by
+        provider, kind and label (costs as the providers report them, else the configured
+        ``price``), with the ``budget`` if one was set."""
+        return dict(json.loads(call(self._native.spend)))
+
+    def metrics(self) -> Dict[str, Any]:
+        """The client's counters and gauges now: tasks submitted, solved and dead-lettered (by
+        provider, task type, error type), HTTP requests and their durations (by provider,
+        endpoint, outcome), tasks active and in flight, each provider's circuit."""
+        return dict(json.loads(call(self._native.metrics)))
+
+    def metrics_text(self) -> str:
+        """The metrics and the DLQ's gauges in the Prometheus text format (what the dashboard's
+        ``/metrics`` serves)."""
+        return call(self._native.metrics_text)
+
+    def serve_dashboard(
+        self,
+        listen: Optional[str] = None,
+        *,
+        read_only: Optional[bool] = None,
+        token: Optional[str] = None,
+        live_interval_ms: Optional[int] = None,
+    ) -> "DashboardServer":
+        """Serves the operator dashboard over this client's DLQ (loopback ``127.0.0.1:8787``
+        unless ``listen`` says otherwise; another address needs a ``token``) until the returned
+        server is closed or the client is. ``listen=":0"`` picks a free port (see ``.url``)."""
+        given = {"listen": listen, "read_only": read_only, "token": token, "live_interval_ms": live_interval_ms}
+        options = {name: value for name, value in given.items() if value is not None}
+        return DashboardServer(call(self._native.serve_dashboard, json.dumps(options)))
 
     def report(self, provider_task_id: str, good: bool) -> None:
         """Tells the provider whether the answer of ``provider_task_id`` (``Solution.provider_task_id``) was right."""
@@ -405,3 +477,26 @@ class Client:
 
     async def __aexit__(self, *exc: object) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+
+class DashboardServer:
+    """A running dashboard: ``url`` is where it listens; ``close()`` stops it (also on ``with``)."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @property
+    def url(self) -> str:
+        return str(self._native.url)
+
+    def close(self) -> None:
+        call(self._native.close)
+
+    def __enter__(self) -> "DashboardServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<captcha_dlq.DashboardServer url={self.url!r}>"

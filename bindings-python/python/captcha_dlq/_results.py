@@ -16,18 +16,29 @@ __all__ = ["Solution", "SolveResult", "ReplayItem", "ReplayResult", "RecoverItem
 @dataclass(frozen=True)
 class Solution:
     """``text`` is the token or recognised text; ``fields`` holds every other value the provider
-    returned; ``provider_task_id`` is what ``Client.report`` takes. ``str(solution)`` is ``text``."""
+    returned; ``provider_task_id`` is what ``Client.report`` takes; ``provider`` the provider that
+    solved it (as the client names it, where ``Client.report_solution`` goes); ``cost`` what it
+    cost, as the provider reported it or the configured price. ``str(solution)`` is ``text``."""
 
     text: str
     fields: Dict[str, Any] = field(default_factory=dict)
     provider_task_id: Optional[str] = None
+    provider: Optional[str] = None
+    cost: Optional[float] = None
 
     def __str__(self) -> str:
         return self.text
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Solution":
-        return cls(text=str(data["text"]), fields=dict(data.get("fields") or {}), provider_task_id=data.get("provider_task_id"))
+        cost = data.get("cost")
+        return cls(
+            text=str(data["text"]),
+            fields=dict(data.get("fields") or {}),
+            provider_task_id=data.get("provider_task_id"),
+            provider=data.get("provider"),
+            cost=float(cost) if cost is not None else None,
+        )
 
 
 def _solution(data: Mapping[str, Any]) -> Optional[Solution]:

@@ -551,6 +551,35 @@ impl Engine {
         true
     }
 
+    /// The driver's store has not answered for as long as the driver waits for it: every
+    /// task waiting for a submission is let go rather than held until its deadline. A task
+    /// never sent is removed and returned (nothing was paid; its journal entry, if it was
+    /// written, lets `recover` run it later); a task sent before and waiting to be sent
+    /// again is dead-lettered as `StoreUnavailable` (transient: replayable).
+    pub fn release_unsent(&mut self, waited: Duration, now: Timestamp) -> Vec<JobId> {
+        let waiting: Vec<(JobId, u32)> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| matches!(j.stage, Stage::Queued { .. }))
+            .map(|(job, j)| (*job, j.attempts))
+            .collect();
+        let mut released = Vec::new();
+        for (job, attempts) in waiting {
+            if attempts == 0 {
+                self.remove_job(job);
+                released.push(job);
+            } else {
+                let why = format!(
+                    "the DLQ store did not answer for {} s: not submitted again (its answer could not be kept)",
+                    waited.as_secs()
+                );
+                let failure = Failure::new(reason::STORE_UNAVAILABLE, ErrorClass::Transient, why);
+                self.fail(job, Phase::Submit, failure, None, now, true);
+            }
+        }
+        released
+    }
+
     /// Tells the engine whether the driver's store can be written. While it cannot, no task
     /// is submitted (its answer could not be kept); polling goes on.
     pub fn set_store_available(&mut self, available: bool) {

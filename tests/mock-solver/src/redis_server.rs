@@ -21,11 +21,15 @@ pub struct RedisServer {
     dir: std::path::PathBuf,
 }
 
+/// Whether `redis-server` is on the PATH and runs.
+pub fn installed() -> bool {
+    Command::new("redis-server").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
 impl RedisServer {
     /// Starts a server; an error says what is missing or what failed.
     pub fn start() -> io::Result<RedisServer> {
-        let installed = Command::new("redis-server").arg("--version").output().is_ok_and(|o| o.status.success());
-        if !installed {
+        if !installed() {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 "redis-server is not installed (apt-get install -y redis-server)",

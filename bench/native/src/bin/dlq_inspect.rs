@@ -10,10 +10,10 @@ use std::future::Future;
 use std::time::Instant;
 
 use captcha_dlq::store::{RedisStore, SqliteStore};
-use captcha_dlq_bench_native::redis_server::{self, RedisServer};
 use captcha_dlq_bench_native::{human_bytes, now, proc_status};
 use captcha_dlq_core::dlq::testkit::sample_record;
 use captcha_dlq_core::dlq::{DlqStore, Filter, Page};
+use captcha_dlq_mock::redis_server::{self, RedisServer};
 use clap::Parser;
 
 /// Time peek, count and purge on a DLQ holding RECORDS records.
@@ -95,7 +95,7 @@ async fn run(args: Args) -> Result<(), String> {
     } else if !redis_server::installed() {
         println!("\nRedis skipped: redis-server is not installed (apt-get install -y redis-server).");
     } else {
-        let server = RedisServer::start()?;
+        let server = RedisServer::start().map_err(|e| format!("redis-server: {e}"))?;
         let redis = RedisStore::connect(&server.url(), "inspect").await.map_err(|e| format!("redis: {e}"))?;
         bench("Redis", &redis, args.records).await?;
     }

@@ -30,12 +30,12 @@ use std::time::{Duration, Instant};
 use captcha_dlq::store::{RedisStore, SqliteStore};
 use captcha_dlq_bench_native::json_file::JsonFileDlq;
 use captcha_dlq_bench_native::redis_floor::{self, RedisFloor};
-use captcha_dlq_bench_native::redis_server::{self, RedisServer};
 use captcha_dlq_bench_native::sqlite_floor::{self, SqliteFloor};
 use captcha_dlq_bench_native::{human_bytes, now, FloorLease};
 use captcha_dlq_core::dlq::testkit::{sample_journal_entry, sample_record};
 use captcha_dlq_core::dlq::{DeadLetterRecord, DlqStore, Filter};
 use captcha_dlq_core::{JournalEntry, Solution};
+use captcha_dlq_mock::redis_server::{self, RedisServer};
 use clap::Parser;
 
 /// Operations per turn of the store or its floor.
@@ -678,7 +678,7 @@ async fn run(args: Args) -> Result<(), String> {
     } else if !redis_server::installed() {
         notes.push("Redis skipped: redis-server is not installed (apt-get install -y redis-server).".to_string());
     } else {
-        let server = RedisServer::start()?;
+        let server = RedisServer::start().map_err(|e| format!("redis-server: {e}"))?;
         let mut redis = Redis { url: server.url(), blocking_floor: args.redis_floor == RedisFloorKind::Blocking };
         rows.extend(bench_backend(&mut redis, &args).await?);
     }
