@@ -6,14 +6,18 @@
 
 use core::fmt;
 use core::time::Duration;
+use std::sync::Arc;
 
 /// The solving service's API key. Its `Debug` and `Display` never show it.
+///
+/// Shared, not copied: every request carries it (so that its `Debug` can hide it), and a clone
+/// costs a reference count rather than an allocation.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub struct Secret(Arc<str>);
 
 impl Secret {
     pub fn new(key: impl Into<String>) -> Self {
-        Secret(key.into())
+        Secret(Arc::from(key.into()))
     }
 
     /// The key itself, for building a request. Nothing else should call this.
@@ -28,7 +32,7 @@ impl Secret {
         }
         let encoded: String =
             percent_encoding::utf8_percent_encode(&self.0, percent_encoding::NON_ALPHANUMERIC).collect();
-        text.replace(&self.0, "***").replace(&encoded, "***")
+        text.replace(&*self.0, "***").replace(&encoded, "***")
     }
 }
 

@@ -10,6 +10,7 @@
 //! feature.
 
 use core::time::Duration;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::dlq::record::DeadLetterRecord;
@@ -142,14 +143,13 @@ impl FakeService {
     }
 
     pub fn handle(&mut self, req: &HttpRequest, now: Timestamp) -> Result<HttpResponse, TransportError> {
-        let mut params: BTreeMap<String, String> = BTreeMap::new();
-        if let Some((_, q)) = req.url.split_once('?') {
-            params.extend(form_urlencoded::parse(q.as_bytes()).into_owned());
-        }
-        if let Some(body) = &req.body {
-            params.extend(form_urlencoded::parse(body).into_owned());
-        }
-        let endpoint = req.endpoint().to_string();
+        // Query string, then body; a name given twice takes its last value.
+        let query = req.url.split_once('?').map_or(&b""[..], |(_, q)| q.as_bytes());
+        let params: Vec<(Cow<'_, str>, Cow<'_, str>)> = form_urlencoded::parse(query)
+            .chain(form_urlencoded::parse(req.body.as_deref().unwrap_or_default()))
+            .collect();
+        let param = |name: &str| params.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_ref());
+        let endpoint = req.endpoint();
         let is_submit = endpoint.ends_with("/in.php");
         let down = self.outages.iter().any(|(from, to)| now >= *from && now < *to);
         let fault = down.then_some(Fault::Refused).or_else(|| self.always.clone()).or_else(|| {
@@ -159,21 +159,26 @@ impl FakeService {
                 self.poll_faults.pop_front()
             }
         });
-        let subject = if is_submit {
-            vec![params.get("pageurl").cloned().unwrap_or_default()]
-        } else if let Some(ids) = params.get("ids") {
-            ids.split(',').map(str::to_string).collect()
-        } else {
-            vec![params.get("id").cloned().unwrap_or_default()]
-        };
         if self.keep_log {
-            self.log.push(Seen { at: now, endpoint: endpoint.clone(), subject, answered_with_fault: fault.is_some() });
+            let subject = if is_submit {
+                vec![param("pageurl").unwrap_or_default().to_string()]
+            } else if let Some(ids) = param("ids") {
+                ids.split(',').map(str::to_string).collect()
+            } else {
+                vec![param("id").unwrap_or_default().to_string()]
+            };
+            self.log.push(Seen {
+                at: now,
+                endpoint: endpoint.to_string(),
+                subject,
+                answered_with_fault: fault.is_some(),
+            });
         }
         let accept_then_timeout = fault == Some(Fault::AcceptThenTimeout) && is_submit;
         if let Some(fault) = fault.filter(|_| !accept_then_timeout) {
             return fault_answer(&fault);
         }
-        let is_balance = params.get("action").is_some_and(|a| a == "getbalance");
+        let is_balance = param("action") == Some("getbalance");
         let dry = self.account_error_after.filter(|(n, _)| self.taken.len() >= *n).map(|(_, code)| code);
         if let Some(code) = self.account_error.or(dry).filter(|_| is_submit || is_balance) {
             return Ok(json(0, code));
@@ -182,7 +187,7 @@ impl FakeService {
             return Ok(HttpResponse::new(200, format!("{{\"status\":1,\"request\":\"{}\"}}", self.balance)));
         }
         if is_submit {
-            let page = params.get("pageurl").cloned().unwrap_or_default();
+            let page = param("pageurl").unwrap_or_default().to_string();
             let behavior = (self.behavior)(&page);
             if let Behavior::RejectSubmit(code) = behavior {
                 return Ok(json(0, code));
@@ -201,15 +206,20 @@ impl FakeService {
             }
             return Ok(json(1, &id));
         }
-        if let Some(ids) = params.get("ids") {
+        if let Some(ids) = param("ids") {
             if self.garble_batches {
                 return Ok(HttpResponse::new(200, "ERROR_WRONG_ID_FORMAT"));
             }
-            let answers: Vec<String> = ids.split(',').map(|id| self.answer(id, now)).collect();
-            return Ok(HttpResponse::new(200, answers.join("|")));
+            let mut answers = String::with_capacity(ids.len() * 64);
+            for (i, id) in ids.split(',').enumerate() {
+                if i > 0 {
+                    answers.push('|');
+                }
+                answers.push_str(&self.answer(id, now));
+            }
+            return Ok(HttpResponse::new(200, answers));
         }
-        let id = params.get("id").cloned().unwrap_or_default();
-        let answer = self.answer(&id, now);
+        let answer = self.answer(param("id").unwrap_or_default(), now);
         Ok(if answer == "CAPCHA_NOT_READY" || answer.starts_with("ERROR") {
             json(0, &answer)
         } else {

@@ -154,6 +154,15 @@ pub struct SpendEntry {
     pub outcome: Outcome,
 }
 
+/// Adds `outcome` to the row of `key`, made on first use (the key is copied only then: rows
+/// are few, tasks many).
+fn add_to(rows: &mut BTreeMap<String, Totals>, key: &str, outcome: Outcome) {
+    match rows.get_mut(key) {
+        Some(totals) => totals.add(outcome),
+        None => rows.entry(key.to_string()).or_default().add(outcome),
+    }
+}
+
 /// What a client spent since it started, by provider, kind and label.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SpendLedger {
@@ -164,34 +173,50 @@ pub struct SpendLedger {
 }
 
 impl SpendLedger {
-    /// Adds one solved task.
-    pub fn record(&mut self, provider: &str, kind: TaskKind, labels: &BTreeMap<String, String>, cost: Option<f64>) {
+    /// Adds one solved task. `labels`: its `(name, value)` pairs (a `&BTreeMap<String, String>`
+    /// will do).
+    pub fn record<K: AsRef<str>, V: AsRef<str>>(
+        &mut self,
+        provider: &str,
+        kind: TaskKind,
+        labels: impl IntoIterator<Item = (K, V)>,
+        cost: Option<f64>,
+    ) {
         self.add(Some(provider), Some(kind), labels, Outcome::Solved(cost));
     }
 
     /// Adds one dead-lettered task (it cost nothing).
-    pub fn record_dead_letter(&mut self, provider: &str, kind: TaskKind, labels: &BTreeMap<String, String>) {
+    pub fn record_dead_letter<K: AsRef<str>, V: AsRef<str>>(
+        &mut self,
+        provider: &str,
+        kind: TaskKind,
+        labels: impl IntoIterator<Item = (K, V)>,
+    ) {
         self.add(Some(provider), Some(kind), labels, Outcome::DeadLettered);
     }
 
-    fn add(
+    fn add<K: AsRef<str>, V: AsRef<str>>(
         &mut self,
         provider: Option<&str>,
         kind: Option<TaskKind>,
-        labels: &BTreeMap<String, String>,
+        labels: impl IntoIterator<Item = (K, V)>,
         outcome: Outcome,
     ) {
         self.total.add(outcome);
-        self.by_provider.entry(provider.unwrap_or(UNKNOWN).to_string()).or_default().add(outcome);
-        self.by_kind.entry(kind.map_or(UNKNOWN, TaskKind::as_str).to_string()).or_default().add(outcome);
+        add_to(&mut self.by_provider, provider.unwrap_or(UNKNOWN), outcome);
+        add_to(&mut self.by_kind, kind.map_or(UNKNOWN, TaskKind::as_str), outcome);
+        let mut key = String::new();
         for (k, v) in labels {
-            let key = format!("{k}={v}");
-            let row = if self.by_label.contains_key(&key) || self.by_label.len() < MAX_LABEL_ROWS {
-                key
+            key.clear();
+            key.push_str(k.as_ref());
+            key.push('=');
+            key.push_str(v.as_ref());
+            let row_key = if self.by_label.contains_key(&key) || self.by_label.len() < MAX_LABEL_ROWS {
+                key.as_str()
             } else {
-                OTHER_LABELS.to_string()
+                OTHER_LABELS
             };
-            self.by_label.entry(row).or_default().add(outcome);
+            add_to(&mut self.by_label, row_key, outcome);
         }
     }
 

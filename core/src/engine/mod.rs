@@ -11,6 +11,7 @@ mod circuit;
 pub mod config;
 pub mod event;
 mod health;
+mod labels;
 pub mod lane;
 mod limiter;
 mod placement;
@@ -18,7 +19,9 @@ pub mod routing;
 
 use core::fmt;
 use core::time::Duration;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rustc_hash::FxHashMap;
 
 use serde::Serialize;
 
@@ -26,6 +29,7 @@ pub use self::config::{
     Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
 pub use self::event::{Event, Level, PauseScope};
+use self::labels::Labels;
 use self::lane::{Hold, Lane};
 pub use self::lane::{LaneSpec, LaneStatus, MAX_LANES};
 use self::routing::Preference;
@@ -135,11 +139,11 @@ impl Stage {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Job {
     id: String,
     task: Task,
-    labels: BTreeMap<String, String>,
+    labels: Labels,
     /// Provider submissions made over the task's whole life.
     attempts: u32,
     /// Submissions still allowed in this life (fresh, replayed or recovered).
@@ -246,9 +250,9 @@ pub struct Engine {
     lanes: Vec<Lane>,
     submit_options: SubmitOptions,
     rng: fastrand::Rng,
-    jobs: HashMap<JobId, Job>,
+    jobs: FxHashMap<JobId, Job>,
     deadlines: BTreeSet<(Timestamp, JobId)>,
-    requests: HashMap<RequestId, Pending>,
+    requests: FxHashMap<RequestId, Pending>,
     actions: VecDeque<Action>,
     next_job: u64,
     next_request: u64,
@@ -259,7 +263,7 @@ pub struct Engine {
     /// Expected cost of the tasks submitted and not finished, in nano-units (budget).
     reserved: u64,
     /// The lane `fastest` / `cheapest` preferred per kind at the last look (rebalancing).
-    best: HashMap<(Policy, TaskKind), usize>,
+    best: FxHashMap<(Policy, TaskKind), usize>,
 }
 
 /// Garbled batch answers in a row after which polling falls back to one id per request.
@@ -301,16 +305,16 @@ impl Engine {
             routing,
             lanes,
             submit_options: SubmitOptions::default(),
-            jobs: HashMap::new(),
+            jobs: FxHashMap::default(),
             deadlines: BTreeSet::new(),
-            requests: HashMap::new(),
+            requests: FxHashMap::default(),
             actions: VecDeque::new(),
             next_job: 1,
             next_request: 1,
             store_down: false,
             spend: SpendLedger::default(),
             reserved: 0,
-            best: HashMap::new(),
+            best: FxHashMap::default(),
         }
     }
 
@@ -447,12 +451,13 @@ impl Engine {
         Ok(job)
     }
 
-    /// The lanes that cannot take `task` (a bit each); an error when none can.
+    /// The lanes that cannot take `task` (a bit each); an error when none can. `task` is
+    /// valid (checked by the caller): this asks each provider what building its request would.
     fn unsupported(&self, task: &Task) -> Result<u32, InvalidTask> {
         let mut mask = 0u32;
         let mut first_error = None;
         for (i, lane) in self.lanes.iter().enumerate() {
-            if let Err(e) = lane.provider.submit_request(&lane.key, task, &self.submit_options) {
+            if let Err(e) = lane.provider.check_submit(task) {
                 mask |= 1 << i;
                 first_error.get_or_insert(e);
             }
@@ -973,11 +978,12 @@ impl Engine {
             self.lanes[l].submit_queue.pop_first();
             let Some(j) = self.jobs.get(&job) else { continue };
             let lane = &self.lanes[l];
-            let request = match lane.provider.submit_request(&lane.key, &j.task, &self.submit_options) {
+            // Validated once, when the engine took it (submit, replay, recover).
+            let request = match lane.provider.encode_submit(&lane.key, &j.task, &self.submit_options) {
                 Ok(r) => r,
                 Err(e) => {
-                    // Validated at acceptance; reachable only for recovered or replayed tasks
-                    // from an older version. Review, never retry.
+                    // Checked against the providers at acceptance; reachable only for recovered
+                    // or replayed tasks from an older version. Review, never retry.
                     let f = Failure::new(reason::INVALID_TASK, ErrorClass::FixInput, e.to_string());
                     self.fail(job, Phase::Submit, f, None, now, true);
                     continue;
@@ -1364,15 +1370,14 @@ impl Engine {
                 lane.stats.observe_latency(kind, now.since(t));
             }
             solution.cost = solution.cost.or_else(|| lane.prices.get(kind));
-            self.spend.record(&lane.name, kind, &j.labels, solution.cost);
+            self.spend.record(&lane.name, kind, j.labels.iter(), solution.cost);
         }
-        let entry = persist.then(|| self.journal_entry(job, now)).flatten().map(|mut entry| {
-            entry.solution = Some(solution.clone());
-            entry
-        });
         let Some(j) = self.remove_job(job) else { return };
         self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });
-        self.actions.push_back(Action::Solved { job, id: j.id, labels: j.labels, solution, persist: entry });
+        let (id, labels) = (j.id.clone(), j.labels.to_map());
+        // The job is gone: its entry takes its task and history rather than copies.
+        let entry = persist.then(|| JournalEntry { solution: Some(solution.clone()), ..self.entry_of(j, now) });
+        self.actions.push_back(Action::Solved { job, id, labels, solution, persist: entry });
         if persist {
             self.sweep_if_budget_spent(now);
             self.rebalance(kind, now);
@@ -1382,7 +1387,7 @@ impl Engine {
     fn finish_dead(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
         let provider = &self.lanes[j.lane.unwrap_or(0)].name;
-        self.spend.record_dead_letter(provider, j.task.kind(), &j.labels);
+        self.spend.record_dead_letter(provider, j.task.kind(), j.labels.iter());
         let context = match (&j.provider_task_id, j.history.last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),
@@ -1398,7 +1403,7 @@ impl Engine {
             replays: j.replays,
             first_failed_at: j.first_failed_at.unwrap_or(now),
             dead_lettered_at: now,
-            labels: j.labels,
+            labels: j.labels.to_map(),
             state: RecordState::Ready,
             deliveries: 0,
             parked_reason: None,
@@ -1434,7 +1439,7 @@ impl Engine {
             Job {
                 id,
                 task,
-                labels,
+                labels: Labels::from(labels),
                 attempts: 0,
                 attempts_left,
                 replays: 0,
@@ -1527,24 +1532,29 @@ impl Engine {
         }
     }
 
+    /// The journal entry of a live job, as of `now`.
     fn journal_entry(&self, job: JobId, now: Timestamp) -> Option<JournalEntry> {
-        let j = self.jobs.get(&job)?;
-        Some(JournalEntry {
-            id: j.id.clone(),
-            task: j.task.clone(),
+        self.jobs.get(&job).map(|j| self.entry_of(j.clone(), now))
+    }
+
+    /// The journal entry of `j`, which it is made of.
+    fn entry_of(&self, j: Job, now: Timestamp) -> JournalEntry {
+        JournalEntry {
+            id: j.id,
+            task: j.task,
             provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
-            labels: j.labels.clone(),
-            provider_task_id: j.provider_task_id.clone(),
+            labels: j.labels.to_map(),
+            provider_task_id: j.provider_task_id,
             attempts: j.attempts,
             replays: j.replays,
-            history: j.history.clone(),
+            history: j.history,
             accepted_at: j.accepted_at,
             updated_at: now,
-            replay_of: j.replay_of.clone(),
+            replay_of: j.replay_of,
             owner: None,
-            key: j.key.clone(),
+            key: j.key,
             solution: None,
-        })
+        }
     }
 
     fn push_event(&mut self, e: Event) {

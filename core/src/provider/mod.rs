@@ -210,12 +210,35 @@ impl Provider {
         f
     }
 
+    /// The submission of `task`, or why this service cannot take it (the task is invalid, or
+    /// valid but beyond what the service takes).
     pub fn submit_request(&self, key: &Secret, task: &Task, opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
         task.validate()?;
+        self.encode_submit(key, task, opts)
+    }
+
+    /// [`Provider::submit_request`] of a task already validated (the engine validates each
+    /// task once, when it takes it).
+    pub(crate) fn encode_submit(
+        &self,
+        key: &Secret,
+        task: &Task,
+        opts: &SubmitOptions,
+    ) -> Result<HttpRequest, InvalidTask> {
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::submit_request(self, key, task, opts),
             Protocol::CreateTask(d) => create_task::submit_request(self, d, key, task, opts),
+        }
+    }
+
+    /// Whether this service can take a task already validated: the error
+    /// [`Provider::encode_submit`] would give, without building the request.
+    pub(crate) fn check_submit(&self, task: &Task) -> Result<(), InvalidTask> {
+        image_limits::check(self, task)?;
+        match self.protocol {
+            Protocol::V1 => v1::check(self, task),
+            Protocol::CreateTask(d) => dialect::task_object(d, task).map(drop),
         }
     }
 
@@ -292,7 +315,10 @@ impl Provider {
     }
 
     pub(crate) fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base_url)
+        let mut url = String::with_capacity(self.base_url.len() + path.len());
+        url.push_str(&self.base_url);
+        url.push_str(path);
+        url
     }
 }
 

@@ -14,20 +14,23 @@ use crate::classify;
 use crate::error::InvalidTask;
 use crate::http::{HttpRequest, HttpResponse, Method, Secret};
 use crate::solution::Solution;
-use crate::task::{Proxy, Task};
+use crate::task::{Proxy, Raw, Task};
 
 const FORM: &str = "application/x-www-form-urlencoded";
 
-/// Ordered form parameters.
-struct Params(Vec<(String, String)>);
+/// Form parameters, encoded in order as they are added (no copy of the values).
+struct Params(form_urlencoded::Serializer<'static, String>);
 
 impl Params {
-    fn put(&mut self, k: &str, v: impl Into<String>) {
-        self.0.push((k.to_string(), v.into()));
+    fn new() -> Self {
+        Params(form_urlencoded::Serializer::new(String::with_capacity(256)))
+    }
+    fn put(&mut self, k: &str, v: &str) {
+        self.0.append_pair(k, v);
     }
     fn opt(&mut self, k: &str, v: &Option<String>) {
         if let Some(v) = v {
-            self.put(k, v.clone());
+            self.put(k, v);
         }
     }
     fn flag(&mut self, k: &str, on: bool) {
@@ -37,16 +40,30 @@ impl Params {
     }
     fn proxy(&mut self, p: &Option<Proxy>) {
         if let Some(p) = p {
-            self.put("proxy", p.address());
-            self.put("proxytype", p.kind.to_ascii_uppercase());
+            self.put("proxy", &p.address());
+            self.put("proxytype", &p.kind.to_ascii_uppercase());
         }
     }
-    fn encode(&self) -> String {
-        let mut s = form_urlencoded::Serializer::new(String::new());
-        for (k, v) in &self.0 {
-            s.append_pair(k, v);
-        }
-        s.finish()
+    fn encode(mut self) -> String {
+        self.0.finish()
+    }
+}
+
+/// The `method` of a raw task, which the v1 API cannot do without.
+fn raw_method<'t>(p: &Provider, t: &'t Raw) -> Result<&'t str, InvalidTask> {
+    t.method.as_deref().ok_or_else(|| {
+        InvalidTask::new(
+            "method",
+            format!("{} speaks the 2captcha-compatible API: a raw task needs `method` and `params`", p.name()),
+        )
+    })
+}
+
+/// Whether a (valid) task can be sent over v1: the one thing [`submit_request`] can refuse.
+pub(super) fn check(p: &Provider, task: &Task) -> Result<(), InvalidTask> {
+    match task {
+        Task::Raw(t) => raw_method(p, t).map(drop),
+        _ => Ok(()),
     }
 }
 
@@ -56,26 +73,26 @@ pub(super) fn submit_request(
     task: &Task,
     opts: &SubmitOptions,
 ) -> Result<HttpRequest, InvalidTask> {
-    let mut q = Params(Vec::new());
+    let mut q = Params::new();
     q.put("key", key.expose());
     match task {
         Task::Image(t) => {
             q.put("method", "base64");
-            q.put("body", t.body.clone());
+            q.put("body", &t.body);
             q.flag("phrase", t.phrase);
             q.flag("regsense", t.regsense);
             if let Some(n) = t.numeric {
-                q.put("numeric", n.to_string());
+                q.put("numeric", &n.to_string());
             }
             q.flag("calc", t.calc);
             if let Some(n) = t.min_len {
-                q.put("min_len", n.to_string());
+                q.put("min_len", &n.to_string());
             }
             if let Some(n) = t.max_len {
-                q.put("max_len", n.to_string());
+                q.put("max_len", &n.to_string());
             }
             if let Some(n) = t.language {
-                q.put("language", n.to_string());
+                q.put("language", &n.to_string());
             }
             q.opt("lang", &t.lang);
             q.opt("textinstructions", &t.textinstructions);
@@ -86,13 +103,13 @@ pub(super) fn submit_request(
         Task::Text(t) => {
             // 2captcha-python tests/sync/test_text.py: `method=post`, `textcaptcha`, `lang`.
             q.put("method", "post");
-            q.put("textcaptcha", t.text.clone());
+            q.put("textcaptcha", &t.text);
             q.opt("lang", &t.lang);
         }
         Task::RecaptchaV2(t) => {
             q.put("method", "userrecaptcha");
-            q.put("googlekey", t.sitekey.clone());
-            q.put("pageurl", t.page_url.clone());
+            q.put("googlekey", &t.sitekey);
+            q.put("pageurl", &t.page_url);
             q.flag("invisible", t.invisible);
             q.flag("enterprise", t.enterprise);
             q.opt("data-s", &t.data_s);
@@ -106,19 +123,19 @@ pub(super) fn submit_request(
         Task::RecaptchaV3(t) => {
             q.put("method", "userrecaptcha");
             q.put("version", "v3");
-            q.put("googlekey", t.sitekey.clone());
-            q.put("pageurl", t.page_url.clone());
+            q.put("googlekey", &t.sitekey);
+            q.put("pageurl", &t.page_url);
             q.opt("action", &t.action);
             if let Some(s) = t.min_score {
-                q.put("min_score", crate::float_text::float_text(s));
+                q.put("min_score", &crate::float_text::float_text(s));
             }
             q.flag("enterprise", t.enterprise);
             q.opt("domain", &t.domain);
         }
         Task::Turnstile(t) => {
             q.put("method", "turnstile");
-            q.put("sitekey", t.sitekey.clone());
-            q.put("pageurl", t.page_url.clone());
+            q.put("sitekey", &t.sitekey);
+            q.put("pageurl", &t.page_url);
             q.opt("action", &t.action);
             q.opt("data", &t.data);
             q.opt("pagedata", &t.pagedata);
@@ -127,50 +144,44 @@ pub(super) fn submit_request(
         }
         Task::GeetestV3(t) => {
             q.put("method", "geetest");
-            q.put("gt", t.gt.clone());
-            q.put("challenge", t.challenge.clone());
+            q.put("gt", &t.gt);
+            q.put("challenge", &t.challenge);
             q.opt("api_server", &t.api_server);
-            q.put("pageurl", t.page_url.clone());
+            q.put("pageurl", &t.page_url);
             q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
         }
         Task::GeetestV4(t) => {
             q.put("method", "geetest_v4");
-            q.put("captcha_id", t.captcha_id.clone());
-            q.put("pageurl", t.page_url.clone());
+            q.put("captcha_id", &t.captcha_id);
+            q.put("pageurl", &t.page_url);
             q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
         }
         Task::Funcaptcha(t) => {
             q.put("method", "funcaptcha");
-            q.put("publickey", t.publickey.clone());
-            q.put("pageurl", t.page_url.clone());
+            q.put("publickey", &t.publickey);
+            q.put("pageurl", &t.page_url);
             q.opt("surl", &t.surl);
             for (k, v) in &t.data {
-                q.put(&format!("data[{k}]"), v.clone());
+                q.put(&format!("data[{k}]"), v);
             }
             q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
         }
         Task::Hcaptcha(t) => {
             q.put("method", "hcaptcha");
-            q.put("sitekey", t.sitekey.clone());
-            q.put("pageurl", t.page_url.clone());
+            q.put("sitekey", &t.sitekey);
+            q.put("pageurl", &t.page_url);
             q.flag("invisible", t.invisible);
             q.opt("data", &t.data);
             q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
         }
         Task::Raw(t) => {
-            let Some(method) = &t.method else {
-                return Err(InvalidTask::new(
-                    "method",
-                    format!("{} speaks the 2captcha-compatible API: a raw task needs `method` and `params`", p.name()),
-                ));
-            };
-            q.put("method", method.clone());
+            q.put("method", raw_method(p, t)?);
             for (k, v) in &t.params {
-                q.put(k, v.clone());
+                q.put(k, v);
             }
         }
     }
@@ -184,9 +195,10 @@ pub(super) fn submit_request(
 }
 
 fn res_get(p: &Provider, key: &Secret, pairs: &[(&str, &str)]) -> HttpRequest {
-    let mut q = Params(vec![("key".into(), key.expose().to_string())]);
+    let mut q = Params::new();
+    q.put("key", key.expose());
     for (k, v) in pairs {
-        q.put(k, *v);
+        q.put(k, v);
     }
     HttpRequest::new(Method::Get, format!("{}?{}", p.url("/res.php"), q.encode()), key)
 }
@@ -225,9 +237,32 @@ fn status_of(v: &Value) -> Option<i64> {
     }
 }
 
+/// `{"status":S,"request":"R"}` written the way the services write it (compact, `S` 0 or 1,
+/// `R` without escapes or control characters): its status and request, read without a
+/// JSON parser. Anything else is left to the parser, which reads it to the same answer.
+fn compact_answer(t: &str) -> Option<(i64, &str)> {
+    let rest = t.strip_prefix("{\"status\":")?;
+    let (status, rest) = rest.split_once(",\"request\":\"")?;
+    let request = rest.strip_suffix("\"}")?;
+    let status = match status {
+        "0" => 0,
+        "1" => 1,
+        _ => return None,
+    };
+    let plain = request.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+    plain.then_some((status, request))
+}
+
 fn read(resp: &HttpResponse) -> Answer {
     let text = resp.text();
     let t = text.trim();
+    if let Some((status, request)) = compact_answer(t) {
+        return match (status, request.trim()) {
+            (_, "") => Answer::Garbage,
+            (1, _) => Answer::Ok(Value::String(request.to_string()), serde_json::Map::new()),
+            (_, code) => Answer::Code(code.to_string()),
+        };
+    }
     if t.starts_with('{') {
         let Ok(Value::Object(mut obj)) = serde_json::from_str::<Value>(t) else { return Answer::Garbage };
         let status = obj.remove("status").as_ref().and_then(status_of);
@@ -388,5 +423,52 @@ pub(super) fn parse_report(p: &Provider, resp: &HttpResponse) -> Result<(), Fail
         Answer::Code(code) => Err(p.classify(&code)),
         Answer::Garbage if resp.text().trim() == "OK_REPORT_RECORDED" => Ok(()),
         Answer::Garbage => Err(unparseable(resp, "report")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compact reading gives what the JSON parser gives for the same answer spelled so
+    /// that only the parser reads it.
+    #[test]
+    fn compact_answers_read_as_the_parser_reads_them() {
+        let p = Provider::preset("2captcha").unwrap();
+        let cases = [
+            ("1", "71823457"),
+            ("1", "03AGdBq2-token"),
+            ("1", "  padded id "),
+            ("1", ""),
+            ("1", "   "),
+            ("1", "a|b"),
+            ("1", "price \u{7f} ü"),
+            ("0", "CAPCHA_NOT_READY"),
+            ("0", "ERROR_CAPTCHA_UNSOLVABLE"),
+            ("0", " ERROR_ZERO_BALANCE "),
+            ("0", ""),
+            ("2", "ERROR_WRONG_USER_KEY"),
+        ];
+        for (status, request) in cases {
+            let compact = HttpResponse::new(200, format!("{{\"status\":{status},\"request\":\"{request}\"}}"));
+            let spaced = HttpResponse::new(200, format!("{{ \"status\": {status}, \"request\": \"{request}\" }}"));
+            assert!(compact_answer(compact.text().trim()).is_some() || status == "2", "{status} {request:?}");
+            assert!(compact_answer(spaced.text().trim()).is_none());
+            // Descriptions of unreadable answers give the body's length, which the spellings change.
+            let submit = |r: &HttpResponse| match parse_submit(&p, r) {
+                SubmitOutcome::Failed(f) => format!("failed {} {:?}", f.code, f.class),
+                other => format!("{other:?}"),
+            };
+            let poll = |r: &HttpResponse| match parse_poll(&p, r, &["9"]) {
+                PollOutcome::Failed(f) => format!("failed {} {:?}", f.code, f.class),
+                other => format!("{other:?}"),
+            };
+            assert_eq!(submit(&compact), submit(&spaced), "{status} {request:?}");
+            assert_eq!(poll(&compact), poll(&spaced), "{status} {request:?}");
+        }
+        // Escapes and quotes are the parser's to read.
+        for text in [r#"{"status":1,"request":"a\"b"}"#, r#"{"status":1,"request":"a\u0041"}"#] {
+            assert!(compact_answer(text).is_none());
+        }
     }
 }
