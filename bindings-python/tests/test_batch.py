@@ -14,15 +14,6 @@ URLS = [f"https://example.com/page/{i}" for i in range(5)]
 SITEKEY = "6Le-SITEKEY"
 
 
-#: SQLite and Redis remove a replayed record when its answer is taken only once the store
-#: work on the `stores` branch (journal_forget's replay rule) is on main; strict, so that
-#: this mark goes as soon as it is.
-PENDING_STORE_RULES = pytest.mark.xfail(
-    reason="SQLite/Redis: a solved replay's record goes with its journal entry once the stores branch is merged",
-    strict=True,
-)
-
-
 def make_dlq(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     if kind == "sqlite":
         return str(tmp_path / "dlq.sqlite")
@@ -42,9 +33,9 @@ def dlq(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
 
 @pytest.fixture(
     params=[
-        pytest.param("sqlite", marks=PENDING_STORE_RULES),
+        "sqlite",
         "memory",
-        pytest.param("redis", marks=PENDING_STORE_RULES),
+        "redis",
         "python",
     ]
 )
