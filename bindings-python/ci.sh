@@ -2,6 +2,7 @@
 # CI for the Python package: the Rust side's own test (the store conformance suite over a
 # Python store, in an embedded interpreter), a fresh venv, `pip install ./bindings-python[test]`
 # (a real wheel build through maturin), the mock solver binary, stubtest + mypy, then pytest.
+# CAPTCHA_DLQ_WHEEL=dist/<wheel> installs that wheel instead of building one from the source tree.
 # Usage: bindings-python/ci.sh   (from anywhere; needs cargo, python3 >= 3.9, network to PyPI)
 set -euo pipefail
 
@@ -24,9 +25,15 @@ echo "== mock solver"
 (cd "$REPO" && cargo build --quiet -p captcha-dlq-mock)
 export CAPTCHA_DLQ_MOCK_BIN="$REPO/target/debug/captcha-dlq-mock"
 
-echo "== pip install ./bindings-python[test] (debug profile keeps CI fast)"
-# maturin honours MATURIN_PEP517_ARGS; a dev build is enough to test behaviour.
-MATURIN_PEP517_ARGS="--profile dev" python -m pip install --quiet "$HERE[test]"
+if [ -n "${CAPTCHA_DLQ_WHEEL:-}" ]; then
+  # test.sh passes the wheel ./package.sh built, so CI compiles the extension once.
+  echo "== pip install $(basename "$CAPTCHA_DLQ_WHEEL")[test]"
+  python -m pip install --quiet "$CAPTCHA_DLQ_WHEEL[test]"
+else
+  echo "== pip install ./bindings-python[test] (debug profile keeps CI fast)"
+  # maturin honours MATURIN_PEP517_ARGS; a dev build is enough to test behaviour.
+  MATURIN_PEP517_ARGS="--profile dev" python -m pip install --quiet "$HERE[test]"
+fi
 
 echo "== stubtest + mypy"
 cd "$WORK"   # import the installed package, not the source tree

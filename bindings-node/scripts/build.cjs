@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// Builds the native addon with `napi build` (run by `npm install`). The loader and raw
-// typings go to native.cjs / native.d.cts; index.js / index.d.ts are the public API.
+// Builds the native addon from source: `npm run build` for contributors (users install the
+// prebuilt addon of their platform, a per-platform package under npm/, and never run this).
+// napi build writes the addon next to package.json and the loader native.cjs (which looks for
+// that local file first, then for the platform package). Arguments after `--` go to napi build
+// (package.sh passes `--target x86_64-unknown-linux-gnu --cross-compile` for an old-glibc build).
 // CAPTCHA_DLQ_BUILD_PROFILE=debug builds faster, unoptimised (CI, development).
 'use strict';
 const { spawnSync } = require('node:child_process');
@@ -9,36 +12,37 @@ const fs = require('node:fs');
 
 const root = path.resolve(__dirname, '..');
 
-function findCli() {
-  try {
-    return require.resolve('@napi-rs/cli/package.json', { paths: [root] });
-  } catch {
-    return null;
-  }
+function fail(message) {
+  console.error(`captcha-dlq build: ${message}`);
+  process.exit(1);
 }
 
-// `npm install ./bindings-node` from another project links this folder without
-// installing its dependencies; fetch them here so napi build is available.
-let pkg = findCli();
-if (!pkg) {
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const r = spawnSync(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=dev'], { cwd: root, stdio: 'inherit' });
-  pkg = r.status === 0 ? findCli() : null;
-  if (!pkg) {
-    console.error('captcha-dlq: @napi-rs/cli is missing and could not be installed; run `npm install` in the package folder');
-    process.exit(1);
-  }
+// Checked first: without cargo, napi build fails deep inside `cargo metadata` with a stack trace.
+const cargo = spawnSync('cargo', ['--version'], { encoding: 'utf8' });
+if (cargo.error || cargo.status !== 0) {
+  fail(
+    'building the addon from source needs Rust (cargo), which is not on PATH.\n' +
+      '  Install it with rustup (https://rustup.rs): curl --proto \'=https\' --tlsv1.2 -sSf https://sh.rustup.rs | sh\n' +
+      '  then open a new shell and run `npm run build` again.\n' +
+      '  (To use captcha-dlq rather than build it, `npm install captcha-dlq` needs no Rust: it fetches the prebuilt addon.)',
+  );
 }
-const meta = JSON.parse(fs.readFileSync(pkg, 'utf8'));
+
+let cliPackage;
+try {
+  cliPackage = require.resolve('@napi-rs/cli/package.json', { paths: [root] });
+} catch {
+  fail('@napi-rs/cli (a dev dependency) is missing: run `npm install` in bindings-node first.');
+}
+const meta = JSON.parse(fs.readFileSync(cliPackage, 'utf8'));
 const bin = typeof meta.bin === 'string' ? meta.bin : meta.bin.napi;
-const cli = path.join(path.dirname(pkg), bin);
+const cli = path.join(path.dirname(cliPackage), bin);
 
 const debug = process.env.CAPTCHA_DLQ_BUILD_PROFILE === 'debug';
 const args = [cli, 'build', '--platform', '--js', 'native.cjs', '--dts', 'native.d.cts'];
 if (!debug) args.push('--release');
+args.push(...process.argv.slice(2));
+console.error(`captcha-dlq build: cargo build of the addon (${debug ? 'debug' : 'release'}); this takes minutes the first time`);
 const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
-if (r.error) {
-  console.error(`captcha-dlq: could not run napi build: ${r.error.message}`);
-  process.exit(1);
-}
+if (r.error) fail(`could not run napi build: ${r.error.message}`);
 process.exit(r.status ?? 1);

@@ -15,7 +15,8 @@ import { SECRET, TOKEN } from './suite.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
-const PACKAGE = path.join(ROOT, 'bindings-node');
+/** The package's folder: an installed copy ($CAPTCHA_DLQ_PACKAGE_DIR, .ci/package-check.sh) or bindings-node. */
+const PACKAGE = path.resolve(process.env.CAPTCHA_DLQ_PACKAGE_DIR ?? path.join(ROOT, 'bindings-node'));
 const pkg = await import(path.join(PACKAGE, 'index.js'));
 const { Client, CaptchaDlqError, InvalidConfig, SolveFailed } = pkg;
 /** The addon itself: the shared wire vectors run through `evaluateVector`, a Node-only test hook. */
@@ -126,7 +127,7 @@ test('a process whose client was never closed exits once it is idle', () => {
   assert.equal(r.stdout.trim(), TOKEN);
 });
 
-const vectors = path.join(ROOT, 'tests', 'vectors');
+const vectors = process.env.CAPTCHA_DLQ_VECTORS ?? path.join(ROOT, 'tests', 'vectors');
 for (const file of fs.readdirSync(vectors).filter((f) => f.endsWith('.json'))) {
   test(`the shared wire vectors: ${file}`, () => {
     const { cases } = JSON.parse(fs.readFileSync(path.join(vectors, file), 'utf8'));

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Installs what ./package.sh put in dist/ the way a user would, on a PATH without cargo or rustc,
+# and runs the packages' own tests against the installed copies:
+#   - the wheel into fresh venvs of the lowest and the highest CPython >= 3.9 that pyenv has,
+#     then pytest (bindings-python/tests) importing the installed captcha_dlq;
+#   - the Node main tarball + its linux-x64-gnu tarball into a fresh project, then the shared JS
+#     suite with `import 'captcha-dlq'` (ESM), the Node-only checks (CommonJS entry, wire vectors
+#     through the addon the platform package holds) and tsc on the typed example.
+# The mock solver is the workspace's debug build (CAPTCHA_DLQ_MOCK_BIN overrides), built beforehand.
+# Usage: .ci/package-check.sh [python|node]   (after ./package.sh; both by default; needs pyenv or python3, node/npm)
+set -euo pipefail
+ONLY=${1:-}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+DIST=$REPO/dist
+VERSION=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "(.*)"/\1/p' "$REPO/Cargo.toml")
+export CAPTCHA_DLQ_MOCK_BIN="${CAPTCHA_DLQ_MOCK_BIN:-$REPO/target/debug/captcha-dlq-mock}"
+[ -x "$CAPTCHA_DLQ_MOCK_BIN" ] || { echo "package-check: no mock solver at $CAPTCHA_DLQ_MOCK_BIN (cargo build -p captcha-dlq-mock)" >&2; exit 1; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/captcha-dlq-package-check.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# PATH without Rust: drop every entry that holds cargo or rustc, then prove they are gone.
+NO_RUST_PATH=
+IFS=: read -r -a entries <<<"$PATH"
+for dir in "${entries[@]}"; do
+  [ -n "$dir" ] || continue
+  if [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ]; then continue; fi
+  NO_RUST_PATH=${NO_RUST_PATH:+$NO_RUST_PATH:}$dir
+done
+no_rust() { env -u CARGO_HOME -u RUSTUP_HOME -u CARGO_TARGET_DIR PATH="$NO_RUST_PATH" "$@"; }
+if no_rust sh -c 'command -v cargo || command -v rustc' >/dev/null; then
+  echo "package-check: cargo or rustc is still on the PATH built without them" >&2
+  exit 1
+fi
+
+WHEEL=$(ls "$DIST"/captcha_dlq-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64.whl)
+NODE_MAIN=$DIST/captcha-dlq-$VERSION.tgz
+NODE_ADDON=$DIST/captcha-dlq-linux-x64-gnu-$VERSION.tgz
+
+# The lowest and the highest CPython >= 3.9 pyenv has (else python3 alone).
+pythons=()
+if command -v pyenv >/dev/null; then
+  mapfile -t found < <(ls -d "$(pyenv root)"/versions/3.* 2>/dev/null | grep -E '/3\.(9|[1-9][0-9])\.[0-9]+$' | sort -V)
+  if ((${#found[@]})); then
+    pythons+=("${found[0]}/bin/python")
+    ((${#found[@]} > 1)) && pythons+=("${found[-1]}/bin/python")
+  fi
+fi
+((${#pythons[@]})) || pythons=("$(command -v python3)")
+
+[ "$ONLY" = node ] && pythons=()
+for python in "${pythons[@]}"; do
+  version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  echo "== Python $version: the wheel into a fresh venv, no Rust on PATH"
+  venv=$WORK/venv-$version
+  "$python" -m venv "$venv"
+  no_rust "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$WHEEL" pytest
+  (cd "$WORK" && no_rust "$venv/bin/python" - "$venv" "$VERSION" <<'EOF'
+import sys, captcha_dlq
+venv, version = sys.argv[1], sys.argv[2]
+assert captcha_dlq.__file__.startswith(venv), f"imported {captcha_dlq.__file__}, not the installed wheel"
+assert captcha_dlq.__version__ == version, f"captcha_dlq.__version__ is {captcha_dlq.__version__}, the workspace says {version}"
+print(f"captcha_dlq {captcha_dlq.__version__} from {captcha_dlq.__file__}")
+EOF
+  )
+  (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests")
+done
+
+[ "$ONLY" = python ] && exit 0
+
+echo "== Node $(node --version): the main tarball and the linux-x64-gnu tarball into a fresh project, no Rust on PATH"
+APP=$WORK/node-app
+mkdir -p "$APP"
+cp -r "$REPO/tests/js" "$APP/tests"
+cp "$REPO/bindings-node/examples/typed.ts" "$APP/typed.ts"
+cat >"$APP/package.json" <<'EOF'
+{ "name": "captcha-dlq-package-check", "private": true, "type": "module" }
+EOF
+cat >"$APP/tsconfig.json" <<'EOF'
+{ "compilerOptions": { "strict": true, "noEmit": true, "target": "ES2022", "module": "NodeNext",
+  "moduleResolution": "NodeNext", "types": ["node"], "skipLibCheck": false }, "files": ["typed.ts"] }
+EOF
+# The platform package's tarball is named next to the main one: npm takes it for the main package's
+# optionalDependency of the same name and version instead of asking the registry.
+(cd "$APP" && no_rust npm install --no-audit --no-fund --loglevel=error "$NODE_ADDON" "$NODE_MAIN" typescript@~5.9.0 @types/node@^20.19.0)
+if grep -q '"install"' "$APP/node_modules/captcha-dlq/package.json"; then
+  echo "package-check: the main package has an install script" >&2; exit 1
+fi
+[ ! -e "$APP/node_modules/@napi-rs/cli" ] || { echo "package-check: @napi-rs/cli was installed for a user" >&2; exit 1; }
+(cd "$APP" && no_rust node -e "
+  const m = require('captcha-dlq');
+  if (typeof m.Client !== 'function') throw new Error('require(\"captcha-dlq\") has no Client');
+  console.log('CommonJS require(\"captcha-dlq\") ok: ' + require.resolve('captcha-dlq'));
+")
+(cd "$APP" && no_rust node_modules/.bin/tsc -p tsconfig.json && echo "tsc --noEmit typed.ts against the installed index.d.ts ok")
+(cd "$APP" && CAPTCHA_DLQ_PACKAGE=captcha-dlq CAPTCHA_DLQ_PACKAGE_DIR="$APP/node_modules/captcha-dlq" \
+  CAPTCHA_DLQ_VECTORS="$REPO/tests/vectors" \
+  no_rust timeout 900 node --test --test-concurrency=1 tests/node.test.js tests/node-only.test.js)
+
+echo "== npm run build without cargo: says what to install instead of a stack trace"
+set +e
+out=$(cd "$REPO/bindings-node" && no_rust node scripts/build.cjs 2>&1)
+status=$?
+set -e
+if [ "$status" = 0 ] || ! grep -q "needs Rust (cargo)" <<<"$out" || ! grep -q "rustup" <<<"$out"; then
+  echo "package-check: npm run build without cargo exited $status with: $out" >&2
+  exit 1
+fi
+echo "ok: exits $status and says: $(head -1 <<<"$out")"

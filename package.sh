@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds every release artifact of this machine's platform (x86_64 Linux) into dist/:
+#   captcha_dlq-<v>-cp39-abi3-manylinux_2_17_x86_64.whl  the Python wheel (any CPython >= 3.9, glibc >= 2.17)
+#   captcha_dlq-<v>.tar.gz                               the Python sdist (builds with Rust, outside the repository)
+#   captcha-dlq-<v>.tgz                                  the Node main package (JS + types; no install script)
+#   captcha-dlq-linux-x64-gnu-<v>.tgz                    its prebuilt addon for x86_64 Linux (glibc >= 2.17)
+#   captcha-dlq-web-<v>.tgz                              the browser package (.wasm, glue, types)
+#   captcha-dlq-<v>-x86_64-unknown-linux-gnu             the CLI binary
+# Old-glibc builds link with zig (maturin --zig, cargo-zigbuild), installed with the other
+# packaging tools into a venv under target/. The other platforms are built by
+# .github/workflows/release.yml. Usage: ./package.sh   (needs cargo, python3, node/npm)
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+DIST=$ROOT/dist
+VERSION=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "(.*)"/\1/p' Cargo.toml)
+GLIBC=2.17
+step() { printf '\n=== package: %s ===\n' "$*"; }
+
+TOOLS=$ROOT/target/package-tools
+if ! "$TOOLS/bin/python" -c "import maturin, ziglang, auditwheel" 2>/dev/null || [ ! -x "$TOOLS/bin/cargo-zigbuild" ]; then
+  step "packaging tools (maturin, ziglang, cargo-zigbuild, auditwheel) into $TOOLS"
+  python3 -m venv "$TOOLS"
+  "$TOOLS/bin/pip" install -q --upgrade pip
+  "$TOOLS/bin/pip" install -q "maturin>=1.9.4,<2" ziglang cargo-zigbuild auditwheel
+fi
+# maturin and cargo-zigbuild both find zig as `python3 -m ziglang` through this PATH, so they
+# write the same linker wrapper and the addon and the CLI reuse the wheel build's compiled crates
+# (the linker is part of cargo's fingerprint). No `zig` of another origin may come first.
+export PATH="$TOOLS/bin:$PATH"
+
+rm -rf "$DIST"
+mkdir -p "$DIST"
+
+step "Python wheel (abi3, manylinux_${GLIBC/./_} through zig) and sdist"
+(cd bindings-python && maturin build --release --zig --compatibility "manylinux_${GLIBC/./_}" --out "$DIST" \
+  && maturin sdist --out "$DIST")
+WHEEL=$(ls "$DIST"/captcha_dlq-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64.whl)
+# auditwheel reads the symbols the extension needs and names the oldest platform tag they allow.
+auditwheel show "$WHEEL" | tee "$DIST/.auditwheel.txt"
+grep -q "manylinux_2_17_x86_64" "$DIST/.auditwheel.txt" || { echo "package.sh: $WHEEL is not manylinux_2_17" >&2; exit 1; }
+rm "$DIST/.auditwheel.txt"
+
+step "Node addon for x86_64-unknown-linux-gnu (glibc $GLIBC through cargo-zigbuild) and its two tarballs"
+cd "$ROOT/bindings-node"
+[ -x node_modules/.bin/napi ] || npm install --no-audit --no-fund
+# cargo-zigbuild reads the glibc version from the target's suffix.
+node scripts/build.cjs --target "x86_64-unknown-linux-gnu.$GLIBC" --cross-compile
+ADDON=captcha-dlq.linux-x64-gnu.node
+cp "$ADDON" npm/linux-x64-gnu/
+(cd npm/linux-x64-gnu && npm pack --silent --pack-destination "$DIST" >/dev/null)
+npm pack --silent --pack-destination "$DIST" >/dev/null
+rm npm/linux-x64-gnu/"$ADDON"
+cd "$ROOT"
+
+step "browser package (bindings-wasm/build.sh, then npm pack of bindings-wasm/pkg)"
+bash bindings-wasm/build.sh
+(cd bindings-wasm/pkg && npm pack --silent --pack-destination "$DIST" >/dev/null)
+
+step "CLI binary (glibc $GLIBC through cargo-zigbuild)"
+cargo zigbuild --release -q -p captcha-dlq-cli --target "x86_64-unknown-linux-gnu.$GLIBC"
+cp target/x86_64-unknown-linux-gnu/release/captcha-dlq "$DIST/captcha-dlq-$VERSION-x86_64-unknown-linux-gnu"
+
+step "dist/"
+ls -l "$DIST"
