@@ -133,7 +133,9 @@ export function suite(pkg, { mock }) {
   }
 
   function checkSolution(s, what) {
-    deepEqual(Object.keys(s).sort(), ['fields', 'providerTaskId', 'text'], `${what}: the solution's fields`);
+    // `provider` names who solved it; `cost` appears only where a price is known (none here).
+    deepEqual(Object.keys(s).sort(), ['fields', 'provider', 'providerTaskId', 'text'], `${what}: the solution's fields`);
+    equal(typeof s.provider, 'string', `${what}: provider`);
     startsWith(s.text, TOKEN, `${what}: the token`);
     equal(typeof s.providerTaskId, 'string', `${what}: providerTaskId`);
     deepEqual(s.fields, {}, `${what}: fields`);
