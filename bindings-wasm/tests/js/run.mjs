@@ -1,6 +1,7 @@
 // Drives headless Chromium over the built package (bindings-wasm/pkg): a page, the JS suite (site/suite.js) in a
 // page and in a module dedicated worker, a module service worker (including a worker restart in the middle of a
-// task), and the example Manifest V3 extension loaded with --load-extension. Usage: node run.mjs MOCK_URL.
+// task), a service without CORS headers, and the example Manifest V3 extension loaded with --load-extension.
+// Usage: node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with `cors: false`).
 // Exits non-zero on the first failed check.
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
@@ -17,9 +18,10 @@ const EXTENSION = path.resolve(HERE, '../../examples/extension');
 const SITE = path.join(HERE, 'site');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-  '--disable-component-update', '--no-first-run'];
-const mock = process.argv[2];
-assert.ok(mock?.startsWith('http://127.0.0.1:'), 'usage: node run.mjs http://127.0.0.1:PORT (the mock solver)');
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const [mock, nocors] = process.argv.slice(2);
+const USAGE = 'usage: node run.mjs http://127.0.0.1:PORT http://127.0.0.1:PORT2 (the mock solver, and one with cors: false)';
+assert.ok(mock?.startsWith('http://127.0.0.1:') && nocors?.startsWith('http://127.0.0.1:'), USAGE);
 
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.json': 'application/json',
   '.wasm': 'application/wasm' };
@@ -80,20 +82,36 @@ try {
   const tab = await context.newPage();
   tab.on('pageerror', (e) => console.error('page error:', e));
 
-  await check('package in a page: error subclasses, balance/report/resetCircuit, seeds batch + replay (IndexedDB)', async () => {
+  await check('package in a page: error classes, balance/report/resetCircuit, seeds batch + replay (IndexedDB)', async () => {
     await tab.goto(`${origin}/index.html?mock=${encodeURIComponent(mock)}`);
     await tab.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
     const r = await tab.evaluate(() => window.__result);
     assert.equal(r.error, undefined, r.error);
     assert.deepEqual(r.missingKey, { cls: 'InvalidConfig', code: 'INVALID_CONFIG', field: 'apiKey', isBase: true });
     assert.deepEqual(r.badTask, { cls: 'InvalidTask', code: 'INVALID_TASK', field: 'sitekey', isTask: true });
-    assert.deepEqual(r.badLabels, { code: 'INVALID_CONFIG', field: 'labels', isConfig: true });
     assert.equal(r.balance, 7.25);
     assert.deepEqual(r.reports, [1, 1], 'both reports reached the mock');
-    assert.deepEqual(r.badReport, { cls: 'ProviderError', code: 'PROVIDER_ERROR', reason: 'ERROR_WRONG_CAPTCHA_ID', class: 'fix_input', isProvider: true });
+    assert.deepEqual(r.badReport, { cls: 'ProviderError', code: 'PROVIDER_ERROR', wrongId: true, isProvider: true });
     assert.equal(r.resetCircuit, 'resolved');
     assert.deepEqual(r.noReport, { cls: 'InvalidConfig', code: 'INVALID_CONFIG', field: 'report', isConfig: true });
     assertBatch(r.batch);
+  });
+
+  await check('a service without CORS headers: 20 tasks end as Network dead letters, few submissions, a clear message', async () => {
+    const before = await (await fetch(`${nocors}/mock/counters`)).json();
+    await tab.goto(`${origin}/nocors.html?nocors=${encodeURIComponent(nocors)}`);
+    // Within a minute: the circuit opens on the unreachable service instead of waiting for task deadlines.
+    await tab.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+    const r = await tab.evaluate(() => window.__result);
+    assert.equal(r.error, undefined, r.error);
+    const after = await (await fetch(`${nocors}/mock/counters`)).json();
+    const submits = after.submits - before.submits;
+    console.log(`       20 tasks ended in ${r.elapsedMs} ms; the mock counted ${submits} submits; circuit: ${r.circuitOpened[0]}`);
+    assert.deepEqual([r.ok, r.codes, r.reasons, r.stored, r.keyLeaked], [0, ['SOLVE_FAILED'], ['Network'], 20, false]);
+    assert.match(r.description, /blocked the request to http:\/\/127\.0\.0\.1:\d+ or could not reach it/);
+    assert.match(r.description, /CORS headers/);
+    assert.equal(r.circuitOpened.length, 1, `the circuit opened once: ${JSON.stringify(r.circuitOpened)}`);
+    assert.ok(submits >= 1 && submits < 20, `submissions the service received: ${submits} (fewer than one per task)`);
   });
 
   await check('JS suite in a page', async () => {
@@ -153,7 +171,7 @@ await check('example extension loaded with --load-extension: solve, DLQ count in
     await fetch(`${mock}/mock/script`, { method: 'POST',
       body: JSON.stringify({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] }) });
     const configured = await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
-      retry: { backoff: { kind: 'fixed', delay_ms: 10 } }, polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 20, maxPolls: 3 } } });
+      retry: { backoff: { kind: 'fixed', delayMs: 10 } }, polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 20, maxPolls: 3 } } });
     assert.deepEqual(configured, { ok: true });
     const task = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: `https://example.com/page/${n}` });
     const results = await send({ cmd: 'solve', tasks: [task(1), task(2)] });

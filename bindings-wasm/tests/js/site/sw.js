@@ -7,6 +7,7 @@ self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
 
 const DLQ = 'indexeddb:sw-restart';
+const slow = (mock) => options(mock, DLQ, { polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 50, maxPolls: 200 } });
 let keepAlive = null;
 
 async function handle({ cmd, mock }) {
@@ -15,21 +16,26 @@ async function handle({ cmd, mock }) {
       return seedsBatch(mock, `indexeddb:sw-${Date.now()}`);
     case 'start-slow': {
       await script(mock, { default: { solve_after_ms: 1500 } });
-      const client = await Client.create(options(mock, DLQ, { polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 50, maxPolls: 200 } }));
+      const client = await Client.create(slow(mock));
       keepAlive = client.solve(page(9)).catch(() => {}); // never awaited: the worker is stopped first
       for (let i = 0; i < 200; i++) {
-        const stats = await client.stats();
-        if (stats.in_flight === 1) return { inFlight: 1 };
+        const journal = await client.dlq.journal();
+        if (journal.length === 1 && journal[0].providerTaskId) return { inFlight: 1 };
         await new Promise((r) => setTimeout(r, 10));
       }
       return { inFlight: 0 };
     }
     case 'recover': {
-      const client = await Client.create(options(mock, DLQ, { polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 50, maxPolls: 200 } }));
+      const client = await Client.create(slow(mock));
       const report = await client.recover();
-      const stats = await client.stats();
+      const journal = await client.dlq.journal();
       await client.close();
-      return { found: report.found, solved: report.solved.map((s) => s.solution.text.slice(0, 8)), inFlight: stats.in_flight, restarted: keepAlive === null };
+      return {
+        found: report.found,
+        solved: report.solved.map((s) => s.solution.text.slice(0, 8)),
+        inFlight: journal.length,
+        restarted: keepAlive === null,
+      };
     }
     default:
       return { error: `unknown command ${cmd}` };
