@@ -10,7 +10,7 @@ mod common;
 use core::time::Duration;
 
 use captcha_dlq_client::core::dlq::testkit::{run_store_suite, sample_record, CASES};
-use captcha_dlq_client::core::dlq::{DlqStore, MemoryStore};
+use captcha_dlq_client::core::dlq::DlqStore;
 use captcha_dlq_client::Liveness;
 use captcha_dlq_wasm::liveness::WebLocksLiveness;
 use captcha_dlq_wasm::runtime::now;
@@ -65,7 +65,7 @@ async fn indexeddb_store_passes_the_store_suite() {
 
 #[wasm_bindgen_test]
 async fn memory_store_passes_the_store_suite() {
-    let ran = run_store_suite(|| async { MemoryStore::new() }).await;
+    let ran = run_store_suite(|| async { store::memory() }).await;
     assert_eq!(ran, CASES.len());
 }
 

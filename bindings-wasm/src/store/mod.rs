@@ -9,13 +9,19 @@
 //! the tabs and workers sharing a database through a Web Lock. It decides
 //! nothing; IndexedDB is a JS API, and the module is smaller for not binding
 //! its callbacks from Rust.
+//!
+//! Every store is one type, [`BrowserStore`]: the table store over a boxed
+//! backend, so its code (the lease rules and their sorts) is in the `.wasm`
+//! once rather than once per backend.
 
 pub mod host;
 
 use std::sync::Arc;
 
 use captcha_dlq_client::core::dlq::host::HostTable;
-use captcha_dlq_client::core::dlq::{DlqStore, MemoryStore, StoreError, TableStore};
+use captcha_dlq_client::core::dlq::table::{MemoryTable, Row, Table, Write};
+use captcha_dlq_client::core::dlq::{DlqStore, StoreError, TableBackend, TableStore};
+use captcha_dlq_client::core::quoted::Quoted;
 use captcha_dlq_client::core::ConfigError;
 use captcha_dlq_client::Error;
 use js_sys::Promise;
@@ -40,25 +46,31 @@ extern "C" {
 /// The store the options name: `spec` is the `dlq` option when it is a location, `object`
 /// a store object (`dlq` given as an object); at most one of them.
 pub async fn open(spec: Option<&str>, object: JsValue) -> Result<Arc<dyn DlqStore>, Error> {
-    if !absent(&object) {
-        if spec.is_some() {
-            return Err(config("give the DLQ as a location or as a store object, not both"));
-        }
-        return Ok(Arc::new(over(JsHostCall::new(object, "the custom store")).map_err(|e| config(e.to_string()))?));
+    let store = if absent(&object) {
+        open_location(spec.unwrap_or(DEFAULT_DLQ)).await?
+    } else if spec.is_some() {
+        return Err(config("give the DLQ as a location or as a store object, not both"));
+    } else {
+        over(JsHostCall::new(object, "the custom store")).map_err(|e| config(e.to_string()))?
+    };
+    #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the store holds JS values
+    Ok(Arc::new(store))
+}
+
+async fn open_location(spec: &str) -> Result<BrowserStore, Error> {
+    if spec == "memory" {
+        return Ok(memory());
     }
-    match spec.unwrap_or(DEFAULT_DLQ) {
-        "memory" => Ok(Arc::new(MemoryStore::new())),
-        spec if spec.starts_with(INDEXEDDB) => {
-            let name = &spec[INDEXEDDB.len()..];
-            if name.is_empty() {
-                return Err(config("indexeddb: needs a database name, e.g. 'indexeddb:captcha-dlq'"));
-            }
-            Ok(Arc::new(over(JsHostCall::new(indexed_db(spec, name).await?, spec))?))
-        }
-        other => Err(config(format!(
-            "{other:?} is not a browser store: use 'indexeddb:NAME' (the default is '{DEFAULT_DLQ}'), 'memory', or a store object"
-        ))),
+    let Some(name) = spec.strip_prefix(INDEXEDDB) else {
+        return Err(config(format!(
+            "{} is not a browser store: use 'indexeddb:NAME' (the default is '{DEFAULT_DLQ}'), 'memory', or a store object",
+            Quoted(spec)
+        )));
+    };
+    if name.is_empty() {
+        return Err(config("indexeddb: needs a database name, e.g. 'indexeddb:captcha-dlq'"));
     }
+    Ok(over(JsHostCall::new(indexed_db(spec, name).await?, spec))?)
 }
 
 /// The table object of the IndexedDB database `name`.
@@ -67,9 +79,53 @@ pub async fn indexed_db(label: &str, name: &str) -> Result<JsValue, Error> {
     JsFuture::from(opening).await.map_err(|e| opening_failed(label, &e))
 }
 
+/// A DLQ store of this package: the table store over one of the backends.
+pub type BrowserStore = TableStore<AnyTable>;
+
+/// The `memory` store: the core's memory table.
+pub fn memory() -> BrowserStore {
+    TableStore::over(AnyTable(Box::new(MemoryTable::new())))
+}
+
 /// The table store over a host object that speaks the protocol.
-pub fn over(host: JsHostCall) -> Result<TableStore<HostTable<JsHostCall>>, StoreError> {
-    Ok(TableStore::over(HostTable::new(host)?))
+pub fn over(host: JsHostCall) -> Result<BrowserStore, StoreError> {
+    Ok(TableStore::over(AnyTable(Box::new(HostTable::new(host)?))))
+}
+
+/// Any table backend, behind one type.
+pub struct AnyTable(Box<dyn TableBackend>);
+
+impl core::fmt::Debug for AnyTable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("AnyTable")
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl TableBackend for AnyTable {
+    async fn get(&self, table: Table, key: &str) -> Result<Option<Row>, StoreError> {
+        self.0.get(table, key).await
+    }
+
+    async fn scan(
+        &self,
+        table: Table,
+        keep: &(dyn for<'r> Fn(&'r Row) -> bool + Sync),
+    ) -> Result<Vec<Row>, StoreError> {
+        self.0.scan(table, keep).await
+    }
+
+    async fn write(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        self.0.write(writes).await
+    }
+
+    async fn lock(&self) -> Result<(), StoreError> {
+        self.0.lock().await
+    }
+
+    async fn unlock(&self) -> Result<(), StoreError> {
+        self.0.unlock().await
+    }
 }
 
 fn config(problem: impl Into<String>) -> Error {
