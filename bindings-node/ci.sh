@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CI for the Node package: install (which builds the addon), build the mock solver,
-# type-check the typed example against index.d.ts, run the node:test suite.
-# Works from a fresh clone; needs cargo, node >= 18 and npm (reaches the registry).
+# type-check the typed example against index.d.ts, run the JS suite: the shared one
+# (tests/js/suite.js, which the browser package also runs, in Chromium) and the
+# Node-only checks (files, util.inspect, the CommonJS entry, the wire vectors).
+# Works from a fresh clone; needs cargo, node >= 20.19 and npm (reaches the registry).
 # CAPTCHA_DLQ_BUILD_PROFILE=debug (the default here) keeps the build short; set it
 # to `release` to test the optimised addon.
 set -euo pipefail
@@ -18,5 +20,6 @@ cargo build -p captcha-dlq-mock
 echo "== tsc --noEmit (examples/typed.ts against index.d.ts)"
 npx --no-install tsc -p tsconfig.json
 
-echo "== node --test"
-timeout 600 node --test --test-concurrency=2 test/*.test.js
+echo "== node --test (tests/js: the shared suite against this package, then the Node-only checks)"
+# Each file starts its own mock solver; its tests run one after another (they set its script in turn).
+timeout 900 node --test --test-concurrency=1 ../tests/js/node.test.js ../tests/js/node-only.test.js

@@ -1,8 +1,17 @@
-// Public types of the `captcha-dlq` package (the wrapper's API, not the raw addon).
+// Types of captcha-dlq's JavaScript API: the one source for both npm packages,
+// `captcha-dlq` (Node, napi addon) and `captcha-dlq-web` (browser, wasm), which
+// share lib/client.js and lib/errors.js. Defaults below are the core's
+// (core/src/options.rs, core/src/engine/config.rs, core/src/dlq/replay.rs,
+// core/src/provider/limits.rs = docs/providers.md); where a default depends on
+// the provider, the figure for the default provider (captchaai) is given and
+// docs/providers.md has the others.
 
-/** Task kinds, as `type`. Fields may be camelCase (`pageUrl`) or snake_case (`page_url`). */
+// ---------------------------------------------------------------- tasks
+
+/** Task kinds, as `type`. */
 export type TaskType =
   | 'image'
+  | 'text'
   | 'recaptcha_v2'
   | 'recaptcha_v3'
   | 'turnstile'
@@ -12,7 +21,8 @@ export type TaskType =
   | 'hcaptcha'
   | 'raw';
 
-export interface ProxySpec {
+/** A proxy the solving service uses for the task (not the client's own traffic: see `ClientOptions.proxy`). */
+export interface TaskProxy {
   type: 'http' | 'https' | 'socks4' | 'socks5';
   host: string;
   port: number;
@@ -20,49 +30,161 @@ export interface ProxySpec {
   password?: string;
 }
 
-/**
- * A task as a plain object; the addon validates it and names the bad field
- * (InvalidTask.field). Extra fields depend on the type (see the README).
- */
-export interface Task {
-  type: TaskType;
-  sitekey?: string;
-  pageUrl?: string;
-  [field: string]: unknown;
+export interface ImageTask {
+  type: 'image';
+  /** The image, base64 (at most 1 MiB decoded). */
+  body: string;
+  phrase?: boolean;
+  caseSensitive?: boolean;
+  numeric?: number;
+  calc?: boolean;
+  minLen?: number;
+  maxLen?: number;
+  language?: number;
+  lang?: string;
+  textInstructions?: string;
+  imgInstructions?: string;
 }
 
-export interface RecaptchaV2Task extends Task {
+export interface TextTask {
+  type: 'text';
+  text: string;
+  lang?: string;
+}
+
+export interface RecaptchaV2Task {
   type: 'recaptcha_v2';
   sitekey: string;
   pageUrl: string;
   invisible?: boolean;
   enterprise?: boolean;
   dataS?: string;
-  userAgent?: string;
   cookies?: string;
-  proxy?: ProxySpec;
+  userAgent?: string;
+  proxy?: TaskProxy;
   /** `google.com` or `recaptcha.net`. */
+  domain?: string;
+  action?: string;
+}
+
+export interface RecaptchaV3Task {
+  type: 'recaptcha_v3';
+  sitekey: string;
+  pageUrl: string;
+  action?: string;
+  minScore?: number;
+  enterprise?: boolean;
   domain?: string;
 }
 
-/** The answer. `text` is the token or the recognised text. */
+export interface TurnstileTask {
+  type: 'turnstile';
+  sitekey: string;
+  pageUrl: string;
+  action?: string;
+  data?: string;
+  pageData?: string;
+  userAgent?: string;
+}
+
+export interface GeetestV3Task {
+  type: 'geetest_v3';
+  gt: string;
+  challenge: string;
+  pageUrl: string;
+  apiServer?: string;
+  userAgent?: string;
+}
+
+export interface GeetestV4Task {
+  type: 'geetest_v4';
+  captchaId: string;
+  pageUrl: string;
+  userAgent?: string;
+}
+
+export interface FuncaptchaTask {
+  type: 'funcaptcha';
+  publicKey: string;
+  pageUrl: string;
+  surl?: string;
+  data?: Record<string, string>;
+  userAgent?: string;
+}
+
+export interface HcaptchaTask {
+  type: 'hcaptcha';
+  sitekey: string;
+  pageUrl: string;
+  invisible?: boolean;
+  data?: string;
+  userAgent?: string;
+  proxy?: TaskProxy;
+}
+
+/** A provider-specific task passed through as given. */
+export interface RawTask {
+  type: 'raw';
+  method?: string;
+  params?: Record<string, string>;
+  task?: Record<string, unknown>;
+}
+
+/**
+ * A task. The core checks it and names the bad field (`InvalidTask.field`); field names may also be
+ * written in snake_case (`page_url`).
+ */
+export type Task =
+  | ImageTask
+  | TextTask
+  | RecaptchaV2Task
+  | RecaptchaV3Task
+  | TurnstileTask
+  | GeetestV3Task
+  | GeetestV4Task
+  | FuncaptchaTask
+  | HcaptchaTask
+  | RawTask;
+
+/** One item of a batch: a task, or a task with its own labels and key (its labels win over the call's). */
+export type BatchItem = Task | { task: Task; labels?: Labels; key?: string };
+
+/** Labels: strings you choose, copied into a task's journal entry and DLQ record. Keys are kept as written. */
+export type Labels = Record<string, string>;
+
+// ---------------------------------------------------------------- answers
+
+/** The answer. */
 export interface Solution {
+  /** The token, or the recognised text. */
   text: string;
-  /** Every other value the provider returned (GeeTest validate/seccode, userAgent, ...). */
+  /** Every other value the provider returned (GeeTest validate/seccode, a userAgent…); `{}` when none. */
   fields: Record<string, unknown>;
-  /** The provider's task id, for `client.report`. */
+  /** The provider's id of the task, for `client.report`; `null` when it gave none. */
   providerTaskId: string | null;
 }
 
+/** One finished task of a batch (`solveStream`, `solveMany`). */
+export type SolveResult = {
+  /** Its position in the input. */
+  index: number;
+  /** Its record id; `null` if it was never accepted (an invalid task). */
+  id: string | null;
+  key: string | null;
+  labels: Labels;
+} & ({ ok: true; solution: Solution } | { ok: false; error: CaptchaDlqError });
+
+// ---------------------------------------------------------------- records
+
 export type ErrorClass =
+  | 'not_ready'
   | 'transient'
   | 'retry_after'
   | 'task_terminal'
   | 'fix_input'
   | 'account_terminal'
   | 'cancelled'
-  | 'application'
-  | (string & {});
+  | 'application';
 
 export type RecordState = 'ready' | 'leased' | 'parked';
 
@@ -70,46 +192,56 @@ export interface HistoryEntry {
   at: string;
   phase: 'submit' | 'poll' | 'deadline' | 'recover' | 'cancel' | 'application' | 'import';
   error: string;
-  provider_task_id?: string;
-  http_status?: number;
+  providerTaskId?: string;
+  httpStatus?: number;
 }
 
-/** A dead-letter record, schema 1 (the same JSON as export files). Never holds the API key. */
+/** A dead-letter record (schema 1; export files hold the same, in snake_case). Never holds the API key. */
 export interface DeadLetterRecord {
   schema: number;
+  /** A ULID; the id the task had in the journal. */
   id: string;
   task: Record<string, unknown> & { type: TaskType };
   provider: string;
+  /** A provider code (`ERROR_CAPTCHA_UNSOLVABLE`) or a system reason (`Timeout`, `Network`, `Cancelled`…). */
   reason: string;
   description: string;
   class: ErrorClass;
+  /** Provider submissions over the task's whole life. */
   attempts: number;
+  /** Times it was taken out of the DLQ and tried again. */
   replays: number;
   history: HistoryEntry[];
-  first_failed_at: string;
-  dead_lettered_at: string;
-  labels: Record<string, string>;
+  /** RFC 3339. */
+  firstFailedAt: string;
+  /** RFC 3339. */
+  deadLetteredAt: string;
+  labels: Labels;
   state: RecordState;
+  /** Leases handed out for this record. */
   deliveries: number;
-  parked_reason?: string;
+  parkedReason?: string;
 }
 
+/** A task in flight, as the journal holds it. */
 export interface JournalEntry {
   id: string;
   task: Record<string, unknown> & { type: TaskType };
   provider: string;
-  labels: Record<string, string>;
-  provider_task_id?: string;
+  labels: Labels;
+  providerTaskId?: string;
   attempts: number;
   replays: number;
   history: HistoryEntry[];
-  accepted_at: string;
-  updated_at: string;
-  replay_of?: string;
+  acceptedAt: string;
+  updatedAt: string;
+  replayOf?: string;
   owner?: string;
+  key?: string;
+  solution?: Solution;
 }
 
-/** Which records an operation applies to; omitted fields match everything. */
+/** Which records an operation applies to; what is left out matches everything. Unknown fields are refused. */
 export interface Filter {
   ids?: string[];
   reasons?: string[];
@@ -117,9 +249,11 @@ export interface Filter {
   states?: RecordState[];
   sitekey?: string;
   pageHost?: string;
-  labels?: Record<string, string>;
-  deadLetteredBefore?: Date | number | string;
-  deadLetteredAfter?: Date | number | string;
+  /** Every pair must be on the record; keys match exactly as written (`{ jobId: 'x' }`). */
+  labels?: Labels;
+  /** A `Date` or RFC 3339 text. */
+  deadLetteredBefore?: Date | string;
+  deadLetteredAfter?: Date | string;
 }
 
 export interface StoreStats {
@@ -130,8 +264,9 @@ export interface StoreStats {
   dropped: number;
   completed: number;
   abandoned: number;
-  oldest_dead_lettered_at: string | null;
-  in_flight: number;
+  oldestDeadLetteredAt: string | null;
+  /** Tasks in the in-flight journal. */
+  inFlight: number;
 }
 
 export interface Bucket {
@@ -140,222 +275,416 @@ export interface Bucket {
 }
 
 export interface Analysis {
-  computed_at: string;
+  computedAt: string;
   records: number;
   stats: StoreStats;
-  by_reason: Bucket[];
-  by_class: Bucket[];
-  by_sitekey: Bucket[];
-  by_page_host: Bucket[];
-  by_hour: Bucket[];
-  by_provider: Bucket[];
-  oldest_age_seconds: number | null;
-  repeat_failure_rate: number | null;
-  replay: { completed: number; abandoned: number; recovered_ratio: number | null };
+  byReason: Bucket[];
+  byClass: Bucket[];
+  bySitekey: Bucket[];
+  byPageHost: Bucket[];
+  byHour: Bucket[];
+  byProvider: Bucket[];
+  oldestAgeSeconds: number | null;
+  repeatFailureRate: number | null;
+  replay: { completed: number; abandoned: number; recoveredRatio: number | null };
 }
 
+export interface SettledKey {
+  key: string;
+  id: string;
+  outcome: 'solved' | 'dead_lettered';
+  at: string;
+}
+
+// ---------------------------------------------------------------- replay and recover
+
 export interface ReplayReport {
+  /** Records leased from the store. */
   received: number;
+  /** Records submitted again. */
   retried: number;
   recovered: number;
-  failed_again: number;
+  failedAgain: number;
   parked: number;
   skipped: number;
 }
 
-export interface RecoverReport {
-  found: number;
-  skipped_live: number;
-  solved: Array<{ id: string; labels: Record<string, string>; solution: Solution }>;
-  dead_lettered: number;
+/** One replayed record. */
+export type ReplayItem = { id: string; labels: Labels } & (
+  | { outcome: 'recovered'; solution: Solution }
+  | { outcome: 'failed_again'; record: DeadLetterRecord; parked: boolean }
+  | { outcome: 'parked'; reason: string }
+  | { outcome: 'skipped'; why: string }
+  | { outcome: 'error'; error: CaptchaDlqError }
+);
+
+export interface ReplayOptions {
+  /** Records with these reasons (review classes too: naming records is an explicit request). */
+  reasons?: string[];
+  ids?: string[];
+  filter?: Filter;
+  /** At most this many records. Default 100. */
+  limit?: number;
+  /** Records started per second at most. Default: all at once. */
+  perSecond?: number;
 }
 
-/** Engine events, as `{ event: name, ...fields }` (field names as in the Rust `Event`). */
+export interface ReplayResult {
+  report: ReplayReport;
+  solved: Array<{ id: string; labels: Labels; solution: Solution }>;
+}
+
+export interface RecoverOptions {
+  /** Finish the tasks (poll, resubmit, hand answers over); `false` dead-letters them as `Interrupted`. Default true. */
+  resume?: boolean;
+}
+
+/** One recovered task. */
+export type RecoverItem = { id: string; key: string | null; labels: Labels } & (
+  | { ok: true; solution: Solution }
+  | { ok: false; error: CaptchaDlqError }
+);
+
+export interface RecoverSummary {
+  /** Journal entries taken over. */
+  found: number;
+  /** Entries left to clients that are alive. */
+  skippedLive: number;
+  solved: number;
+  deadLettered: number;
+}
+
+export interface RecoverResult {
+  found: number;
+  skippedLive: number;
+  deadLettered: number;
+  solved: Array<{ id: string; key: string | null; labels: Labels; solution: Solution }>;
+}
+
+export interface ReplayStream extends AsyncGenerator<ReplayItem, void, undefined> {
+  /** The counts so far; final once the iteration ended. `null` before it started. */
+  report(): ReplayReport | null;
+}
+
+export interface RecoverStream extends AsyncGenerator<RecoverItem, void, undefined> {
+  /** The counts so far; final once the iteration ended. `null` before it started. */
+  summary(): RecoverSummary | null;
+}
+
+// ---------------------------------------------------------------- events
+
+/** Engine and driver events (`{ event, ...fields }`), camelCase fields. */
 export type CaptchaEvent =
   | { event: 'accepted'; job: number; id: string }
-  | { event: 'submitted'; job: number; attempt: number; provider_task_id: string }
+  | { event: 'submitted'; job: number; attempt: number; providerTaskId: string }
   | { event: 'polled'; tasks: number }
-  | { event: 'retrying'; job: number; code: string; class: ErrorClass; delay_ms: number; attempt: number }
-  | { event: 'solved'; job: number; attempts: number; elapsed_ms: number }
+  | { event: 'retrying'; job: number; code: string; class: ErrorClass; delayMs: number; attempt: number }
+  | { event: 'solved'; job: number; attempts: number; elapsedMs: number }
   | { event: 'dead_lettered'; job: number; id: string; reason: string; class: ErrorClass; attempts: number }
-  | { event: 'recovered'; job: number; id: string; resumed_polling: boolean }
+  | { event: 'recovered'; job: number; id: string; resumedPolling: boolean }
   | { event: 'circuit_opened'; cause: string; until: string | null }
+  | { event: 'account_hold'; code: string; until: string }
   | { event: 'circuit_half_open' }
   | { event: 'circuit_closed' }
   | { event: 'concurrency_changed'; limit: number }
   | { event: 'paused'; scope: 'submits' | 'polls'; code: string; until: string }
-  | { event: 'batch_polling_disabled'; reason: string };
+  | { event: 'batch_polling_disabled'; reason: string }
+  | { event: 'store_unavailable'; error: string }
+  | { event: 'store_available'; afterMs: number }
+  | { event: 'store_gave_up'; what: string; error: string };
 
-export interface LeaseToken {
-  id: string;
-  nonce: string;
-}
+// ---------------------------------------------------------------- options
 
-/** The filter as stores receive it (schema names; times as ISO strings). */
-export interface StoreFilter {
-  ids: string[];
-  reasons: string[];
-  classes: ErrorClass[];
-  states: RecordState[];
-  sitekey: string | null;
-  page_host: string | null;
-  labels: Record<string, string>;
-  dead_lettered_before: string | null;
-  dead_lettered_after: string | null;
-}
+/** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. */
+export type KindMs =
+  | number
+  | Partial<
+      Record<
+        | 'image'
+        | 'text'
+        | 'recaptchaV2'
+        | 'recaptchaV3'
+        | 'turnstile'
+        | 'geetestV3'
+        | 'geetestV4'
+        | 'funcaptcha'
+        | 'hcaptcha'
+        | 'raw',
+        number
+      >
+    >;
 
-/**
- * Your own DLQ backend: implement these (async) methods and pass the object as `dlq`.
- * Times are unix milliseconds. Throw an error with `code: 'LEASE_LOST'` or `'NOT_FOUND'`
- * (and `id`) for those outcomes. Use `filterMatches` to apply a filter. The contract is
- * the Rust `DlqStore` trait's: push upserts by id and forgets the journal entry with the
- * same id; receive leases ready (or lease-expired) records oldest first, counting a
- * delivery and issuing a fresh token; complete/abandon fail on a stale token; parked
- * records are never received.
- */
-export interface DlqStoreObject {
-  push(record: DeadLetterRecord): Promise<{ replaced?: boolean; evicted?: string[] } | void>;
-  receive(
-    filter: StoreFilter,
-    max: number,
-    leaseMs: number,
-    now: number,
-  ): Promise<Array<{ token: LeaseToken; record: DeadLetterRecord; leaseUntil: number | Date }>>;
-  complete(token: LeaseToken, now: number): Promise<void>;
-  abandon(token: LeaseToken, update: DeadLetterRecord | null, now: number): Promise<RecordState>;
-  park(id: string, reason: string, now: number): Promise<boolean>;
-  unpark(id: string, now: number): Promise<boolean>;
-  peek(filter: StoreFilter, page: { offset: number; limit: number }, now: number): Promise<DeadLetterRecord[]>;
-  count(filter: StoreFilter, now: number): Promise<number>;
-  purge(filter: StoreFilter, now: number): Promise<number>;
-  stats(now: number): Promise<Omit<StoreStats, 'oldest_dead_lettered_at'> & { oldest_dead_lettered_at: string | number | Date | null }>;
-  journalUpsert(entry: JournalEntry): Promise<void>;
-  journalForget(id: string): Promise<void>;
-  journalEntries(): Promise<JournalEntry[]>;
-}
+export type Backoff =
+  /** `random(0, min(capMs, baseMs·2ⁿ))`. The default: `{ kind: 'full_jitter', baseMs: 1000, capMs: 60000 }`. */
+  | { kind: 'full_jitter'; baseMs: number; capMs: number }
+  /** `min(capMs, random(baseMs, previous·3))`. */
+  | { kind: 'decorrelated'; baseMs: number; capMs: number }
+  | { kind: 'fixed'; delayMs: number };
 
-/** Engine settings; keys may be camelCase or snake_case; durations in milliseconds. */
 export interface RetryOptions {
+  /** Provider submissions per task before it is dead-lettered. Default 4 (the seeds' `max_retries + 1`). */
   maxAttempts?: number;
+  /** Consecutive transient failures (5xx, bad body, network) of one request before the task is dead-lettered. Default 5. */
   maxRequestRetries?: number;
+  /** Consecutive "slow down" answers (`ERROR_NO_SLOT_AVAILABLE`…) before the task is dead-lettered. Default 10. */
   maxRetryAfterRetries?: number;
-  backoff?:
-    | { kind: 'full_jitter'; base_ms: number; cap_ms: number }
-    | { kind: 'decorrelated'; base_ms: number; cap_ms: number }
-    | { kind: 'fixed'; delay_ms: number };
+  /** Wait before retrying a failed submission. Default full jitter, base 1 s, cap 60 s (fewest collisions). */
+  backoff?: Backoff;
+  /** The least wait before retrying a transient failure, so a failing service is never hammered. Default 250. */
   transientMinDelayMs?: number;
+  /** Whole-task deadline, from acceptance to answer. Default 600000 (10 min). */
   taskDeadlineMs?: number;
+  /** Timeout of one HTTP exchange. Default 30000. */
   requestTimeoutMs?: number;
+  /** Journal entries older than this on restart are dead-lettered as `Interrupted`, not resumed. Default 600000. */
   recoverMaxAgeMs?: number;
 }
 
+/**
+ * When to poll. By default an attempt is polled first after `firstPollMs` of its kind, then at an interval
+ * stretched so that `maxPolls` polls reach `giveUpMs` (the service's working time plus 20 s), never closer than
+ * `minIntervalMs`. The defaults are the provider's documented figures (docs/providers.md).
+ */
 export interface PollingOptions {
-  firstPollMs?: Partial<Record<'image' | 'recaptchaV2' | 'recaptchaV3' | 'turnstile' | 'geetestV3' | 'geetestV4' | 'funcaptcha' | 'hcaptcha' | 'raw', number>>;
+  /** First poll after submission, per kind. captchaai/2captcha: 15000 for reCAPTCHA v2, 10000 for v3 and Turnstile, 5000 for images (their "wait 5 s, 10–20 s for reCAPTCHA"). */
+  firstPollMs?: KindMs;
+  /** A fixed interval for every kind instead of the stretched one (mocks, self-hosted solvers). Default 0 (stretch). */
   intervalMs?: number;
+  /** The least interval between two polls of one task. captchaai/2captcha: 5000 (their limit). */
+  minIntervalMs?: number;
+  /** Per kind, the attempt is given up (and the task submitted again) this long after submission. captchaai/2captcha: 320000 for reCAPTCHA v2, 110000 otherwise. */
+  giveUpMs?: KindMs;
+  /** Polls per submission at most. captchaai/2captcha: 20 (their per-task limit). */
   maxPolls?: number;
+  /** Poll many tasks in one request where the provider can. Default true. */
   batch?: boolean;
+  /** A task due within this window of a poll request rides along with it. Default 2500. */
   coalesceMs?: number;
 }
 
 export interface RateOptions {
+  /** Submissions per second at most. captchaai/2captcha: 16 (2captcha bans more than 60 in 3 s); anti-captcha, CapSolver, CapMonster: 10. */
   submitsPerSecond?: number;
+  /**
+   * Tasks submitted and not finished, at most. Default 1000: a task in flight costs only a share of a batched
+   * poll, and a service that runs out of workers says so (`ERROR_NO_SLOT_AVAILABLE`: halved, then grown back).
+   */
   maxInFlight?: number;
 }
 
 export interface CircuitOptions {
+  /** Request outcomes remembered for the failure ratio. Default 20. */
   window?: number;
+  /** Outcomes needed before the ratio can open the circuit. Default 10. */
   minCalls?: number;
+  /** Default 0.5. */
   failureRatio?: number;
+  /** How long the circuit stays open before one probe. Default 30000. */
   breakMs?: number;
+  /** Transport failures in a row after which a provider that never answered counts as unreachable. Default 3. */
+  unreachableAfterFailures?: number;
+  /** For a provider that did answer: how long failures in a row must last. Default 30000. */
+  unreachableAfterMs?: number;
+  /**
+   * Hold mode: after an account error (no balance, a key error) queued and new tasks wait this long at most
+   * for the account to work again. Default 0: dead-lettered at once (a wrong key should fail now, not in
+   * minutes); set it for batches a top-up should rescue.
+   */
+  accountHoldMs?: number;
+  /** While holding, the balance is checked this often. Default 60000 (2captcha: wait 60 s after `ERROR_ZERO_BALANCE`). */
+  accountProbeMs?: number;
 }
 
 export interface ReplayPolicyOptions {
+  /** Classes replayed without being named. Default `['transient', 'retry_after', 'task_terminal']`; the others wait for review. */
   autoClasses?: ErrorClass[];
+  /** A record whose task had this many attempts in total is parked, not replayed. Default 6. */
   parkAfterAttempts?: number;
+  /** Attempts granted to one replay (capped by `parkAfterAttempts`). Default 2. */
   replayAttempts?: number;
+  /** How long a replay holds a record before another may take it. Default 600. */
   leaseSeconds?: number;
 }
 
+export interface StoreCallOptions {
+  /** One store call that takes longer has failed (a hung store is reported within this). Default 5000. */
+  timeoutMs?: number;
+  /** How long a failing write is retried before the task fails with a store error. Default 60000. */
+  retryForMs?: number;
+  /** Store calls under way at once. Default 16. */
+  concurrency?: number;
+}
+
+/**
+ * A DLQ store of your own (docs/custom-store.md): rows in tables, kept as given. Each method may return its
+ * answer or a promise of it; the lease rules, the journal and every check are the client's.
+ */
+export interface StoreObject {
+  get(table: string, key: string): unknown | Promise<unknown>;
+  scan(table: string): unknown[] | Promise<unknown[]>;
+  /** Apply every op or none. */
+  write(ops: Array<{ op: 'put'; table: string; key: string; row: unknown } | { op: 'delete'; table: string; key: string }>): unknown;
+  /** Optional: resolve once this caller has the storage to itself (several processes sharing it). */
+  lock?(): unknown;
+  unlock?(): unknown;
+}
+
+/** A client's options. Unknown keys are refused, naming the key as written (`retry.maxAtempts`). */
 export interface ClientOptions {
+  /** Your solving service's API key (surrounding white space is dropped). Never shown in errors, events, records or inspections. */
   apiKey: string;
-  /** A preset (`captchaai`, `2captcha`, `anti-captcha`, `capsolver`, `capmonster`) or a v1 base URL. */
+  /**
+   * A preset — `captchaai` (the default), `2captcha`, `rucaptcha`, `2captcha-v2`, `anti-captcha`, `capsolver`,
+   * `capmonster` — or the base URL of a 2captcha-compatible service.
+   */
   provider?: string;
-  /** Send the provider's protocol to another host (a proxy of yours, a mock). */
+  /** Send the provider's protocol to another host: your proxy, a self-hosted solver, the mock. `http://` only on loopback unless `allowInsecureHttp`. */
   baseUrl?: string;
-  /** A SQLite path (default `captcha-dlq.sqlite`), `'memory'`, a `redis://` URL, or a store object. */
-  dlq?: string | DlqStoreObject;
+  /**
+   * Where the DLQ and the journal live. Node: a SQLite file path (default `captcha-dlq.sqlite` in the working
+   * directory), `'memory'`, or a `redis://` URL. Browser: see the package's README. Or a store object.
+   */
+  dlq?: string | StoreObject;
   retry?: RetryOptions;
   polling?: PollingOptions;
   rate?: RateOptions;
   circuit?: CircuitOptions;
-  /** Seed of jitter and ids (0: random). */
+  /** Seed of the retry jitter and record ids. Default 0: the OS's randomness. */
   seed?: number;
   replayPolicy?: ReplayPolicyOptions;
-  /** Allow `http://` to a non-loopback host (the key then travels in clear text). */
+  /** Allow `http://` to a host other than this machine: the key then travels in clear text. Default false. */
   allowInsecureHttp?: boolean;
-  /** HTTP or SOCKS5 proxy for the client's own traffic. */
+  /** Node: an HTTP or SOCKS5 proxy for the client's own traffic (`socks5://host:port`). */
   proxy?: string;
-  /** Called (never blocking the engine) for every engine event. */
+  store?: StoreCallOptions;
+  /** Tasks `solveMany`/`solveStream` keep in flight when the call does not say. Default 100. */
+  concurrency?: number;
+  /** The provider's software id for the developer programme. */
+  softId?: string;
+  /** A URL the provider calls when an answer is ready. */
+  pingback?: string;
+  /** Every event, as it happens. What the callback throws is reported, never passed to the client. */
   onEvent?: (event: CaptchaEvent) => void;
 }
 
 export interface SolveOptions {
-  /** Aborting cancels the task: it is dead-lettered as `Cancelled` and solve rejects with AbortError. */
+  labels?: Labels;
+  /** Aborting cancels the task: not sent yet, it is dead-lettered as `Cancelled`; with the provider, it runs on and `recover()` hands its answer over. Rejects with `Aborted`. */
   signal?: AbortSignal;
-  /** Copied into the task's DLQ record if it fails. */
-  labels?: Record<string, string>;
 }
 
-export type SolveManyItem = Task | { task: Task; labels?: Record<string, string> };
-
-export type SolveResult =
-  | { status: 'fulfilled'; value: Solution }
-  | { status: 'rejected'; reason: CaptchaDlqError };
-
-export interface SolveManyOptions {
-  /** Tasks in flight at once (default 100). */
+export interface BatchOptions {
+  /** Tasks in flight at once (and the in-flight limit is raised to it). Default: the client's `concurrency` (100). */
   concurrency?: number;
-  onProgress?: (done: number, total: number) => void;
+  /** Labels for every task (an item's own labels win). */
+  labels?: Labels;
+  /** Aborting cancels what has not finished (see `SolveOptions.signal`) and rejects with `Aborted`. */
+  signal?: AbortSignal;
 }
 
-export interface ReplayOptions {
-  reasons?: string[];
-  ids?: string[];
-  /** At most this many records (default 100). */
+export interface SolveManyOptions extends BatchOptions {
+  /** Called with each result as it ends, before `solveMany` resolves (or rejects on abort). */
+  onResult?: (result: SolveResult) => void;
+}
+
+export interface PageOptions {
+  /** Default 0. */
+  offset?: number;
+  /** Default 100. */
   limit?: number;
-  filter?: Filter;
 }
 
+export interface ExportOptions {
+  filter?: Filter;
+  /** `json` (one array; the default) or `jsonl` (one record per line). `export(path)`: `jsonl` for `*.jsonl`. */
+  format?: 'json' | 'jsonl';
+}
+
+export interface DriverStatus {
+  /** Tasks accepted and not ended. */
+  jobs: number;
+  /** Tasks with the provider. */
+  inFlight: number;
+  inFlightLimit: number;
+  /** Tasks running on after their caller cancelled or went away. */
+  detached: number;
+  /** The account error that stopped submissions, if any. */
+  accountFailure: string | null;
+  storeDown: boolean;
+  unreachableEpisodes: number;
+}
+
+export interface StoreHealth {
+  available: boolean;
+  /** Writes given up after retrying. */
+  failures: number;
+  lastError: string | null;
+}
+
+// ---------------------------------------------------------------- the client
+
+/** The dead-letter queue of a client. */
 export declare class Dlq {
   private constructor();
+  /** How many records match `filter` (all when omitted). */
   count(filter?: Filter): Promise<number>;
-  peek(filter?: Filter, page?: { offset?: number; limit?: number }): Promise<DeadLetterRecord[]>;
+  /** Matching records, oldest first. */
+  peek(filter?: Filter, page?: PageOptions): Promise<DeadLetterRecord[]>;
   stats(): Promise<StoreStats>;
   analysis(filter?: Filter): Promise<Analysis>;
-  export(path: string, format?: 'json' | 'jsonl', filter?: Filter): Promise<number>;
+  /** The matching records as export text. */
+  exportText(options?: ExportOptions): Promise<string>;
+  /** Upserts the records of an export (or the seeds' `captcha-dlq.json`); how many. */
+  importText(text: string): Promise<number>;
+  /** Node only: writes the matching records to `path`, readable by its owner only; how many. */
+  export(path: string, options?: ExportOptions): Promise<number>;
+  /** Node only: upserts the records of an export file; how many. */
   import(path: string): Promise<number>;
-  /** `{}` removes every record not under a lease. */
+  /** Removes matching records not under a lease; `{}` removes every record (the filter is required). */
   purge(filter: Filter): Promise<number>;
+  /** Sets a record aside for review (reason default `'parked by an operator'`); false if there is no such record. */
   park(id: string, reason?: string): Promise<boolean>;
   unpark(id: string): Promise<boolean>;
+  /** Tasks in flight, of every client sharing the store. */
+  journal(): Promise<JournalEntry[]>;
+  /** Task keys settled under `prefix` (default: all). */
+  settled(prefix?: string): Promise<SettledKey[]>;
+  clearSettled(prefix?: string): Promise<number>;
 }
 
+/** A solving client. Every method is async and never blocks the event loop. */
 export declare class Client {
-  /** Throws ConfigError at once for a bad option; store errors surface on the first call. */
+  /** Starts the client; a problem with the options or the store rejects `ready()` and every call. */
   constructor(options: ClientOptions);
   readonly dlq: Dlq;
+  /** Resolves once the client runs; rejects with what stopped it. */
   ready(): Promise<void>;
+  /** Solves one task. Rejects with `SolveFailed` (its record is in the DLQ), `AccountError`, `InvalidTask`, `Aborted`… */
   solve(task: Task, options?: SolveOptions): Promise<Solution>;
-  /** One settled result per task, in input order; the promise itself rejects only on bad arguments or a closed client. */
-  solveMany(tasks: SolveManyItem[], options?: SolveManyOptions): Promise<SolveResult[]>;
-  replay(options?: ReplayOptions): Promise<ReplayReport>;
-  recover(options?: { resume?: boolean }): Promise<RecoverReport>;
+  /** Results as they end; never more than `concurrency` tasks ahead of the consumer. Leaving the loop early cancels the rest. */
+  solveStream(tasks: BatchItem[], options?: BatchOptions): AsyncGenerator<SolveResult, void, undefined>;
+  /** One result per task, in input order. On abort, rejects with `Aborted` whose `partial` holds the results delivered. */
+  solveMany(tasks: BatchItem[], options?: SolveManyOptions): Promise<SolveResult[]>;
+  /** Replays records, yielding each outcome with its solution. Without `reasons`/`ids`/`filter`: the policy's `autoClasses`. */
+  replayStream(options?: ReplayOptions): ReplayStream;
+  replay(options?: ReplayOptions): Promise<ReplayResult>;
+  /** Finishes what a dead client (or a cancelled caller) left in the journal, yielding each task as it ends. */
+  recoverStream(options?: RecoverOptions): RecoverStream;
+  recover(options?: RecoverOptions): Promise<RecoverResult>;
+  /** The account balance. */
   balance(): Promise<number>;
+  /** Tells the provider whether an answer was right (refunds, solver quality). */
   report(providerTaskId: string, good: boolean): Promise<void>;
+  /** Lets submissions flow again after an account error was fixed. */
   resetCircuit(): Promise<void>;
+  status(): Promise<DriverStatus>;
+  storeHealth(): Promise<StoreHealth>;
+  /** Stops once queued writes are done; tasks in flight stay in the journal for `recover()`. */
   close(): Promise<void>;
-  toJSON(): { provider: string; baseUrl?: string; dlq: string; apiKey: '***' };
+  toJSON(): { provider?: string; baseUrl?: string; opening?: true; closed: boolean };
 }
+
+// ---------------------------------------------------------------- errors
 
 export type ErrorCode =
   | 'SOLVE_FAILED'
@@ -364,62 +693,63 @@ export type ErrorCode =
   | 'INVALID_CONFIG'
   | 'STORE_ERROR'
   | 'PROVIDER_ERROR'
-  | 'IO_ERROR'
+  | 'CANCELLED'
   | 'CLOSED'
-  | 'ABORTED';
+  | 'ABORTED'
+  | 'IO_ERROR';
 
+/** Base of every error the package throws. */
 export declare class CaptchaDlqError extends Error {
+  /** Stable across versions and languages. */
   readonly code: ErrorCode;
+  /** The offending field, as you wrote it (`options.limt`, `tasks[3].sitekey`). */
+  readonly field?: string;
 }
+/** The task could not be solved. */
 export declare class SolveFailed extends CaptchaDlqError {
   readonly code: 'SOLVE_FAILED';
   readonly record: DeadLetterRecord;
-  /** False when writing the record to the store failed (the record is still here). */
+  /** The record is in the DLQ; `false`: the store could not take it and this is the only copy. */
   readonly stored: boolean;
-  readonly reason: string;
-  readonly class: ErrorClass;
 }
+/** The account (key, balance, IP) is the problem, not the task. */
 export declare class AccountError extends CaptchaDlqError {
   readonly code: 'ACCOUNT_ERROR';
-  /** Present when a solve failed because of the account. */
+  /** When a solve failed. */
   readonly record?: DeadLetterRecord;
-  readonly reason: string;
-  readonly class: ErrorClass;
+  readonly stored?: boolean;
 }
 export declare class InvalidTask extends CaptchaDlqError {
   readonly code: 'INVALID_TASK';
   readonly field: string;
-  readonly problem: string;
 }
-export declare class ConfigError extends CaptchaDlqError {
+export declare class InvalidConfig extends CaptchaDlqError {
   readonly code: 'INVALID_CONFIG';
   readonly field: string;
-  readonly problem: string;
 }
 export declare class StoreError extends CaptchaDlqError {
   readonly code: 'STORE_ERROR';
-  readonly kind: 'lease_lost' | 'not_found' | 'corrupt' | 'newer_schema' | 'decode' | 'backend';
 }
-export declare class TransportError extends CaptchaDlqError {
+/** A direct request to the provider (balance, report) failed. */
+export declare class ProviderError extends CaptchaDlqError {
   readonly code: 'PROVIDER_ERROR';
-  readonly reason: string;
-  readonly class: ErrorClass;
 }
-export declare class IoError extends CaptchaDlqError {
-  readonly code: 'IO_ERROR';
+export declare class Cancelled extends CaptchaDlqError {
+  readonly code: 'CANCELLED';
+  readonly id: string;
+  /** The provider had the task: it runs on and `recover()` hands its answer over. */
+  readonly runsOn: boolean;
 }
-export declare class ClientClosed extends CaptchaDlqError {
+export declare class Closed extends CaptchaDlqError {
   readonly code: 'CLOSED';
 }
-export declare class AbortError extends CaptchaDlqError {
+/** An AbortSignal stopped the call; `cause` is the signal's reason. */
+export declare class Aborted extends CaptchaDlqError {
   readonly code: 'ABORTED';
-  /** The Cancelled record, unless the signal was aborted before submission. */
+  /** The provider had the task: it runs on and `recover()` hands its answer over. */
+  readonly runsOn: boolean;
+  /** When the task was dead-lettered as `Cancelled` before it was sent. */
   readonly record?: DeadLetterRecord;
+  /** `solveMany`: the results delivered before the abort (by input index). */
+  partial?: SolveResult[];
 }
-
-/** Runs one case of the shared wire vectors and returns the actual output (compare with `expected`). */
-export declare function evaluateVector(caseJson: string | object): unknown;
-/** Validates a task; its canonical snake_case form, or throws InvalidTask naming the field. */
-export declare function parseTask(task: unknown): Record<string, unknown> & { type: TaskType };
-/** Whether `filter` (as a store receives it) selects `record` in `state` (default: record.state). */
-export declare function filterMatches(filter: Partial<StoreFilter>, record: DeadLetterRecord, state?: RecordState): boolean;

@@ -1,83 +1,119 @@
-// A typed example, compiled with `tsc --noEmit` in CI to keep index.d.ts honest.
+// A typed example of the JS API, checked by `tsc --noEmit` (ci.sh) to keep index.d.ts honest.
 import {
-  Client,
-  SolveFailed,
+  Aborted,
   AccountError,
-  InvalidTask,
-  AbortError,
   CaptchaDlqError,
-  evaluateVector,
-  parseTask,
-  filterMatches,
+  Client,
+  InvalidConfig,
+  InvalidTask,
+  SolveFailed,
   type CaptchaEvent,
   type DeadLetterRecord,
-  type DlqStoreObject,
   type RecaptchaV2Task,
   type SolveResult,
+  type StoreObject,
 } from 'captcha-dlq';
 
-export async function main(store?: DlqStoreObject): Promise<void> {
+/** The store of docs/custom-store.md. */
+class MapStore implements StoreObject {
+  #tables = new Map<string, Map<string, unknown>>();
+  #table(name: string): Map<string, unknown> {
+    let t = this.#tables.get(name);
+    if (!t) this.#tables.set(name, (t = new Map()));
+    return t;
+  }
+  get(table: string, key: string): unknown {
+    return this.#table(table).get(key) ?? null;
+  }
+  scan(table: string): unknown[] {
+    return [...this.#table(table).values()];
+  }
+  write(ops: Parameters<StoreObject['write']>[0]): void {
+    for (const op of ops) {
+      if (op.op === 'put') this.#table(op.table).set(op.key, op.row);
+      else this.#table(op.table).delete(op.key);
+    }
+  }
+}
+
+export async function main(mockUrl?: string): Promise<void> {
   const seen: CaptchaEvent[] = [];
   const client = new Client({
     apiKey: process.env.CAPTCHA_DLQ_API_KEY ?? 'KEY',
-    provider: 'captchaai',
-    dlq: store ?? 'captcha-dlq.sqlite',
-    retry: { maxAttempts: 4, backoff: { kind: 'fixed', delay_ms: 100 } },
-    polling: { firstPollMs: { recaptchaV2: 15_000 }, intervalMs: 5000 },
-    rate: { submitsPerSecond: 10 },
+    // Your own server or the mock: a 2captcha-compatible base URL.
+    ...(mockUrl ? { baseUrl: mockUrl } : { provider: 'captchaai' }),
+    dlq: mockUrl ? new MapStore() : 'captcha-dlq.sqlite',
+    retry: { maxAttempts: 4, backoff: { kind: 'fixed', delayMs: 100 } },
+    polling: { firstPollMs: { recaptchaV2: 15_000 }, maxPolls: 20 },
+    rate: { submitsPerSecond: 16, maxInFlight: 1000 },
     replayPolicy: { parkAfterAttempts: 6 },
     onEvent: (e) => {
       seen.push(e);
       if (e.event === 'dead_lettered') console.log(e.reason, e.attempts);
+      if (e.event === 'submitted') console.log(e.providerTaskId);
     },
   });
+  await client.ready();
   const task: RecaptchaV2Task = { type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: 'https://example.com/' };
   const controller = new AbortController();
   try {
-    const solution = await client.solve(task, { signal: controller.signal, labels: { batch: '1' } });
+    const solution = await client.solve(task, { signal: controller.signal, labels: { jobId: '1' } });
     const token: string = solution.text;
     if (solution.providerTaskId !== null) await client.report(solution.providerTaskId, true);
-    console.log(token.length);
+    console.log(token.length, Object.keys(solution.fields));
   } catch (e) {
     if (e instanceof SolveFailed) {
       const r: DeadLetterRecord = e.record;
-      console.log(r.reason, r.attempts, e.stored);
+      console.log(r.reason, r.attempts, r.deadLetteredAt, e.stored);
     } else if (e instanceof AccountError) {
-      console.log(e.code, e.reason);
-    } else if (e instanceof InvalidTask) {
+      console.log(e.code, e.record?.reason);
+    } else if (e instanceof InvalidTask || e instanceof InvalidConfig) {
       console.log(e.field);
-    } else if (e instanceof AbortError) {
-      console.log(e.record?.id);
+    } else if (e instanceof Aborted) {
+      console.log(e.runsOn, e.cause);
     } else if (e instanceof CaptchaDlqError) {
       console.log(e.code);
     }
   }
-  const results: SolveResult[] = await client.solveMany([task, { task, labels: { page: '2' } }], {
-    concurrency: 50,
-    onProgress: (done, total) => console.log(done, total),
-  });
-  for (const r of results) {
-    if (r.status === 'fulfilled') console.log(r.value.text);
-    else console.log(r.reason.code);
+
+  for await (const r of client.solveStream([task, { task, labels: { page: '2' }, key: 'line-2' }], { concurrency: 50 })) {
+    if (r.ok) console.log(r.index, r.solution.text);
+    else console.log(r.index, r.error.code, r.error.field);
   }
-  const report = await client.replay({ reasons: ['Timeout'], limit: 100 });
-  console.log(report.recovered + report.failed_again + report.parked);
+  const results: SolveResult[] = await client.solveMany([task, task], {
+    concurrency: 200,
+    labels: { batch: 'b1' },
+    onResult: (r) => console.log(r.index, r.ok),
+  });
+  console.log(results.filter((r) => r.ok).length);
+
+  const replay = client.replayStream({ reasons: ['Timeout'], limit: 100, perSecond: 5 });
+  for await (const item of replay) {
+    if (item.outcome === 'recovered') console.log(item.id, item.solution.text);
+    else if (item.outcome === 'failed_again') console.log(item.record.reason, item.parked);
+  }
+  console.log(replay.report()?.recovered);
+  const { report, solved } = await client.replay({ filter: { labels: { jobId: '1' } } });
+  console.log(report.recovered + report.failedAgain + report.parked, solved.map((s) => s.solution.text));
   const recovered = await client.recover({ resume: true });
-  console.log(recovered.solved.map((s) => s.solution.text));
-  console.log(await client.balance());
+  console.log(recovered.found, recovered.solved.map((s) => s.solution.text));
+
+  console.log(await client.balance(), (await client.status()).inFlight, (await client.storeHealth()).available);
   const n: number = await client.dlq.count({ reasons: ['ERROR_CAPTCHA_UNSOLVABLE'], deadLetteredAfter: new Date(0) });
   const records = await client.dlq.peek({ pageHost: 'example.com' }, { limit: 10 });
   const stats = await client.dlq.stats();
   const analysis = await client.dlq.analysis();
-  console.log(n, records.length, stats.total, analysis.by_reason[0]?.key);
-  await client.dlq.export('failed-tasks.jsonl', 'jsonl');
-  await client.dlq.import('captcha-dlq.json');
+  console.log(n, records.length, stats.inFlight, analysis.byReason[0]?.key);
+  const text: string = await client.dlq.exportText({ format: 'jsonl' });
+  await client.dlq.export('failed-tasks.jsonl', { filter: { states: ['ready'] } });
+  console.log(await client.dlq.importText(text), await client.dlq.import('captcha-dlq.json'));
   if (records[0]) {
     await client.dlq.park(records[0].id, 'bad sitekey');
     await client.dlq.unpark(records[0].id);
-    console.log(filterMatches({ reasons: ['Timeout'] }, records[0]));
   }
+  console.log((await client.dlq.settled('batch-1/')).length, await client.dlq.clearSettled('batch-1/'));
   await client.dlq.purge({ states: ['parked'] });
-  console.log(evaluateVector({ provider: 'captchaai', code: 'ERROR_NO_SLOT_AVAILABLE' }), parseTask(task).type, seen.length);
+  await client.resetCircuit();
+  console.log(seen.length, JSON.stringify(client));
   await client.close();
 }

@@ -1,379 +1,438 @@
-// The public Client: validates arguments, talks to the addon (all I/O is async on
-// tokio, off the event loop), parses its JSON answers and maps its errors
-// (lib/errors.js). Values that mirror the language-neutral schema (records, stats,
-// analysis, reports, events) keep their schema field names (snake_case), exactly
-// as export files and the CLI show them.
-'use strict';
+// captcha-dlq's JavaScript API, over a native client: the napi addon in Node
+// (package `captcha-dlq`), the wasm module in the browser (package
+// `captcha-dlq-web`). Both export the same native surface (docs/bindings.md), so
+// this one file serves both packages: `bind(native)` returns the classes.
+//
+// It translates and decides nothing: options go to the native side as written
+// (minus what only JS holds: `onEvent`, a store object, an AbortSignal, an
+// `onResult` callback), where the core reads them and refuses unknown keys; the
+// answers come back as plain objects. What lives here is JS idiom — promises,
+// async iterators, AbortSignal, error classes, `util.inspect` — and no rule of
+// the client's.
 
-const util = require('node:util');
-const native = require('../native.js');
-const errors = require('./errors');
-const { makeDispatcher } = require('./store');
+import {
+  CaptchaDlqError, SolveFailed, AccountError, InvalidTask, InvalidConfig, StoreError, ProviderError, Cancelled, Closed,
+  Aborted, aborted, fromNative, fromPayload, invalidArgument,
+} from './errors.js';
 
-const { fromNative, fromPayload, configError, invalidTask, abortError } = errors;
+/** Node's `util.inspect.custom`, by its registered name (no Node import: the file also runs in browsers). */
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
-const FILTER_KEYS = new Set([
-  'ids',
-  'reasons',
-  'classes',
-  'states',
-  'sitekey',
-  'pageHost',
-  'page_host',
-  'labels',
-  'deadLetteredBefore',
-  'dead_lettered_before',
-  'deadLetteredAfter',
-  'dead_lettered_after',
-]);
-
-function call(promise) {
-  return promise.then(undefined, (e) => {
-    throw fromNative(e);
-  });
-}
-
-function sync(fn) {
+/** Runs `work` (sync or async), turning what the native side throws into the package's errors. */
+async function call(work) {
   try {
-    return fn();
+    return await work();
   } catch (e) {
     throw fromNative(e);
   }
 }
 
-function taskJson(task) {
-  if (task === null || typeof task !== 'object' || Array.isArray(task)) {
-    throw invalidTask('task', `expected an object like { type: 'recaptcha_v2', sitekey, pageUrl }, got ${task === null ? 'null' : Array.isArray(task) ? 'an array' : typeof task}`);
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Splits a call's options into what only JS holds (`names`) and the rest, which goes to the
+ * native side (as plain data, see `plain`). A value that is not an object goes on as it is,
+ * for the native side to name the problem.
+ */
+function split(options, names) {
+  if (options === undefined || options === null) return [{}, undefined];
+  if (!isObject(options)) return [{}, options];
+  const own = {};
+  const rest = { ...options };
+  for (const name of names) {
+    own[name] = rest[name];
+    delete rest[name];
   }
-  try {
-    return JSON.stringify(task);
-  } catch (e) {
-    throw invalidTask('task', `cannot be serialized: ${e.message}`);
-  }
+  return [own, rest];
 }
 
-function labelsJson(labels) {
-  if (labels === undefined || labels === null) return null;
-  if (typeof labels !== 'object' || Array.isArray(labels)) throw invalidTask('labels', 'must be an object of string values');
-  for (const [k, v] of Object.entries(labels)) {
-    if (typeof v !== 'string') throw invalidTask(`labels.${k}`, `must be a string, got ${typeof v}`);
-  }
-  return JSON.stringify(labels);
+/**
+ * Options as plain data: what cannot cross to the native side as data — a function, an
+ * AbortSignal or another class instance under a misspelt key — becomes a placeholder string, so
+ * that the core names the key (`options.signl: unknown field`) instead of the boundary failing
+ * without a name. A `Date` becomes its RFC 3339 text; a member that is `undefined` is left out
+ * (absent, as in JSON), the same for both packages' natives.
+ */
+function plain(value, depth = 0) {
+  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 32) return '[nested too deep]';
+  if (Array.isArray(value)) return value.map((v) => plain(v, depth + 1));
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? '[invalid Date]' : value.toISOString();
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return `[${value.constructor?.name ?? 'object'}]`;
+  const members = Object.entries(value).filter(([, v]) => v !== undefined);
+  return Object.fromEntries(members.map(([k, v]) => [k, plain(v, depth + 1)]));
 }
 
-function time(field, t) {
-  if (t === undefined || t === null) return undefined;
-  const d = t instanceof Date ? t : new Date(t);
-  if (Number.isNaN(d.getTime())) throw configError(`filter.${field}`, 'must be a Date, a unix-ms number or an ISO 8601 string');
-  return d.toISOString();
+function checkSignal(signal, field) {
+  if (signal === undefined) return;
+  const ok = isObject(signal) && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function';
+  if (!ok) throw invalidArgument(field, 'expected an AbortSignal');
 }
 
-function filterJson(filter) {
-  if (filter === undefined || filter === null) return null;
-  if (typeof filter !== 'object' || Array.isArray(filter)) throw configError('filter', 'must be an object');
-  const out = {};
-  for (const [k, v] of Object.entries(filter)) {
-    if (!FILTER_KEYS.has(k)) throw configError(`filter.${k}`, `unknown filter field; expected one of ${[...FILTER_KEYS].filter((x) => !x.includes('_')).join(', ')}`);
-    if (v === undefined) continue;
-    out[k] = /dead_?[lL]ettered_?(Before|After|before|after)/.test(k) ? time(k, v) : v;
-  }
-  return JSON.stringify(out);
+function checkFunction(f, field) {
+  if (f !== undefined && typeof f !== 'function') throw invalidArgument(field, `expected a function, got ${typeof f}`);
 }
 
-function solution(text) {
-  const s = JSON.parse(text);
-  return { text: s.text, fields: s.fields ?? {}, providerTaskId: s.provider_task_id ?? null };
-}
+/** Whether an error says the task was cancelled (before or after the provider had it). */
+const isCancellation = (e) => e?.code === 'CANCELLED' || (e?.code === 'SOLVE_FAILED' && e.record?.reason === 'Cancelled');
 
-/** The dead-letter queue of a client: inspect it, export it, manage records. */
-class Dlq {
-  #client;
+/** A batch or recovery result with its error as an instance of the error's class. */
+const withError = (item) => (item.error ? { ...item, error: fromPayload(item.error) } : item);
 
-  constructor(client) {
-    this.#client = client;
-  }
-
-  /** How many records match `filter` (all if omitted). */
-  async count(filter) {
-    const f = filterJson(filter);
-    return call((await this.#client._native()).dlqCount(f));
-  }
-
-  /** Matching records, oldest first. */
-  async peek(filter, { offset = 0, limit = 100 } = {}) {
-    const f = filterJson(filter);
-    if (!Number.isInteger(offset) || offset < 0) throw configError('offset', 'must be a non-negative integer');
-    if (!Number.isInteger(limit) || limit < 1) throw configError('limit', 'must be a positive integer');
-    return JSON.parse(await call((await this.#client._native()).dlqPeek(f, offset, limit)));
-  }
-
-  async stats() {
-    return JSON.parse(await call((await this.#client._native()).dlqStats()));
-  }
-
-  /** Counts by reason, class, sitekey, page host, hour and provider; oldest age; repeat-failure rate. */
-  async analysis(filter) {
-    const f = filterJson(filter);
-    return JSON.parse(await call((await this.#client._native()).dlqAnalysis(f)));
-  }
-
-  /** Writes matching records to `path` (`json` array, or `jsonl` — the default for *.jsonl). Returns how many. */
-  async export(path, format, filter) {
-    if (typeof path !== 'string' || path === '') throw configError('path', 'must be a non-empty string');
-    const fmt = format ?? (path.endsWith('.jsonl') ? 'jsonl' : 'json');
-    const f = filterJson(filter);
-    return call((await this.#client._native()).dlqExport(path, fmt, f));
-  }
-
-  /** Upserts the records of an export file or a seed's captcha-dlq.json. Returns how many. */
-  async import(path) {
-    if (typeof path !== 'string' || path === '') throw configError('path', 'must be a non-empty string');
-    return call((await this.#client._native()).dlqImport(path));
-  }
-
-  /** Removes matching records not under a lease. `{}` removes every record; the filter is required. */
-  async purge(filter) {
-    if (filter === undefined || filter === null) throw configError('filter', 'required: pass {} to purge every record');
-    const f = filterJson(filter);
-    return call((await this.#client._native()).dlqPurge(f));
-  }
-
-  /** Sets a record aside for review; false if there is no such record. */
-  async park(id, reason = 'parked by operator') {
-    if (typeof id !== 'string') throw configError('id', 'must be a string');
-    return call((await this.#client._native()).dlqPark(id, String(reason)));
-  }
-
-  /** Returns a parked record to ready; false if it was not parked. */
-  async unpark(id) {
-    if (typeof id !== 'string') throw configError('id', 'must be a string');
-    return call((await this.#client._native()).dlqUnpark(id));
-  }
-
-  [util.inspect.custom]() {
-    return 'Dlq {}';
-  }
-}
-
-/** A solving client. All methods are async and never block the event loop. */
-class Client {
-  #ready;
-  #native = null;
-  #closed = false;
-  #shown;
-
-  constructor(options) {
-    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw configError('options', 'pass an object like { apiKey, provider, dlq }');
-    }
-    const { onEvent, dlq = 'captcha-dlq.sqlite', ...rest } = options;
-    if (onEvent !== undefined && typeof onEvent !== 'function') throw configError('onEvent', 'must be a function');
-    let dispatch = null;
-    const plain = { ...rest };
-    if (dlq !== null && typeof dlq === 'object') {
-      dispatch = makeDispatcher(dlq);
-    } else if (typeof dlq === 'string') {
-      plain.dlq = dlq;
-    } else {
-      throw configError('dlq', "must be a SQLite path, 'memory', a redis:// URL or a store object");
-    }
-    let text;
-    try {
-      text = JSON.stringify(plain);
-    } catch (e) {
-      throw configError('options', `cannot be serialized: ${e.message}`);
-    }
-    sync(() => native.checkOptions(text));
-    this.#shown = {
-      provider: plain.provider ?? 'captchaai',
-      baseUrl: plain.baseUrl ?? plain.base_url,
-      dlq: dispatch ? '[store object]' : redactUrl(plain.dlq),
-    };
-    const events = onEvent ? eventBridge(onEvent) : null;
-    this.#ready = call(native.openClient(text, events, dispatch)).then((n) => {
-      this.#native = n;
-      return n;
-    });
-    // A failed open surfaces on the first call (or `ready()`); never as an unhandled rejection.
-    this.#ready.catch(() => {});
-    this.dlq = new Dlq(this);
-  }
-
-  /** Resolves once the store is open; rejects with the open error. Optional: every call waits for it. */
-  async ready() {
-    await this.#ready;
-  }
-
-  /** @internal */
-  async _native() {
-    if (this.#closed) throw new errors.ClientClosed('the client is closed', 'CLOSED');
-    return this.#ready;
-  }
-
-  /** Solves one task. Rejects with SolveFailed (`.record`), AccountError, InvalidTask, or AbortError. */
-  async solve(task, { signal, labels } = {}) {
-    const t = taskJson(task);
-    const l = labelsJson(labels);
-    if (signal !== undefined && !(signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function')) {
-      throw configError('signal', 'must be an AbortSignal');
-    }
-    if (signal?.aborted) throw abortError(undefined, signal.reason);
-    const n = await this._native();
-    const job = await call(n.submit(t, l));
-    const onAbort = () => job.cancel();
-    if (signal) {
-      signal.addEventListener('abort', onAbort, { once: true });
-      if (signal.aborted) job.cancel();
-    }
-    try {
-      return solution(await call(job.wait()));
-    } catch (e) {
-      if (signal?.aborted && e.record && e.record.reason === 'Cancelled') throw abortError(e.record, signal.reason);
-      throw e;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
-  }
-
-  /**
-   * Solves many tasks, at most `concurrency` at once. Resolves to one settled result per task,
-   * in input order, shaped like Promise.allSettled: {status: 'fulfilled', value} or
-   * {status: 'rejected', reason}. An item may be a task or {task, labels}.
-   */
-  async solveMany(tasks, { concurrency = 100, onProgress } = {}) {
-    if (!Array.isArray(tasks)) throw configError('tasks', 'must be an array');
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 100000) {
-      throw configError('concurrency', 'must be an integer from 1 to 100000');
-    }
-    if (onProgress !== undefined && typeof onProgress !== 'function') throw configError('onProgress', 'must be a function');
-    const items = tasks.map((item, i) => {
-      const wrapped = item && typeof item === 'object' && !('type' in item) && 'task' in item;
-      const task = wrapped ? item.task : item;
-      const labels = wrapped ? item.labels : undefined;
-      taskJson(task);
-      labelsJson(labels);
-      return { task: task ?? null, labels: labels ?? null, i };
-    });
-    let text;
-    try {
-      text = JSON.stringify(items.map(({ task, labels }) => ({ task, labels })));
-    } catch (e) {
-      throw invalidTask('tasks', `cannot be serialized: ${e.message}`);
-    }
-    const progress = onProgress ? progressBridge(onProgress) : null;
-    const n = await this._native();
-    const out = JSON.parse(await call(n.solveMany(text, concurrency, progress)));
-    return out.map((r) =>
-      r && r.ok !== undefined
-        ? { status: 'fulfilled', value: solution(JSON.stringify(r.ok)) }
-        : { status: 'rejected', reason: fromPayload(r ? r.error : { code: 'CLOSED', message: 'no result' }) },
-    );
-  }
-
-  /**
-   * Tries dead-lettered records again. Without reasons/ids, the classes the replay policy
-   * replays automatically; with them, exactly those (review classes too).
-   */
-  async replay({ reasons, ids, limit, filter } = {}) {
-    const opts = {};
-    if (reasons !== undefined) opts.reasons = reasons;
-    if (ids !== undefined) opts.ids = ids;
-    if (limit !== undefined) {
-      if (!Number.isInteger(limit) || limit < 1) throw configError('limit', 'must be a positive integer');
-      opts.limit = limit;
-    }
-    if (filter !== undefined) opts.filter = JSON.parse(filterJson(filter) ?? 'null');
-    const n = await this._native();
-    return JSON.parse(await call(n.replay(JSON.stringify(opts))));
-  }
-
-  /** Resumes the tasks a dead process left in flight (or dead-letters them with resume: false). */
-  async recover({ resume = true } = {}) {
-    if (typeof resume !== 'boolean') throw configError('resume', 'must be a boolean');
-    const n = await this._native();
-    const r = JSON.parse(await call(n.recover(resume)));
-    r.solved = r.solved.map((s) => ({ ...s, solution: solution(JSON.stringify(s.solution)) }));
-    return r;
-  }
-
-  async balance() {
-    const n = await this._native();
-    return call(n.balance());
-  }
-
-  /** Tells the provider whether the answer of `providerTaskId` was right. */
-  async report(providerTaskId, good) {
-    if (typeof providerTaskId !== 'string' || providerTaskId === '') throw configError('providerTaskId', 'must be a non-empty string');
-    if (typeof good !== 'boolean') throw configError('good', 'must be a boolean');
-    const n = await this._native();
-    await call(n.report(providerTaskId, good));
-  }
-
-  /** Lets submissions flow again after an account error was fixed. */
-  async resetCircuit() {
-    const n = await this._native();
-    sync(() => n.resetCircuit());
-  }
-
-  /** Stops the client; tasks in flight stay in the journal for `recover`. Idempotent. */
-  async close() {
-    if (this.#closed) return;
-    this.#closed = true;
-    let n;
-    try {
-      n = await this.#ready;
-    } catch {
-      return; // never opened
-    }
-    await n.close();
-  }
-
-  #describe() {
-    // Once open, the provider's resolved name and base URL (a preset's real host).
-    const resolved = this.#native ? JSON.parse(this.#native.describe()) : {};
-    return { ...this.#shown, ...resolved, apiKey: '***' };
-  }
-
-  [util.inspect.custom](depth, options, inspect) {
-    const shown = { ...this.#describe(), closed: this.#closed };
-    return `Client ${(inspect || util.inspect)(shown, options)}`;
-  }
-
-  toJSON() {
-    return this.#describe();
-  }
-}
-
-function redactUrl(location) {
-  // A redis URL may carry a password.
-  return typeof location === 'string' ? location.replace(/\/\/([^@/]*)@/, '//***@') : location;
-}
-
-function eventBridge(onEvent) {
-  return (text) => {
-    let event;
-    try {
-      event = JSON.parse(text);
-    } catch {
-      return;
-    }
+/** The user's event callback: what it throws is reported, never let into the client. */
+function guardEvents(onEvent) {
+  return (event) => {
     try {
       onEvent(event);
     } catch (e) {
-      process.emitWarning(`captcha-dlq: the onEvent callback threw: ${e && e.message}`);
+      console.error('captcha-dlq: the onEvent callback threw (the event is dropped):', e);
     }
   };
 }
 
-function progressBridge(onProgress) {
-  return (text) => {
-    try {
-      const [done, total] = JSON.parse(text);
-      onProgress(done, total);
-    } catch (e) {
-      process.emitWarning(`captcha-dlq: the onProgress callback threw: ${e && e.message}`);
+/**
+ * An async iterator pulling `next()` from a native stream, one item per pull (so the stream
+ * never runs ahead of its consumer). Leaving early (break, throw, return) calls `stop`.
+ */
+async function* pull(stream, convert, stop) {
+  let ended = false;
+  try {
+    for (;;) {
+      const item = await call(() => stream.next());
+      if (item === null) {
+        ended = true;
+        return;
+      }
+      yield convert(item);
     }
-  };
+  } finally {
+    if (!ended) stop();
+  }
 }
 
-module.exports = { Client, Dlq };
+/**
+ * The package's classes over `native`, an object with `open(options, store, onEvent)`
+ * resolving to a native client (docs/bindings.md).
+ */
+export function bind(native) {
+  /** The dead-letter queue of a client: inspect, export, import, purge, park. */
+  class Dlq {
+    #ready;
+
+    /** @internal */
+    constructor(ready) {
+      this.#ready = ready;
+    }
+
+    async #op(name, args) {
+      const client = await this.#ready();
+      return call(() => client.dlq(name, plain(args)));
+    }
+
+    /** How many records match `filter` (all when omitted). */
+    count(filter) {
+      return this.#op('count', { filter });
+    }
+
+    /** Matching records, oldest first; `{offset, limit}` pages through them. */
+    peek(filter, page) {
+      if (page !== undefined && !isObject(page)) return Promise.reject(invalidArgument('page', 'expected { offset, limit }'));
+      return this.#op('peek', { filter, ...page });
+    }
+
+    /** The store's counters (`total`, `ready`, `parked`, `inFlight`…). */
+    stats() {
+      return this.#op('stats', {});
+    }
+
+    /** Counts by reason, class, sitekey, page host, hour and provider; oldest age; repeat-failure rate. */
+    analysis(filter) {
+      return this.#op('analysis', { filter });
+    }
+
+    /** The matching records as export text (`{filter, format}`: `json`, the default, or `jsonl`). */
+    async exportText(options) {
+      const answer = await this.#op('export', options ?? {});
+      return answer.text;
+    }
+
+    /** Upserts the records of an export (or of the seeds' `captcha-dlq.json`); how many. */
+    importText(text) {
+      return this.#op('import', { text });
+    }
+
+    /**
+     * Node: writes the matching records to `path`, created readable by its owner only
+     * (`{filter, format}`; the format follows the file name by default). How many.
+     */
+    async export(path, options) {
+      const client = await this.#ready();
+      if (typeof client.exportFile !== 'function') throw invalidArgument('path', 'no file system here: use exportText()');
+      return call(() => client.exportFile(path, plain(options ?? {})));
+    }
+
+    /** Node: upserts the records of an export file; how many. */
+    async import(path) {
+      const client = await this.#ready();
+      if (typeof client.importFile !== 'function') throw invalidArgument('path', 'no file system here: use importText()');
+      return call(() => client.importFile(path));
+    }
+
+    /** Removes the matching records not under a lease; `{}` removes every record (the filter is required). */
+    purge(filter) {
+      return this.#op('purge', { filter });
+    }
+
+    /** Sets a record aside for review; false if there is no such record. */
+    park(id, reason) {
+      return this.#op('park', { id, reason });
+    }
+
+    /** Returns a parked record to ready; false if it was not parked. */
+    unpark(id) {
+      return this.#op('unpark', { id });
+    }
+
+    /** Tasks in flight (of every client sharing the store). */
+    journal() {
+      return this.#op('journal', {});
+    }
+
+    /** Task keys settled (solved and handed over, or dead-lettered) under `prefix`. */
+    settled(prefix) {
+      return this.#op('settled', { prefix });
+    }
+
+    /** Forgets the settled keys under `prefix`; how many. */
+    clearSettled(prefix) {
+      return this.#op('clear_settled', { prefix });
+    }
+
+    [INSPECT]() {
+      return 'Dlq {}';
+    }
+  }
+
+  /** A solving client. Every method is async; none blocks the event loop. */
+  class Client {
+    #opening;
+    #native = null;
+    #closed = false;
+    #dlq;
+
+    /**
+     * Starts a client. Options are the core's (`apiKey`, `provider`, `baseUrl`, `dlq`, `retry`,
+     * `polling`, `rate`, `circuit`, `store`, `concurrency`, `replayPolicy`, …) plus `onEvent`; a
+     * problem with them rejects `ready()` and every call.
+     */
+    constructor(options) {
+      if (!isObject(options)) throw invalidArgument('options', 'expected an object of options, like { apiKey, dlq }');
+      const { onEvent, ...rest } = options;
+      checkFunction(onEvent, 'onEvent');
+      let store;
+      if (isObject(rest.dlq)) {
+        store = rest.dlq;
+        delete rest.dlq;
+      }
+      const events = onEvent ? guardEvents(onEvent) : undefined;
+      this.#opening = call(() => native.open(plain(rest), store, events)).then((client) => (this.#native = client));
+      // A failed open surfaces on the first call or ready(), never as an unhandled rejection.
+      this.#opening.catch(() => {});
+      this.#dlq = new Dlq(() => this.#opening);
+    }
+
+    /** The dead-letter queue. */
+    get dlq() {
+      return this.#dlq;
+    }
+
+    /** Resolves once the client runs (its store open); rejects with what stopped it. */
+    async ready() {
+      await this.#opening;
+    }
+
+    /** Solves one task: `{text, fields, providerTaskId}`. `options`: `{labels, signal}`. */
+    async solve(task, options) {
+      const [{ signal }, rest] = split(options, ['signal']);
+      checkSignal(signal, 'options.signal');
+      if (signal?.aborted) throw aborted(signal);
+      const client = await this.#opening;
+      const job = await call(() => client.submit(task ?? null, plain(rest)));
+      const cancel = () => job.cancel();
+      signal?.addEventListener('abort', cancel, { once: true });
+      if (signal?.aborted) job.cancel();
+      try {
+        return await call(() => job.wait());
+      } catch (e) {
+        if (signal?.aborted && isCancellation(e)) throw aborted(signal, e);
+        throw e;
+      } finally {
+        signal?.removeEventListener('abort', cancel);
+      }
+    }
+
+    /**
+     * Solves many tasks, yielding each result as it ends: `{index, id, key, labels, ok, solution}`
+     * or `{…, ok: false, error}`. Never more than `concurrency` tasks ahead of the consumer;
+     * leaving the loop early, or `signal`, cancels the rest (tasks the provider has run on, and
+     * `recover()` hands their answers over).
+     */
+    solveStream(tasks, options) {
+      const [{ signal }, rest] = split(options, ['signal']);
+      const opening = this.#opening;
+      return (async function* solveStream() {
+        checkSignal(signal, 'options.signal');
+        if (signal?.aborted) throw aborted(signal);
+        const client = await opening;
+        const stream = await call(() => client.solveStream(tasks ?? null, plain(rest)));
+        const close = () => stream.close();
+        signal?.addEventListener('abort', close, { once: true });
+        try {
+          yield* pull(stream, withError, close);
+          if (signal?.aborted) throw aborted(signal);
+        } finally {
+          signal?.removeEventListener('abort', close);
+        }
+      })();
+    }
+
+    /**
+     * Solves many tasks; one result per task, in input order. `onResult(result)` is called as
+     * each ends. Aborted by `signal`, it rejects with `Aborted` (its `partial` holds the results
+     * delivered so far) after `onResult` had every one of them.
+     */
+    async solveMany(tasks, options) {
+      const [{ onResult }, rest] = split(options, ['onResult']);
+      checkFunction(onResult, 'options.onResult');
+      const results = [];
+      try {
+        for await (const result of this.solveStream(tasks, rest)) {
+          results[result.index] = result;
+          onResult?.(result);
+        }
+      } catch (e) {
+        if (e instanceof Aborted) e.partial = results;
+        throw e;
+      }
+      return results;
+    }
+
+    /**
+     * Replays dead-lettered records, yielding each outcome with its solution
+     * (`{id, labels, outcome: 'recovered', solution}`, `failed_again`, `parked`, `skipped`, `error`).
+     * `report()` on the iterator gives the counts (final once it ended). Leaving early stops
+     * starting records; those started finish.
+     */
+    replayStream(options) {
+      const opening = this.#opening;
+      let replay = null;
+      const items = (async function* replayStream() {
+        const client = await opening;
+        replay = await call(() => client.replayStream(plain(options) ?? null));
+        yield* pull(replay, withError, () => replay.cancel());
+      })();
+      items.report = () => (replay ? replay.report() : null);
+      return items;
+    }
+
+    /** Replays records: `{report, solved: [{id, labels, solution}]}`. */
+    async replay(options) {
+      const stream = this.replayStream(options);
+      const solved = [];
+      for await (const item of stream) {
+        if (item.outcome === 'recovered') solved.push({ id: item.id, labels: item.labels, solution: item.solution });
+      }
+      return { report: stream.report(), solved };
+    }
+
+    /**
+     * Finishes what a dead client (or a cancelled caller) left in flight, yielding each task as it
+     * ends: `{id, key, labels, ok, solution}` or `{…, ok: false, error}`. `summary()` on the iterator
+     * gives the counts.
+     */
+    recoverStream(options) {
+      const opening = this.#opening;
+      let recovery = null;
+      const items = (async function* recoverStream() {
+        const client = await opening;
+        recovery = await call(() => client.recoverStream(plain(options) ?? null));
+        yield* pull(recovery, withError, () => {});
+      })();
+      items.summary = () => (recovery ? recovery.summary() : null);
+      return items;
+    }
+
+    /** Recovers the journal: `{found, skippedLive, deadLettered, solved: [{id, key, labels, solution}]}`. */
+    async recover(options) {
+      const stream = this.recoverStream(options);
+      const solved = [];
+      for await (const item of stream) {
+        if (item.ok) solved.push({ id: item.id, key: item.key, labels: item.labels, solution: item.solution });
+      }
+      return { ...stream.summary(), solved };
+    }
+
+    /** The account balance, as the provider reports it. */
+    async balance() {
+      const client = await this.#opening;
+      return call(() => client.balance());
+    }
+
+    /** Tells the provider whether the answer of `providerTaskId` was right. */
+    async report(providerTaskId, good) {
+      const client = await this.#opening;
+      return call(() => client.report(providerTaskId, good));
+    }
+
+    /** Lets submissions flow again after an account error was fixed (new key, top-up). */
+    async resetCircuit() {
+      const client = await this.#opening;
+      return call(() => client.resetCircuit());
+    }
+
+    /** What the client is doing: `{jobs, inFlight, inFlightLimit, detached, accountFailure, storeDown, …}`. */
+    async status() {
+      const client = await this.#opening;
+      return call(() => client.status());
+    }
+
+    /** The store's health as the client last saw it: `{available, failures, lastError}`. */
+    async storeHealth() {
+      const client = await this.#opening;
+      return client.storeHealth();
+    }
+
+    /** Stops the client once its queued writes are done; tasks in flight stay in the journal. */
+    async close() {
+      if (this.#closed) return;
+      this.#closed = true;
+      let client;
+      try {
+        client = await this.#opening;
+      } catch {
+        return; // it never ran
+      }
+      await call(() => client.close());
+    }
+
+    #shown() {
+      const where = this.#native ? this.#native.describe() : { opening: true };
+      return { ...where, closed: this.#closed };
+    }
+
+    [INSPECT](depth, options, inspect) {
+      return `Client ${inspect ? inspect(this.#shown(), options) : JSON.stringify(this.#shown())}`;
+    }
+
+    toJSON() {
+      return this.#shown();
+    }
+  }
+
+  return {
+    Client, Dlq, CaptchaDlqError, SolveFailed, AccountError, InvalidTask, InvalidConfig, StoreError, ProviderError,
+    Cancelled, Closed, Aborted,
+  };
+}

@@ -1,34 +1,32 @@
-//! The addon's client: a thin napi class over [`captcha_dlq::Client`]. Every
-//! method that touches the network or a store is an async fn run on napi's
-//! tokio runtime, so the Node event loop is never blocked. Values cross as
-//! JSON text that `lib/client.js` parses; errors cross as coded payloads
-//! (see [`crate::error`]).
+//! The native client of docs/bindings.md over `captcha_dlq::Client`: every call
+//! turns its JS values into `serde_json::Value`, lets `client::host` (in
+//! camelCase) or `Dlq::op` read them, and answers with host values. Work runs
+//! on napi's tokio runtime; nothing here blocks the event loop or decides
+//! anything the client does not.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use captcha_dlq::{Client, ReplayOptions};
-use captcha_dlq_core::dlq::Filter;
-use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
-use captcha_dlq_core::{Event, Task};
-use napi::bindgen_prelude::Unknown;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use captcha_dlq::{host, Client, ExportFormat};
+use captcha_dlq_core::json_read::Casing;
+use captcha_dlq_core::options::ClientOptions;
+use captcha_dlq_core::Event;
+use napi::bindgen_prelude::{Function, Object, PromiseRaw};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
+use napi::{Env, Status};
 use napi_derive::napi;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error;
 use crate::job::NativeJob;
-use crate::js_store::{Dispatch, JsStore};
-use crate::options::{snake_keys, typed, Options};
+use crate::store::JsStore;
+use crate::streams::{NativeRecover, NativeReplay, NativeStream};
 
-/// `(json) => void`, weak and non-blocking: events never wait on JS nor keep Node alive.
-pub type Callback = ThreadsafeFunction<String, Unknown<'static>, String, napi::Status, false, true>;
+/// `onEvent(event)`: weak and never waited on, so events neither slow the driver nor keep Node alive.
+type EventCallback = ThreadsafeFunction<Value, UnknownReturnValue, Value, Status, false, true>;
 
 #[napi]
 pub struct NativeClient {
-    pub(crate) client: Client,
-    pub(crate) key: String,
+    client: Client,
 }
 
 impl std::fmt::Debug for NativeClient {
@@ -37,220 +35,198 @@ impl std::fmt::Debug for NativeClient {
     }
 }
 
-/// Checks the options without I/O; throws the coded error of the first problem.
-#[napi]
-pub fn check_options(options: String) -> napi::Result<()> {
-    Options::parse(&options).map(|_| ())
-}
-
-/// Opens the store and starts the client. `store` is the dispatcher of a JS store object.
-#[napi]
-pub async fn open_client(
-    options: String,
-    on_event: Option<Callback>,
-    store: Option<Dispatch>,
-) -> napi::Result<NativeClient> {
-    let options = Options::parse(&options)?;
-    let mut builder = options.builder();
-    if let Some(dispatch) = store {
-        builder = builder.dlq_store(Arc::new(JsStore::new(dispatch)));
-    } else if options.dlq.is_none() {
-        return Err(error::config("dlq", "missing: give a SQLite path, 'memory', a redis:// URL or a store object"));
-    }
-    if let Some(callback) = on_event {
-        builder = builder.on_event(move |event: &Event| {
-            if let Ok(text) = serde_json::to_string(event) {
-                let _ = callback.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+/// Starts a client: `options` as the user wrote them (camelCase; read by the core),
+/// `store` a store object (the store protocol), `onEvent` a function receiving events.
+#[napi(ts_return_type = "Promise<NativeClient>")]
+pub fn open<'env>(
+    env: &'env Env,
+    options: Value,
+    store: Option<Object>,
+    on_event: Option<Function<Value, UnknownReturnValue>>,
+) -> napi::Result<PromiseRaw<'env, NativeClient>> {
+    let store = store.as_ref().map(JsStore::new).transpose()?;
+    let events: Option<EventCallback> =
+        on_event.map(|f| f.build_threadsafe_function::<Value>().weak::<true>().build()).transpose()?;
+    let work = async move {
+        let options = ClientOptions::from_value(options, Casing::Camel)
+            .map_err(|e| error::payload(&captcha_dlq::Error::Config(e)))?;
+        let store = match store {
+            None => None,
+            Some(js) => {
+                let table = captcha_dlq_core::dlq::host::HostTable::new(js)
+                    .map_err(|e| error::payload(&captcha_dlq::Error::Store(e)))?;
+                let store: Arc<dyn captcha_dlq_core::dlq::DlqStore> =
+                    Arc::new(captcha_dlq_core::dlq::table::TableStore::over(table));
+                Some(store)
             }
-        });
-    }
-    let key = options.api_key.clone();
-    let client = builder.build().await.map_err(|e| error::from_native(&e, Some(&key)))?;
-    Ok(NativeClient { client, key })
-}
-
-/// Parses a task (camelCase or snake_case fields) and its labels.
-pub(crate) fn task_and_labels(task: &str, labels: Option<&str>) -> napi::Result<(Task, BTreeMap<String, String>)> {
-    let task = Task::from_json_str(task).map_err(|e| error::invalid_task(&e))?;
-    let labels = match labels {
-        None => BTreeMap::new(),
-        Some(text) => serde_json::from_str::<Option<BTreeMap<String, String>>>(text)
-            .map_err(|e| {
-                error::invalid_task(&captcha_dlq_core::InvalidTask::new(
-                    "labels",
-                    format!("must map strings to strings: {e}"),
-                ))
-            })?
-            .unwrap_or_default(),
-    };
-    Ok((task, labels))
-}
-
-#[derive(Default)]
-struct JsReplay {
-    reasons: Vec<String>,
-    ids: Vec<String>,
-    limit: Option<usize>,
-    filter: Option<Value>,
-}
-
-/// Every field may be left out; unknown ones are refused.
-impl FromJson for JsReplay {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        let replay = JsReplay {
-            reasons: f.or_default("reasons")?,
-            ids: f.or_default("ids")?,
-            limit: f.opt("limit")?,
-            filter: f.opt("filter")?,
         };
-        f.finish()?;
-        Ok(replay)
-    }
+        let sink = events.map(|callback| -> captcha_dlq::EventSink {
+            Arc::new(move |event: &Event| {
+                let _ = callback.call(host::value(event, Casing::Camel), ThreadsafeFunctionCallMode::NonBlocking);
+            })
+        });
+        captcha_dlq::connect(options, store, sink).await.map_err(|e| error::payload(&e))
+    };
+    error::settle(env, work, |_, client| Ok(NativeClient { client }))
 }
 
-pub(crate) fn filter(json: Option<String>) -> napi::Result<Filter> {
-    match json {
-        None => Ok(Filter::all()),
-        Some(text) => {
-            let value: Value =
-                serde_json::from_str(&text).map_err(|e| error::config("filter", format!("not valid JSON: {e}")))?;
-            if value.is_null() {
-                return Ok(Filter::all());
-            }
-            typed("filter", snake_keys(value))
-        }
-    }
+/// A client error as a rejection payload.
+fn fail(e: captcha_dlq::Error) -> Value {
+    error::payload(&e)
 }
 
 #[napi]
 impl NativeClient {
-    fn fail(&self, e: &captcha_dlq::Error) -> napi::Error {
-        error::from_native(e, Some(&self.key))
-    }
-
-    /// Submits a task; the job's `wait` gives the solution.
-    #[napi]
-    pub async fn submit(&self, task: String, labels: Option<String>) -> napi::Result<NativeJob> {
-        let (task, labels) = task_and_labels(&task, labels.as_deref())?;
-        let handle = self.client.submit(task, labels).await.map_err(|e| self.fail(&e))?;
-        Ok(NativeJob::new(handle, self.key.clone()))
-    }
-
-    /// Solves many tasks (`[{task, labels}]`); JSON array, in input order, of `{ok}` or `{error}`.
-    #[napi]
-    pub async fn solve_many(
+    /// Submits one task; `options` are `solve`'s (`{labels}`; unknown keys are refused).
+    #[napi(ts_return_type = "Promise<NativeJob>")]
+    pub fn submit<'env>(
         &self,
-        tasks: String,
-        concurrency: u32,
-        progress: Option<Callback>,
-    ) -> napi::Result<String> {
-        #[derive(Deserialize)]
-        struct Item {
-            task: Value,
-            #[serde(default)]
-            labels: Option<BTreeMap<String, String>>,
-        }
-        let items: Vec<Item> = serde_json::from_str(&tasks)
-            .map_err(|e| error::invalid_task(&captcha_dlq_core::InvalidTask::new("tasks", e.to_string())))?;
-        // A bad task is reported in its own slot, as a rejection, like a failed solve.
-        let mut slots: Vec<Option<Value>> = Vec::with_capacity(items.len());
-        let mut valid = Vec::new();
-        let mut positions = Vec::new();
-        for (i, item) in items.into_iter().enumerate() {
-            match Task::from_json_value(item.task) {
-                Ok(task) => {
-                    slots.push(None);
-                    positions.push(i);
-                    valid.push((task, item.labels.unwrap_or_default()));
-                }
-                Err(e) => {
-                    let p = error::native_payload(&captcha_dlq::Error::InvalidTask(e), Some(&self.key));
-                    slots.push(Some(json!({ "error": p })));
-                }
-            }
-        }
-        let report = |done: usize, total: usize| {
-            if let Some(cb) = &progress {
-                let _ = cb.call(format!("[{done},{total}]"), ThreadsafeFunctionCallMode::NonBlocking);
-            }
+        env: &'env Env,
+        task: Value,
+        options: Option<Value>,
+    ) -> napi::Result<PromiseRaw<'env, NativeJob>> {
+        let client = self.client.clone();
+        let work = async move {
+            let options = host::solve_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(fail)?;
+            let task = host::task(task).map_err(fail)?;
+            client.submit(task, options.labels, None).await.map_err(fail)
         };
-        let results = self.client.solve_many(valid, concurrency.max(1) as usize, Some(&report)).await;
-        for (pos, result) in positions.into_iter().zip(results) {
-            let value = match result {
-                Ok(solution) => json!({ "ok": solution }),
-                Err(e) => json!({ "error": error::native_payload(&e, Some(&self.key)) }),
+        error::settle(env, work, |_, handle| Ok(NativeJob::new(handle)))
+    }
+
+    /// Many tasks (tasks, or `{task, labels, key}`), results as they end.
+    #[napi]
+    pub fn solve_stream(&self, env: &Env, tasks: Value, options: Option<Value>) -> napi::Result<NativeStream> {
+        let options =
+            host::batch_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(|e| error::throw(env, &e))?;
+        let inputs = host::batch(tasks, &options, Casing::Camel).map_err(|e| error::throw(env, &e))?;
+        Ok(NativeStream::new(self.client.solve_stream(inputs, options.concurrency)))
+    }
+
+    /// Replays DLQ records (`{reasons, ids, filter, limit, perSecond}`).
+    #[napi]
+    pub fn replay_stream(&self, env: &Env, options: Option<Value>) -> napi::Result<NativeReplay> {
+        let options =
+            host::replay_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(|e| error::throw(env, &e))?;
+        Ok(NativeReplay::new(self.client.replay_stream(options)))
+    }
+
+    /// Recovers the journal (`{resume}`).
+    #[napi]
+    pub fn recover_stream(&self, env: &Env, options: Option<Value>) -> napi::Result<NativeRecover> {
+        let options =
+            host::recover_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(|e| error::throw(env, &e))?;
+        Ok(NativeRecover::new(self.client.recover_stream(options)))
+    }
+
+    /// One DLQ operation by name (`count`, `peek`, `clear_settled`…) with its arguments.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub fn dlq<'env>(&self, env: &'env Env, op: String, args: Option<Value>) -> napi::Result<PromiseRaw<'env, Value>> {
+        let dlq = self.client.dlq();
+        error::promise(env, async move { dlq.op(&op, args.unwrap_or(Value::Null), Casing::Camel).await.map_err(fail) })
+    }
+
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn balance<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, f64>> {
+        let client = self.client.clone();
+        error::promise(env, async move { client.balance().await.map_err(fail) })
+    }
+
+    /// Tells the provider whether an answer was right.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn report<'env>(
+        &self,
+        env: &'env Env,
+        provider_task_id: String,
+        good: bool,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let client = self.client.clone();
+        error::promise(env, async move { client.report(&provider_task_id, good).await.map_err(fail) })
+    }
+
+    /// Lets submissions flow again after an account error was fixed.
+    #[napi]
+    pub fn reset_circuit(&self, env: &Env) -> napi::Result<()> {
+        self.client.reset_circuit().map_err(|e| error::throw(env, &e))
+    }
+
+    /// What the driver is doing (`{jobs, inFlight, inFlightLimit, detached, …}`).
+    #[napi(ts_return_type = "Promise<any>")]
+    pub fn status<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
+        let client = self.client.clone();
+        error::promise(env, async move { client.status().await.map(|s| host::value(&s, Casing::Camel)).map_err(fail) })
+    }
+
+    /// `{available, failures, lastError}` as the driver last saw the store.
+    #[napi(ts_return_type = "any")]
+    pub fn store_health(&self) -> Value {
+        host::value(&self.client.store_health(), Casing::Camel)
+    }
+
+    /// Stops the driver once its queued writes are done; tasks in flight stay in the journal.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let client = self.client.clone();
+        error::promise(env, async move {
+            client.close().await;
+            Ok(())
+        })
+    }
+
+    /// `{provider, baseUrl}` — what an inspection shows; never the key.
+    #[napi(ts_return_type = "any")]
+    pub fn describe(&self) -> Value {
+        let provider = self.client.provider();
+        json!({ "provider": provider.name(), "baseUrl": provider.base_url() })
+    }
+
+    /// Node only: writes the matching records to `path` (created readable by its owner
+    /// only); `args` are `export`'s (`{filter, format}`), the format by default from the
+    /// file name (`.jsonl` → JSON lines). Resolves with how many records were written.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn export_file<'env>(
+        &self,
+        env: &'env Env,
+        path: String,
+        args: Option<Value>,
+    ) -> napi::Result<PromiseRaw<'env, u32>> {
+        let dlq = self.client.dlq();
+        error::promise(env, async move {
+            let mut args = match args {
+                None | Some(Value::Null) => json!({}),
+                Some(other) => other,
             };
-            if let Some(slot) = slots.get_mut(pos) {
-                *slot = Some(value);
+            if let Value::Object(map) = &mut args {
+                if !map.contains_key("format") {
+                    let format = match ExportFormat::for_path(&path) {
+                        ExportFormat::Json => "json",
+                        ExportFormat::Jsonl => "jsonl",
+                    };
+                    map.insert("format".into(), json!(format));
+                }
             }
-        }
-        let out: Vec<Value> = slots.into_iter().map(|s| s.unwrap_or(Value::Null)).collect();
-        Ok(Value::Array(out).to_string())
+            let answer = dlq.op("export", args, Casing::Camel).await.map_err(fail)?;
+            let text = answer["text"].as_str().unwrap_or_default().to_string();
+            let count = answer["count"].as_u64().unwrap_or(0);
+            tokio::task::spawn_blocking(move || captcha_dlq::files::write_private(std::path::Path::new(&path), &text))
+                .await
+                .map_err(|e| fail(captcha_dlq::Error::Io(format!("the export was interrupted: {e}"))))?
+                .map_err(fail)?;
+            Ok(u32::try_from(count).unwrap_or(u32::MAX))
+        })
     }
 
-    /// Replays records: `{reasons, ids, limit, filter}`; the report as JSON.
-    #[napi]
-    pub async fn replay(&self, options: Option<String>) -> napi::Result<String> {
-        let opts: JsReplay = match options {
-            None => JsReplay::default(),
-            Some(text) => {
-                let value: Value =
-                    serde_json::from_str(&text).map_err(|e| error::config("replay", format!("not valid JSON: {e}")))?;
-                typed("replay", snake_keys(value))?
-            }
-        };
-        let explicit = !opts.reasons.is_empty() || !opts.ids.is_empty() || opts.filter.is_some();
-        let filter = if explicit {
-            let mut f = match opts.filter {
-                Some(v) => typed::<Filter>("replay.filter", snake_keys(v))?,
-                None => Filter::all(),
-            };
-            f.reasons.extend(opts.reasons);
-            f.ids.extend(opts.ids);
-            Some(f)
-        } else {
-            None
-        };
-        let report = self
-            .client
-            .replay(ReplayOptions { filter, limit: opts.limit, explicit })
-            .await
-            .map_err(|e| self.fail(&e))?;
-        Ok(serde_json::to_string(&report).unwrap_or_default())
-    }
-
-    /// Resumes (or dead-letters, with `resume: false`) what a dead process left in flight.
-    #[napi]
-    pub async fn recover(&self, resume: bool) -> napi::Result<String> {
-        let report = self.client.recover(resume).await.map_err(|e| self.fail(&e))?;
-        Ok(serde_json::to_string(&report).unwrap_or_default())
-    }
-
-    #[napi]
-    pub async fn balance(&self) -> napi::Result<f64> {
-        self.client.balance().await.map_err(|e| self.fail(&e))
-    }
-
-    #[napi]
-    pub async fn report(&self, provider_task_id: String, good: bool) -> napi::Result<()> {
-        self.client.report(&provider_task_id, good).await.map_err(|e| self.fail(&e))
-    }
-
-    /// Lets submissions flow again after an account problem was fixed.
-    #[napi]
-    pub fn reset_circuit(&self) -> napi::Result<()> {
-        self.client.reset_circuit().map_err(|e| self.fail(&e))
-    }
-
-    #[napi]
-    pub async fn close(&self) {
-        self.client.close().await;
-    }
-
-    /// `{provider, baseUrl}`: what `util.inspect` shows (never the key).
-    #[napi]
-    pub fn describe(&self) -> String {
-        json!({ "provider": self.client.provider().name(), "baseUrl": self.client.provider().base_url() }).to_string()
+    /// Node only: upserts the records of an export file (or the seeds' `captcha-dlq.json`).
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn import_file<'env>(&self, env: &'env Env, path: String) -> napi::Result<PromiseRaw<'env, Value>> {
+        let dlq = self.client.dlq();
+        error::promise(env, async move {
+            let read = path.clone();
+            let text = tokio::task::spawn_blocking(move || std::fs::read_to_string(read))
+                .await
+                .map_err(|e| fail(captcha_dlq::Error::Io(format!("reading {path} was interrupted: {e}"))))?
+                .map_err(|e| fail(captcha_dlq::Error::Io(format!("cannot read {path}: {e}"))))?;
+            dlq.op("import", json!({ "text": text }), Casing::Camel).await.map_err(fail)
+        })
     }
 }

@@ -1,89 +1,67 @@
-//! Turns every Rust error into one JS-facing shape: a napi error whose message is a JSON
-//! payload (`code`, `message`, and `field` / `record` / `class` when they apply). The
-//! package's `lib/errors.js` is the one place that maps it onto the JS error classes.
+//! Errors as JavaScript receives them: an `Error` object whose own properties are
+//! those of `host::error` (`code`, `message`, `field`, `record`, `stored`, `runsOn`),
+//! so the package's `lib/errors.js` only has to pick the class for `code`.
+//!
+//! Work that may fail runs as a future resolving to `Result<T, Value>` (the error
+//! already a host value); [`settle`] turns it into a promise whose rejection is
+//! built on the JS thread, where objects can be made.
 
-use captcha_dlq::Error;
-use captcha_dlq_core::dlq::StoreError;
-use captcha_dlq_core::{ConfigError, InvalidTask};
-use serde_json::{json, Value};
+use core::future::Future;
 
-/// Marks a message as a coded payload, so the JS side never mistakes a foreign error for one.
-pub const PREFIX: &str = "captcha-dlq:";
+use captcha_dlq::host;
+use captcha_dlq_core::json_read::Casing;
+use napi::bindgen_prelude::{JsObjectValue, JsValue, PromiseRaw, ToNapiValue};
+use napi::Env;
+use serde_json::Value;
 
-/// A coded error for JS. `redact` is the API key, removed from every text that leaves.
-pub fn coded(code: &str, message: &str, extra: Value, redact: Option<&str>) -> napi::Error {
-    let payload = payload(code, message, extra, redact);
-    napi::Error::new(napi::Status::GenericFailure, format!("{PREFIX}{payload}"))
+/// An error of the client API as a host value (camelCase, as JavaScript spells it).
+pub fn payload(e: &captcha_dlq::Error) -> Value {
+    host::error(e, Casing::Camel)
 }
 
-/// The JSON object describing an error (also used inside `solveMany` results).
-pub fn payload(code: &str, message: &str, extra: Value, redact: Option<&str>) -> Value {
-    let mut payload = json!({ "code": code, "message": scrub(message, redact) });
-    if let (Value::Object(p), Value::Object(e)) = (&mut payload, extra) {
-        for (k, v) in e {
-            let v = match v {
-                Value::String(s) => Value::String(scrub(&s, redact)),
-                other => other,
-            };
-            p.insert(k, v);
+/// The JS `Error` for a payload, as a napi error that throws (or rejects with) that object.
+pub fn to_js(env: &Env, payload: Value) -> napi::Error {
+    let message = payload.get("message").and_then(Value::as_str).unwrap_or("captcha-dlq error").to_string();
+    build(env, &message, payload).unwrap_or_else(|e| e)
+}
+
+fn build(env: &Env, message: &str, payload: Value) -> napi::Result<napi::Error> {
+    let mut error = env.create_error(napi::Error::from_reason(message))?;
+    if let Value::Object(fields) = payload {
+        for (name, value) in fields {
+            if name != "message" {
+                error.set_named_property(&name, value)?;
+            }
         }
     }
-    payload
+    Ok(napi::Error::from(error.to_unknown()))
 }
 
-fn scrub(text: &str, key: Option<&str>) -> String {
-    match key {
-        Some(k) if k.len() >= 4 && text.contains(k) => text.replace(k, "***"),
-        _ => text.to_string(),
-    }
+/// A promise for `work`: resolved with `convert(answer)` on the JS thread, or rejected
+/// with the JS error of its payload.
+pub fn settle<'env, T, V, F, C>(env: &'env Env, work: F, convert: C) -> napi::Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue,
+    F: Future<Output = Result<T, Value>> + Send + 'static,
+    C: FnOnce(&Env, T) -> napi::Result<V> + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(work.await) }, move |env, answer| match answer {
+        Ok(value) => convert(env, value),
+        Err(payload) => Err(to_js(env, payload)),
+    })
 }
 
-/// The error for JS of an error from the native API.
-pub fn from_native(e: &Error, redact: Option<&str>) -> napi::Error {
-    let p = native_payload(e, redact);
-    napi::Error::new(napi::Status::GenericFailure, format!("{PREFIX}{p}"))
+/// [`settle`] for work whose answer goes to JS as it is.
+pub fn promise<'env, T, F>(env: &'env Env, work: F) -> napi::Result<PromiseRaw<'env, T>>
+where
+    T: Send + ToNapiValue + 'static,
+    F: Future<Output = Result<T, Value>> + Send + 'static,
+{
+    settle(env, work, |_, value| Ok(value))
 }
 
-/// The payload of an error from the native API.
-pub fn native_payload(e: &Error, redact: Option<&str>) -> Value {
-    let message = e.to_string();
-    let extra = match e {
-        Error::SolveFailed { record, stored } => {
-            json!({ "record": serde_json::to_value(record).unwrap_or(Value::Null), "stored": stored, "reason": record.reason, "class": record.class.as_str() })
-        }
-        Error::InvalidTask(t) => json!({ "field": t.field, "problem": t.problem }),
-        Error::Config(c) => json!({ "field": c.field, "problem": c.problem }),
-        Error::Store(s) => store_extra(s),
-        Error::Provider(f) => json!({ "reason": f.code, "class": f.class.as_str() }),
-        Error::Closed | Error::Io(_) => json!({}),
-    };
-    payload(e.code(), &message, extra, redact)
-}
-
-fn store_extra(e: &StoreError) -> Value {
-    let kind = match e {
-        StoreError::LeaseLost { .. } => "lease_lost",
-        StoreError::NotFound { .. } => "not_found",
-        StoreError::Corrupt { .. } => "corrupt",
-        StoreError::NewerSchema { .. } => "newer_schema",
-        StoreError::Decode(_) => "decode",
-        StoreError::Backend(_) => "backend",
-    };
-    json!({ "kind": kind })
-}
-
-pub fn invalid_task(e: &InvalidTask) -> napi::Error {
-    from_native(&Error::InvalidTask(e.clone()), None)
-}
-
-pub fn config(field: &str, problem: impl Into<String>) -> napi::Error {
-    from_native(&Error::Config(ConfigError::new(field, problem)), None)
-}
-
-pub fn store(e: StoreError, redact: Option<&str>) -> napi::Error {
-    from_native(&Error::Store(e), redact)
-}
-
-pub fn io(message: impl Into<String>) -> napi::Error {
-    from_native(&Error::Io(message.into()), None)
+/// A client error thrown synchronously.
+pub fn throw(env: &Env, e: &captcha_dlq::Error) -> napi::Error {
+    to_js(env, payload(e))
 }

@@ -1,8 +1,9 @@
 //! The client every front end exposes: `solve`, `solve_stream`/`solve_many`,
-//! `replay`, `recover`, the DLQ operations, `balance`, `report`. It talks to
+//! `replay`, `recover`, the DLQ operations, `balance`, `report`, `spend`. It talks to
 //! the driver through commands and to the store directly (with timeouts) for
 //! what is not the engine's business (leasing records, reading the journal,
-//! inspecting the DLQ).
+//! inspecting the DLQ). With several providers, `balance` and `report` take the
+//! provider's name (a solution names the one that solved it).
 
 use core::future::Future;
 use core::time::Duration;
@@ -10,7 +11,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use captcha_dlq_core::dlq::StoreError;
-use captcha_dlq_core::options::ClientOptions;
+use captcha_dlq_core::options::{ClientOptions, ProviderOptions};
+use captcha_dlq_core::quoted::Quoted;
+use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::{ConfigError, Engine, Failure, HttpRequest, JobId, Provider, Solution, Task};
 use futures::channel::{mpsc, oneshot};
 
@@ -36,25 +39,22 @@ pub struct Client {
 
 impl core::fmt::Debug for Client {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Client")
-            .field("provider", &self.inner.options.provider.name())
-            .field("base_url", &self.inner.options.provider.base_url())
-            .field("api_key", &"***")
-            .finish_non_exhaustive()
+        let providers: Vec<(&str, &str)> =
+            self.inner.options.providers().iter().map(|p| (p.name.as_str(), p.provider.base_url())).collect();
+        f.debug_struct("Client").field("providers", &providers).field("api_key", &"***").finish_non_exhaustive()
     }
 }
 
 impl Client {
     /// Starts a client over the backends a front end plugs in: the driver is spawned on
     /// `backends.runtime` and runs until [`close`](Self::close) or until every clone is gone.
-    pub fn start(options: ClientOptions, backends: Backends, events: Option<EventSink>) -> Client {
-        let owner = backends.liveness.register();
-        let mut config = options.engine.clone();
-        if config.seed == 0 {
-            config.seed = backends.runtime.random_seed();
+    pub fn start(options: ClientOptions, backends: Backends, events: Option<EventSink>) -> Result<Client> {
+        let mut lanes = options.lane_specs();
+        if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {
+            first.config.seed = backends.runtime.random_seed();
         }
-        let engine = Engine::new(options.provider.clone(), options.api_key.clone(), config)
-            .with_submit_options(options.submit.clone());
+        let engine = Engine::with_lanes(lanes, options.routing.clone())?.with_submit_options(options.submit.clone());
+        let owner = backends.liveness.register();
         let (tx, rx) = mpsc::unbounded();
         let health: SharedHealth = Arc::new(Mutex::new(StoreHealth { available: true, ..StoreHealth::default() }));
         let store_calls = StoreCalls::new(backends.store.clone(), backends.runtime.clone(), options.store.clone());
@@ -71,11 +71,12 @@ impl Client {
         // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
         #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
         let inner = Arc::new(Inner { commands: tx, backends, options, owner, health });
-        Client { inner }
+        Ok(Client { inner })
     }
 
+    /// The first provider (the only one in the simple form).
     pub fn provider(&self) -> &Provider {
-        &self.inner.options.provider
+        self.inner.options.provider()
     }
 
     pub fn options(&self) -> &ClientOptions {
@@ -137,37 +138,92 @@ impl Client {
         self.send(Command::EnsureInFlight(u32::try_from(limit).unwrap_or(u32::MAX)))
     }
 
-    /// The account balance, as the provider reports it.
+    /// The account balance at the first provider, as it reports it.
     pub async fn balance(&self) -> Result<f64> {
-        let request = self.inner.options.provider.balance_request(&self.inner.options.api_key);
-        let response = self.exchange(request).await?;
-        self.inner.options.provider.parse_balance(&response).map_err(Error::Provider)
+        self.balance_at(self.inner.options.primary()).await
     }
 
-    /// Tells the provider whether an answer was right (refunds, solver quality).
+    /// The balance at the provider named `provider` (its `name` in the options).
+    pub async fn balance_of(&self, provider: &str) -> Result<f64> {
+        self.balance_at(self.named(provider)?).await
+    }
+
+    /// Every provider's balance (or why it could not be read), in configuration order.
+    pub async fn balances(&self) -> Vec<(String, Result<f64>)> {
+        let mut out = Vec::new();
+        for p in self.inner.options.providers() {
+            out.push((p.name.clone(), self.balance_at(p).await));
+        }
+        out
+    }
+
+    async fn balance_at(&self, p: &ProviderOptions) -> Result<f64> {
+        let response = self.exchange(p, p.provider.balance_request(&p.api_key)).await?;
+        p.provider.parse_balance(&response).map_err(Error::Provider)
+    }
+
+    /// Tells the first provider whether an answer was right (refunds, solver quality).
     pub async fn report(&self, provider_task_id: &str, good: bool) -> Result<()> {
-        let provider = &self.inner.options.provider;
-        let Some(request) = provider.report_request(&self.inner.options.api_key, provider_task_id, good) else {
-            let verdict = if good { "good" } else { "bad" };
-            return Err(ConfigError::new(
-                "report",
-                format!("{} has no report endpoint for {verdict} answers", provider.name()),
-            )
-            .into());
-        };
-        let response = self.exchange(request).await?;
-        provider.parse_report(&response).map_err(Error::Provider)
+        self.report_at(self.inner.options.primary(), provider_task_id, good).await
     }
 
-    async fn exchange(&self, mut request: HttpRequest) -> Result<captcha_dlq_core::HttpResponse> {
-        request.timeout = Duration::from_millis(self.inner.options.engine.retry.request_timeout_ms);
+    /// Tells the provider that solved `solution` (the one it names; the first provider for an
+    /// answer that names none) whether it was right.
+    pub async fn report_solution(&self, solution: &Solution, good: bool) -> Result<()> {
+        let Some(id) = solution.provider_task_id.as_deref() else {
+            return Err(ConfigError::new("solution", "names no provider task to report").into());
+        };
+        let provider = match solution.provider.as_deref() {
+            Some(name) => self.named(name)?,
+            None => self.inner.options.primary(),
+        };
+        self.report_at(provider, id, good).await
+    }
+
+    /// Tells the provider named `provider` whether the answer to its task was right.
+    pub async fn report_to(&self, provider: &str, provider_task_id: &str, good: bool) -> Result<()> {
+        self.report_at(self.named(provider)?, provider_task_id, good).await
+    }
+
+    async fn report_at(&self, p: &ProviderOptions, provider_task_id: &str, good: bool) -> Result<()> {
+        let Some(request) = p.provider.report_request(&p.api_key, provider_task_id, good) else {
+            let verdict = if good { "good" } else { "bad" };
+            return Err(
+                ConfigError::new("report", format!("{} has no report endpoint for {verdict} answers", p.name)).into()
+            );
+        };
+        let response = self.exchange(p, request).await?;
+        p.provider.parse_report(&response).map_err(Error::Provider)
+    }
+
+    fn named(&self, name: &str) -> Result<&ProviderOptions> {
+        self.inner.options.provider_named(name).ok_or_else(|| {
+            let known: Vec<&str> = self.inner.options.providers().iter().map(|p| p.name.as_str()).collect();
+            Error::Config(ConfigError::new(
+                "provider",
+                format!("{} is not a provider of this client ({})", Quoted(name), known.join(", ")),
+            ))
+        })
+    }
+
+    async fn exchange(&self, p: &ProviderOptions, mut request: HttpRequest) -> Result<captcha_dlq_core::HttpResponse> {
+        request.timeout = Duration::from_millis(self.inner.options.engine().retry.request_timeout_ms);
         self.inner.backends.transport.send(request).await.map_err(|e| {
             Error::Provider(Failure::new(
                 captcha_dlq_core::class::reason::NETWORK,
                 captcha_dlq_core::ErrorClass::Transient,
-                format!("no answer from {}: {}", self.inner.options.provider.base_url(), e.message),
+                format!("no answer from {}: {}", p.provider.base_url(), e.message),
             ))
         })
+    }
+
+    /// What this client spent on solved tasks since it started, by provider, task kind and
+    /// label (costs as the providers report them, else the configured prices), with its
+    /// budget if it has one.
+    pub async fn spend(&self) -> Result<SpendReport> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Spend { reply })?;
+        rx.await.map_err(|_| Error::Closed)
     }
 
     /// Lets submissions flow again after an account error was fixed (new key, top-up).
@@ -263,7 +319,13 @@ impl SolveHandle {
 
     /// [`wait`](Self::wait), cancelling the task if `cancel` completes first (a host's abort
     /// signal); the cancellation's error is returned then.
-    pub async fn wait_or_cancel(mut self, cancel: impl Future<Output = ()>) -> Result<Solution> {
+    pub async fn wait_or_cancel(self, cancel: impl Future<Output = ()>) -> Result<Solution> {
+        self.outcome_or_cancel(cancel).await.and_then(Outcome::into_solution)
+    }
+
+    /// [`outcome`](Self::outcome), cancelling the task if `cancel` completes first: for a host
+    /// that acknowledges the answer's receipt itself, once the answer is in its caller's hands.
+    pub async fn outcome_or_cancel(mut self, cancel: impl Future<Output = ()>) -> Result<Outcome> {
         let Some(mut done) = self.done.take() else { return Err(Error::Closed) };
         futures::pin_mut!(cancel);
         let outcome = match futures::future::select(&mut done, cancel).await {
@@ -274,7 +336,7 @@ impl SolveHandle {
             }
         };
         self.armed = false;
-        outcome.map_err(|_| Error::Closed).and_then(Outcome::into_solution)
+        outcome.map_err(|_| Error::Closed)
     }
 }
 

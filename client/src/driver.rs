@@ -27,6 +27,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
+use captcha_dlq_core::engine::LaneStatus;
+use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::{
     Action, Cancelled, Engine, Event, HttpResponse, InvalidTask, JobId, JournalEntry, RequestId, Solution, Task,
     Timestamp, TransportError,
@@ -125,6 +127,9 @@ pub(crate) enum Command {
     Status {
         reply: Reply<DriverStatus>,
     },
+    Spend {
+        reply: Reply<SpendReport>,
+    },
     Shutdown {
         ack: Reply<()>,
     },
@@ -142,20 +147,23 @@ pub(crate) enum Claim {
 }
 
 /// What the driver knows right now (for metrics and dashboards).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DriverStatus {
     /// Tasks accepted and not ended.
     pub jobs: usize,
-    /// Tasks with the provider.
+    /// Tasks with a provider.
     pub in_flight: usize,
+    /// The in-flight limits of every provider, summed.
     pub in_flight_limit: u32,
     /// Jobs running on after their caller cancelled or went away.
     pub detached: usize,
-    /// The account error that stopped submissions, if any.
+    /// The account error that stopped submissions (at every provider), if any.
     pub account_failure: Option<String>,
     pub store_down: bool,
-    /// How often the provider was found unreachable since the client started.
+    /// How often a provider was found unreachable since the client started.
     pub unreachable_episodes: u32,
+    /// Each provider's state, in configuration order.
+    pub providers: Vec<LaneStatus>,
 }
 
 /// What clients can read about the store's health without asking the driver.
@@ -387,7 +395,11 @@ impl Driver {
                     account_failure: self.engine.account_failure().map(|f| format!("{}: {}", f.code, f.description)),
                     store_down: self.store_calls.is_down(),
                     unreachable_episodes: self.engine.unreachable_episodes(),
+                    providers: self.engine.lanes(),
                 });
+            }
+            Command::Spend { reply } => {
+                let _ = reply.send(self.engine.spend());
             }
             Command::Shutdown { ack } => self.shutting_down = Some(ack),
         }

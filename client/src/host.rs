@@ -153,9 +153,13 @@ pub fn error(e: &Error, casing: Casing) -> Value {
     v
 }
 
-/// A solution as hosts see it (`providerTaskId` in JavaScript).
+/// A solution as hosts see it: always `{text, fields, provider_task_id}` (`providerTaskId` in
+/// JavaScript; `fields` empty and the id null when the provider gave none), so a host can rely
+/// on its shape.
 pub fn solution(s: &Solution, casing: Casing) -> Value {
-    cased::to_value(s, casing).unwrap_or(Value::Null)
+    let mut v = json!({ "text": s.text, "fields": s.fields });
+    v[spelled_as(casing, "provider_task_id")] = json!(s.provider_task_id);
+    v
 }
 
 /// One finished task of a batch: `{index, id, key, labels, ok: true, solution}` or
@@ -345,5 +349,16 @@ mod tests {
         assert_eq!(c["runsOn"], true);
         let c = error(&Error::Cancelled { id: "i".into(), runs_on: true }, Casing::Snake);
         assert_eq!(c["runs_on"], true);
+    }
+
+    #[test]
+    fn a_solution_always_has_its_three_fields() {
+        let v = solution(&Solution::text("t"), Casing::Camel);
+        assert_eq!(v, json!({"text": "t", "fields": {}, "providerTaskId": null}));
+        let mut s = Solution::text("t");
+        s.provider_task_id = Some("71823460".into());
+        s.fields.insert("userAgent".into(), json!("UA"));
+        let v = solution(&s, Casing::Snake);
+        assert_eq!(v, json!({"text": "t", "fields": {"userAgent": "UA"}, "provider_task_id": "71823460"}));
     }
 }

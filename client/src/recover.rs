@@ -161,7 +161,7 @@ impl Recoverer {
         };
         let runtime = client.backends().runtime.clone();
         let liveness = client.backends().liveness.clone();
-        let grace = Duration::from_millis(client.options().engine.retry.task_deadline_ms);
+        let grace = Duration::from_millis(client.options().engine().retry.task_deadline_ms);
         let mut waiting: FuturesUnordered<Waiting> = FuturesUnordered::new();
         let wanted = |entry: &JournalEntry| match &options.key_prefix {
             None => true,

@@ -295,7 +295,7 @@ mod tests {
 
     #[test]
     fn tagged_enums_and_solutions() {
-        let e = Event::Submitted { job: JobId(3), attempt: 1, provider_task_id: "77".into() };
+        let e = Event::Submitted { job: JobId(3), attempt: 1, provider_task_id: "77".into(), provider: None };
         assert_eq!(
             to_value(&e, Casing::Camel).unwrap(),
             json!({"event": "submitted", "job": 3, "attempt": 1, "providerTaskId": "77"})

@@ -112,4 +112,6 @@ pub mod reason {
     pub const CANCELLED: &str = "Cancelled";
     pub const UNPARSEABLE: &str = "UnparseableResponse";
     pub const INVALID_TASK: &str = "InvalidTask";
+    /// The client's budget cap is spent: nothing more is submitted (class `account_terminal`).
+    pub const BUDGET_EXHAUSTED: &str = "BudgetExhausted";
 }

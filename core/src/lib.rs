@@ -23,6 +23,7 @@ pub mod quoted;
 #[cfg(feature = "testkit")]
 pub mod sim;
 pub mod solution;
+pub mod spend;
 pub mod task;
 pub mod time;
 pub mod vectors;

@@ -7,18 +7,27 @@
 //! unknown keys are errors naming the key as written), so that no binding
 //! decides any of it. What a binding handles itself is what only it can hold:
 //! a store object written in the host language and an event callback.
+//!
+//! One provider is the simple form (`provider`, `api_key`, `base_url`, `price`); several
+//! are `providers: [{provider, api_key, base_url?, name?, price?, polling?, rate?,
+//! circuit?}, …]` with `routing` (`ordered` | `fastest` | `cheapest`),
+//! `failover_on_unsolvable`, `routing_explore` and `budget` (see
+//! [`crate::engine::routing`]). Each provider's engine settings start from its documented
+//! defaults; the top-level `polling`, `rate` and `circuit` apply to every provider and an
+//! entry's own sections to that one; `retry` and `seed` are the client's.
 
 use core::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::dlq::replay::ReplayPolicy;
-use crate::engine::EngineConfig;
+use crate::engine::{EngineConfig, LaneSpec, Policy, RoutingConfig, MAX_LANES};
 use crate::error::ConfigError;
 use crate::http::Secret;
 use crate::json_read::{read_cased, with_casing, Casing, FieldError, Fields, FromJson, ReadOver};
 use crate::provider::{Provider, SubmitOptions};
 use crate::quoted::Quoted;
+use crate::spend::Prices;
 
 /// The provider used when none is named.
 pub const DEFAULT_PROVIDER: &str = "captchaai";
@@ -57,15 +66,41 @@ impl StoreCallOptions {
     }
 }
 
+/// One provider of a client, checked.
+#[derive(Clone, Debug)]
+pub struct ProviderOptions {
+    /// How records, solutions and events name it: the entry's `name`, else the preset's
+    /// name (`custom` for a base URL). Unique in a client.
+    pub name: String,
+    pub provider: Provider,
+    pub api_key: Secret,
+    /// Its documented defaults under the user's settings; `retry` and `seed` are the client's.
+    pub engine: EngineConfig,
+    /// Its price per solved task (`price`), for providers that do not report costs.
+    pub prices: Prices,
+}
+
+impl ProviderOptions {
+    fn lane_spec(&self) -> LaneSpec {
+        LaneSpec {
+            name: self.name.clone(),
+            provider: self.provider.clone(),
+            key: self.api_key.clone(),
+            config: self.engine.clone(),
+            prices: self.prices,
+        }
+    }
+}
+
 /// Everything a client is built from, checked.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
-    pub api_key: Secret,
-    pub provider: Provider,
+    /// The providers in routing order; never empty (one in the simple form).
+    providers: Vec<ProviderOptions>,
+    pub routing: RoutingConfig,
     /// Where the DLQ and journal live, as the front end names stores (`memory`, a SQLite
     /// path, a `redis://` URL, `indexeddb:NAME`); `None`: the front end's default.
     pub dlq: Option<String>,
-    pub engine: EngineConfig,
     pub replay_policy: ReplayPolicy,
     /// An HTTP or SOCKS5 proxy for the client's own traffic (native only).
     pub proxy: Option<String>,
@@ -75,15 +110,21 @@ pub struct ClientOptions {
     pub submit: SubmitOptions,
 }
 
-/// The options as given, before the provider is resolved.
+/// The options as given, before the providers are resolved.
 struct Raw {
     api_key: Option<String>,
-    provider: String,
+    provider: Option<String>,
     base_url: Option<String>,
+    price: Option<Value>,
+    providers: Option<Vec<RawProvider>>,
+    routing: Option<Policy>,
+    failover_on_unsolvable: Option<bool>,
+    routing_explore: Option<f64>,
+    budget: Option<f64>,
     dlq: Option<String>,
-    /// `retry`, `polling`, `rate`, `circuit`, `seed` as given: read over the provider's
+    /// `retry`, `polling`, `rate`, `circuit`, `seed` as given: read over each provider's
     /// documented defaults once the provider is known.
-    engine: serde_json::Map<String, Value>,
+    engine: Map<String, Value>,
     replay_policy: ReplayPolicy,
     allow_insecure_http: bool,
     proxy: Option<String>,
@@ -104,8 +145,14 @@ impl FromJson for Raw {
         }
         let raw = Raw {
             api_key: f.opt("api_key")?,
-            provider: f.or("provider", DEFAULT_PROVIDER.to_string())?,
+            provider: f.opt("provider")?,
             base_url: f.opt("base_url")?,
+            price: f.opt("price")?,
+            providers: f.opt("providers")?,
+            routing: f.opt("routing")?,
+            failover_on_unsolvable: f.opt("failover_on_unsolvable")?,
+            routing_explore: f.opt("routing_explore")?,
+            budget: f.opt("budget")?,
             dlq: f.opt("dlq")?,
             engine,
             replay_policy: f.or_default("replay_policy")?,
@@ -115,6 +162,39 @@ impl FromJson for Raw {
             concurrency: f.or("concurrency", DEFAULT_CONCURRENCY)?,
             soft_id: f.opt("soft_id")?,
             pingback: f.opt("pingback")?,
+        };
+        f.finish()?;
+        Ok(raw)
+    }
+}
+
+/// One entry of `providers`, as given.
+struct RawProvider {
+    name: Option<String>,
+    provider: String,
+    api_key: Option<String>,
+    base_url: Option<String>,
+    price: Option<Value>,
+    /// `polling`, `rate`, `circuit` for this provider only.
+    engine: Map<String, Value>,
+}
+
+impl FromJson for RawProvider {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let mut engine = Map::new();
+        for section in ["polling", "rate", "circuit"] {
+            if let Some(v) = f.opt::<Value>(section)? {
+                engine.insert(section.to_string(), v);
+            }
+        }
+        let raw = RawProvider {
+            name: f.opt("name")?,
+            provider: f.req("provider")?,
+            api_key: f.opt("api_key")?,
+            base_url: f.opt("base_url")?,
+            price: f.opt("price")?,
+            engine,
         };
         f.finish()?;
         Ok(raw)
@@ -143,19 +223,66 @@ impl ClientOptions {
         }
         let raw: Raw = read_cased(value, casing).map_err(|e| ConfigError::new(e.field, e.problem))?;
         let name = |field: &str| spelled_as(casing, field);
-        let api_key = api_key(raw.api_key.as_deref()).map_err(|e| ConfigError::new(name("api_key"), e.problem))?;
-        let mut provider = provider(&raw.provider).map_err(|e| ConfigError::new(name("provider"), e.problem))?;
-        if let Some(url) = &raw.base_url {
-            provider = provider.with_base_url(url).map_err(|e| ConfigError::new(name("base_url"), e.problem))?;
-        }
-        require_secure_transport(&provider, raw.allow_insecure_http).map_err(|e| {
-            ConfigError::new(name(if raw.base_url.is_some() { "base_url" } else { "provider" }), e.problem)
-        })?;
-        // The provider's documented limits and schedule are the defaults; what is given
-        // replaces them field by field.
-        let engine = with_casing(casing, || EngineConfig::for_provider(&provider).read_over(Value::Object(raw.engine)))
-            .map_err(|e| ConfigError::new(e.field, e.problem))?;
-        engine.validate().map_err(|e| ConfigError::new(respell_path(&e.field, casing), e.problem))?;
+        let routing = RoutingConfig {
+            policy: raw.routing.unwrap_or_default(),
+            failover_on_unsolvable: raw.failover_on_unsolvable.unwrap_or(true),
+            explore: raw.routing_explore.unwrap_or(RoutingConfig::default().explore),
+            budget: raw.budget,
+        };
+        routing.validate().map_err(|e| ConfigError::new(name(&e.field), e.problem))?;
+        let providers = match raw.providers {
+            None => vec![provider_options(
+                RawProvider {
+                    name: None,
+                    provider: raw.provider.unwrap_or_else(|| DEFAULT_PROVIDER.to_string()),
+                    api_key: raw.api_key,
+                    base_url: raw.base_url,
+                    price: raw.price,
+                    engine: Map::new(),
+                },
+                "",
+                &raw.engine,
+                raw.allow_insecure_http,
+                casing,
+            )?],
+            Some(entries) => {
+                let list = name("providers");
+                for (given, field) in [
+                    (raw.provider.is_some(), "provider"),
+                    (raw.api_key.is_some(), "api_key"),
+                    (raw.base_url.is_some(), "base_url"),
+                    (raw.price.is_some(), "price"),
+                ] {
+                    if given {
+                        return Err(ConfigError::new(
+                            name(field),
+                            format!("give it in each entry of `{list}`, not beside them"),
+                        ));
+                    }
+                }
+                if entries.is_empty() || entries.len() > MAX_LANES {
+                    return Err(ConfigError::new(
+                        list,
+                        format!("expected 1 to {MAX_LANES} providers, got {}", entries.len()),
+                    ));
+                }
+                let mut providers: Vec<ProviderOptions> = Vec::new();
+                for (i, entry) in entries.into_iter().enumerate() {
+                    let prefix = format!("{list}[{i}].");
+                    let named = entry.name.is_some();
+                    let p = provider_options(entry, &prefix, &raw.engine, raw.allow_insecure_http, casing)?;
+                    if let Some(first) = providers.iter().position(|o| o.name == p.name) {
+                        let hint = if named { "" } else { "; give one a `name`" };
+                        return Err(ConfigError::new(
+                            format!("{prefix}name"),
+                            format!("{} is already the name of {list}[{first}]{hint}", Quoted(&p.name)),
+                        ));
+                    }
+                    providers.push(p);
+                }
+                providers
+            }
+        };
         raw.replay_policy.validate().map_err(|e| {
             ConfigError::new(format!("{}.{}", name("replay_policy"), spelled_as(casing, &e.field)), e.problem)
         })?;
@@ -170,10 +297,9 @@ impl ClientOptions {
             return Err(ConfigError::new(name("concurrency"), "must be at least 1"));
         }
         Ok(ClientOptions {
-            api_key,
-            provider,
+            providers,
+            routing,
             dlq: raw.dlq,
-            engine,
             replay_policy: raw.replay_policy,
             proxy: raw.proxy,
             store: raw.store,
@@ -181,6 +307,111 @@ impl ClientOptions {
             submit: SubmitOptions { soft_id: raw.soft_id, pingback: raw.pingback, header_acao: false },
         })
     }
+}
+
+impl ClientOptions {
+    /// The providers, in routing order (never empty).
+    pub fn providers(&self) -> &[ProviderOptions] {
+        &self.providers
+    }
+
+    /// The first provider (the only one in the simple form).
+    pub fn primary(&self) -> &ProviderOptions {
+        // `from_value` refuses an empty list and nothing else builds one.
+        &self.providers[0]
+    }
+
+    pub fn provider(&self) -> &Provider {
+        &self.primary().provider
+    }
+
+    pub fn api_key(&self) -> &Secret {
+        &self.primary().api_key
+    }
+
+    /// The first provider's engine settings; their `retry` and `seed` are the client's.
+    pub fn engine(&self) -> &EngineConfig {
+        &self.primary().engine
+    }
+
+    /// Replaces every provider's engine settings with `config` (a Rust caller's whole
+    /// configuration instead of the documented defaults).
+    pub fn set_engine(&mut self, config: &EngineConfig) {
+        for p in &mut self.providers {
+            p.engine = config.clone();
+        }
+    }
+
+    /// A provider by the name records and solutions give it.
+    pub fn provider_named(&self, name: &str) -> Option<&ProviderOptions> {
+        self.providers.iter().find(|p| p.name == name)
+    }
+
+    /// Every API key of the client (what logs and errors must never show).
+    pub fn secrets(&self) -> Vec<Secret> {
+        self.providers.iter().map(|p| p.api_key.clone()).collect()
+    }
+
+    /// The providers as the engine takes them.
+    pub fn lane_specs(&self) -> Vec<LaneSpec> {
+        self.providers.iter().map(ProviderOptions::lane_spec).collect()
+    }
+}
+
+/// Names a provider cannot have: they are the values of the `routing` label.
+fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.trim().is_empty() {
+        Err("must not be empty")
+    } else if name.chars().count() > 64 || name.chars().any(char::is_control) {
+        Err("must be at most 64 characters, without control characters")
+    } else if Policy::parse(name).is_some() {
+        Err("must not be a routing policy's name (ordered, fastest, cheapest)")
+    } else {
+        Ok(())
+    }
+}
+
+/// One provider checked: its key, its address (https unless loopback or allowed), its
+/// engine settings (documented defaults, then the client's `shared` sections, then its own),
+/// its prices and its name. Errors name the option under `prefix` (`providers[1].`).
+fn provider_options(
+    raw: RawProvider,
+    prefix: &str,
+    shared: &Map<String, Value>,
+    allow_insecure_http: bool,
+    casing: Casing,
+) -> Result<ProviderOptions, ConfigError> {
+    let name = |field: &str| format!("{prefix}{}", spelled_as(casing, field));
+    let api_key = api_key(raw.api_key.as_deref()).map_err(|e| ConfigError::new(name("api_key"), e.problem))?;
+    let mut provider = provider(&raw.provider).map_err(|e| ConfigError::new(name("provider"), e.problem))?;
+    if let Some(url) = &raw.base_url {
+        provider = provider.with_base_url(url).map_err(|e| ConfigError::new(name("base_url"), e.problem))?;
+    }
+    require_secure_transport(&provider, allow_insecure_http)
+        .map_err(|e| ConfigError::new(name(if raw.base_url.is_some() { "base_url" } else { "provider" }), e.problem))?;
+    // The provider's documented limits and schedule are the defaults; what is given
+    // replaces them field by field.
+    let own: Vec<String> = raw.engine.keys().cloned().collect();
+    let engine = with_casing(casing, || {
+        let documented = EngineConfig::for_provider(&provider);
+        let common = documented.read_over(Value::Object(shared.clone())).map_err(|e| (String::new(), e))?;
+        common.read_over(Value::Object(raw.engine)).map_err(|e| (prefix.to_string(), e))
+    })
+    .map_err(|(at, e)| ConfigError::new(format!("{at}{}", e.field), e.problem))?;
+    engine.validate().map_err(|e| {
+        // A value out of range names the entry when the entry set that section.
+        let section = e.field.split('.').next().unwrap_or_default();
+        let at = if own.iter().any(|s| s == &spelled_as(casing, section)) { prefix } else { "" };
+        ConfigError::new(format!("{at}{}", respell_path(&e.field, casing)), e.problem)
+    })?;
+    let prices = match raw.price {
+        None => Prices::default(),
+        Some(v) => with_casing(casing, || Prices::from_json(v))
+            .map_err(|e| ConfigError::new(e.field_under(&name("price")), e.problem))?,
+    };
+    let lane_name = raw.name.unwrap_or_else(|| provider.name().to_string());
+    check_name(&lane_name).map_err(|problem| ConfigError::new(name("name"), problem))?;
+    Ok(ProviderOptions { name: lane_name, provider, api_key, engine, prices })
 }
 
 /// `field` (snake_case) as a host in `casing` spells it.
@@ -255,8 +486,14 @@ mod tests {
     #[test]
     fn defaults_and_the_key_rules() {
         let o = ClientOptions::from_value(json!({"api_key": "  KEY\n"}), Casing::Snake).unwrap();
-        assert_eq!(o.api_key.expose(), "KEY");
-        assert_eq!(o.provider.name(), DEFAULT_PROVIDER);
+        assert_eq!(o.api_key().expose(), "KEY");
+        assert_eq!(o.provider().name(), DEFAULT_PROVIDER);
+        assert_eq!((o.providers().len(), o.primary().name.as_str()), (1, DEFAULT_PROVIDER));
+        assert_eq!(o.routing, RoutingConfig::default());
+        assert!(o.primary().prices.is_empty());
+        let priced = camel(json!({"apiKey": "K", "provider": "2captcha", "price": {"turnstile": 0.00145}})).unwrap();
+        assert_eq!(priced.primary().prices.get(crate::task::TaskKind::Turnstile), Some(0.00145));
+        assert_eq!(priced.primary().name, "2captcha");
         assert_eq!((o.concurrency, o.store.timeout_ms), (DEFAULT_CONCURRENCY, 5_000));
         assert_eq!(camel(json!({"apiKey": "  "})).unwrap_err().field, "apiKey");
         assert!(camel(json!({})).unwrap_err().problem.contains("missing"));
@@ -293,14 +530,15 @@ mod tests {
     fn engine_settings_read_over_the_providers_documented_defaults() {
         let capmonster = camel(json!({"apiKey": "K", "provider": "capmonster"})).unwrap();
         let documented = EngineConfig::for_provider(&Provider::preset("capmonster").unwrap());
-        assert_eq!(capmonster.engine, documented);
+        assert_eq!(capmonster.engine(), &documented);
         let tuned = camel(json!({"apiKey": "K", "provider": "capmonster", "rate": {"maxInFlight": 300}})).unwrap();
-        assert_eq!(tuned.engine.rate.max_in_flight, 300);
+        assert_eq!(tuned.engine().rate.max_in_flight, 300);
         assert_eq!(
-            tuned.engine.rate.submits_per_second, documented.rate.submits_per_second,
+            tuned.engine().rate.submits_per_second,
+            documented.rate.submits_per_second,
             "the rest stays documented"
         );
-        assert_eq!(tuned.engine.polling, documented.polling);
+        assert_eq!(tuned.engine().polling, documented.polling);
     }
 
     #[test]
@@ -309,5 +547,101 @@ mod tests {
         assert!(e.problem.contains("did you mean http://127.0.0.1:8080"), "{}", e.problem);
         let e = camel(json!({"apiKey": "K", "provider": "2captch"})).unwrap_err();
         assert!(!e.problem.contains("did you mean http"), "{}", e.problem);
+    }
+
+    #[test]
+    fn several_providers_each_with_their_documented_defaults_and_settings() {
+        let o = camel(json!({
+            "providers": [
+                {"provider": "capsolver", "apiKey": "A", "price": 0.0008, "rate": {"maxInFlight": 50}},
+                {"provider": "2captcha", "apiKey": " B ", "baseUrl": "http://127.0.0.1:9", "price": {"recaptchaV2": 0.00299}},
+            ],
+            "routing": "cheapest",
+            "failoverOnUnsolvable": false,
+            "routingExplore": 0.1,
+            "budget": 5,
+            "retry": {"maxAttempts": 6},
+            "circuit": {"breakMs": 1000},
+        }))
+        .unwrap();
+        let names: Vec<&str> = o.providers().iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["capsolver", "2captcha"]);
+        assert_eq!(o.providers()[1].api_key.expose(), "B");
+        assert_eq!(o.providers()[1].provider.base_url(), "http://127.0.0.1:9");
+        let capsolver = EngineConfig::for_provider(&Provider::preset("capsolver").unwrap());
+        let twocaptcha = EngineConfig::for_provider(&Provider::preset("2captcha").unwrap());
+        assert_eq!(o.providers()[0].engine.polling, capsolver.polling, "each provider's own schedule");
+        assert_eq!(o.providers()[1].engine.polling, twocaptcha.polling);
+        assert_eq!(o.providers()[0].engine.rate.max_in_flight, 50, "an entry's own section");
+        assert_eq!(o.providers()[1].engine.rate.max_in_flight, twocaptcha.rate.max_in_flight);
+        assert!(o.providers().iter().all(|p| p.engine.retry.max_attempts == 6 && p.engine.circuit.break_ms == 1000));
+        assert_eq!(o.providers()[0].prices.get(crate::task::TaskKind::Image), Some(0.0008));
+        assert_eq!(o.providers()[1].prices.get(crate::task::TaskKind::Image), None);
+        assert_eq!(o.providers()[1].prices.get(crate::task::TaskKind::RecaptchaV2), Some(0.00299));
+        assert_eq!(
+            o.routing,
+            RoutingConfig { policy: Policy::Cheapest, failover_on_unsolvable: false, explore: 0.1, budget: Some(5.0) }
+        );
+        assert_eq!(o.lane_specs().len(), 2);
+        assert_eq!(o.secrets().len(), 2);
+    }
+
+    #[test]
+    fn provider_lists_are_checked_naming_the_entry() {
+        let two = |a: Value, b: Value| camel(json!({"providers": [a, b]}));
+        let e = two(json!({"provider": "capsolver", "apiKey": "A"}), json!({"provider": "capsolver", "apiKey": "B"}))
+            .unwrap_err();
+        assert_eq!(e.field, "providers[1].name");
+        assert!(e.problem.contains("already the name of providers[0]") && e.problem.contains("give one a `name`"));
+        assert!(two(
+            json!({"provider": "capsolver", "apiKey": "A"}),
+            json!({"provider": "capsolver", "apiKey": "B", "name": "capsolver-2"})
+        )
+        .is_ok());
+        let e = two(json!({"provider": "capsolver", "apiKey": "A"}), json!({"provider": "2captcha"})).unwrap_err();
+        assert_eq!(e.field, "providers[1].apiKey");
+        let e = two(
+            json!({"provider": "capsolver", "apiKey": "A"}),
+            json!({"provider": "2captcha", "apiKey": "B", "retry": {}}),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "providers[1].retry", "retry is the client's");
+        let e = two(
+            json!({"provider": "capsolver", "apiKey": "A", "rate": {"maxInFlight": 0}}),
+            json!({"provider": "2captcha", "apiKey": "B"}),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "providers[0].rate.maxInFlight");
+        let e = two(
+            json!({"provider": "capsolver", "apiKey": "A", "name": "fastest"}),
+            json!({"provider": "2captcha", "apiKey": "B"}),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "providers[0].name");
+        let e = two(
+            json!({"provider": "capsolver", "apiKey": "A", "price": -1}),
+            json!({"provider": "2captcha", "apiKey": "B"}),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "providers[0].price");
+        let e = two(
+            json!({"provider": "http://solver.example.com", "apiKey": "A"}),
+            json!({"provider": "2captcha", "apiKey": "B"}),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "providers[0].provider");
+        let e = camel(json!({"apiKey": "A", "providers": [{"provider": "capsolver", "apiKey": "A"}]})).unwrap_err();
+        assert_eq!(e.field, "apiKey");
+        assert!(e.problem.contains("each entry of `providers`"), "{}", e.problem);
+        assert_eq!(camel(json!({"providers": []})).unwrap_err().field, "providers");
+        let e = ClientOptions::from_value(
+            json!({"providers": [{"provider": "capsolver", "api_key": "A", "apiKey": "B"}]}),
+            Casing::Snake,
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "providers[0].apiKey", "unknown keys are refused as written");
+        assert_eq!(camel(json!({"apiKey": "K", "routing": "quickest"})).unwrap_err().field, "routing");
+        assert_eq!(camel(json!({"apiKey": "K", "budget": 0})).unwrap_err().field, "budget");
+        assert_eq!(camel(json!({"apiKey": "K", "routingExplore": 0.9})).unwrap_err().field, "routingExplore");
     }
 }

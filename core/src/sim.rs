@@ -4,18 +4,22 @@
 //!
 //! The service speaks the 2captcha v1 wire protocol from the requests the
 //! engine builds (form bodies and query strings), so the codec is exercised
-//! too. Only compiled with the `testkit` feature.
+//! too. A harness runs one service ([`Harness::new`]) or several, one per
+//! provider of the engine ([`Harness::multi`]), each at its own address and
+//! with its own faults, outages and account. Only compiled with the `testkit`
+//! feature.
 
 use core::time::Duration;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::dlq::record::DeadLetterRecord;
-use crate::engine::{Action, Engine, EngineConfig, Event, JobId, RequestId};
+use crate::engine::{Action, Engine, EngineConfig, Event, JobId, KindMs, LaneSpec, RequestId, RoutingConfig};
 use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
 use crate::journal::JournalEntry;
 use crate::provider::Provider;
 use crate::solution::Solution;
-use crate::task::Task;
+use crate::spend::Prices;
+use crate::task::{Task, TaskKind};
 use crate::time::Timestamp;
 
 /// 2026-11-21T10:00:00Z, where every simulation starts.
@@ -44,6 +48,9 @@ pub enum Fault {
     Refused,
     /// No answer within the request timeout: the request may have reached the service.
     Timeout,
+    /// The request reached the service and took effect (a submission is accepted), but its
+    /// answer was lost: the client sees a timeout.
+    AcceptThenTimeout,
     Code(&'static str),
 }
 
@@ -63,6 +70,16 @@ struct SimTask {
     submitted_at: Timestamp,
 }
 
+/// A task the service accepted (and so may be paid for and worked on).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Taken {
+    pub page: String,
+    pub id: String,
+    pub at: Timestamp,
+    /// How long the service works on it before its outcome shows (`None`: never).
+    pub works_for: Option<Duration>,
+}
+
 /// The simulated v1 service (`in.php` / `res.php`).
 pub struct FakeService {
     pub behavior: Box<dyn FnMut(&str) -> Behavior + Send>,
@@ -74,7 +91,19 @@ pub struct FakeService {
     pub always: Option<Fault>,
     /// Answer batch polls (`ids=`) with garbage, as a provider without batch support might.
     pub garble_batches: bool,
+    /// Answer every submission and balance check with this account error while set.
+    pub account_error: Option<&'static str>,
+    /// What `getbalance` answers otherwise.
+    pub balance: f64,
+    /// After this many accepted tasks the account runs dry: submissions and balance checks
+    /// are answered with this code from then on (until `account_error_after` is cleared).
+    pub account_error_after: Option<(usize, &'static str)>,
+    /// While the clock is within one of these windows, every request is refused (the service
+    /// is down) — an outage that ends.
+    pub outages: Vec<(Timestamp, Timestamp)>,
     pub log: Vec<Seen>,
+    /// Every task the service accepted, in order.
+    pub taken: Vec<Taken>,
     /// Keep `log` (off in benchmarks, so only the engine's memory is measured).
     pub keep_log: bool,
     tasks: HashMap<String, SimTask>,
@@ -95,7 +124,12 @@ impl FakeService {
             poll_faults: VecDeque::new(),
             always: None,
             garble_batches: false,
+            account_error: None,
+            balance: 10.0,
+            account_error_after: None,
+            outages: Vec::new(),
             log: Vec::new(),
+            taken: Vec::new(),
             keep_log: true,
             tasks: HashMap::new(),
             next_id: 71_823_456,
@@ -117,7 +151,8 @@ impl FakeService {
         }
         let endpoint = req.endpoint().to_string();
         let is_submit = endpoint.ends_with("/in.php");
-        let fault = self.always.clone().or_else(|| {
+        let down = self.outages.iter().any(|(from, to)| now >= *from && now < *to);
+        let fault = down.then_some(Fault::Refused).or_else(|| self.always.clone()).or_else(|| {
             if is_submit {
                 self.submit_faults.pop_front()
             } else {
@@ -134,8 +169,17 @@ impl FakeService {
         if self.keep_log {
             self.log.push(Seen { at: now, endpoint: endpoint.clone(), subject, answered_with_fault: fault.is_some() });
         }
-        if let Some(fault) = fault {
+        let accept_then_timeout = fault == Some(Fault::AcceptThenTimeout) && is_submit;
+        if let Some(fault) = fault.filter(|_| !accept_then_timeout) {
             return fault_answer(&fault);
+        }
+        let is_balance = params.get("action").is_some_and(|a| a == "getbalance");
+        let dry = self.account_error_after.filter(|(n, _)| self.taken.len() >= *n).map(|(_, code)| code);
+        if let Some(code) = self.account_error.or(dry).filter(|_| is_submit || is_balance) {
+            return Ok(json(0, code));
+        }
+        if is_balance {
+            return Ok(HttpResponse::new(200, format!("{{\"status\":1,\"request\":\"{}\"}}", self.balance)));
         }
         if is_submit {
             let page = params.get("pageurl").cloned().unwrap_or_default();
@@ -145,7 +189,16 @@ impl FakeService {
             }
             self.next_id += 1;
             let id = self.next_id.to_string();
+            let works_for = match &behavior {
+                Behavior::SolveAfter(d) => Some(*d),
+                Behavior::Unsolvable { after } => Some(*after),
+                Behavior::NeverReady | Behavior::RejectSubmit(_) => None,
+            };
+            self.taken.push(Taken { page, id: id.clone(), at: now, works_for });
             self.tasks.insert(id.clone(), SimTask { behavior, submitted_at: now });
+            if accept_then_timeout {
+                return fault_answer(&Fault::Timeout);
+            }
             return Ok(json(1, &id));
         }
         if let Some(ids) = params.get("ids") {
@@ -189,16 +242,41 @@ fn fault_answer(fault: &Fault) -> Result<HttpResponse, TransportError> {
         Fault::Http503 => Ok(HttpResponse::new(503, "Service Unavailable")),
         Fault::Reset => Err(TransportError::new(TransportErrorKind::Reset, "connection reset by peer")),
         Fault::Refused => Err(TransportError::new(TransportErrorKind::Connect, "connection refused")),
-        Fault::Timeout => Err(TransportError::new(TransportErrorKind::Timeout, "no answer within 30 s")),
+        Fault::Timeout | Fault::AcceptThenTimeout => {
+            Err(TransportError::new(TransportErrorKind::Timeout, "no answer within 30 s"))
+        }
         Fault::Code(code) => Ok(json(0, code)),
     }
 }
 
-/// Engine + service + virtual clock, with everything the driver saw.
+/// One simulated provider of a [`Harness::multi`]: a v1 preset's classification of codes
+/// (`2captcha`: `ERROR_ZERO_BALANCE` is an account error; `captchaai`: a busy plan) with
+/// its own settings, prices and service.
+#[derive(Debug)]
+pub struct SimProvider {
+    pub name: &'static str,
+    pub preset: &'static str,
+    pub config: EngineConfig,
+    pub prices: Prices,
+    pub service: FakeService,
+}
+
+impl SimProvider {
+    pub fn new(name: &'static str, preset: &'static str, config: EngineConfig, service: FakeService) -> Self {
+        SimProvider { name, preset, config, prices: Prices::default(), service }
+    }
+}
+
+/// Engine + service(s) + virtual clock, with everything the driver saw.
 #[derive(Debug)]
 pub struct Harness {
     pub engine: Engine,
+    /// The service of the first provider (the only one of [`Harness::new`]).
     pub service: FakeService,
+    /// The services of the other providers of [`Harness::multi`], in order.
+    pub others: Vec<FakeService>,
+    /// Base URL of each provider's service, and how long each works on a kind at most.
+    lanes: Vec<(String, KindMs)>,
     pub now: Timestamp,
     /// Round-trip time of every simulated request.
     pub latency: Duration,
@@ -219,15 +297,51 @@ pub struct Harness {
 
 pub const KEY: &str = "sim-key-0123456789abcdef0123456789";
 
+/// The address of the `i`-th simulated provider.
+fn sim_url(i: usize) -> String {
+    if i == 0 {
+        "https://sim.invalid".to_string()
+    } else {
+        format!("https://sim{i}.invalid")
+    }
+}
+
 impl Harness {
     pub fn new(config: EngineConfig, service: FakeService) -> Self {
-        let provider = Provider::preset("captchaai")
-            .expect("preset exists")
-            .with_base_url("https://sim.invalid")
-            .expect("valid url");
+        let provider =
+            Provider::preset("captchaai").expect("preset exists").with_base_url(&sim_url(0)).expect("valid url");
+        let working = config.polling.give_up_ms;
+        Harness::with_engine(
+            Engine::new(provider, Secret::new(KEY), config),
+            vec![service],
+            vec![(sim_url(0), working)],
+        )
+    }
+
+    /// An engine over several simulated providers, each answered by its own service.
+    pub fn multi(providers: Vec<SimProvider>, routing: RoutingConfig) -> Self {
+        let mut specs = Vec::new();
+        let mut services = Vec::new();
+        let mut lanes = Vec::new();
+        for (i, p) in providers.into_iter().enumerate() {
+            let provider =
+                Provider::preset(p.preset).expect("a v1 preset").with_base_url(&sim_url(i)).expect("valid url");
+            lanes.push((sim_url(i), p.config.polling.give_up_ms));
+            let key = Secret::new(format!("{KEY}-{i}"));
+            specs.push(LaneSpec { name: p.name.to_string(), provider, key, config: p.config, prices: p.prices });
+            services.push(p.service);
+        }
+        let engine = Engine::with_lanes(specs, routing).expect("valid providers");
+        Harness::with_engine(engine, services, lanes)
+    }
+
+    fn with_engine(engine: Engine, mut services: Vec<FakeService>, lanes: Vec<(String, KindMs)>) -> Self {
+        let service = services.remove(0);
         Harness {
-            engine: Engine::new(provider, Secret::new(KEY), config),
+            engine,
             service,
+            others: services,
+            lanes,
             now: T0,
             latency: Duration::from_millis(50),
             solved: Vec::new(),
@@ -240,6 +354,46 @@ impl Harness {
             keep_logs: true,
             requests: 0,
         }
+    }
+
+    /// The service of provider `i` (0 is [`Harness::service`]).
+    pub fn service_of(&self, i: usize) -> &FakeService {
+        if i == 0 {
+            &self.service
+        } else {
+            &self.others[i - 1]
+        }
+    }
+
+    fn service_for(&mut self, url: &str) -> &mut FakeService {
+        let i = self.lanes.iter().position(|(base, _)| url.starts_with(&format!("{base}/"))).unwrap_or(0);
+        if i == 0 {
+            &mut self.service
+        } else {
+            &mut self.others[i - 1]
+        }
+    }
+
+    /// Tasks (by page) that two providers had at the same time: a provider has a task from
+    /// its acceptance until its outcome shows or its working time for the kind is over,
+    /// whichever is first. Empty when nothing was ever paid for twice at once.
+    pub fn concurrent_submissions(&self, kind: TaskKind) -> Vec<String> {
+        let mut windows: Vec<(usize, &Taken, Timestamp)> = Vec::new();
+        for (i, (_, working)) in self.lanes.iter().enumerate() {
+            for t in &self.service_of(i).taken {
+                let works = t.works_for.map_or(working.for_kind(kind), |w| w.min(working.for_kind(kind)));
+                windows.push((i, t, t.at.add(works)));
+            }
+        }
+        let mut clashes = Vec::new();
+        for (a, (la, ta, end_a)) in windows.iter().enumerate() {
+            for (lb, tb, end_b) in &windows[a + 1..] {
+                if la != lb && ta.page == tb.page && ta.at < *end_b && tb.at < *end_a {
+                    clashes.push(format!("{} at providers {la} ({:?}) and {lb} ({:?})", ta.page, ta.at, tb.at));
+                }
+            }
+        }
+        clashes
     }
 
     pub fn submit(&mut self, task: Task, labels: &[(&str, &str)]) -> JobId {
@@ -285,7 +439,8 @@ impl Harness {
         while let Some(action) = self.engine.poll_action(self.now) {
             match action {
                 Action::Send { request_id, request } => {
-                    let result = self.service.handle(&request, self.now);
+                    let now = self.now;
+                    let result = self.service_for(&request.url).handle(&request, now);
                     self.requests += 1;
                     if self.keep_logs {
                         self.sent.push((self.now, request));

@@ -16,11 +16,24 @@ pub struct Solution {
     /// The provider's id of the task that produced this answer (for `report`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_task_id: Option<String>,
+    /// The provider that solved it, as the client names it (where `report` goes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// What it cost: as the provider reported it (anti-captcha, 2captcha API v2), else the
+    /// configured price of the provider for the kind; absent when neither is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 impl Solution {
     pub fn text(text: impl Into<String>) -> Self {
-        Solution { text: text.into(), fields: serde_json::Map::new(), provider_task_id: None }
+        Solution {
+            text: text.into(),
+            fields: serde_json::Map::new(),
+            provider_task_id: None,
+            provider: None,
+            cost: None,
+        }
     }
 }
 
@@ -32,6 +45,8 @@ impl FromJson for Solution {
             text: f.req("text")?,
             fields: f.or_default("fields")?,
             provider_task_id: f.opt("provider_task_id")?,
+            provider: f.opt("provider")?,
+            cost: f.opt("cost")?,
         })
     }
 }

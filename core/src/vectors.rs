@@ -12,7 +12,8 @@
 //!   `{"request": null}`;
 //! - a response case (`provider`, `phase`: `submit` | `poll` | `batch_poll` |
 //!   `balance` | `report`, `status`, `body` or `body_repeat`, `ids`): the outcome
-//!   (`accepted`, `solved`, `tasks`, `failed`, ...);
+//!   (`accepted`, `solved`, `tasks`, `failed`, ...); a solved or ready answer carries
+//!   `cost` (a number) when the provider stated one;
 //! - a class case (`provider`, `code`): `{"class", "retry_after_ms"}`.
 //!
 //! Every case also names its `source` (the provider page or official client
@@ -120,7 +121,11 @@ fn response_case(provider: &Provider, phase: &Value, obj: &Map<String, Value>) -
         Some("submit") => match provider.parse_submit(&resp) {
             SubmitOutcome::Accepted { provider_task_id } => json!({ "accepted": provider_task_id }),
             SubmitOutcome::Solved(s) => {
-                json!({ "solved": { "text": s.text, "fields": s.fields, "provider_task_id": s.provider_task_id } })
+                let mut solved = json!({ "text": s.text, "fields": s.fields, "provider_task_id": s.provider_task_id });
+                if let Some(cost) = s.cost {
+                    solved["cost"] = json!(cost);
+                }
+                json!({ "solved": solved })
             }
             SubmitOutcome::Failed(f) => json!({ "failed": failure_json(&f) }),
         },
@@ -193,7 +198,13 @@ pub fn failure_json(f: &Failure) -> Value {
 fn poll_json(p: &TaskPoll) -> Value {
     match p {
         TaskPoll::NotReady => json!({ "status": "not_ready" }),
-        TaskPoll::Ready(s) => json!({ "status": "ready", "text": s.text, "fields": s.fields }),
+        TaskPoll::Ready(s) => {
+            let mut ready = json!({ "status": "ready", "text": s.text, "fields": s.fields });
+            if let Some(cost) = s.cost {
+                ready["cost"] = json!(cost);
+            }
+            ready
+        }
         TaskPoll::Failed(f) => json!({ "status": "failed", "failure": failure_json(f) }),
     }
 }

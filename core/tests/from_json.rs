@@ -88,6 +88,8 @@ fn full_config() -> EngineConfig {
             break_ms: 53,
             unreachable_after_failures: 54,
             unreachable_after_ms: 55,
+            account_hold_ms: 56,
+            account_probe_ms: 57,
         },
         seed: 61,
     }
@@ -103,9 +105,10 @@ fn records_and_history_round_trip() {
         error: "e".into(),
         provider_task_id: Some("p".into()),
         http_status: Some(503),
+        provider: Some("capsolver".into()),
     };
     round_trip(&entry);
-    round_trip(&HistoryEntry { provider_task_id: None, http_status: None, ..entry });
+    round_trip(&HistoryEntry { provider_task_id: None, http_status: None, provider: None, ..entry });
     for phase in Phase::ALL {
         round_trip(&phase);
     }
@@ -200,7 +203,13 @@ fn engine_types_round_trip() {
     let mut fields = serde_json::Map::new();
     fields.insert("userAgent".into(), json!("UA"));
     fields.insert("cost".into(), json!(0.001));
-    round_trip(&Solution { text: "03AGdBq2".into(), fields, provider_task_id: Some("7".into()) });
+    round_trip(&Solution {
+        text: "03AGdBq2".into(),
+        fields,
+        provider_task_id: Some("7".into()),
+        provider: Some("anti-captcha".into()),
+        cost: Some(0.0007),
+    });
     round_trip(&Solution::text("abc"));
     round_trip(&sample_task("k", "https://a.example/"));
 }

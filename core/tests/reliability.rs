@@ -208,7 +208,7 @@ fn a_provider_that_never_answered_fails_fast_as_network() {
     let opened: Vec<_> = h.events.iter().filter(|(_, e)| matches!(e, Event::CircuitOpened { .. })).collect();
     assert_eq!(opened.len(), 1, "one clear line when the circuit opens");
     match &opened[0].1 {
-        Event::CircuitOpened { cause, until: Some(_) } => assert!(cause.contains("cannot be reached"), "{cause}"),
+        Event::CircuitOpened { cause, until: Some(_), .. } => assert!(cause.contains("cannot be reached"), "{cause}"),
         other => panic!("{other:?}"),
     }
 }
@@ -226,8 +226,8 @@ fn the_circuit_probes_again_and_a_new_task_finds_the_provider_back() {
     h.submit(seed_task(1), &[]);
     h.run();
     assert_eq!(h.solved.len(), 1, "the probe went through and the task was solved");
-    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::CircuitHalfOpen)));
-    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::CircuitClosed)));
+    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::CircuitHalfOpen { .. })));
+    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::CircuitClosed { .. })));
 }
 
 #[test]
@@ -266,4 +266,64 @@ fn deadline_description_reads_whole() {
     h.run();
     let d = &h.dead[0].1.description;
     assert!(d.contains("(1 submission(s); ") && d.contains(" poll(s) of the last one)"), "{d}");
+}
+
+fn holding(hold_s: u64) -> EngineConfig {
+    let mut config = EngineConfig::default();
+    config.circuit.account_hold_ms = hold_s * 1000;
+    config.circuit.account_probe_ms = 60_000;
+    config.rate.submits_per_second = 2.0;
+    config
+}
+
+#[test]
+fn an_account_error_holds_the_tasks_and_a_top_up_resumes_them_without_a_storm() {
+    let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));
+    service.account_error = Some("ERROR_KEY_DOES_NOT_EXIST");
+    let mut h = Harness::new(holding(600), service);
+    for i in 0..10 {
+        h.submit(seed_task(i), &[]);
+    }
+    h.run_until(Some(T0.add(secs(150))));
+    assert!(h.dead.is_empty(), "nothing dead-lettered while the hold lasts: {:?}", h.dead);
+    assert_eq!(h.sends_to("/in.php").len(), 1, "one refused submission, the others wait");
+    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::AccountHold { .. })));
+    let probes_while_broken = h.service.log.iter().filter(|s| s.endpoint == "/res.php" && s.subject == [""]).count();
+    assert_eq!(probes_while_broken, 2, "the balance is checked every 60 s");
+    h.service.account_error = None; // topped up
+    h.run();
+    assert_eq!(h.solved.len(), 10, "every task solved once the account works");
+    assert!(h.dead.is_empty());
+    let submits: Vec<Timestamp> = h.sends_to("/in.php").iter().map(|(t, _)| *t).collect();
+    assert_eq!(submits.len(), 11);
+    for pair in submits[1..].windows(2) {
+        assert!(pair[1].since(pair[0]) >= Duration::from_millis(500), "resumed at the submit rate, not in a burst");
+    }
+    assert!(submits[1] >= T0.add(secs(180)), "resumed after the probe that saw the top-up");
+}
+
+#[test]
+fn a_hold_that_runs_out_dead_letters_the_waiting_tasks_as_before() {
+    let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));
+    service.account_error = Some("ERROR_KEY_DOES_NOT_EXIST");
+    let mut h = Harness::new(holding(300), service);
+    for i in 0..10 {
+        h.submit(seed_task(i), &[]);
+    }
+    h.run();
+    assert_eq!(h.dead.len(), 10);
+    assert!(h.dead.iter().all(|(_, r)| r.reason == reason::CIRCUIT_OPEN && r.class == ErrorClass::AccountTerminal));
+    let ended = h.dead.iter().map(|(_, r)| r.dead_lettered_at).max().unwrap();
+    assert_eq!(ended, T0.add(secs(300)).max(ended), "at the end of the hold");
+    assert!(ended >= T0.add(secs(300)));
+    assert_eq!(h.sends_to("/in.php").len(), 1, "nothing more was sent to a broken account");
+    // New tasks after the hold are dead-lettered at once, as without hold mode, until reset.
+    h.submit(seed_task(99), &[]);
+    h.run();
+    assert_eq!(h.dead.len(), 11);
+    h.engine.reset_circuit();
+    h.service.account_error = None;
+    h.submit(seed_task(100), &[]);
+    h.run();
+    assert_eq!(h.solved.len(), 1, "reset_circuit still works");
 }

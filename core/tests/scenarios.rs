@@ -130,7 +130,7 @@ fn no_slot_available_halves_concurrency_and_delays_that_task_at_least_five_secon
         .events
         .iter()
         .filter_map(|(_, e)| match e {
-            Event::ConcurrencyChanged { limit } => Some(*limit),
+            Event::ConcurrencyChanged { limit, .. } => Some(*limit),
             _ => None,
         })
         .collect();
@@ -348,7 +348,7 @@ fn a_failure_storm_opens_the_circuit_and_only_one_probe_goes_out_while_half_open
     h.service.always = None;
     h.run();
     assert_eq!(h.solved.len(), 20, "dead: {:?}", h.dead.iter().map(|(_, r)| &r.reason).collect::<Vec<_>>());
-    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::CircuitClosed)));
+    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::CircuitClosed { .. })));
 }
 
 #[test]

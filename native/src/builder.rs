@@ -29,14 +29,14 @@ pub async fn connect(
         Some(store) => store,
         None => open_store(options.dlq.as_deref().unwrap_or(DEFAULT_DLQ)).await?,
     };
-    let transport = ReqwestTransport::new(options.api_key.clone(), options.proxy.as_deref())?;
+    let transport = ReqwestTransport::new(options.secrets(), options.proxy.as_deref())?;
     let backends = Backends {
         runtime: Arc::new(runtime),
         transport: Arc::new(transport),
         liveness: Arc::new(ProcessLiveness),
         store,
     };
-    Ok(Client::start(options, backends, events))
+    Client::start(options, backends, events)
 }
 
 /// A builder for Rust callers. Everything it sets goes through the same option reader
@@ -52,12 +52,24 @@ pub struct ClientBuilder {
 
 impl std::fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let shown: Map<String, Value> = self
-            .options
-            .iter()
-            .map(|(k, v)| (k.clone(), if k == "api_key" { Value::String("***".into()) } else { v.clone() }))
-            .collect();
+        let shown = hide_keys(&Value::Object(self.options.clone()));
         f.debug_struct("ClientBuilder").field("options", &shown).finish_non_exhaustive()
+    }
+}
+
+/// `value` with every API key (`api_key`, also inside `providers`) shown as `***`.
+fn hide_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let hidden = k == "api_key" || k == "apiKey";
+                    (k.clone(), if hidden { Value::String("***".into()) } else { hide_keys(v) })
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(hide_keys).collect()),
+        other => other.clone(),
     }
 }
 
@@ -125,7 +137,7 @@ impl ClientBuilder {
         let mut options = ClientOptions::from_value(Value::Object(self.options.clone()), Casing::Snake)?;
         if let Some(config) = &self.config {
             config.validate()?;
-            options.engine = config.clone();
+            options.set_engine(config);
         }
         if let Some(policy) = &self.replay_policy {
             policy.validate()?;
@@ -138,5 +150,21 @@ impl ClientBuilder {
     pub async fn build(self) -> Result<Client> {
         let options = self.options()?;
         connect(options, self.store, self.events).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_a_key() {
+        let b = builder().api_key("SECRET-1").option(
+            "providers",
+            serde_json::json!([{"provider": "capsolver", "api_key": "SECRET-2"}, {"provider": "2captcha", "apiKey": "SECRET-3"}]),
+        );
+        let shown = format!("{b:?}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(shown.contains("capsolver"), "{shown}");
     }
 }

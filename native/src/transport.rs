@@ -11,7 +11,8 @@ use captcha_dlq_core::{HttpRequest, HttpResponse, Method, Secret, TransportError
 #[derive(Clone, Debug)]
 pub struct ReqwestTransport {
     client: reqwest::Client,
-    key: Secret,
+    /// The client's API keys (one per provider).
+    keys: Vec<Secret>,
 }
 
 impl Transport for ReqwestTransport {
@@ -22,8 +23,8 @@ impl Transport for ReqwestTransport {
 }
 
 impl ReqwestTransport {
-    /// A pooled client; `key` is what its error messages must never show.
-    pub fn new(key: Secret, proxy: Option<&str>) -> Result<ReqwestTransport, Error> {
+    /// A pooled client; `keys` are what its error messages must never show.
+    pub fn new(keys: Vec<Secret>, proxy: Option<&str>) -> Result<ReqwestTransport, Error> {
         let mut builder = reqwest::Client::builder()
             .user_agent(concat!("captcha-dlq/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
@@ -37,7 +38,7 @@ impl ReqwestTransport {
             builder = builder.no_proxy();
         }
         let client = builder.build().map_err(|e| Error::Io(format!("cannot build the HTTP client: {e}")))?;
-        Ok(ReqwestTransport { client, key })
+        Ok(ReqwestTransport { client, keys })
     }
 
     pub async fn execute(&self, req: HttpRequest) -> Result<HttpResponse, TransportError> {
@@ -76,6 +77,7 @@ impl ReqwestTransport {
             message.push_str(&s.to_string());
             source = s.source();
         }
-        TransportError::new(kind, self.key.redact(&message))
+        let redacted = self.keys.iter().fold(message, |text, key| key.redact(&text));
+        TransportError::new(kind, redacted)
     }
 }

@@ -310,3 +310,107 @@ async fn wait_for_record(client: &Client, filter: Filter) -> captcha_dlq::core::
     }
     panic!("no record matching {filter:?} appeared");
 }
+
+/// Two independent mock services on loopback, as a new user would run them: the first
+/// (createTask, anti-captcha's dialect, reporting each task's cost) runs out of money after
+/// 50 tasks, the second (v1, 2captcha, slower, priced in the options) takes the rest. No
+/// task is lost or dead-lettered while a provider could solve it, none is submitted to both,
+/// each solution names its provider and cost, and the spend report matches the mocks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_providers_one_runs_dry_the_other_takes_the_rest_and_spend_matches_the_mocks() {
+    let dry = mock(MockConfig {
+        balance: 0.05,
+        task_cost: 0.001,
+        charge: true,
+        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
+        ..MockConfig::default()
+    })
+    .await;
+    let slow = mock(MockConfig {
+        default_behavior: Behavior { solve_after_ms: 250, ..Behavior::default() },
+        ..MockConfig::default()
+    })
+    .await;
+    let client = captcha_dlq::builder()
+        .option(
+            "providers",
+            json!([
+                {"provider": "anti-captcha", "api_key": "key-a", "base_url": dry.base_url()},
+                {"provider": "2captcha", "api_key": "key-b", "base_url": slow.base_url(), "price": {"recaptcha_v2": 0.002}},
+            ]),
+        )
+        .dlq("memory")
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds");
+    let results = client.solve_many(inputs((0..150).map(|i| (task(i), BTreeMap::new()))), Some(150)).await;
+    let mut by_provider: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &results {
+        let solution = r.outcome.as_ref().unwrap_or_else(|e| panic!("task {} failed: {e}", r.index));
+        *by_provider.entry(solution.provider.clone().expect("names its provider")).or_default() += 1;
+        assert!(solution.cost.is_some(), "a reported or configured cost");
+    }
+    assert_eq!(by_provider, BTreeMap::from([("2captcha".to_string(), 100), ("anti-captcha".to_string(), 50)]));
+    let (a, b) = (dry.counters(), slow.counters());
+    assert_eq!((a.tasks_created, a.tasks_solved), (50, 50), "the first until its balance ran out");
+    assert_eq!(a.tasks_created + b.tasks_created, 150, "no task submitted twice, at either provider");
+    assert_eq!(client.dlq().count(&Filter::all()).await.unwrap(), 0, "nothing dead-lettered");
+
+    let spend = client.spend().await.unwrap();
+    let cost = |name: &str| spend.by_provider.iter().find(|r| r.key == name).map(|r| (r.solved, r.cost));
+    let (solved_a, cost_a) = cost("anti-captcha").expect("a row");
+    let (solved_b, cost_b) = cost("2captcha").expect("a row");
+    assert_eq!((solved_a, solved_b), (a.tasks_solved, b.tasks_solved));
+    assert!((cost_a - a.tasks_solved as f64 * 0.001).abs() < 1e-9, "reported costs: {cost_a}");
+    assert!((cost_b - b.tasks_solved as f64 * 0.002).abs() < 1e-9, "configured price: {cost_b}");
+    assert_eq!(spend.unpriced, 0);
+
+    let status = client.status().await.unwrap();
+    assert_eq!(status.providers.len(), 2);
+    assert!(status.providers[0].account_failure.as_deref().is_some_and(|f| f.starts_with("ERROR_ZERO_BALANCE")));
+    assert!(status.account_failure.is_none(), "the second provider still takes tasks");
+
+    // Balance and report go to the provider asked for, or the one that solved the answer.
+    let balances = client.balances().await;
+    assert_eq!(balances.len(), 2);
+    assert_eq!(balances[1].1.as_ref().ok(), Some(&10.0));
+    assert_eq!(client.balance_of("anti-captcha").await.unwrap(), 0.0);
+    let from_b =
+        results.iter().filter_map(|r| r.outcome.as_ref().ok()).find(|s| s.provider.as_deref() == Some("2captcha"));
+    client.report_solution(from_b.expect("a 2captcha answer"), true).await.unwrap();
+    assert_eq!((slow.counters().reports_good, dry.counters().reports_good), (1, 0));
+    assert!(client.balance_of("nobody").await.unwrap_err().to_string().contains("anti-captcha, 2captcha"));
+    client.close().await;
+}
+
+/// A provider that cannot be reached at all: its tasks go to the next one, none is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_first_provider_sends_every_task_to_the_second() {
+    let up = mock(MockConfig {
+        default_behavior: Behavior { solve_after_ms: 20, ..Behavior::default() },
+        ..MockConfig::default()
+    })
+    .await;
+    let client = captcha_dlq::builder()
+        .option(
+            "providers",
+            json!([
+                {"provider": "2captcha", "name": "down", "api_key": "key-a", "base_url": "http://127.0.0.1:9"},
+                {"provider": "2captcha", "name": "up", "api_key": "key-b", "base_url": up.base_url()},
+            ]),
+        )
+        .dlq("memory")
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds");
+    let results = client.solve_many(inputs((0..20).map(|i| (task(i), BTreeMap::new()))), Some(20)).await;
+    for r in &results {
+        let s = r.outcome.as_ref().unwrap_or_else(|e| panic!("task {} failed: {e}", r.index));
+        assert_eq!(s.provider.as_deref(), Some("up"));
+    }
+    assert_eq!(up.counters().tasks_created, 20);
+    assert!(client.status().await.unwrap().unreachable_episodes >= 1);
+    client.close().await;
+}

@@ -334,3 +334,56 @@ async fn concurrency_means_what_it_says() {
     assert_eq!(most, 300, "all 300 were with the provider at once");
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hold_mode_waits_out_a_zero_balance_and_resumes_after_a_top_up() {
+    let mut script = MockConfig {
+        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
+        ..MockConfig::default()
+    };
+    script.account_errors.insert("test-key".into(), "ERROR_ZERO_BALANCE".into());
+    let mock = MockSolver::start(script).await.unwrap();
+    let mut config = fast_config();
+    config.circuit.account_hold_ms = 60_000;
+    config.circuit.account_probe_ms = 200;
+    config.rate.submits_per_second = 50.0;
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    // 2captcha's ERROR_ZERO_BALANCE is an account error (CaptchaAI's means "no free worker").
+    let client = captcha_dlq::builder()
+        .api_key("test-key")
+        .provider("2captcha")
+        .base_url(mock.base_url())
+        .dlq("memory")
+        .config(config)
+        .on_event(move |e| seen.lock().unwrap().push(e.clone()))
+        .build()
+        .await
+        .unwrap();
+    let running = {
+        let client = client.clone();
+        tokio::spawn(async move { client.solve_many((0..5).map(|i| SolveInput::new(task(i))).collect(), None).await })
+    };
+    within("the hold", async {
+        while !events.lock().unwrap().iter().any(|e| matches!(e, Event::AccountHold { .. })) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let refused = mock.counters().requests_to("/in.php");
+    // Probes go on while the account is empty.
+    within("two balance checks", async {
+        while mock.counters().requests_to("/res.php") < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert_eq!(mock.counters().requests_to("/in.php"), refused, "no submission while the balance is zero");
+    let mut topped_up = mock.config();
+    topped_up.account_errors.clear();
+    mock.set_script(topped_up).unwrap();
+    let results = within("the batch", running).await.unwrap();
+    assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
+    assert_eq!(mock.counters().requests_to("/in.php"), refused + 5, "each task submitted once after the top-up");
+    client.close().await;
+}

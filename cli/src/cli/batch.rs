@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use captcha_dlq::core::Task;
+use captcha_dlq::core::{Task, TaskKind};
 use captcha_dlq::{Client, Delivery, Error, Outcome, RecoverOptions};
 use clap::Args as ClapArgs;
 use futures::stream::FuturesUnordered;
@@ -134,16 +134,19 @@ impl Output {
     }
 }
 
-fn solved_line(line: Option<usize>, key: Option<&str>, delivery: &Delivery) -> Value {
-    json!({ "line": line, "key": key, "ok": true, "id": delivery.id, "labels": delivery.labels,
+/// A solved line: its solution names the provider that solved it and its cost, and `kind`
+/// is the task's, so that `captcha-dlq spend` can sum the results.
+fn solved_line(line: Option<usize>, key: Option<&str>, kind: Option<TaskKind>, delivery: &Delivery) -> Value {
+    json!({ "line": line, "key": key, "ok": true, "id": delivery.id, "kind": kind, "labels": delivery.labels,
             "solution": delivery.solution })
 }
 
 fn failed_line(line: Option<usize>, key: Option<&str>, id: Option<&str>, e: &Error) -> Value {
     match e {
         Error::SolveFailed { record, stored } => json!({ "line": line, "key": key, "ok": false, "code": e.code(),
-            "id": record.id, "labels": record.labels, "reason": record.reason, "class": record.class,
-            "attempts": record.attempts, "description": record.description, "stored": stored }),
+            "id": record.id, "kind": record.task.kind(), "provider": record.provider, "labels": record.labels,
+            "reason": record.reason, "class": record.class, "attempts": record.attempts,
+            "description": record.description, "stored": stored }),
         other => {
             json!({ "line": line, "key": key, "ok": false, "id": id, "code": other.code(), "error": other.to_string() })
         }
@@ -229,6 +232,7 @@ async fn solve_lines(
     verdict: &mut RunVerdict,
 ) -> Result<(), Error> {
     let number_of: HashMap<String, usize> = lines.iter().map(|l| (l.key.clone(), l.number)).collect();
+    let kind_of: HashMap<usize, TaskKind> = lines.iter().map(|l| (l.number, l.task.kind())).collect();
     let mut skip: BTreeSet<String> = BTreeSet::new();
     if resumable && args.restart {
         let cleared = client.dlq().clear_settled(prefix).await?;
@@ -252,7 +256,8 @@ async fn solve_lines(
             let line = item.key.as_ref().and_then(|k| number_of.get(k).copied());
             match item.outcome {
                 Ok(delivery) => {
-                    out.emit(&solved_line(line, item.key.as_deref(), &delivery))?;
+                    let kind = line.and_then(|n| kind_of.get(&n).copied());
+                    out.emit(&solved_line(line, item.key.as_deref(), kind, &delivery))?;
                     delivery.receipt.ack();
                 }
                 Err(e) => {
@@ -299,7 +304,7 @@ async fn solve_lines(
         bar.inc(1);
         match outcome.and_then(Outcome::into_delivery) {
             Ok(delivery) => {
-                out.emit(&solved_line(Some(number), Some(&key), &delivery))?;
+                out.emit(&solved_line(Some(number), Some(&key), kind_of.get(&number).copied(), &delivery))?;
                 delivery.receipt.ack();
             }
             Err(e) => {

@@ -266,7 +266,8 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
             let records =
-                import(&text, &global.provider, now).map_err(|e| Error::Io(format!("{}: {e}", file.display())))?;
+                import(&text, global.provider.as_deref().unwrap_or(captcha_dlq::core::options::DEFAULT_PROVIDER), now)
+                    .map_err(|e| Error::Io(format!("{}: {e}", file.display())))?;
             let n = records.len();
             for r in records {
                 store.push(r).await?;

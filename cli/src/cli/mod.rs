@@ -4,6 +4,7 @@ mod batch;
 mod demo;
 mod dlq;
 mod recover;
+mod spend;
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -51,9 +52,20 @@ pub struct Global {
     /// API key of the solving service.
     #[arg(long, env = "CAPTCHA_DLQ_API_KEY", hide_env_values = true, global = true)]
     pub api_key: Option<String>,
-    /// Provider preset (captchaai, 2captcha, rucaptcha, anti-captcha, capsolver, 2captcha-v2, capmonster) or a v1 base URL.
-    #[arg(long, env = "CAPTCHA_DLQ_PROVIDER", default_value = "captchaai", global = true)]
-    pub provider: String,
+    /// Provider preset (captchaai, 2captcha, rucaptcha, anti-captcha, capsolver, 2captcha-v2, capmonster) or a v1
+    /// base URL [default: captchaai].
+    #[arg(long, env = "CAPTCHA_DLQ_PROVIDER", global = true)]
+    pub provider: Option<String>,
+    /// Several providers, as JSON or @FILE: [{"provider": "capsolver", "api_key": "…"}, {"provider": "2captcha",
+    /// "api_key": "…", "base_url"?, "name"?, "price"?}]. Tasks fail over in list order (see --routing).
+    #[arg(long, env = "CAPTCHA_DLQ_PROVIDERS", hide_env_values = true, global = true)]
+    pub providers: Option<String>,
+    /// How tasks are spread over several providers: ordered (failover in list order), fastest, cheapest.
+    #[arg(long, global = true, value_parser = ["ordered", "fastest", "cheapest"])]
+    pub routing: Option<String>,
+    /// Stop submitting once this much was spent (reported costs, else configured prices).
+    #[arg(long, global = true)]
+    pub budget: Option<f64>,
     /// Send the provider's protocol to this base URL instead (a mock, a relay).
     #[arg(long, global = true)]
     pub base_url: Option<String>,
@@ -91,8 +103,10 @@ pub enum Command {
     Dlq(dlq::DlqCommand),
     /// Resume tasks a killed process left in flight (or dead-letter them with --interrupt).
     Recover(recover::RecoverArgs),
-    /// Print the account balance.
+    /// Print the account balance (of each provider, with several).
     Balance,
+    /// What was spent, by provider, task kind and label, from saved `batch` results.
+    Spend(spend::SpendArgs),
     /// Run the mock solving service until interrupted.
     MockServer {
         #[arg(long, default_value_t = 0)]
@@ -152,6 +166,7 @@ pub async fn run(args: Args) -> u8 {
         Command::Batch(batch) => batch::run(&args.global, batch).await,
         Command::Recover(recover) => recover::run(&args.global, recover).await,
         Command::Balance => balance(&args.global).await,
+        Command::Spend(spend) => spend::run(&args.global, spend).await,
     };
     match result {
         Ok(code) => code,
@@ -231,15 +246,39 @@ pub(crate) fn read_json_arg(field: &str, value: &str) -> Result<String, Error> {
 }
 
 pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
-    let mut builder = captcha_dlq::builder()
-        .provider(global.provider.clone())
-        .dlq(global.dlq.clone())
-        .allow_insecure_http(global.insecure_http);
+    let mut builder = captcha_dlq::builder().dlq(global.dlq.clone()).allow_insecure_http(global.insecure_http);
+    if let Some(list) = &global.providers {
+        let text = read_json_arg("--providers", list)?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::Config(ConfigError::new("--providers", format!("not valid JSON: {e}"))))?;
+        for (given, flag, env) in [
+            (global.api_key.is_some(), "--api-key", " (unset CAPTCHA_DLQ_API_KEY if it comes from there)"),
+            (global.provider.is_some(), "--provider", " (unset CAPTCHA_DLQ_PROVIDER if it comes from there)"),
+            (global.base_url.is_some(), "--base-url", ""),
+        ] {
+            if given {
+                return Err(Error::Config(ConfigError::new(
+                    flag,
+                    format!("cannot be combined with --providers: give each provider its own in the list{env}"),
+                )));
+            }
+        }
+        builder = builder.option("providers", value);
+    }
+    if let Some(provider) = &global.provider {
+        builder = builder.provider(provider.clone());
+    }
     if let Some(key) = &global.api_key {
         builder = builder.api_key(key.clone());
     }
     if let Some(url) = &global.base_url {
         builder = builder.base_url(url.clone());
+    }
+    if let Some(routing) = &global.routing {
+        builder = builder.option("routing", json!(routing));
+    }
+    if let Some(budget) = global.budget {
+        builder = builder.option("budget", json!(budget));
     }
     if let Some(proxy) = &global.proxy {
         builder = builder.proxy(proxy.clone());
@@ -330,6 +369,11 @@ pub(crate) fn flush_stdout() -> Result<(), Error> {
 
 async fn balance(global: &Global) -> Result<u8, Error> {
     let client = client(global).await?;
+    if client.options().providers().len() > 1 {
+        let balances = client.balances().await;
+        client.close().await;
+        return print_balances(balances, global.json);
+    }
     let balance = client.balance().await;
     client.close().await;
     let balance = balance?;
@@ -339,6 +383,36 @@ async fn balance(global: &Global) -> Result<u8, Error> {
         println!("{balance}");
     }
     Ok(exit::OK)
+}
+
+/// One line per provider (`name: balance` or `name: error`); the exit code of the first
+/// failure, if any.
+fn print_balances(balances: Vec<(String, Result<f64, Error>)>, json_output: bool) -> Result<u8, Error> {
+    let mut code = exit::OK;
+    let mut out = serde_json::Map::new();
+    for (name, balance) in balances {
+        match balance {
+            Ok(b) => {
+                if !json_output {
+                    println!("{name}: {b}");
+                }
+                out.insert(name, json!({ "ok": true, "balance": b }));
+            }
+            Err(e) => {
+                if !json_output {
+                    println!("{name}: error: {e}");
+                }
+                if code == exit::OK {
+                    code = exit_code_of(&e);
+                }
+                out.insert(name, json!({ "ok": false, "code": e.code(), "error": e.to_string() }));
+            }
+        }
+    }
+    if json_output {
+        println!("{}", json!({ "ok": code == exit::OK, "balances": out }));
+    }
+    Ok(code)
 }
 
 async fn mock_server(port: u16, config: Option<String>) -> Result<u8, Error> {

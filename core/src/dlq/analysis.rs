@@ -1,6 +1,10 @@
 //! DLQ analysis: the operational signals the seeds ask for (counts by reason,
 //! sitekey, page host and hour; age of the oldest record; repeat-failure rate;
-//! replay throughput), computed from a set of records and the store's counters.
+//! replay throughput), computed from a set of records and the store's counters;
+//! and, for clients with several providers, by task kind, by label, by the provider
+//! each record ended at and by the provider each failure in its history happened at.
+//! Dead letters cost nothing (providers charge solved tasks): what was spent is the
+//! spend report's (`crate::spend`).
 //!
 //! Every breakdown is sorted most common first, ties by key, so the output
 //! (JSON or [`render_table`]) is the same for the same input.
@@ -48,7 +52,14 @@ pub struct Analysis {
     pub by_page_host: Vec<Bucket>,
     /// By hour of `dead_lettered_at` (`2026-11-21T10`, UTC).
     pub by_hour: Vec<Bucket>,
+    /// By the provider of the last attempt.
     pub by_provider: Vec<Bucket>,
+    pub by_kind: Vec<Bucket>,
+    /// By `label=value`.
+    pub by_label: Vec<Bucket>,
+    /// Failures in the records' histories, by the provider they happened at (history
+    /// entries written before clients had several providers count under `(none)`).
+    pub failures_by_provider: Vec<Bucket>,
     /// Seconds since the oldest record was dead-lettered; `None` for an empty DLQ.
     pub oldest_age_seconds: Option<u64>,
     /// Share of the records that failed again after at least one replay; `None` without records.
@@ -85,6 +96,13 @@ impl Analysis {
             by_page_host: breakdown(records.iter().map(|r| r.page_host().unwrap_or_else(|| NONE_KEY.to_string()))),
             by_hour: breakdown(records.iter().map(|r| r.dead_lettered_at.hour_bucket())),
             by_provider: breakdown(records.iter().map(|r| r.provider.clone())),
+            by_kind: breakdown(records.iter().map(|r| r.task.kind().as_str().to_string())),
+            by_label: breakdown(records.iter().flat_map(|r| r.labels.iter().map(|(k, v)| format!("{k}={v}")))),
+            failures_by_provider: breakdown(
+                records
+                    .iter()
+                    .flat_map(|r| r.history.iter().map(|e| e.provider.clone().unwrap_or_else(|| NONE_KEY.to_string()))),
+            ),
             oldest_age_seconds: oldest.map(|t| now.since(t).as_secs()),
             repeat_failure_rate: ratio(replayed, records.len() as u64),
             replay: Throughput {
@@ -128,19 +146,29 @@ pub fn render_table(a: &Analysis) -> String {
         ("page host", &a.by_page_host),
         ("hour (UTC)", &a.by_hour),
         ("provider", &a.by_provider),
+        ("kind", &a.by_kind),
+        ("label", &a.by_label),
+        ("failures at provider", &a.failures_by_provider),
     ] {
         let _ = writeln!(out);
-        let width = rows.iter().map(|b| b.key.chars().count()).chain([title.len()]).max().unwrap_or(0);
+        let shown = &rows[..rows.len().min(TABLE_ROWS)];
+        let width = shown.iter().map(|b| b.key.chars().count()).chain([title.len()]).max().unwrap_or(0);
         let _ = writeln!(out, "{title:<width$}  count");
         if rows.is_empty() {
             let _ = writeln!(out, "{:<width$}  0", "-");
         }
-        for b in rows.iter() {
+        for b in shown {
             let _ = writeln!(out, "{:<width$}  {:>5}", b.key, b.count);
+        }
+        if rows.len() > shown.len() {
+            let _ = writeln!(out, "… {} more (--json lists every row)", rows.len() - shown.len());
         }
     }
     out
 }
+
+/// Rows of each breakdown the table shows (the JSON analysis has them all).
+const TABLE_ROWS: usize = 25;
 
 fn human_age(secs: u64) -> String {
     let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
@@ -190,6 +218,9 @@ mod tests {
         assert_eq!(a.by_page_host, vec![b("example.com", 3), b("shop.example.org", 1)]);
         assert_eq!(a.by_hour, vec![b("2026-11-21T10", 2), b("2026-11-21T11", 2)]);
         assert_eq!(a.by_provider, vec![b("captchaai", 3), b("2captcha", 1)]);
+        assert_eq!(a.by_kind, vec![b("recaptcha_v2", 4)]);
+        assert_eq!(a.by_label, vec![b("job=scrape-42", 4)]);
+        assert_eq!(a.failures_by_provider, vec![b("(none)", 4), b("captchaai", 4)], "two history entries each");
         assert_eq!(a.oldest_age_seconds, Some(7200));
         assert_eq!(a.repeat_failure_rate, Some(0.5));
         assert_eq!(a.replay.recovered_ratio, Some(0.75));

@@ -286,6 +286,7 @@ fn seed_record(
             error: failure.error,
             provider_task_id,
             http_status: None,
+            provider: None,
         }],
         first_failed_at: at,
         dead_lettered_at: at,

@@ -52,6 +52,10 @@ pub struct HistoryEntry {
     pub provider_task_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
+    /// The provider the attempt ran at, as the client names it (absent in records written
+    /// before clients had several providers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -150,6 +154,7 @@ impl FromJson for HistoryEntry {
             error: f.req("error")?,
             provider_task_id: f.opt("provider_task_id")?,
             http_status: f.opt("http_status")?,
+            provider: f.opt("provider")?,
         })
     }
 }

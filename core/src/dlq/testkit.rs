@@ -65,6 +65,7 @@ pub fn sample_record(id: &str, minutes: u64) -> DeadLetterRecord {
                 error: "HTTP 502".to_string(),
                 provider_task_id: None,
                 http_status: Some(502),
+                provider: None,
             },
             HistoryEntry {
                 at: dead_lettered_at,
@@ -72,6 +73,7 @@ pub fn sample_record(id: &str, minutes: u64) -> DeadLetterRecord {
                 error: "ERROR_CAPTCHA_UNSOLVABLE".to_string(),
                 provider_task_id: Some("71823460".to_string()),
                 http_status: Some(200),
+                provider: Some("captchaai".to_string()),
             },
         ],
         first_failed_at,
@@ -445,6 +447,7 @@ async fn abandon_with_update<S: DlqStore>(store: &S) {
         error: "ERROR_CAPTCHA_UNSOLVABLE".into(),
         provider_task_id: Some("71823999".into()),
         http_status: None,
+        provider: Some("2captcha".into()),
     });
     let state = ok(case, "abandon", store.abandon(&leased.token, Some(update.clone()), at(91)).await);
     assert_eq!(state, RecordState::Ready, "[{case}] abandon below the delivery limit returns ready");

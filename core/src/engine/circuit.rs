@@ -139,6 +139,11 @@ impl Circuit {
         matches!(self.state, State::Open { .. })
     }
 
+    /// Whether one probe decides if the circuit closes again.
+    pub(crate) fn is_half_open(&self) -> bool {
+        matches!(self.state, State::HalfOpen { .. })
+    }
+
     fn open(&mut self, now: Timestamp) -> Option<Transition> {
         let until = now.add(core::time::Duration::from_millis(self.config.break_ms));
         self.state = State::Open { until };

@@ -291,6 +291,15 @@ pub struct CircuitConfig {
     /// For a provider that did answer before: how long transport failures in a row (at
     /// least `unreachable_after_failures` of them) must last before it counts as unreachable.
     pub unreachable_after_ms: u64,
+    /// Hold mode: after an account error (`ERROR_ZERO_BALANCE`, a key error), queued and new
+    /// tasks wait this long at most for the account to work again instead of being
+    /// dead-lettered at once (`CircuitOpen`). 0 (the default) dead-letters at once: a wrong
+    /// key in an interactive run should fail now, not in minutes. Set it for batches that a
+    /// top-up should rescue.
+    pub account_hold_ms: u64,
+    /// While holding, the balance is checked this often (2captcha: wait 60 s after
+    /// `ERROR_ZERO_BALANCE`).
+    pub account_probe_ms: u64,
 }
 
 impl Default for CircuitConfig {
@@ -302,6 +311,8 @@ impl Default for CircuitConfig {
             break_ms: 30_000,
             unreachable_after_failures: 3,
             unreachable_after_ms: 30_000,
+            account_hold_ms: 0,
+            account_probe_ms: 60_000,
         }
     }
 }
@@ -433,6 +444,8 @@ impl ReadOver for CircuitConfig {
             break_ms: f.or("break_ms", b.break_ms)?,
             unreachable_after_failures: f.or("unreachable_after_failures", b.unreachable_after_failures)?,
             unreachable_after_ms: f.or("unreachable_after_ms", b.unreachable_after_ms)?,
+            account_hold_ms: f.or("account_hold_ms", b.account_hold_ms)?,
+            account_probe_ms: f.or("account_probe_ms", b.account_probe_ms)?,
         };
         f.finish()?;
         Ok(circuit)
@@ -499,6 +512,9 @@ impl EngineConfig {
         }
         if !(self.rate.submits_per_second.is_finite() && self.rate.submits_per_second > 0.0) {
             return Err(ConfigError::new("rate.submits_per_second", "must be a positive number"));
+        }
+        if self.circuit.account_hold_ms > 0 && self.circuit.account_probe_ms == 0 {
+            return Err(ConfigError::new("circuit.account_probe_ms", "must be greater than zero while holding"));
         }
         if self.circuit.unreachable_after_failures == 0 {
             return Err(ConfigError::new("circuit.unreachable_after_failures", "must be at least 1"));

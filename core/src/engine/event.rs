@@ -9,6 +9,8 @@ use super::JobId;
 use crate::class::ErrorClass;
 use crate::time::Timestamp;
 
+/// Events about one provider name it in `provider` when the client has several (with one,
+/// it is left out, as before there were several).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
@@ -20,6 +22,8 @@ pub enum Event {
         job: JobId,
         attempt: u32,
         provider_task_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
     },
     Polled {
         tasks: usize,
@@ -30,6 +34,13 @@ pub enum Event {
         class: ErrorClass,
         delay_ms: u64,
         attempt: u32,
+    },
+    /// A task moved to another provider (`from` cannot take it or gave up on it).
+    Rerouted {
+        job: JobId,
+        from: String,
+        to: String,
+        reason: String,
     },
     Solved {
         job: JobId,
@@ -48,22 +59,44 @@ pub enum Event {
         id: String,
         resumed_polling: bool,
     },
+    /// An account error holds submissions (queued and new tasks wait) until `until` at the
+    /// latest; the balance is checked meanwhile and a top-up resumes them.
+    AccountHold {
+        code: String,
+        until: Timestamp,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
     CircuitOpened {
         cause: String,
         until: Option<Timestamp>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
     },
-    CircuitHalfOpen,
-    CircuitClosed,
+    CircuitHalfOpen {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
+    CircuitClosed {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
     ConcurrencyChanged {
         limit: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
     },
     Paused {
         scope: PauseScope,
         code: String,
         until: Timestamp,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
     },
     BatchPollingDisabled {
         reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
     },
     /// The DLQ store failed or did not answer a call; submissions wait until it is back.
     StoreUnavailable {
@@ -104,12 +137,14 @@ impl Event {
             Event::Submitted { .. } => "submitted",
             Event::Polled { .. } => "polled",
             Event::Retrying { .. } => "retrying",
+            Event::Rerouted { .. } => "rerouted",
             Event::Solved { .. } => "solved",
             Event::DeadLettered { .. } => "dead_lettered",
             Event::Recovered { .. } => "recovered",
             Event::CircuitOpened { .. } => "circuit_opened",
-            Event::CircuitHalfOpen => "circuit_half_open",
-            Event::CircuitClosed => "circuit_closed",
+            Event::AccountHold { .. } => "account_hold",
+            Event::CircuitHalfOpen { .. } => "circuit_half_open",
+            Event::CircuitClosed { .. } => "circuit_closed",
             Event::ConcurrencyChanged { .. } => "concurrency_changed",
             Event::Paused { .. } => "paused",
             Event::BatchPollingDisabled { .. } => "batch_polling_disabled",
@@ -126,12 +161,14 @@ impl Event {
         match self {
             Event::StoreGaveUp { .. } => Level::Error,
             Event::CircuitOpened { .. }
+            | Event::AccountHold { .. }
             | Event::Paused { .. }
             | Event::BatchPollingDisabled { .. }
             | Event::StoreUnavailable { .. } => Level::Warn,
-            Event::CircuitHalfOpen | Event::CircuitClosed | Event::StoreAvailable { .. } | Event::Recovered { .. } => {
-                Level::Info
-            }
+            Event::CircuitHalfOpen { .. }
+            | Event::CircuitClosed { .. }
+            | Event::StoreAvailable { .. }
+            | Event::Recovered { .. } => Level::Info,
             _ => Level::Debug,
         }
     }
@@ -146,13 +183,14 @@ impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Event::Accepted { job, id } => write!(f, "{job} accepted as {id}"),
-            Event::Submitted { job, attempt, provider_task_id } => {
-                write!(f, "{job} submitted (attempt {attempt}, provider task {provider_task_id})")
+            Event::Submitted { job, attempt, provider_task_id, provider } => {
+                write!(f, "{job} submitted{} (attempt {attempt}, provider task {provider_task_id})", to(provider))
             }
             Event::Polled { tasks } => write!(f, "polled {tasks} task(s)"),
             Event::Retrying { job, code, class, delay_ms, attempt } => {
                 write!(f, "{job} retrying after {code} ({class}) in {}, attempt {attempt}", ms(*delay_ms))
             }
+            Event::Rerouted { job, from, to, reason } => write!(f, "{job} moved from {from} to {to}: {reason}"),
             Event::Solved { job, attempts, elapsed_ms } => {
                 write!(f, "{job} solved after {attempts} attempt(s) in {}", ms(*elapsed_ms))
             }
@@ -166,15 +204,28 @@ impl fmt::Display for Event {
                     if *resumed_polling { "polling" } else { "resubmitting" }
                 )
             }
-            Event::CircuitOpened { cause, until: Some(t) } => write!(f, "circuit opened by {cause} until {t}"),
-            Event::CircuitOpened { cause, until: None } => {
-                write!(f, "circuit opened by {cause}; no submissions until reset")
+            Event::CircuitOpened { cause, until: Some(t), provider } => {
+                write!(f, "{}circuit opened by {cause} until {t}", of(provider))
             }
-            Event::CircuitHalfOpen => f.write_str("circuit half-open: probing the provider with one request"),
-            Event::CircuitClosed => f.write_str("circuit closed"),
-            Event::ConcurrencyChanged { limit } => write!(f, "in-flight limit now {limit}"),
-            Event::Paused { scope, code, until } => write!(f, "{scope:?} paused by {code} until {until}"),
-            Event::BatchPollingDisabled { reason } => write!(f, "batch polling disabled: {reason}"),
+            Event::CircuitOpened { cause, until: None, provider } => {
+                write!(f, "{}circuit opened by {cause}; no submissions until reset", of(provider))
+            }
+            Event::AccountHold { code, until, provider } => write!(
+                f,
+                "{}submissions held by {code} until {until} at the latest; checking the balance, a top-up resumes them",
+                of(provider)
+            ),
+            Event::CircuitHalfOpen { provider } => {
+                write!(f, "{}circuit half-open: probing the provider with one request", of(provider))
+            }
+            Event::CircuitClosed { provider } => write!(f, "{}circuit closed", of(provider)),
+            Event::ConcurrencyChanged { limit, provider } => write!(f, "{}in-flight limit now {limit}", of(provider)),
+            Event::Paused { scope, code, until, provider } => {
+                write!(f, "{}{scope:?} paused by {code} until {until}", of(provider))
+            }
+            Event::BatchPollingDisabled { reason, provider } => {
+                write!(f, "{}batch polling disabled: {reason}", of(provider))
+            }
             Event::StoreUnavailable { error } => {
                 write!(f, "DLQ store not answering ({error}); submissions wait until it is back")
             }
@@ -182,6 +233,16 @@ impl fmt::Display for Event {
             Event::StoreGaveUp { what, error } => write!(f, "DLQ store write given up ({what}): {error}"),
         }
     }
+}
+
+/// `capsolver: ` before a provider's event, when the client has several.
+fn of(provider: &Option<String>) -> String {
+    provider.as_ref().map_or_else(String::new, |p| format!("{p}: "))
+}
+
+/// ` to capsolver` after a submission, when the client has several.
+fn to(provider: &Option<String>) -> String {
+    provider.as_ref().map_or_else(String::new, |p| format!(" to {p}"))
 }
 
 /// Milliseconds as seconds with one decimal (`1.5s`), rounded half up.

@@ -1,12 +1,20 @@
 //! The solving engine: a deterministic state machine that never performs I/O.
 //!
-//! See [`Engine`] for the calling contract.
+//! See [`Engine`] for the calling contract. What the engine keeps per provider is in
+//! [`lane`]; which provider a task is sent to, in [`routing`] (the policy) and
+//! `placement` (the rules that move tasks between providers); what its answers say of a
+//! provider's health, in `health`; the budget cap, in `budget`.
 
 mod backoff;
+mod budget;
 mod circuit;
 pub mod config;
 pub mod event;
+mod health;
+pub mod lane;
 mod limiter;
+mod placement;
+pub mod routing;
 
 use core::fmt;
 use core::time::Duration;
@@ -14,20 +22,24 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use serde::Serialize;
 
-use self::circuit::{Circuit, Transition};
 pub use self::config::{
     Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
 pub use self::event::{Event, Level, PauseScope};
-use self::limiter::Limiter;
+use self::lane::{Hold, Lane};
+pub use self::lane::{LaneSpec, LaneStatus, MAX_LANES};
+use self::routing::Preference;
+pub use self::routing::{Health, Policy, RoutingConfig, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
-use crate::error::InvalidTask;
+use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
 use crate::journal::JournalEntry;
 use crate::json_read::{deserialize_from_json, FieldError, FromJson};
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll};
+use crate::quoted::Quoted;
 use crate::solution::Solution;
+use crate::spend::{SpendLedger, SpendReport};
 use crate::task::{Task, TaskKind};
 use crate::time::Timestamp;
 
@@ -105,7 +117,7 @@ pub enum Cancelled {
 enum Stage {
     /// Accepted; its journal entry is being written. Nothing is sent before it is durable.
     Persisting,
-    /// Waiting for a submission slot, not before `at`.
+    /// Waiting at its lane for a submission slot, not before `at`.
     Queued {
         at: Timestamp,
     },
@@ -138,8 +150,12 @@ struct Job {
     accepted_at: Timestamp,
     deadline: Timestamp,
     stage: Stage,
+    /// The lane the task waits at, is submitted to, or last ran at.
+    lane: Option<usize>,
     provider_task_id: Option<String>,
     submitted_at: Timestamp,
+    /// When this engine sent the current submission (for the latency routing observes).
+    sent_at: Option<Timestamp>,
     polls: u32,
     request_failures: u32,
     retry_after_failures: u32,
@@ -150,12 +166,51 @@ struct Job {
     /// A replay whose lease the driver holds: its dead letter settles that lease instead of
     /// being pushed (a replay found in the journal after a restart has lost its lease).
     lease_held: bool,
+    /// Its own routing (the `routing` label).
+    preference: Preference,
+    /// Lanes that cannot take it (one bit per lane).
+    unsupported: u32,
+    /// Lanes that answered a task-terminal error for it (avoided by routing).
+    avoid: u32,
+    /// A lane that may still be working on it and until when: it is sent nowhere else before.
+    pin: Option<(usize, Timestamp)>,
+    /// Sent to another lane than the fastest to measure it (left there by rebalancing).
+    explored: bool,
+    /// Its expected cost, reserved against the budget while it is submitted (nano-units).
+    reserved: u64,
 }
 
 #[derive(Debug)]
 enum Pending {
-    Submit { job: JobId },
-    Poll { jobs: Vec<JobId>, ids: Vec<String> },
+    Submit {
+        job: JobId,
+        lane: usize,
+    },
+    Poll {
+        lane: usize,
+        jobs: Vec<JobId>,
+        ids: Vec<String>,
+    },
+    /// A balance check while submissions are held for an account error.
+    Probe {
+        lane: usize,
+    },
+    /// A balance check that decides a half-open circuit nobody else sends to (several
+    /// providers only: with one, the next task is the probe).
+    Ping {
+        lane: usize,
+    },
+}
+
+impl Pending {
+    fn lane(&self) -> usize {
+        match self {
+            Pending::Submit { lane, .. }
+            | Pending::Poll { lane, .. }
+            | Pending::Probe { lane }
+            | Pending::Ping { lane } => *lane,
+        }
+    }
 }
 
 /// The CAPTCHA-solving state machine.
@@ -179,75 +234,83 @@ enum Pending {
 /// Every method that depends on time takes `now`; the engine never reads a
 /// clock, so a virtual clock replays any scenario exactly. Every job ends in
 /// exactly one `Solved` or `DeadLetter` action.
+///
+/// An engine talks to one provider ([`Engine::new`]) or several ([`Engine::with_lanes`]):
+/// each is a lane with its own limits, circuit and queues, and each task is routed to one
+/// at a time (see [`routing`]).
 #[derive(Debug)]
 pub struct Engine {
+    /// The first lane's configuration: its `retry` and `seed` are the whole engine's.
     config: EngineConfig,
-    provider: Provider,
-    key: Secret,
+    routing: RoutingConfig,
+    lanes: Vec<Lane>,
     submit_options: SubmitOptions,
     rng: fastrand::Rng,
     jobs: HashMap<JobId, Job>,
-    submit_queue: BTreeSet<(Timestamp, JobId)>,
-    poll_queue: BTreeSet<(Timestamp, JobId)>,
     deadlines: BTreeSet<(Timestamp, JobId)>,
     requests: HashMap<RequestId, Pending>,
     actions: VecDeque<Action>,
     next_job: u64,
     next_request: u64,
-    /// Jobs submitted to the provider and not finished.
-    in_flight: usize,
-    circuit: Circuit,
-    limiter: Limiter,
-    submits_paused_until: Timestamp,
-    polls_paused_until: Timestamp,
-    batch_disabled: bool,
-    /// Garbled answers to batch polls in a row; one can be a truncated transfer, several mean
-    /// the provider does not support `ids=`.
-    garbled_batches: u32,
-    /// Whether the provider ever answered (any HTTP status) since this engine started.
-    answered: bool,
-    /// Transport failures in a row with no answer in between: (first at, count).
-    transport_streak: Option<(Timestamp, u32)>,
-    /// Set while the circuit is open because the provider cannot be reached; tasks that would
-    /// wait for it are dead-lettered with this failure instead (class transient: replayable).
-    unreachable: Option<Failure>,
     /// The driver's store cannot be written: no new submission until it can.
     store_down: bool,
-    /// Times the provider was found unreachable since this engine started.
-    unreachable_episodes: u32,
+    /// What was spent on solved tasks since this engine started.
+    spend: SpendLedger,
+    /// Expected cost of the tasks submitted and not finished, in nano-units (budget).
+    reserved: u64,
+    /// The lane `fastest` / `cheapest` preferred per kind at the last look (rebalancing).
+    best: HashMap<(Policy, TaskKind), usize>,
 }
 
 /// Garbled batch answers in a row after which polling falls back to one id per request.
 const GARBLED_BATCHES_BEFORE_FALLBACK: u32 = 3;
 
 impl Engine {
+    /// An engine over one provider.
     pub fn new(provider: Provider, key: Secret, config: EngineConfig) -> Self {
+        Engine::build(vec![Lane::new(LaneSpec::new(provider, key, config))], RoutingConfig::default())
+    }
+
+    /// An engine over several providers, routed by `routing`. Names must be unique; the
+    /// first lane's `retry` and `seed` settings are the engine's.
+    pub fn with_lanes(lanes: Vec<LaneSpec>, routing: RoutingConfig) -> Result<Self, ConfigError> {
+        if lanes.is_empty() || lanes.len() > MAX_LANES {
+            return Err(ConfigError::new(
+                "providers",
+                format!("expected 1 to {MAX_LANES} providers, got {}", lanes.len()),
+            ));
+        }
+        for (i, lane) in lanes.iter().enumerate() {
+            if lanes[..i].iter().any(|other| other.name == lane.name) {
+                return Err(ConfigError::new(
+                    format!("providers[{i}].name"),
+                    format!("two providers are named {}: give each a distinct name", Quoted(&lane.name)),
+                ));
+            }
+            lane.config.validate().map_err(|e| ConfigError::new(format!("providers[{i}].{}", e.field), e.problem))?;
+        }
+        routing.validate()?;
+        Ok(Engine::build(lanes.into_iter().map(Lane::new).collect(), routing))
+    }
+
+    fn build(lanes: Vec<Lane>, routing: RoutingConfig) -> Self {
+        let config = lanes[0].config.clone();
         Engine {
             rng: fastrand::Rng::with_seed(config.seed),
-            circuit: Circuit::new(config.circuit.clone()),
-            limiter: Limiter::new(&config.rate),
             config,
-            provider,
-            key,
+            routing,
+            lanes,
             submit_options: SubmitOptions::default(),
             jobs: HashMap::new(),
-            submit_queue: BTreeSet::new(),
-            poll_queue: BTreeSet::new(),
             deadlines: BTreeSet::new(),
             requests: HashMap::new(),
             actions: VecDeque::new(),
             next_job: 1,
             next_request: 1,
-            in_flight: 0,
-            submits_paused_until: Timestamp::EPOCH,
-            polls_paused_until: Timestamp::EPOCH,
-            batch_disabled: false,
-            garbled_batches: 0,
-            answered: false,
-            transport_streak: None,
-            unreachable: None,
             store_down: false,
-            unreachable_episodes: 0,
+            spend: SpendLedger::default(),
+            reserved: 0,
+            best: HashMap::new(),
         }
     }
 
@@ -256,12 +319,17 @@ impl Engine {
         self
     }
 
+    /// The first provider (the only one of a single-provider engine).
     pub fn provider(&self) -> &Provider {
-        &self.provider
+        &self.lanes[0].provider
     }
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    pub fn routing(&self) -> &RoutingConfig {
+        &self.routing
     }
 
     /// Jobs not yet solved or dead-lettered.
@@ -269,24 +337,37 @@ impl Engine {
         self.jobs.len()
     }
 
-    /// Jobs submitted to the provider and not finished.
+    /// Jobs submitted to a provider and not finished.
     pub fn in_flight(&self) -> usize {
-        self.in_flight
+        self.lanes.iter().map(|l| l.in_flight).sum()
     }
 
-    /// Current in-flight limit (lowered by `ERROR_NO_SLOT_AVAILABLE`).
+    /// Current in-flight limit (lowered by `ERROR_NO_SLOT_AVAILABLE`), over every provider.
     pub fn concurrency_limit(&self) -> u32 {
-        self.limiter.limit()
+        self.lanes.iter().fold(0u32, |sum, l| sum.saturating_add(l.limiter.limit()))
     }
 
-    /// The account error that stopped submissions, if any.
+    /// The account error that stopped submissions, if any: with several providers, only
+    /// once every one of them has one (the first provider's is given).
     pub fn account_failure(&self) -> Option<&Failure> {
-        self.circuit.account_failure()
+        let failures: Option<Vec<&Failure>> = self.lanes.iter().map(|l| l.circuit.account_failure()).collect();
+        failures.and_then(|f| f.first().copied())
     }
 
-    /// How often the provider was found unreachable (see `track_reachability`) since start.
+    /// How often a provider was found unreachable (see `track_reachability`) since start.
     pub fn unreachable_episodes(&self) -> u32 {
-        self.unreachable_episodes
+        self.lanes.iter().map(|l| l.unreachable_episodes).sum()
+    }
+
+    /// Each provider's state, in configuration order.
+    pub fn lanes(&self) -> Vec<LaneStatus> {
+        self.lanes.iter().map(Lane::status).collect()
+    }
+
+    /// What was spent on solved tasks since this engine started (recovered answers, paid by
+    /// an earlier process, are not counted).
+    pub fn spend(&self) -> SpendReport {
+        self.spend.report(self.routing.budget)
     }
 
     /// The record id (ULID) of a live job.
@@ -294,12 +375,25 @@ impl Engine {
         self.jobs.get(&job).map(|j| j.id.as_str())
     }
 
+    /// Whether this engine has several providers (events then name theirs).
+    fn multi(&self) -> bool {
+        self.lanes.len() > 1
+    }
+
+    /// A lane's name for its events, when there are several.
+    fn label(&self, lane: usize) -> Option<String> {
+        self.multi().then(|| self.lanes[lane].name.clone())
+    }
+
+    fn lane_named(&self, name: &str) -> Option<usize> {
+        self.lanes.iter().position(|l| l.name == name).or_else(|| (!self.multi()).then_some(0))
+    }
+
     // ----- commands -------------------------------------------------------
 
-    /// Accepts a task. It is validated and encoded for the provider now, so a
-    /// task that can never be sent is refused here rather than dead-lettered.
-    /// Accepts a task. It is validated and encoded for the provider now, so a
-    /// task that can never be sent is refused here rather than dead-lettered.
+    /// Accepts a task. It is validated and encoded for the providers now, so a task that
+    /// can never be sent (by any of them) is refused here rather than dead-lettered; a
+    /// `routing` label must name a policy or a configured provider.
     /// `key` is the caller's stable name for it (settled by the store when it ends).
     /// The job's journal entry is written first ([`Action::Journal`] gating it).
     pub fn submit(
@@ -310,11 +404,14 @@ impl Engine {
         now: Timestamp,
     ) -> Result<JobId, InvalidTask> {
         task.validate()?;
-        self.provider.submit_request(&self.key, &task, &self.submit_options)?;
+        let unsupported = self.unsupported(&task)?;
+        let preference = self.preference(&labels, true)?;
         let id = self.new_record_id(now);
         let job = self.insert_job(id.clone(), task, labels, now, self.config.retry.max_attempts);
         if let Some(j) = self.jobs.get_mut(&job) {
             j.key = key;
+            j.unsupported = unsupported;
+            j.preference = preference;
         }
         self.push_event(Event::Accepted { job, id });
         self.persist_then_submit(job, now);
@@ -333,7 +430,8 @@ impl Engine {
         now: Timestamp,
     ) -> Result<JobId, InvalidTask> {
         record.task.validate()?;
-        self.provider.submit_request(&self.key, &record.task, &self.submit_options)?;
+        let unsupported = self.unsupported(&record.task)?;
+        let preference = self.preference(&record.labels, false)?;
         let job = self.insert_job(record.id.clone(), record.task, record.labels, now, attempts_allowed.max(1));
         if let Some(j) = self.jobs.get_mut(&job) {
             j.attempts = record.attempts;
@@ -342,19 +440,77 @@ impl Engine {
             j.first_failed_at = Some(record.first_failed_at);
             j.replay_of = Some(record.id);
             j.lease_held = true;
+            j.unsupported = unsupported;
+            j.preference = preference;
         }
         self.persist_then_submit(job, now);
         Ok(job)
     }
 
+    /// The lanes that cannot take `task` (a bit each); an error when none can.
+    fn unsupported(&self, task: &Task) -> Result<u32, InvalidTask> {
+        let mut mask = 0u32;
+        let mut first_error = None;
+        for (i, lane) in self.lanes.iter().enumerate() {
+            if let Err(e) = lane.provider.submit_request(&lane.key, task, &self.submit_options) {
+                mask |= 1 << i;
+                first_error.get_or_insert(e);
+            }
+        }
+        match first_error {
+            Some(mut e) if mask.count_ones() as usize == self.lanes.len() => {
+                if self.multi() {
+                    e.problem =
+                        format!("{} (at {}; no configured provider can take this task)", e.problem, self.lanes[0].name);
+                }
+                Err(e)
+            }
+            _ => Ok(mask),
+        }
+    }
+
+    /// The task's own routing from its `routing` label. `strict`: an unknown value is an
+    /// error (new tasks); otherwise it is ignored (a replayed record naming a provider
+    /// this client no longer has).
+    fn preference(&self, labels: &BTreeMap<String, String>, strict: bool) -> Result<Preference, InvalidTask> {
+        let names: Vec<&str> = self.lanes.iter().map(|l| l.name.as_str()).collect();
+        match Preference::from_label(labels.get(ROUTING_LABEL).map(String::as_str), &names) {
+            Err(e) if strict => Err(e),
+            other => Ok(other.unwrap_or_default()),
+        }
+    }
+
     /// Writes the job's journal entry, holding its submission until the driver confirms it.
     fn persist_then_submit(&mut self, job: JobId, now: Timestamp) {
-        if let Some(failure) = self.circuit.account_failure().cloned() {
-            return self.dead_letter_circuit_open(job, &failure, now);
+        if let Some(failure) = self.refusal(job) {
+            return self.fail(job, Phase::Submit, failure, None, now, true);
         }
         if let Some(entry) = self.journal_entry(job, now) {
             self.actions.push_back(Action::Journal { entry, gates: Some(job) });
         }
+    }
+
+    /// Why `job` cannot be submitted anywhere now and never will be without the application
+    /// stepping in: the budget is spent, or every provider that takes it stopped on an
+    /// account error (and is not holding).
+    fn refusal(&self, job: JobId) -> Option<Failure> {
+        if let Some(f) = self.budget_refusal() {
+            return Some(f);
+        }
+        let j = self.jobs.get(&job)?;
+        let mut stopped = None;
+        for (i, lane) in self.lanes.iter().enumerate() {
+            if j.unsupported & (1 << i) != 0 {
+                continue;
+            }
+            match lane.account_stopped() {
+                Some(f) => {
+                    stopped.get_or_insert(f);
+                }
+                None => return None,
+            }
+        }
+        stopped.map(circuit_open_failure)
     }
 
     /// The journal entry gating `job` is written: it may be submitted now.
@@ -363,13 +519,18 @@ impl Engine {
         if !self.jobs.get(&job).is_some_and(|j| j.stage == Stage::Persisting) {
             return false;
         }
-        self.tick_circuit(now);
-        if let Some(failure) = self.circuit.account_failure().cloned() {
-            self.dead_letter_circuit_open(job, &failure, now);
-        } else if let Some(failure) = self.unreachable.clone().filter(|_| self.circuit.is_open()) {
+        self.tick_circuits(now);
+        if let Some(failure) = self.refusal(job) {
             self.fail(job, Phase::Submit, failure, None, now, true);
-        } else {
-            self.enqueue_submit(job, now);
+            return true;
+        }
+        self.enqueue_submit(job, now, now);
+        // The best lane it could go to cannot be reached: fail fast rather than wait.
+        let lane = self.jobs.get(&job).and_then(|j| j.lane);
+        if let Some(failure) =
+            lane.and_then(|l| self.lanes[l].unreachable.clone().filter(|_| self.lanes[l].circuit.is_open()))
+        {
+            self.fail(job, Phase::Submit, failure, None, now, true);
         }
         true
     }
@@ -391,21 +552,28 @@ impl Engine {
         self.store_down = !available;
     }
 
-    /// Raises the in-flight limit to at least `limit` (a caller asked for that much
-    /// concurrency); `ERROR_NO_SLOT_AVAILABLE` still halves it.
+    /// Raises the in-flight limit of every provider to at least `limit` (a caller asked for
+    /// that much concurrency); `ERROR_NO_SLOT_AVAILABLE` still halves it.
     pub fn ensure_in_flight_limit(&mut self, limit: u32) {
-        if let Some(limit) = self.limiter.raise_ceiling(limit) {
-            self.push_event(Event::ConcurrencyChanged { limit });
+        for l in 0..self.lanes.len() {
+            if let Some(limit) = self.lanes[l].limiter.raise_ceiling(limit) {
+                let provider = self.label(l);
+                self.push_event(Event::ConcurrencyChanged { limit, provider });
+            }
         }
     }
 
     /// Resumes a task found in the journal at start-up: polls its provider
-    /// task if it had one, else submits it again. An entry older than
-    /// `retry.recover_max_age_ms` (its answer would be stale) is dead-lettered
-    /// as `Interrupted` instead.
+    /// task (at the provider the entry names) if it had one, else submits it again. An
+    /// entry older than `retry.recover_max_age_ms` (its answer would be stale), or naming a
+    /// provider task at a provider this client does not have, is dead-lettered as
+    /// `Interrupted` instead.
     pub fn recover(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
         let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
         let invalid = entry.task.validate().err();
+        let unsupported = self.unsupported(&entry.task).unwrap_or(0);
+        let preference = self.preference(&entry.labels, false).unwrap_or_default();
+        let lane = self.lane_named(&entry.provider);
         let allowed = self.config.retry.max_attempts.saturating_sub(entry.attempts).max(1);
         let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, allowed);
         if let Some(j) = self.jobs.get_mut(&job) {
@@ -415,6 +583,9 @@ impl Engine {
             j.replay_of = entry.replay_of;
             j.key = entry.key;
             j.provider_task_id = entry.provider_task_id.clone();
+            j.lane = lane;
+            j.unsupported = unsupported;
+            j.preference = preference;
         }
         if let Some(solution) = entry.solution {
             // Solved before the process stopped, and maybe never handed over: hand it over now
@@ -423,9 +594,16 @@ impl Engine {
             self.solved(job, solution, now, false);
             return job;
         }
-        if stale || invalid.is_some() {
+        let lost_provider = entry.provider_task_id.is_some() && lane.is_none();
+        if stale || invalid.is_some() || lost_provider {
             let description = match invalid {
                 Some(e) => format!("found in the journal after a restart, but the task is invalid: {e}"),
+                None if lost_provider => format!(
+                    "found in the journal after a restart with task {} at {}, a provider this client does not have; \
+                     replay it once that provider is configured again, or to submit it elsewhere",
+                    entry.provider_task_id.as_deref().unwrap_or("?"),
+                    Quoted(&entry.provider)
+                ),
                 None => format!(
                     "the process stopped with this task in flight; found in the journal {} s later, too late to resume",
                     now.since(entry.updated_at).as_secs()
@@ -443,16 +621,20 @@ impl Engine {
         }
         let resumed_polling = entry.provider_task_id.is_some();
         self.push_event(Event::Recovered { job, id: entry.id, resumed_polling });
-        match entry.provider_task_id {
-            Some(pid) => {
+        match (entry.provider_task_id, lane) {
+            (Some(pid), Some(l)) => {
+                let working_time =
+                    self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.task.kind()));
                 if let Some(j) = self.jobs.get_mut(&job) {
                     j.provider_task_id = Some(pid);
                     j.submitted_at = now;
+                    // The provider has been working on it since the entry was written.
+                    j.pin = Some((l, entry.updated_at.add(working_time)));
                 }
-                self.in_flight += 1;
+                self.lanes[l].in_flight += 1;
                 self.set_waiting(job, now);
             }
-            None => self.enqueue_submit(job, now),
+            _ => self.enqueue_submit(job, now, now),
         }
         job
     }
@@ -463,6 +645,7 @@ impl Engine {
             // An answer is never thrown away: hand it over instead.
             return self.recover(entry, now);
         }
+        let lane = self.lane_named(&entry.provider);
         let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, 0);
         if let Some(j) = self.jobs.get_mut(&job) {
             j.attempts = entry.attempts;
@@ -471,6 +654,7 @@ impl Engine {
             j.provider_task_id = entry.provider_task_id;
             j.key = entry.key;
             j.replay_of = entry.replay_of;
+            j.lane = lane;
         }
         let failure =
             Failure::new(reason::INTERRUPTED, ErrorClass::Transient, "the process stopped with this task in flight");
@@ -513,10 +697,20 @@ impl Engine {
         true
     }
 
-    /// Lets submissions flow again after an account error was fixed.
+    /// Lets submissions flow again (at every provider) after an account error was fixed.
     pub fn reset_circuit(&mut self) {
-        self.circuit.reset_account();
-        self.push_event(Event::CircuitClosed);
+        for l in 0..self.lanes.len() {
+            self.lanes[l].circuit.reset_account();
+            self.lanes[l].hold = None;
+            let provider = self.label(l);
+            self.push_event(Event::CircuitClosed { provider });
+        }
+    }
+
+    /// Whether submissions are held for an account error, and until when at the latest
+    /// (the earliest end of a hold, with several providers).
+    pub fn held_until(&self) -> Option<Timestamp> {
+        self.lanes.iter().filter_map(|l| l.hold.as_ref().map(|h| h.until)).min()
     }
 
     // ----- inputs ---------------------------------------------------------
@@ -530,15 +724,16 @@ impl Engine {
     ) {
         let Some(pending) = self.requests.remove(&request_id) else { return };
         let status = result.as_ref().ok().map(|r| r.status);
-        self.track_reachability(result.as_ref().err(), now);
+        let lane = pending.lane();
+        self.track_reachability(lane, result.as_ref().err(), now);
         match pending {
-            Pending::Submit { job } => {
+            Pending::Submit { job, lane } => {
                 let outcome = match &result {
-                    Ok(resp) => self.provider.parse_submit(resp),
+                    Ok(resp) => self.lanes[lane].provider.parse_submit(resp),
                     Err(e) => SubmitOutcome::Failed(network_failure(e)),
                 };
                 let transient = matches!(&outcome, SubmitOutcome::Failed(f) if f.class == ErrorClass::Transient);
-                self.record_outcome(transient, now);
+                self.record_outcome(lane, transient, now);
                 if !self.jobs.contains_key(&job) {
                     return; // ended meanwhile (deadline, cancel); nothing waits for this answer
                 }
@@ -546,77 +741,49 @@ impl Engine {
                     if e.kind != TransportErrorKind::Connect {
                         // The request may have reached the service (a timeout, a reset, a browser
                         // that hides the answer): count it as a submission, so a service that
-                        // takes tasks without our seeing the answer is not paid without bound.
-                        self.count_unconfirmed_submission(job);
+                        // takes tasks without our seeing the answer is not paid without bound,
+                        // and send it nowhere else while the service may be working on it.
+                        self.count_unconfirmed_submission(job, lane, now);
                     }
                 }
-                if let (Some(_), SubmitOutcome::Failed(own)) = (&self.unreachable, &outcome) {
-                    // The provider cannot be reached: fail fast rather than wait for the deadline.
+                if let (Some(_), SubmitOutcome::Failed(own)) = (&self.lanes[lane].unreachable, &outcome) {
+                    // The provider cannot be reached: another takes the task, or it fails fast
+                    // rather than wait for the deadline.
                     if own.class == ErrorClass::Transient {
                         let f = own.clone();
-                        return self.fail(job, Phase::Submit, f, status, now, true);
+                        return self.fail_here(job, Phase::Submit, f, status, now);
                     }
                 }
                 match outcome {
-                    SubmitOutcome::Accepted { provider_task_id } => self.on_accepted(job, provider_task_id, now),
-                    SubmitOutcome::Solved(solution) => self.on_solved_at_submit(job, solution, now),
+                    SubmitOutcome::Accepted { provider_task_id } => self.on_accepted(job, lane, provider_task_id, now),
+                    SubmitOutcome::Solved(solution) => self.on_solved_at_submit(job, lane, solution, now),
                     SubmitOutcome::Failed(f) => self.fail(job, Phase::Submit, f, status, now, false),
                 }
             }
-            Pending::Poll { jobs, ids } => {
+            Pending::Probe { lane } => self.on_probe(lane, result.ok(), now),
+            Pending::Ping { lane } => {
+                self.lanes[lane].pinging = false;
+                let failed = result.as_ref().map_or(true, |r| r.status >= 500);
+                self.record_outcome(lane, failed, now);
+            }
+            Pending::Poll { lane, jobs, ids } => {
                 let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
                 let outcome = match &result {
-                    Ok(resp) => self.provider.parse_poll(resp, &id_refs),
+                    Ok(resp) => self.lanes[lane].provider.parse_poll(resp, &id_refs),
                     Err(e) => PollOutcome::Failed(network_failure(e)),
                 };
-                self.on_poll_outcome(jobs, outcome, status, now);
+                self.on_poll_outcome(lane, jobs, outcome, status, now);
             }
         }
     }
 
-    /// Counts a submission whose answer was lost on the way (see `handle_response`).
-    fn count_unconfirmed_submission(&mut self, job: JobId) {
-        if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts += 1;
-            j.attempts_left = j.attempts_left.saturating_sub(1);
-        }
-    }
-
-    /// Follows whether the provider answers at all. A provider that never answered fails
-    /// after `unreachable_after_failures` transport failures in a row; one that did, after
-    /// failing that often for `unreachable_after_ms` with no answer in between. Then the
-    /// circuit opens with the transport error as its cause, and what waits for a submission
-    /// is dead-lettered as `Network` (transient: replayable) instead of waiting for the
-    /// task deadline; the circuit lets one probe through after `break_ms`.
-    fn track_reachability(&mut self, error: Option<&TransportError>, now: Timestamp) {
-        let Some(error) = error else {
-            self.answered = true;
-            self.transport_streak = None;
-            return;
-        };
-        let (since, count) = self.transport_streak.map_or((now, 1), |(since, n)| (since, n + 1));
-        self.transport_streak = Some((since, count));
-        let cfg = &self.config.circuit;
-        let enough = count >= cfg.unreachable_after_failures.max(1);
-        let long_enough = now.since(since) >= Duration::from_millis(cfg.unreachable_after_ms);
-        if self.unreachable.is_some() || !enough || (self.answered && !long_enough) {
-            return;
-        }
-        let failure = Failure::new(
-            reason::NETWORK,
-            ErrorClass::Transient,
-            format!(
-                "{} cannot be reached: {count} request(s) in a row got no answer over {} s: {}",
-                self.provider.base_url(),
-                now.since(since).as_secs(),
-                error.message
-            ),
-        );
-        let until = self.circuit.open_until(now);
-        self.unreachable = Some(failure.clone());
-        self.unreachable_episodes += 1;
-        self.push_event(Event::CircuitOpened { cause: failure.description, until: Some(until) });
-        self.fail_waiting_submissions(now);
+    /// Counts a submission whose answer was lost on the way (see `handle_response`): the
+    /// provider may be working on it until its working time for the kind is over.
+    fn count_unconfirmed_submission(&mut self, job: JobId, lane: usize, now: Timestamp) {
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        j.attempts += 1;
+        j.attempts_left = j.attempts_left.saturating_sub(1);
+        j.pin = Some((lane, now.add(self.lanes[lane].working_time(j.task.kind()))));
     }
 
     // ----- outputs --------------------------------------------------------
@@ -634,19 +801,28 @@ impl Engine {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let mut next: Option<Timestamp> = self.deadlines.first().map(|(t, _)| *t);
         let mut consider = |t: Timestamp| next = Some(next.map_or(t, |n| n.min(t)));
-        if let Some(reopen) = self.circuit.reopens_at() {
-            consider(reopen);
-            return next;
-        }
-        if !self.circuit.allows_request() {
-            return next; // half-open with the probe in flight: wait for its answer
-        }
-        if let Some((at, _)) = self.poll_queue.first() {
-            consider((*at).max(self.polls_paused_until));
-        }
-        if let Some((at, _)) = self.submit_queue.first().filter(|_| !self.store_down) {
-            if self.in_flight < self.limiter.limit() as usize {
-                consider((*at).max(self.limiter.next_submit_at()).max(self.submits_paused_until));
+        for (l, lane) in self.lanes.iter().enumerate() {
+            if let Some(hold) = &lane.hold {
+                consider(hold.until);
+                if !hold.probing {
+                    consider(hold.next_probe);
+                }
+            }
+            if let Some(reopen) = lane.circuit.reopens_at() {
+                consider(reopen);
+                continue;
+            }
+            if !lane.circuit.allows_request() {
+                continue; // half-open with the probe in flight: wait for its answer
+            }
+            if let Some((at, _)) = lane.poll_queue.first() {
+                consider((*at).max(lane.polls_paused_until));
+            }
+            let submits_blocked = self.store_down || lane.circuit.account_failure().is_some();
+            if let Some((at, job)) = lane.submit_queue.first().filter(|_| !submits_blocked) {
+                if lane.in_flight < lane.limiter.limit() as usize && !self.budget_waits(l, *job) {
+                    consider((*at).max(lane.limiter.next_submit_at()).max(lane.submits_paused_until));
+                }
             }
         }
         next
@@ -654,14 +830,11 @@ impl Engine {
 
     // ----- the machine ----------------------------------------------------
 
-    fn tick_circuit(&mut self, now: Timestamp) {
-        if let Some(t) = self.circuit.tick(now) {
-            self.report_transition(t);
-        }
-    }
-
     fn advance(&mut self, now: Timestamp) {
-        self.tick_circuit(now);
+        self.tick_circuits(now);
+        for l in 0..self.lanes.len() {
+            self.advance_hold(l, now);
+        }
         while let Some(&(at, job)) = self.deadlines.first() {
             if at > now {
                 break;
@@ -682,27 +855,31 @@ impl Engine {
                 true,
             );
         }
-        self.schedule_polls(now);
-        self.schedule_submits(now);
+        for l in 0..self.lanes.len() {
+            self.schedule_polls(l, now);
+            self.schedule_submits(l, now);
+            self.ping_if_probing(l);
+        }
     }
 
-    fn schedule_polls(&mut self, now: Timestamp) {
-        let batch = if self.config.polling.batch && !self.batch_disabled && self.provider.supports_batch_poll() {
-            self.provider.max_batch().max(1)
+    fn schedule_polls(&mut self, l: usize, now: Timestamp) {
+        let lane = &self.lanes[l];
+        let batch = if lane.config.polling.batch && !lane.batch_disabled && lane.provider.supports_batch_poll() {
+            lane.provider.max_batch().max(1)
         } else {
             1
         };
-        let horizon = if batch > 1 { now.add(Duration::from_millis(self.config.polling.coalesce_ms)) } else { now };
-        while now >= self.polls_paused_until && self.circuit.allows_request() {
-            let Some(&(at, first)) = self.poll_queue.first() else { break };
+        let horizon = if batch > 1 { now.add(Duration::from_millis(lane.config.polling.coalesce_ms)) } else { now };
+        while now >= self.lanes[l].polls_paused_until && self.lanes[l].circuit.allows_request() {
+            let Some(&(at, first)) = self.lanes[l].poll_queue.first() else { break };
             if at > now {
                 break;
             }
-            self.poll_queue.pop_first();
+            self.lanes[l].poll_queue.pop_first();
             let mut jobs = vec![first];
             if batch > 1 && self.batchable(first) {
                 // Gather more batchable jobs due soon; others stay queued for their own request.
-                let riders: Vec<(Timestamp, JobId)> = self
+                let riders: Vec<(Timestamp, JobId)> = self.lanes[l]
                     .poll_queue
                     .iter()
                     .take_while(|(t, _)| *t <= horizon)
@@ -711,7 +888,7 @@ impl Engine {
                     .copied()
                     .collect();
                 for entry in riders {
-                    self.poll_queue.remove(&entry);
+                    self.lanes[l].poll_queue.remove(&entry);
                     jobs.push(entry.1);
                 }
             }
@@ -721,8 +898,9 @@ impl Engine {
                 continue;
             }
             let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-            let request = self.provider.poll_request(&self.key, &id_refs);
-            let rid = self.send(request);
+            let lane = &self.lanes[l];
+            let request = lane.provider.poll_request(&lane.key, &id_refs);
+            let rid = self.send(l, request);
             for job in &jobs {
                 if let Some(j) = self.jobs.get_mut(job) {
                     j.stage = Stage::Polling(rid);
@@ -730,7 +908,7 @@ impl Engine {
                 }
             }
             self.push_event(Event::Polled { tasks: jobs.len() });
-            self.requests.insert(rid, Pending::Poll { jobs, ids });
+            self.requests.insert(rid, Pending::Poll { lane: l, jobs, ids });
         }
     }
 
@@ -745,20 +923,28 @@ impl Engine {
         })
     }
 
-    fn schedule_submits(&mut self, now: Timestamp) {
-        while !self.store_down
-            && now >= self.submits_paused_until
-            && self.circuit.allows_request()
-            && self.circuit.account_failure().is_none()
-            && self.limiter.may_submit(self.in_flight, now)
-        {
-            match self.submit_queue.first() {
-                Some(&(at, _)) if at <= now => {}
-                _ => break,
+    fn schedule_submits(&mut self, l: usize, now: Timestamp) {
+        while !self.store_down && now >= self.lanes[l].submits_paused_until && {
+            let lane = &self.lanes[l];
+            lane.circuit.allows_request()
+                && lane.circuit.account_failure().is_none()
+                && lane.limiter.may_submit(lane.in_flight, now)
+        } {
+            let Some(&(at, job)) = self.lanes[l].submit_queue.first() else { break };
+            if at > now {
+                break;
             }
-            let Some((_, job)) = self.submit_queue.pop_first() else { break };
+            if let Some(f) = self.budget_refuses(l, job) {
+                self.fail(job, Phase::Submit, f, None, now, true);
+                continue;
+            }
+            if self.budget_waits(l, job) {
+                break; // what is in flight may use the rest of the budget: wait for it
+            }
+            self.lanes[l].submit_queue.pop_first();
             let Some(j) = self.jobs.get(&job) else { continue };
-            let request = match self.provider.submit_request(&self.key, &j.task, &self.submit_options) {
+            let lane = &self.lanes[l];
+            let request = match lane.provider.submit_request(&lane.key, &j.task, &self.submit_options) {
                 Ok(r) => r,
                 Err(e) => {
                     // Validated at acceptance; reachable only for recovered or replayed tasks
@@ -768,26 +954,34 @@ impl Engine {
                     continue;
                 }
             };
-            let rid = self.send(request);
-            self.limiter.on_submit(now);
+            let expected = self.expected_cost(l, job);
+            let rid = self.send(l, request);
+            self.lanes[l].limiter.on_submit(now);
             if let Some(j) = self.jobs.get_mut(&job) {
                 j.stage = Stage::Submitting(rid);
+                j.sent_at = Some(now);
+                j.reserved = expected;
             }
-            self.in_flight += 1;
-            self.requests.insert(rid, Pending::Submit { job });
+            self.reserved = self.reserved.saturating_add(expected);
+            self.lanes[l].in_flight += 1;
+            self.requests.insert(rid, Pending::Submit { job, lane: l });
         }
     }
 
-    fn send(&mut self, mut request: HttpRequest) -> RequestId {
+    fn send(&mut self, l: usize, mut request: HttpRequest) -> RequestId {
         let rid = RequestId(self.next_request);
         self.next_request += 1;
         request.timeout = Duration::from_millis(self.config.retry.request_timeout_ms);
-        self.circuit.on_send();
+        self.lanes[l].circuit.on_send();
         self.actions.push_back(Action::Send { request_id: rid, request });
         rid
     }
 
-    fn on_accepted(&mut self, job: JobId, provider_task_id: String, now: Timestamp) {
+    fn on_accepted(&mut self, job: JobId, l: usize, provider_task_id: String, now: Timestamp) {
+        let working_time = match self.jobs.get(&job) {
+            Some(j) => self.lanes[l].working_time(j.task.kind()),
+            None => return,
+        };
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
@@ -796,11 +990,13 @@ impl Engine {
         j.polls = 0;
         j.request_failures = 0;
         j.retry_after_failures = 0;
+        j.pin = Some((l, now.add(working_time)));
         let attempt = j.attempts;
-        let first_poll = self.config.polling.first_poll_ms.for_kind(j.task.kind());
-        self.push_event(Event::Submitted { job, attempt, provider_task_id });
-        if let Some(limit) = self.limiter.on_accepted() {
-            self.push_event(Event::ConcurrencyChanged { limit });
+        let first_poll = self.lanes[l].config.polling.first_poll_ms.for_kind(j.task.kind());
+        let provider = self.label(l);
+        self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
+        if let Some(limit) = self.lanes[l].limiter.on_accepted() {
+            self.push_event(Event::ConcurrencyChanged { limit, provider });
         }
         self.journal_upsert(job, now);
         self.set_waiting(job, now.add(first_poll));
@@ -808,25 +1004,33 @@ impl Engine {
 
     /// The service answered in the submission itself (CapSolver's recognition tasks): the
     /// attempt counts and the job ends without a poll.
-    fn on_solved_at_submit(&mut self, job: JobId, solution: Solution, now: Timestamp) {
+    fn on_solved_at_submit(&mut self, job: JobId, l: usize, solution: Solution, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
         j.provider_task_id = solution.provider_task_id.clone();
         let (attempt, provider_task_id) = (j.attempts, solution.provider_task_id.clone().unwrap_or_default());
-        self.push_event(Event::Submitted { job, attempt, provider_task_id });
-        if let Some(limit) = self.limiter.on_accepted() {
-            self.push_event(Event::ConcurrencyChanged { limit });
+        let provider = self.label(l);
+        self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
+        if let Some(limit) = self.lanes[l].limiter.on_accepted() {
+            self.push_event(Event::ConcurrencyChanged { limit, provider });
         }
         self.solved(job, solution, now, true);
     }
 
-    fn on_poll_outcome(&mut self, jobs: Vec<JobId>, outcome: PollOutcome, status: Option<u16>, now: Timestamp) {
+    fn on_poll_outcome(
+        &mut self,
+        l: usize,
+        jobs: Vec<JobId>,
+        outcome: PollOutcome,
+        status: Option<u16>,
+        now: Timestamp,
+    ) {
         match outcome {
             PollOutcome::PerTask(polls) if polls.len() == jobs.len() => {
-                self.record_outcome(false, now);
+                self.record_outcome(l, false, now);
                 if jobs.len() > 1 {
-                    self.garbled_batches = 0;
+                    self.lanes[l].garbled_batches = 0;
                 }
                 for (job, poll) in jobs.into_iter().zip(polls) {
                     if !self.jobs.contains_key(&job) {
@@ -851,22 +1055,26 @@ impl Engine {
                     ErrorClass::Transient,
                     format!("{} answer(s) for {} polled task(s)", polls.len(), jobs.len()),
                 );
-                self.on_poll_failure(jobs, f, status, now);
+                self.on_poll_failure(l, jobs, f, status, now);
             }
-            PollOutcome::Failed(f) => self.on_poll_failure(jobs, f, status, now),
+            PollOutcome::Failed(f) => self.on_poll_failure(l, jobs, f, status, now),
         }
     }
 
-    fn on_poll_failure(&mut self, jobs: Vec<JobId>, f: Failure, status: Option<u16>, now: Timestamp) {
+    fn on_poll_failure(&mut self, l: usize, jobs: Vec<JobId>, f: Failure, status: Option<u16>, now: Timestamp) {
         let batch_garbled = jobs.len() > 1 && f.class == ErrorClass::Transient && status.is_some_and(|s| s < 500);
         if batch_garbled {
-            self.garbled_batches += 1;
-            if self.garbled_batches >= GARBLED_BATCHES_BEFORE_FALLBACK {
+            self.lanes[l].garbled_batches += 1;
+            if self.lanes[l].garbled_batches >= GARBLED_BATCHES_BEFORE_FALLBACK {
                 // The provider does not answer `ids=` the way the protocol says: poll one by one
                 // from now on, and don't hold this against the tasks.
-                self.batch_disabled = true;
-                self.record_outcome(false, now);
-                self.push_event(Event::BatchPollingDisabled { reason: format!("{}: {}", f.code, f.description) });
+                self.lanes[l].batch_disabled = true;
+                self.record_outcome(l, false, now);
+                let provider = self.label(l);
+                self.push_event(Event::BatchPollingDisabled {
+                    reason: format!("{}: {}", f.code, f.description),
+                    provider,
+                });
                 for job in jobs {
                     if let Some(j) = self.jobs.get_mut(&job) {
                         j.polls = j.polls.saturating_sub(1);
@@ -876,7 +1084,7 @@ impl Engine {
                 return;
             }
         }
-        self.record_outcome(f.class == ErrorClass::Transient, now);
+        self.record_outcome(l, f.class == ErrorClass::Transient, now);
         for job in jobs {
             if self.jobs.contains_key(&job) {
                 self.fail(job, Phase::Poll, f.clone(), status, now, false);
@@ -888,9 +1096,11 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.request_failures = 0;
         j.retry_after_failures = 0;
+        let Some(l) = j.lane else { return };
         // The poll budget follows the service's working time on the kind (config::PollingConfig).
         let kind = j.task.kind();
-        match self.config.polling.next_poll(kind, j.submitted_at, j.polls, now) {
+        let polling = &self.lanes[l].config.polling;
+        match polling.next_poll(kind, j.submitted_at, j.polls, now) {
             Some(at) => self.set_waiting(job, at),
             None => {
                 let description = format!(
@@ -898,7 +1108,7 @@ impl Engine {
                     j.provider_task_id.as_deref().unwrap_or("?"),
                     j.polls,
                     now.since(j.submitted_at).as_secs(),
-                    self.config.polling.give_up_ms.for_kind(kind).as_secs()
+                    polling.give_up_ms.for_kind(kind).as_secs()
                 );
                 self.fail(
                     job,
@@ -912,11 +1122,9 @@ impl Engine {
         }
     }
 
-    /// Decides what a failure means for `job`. `fatal` forces dead-lettering.
-    fn fail(&mut self, job: JobId, phase: Phase, f: Failure, status: Option<u16>, now: Timestamp, fatal: bool) {
-        let retry = &self.config.retry;
-        let (max_req, max_ra) = (retry.max_request_retries, retry.max_retry_after_retries);
-        let min_transient = Duration::from_millis(retry.transient_min_delay_ms);
+    /// Adds `f` to the job's history, naming the provider it happened at.
+    fn record_failure(&mut self, job: JobId, phase: Phase, f: &Failure, status: Option<u16>, now: Timestamp) {
+        let provider = self.jobs.get(&job).and_then(|j| j.lane).map(|l| self.lanes[l].name.clone());
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.history.push(HistoryEntry {
             at: now,
@@ -924,12 +1132,32 @@ impl Engine {
             error: f.code.clone(),
             provider_task_id: j.provider_task_id.clone(),
             http_status: status,
+            provider,
         });
         if j.history.len() > MAX_HISTORY {
             j.history.remove(0);
         }
         j.first_failed_at.get_or_insert(now);
+    }
+
+    /// A failure that ends the task's time at its provider: recorded, then the task goes to
+    /// another provider if one can take it, else it is dead-lettered.
+    fn fail_here(&mut self, job: JobId, phase: Phase, f: Failure, status: Option<u16>, now: Timestamp) {
+        self.record_failure(job, phase, &f, status, now);
+        if !self.fail_over(job, &f, now) {
+            self.finish_dead(job, &f, now);
+        }
+    }
+
+    /// Decides what a failure means for `job`. `fatal` forces dead-lettering.
+    fn fail(&mut self, job: JobId, phase: Phase, f: Failure, status: Option<u16>, now: Timestamp, fatal: bool) {
+        let retry = &self.config.retry;
+        let (max_req, max_ra) = (retry.max_request_retries, retry.max_retry_after_retries);
+        let min_transient = Duration::from_millis(retry.transient_min_delay_ms);
+        self.record_failure(job, phase, &f, status, now);
+        let Some(j) = self.jobs.get_mut(&job) else { return };
         let at_submit = matches!(j.stage, Stage::Submitting(_));
+        let l = j.lane.unwrap_or(0);
         if fatal {
             return self.finish_dead(job, &f, now);
         }
@@ -938,9 +1166,15 @@ impl Engine {
             ErrorClass::Transient => {
                 j.request_failures += 1;
                 // A submission whose answer was lost counts as an attempt (see handle_response).
-                let out_of_attempts = at_submit && j.attempts_left == 0;
-                if j.request_failures > max_req || out_of_attempts {
+                if at_submit && j.attempts_left == 0 {
                     return self.finish_dead(job, &f, now);
+                }
+                if j.request_failures > max_req {
+                    // This provider failed the request too often: another may take the task.
+                    if !self.fail_over(job, &f, now) {
+                        self.finish_dead(job, &f, now);
+                    }
+                    return;
                 }
                 if phase == Phase::Poll {
                     j.polls = j.polls.saturating_sub(1); // an unanswered poll doesn't count against the budget
@@ -952,20 +1186,24 @@ impl Engine {
             ErrorClass::RetryAfter => {
                 j.retry_after_failures += 1;
                 if j.retry_after_failures > max_ra {
-                    return self.finish_dead(job, &f, now);
+                    if !self.fail_over(job, &f, now) {
+                        self.finish_dead(job, &f, now);
+                    }
+                    return;
                 }
                 let n = j.retry_after_failures - 1;
                 let wanted = f.retry_after.unwrap_or(min_transient);
                 let delay = self.backoff(job, n).max(wanted);
                 // No free worker (CaptchaAI says it with ERROR_ZERO_BALANCE): fewer tasks at once.
-                // Anything else asks the whole client to hold off for the named time.
+                // Anything else asks the whole provider to hold off for the named time.
                 if f.code == "ERROR_NO_SLOT_AVAILABLE" || f.code == "ERROR_ZERO_BALANCE" {
-                    if let Some(limit) = self.limiter.on_no_slot() {
-                        self.push_event(Event::ConcurrencyChanged { limit });
+                    if let Some(limit) = self.lanes[l].limiter.on_no_slot() {
+                        let provider = self.label(l);
+                        self.push_event(Event::ConcurrencyChanged { limit, provider });
                     }
                 } else {
                     let scope = if at_submit { PauseScope::Submits } else { PauseScope::Polls };
-                    self.pause(scope, &f.code, now.add(wanted));
+                    self.pause(l, scope, &f.code, now.add(wanted));
                 }
                 self.retry_request(job, phase, &f, delay, now);
             }
@@ -974,6 +1212,18 @@ impl Engine {
                     j.attempts += 1;
                     j.attempts_left = j.attempts_left.saturating_sub(1);
                 }
+                // The provider answered for this task: it no longer works on it.
+                j.pin = None;
+                if self.routing.failover_on_unsolvable && self.lanes.len() > 1 {
+                    j.avoid |= 1 << l;
+                }
+                let spent = j.sent_at.filter(|_| phase == Phase::Poll).map(|t| now.since(t));
+                let kind = j.task.kind();
+                if let Some(d) = spent {
+                    // Time spent for nothing counts against the provider's speed.
+                    self.lanes[l].stats.observe_latency(kind, d);
+                }
+                let Some(j) = self.jobs.get_mut(&job) else { return };
                 if j.attempts_left == 0 {
                     return self.finish_dead(job, &f, now);
                 }
@@ -992,19 +1242,47 @@ impl Engine {
                 });
                 self.leave_flight(job);
                 self.journal_upsert(job, now);
-                self.enqueue_submit(job, now.add(delay));
+                self.enqueue_submit(job, now.add(delay), now);
+                if spent.is_some() {
+                    self.rebalance(kind, now);
+                }
             }
             ErrorClass::AccountTerminal => {
+                // The provider refused: it works on nothing of this task any more.
+                j.pin = None;
+                let hold_ms = self.lanes[l].config.circuit.account_hold_ms;
+                let first = self.lanes[l].circuit.account_failure().is_none();
+                self.lanes[l].circuit.open_for_account(f.clone());
+                if hold_ms > 0 && (first || self.lanes[l].hold.is_some()) {
+                    // The service refused the submission, so nothing was paid: the task waits
+                    // with the others until the account works again (or the hold ends), unless
+                    // another provider takes it meanwhile.
+                    if self.lanes[l].hold.is_none() {
+                        let until = now.add(Duration::from_millis(hold_ms));
+                        let next_probe = now.add(Duration::from_millis(self.lanes[l].config.circuit.account_probe_ms));
+                        self.lanes[l].hold = Some(Hold { failure: f.clone(), until, next_probe, probing: false });
+                        let provider = self.label(l);
+                        self.push_event(Event::AccountHold { code: f.code.clone(), until, provider });
+                    }
+                    self.leave_flight(job);
+                    self.enqueue_submit(job, now, now);
+                    self.evacuate(l, now);
+                    return;
+                }
                 if at_submit {
                     j.attempts += 1;
                 }
-                let first = self.circuit.account_failure().is_none();
-                self.circuit.open_for_account(f.clone());
                 if first {
-                    self.push_event(Event::CircuitOpened { cause: f.code.clone(), until: None });
+                    let provider = self.label(l);
+                    self.push_event(Event::CircuitOpened { cause: f.code.clone(), until: None, provider });
                 }
-                self.finish_dead(job, &f, now);
-                let queued: Vec<JobId> = self.submit_queue.iter().map(|(_, j)| *j).collect();
+                // Another provider takes the task and those waiting here, without a dead letter;
+                // with none left, they are dead-lettered as before.
+                if !self.fail_over(job, &f, now) {
+                    self.finish_dead(job, &f, now);
+                }
+                self.evacuate(l, now);
+                let queued: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
                 for other in queued {
                     self.dead_letter_circuit_open(other, &f, now);
                 }
@@ -1030,35 +1308,35 @@ impl Engine {
         match phase {
             Phase::Submit => {
                 self.leave_flight(job);
-                self.enqueue_submit(job, now.add(delay));
+                self.enqueue_submit(job, now.add(delay), now);
             }
             _ => self.set_waiting(job, now.add(delay)),
         }
     }
 
-    fn pause(&mut self, scope: PauseScope, code: &str, until: Timestamp) {
-        let slot = match scope {
-            PauseScope::Submits => &mut self.submits_paused_until,
-            PauseScope::Polls => &mut self.polls_paused_until,
-        };
-        if until > *slot {
-            *slot = until;
-            self.push_event(Event::Paused { scope, code: code.to_string(), until });
-        }
-    }
-
     fn dead_letter_circuit_open(&mut self, job: JobId, cause: &Failure, now: Timestamp) {
-        let f = Failure::new(
-            reason::CIRCUIT_OPEN,
-            ErrorClass::AccountTerminal,
-            format!("not sent: submissions stopped after {} ({})", cause.code, cause.description),
-        );
-        self.fail(job, Phase::Submit, f, None, now, true);
+        self.fail(job, Phase::Submit, circuit_open_failure(cause), None, now, true);
     }
 
-    /// The job is done. `persist`: write the answer into its journal entry before it is
-    /// handed over (false when the entry already holds it).
-    fn solved(&mut self, job: JobId, solution: Solution, now: Timestamp, persist: bool) {
+    /// The job is done. `persist`: a provider's fresh answer, to write into the journal entry
+    /// before it is handed over; it is stamped with its provider and cost, observed for
+    /// routing and counted as spent. Otherwise (a recovered answer, already in the entry and
+    /// paid by an earlier process) it is handed over as it was stored.
+    fn solved(&mut self, job: JobId, mut solution: Solution, now: Timestamp, persist: bool) {
+        let Some(j) = self.jobs.get(&job) else { return };
+        let kind = j.task.kind();
+        if let Some(l) = j.lane.filter(|_| persist) {
+            let lane = &mut self.lanes[l];
+            solution.provider = Some(lane.name.clone());
+            if let Some(cost) = solution.cost {
+                lane.stats.observe_cost(kind, cost);
+            }
+            if let Some(t) = j.sent_at {
+                lane.stats.observe_latency(kind, now.since(t));
+            }
+            solution.cost = solution.cost.or_else(|| lane.prices.get(kind));
+            self.spend.record(&lane.name, kind, &j.labels, solution.cost);
+        }
         let entry = persist.then(|| self.journal_entry(job, now)).flatten().map(|mut entry| {
             entry.solution = Some(solution.clone());
             entry
@@ -1066,10 +1344,16 @@ impl Engine {
         let Some(j) = self.remove_job(job) else { return };
         self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });
         self.actions.push_back(Action::Solved { job, id: j.id, labels: j.labels, solution, persist: entry });
+        if persist {
+            self.sweep_if_budget_spent(now);
+            self.rebalance(kind, now);
+        }
     }
 
     fn finish_dead(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
+        let provider = &self.lanes[j.lane.unwrap_or(0)].name;
+        self.spend.record_dead_letter(provider, j.task.kind(), &j.labels);
         let context = match (&j.provider_task_id, j.history.last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),
@@ -1077,7 +1361,7 @@ impl Engine {
         let record = DeadLetterRecord {
             schema: SCHEMA,
             id: j.id.clone(),
-            provider: self.provider.name().to_string(),
+            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
             reason: f.code.clone(),
             description: format!("{}{context}", f.description),
             class: f.class,
@@ -1130,8 +1414,10 @@ impl Engine {
                 accepted_at: now,
                 deadline,
                 stage: Stage::Persisting,
+                lane: None,
                 provider_task_id: None,
                 submitted_at: now,
+                sent_at: None,
                 polls: 0,
                 request_failures: 0,
                 retry_after_failures: 0,
@@ -1139,6 +1425,12 @@ impl Engine {
                 key: None,
                 replay_of: None,
                 lease_held: false,
+                preference: Preference::Client,
+                unsupported: 0,
+                avoid: 0,
+                pin: None,
+                explored: false,
+                reserved: 0,
             },
         );
         job
@@ -1152,46 +1444,41 @@ impl Engine {
         Some(j)
     }
 
-    /// Takes the job out of the submit and poll queues (not out of pending requests:
+    /// Takes the job out of its lane's submit and poll queues (not out of pending requests:
     /// their answers find no job and are dropped).
     fn unqueue(&mut self, job: JobId) {
-        if let Some(j) = self.jobs.get(&job) {
-            match j.stage {
-                Stage::Queued { at } => {
-                    self.submit_queue.remove(&(at, job));
-                }
-                Stage::Waiting { at } => {
-                    self.poll_queue.remove(&(at, job));
-                }
-                Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
+        let Some(j) = self.jobs.get(&job) else { return };
+        let Some(lane) = j.lane.and_then(|l| self.lanes.get_mut(l)) else { return };
+        match j.stage {
+            Stage::Queued { at } => {
+                lane.submit_queue.remove(&(at, job));
             }
+            Stage::Waiting { at } => {
+                lane.poll_queue.remove(&(at, job));
+            }
+            Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
         }
     }
 
     /// The job's current submission ended (or never was): it no longer counts in flight.
     fn leave_flight(&mut self, job: JobId) {
-        if let Some(j) = self.jobs.get_mut(&job) {
-            if j.stage.is_submitted() {
-                self.in_flight = self.in_flight.saturating_sub(1);
-                j.stage = Stage::Queued { at: Timestamp::EPOCH };
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        if j.stage.is_submitted() {
+            if let Some(l) = j.lane {
+                self.lanes[l].in_flight = self.lanes[l].in_flight.saturating_sub(1);
             }
-        }
-    }
-
-    fn enqueue_submit(&mut self, job: JobId, at: Timestamp) {
-        self.unqueue(job);
-        if let Some(j) = self.jobs.get_mut(&job) {
-            j.stage = Stage::Queued { at };
-            self.submit_queue.insert((at, job));
+            self.reserved = self.reserved.saturating_sub(j.reserved);
+            j.reserved = 0;
+            j.stage = Stage::Queued { at: Timestamp::EPOCH };
         }
     }
 
     fn set_waiting(&mut self, job: JobId, at: Timestamp) {
         self.unqueue(job);
-        if let Some(j) = self.jobs.get_mut(&job) {
-            j.stage = Stage::Waiting { at };
-            self.poll_queue.insert((at, job));
-        }
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(l) = j.lane else { return };
+        j.stage = Stage::Waiting { at };
+        self.lanes[l].poll_queue.insert((at, job));
     }
 
     fn backoff(&mut self, job: JobId, n: u32) -> Duration {
@@ -1203,47 +1490,8 @@ impl Engine {
         d
     }
 
-    fn record_outcome(&mut self, transient_failure: bool, now: Timestamp) {
-        if let Some(t) = self.circuit.record(transient_failure, now) {
-            let reopened_unreachable = matches!(t, Transition::Opened { .. }) && self.unreachable.is_some();
-            self.report_transition(t);
-            if reopened_unreachable {
-                self.fail_waiting_submissions(now);
-            }
-        }
-    }
-
-    /// Dead-letters, with the unreachable failure, every task waiting to be submitted that no
-    /// provider has taken yet.
-    fn fail_waiting_submissions(&mut self, now: Timestamp) {
-        let Some(failure) = self.unreachable.clone() else { return };
-        let waiting: Vec<JobId> = self.submit_queue.iter().map(|(_, j)| *j).collect();
-        for job in waiting {
-            if self.jobs.get(&job).is_some_and(|j| j.provider_task_id.is_none()) {
-                self.fail(job, Phase::Submit, failure.clone(), None, now, true);
-            }
-        }
-    }
-
-    fn report_transition(&mut self, t: Transition) {
-        let event = match t {
-            Transition::Opened { until } => {
-                let cause = match &self.unreachable {
-                    Some(f) => f.description.clone(),
-                    None => "transient failure ratio".to_string(),
-                };
-                Event::CircuitOpened { cause, until: Some(until) }
-            }
-            Transition::HalfOpened => Event::CircuitHalfOpen,
-            Transition::Closed => {
-                self.unreachable = None;
-                Event::CircuitClosed
-            }
-        };
-        self.push_event(event);
-    }
-
-    /// Rewrites the job's journal entry (attempts, provider task id) without holding it up.
+    /// Rewrites the job's journal entry (attempts, provider, provider task id) without
+    /// holding it up.
     fn journal_upsert(&mut self, job: JobId, now: Timestamp) {
         if let Some(entry) = self.journal_entry(job, now) {
             self.actions.push_back(Action::Journal { entry, gates: None });
@@ -1255,7 +1503,7 @@ impl Engine {
         Some(JournalEntry {
             id: j.id.clone(),
             task: j.task.clone(),
-            provider: self.provider.name().to_string(),
+            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
             labels: j.labels.clone(),
             provider_task_id: j.provider_task_id.clone(),
             attempts: j.attempts,
@@ -1278,6 +1526,15 @@ impl Engine {
         let random = (u128::from(self.rng.u64(..)) << 16) | u128::from(self.rng.u16(..));
         ulid::Ulid::from_parts(now.as_unix_millis(), random).to_string()
     }
+}
+
+/// What a task gets when submissions stopped on `cause` (an account error) before it was sent.
+fn circuit_open_failure(cause: &Failure) -> Failure {
+    Failure::new(
+        reason::CIRCUIT_OPEN,
+        ErrorClass::AccountTerminal,
+        format!("not sent: submissions stopped after {} ({})", cause.code, cause.description),
+    )
 }
 
 fn network_failure(e: &TransportError) -> Failure {

@@ -198,13 +198,29 @@ fn task_id_of(obj: &Map<String, Value>) -> Option<String> {
     Some(id).filter(|id| !id.is_empty() && id.len() <= 128)
 }
 
-/// The answer in a ready `solution` object (the first answer field, else the whole object as text).
-fn solution_of(sol: &Map<String, Value>, id: Option<String>) -> Solution {
+/// The answer in a ready `solution` object (the first answer field, else the whole object as
+/// text), with the task's `cost` from the envelope around it.
+fn solution_of(obj: &Map<String, Value>, sol: &Map<String, Value>, id: Option<String>) -> Solution {
     let text = ANSWER_KEYS
         .iter()
         .find_map(|k| sol.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()))
         .map_or_else(|| Value::Object(sol.clone()).to_string(), str::to_string);
-    Solution { text, fields: sol.clone(), provider_task_id: id }
+    Solution { text, fields: sol.clone(), provider_task_id: id, provider: None, cost: cost_of(obj) }
+}
+
+/// The task's cost as a ready answer states it: anti-captcha documents `cost` as a double and
+/// sends it as a decimal string (`"cost":"0.000700"`,
+/// https://anti-captcha.com/apidoc/methods/getTaskResult); 2captcha API v2 documents a string
+/// (`"cost": "0.00299"`, https://2captcha.com/api-docs/get-task-result). CapSolver and
+/// CapMonster document no cost (their configured price applies). Anything that is not a
+/// finite amount of at least 0 is no cost: a garbled price never fails an answer.
+fn cost_of(obj: &Map<String, Value>) -> Option<f64> {
+    let cost = match obj.get("cost")? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => crate::float_text::parse_float(s),
+        _ => None,
+    };
+    cost.filter(|c| c.is_finite() && *c >= 0.0)
 }
 
 pub(super) fn parse_submit(p: &Provider, resp: &HttpResponse) -> SubmitOutcome {
@@ -220,7 +236,7 @@ pub(super) fn parse_submit(p: &Provider, resp: &HttpResponse) -> SubmitOutcome {
     // pays twice.
     if obj.get("status").and_then(Value::as_str) == Some("ready") {
         return match obj.get("solution") {
-            Some(Value::Object(sol)) if !sol.is_empty() => SubmitOutcome::Solved(solution_of(sol, id)),
+            Some(Value::Object(sol)) if !sol.is_empty() => SubmitOutcome::Solved(solution_of(&obj, sol, id)),
             _ => SubmitOutcome::Failed(unparseable(resp, "createTask")),
         };
     }
@@ -243,7 +259,7 @@ pub(super) fn parse_poll(p: &Provider, resp: &HttpResponse, id: &str) -> PollOut
         Some("idle" | "processing") => PollOutcome::PerTask(vec![TaskPoll::NotReady]),
         Some("ready") => match obj.get("solution") {
             Some(Value::Object(sol)) if !sol.is_empty() => {
-                PollOutcome::PerTask(vec![TaskPoll::Ready(solution_of(sol, Some(id.to_string())))])
+                PollOutcome::PerTask(vec![TaskPoll::Ready(solution_of(&obj, sol, Some(id.to_string())))])
             }
             _ => PollOutcome::Failed(unparseable(resp, "getTaskResult")),
         },

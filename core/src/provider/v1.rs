@@ -278,7 +278,8 @@ fn solution(value: Value, fields: serde_json::Map<String, Value>, id: &str) -> S
         Value::String(s) => (s, fields),
         other => (other.to_string(), fields),
     };
-    Solution { text, fields, provider_task_id: Some(id.to_string()) }
+    // The v1 API does not report a task's cost (`action=get`); the configured price applies.
+    Solution { text, fields, provider_task_id: Some(id.to_string()), provider: None, cost: None }
 }
 
 pub(super) fn parse_poll(p: &Provider, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
@@ -353,6 +354,8 @@ fn parse_batch(p: &Provider, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
                     text: (*part).to_string(),
                     fields: serde_json::Map::new(),
                     provider_task_id: Some((*id).to_string()),
+                    provider: None,
+                    cost: None,
                 })
             }
         })

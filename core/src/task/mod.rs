@@ -324,6 +324,12 @@ impl TaskKind {
     pub fn parse(s: &str) -> Option<Self> {
         TaskKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
+
+    /// The kind's position in [`TaskKind::ALL`], for tables indexed by kind.
+    pub const fn index(self) -> usize {
+        // Declared in the order of `ALL` (checked by a test).
+        self as usize
+    }
 }
 
 impl std::fmt::Display for TaskKind {
@@ -656,6 +662,13 @@ mod tests {
         match Task::from_json_value(v) {
             Err(e) => e.field,
             Ok(t) => format!("accepted {t:?}"),
+        }
+    }
+
+    #[test]
+    fn kind_index_is_the_position_in_all() {
+        for (i, kind) in TaskKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), i, "{kind}");
         }
     }
 

@@ -25,6 +25,13 @@ pub struct MockConfig {
     pub account_errors: BTreeMap<String, String>,
     /// Balance reported by `getbalance` / `/getBalance`.
     pub balance: f64,
+    /// The price of one task: the `cost` a createTask `getTaskResult` reports, and what
+    /// `charge` takes off the balance.
+    pub task_cost: f64,
+    /// Charge `task_cost` from `balance` for each accepted task, and refuse submissions with
+    /// `ERROR_ZERO_BALANCE` once the balance cannot pay for one more (a balance that runs out
+    /// after `balance / task_cost` tasks).
+    pub charge: bool,
     /// What a task does when no rule matches it.
     #[serde(rename = "default")]
     pub default_behavior: Behavior,
@@ -54,6 +61,8 @@ impl Default for MockConfig {
             bad_keys: Vec::new(),
             account_errors: BTreeMap::new(),
             balance: 10.0,
+            task_cost: 0.001,
+            charge: false,
             default_behavior: Behavior::default(),
             rules: Vec::new(),
             faults: Faults::default(),
@@ -106,6 +115,9 @@ impl MockConfig {
         }
         if !self.balance.is_finite() {
             return Err("invalid mock config: balance must be a finite number".to_string());
+        }
+        if !(self.task_cost.is_finite() && self.task_cost >= 0.0) {
+            return Err("invalid mock config: task_cost must be a finite number of at least 0".to_string());
         }
         Ok(())
     }

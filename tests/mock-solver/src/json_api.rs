@@ -174,7 +174,7 @@ pub(crate) fn get_task_result(state: &mut State, body: &[u8], now: Instant) -> R
             "errorId": 0,
             "status": "ready",
             "solution": tokens::solution(kind, id, token.as_deref()),
-            "cost": "0.00100",
+            "cost": format!("{:.5}", state.config.task_cost),
             "ip": "127.0.0.1",
             "solveCount": 1,
         })),

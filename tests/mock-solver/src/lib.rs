@@ -29,6 +29,7 @@
 mod config;
 mod counters;
 mod json_api;
+pub mod redis_server;
 mod reply;
 mod server;
 mod state;

@@ -172,6 +172,14 @@ impl State {
         if behavior.outcome == Outcome::BadParameters {
             return Err(behavior.code.unwrap_or_else(|| "ERROR_BAD_PARAMETERS".to_string()));
         }
+        if self.config.charge {
+            // Compared in thousandths of a cent so that 0.1 / 0.001 is exactly 100 tasks.
+            let units = |x: f64| (x * 1e5).round() as i64;
+            if units(self.config.balance) < units(self.config.task_cost) {
+                return Err("ERROR_ZERO_BALANCE".to_string());
+            }
+            self.config.balance = (units(self.config.balance) - units(self.config.task_cost)) as f64 / 1e5;
+        }
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         if let Some(key) = &submission.key {

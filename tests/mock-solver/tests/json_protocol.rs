@@ -195,3 +195,19 @@ async fn sync_image_answers_recognition_tasks_in_create_task() {
     let created = create(&plain.base_url(), json!({"type": "ImageToTextTask", "body": "aGVsbG8gd29ybGQ="})).await;
     assert!(created.get("status").is_none(), "{created}");
 }
+
+#[tokio::test]
+async fn a_charged_balance_runs_dry_and_answers_report_the_task_cost() {
+    let mock = start(r#"{"balance": 0.003, "task_cost": 0.0015, "charge": true}"#).await;
+    let base = mock.base_url();
+    let task = json!({"type": "RecaptchaV2TaskProxyless", "websiteURL": "https://a.test", "websiteKey": "6Le"});
+    let first = create(&base, task.clone()).await;
+    assert_eq!(first["errorId"], 0, "{first}");
+    assert_eq!(result(&base, first["taskId"].clone()).await["cost"], "0.00150");
+    assert_eq!(create(&base, task.clone()).await["errorId"], 0);
+    let refused = create(&base, task).await;
+    assert_eq!(refused["errorCode"], "ERROR_ZERO_BALANCE", "two tasks paid the whole balance: {refused}");
+    let (_, balance) = post_json(&format!("{base}/getBalance"), &json!({"clientKey": KEY})).await;
+    assert_eq!(balance["balance"], json!(0.0));
+    assert_eq!(mock.counters().tasks_created, 2);
+}

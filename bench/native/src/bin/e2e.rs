@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use captcha_dlq::core::engine::{EngineConfig, FirstPoll};
-use captcha_dlq::{Client, Event, Task};
+use captcha_dlq::{Event, SolveInput, Task};
 use captcha_dlq_bench_native::proc_status::{peak_rss_kib, reset_peak_rss, rss_kib};
 use captcha_dlq_mock::{Behavior, MockConfig, MockSolver};
 use clap::Parser;
@@ -69,10 +69,7 @@ fn config(args: &Args) -> EngineConfig {
     c
 }
 
-/// A task with its labels, as `solve_many` takes them.
-type Labelled = (Task, BTreeMap<String, String>);
-
-fn tasks(n: u64) -> Result<Vec<Labelled>, String> {
+fn tasks(n: u64) -> Result<Vec<SolveInput>, String> {
     (0..n)
         .map(|i| {
             let task = Task::from_json_value(json!({
@@ -81,7 +78,7 @@ fn tasks(n: u64) -> Result<Vec<Labelled>, String> {
                 "page_url": format!("https://example.com/page/{i}"),
             }))
             .map_err(|e| format!("task {i}: {e}"))?;
-            Ok((task, BTreeMap::from([("n".to_string(), i.to_string())])))
+            Ok(SolveInput { task: Ok(task), labels: BTreeMap::from([("n".to_string(), i.to_string())]), key: None })
         })
         .collect()
 }
@@ -101,7 +98,7 @@ async fn run_once(args: &Args, store: &'static str, dlq: &str) -> Result<Row, St
     // When the last submission was accepted by the mock: the rate limiter's real pace.
     let last_submit: Arc<Mutex<Option<Instant>>> = Arc::default();
     let seen = Arc::clone(&last_submit);
-    let client = Client::builder()
+    let client = captcha_dlq::builder()
         .api_key("bench-key")
         .on_event(move |event| {
             if let (Event::Submitted { .. }, Ok(mut at)) = (event, seen.lock()) {
@@ -117,7 +114,7 @@ async fn run_once(args: &Args, store: &'static str, dlq: &str) -> Result<Row, St
     eprintln!("{store}: solving {} tasks…", args.tasks);
     let start = Instant::now();
     let concurrency = usize::try_from(args.tasks).unwrap_or(usize::MAX);
-    let results = client.solve_many(tasks, concurrency, None).await;
+    let results: Vec<_> = client.solve_many(tasks, Some(concurrency)).await.into_iter().map(|r| r.outcome).collect();
     let wall = start.elapsed();
     let submit_phase = last_submit.lock().ok().and_then(|at| *at).map(|at| at.saturating_duration_since(start));
     client.close().await;

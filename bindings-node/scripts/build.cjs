@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Builds the native addon with `napi build` (run by `npm install`). The loader and
-// raw typings go to native.js / native.d.ts; index.js / index.d.ts are the public API.
+// Builds the native addon with `napi build` (run by `npm install`). The loader and raw
+// typings go to native.cjs / native.d.cts; index.js / index.d.ts are the public API.
 // CAPTCHA_DLQ_BUILD_PROFILE=debug builds faster, unoptimised (CI, development).
 'use strict';
 const { spawnSync } = require('node:child_process');
@@ -34,7 +34,7 @@ const bin = typeof meta.bin === 'string' ? meta.bin : meta.bin.napi;
 const cli = path.join(path.dirname(pkg), bin);
 
 const debug = process.env.CAPTCHA_DLQ_BUILD_PROFILE === 'debug';
-const args = [cli, 'build', '--platform', '--js', 'native.js', '--dts', 'native.d.ts'];
+const args = [cli, 'build', '--platform', '--js', 'native.cjs', '--dts', 'native.d.cts'];
 if (!debug) args.push('--release');
 const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
 if (r.error) {

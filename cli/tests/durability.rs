@@ -1,0 +1,380 @@
+//! What an operator's harness checks, run as an operator would: SIGKILL during `batch` and
+//! during `recover` (again and again), a batch file run again after a kill, an immutable
+//! DLQ, a lock held by another process, a paused and a killed Redis, an unreachable
+//! provider. Every task is counted at the mock (submits, tasks created), in the output, in
+//! the DLQ and in the journal: none lost, none delivered twice unless a kill fell between
+//! printing an answer and letting its journal entry go, none paid twice, every failure
+//! visible with its exit code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use captcha_dlq::core::dlq::{DlqStore, Filter, Page};
+use captcha_dlq::core::Timestamp;
+use captcha_dlq::store::SqliteStore;
+use captcha_dlq_mock::redis_server::RedisServer;
+use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
+const KEY: &str = "CLIKEY0123456789abcdef0123456789";
+
+/// Polling scaled down; store calls time out after 1 s and are retried for `retry_for_ms`.
+fn config(retry_for_ms: u64) -> String {
+    format!(
+        r#"{{"polling":{{"first_poll_ms":100,"interval_ms":80,"max_polls":400}},"rate":{{"submits_per_second":500}},"retry":{{"transient_min_delay_ms":10,"backoff":{{"kind":"full_jitter","base_ms":20,"cap_ms":200}}}},"store":{{"timeout_ms":1000,"retry_for_ms":{retry_for_ms}}}}}"#
+    )
+}
+
+async fn mock(solve_after_ms: u64) -> MockHandle {
+    let script =
+        MockConfig { default_behavior: Behavior { solve_after_ms, ..Behavior::default() }, ..MockConfig::default() };
+    MockSolver::start(script).await.unwrap()
+}
+
+fn now() -> Timestamp {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+    Timestamp::from_unix_millis(ms as u64)
+}
+
+/// A task file of `n` lines, each with an `id` (`t1`…), so lines are easy to count.
+fn tasks_file(dir: &Path, n: usize) -> PathBuf {
+    let path = dir.join("tasks.jsonl");
+    let body: String = (1..=n)
+        .map(|i| {
+            format!(
+                "{{\"id\":\"t{i}\",\"type\":\"recaptcha_v2\",\"sitekey\":\"6Le-S\",\"page_url\":\"https://example.com/{i}\"}}\n"
+            )
+        })
+        .collect();
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn cli(args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env("CAPTCHA_DLQ_API_KEY", KEY).env_remove("CAPTCHA_DLQ_PATH");
+    cmd
+}
+
+fn run(args: &[&str]) -> Output {
+    cli(args).output().expect("the binary runs")
+}
+
+fn spawn(args: &[&str], out: &Path) -> Child {
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(out).unwrap();
+    cli(args).stdout(file).stderr(Stdio::null()).spawn().unwrap()
+}
+
+/// Lines of JSON output: `line`-keyed answers and failures, by the line's `key`.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Per key: every (record id, token, provider task id) printed for it.
+    solved: BTreeMap<String, Vec<(String, String, String)>>,
+    failed: BTreeMap<String, Value>,
+}
+
+impl Tally {
+    fn read(&mut self, text: &str) {
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            let Some(key) = v["key"].as_str() else { continue };
+            if v["ok"] == true {
+                let s = &v["solution"];
+                let answer = (
+                    v["id"].as_str().unwrap_or_default().to_string(),
+                    s["text"].as_str().unwrap_or_default().to_string(),
+                    s["provider_task_id"].as_str().unwrap_or_default().to_string(),
+                );
+                self.solved.entry(key.to_string()).or_default().push(answer);
+            } else {
+                self.failed.insert(key.to_string(), v);
+            }
+        }
+    }
+
+    /// Answers printed more than once; each repeat must be the very same answer.
+    fn repeats(&self) -> usize {
+        let mut repeats = 0;
+        for (key, answers) in &self.solved {
+            let distinct: BTreeSet<_> = answers.iter().collect();
+            assert_eq!(distinct.len(), 1, "{key} was delivered with different answers: {answers:?}");
+            repeats += answers.len() - 1;
+        }
+        repeats
+    }
+}
+
+/// The line numbers (`t7` → 7) of keys.
+fn lines(keys: impl IntoIterator<Item = String>) -> BTreeSet<usize> {
+    keys.into_iter().filter_map(|k| k.rsplit("id:t").next().and_then(|n| n.parse().ok())).collect()
+}
+
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(60), "{what} did not happen within a minute");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn journal_len(dlq: &str) -> usize {
+    SqliteStore::open(dlq).unwrap().journal_entries().await.unwrap().len()
+}
+
+async fn dlq_len(dlq: &str) -> u64 {
+    SqliteStore::open(dlq).unwrap().count(&Filter::all(), now()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_killed_and_run_again_pays_for_each_line_once() {
+    let mock = mock(1500).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = tasks_file(dir.path(), 60);
+    let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
+    let out = dir.path().join("out.jsonl");
+    let cfg = config(30_000);
+    let base = mock.base_url();
+    let args = ["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg, "--json"];
+    let mut child = spawn(&args, &out);
+    wait_until("20 submissions", || mock.counters().tasks_created >= 20).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed_at = mock.counters().tasks_created;
+
+    let again = tokio::task::spawn_blocking({
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        move || cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let mut tally = Tally::default();
+    tally.read(&std::fs::read_to_string(&out).unwrap_or_default());
+    tally.read(&String::from_utf8_lossy(&again.stdout));
+    assert_eq!(lines(tally.solved.keys().cloned()), (1..=60).collect(), "every line solved");
+    assert!(tally.repeats() <= 1, "a kill delivers an answer again at most once");
+    let created = mock.counters().tasks_created;
+    assert_eq!(created, 60, "each line submitted once (the kill came after {killed_at})");
+
+    // A third run has nothing left to do.
+    let third = run(&args);
+    assert!(third.status.success());
+    assert!(String::from_utf8_lossy(&third.stdout).trim().is_empty(), "nothing printed again");
+    assert!(String::from_utf8_lossy(&third.stderr).contains("60 line(s) already finished"));
+    assert_eq!(mock.counters().tasks_created, 60);
+    assert_eq!((journal_len(&dlq).await, dlq_len(&dlq).await), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_recover_again_and_again_loses_no_answer_and_pays_nothing_twice() {
+    let mock = mock(2500).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = tasks_file(dir.path(), 50);
+    let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
+    let out = dir.path().join("out.jsonl");
+    let cfg = config(30_000);
+    let base = mock.base_url();
+    let mut child =
+        spawn(&["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg], &out);
+    wait_until("50 submissions", || mock.counters().tasks_created >= 50).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let recover = ["recover", "--json", "--dlq", &dlq, "--base-url", &base, "--config", &cfg];
+    let mut kills = 0;
+    for round in 0..30u64 {
+        let mut child = spawn(&recover, &out);
+        // Kill it at moments spread over its work: while it polls, while it prints.
+        tokio::time::sleep(Duration::from_millis(150 + (round * 137) % 900)).await;
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        kills += 1;
+    }
+    let last = run(&recover);
+    assert!(last.status.success(), "{}", String::from_utf8_lossy(&last.stderr));
+    let mut tally = Tally::default();
+    tally.read(&std::fs::read_to_string(&out).unwrap());
+    tally.read(&String::from_utf8_lossy(&last.stdout));
+    assert_eq!(lines(tally.solved.keys().cloned()), (1..=50).collect(), "no answer lost over {kills} kills");
+    assert!(tally.repeats() <= kills, "{} repeats over {kills} kills", tally.repeats());
+    assert_eq!(mock.counters().tasks_created, 50, "recover polled what was submitted: nothing paid twice");
+    assert_eq!((journal_len(&dlq).await, dlq_len(&dlq).await), (0, 0));
+}
+
+/// Removes the immutable flag even when the test fails.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn set(path: &Path) -> Immutable {
+        let ok = Command::new("chattr").arg("+i").arg(path).status().is_ok_and(|s| s.success());
+        assert!(ok, "chattr +i {} failed: this test needs root and a file system with attributes", path.display());
+        Immutable(path.to_path_buf())
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_immutable_dlq_fails_the_run_with_exit_4_and_submits_nothing() {
+    let mock = mock(30).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = tasks_file(dir.path(), 5);
+    let dlq = dir.path().join("d.sqlite");
+    drop(SqliteStore::open(dlq.to_str().unwrap()).unwrap()); // a valid, empty DLQ
+    let _guard = Immutable::set(&dlq);
+    let cfg = config(1500);
+    let base = mock.base_url();
+    let out =
+        run(&["batch", input.to_str().unwrap(), "--dlq", dlq.to_str().unwrap(), "--base-url", &base, "--config", &cfg]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("given up") || stderr.contains("store"), "{stderr}");
+    assert_eq!(mock.counters().submits, 0, "nothing paid for that could not be recovered");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(printed.lines().count(), 5, "each line says why: {printed}");
+    assert!(printed.lines().all(|l| l.contains("STORE_ERROR") && l.contains("not submitted")), "{printed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_held_past_the_busy_timeout_pauses_the_batch_and_nothing_is_delivered_twice() {
+    let mock = mock(300).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = tasks_file(dir.path(), 30);
+    let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
+    drop(SqliteStore::open(&dlq).unwrap());
+    let out = dir.path().join("out.jsonl");
+    let cfg = config(60_000);
+    let base = mock.base_url();
+    // Another process takes the database for 12 s, past SQLite's 10 s busy timeout.
+    let holder = Command::new("python3")
+        .args(["-c", "import sqlite3,sys,time; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(12); c.execute('COMMIT')", &dlq])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut holder = holder;
+    {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "locked");
+    }
+    let started = Instant::now();
+    let batch = tokio::task::spawn_blocking({
+        let args: Vec<String> =
+            ["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        move || cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
+    });
+    let result = batch.await.unwrap();
+    holder.wait().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "the lock was released in time: {stderr}");
+    assert!(stderr.contains("not answering"), "the stall was reported: {stderr}");
+    assert!(started.elapsed() >= Duration::from_secs(10), "the batch really waited for the lock");
+    std::fs::write(&out, &result.stdout).unwrap();
+    let mut tally = Tally::default();
+    tally.read(&String::from_utf8_lossy(&result.stdout));
+    assert_eq!(lines(tally.solved.keys().cloned()), (1..=30).collect());
+    assert_eq!(tally.repeats(), 0);
+    let again = run(&["recover", "--json", "--dlq", &dlq, "--base-url", &base, "--config", &cfg]);
+    let mut later = Tally::default();
+    later.read(&String::from_utf8_lossy(&again.stdout));
+    assert!(later.solved.is_empty(), "recover delivers nothing twice: {:?}", later.solved);
+    assert_eq!(mock.counters().tasks_created, 30);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_redis_is_reported_and_the_batch_goes_on_when_it_is_back() {
+    let Some(redis) = RedisServer::for_tests() else { return };
+    let mock = mock(300).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = tasks_file(dir.path(), 30);
+    let cfg = config(60_000);
+    let base = mock.base_url();
+    let url = redis.url();
+    let args: Vec<String> =
+        ["batch", input.to_str().unwrap(), "--dlq", &url, "--base-url", &base, "--config", &cfg, "-v"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let batch = tokio::task::spawn_blocking(move || {
+        cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
+    });
+    wait_until("a few submissions", || mock.counters().tasks_created >= 5).await;
+    redis.pause().unwrap();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    redis.resume().unwrap();
+    let result = batch.await.unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(stderr.contains("not answering"), "a hung Redis is reported within seconds: {stderr}");
+    let mut tally = Tally::default();
+    tally.read(&String::from_utf8_lossy(&result.stdout));
+    assert_eq!(lines(tally.solved.keys().cloned()), (1..=30).collect());
+    assert_eq!(mock.counters().tasks_created, 30);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_killed_mid_run_fails_the_run_with_exit_4_and_stops_submitting() {
+    let Some(mut redis) = RedisServer::for_tests() else { return };
+    let mock = mock(400).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = tasks_file(dir.path(), 200);
+    let cfg = config(2000);
+    let base = mock.base_url();
+    let url = redis.url();
+    let args: Vec<String> =
+        ["batch", input.to_str().unwrap(), "--dlq", &url, "--base-url", &base, "--config", &cfg, "--concurrency", "20"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let batch = tokio::task::spawn_blocking(move || {
+        cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
+    });
+    wait_until("a few submissions", || mock.counters().tasks_created >= 10).await;
+    redis.kill().unwrap();
+    let submitted_at_kill = mock.counters().tasks_created;
+    let result = batch.await.unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("given up"), "{stderr}");
+    let created = mock.counters().tasks_created;
+    assert!(created <= submitted_at_kill + 20, "submissions stopped with the store: {submitted_at_kill} → {created}");
+    let mut tally = Tally::default();
+    tally.read(&String::from_utf8_lossy(&result.stdout));
+    let answered = tally.solved.len() + tally.failed.len();
+    assert_eq!(answered, 200, "every line says how it ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_provider_exits_5_with_every_task_dead_lettered_as_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = tasks_file(dir.path(), 20);
+    let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
+    let cfg = config(30_000);
+    let out =
+        run(&["batch", input.to_str().unwrap(), "--dlq", &dlq, "--provider", "http://127.0.0.1:1", "--config", &cfg]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("cannot be reached"), "one clear line about it: {stderr}");
+    let mut tally = Tally::default();
+    tally.read(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(tally.failed.len(), 20);
+    assert!(tally.failed.values().all(|v| v["reason"] == "Network" && v["class"] == "transient"), "{:?}", tally.failed);
+    let store = SqliteStore::open(&dlq).unwrap();
+    assert_eq!(store.count(&Filter::all(), now()).await.unwrap(), 20);
+    let records = store.peek(&Filter::all(), Page::default(), now()).await.unwrap();
+    assert!(records.iter().all(|r| r.description.contains("cannot be reached") || r.description.contains("refused")));
+}

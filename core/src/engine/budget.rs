@@ -1,0 +1,91 @@
+//! The budget cap (`budget` in the client options): once the client spent that much on
+//! solved tasks (reported costs, else configured prices), nothing more is submitted and
+//! every task waiting for a submission is dead-lettered `BudgetExhausted` (class
+//! `account_terminal`: nothing was paid for it; replay it once the budget is raised).
+//!
+//! Before that point a submission that could take the spend past the budget is not made:
+//! each submitted task reserves its provider's known cost for the kind until it ends; a
+//! task whose known cost does not fit beside what was spent and what is reserved waits
+//! while tasks are in flight (they may fail and free their share) and is dead-lettered
+//! `BudgetExhausted` when nothing is. With known prices the cap is never passed; a task
+//! whose cost is unknown reserves nothing. Reservations are whole nano-units: their sum is
+//! exact.
+
+use super::{Engine, JobId, Phase};
+use crate::class::{reason, ErrorClass, Failure};
+use crate::float_text::float_text;
+use crate::time::Timestamp;
+
+/// Nano-units per unit of money.
+const NANO: f64 = 1e9;
+
+impl Engine {
+    /// The failure of a task not yet submitted once the budget is spent.
+    pub(super) fn budget_refusal(&self) -> Option<Failure> {
+        let budget = self.routing.budget?;
+        (self.spend.total_cost() >= budget).then(|| self.exhausted())
+    }
+
+    fn exhausted(&self) -> Failure {
+        Failure::new(
+            reason::BUDGET_EXHAUSTED,
+            ErrorClass::AccountTerminal,
+            format!(
+                "not sent: the client's budget of {} is spent ({} on {} solved task(s)); raise `budget` \
+                 (or start a new client) and replay this record",
+                float_text(self.routing.budget.unwrap_or_default()),
+                float_text(self.spend.total_cost()),
+                self.spend.solved()
+            ),
+        )
+    }
+
+    /// Whether `job`'s submission at lane `l` would not fit the budget beside what was spent
+    /// and what the tasks in flight reserved.
+    fn over_budget(&self, l: usize, job: JobId) -> bool {
+        let Some(budget) = self.routing.budget else { return false };
+        let committed = self.reserved.saturating_add(self.expected_cost(l, job));
+        self.spend.total_cost() + committed as f64 / NANO > budget
+    }
+
+    /// Whether `job`'s submission at lane `l` waits for the tasks in flight to end.
+    pub(super) fn budget_waits(&self, l: usize, job: JobId) -> bool {
+        self.reserved > 0 && self.over_budget(l, job)
+    }
+
+    /// Why `job` cannot be submitted at lane `l` at all: the budget is spent, or its cost
+    /// alone would pass it with nothing in flight.
+    pub(super) fn budget_refuses(&self, l: usize, job: JobId) -> Option<Failure> {
+        self.budget_refusal().or_else(|| {
+            (self.reserved == 0 && self.over_budget(l, job)).then(|| {
+                let mut f = self.exhausted();
+                f.description = format!(
+                    "not sent: its known cost ({}) would take the spend ({}) past the client's budget of {}; \
+                     raise `budget` (or start a new client) and replay this record",
+                    float_text(self.expected_cost(l, job) as f64 / NANO),
+                    float_text(self.spend.total_cost()),
+                    float_text(self.routing.budget.unwrap_or_default())
+                );
+                f
+            })
+        })
+    }
+
+    /// The known cost of `job` at lane `l`, in nano-units (0 when unknown).
+    pub(super) fn expected_cost(&self, l: usize, job: JobId) -> u64 {
+        let Some(kind) = self.jobs.get(&job).map(|j| j.task.kind()) else { return 0 };
+        // A finite price of at least 0 (checked where prices are read); the cast saturates.
+        self.lanes[l].expected_cost(kind).map_or(0, |c| (c * NANO).round() as u64)
+    }
+
+    /// After a solved task: once the budget is spent, what waits for a submission anywhere
+    /// is dead-lettered now rather than when its turn comes.
+    pub(super) fn sweep_if_budget_spent(&mut self, now: Timestamp) {
+        let Some(failure) = self.budget_refusal() else { return };
+        let waiting: Vec<JobId> =
+            self.lanes.iter().flat_map(|lane| lane.submit_queue.iter().map(|(_, job)| *job)).collect();
+        for job in waiting {
+            self.fail(job, Phase::Submit, failure.clone(), None, now, true);
+        }
+    }
+}

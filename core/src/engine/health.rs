@@ -1,0 +1,178 @@
+//! What the engine learns of each provider's health from its answers, and what it does
+//! about it: reachability (transport failures in a row), the circuit breaker's
+//! transitions, account holds and their balance probes, pauses a provider asks for, and,
+//! with several providers, the balance check that decides a half-open circuit nothing is
+//! sent through. Each change that makes a provider unusable hands the tasks waiting there
+//! to placement (`Engine::evacuate`) before the provider's own rules deal with the rest.
+
+use core::time::Duration;
+
+use super::circuit::Transition;
+use super::{Engine, Event, JobId, PauseScope, Pending, Phase};
+use crate::class::{reason, ErrorClass, Failure};
+use crate::http::{HttpResponse, TransportError};
+use crate::time::Timestamp;
+
+impl Engine {
+    /// The balance answered during a hold: a positive balance ends it (submissions resume,
+    /// paced by the submit rate, so the waiting tasks do not go out in a storm).
+    pub(super) fn on_probe(&mut self, l: usize, response: Option<HttpResponse>, now: Timestamp) {
+        let lane = &mut self.lanes[l];
+        let Some(hold) = lane.hold.as_mut() else { return };
+        hold.probing = false;
+        let balance = response.and_then(|r| lane.provider.parse_balance(&r).ok());
+        if balance.is_some_and(|b| b > 0.0) {
+            lane.hold = None;
+            lane.circuit.reset_account();
+            let provider = self.label(l);
+            self.push_event(Event::CircuitClosed { provider });
+        } else {
+            hold.next_probe = now.add(Duration::from_millis(lane.config.circuit.account_probe_ms));
+        }
+    }
+
+    /// Checks the balance when a hold's probe is due; ends the hold at its deadline.
+    pub(super) fn advance_hold(&mut self, l: usize, now: Timestamp) {
+        let Some(hold) = &self.lanes[l].hold else { return };
+        if now >= hold.until {
+            let failure = hold.failure.clone();
+            self.lanes[l].hold = None;
+            self.evacuate(l, now);
+            let queued: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
+            for job in queued {
+                self.dead_letter_circuit_open(job, &failure, now);
+            }
+            return;
+        }
+        if !hold.probing && now >= hold.next_probe {
+            let lane = &self.lanes[l];
+            let request = lane.provider.balance_request(&lane.key);
+            let rid = self.send(l, request);
+            self.requests.insert(rid, Pending::Probe { lane: l });
+            if let Some(h) = self.lanes[l].hold.as_mut() {
+                h.probing = true;
+            }
+        }
+    }
+
+    /// Follows whether a provider answers at all. A provider that never answered fails
+    /// after `unreachable_after_failures` transport failures in a row; one that did, after
+    /// failing that often for `unreachable_after_ms` with no answer in between. Then its
+    /// circuit opens with the transport error as its cause, what waits for a submission
+    /// there goes to another provider or is dead-lettered as `Network` (transient:
+    /// replayable) instead of waiting for the task deadline; the circuit lets one probe
+    /// through after `break_ms`.
+    pub(super) fn track_reachability(&mut self, l: usize, error: Option<&TransportError>, now: Timestamp) {
+        let lane = &mut self.lanes[l];
+        let Some(error) = error else {
+            lane.answered = true;
+            lane.transport_streak = None;
+            return;
+        };
+        let (since, count) = lane.transport_streak.map_or((now, 1), |(since, n)| (since, n + 1));
+        lane.transport_streak = Some((since, count));
+        let cfg = &lane.config.circuit;
+        let enough = count >= cfg.unreachable_after_failures.max(1);
+        let long_enough = now.since(since) >= Duration::from_millis(cfg.unreachable_after_ms);
+        if lane.unreachable.is_some() || !enough || (lane.answered && !long_enough) {
+            return;
+        }
+        let failure = Failure::new(
+            reason::NETWORK,
+            ErrorClass::Transient,
+            format!(
+                "{} cannot be reached: {count} request(s) in a row got no answer over {} s: {}",
+                lane.provider.base_url(),
+                now.since(since).as_secs(),
+                error.message
+            ),
+        );
+        let until = lane.circuit.open_until(now);
+        lane.unreachable = Some(failure.clone());
+        lane.unreachable_episodes += 1;
+        let provider = self.label(l);
+        self.push_event(Event::CircuitOpened { cause: failure.description, until: Some(until), provider });
+        self.fail_waiting_submissions(l, now);
+    }
+
+    pub(super) fn tick_circuits(&mut self, now: Timestamp) {
+        for l in 0..self.lanes.len() {
+            if let Some(t) = self.lanes[l].circuit.tick(now) {
+                self.report_transition(l, t, now);
+            }
+        }
+    }
+
+    /// With several providers, a half-open circuit that nothing is sent through is decided
+    /// by a balance check: a provider back from an outage is noticed although routing sends
+    /// it nothing while it is not healthy.
+    pub(super) fn ping_if_probing(&mut self, l: usize) {
+        let lane = &self.lanes[l];
+        if !self.multi() || lane.pinging || !lane.circuit.is_half_open() || !lane.circuit.allows_request() {
+            return;
+        }
+        let request = lane.provider.balance_request(&lane.key);
+        let rid = self.send(l, request);
+        self.lanes[l].pinging = true;
+        self.requests.insert(rid, Pending::Ping { lane: l });
+    }
+
+    pub(super) fn pause(&mut self, l: usize, scope: PauseScope, code: &str, until: Timestamp) {
+        let lane = &mut self.lanes[l];
+        let slot = match scope {
+            PauseScope::Submits => &mut lane.submits_paused_until,
+            PauseScope::Polls => &mut lane.polls_paused_until,
+        };
+        if until > *slot {
+            *slot = until;
+            let provider = self.label(l);
+            self.push_event(Event::Paused { scope, code: code.to_string(), until, provider });
+        }
+    }
+
+    pub(super) fn record_outcome(&mut self, l: usize, transient_failure: bool, now: Timestamp) {
+        if let Some(t) = self.lanes[l].circuit.record(transient_failure, now) {
+            let reopened_unreachable = matches!(t, Transition::Opened { .. }) && self.lanes[l].unreachable.is_some();
+            self.report_transition(l, t, now);
+            if reopened_unreachable {
+                self.fail_waiting_submissions(l, now);
+            }
+        }
+    }
+
+    /// Moves what waits at lane `l` for a submission to another provider, and dead-letters
+    /// with its unreachable failure what no provider has taken yet and none can take now.
+    pub(super) fn fail_waiting_submissions(&mut self, l: usize, now: Timestamp) {
+        let Some(failure) = self.lanes[l].unreachable.clone() else { return };
+        self.evacuate(l, now);
+        let waiting: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
+        for job in waiting {
+            if self.jobs.get(&job).is_some_and(|j| j.provider_task_id.is_none()) {
+                self.fail(job, Phase::Submit, failure.clone(), None, now, true);
+            }
+        }
+    }
+
+    pub(super) fn report_transition(&mut self, l: usize, t: Transition, now: Timestamp) {
+        let provider = self.label(l);
+        let event = match t {
+            Transition::Opened { until } => {
+                let cause = match &self.lanes[l].unreachable {
+                    Some(f) => f.description.clone(),
+                    None => "transient failure ratio".to_string(),
+                };
+                Event::CircuitOpened { cause, until: Some(until), provider }
+            }
+            Transition::HalfOpened => Event::CircuitHalfOpen { provider },
+            Transition::Closed => {
+                self.lanes[l].unreachable = None;
+                Event::CircuitClosed { provider }
+            }
+        };
+        let opened = matches!(event, Event::CircuitOpened { .. });
+        self.push_event(event);
+        if opened {
+            self.evacuate(l, now);
+        }
+    }
+}

@@ -1,0 +1,139 @@
+// What only the Node package has, next to the shared suite: export and import files, util.inspect,
+// the CommonJS entry, the shared wire vectors through the addon, and a process that exits while a
+// client it never closed sits idle.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import util from 'node:util';
+import { startMock } from './node/mock.js';
+import { SECRET, TOKEN } from './suite.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '../..');
+const PACKAGE = path.join(ROOT, 'bindings-node');
+const pkg = await import(path.join(PACKAGE, 'index.js'));
+const { Client, CaptchaDlqError, InvalidConfig, SolveFailed } = pkg;
+/** The addon itself: the shared wire vectors run through `evaluateVector`, a Node-only test hook. */
+const native = createRequire(import.meta.url)(path.join(PACKAGE, 'native.cjs'));
+
+const mock = await startMock();
+after(() => mock.stop());
+
+const KEY = `sk-node-${SECRET}`;
+const page = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: `https://example.com/page/${n}` });
+const options = (extra = {}) => ({
+  apiKey: KEY,
+  baseUrl: mock.url,
+  dlq: 'memory',
+  retry: { backoff: { kind: 'fixed', delayMs: 10 }, transientMinDelayMs: 10 },
+  polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 3, coalesceMs: 5 },
+  rate: { submitsPerSecond: 1000 },
+  ...extra,
+});
+
+async function script(body) {
+  const r = await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify(body) });
+  assert.equal(r.status, 200, await r.text());
+}
+
+/** A client whose DLQ holds two unsolvable tasks' records. */
+async function clientWithRecords() {
+  await script({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] });
+  const client = new Client(options());
+  for (const jobId of ['a', 'b']) await assert.rejects(client.solve(page(2), { labels: { jobId } }), SolveFailed);
+  return client;
+}
+
+test('export(path) writes a file only its owner can read, in the format its name says; import(path) reads it back', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-export-'));
+  const client = await clientWithRecords();
+  const json = path.join(dir, 'failed.json');
+  const jsonl = path.join(dir, 'failed.jsonl');
+  fs.writeFileSync(json, 'old', { mode: 0o644 });
+  assert.equal(await client.dlq.export(json), 2);
+  assert.equal(await client.dlq.export(jsonl, { filter: { labels: { jobId: 'a' } } }), 1);
+  assert.equal(fs.statSync(json).mode & 0o777, 0o600, 'an existing file is narrowed to 0600');
+  assert.equal(fs.statSync(jsonl).mode & 0o777, 0o600);
+  const records = JSON.parse(fs.readFileSync(json, 'utf8'));
+  assert.equal(records.length, 2);
+  assert.equal(fs.readFileSync(jsonl, 'utf8').trim().split('\n').length, 1, 'one record per line');
+  for (const f of [json, jsonl]) assert.ok(!fs.readFileSync(f, 'utf8').includes(SECRET), 'the key is not exported');
+  await assert.rejects(client.dlq.export(json, { fromat: 'jsonl' }), (e) => e instanceof InvalidConfig && e.field === 'export: fromat');
+
+  const other = new Client(options());
+  assert.equal(await other.dlq.import(json), 2);
+  assert.deepEqual((await other.dlq.peek()).map((r) => r.labels.jobId).sort(), ['a', 'b']);
+  await assert.rejects(other.dlq.import(path.join(dir, 'missing.json')), (e) => e instanceof CaptchaDlqError && e.code === 'IO_ERROR' && e.message.includes('missing.json'));
+  await client.close();
+  await other.close();
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('util.inspect shows the provider and base URL, never the key', async () => {
+  await script({});
+  const client = new Client(options());
+  assert.match(util.inspect(client), /^Client \{ opening: true, closed: false \}$/);
+  await client.ready();
+  const shown = util.inspect(client);
+  assert.ok(shown.includes("provider: 'captchaai'") && shown.includes(mock.url), shown);
+  assert.ok(!shown.includes(SECRET), shown);
+  assert.equal(util.inspect(client.dlq), 'Dlq {}');
+  await client.close();
+  assert.match(util.inspect(client), /closed: true/);
+});
+
+test('the CommonJS entry is the same module: one set of classes', async () => {
+  const require = createRequire(import.meta.url);
+  const cjs = require(path.join(PACKAGE, 'index.cjs'));
+  assert.equal(cjs.Client, Client);
+  assert.equal(cjs.SolveFailed, SolveFailed);
+  await script({});
+  const client = new cjs.Client(options());
+  assert.ok((await client.solve(page(1))).text.startsWith(TOKEN));
+  await client.close();
+});
+
+test('an onEvent callback that throws is reported and does not stop the client', async () => {
+  await script({});
+  const reported = [];
+  const original = console.error;
+  console.error = (...args) => reported.push(args.map(String).join(' '));
+  try {
+    const client = new Client(options({ onEvent: () => { throw new Error('callback bug'); } }));
+    assert.ok((await client.solve(page(1))).text.startsWith(TOKEN));
+    await client.close();
+  } finally {
+    console.error = original;
+  }
+  assert.ok(reported.some((line) => line.includes('callback bug')), reported.join('\n'));
+});
+
+test('a process whose client was never closed exits once it is idle', () => {
+  const program = `
+    import { Client } from ${JSON.stringify(path.join(PACKAGE, 'index.js'))};
+    const client = new Client(${JSON.stringify(options())});
+    const s = await client.solve(${JSON.stringify(page(1))});
+    console.log(s.text.slice(0, 8));
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.error, undefined, 'the process ended by itself');
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), TOKEN);
+});
+
+const vectors = path.join(ROOT, 'tests', 'vectors');
+for (const file of fs.readdirSync(vectors).filter((f) => f.endsWith('.json'))) {
+  test(`the shared wire vectors: ${file}`, () => {
+    const { cases } = JSON.parse(fs.readFileSync(path.join(vectors, file), 'utf8'));
+    assert.ok(cases.length > 0);
+    for (const [i, c] of cases.entries()) {
+      const { expected, name, source, ...input } = c;
+      assert.deepEqual(native.evaluateVector(input), expected, `${file} case ${i} ${name ?? ''} (${source ?? ''})`);
+    }
+  });
+}

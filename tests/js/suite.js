@@ -1,0 +1,515 @@
+// The one JS test suite of captcha-dlq's two npm packages. It is given the package under
+// test (`pkg`: the module of `captcha-dlq` in Node, of `captcha-dlq-web` in a browser) and
+// the URL of the mock solver (tests/mock-solver), and uses nothing but the package's public
+// API, `fetch` and `AbortController`, so the same file runs in Node (node.test.js) and in
+// Chromium (bindings-wasm/tests/js/run.mjs). Node-only checks (files, util.inspect, the
+// CommonJS entry) are in node-only.test.js.
+//
+// The tests share one mock, so they run one after another; each sets the mock's script it
+// needs and uses its own API key, so the mock's per-key counters are its own.
+
+import { AssertionError, deepEqual, equal, includes, ok, show, startsWith } from './assert.js';
+import { MapStore } from './map-store.js';
+
+/** The prefix of every reCAPTCHA token the mock hands out. */
+export const TOKEN = '03AGdBq2';
+
+/** Part of every test's API key: it must never show up in an error, an event, an export or an inspection. */
+export const SECRET = 'never-shown';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The mock's rule for tasks whose page URL contains `part`. */
+const rule = (part, behavior) => ({ match: { page_url_contains: part }, behavior });
+const unsolvable = (part) => rule(part, { outcome: 'unsolvable' });
+const neverReady = (part) => rule(part, { outcome: 'never_ready' });
+
+const page = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: `https://example.com/page/${n}` });
+
+/** Polling that waits long enough for slow or never-ready tasks (nothing is given up during a test). */
+const PATIENT = { firstPollMs: 20, intervalMs: 20, maxPolls: 1000, coalesceMs: 5 };
+
+/**
+ * The tests, as `[{name, run}]`, for the package `pkg` against the mock at `mock`.
+ * @param {Record<string, any>} pkg the package's exports
+ * @param {{mock: string}} env
+ */
+export function suite(pkg, { mock }) {
+  const {
+    Client, CaptchaDlqError, SolveFailed, AccountError, InvalidTask, InvalidConfig, StoreError, ProviderError, Cancelled,
+    Closed, Aborted,
+  } = pkg;
+
+  const CLASS_OF = {
+    SOLVE_FAILED: SolveFailed,
+    ACCOUNT_ERROR: AccountError,
+    INVALID_TASK: InvalidTask,
+    INVALID_CONFIG: InvalidConfig,
+    STORE_ERROR: StoreError,
+    PROVIDER_ERROR: ProviderError,
+    CANCELLED: Cancelled,
+    CLOSED: Closed,
+    ABORTED: Aborted,
+  };
+
+  const key = (name) => `sk-${name}-${SECRET}`;
+
+  /** A test client's options: the mock, a memory DLQ, fast retries and polls. */
+  function options(name, extra = {}) {
+    return {
+      apiKey: key(name),
+      provider: 'captchaai',
+      baseUrl: mock,
+      dlq: 'memory',
+      retry: { backoff: { kind: 'fixed', delayMs: 10 }, transientMinDelayMs: 10, requestTimeoutMs: 5000 },
+      polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 3, coalesceMs: 5 },
+      rate: { submitsPerSecond: 1000 },
+      ...extra,
+    };
+  }
+
+  async function script(body) {
+    const r = await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify(body) });
+    if (r.status !== 200) throw new Error(`the mock refused the script: ${await r.text()}`);
+  }
+
+  async function counters() {
+    return (await fetch(`${mock}/mock/counters`)).json();
+  }
+
+  /** Submits the mock received with this test's key. */
+  async function submits(name) {
+    return (await counters()).by_key?.[key(name)]?.submits ?? 0;
+  }
+
+  /** Probes every 10 ms, at most 1,000 times, until `done(value)`; returns the last value (the caller checks it). */
+  async function until(probe, done) {
+    let value;
+    for (let i = 0; i < 1000; i++) {
+      value = await probe();
+      if (done(value)) break;
+      await sleep(10);
+    }
+    return value;
+  }
+
+  /** Everything an error shows: message, stack and own properties. */
+  const shown = (e) => `${e?.message}\n${e?.stack}\n${JSON.stringify(e)}`;
+
+  /**
+   * Awaits a promise that must reject with the package's `Class`, whose `code` maps to that class,
+   * with every property of `expected`; never with the key in it. Returns the error.
+   */
+  async function rejects(promise, Class, expected, what) {
+    let value;
+    try {
+      value = await promise;
+    } catch (e) {
+      ok(e instanceof CaptchaDlqError, `${what}: expected a CaptchaDlqError, got ${e?.constructor?.name}: ${e?.stack ?? e}`);
+      ok(e instanceof Class, `${what}: expected ${Class.name}, got ${e.constructor.name}: ${e.message}`);
+      equal(e.name, Class.name, `${what}: name`);
+      equal(CLASS_OF[e.code], Class, `${what}: the class of code ${e.code}`);
+      for (const [name, want] of Object.entries(expected)) equal(e[name], want, `${what}: .${name} of "${e.message}"`);
+      ok(!shown(e).includes(SECRET), `${what}: the key shows in ${shown(e)}`);
+      return e;
+    }
+    throw new AssertionError(`${what}: expected a rejection, got ${show(value)}`);
+  }
+
+  const refusedAs = (promise, field, what = field) =>
+    rejects(promise, InvalidConfig, { code: 'INVALID_CONFIG', field }, `refused: ${what}`);
+
+  /** The first item of an async iterator (then leaves it). */
+  async function first(iterator) {
+    for await (const item of iterator) return item;
+    return undefined;
+  }
+
+  /** Records the names of events and checks every event's shape as it comes. */
+  function eventLog() {
+    const events = [];
+    const onEvent = (e) => events.push(e);
+    return { events, onEvent, named: (name) => events.filter((e) => e.event === name) };
+  }
+
+  function checkSolution(s, what) {
+    deepEqual(Object.keys(s).sort(), ['fields', 'providerTaskId', 'text'], `${what}: the solution's fields`);
+    startsWith(s.text, TOKEN, `${what}: the token`);
+    equal(typeof s.providerTaskId, 'string', `${what}: providerTaskId`);
+    deepEqual(s.fields, {}, `${what}: fields`);
+  }
+
+  const tests = [
+    {
+      name: "seeds' batch: three solved, two dead-lettered with 4 attempts, onResult per task, replay returns both tokens",
+      async run() {
+        await script({ rules: [unsolvable('/page/2'), neverReady('/page/4')] });
+        const log = eventLog();
+        const client = new Client(options('seeds', { onEvent: log.onEvent }));
+        const delivered = [];
+        const results = await client.solveMany([1, 2, 3, 4, 5].map(page), {
+          concurrency: 5,
+          onResult: (r) => delivered.push(r.index),
+        });
+        deepEqual(results.map((r) => r.index), [0, 1, 2, 3, 4], 'one result per task, in input order');
+        deepEqual([...delivered].sort(), [0, 1, 2, 3, 4], 'onResult called once per task');
+        deepEqual(results.map((r) => r.ok), [true, false, true, false, true], 'which tasks were solved');
+        const records = results.map((r) => (r.ok ? null : r.error.record));
+        deepEqual(records.map((r) => r?.reason ?? null), [null, 'ERROR_CAPTCHA_UNSOLVABLE', null, 'Timeout', null], 'reasons');
+        deepEqual(records.map((r) => r?.attempts ?? null), [null, 4, null, 4, null], 'attempts');
+        deepEqual(records.map((r) => r?.state ?? null), [null, 'ready', null, 'ready', null], 'states');
+        for (const r of results.filter((r) => !r.ok)) {
+          ok(r.error instanceof SolveFailed, `a failed task's error is a SolveFailed: ${r.error?.constructor?.name}`);
+          equal(r.error.code, 'SOLVE_FAILED', 'code');
+          equal(r.error.stored, true, 'the record is in the DLQ');
+          equal(typeof r.error.record.deadLetteredAt, 'string', 'records come camelCased');
+        }
+        for (const r of results.filter((r) => r.ok)) checkSolution(r.solution, `task ${r.index}`);
+        equal(log.named('dead_lettered').length, 2, 'dead_lettered events');
+        const submitted = log.named('submitted');
+        ok(submitted.length >= 5 && submitted.every((e) => typeof e.providerTaskId === 'string'), `submitted events carry providerTaskId: ${show(submitted[0])}`);
+        const snake = log.events.flatMap((e) => Object.keys(e)).filter((k) => k.includes('_'));
+        deepEqual([...new Set(snake)], [], 'event field names are camelCase');
+        equal(await client.dlq.count(), 2, 'records in the DLQ');
+        equal((await client.dlq.stats()).inFlight, 0, 'every task ended: nothing left in the journal');
+        const exported = await client.dlq.exportText();
+        equal(JSON.parse(exported).length, 2, 'the export holds both records');
+        ok(![exported, JSON.stringify(log.events), JSON.stringify(records)].some((t) => t.includes(SECRET)), 'the key is in an export, an event or a record');
+
+        await script({});
+        const { report, solved } = await client.replay();
+        equal(report.received, 2, `received in ${show(report)}`);
+        equal(report.recovered, 2, `recovered in ${show(report)}`);
+        deepEqual(solved.map((s) => s.id).sort(), records.filter(Boolean).map((r) => r.id).sort(), 'replay returns the solutions of the records it took');
+        for (const s of solved) checkSolution(s.solution, `replayed ${s.id}`);
+        equal(await client.dlq.count(), 0, 'count after the replay');
+        await client.close();
+      },
+    },
+
+    {
+      name: 'the store of docs/custom-store.md (a Map-based class, sync or async) runs unchanged and is shared by two clients',
+      async run() {
+        class AsyncMapStore extends MapStore {
+          async get(table, k) { return super.get(table, k); }
+          async scan(table) { await sleep(1); return super.scan(table); }
+          async write(ops) { await sleep(1); return super.write(ops); }
+        }
+        for (const [kind, store] of [['sync', new MapStore()], ['async', new AsyncMapStore()]]) {
+          const name = `mapstore-${kind}`;
+          await script({ rules: [unsolvable('/page/2')] });
+          const a = new Client(options(name, { dlq: store }));
+          checkSolution(await a.solve(page(1)), `${kind}: solve`);
+          const failed = await rejects(a.solve(page(2), { labels: { jobId: 'j-1' } }), SolveFailed, { code: 'SOLVE_FAILED', stored: true }, `${kind}: unsolvable`);
+          equal(await a.dlq.count(), 1, `${kind}: count`);
+          await a.close();
+
+          const b = new Client(options(name, { dlq: store }));
+          deepEqual((await b.dlq.peek()).map((r) => [r.id, r.labels]), [[failed.record.id, { jobId: 'j-1' }]], `${kind}: a second client sees the record`);
+          await script({});
+          const { solved } = await b.replay({ ids: [failed.record.id] });
+          equal(solved.length, 1, `${kind}: replayed`);
+          equal(await b.dlq.count(), 0, `${kind}: count after replay`);
+          deepEqual(await b.dlq.journal(), [], `${kind}: journal`);
+          deepEqual(await store.scan('records'), [], `${kind}: the store's own rows`);
+          await b.close();
+        }
+      },
+    },
+
+    {
+      name: "a closed client's task is recovered by the next client on the same store, without a second submission",
+      async run() {
+        const name = 'recover';
+        const store = new MapStore();
+        await script({ default: { solve_after_ms: 300 } });
+        const log = eventLog();
+        const a = new Client(options(name, { dlq: store, polling: PATIENT, onEvent: log.onEvent }));
+        const pending = a.solve(page(7));
+        pending.catch(() => {}); // checked below
+        await until(() => log.named('submitted').length, (n) => n === 1);
+        await a.close();
+        await rejects(pending, Closed, { code: 'CLOSED' }, 'the solve pending at close()');
+
+        const b = new Client(options(name, { dlq: store, polling: PATIENT }));
+        const r = await b.recover();
+        equal(r.found, 1, `found in ${show(r)}`);
+        equal(r.deadLettered, 0, `deadLettered in ${show(r)}`);
+        equal(r.solved.length, 1, `solved in ${show(r)}`);
+        checkSolution(r.solved[0].solution, 'the recovered answer');
+        equal(await submits(name), 1, 'recover polled the task the provider had: nothing submitted twice');
+        deepEqual(await b.dlq.journal(), [], 'the journal after recover');
+        await b.close();
+      },
+    },
+
+    {
+      name: 'unknown option keys are refused in every options object, named as written, and nothing is submitted',
+      async run() {
+        const name = 'typos';
+        await script({});
+        await refusedAs(new Client(options(name, { retry: { maxAtempts: 3 } })).ready(), 'retry.maxAtempts');
+        await refusedAs(new Client(options(name, { replay_policy: {} })).ready(), 'replay_policy');
+        await refusedAs(new Client(options(name, { apiKee: 'x' })).ready(), 'apiKee');
+        const client = new Client(options(name));
+        await client.ready();
+        await refusedAs(client.solve(page(1), { labels: {}, signl: 1 }), 'options.signl');
+        await refusedAs(client.solveMany([page(1)], { concurency: 2 }), 'options.concurency');
+        await refusedAs(first(client.solveStream([page(1)], { lables: {} })), 'options.lables');
+        await refusedAs(client.replay({ limt: 1 }), 'options.limt');
+        await refusedAs(client.replay({ reason: ['Timeout'] }), 'options.reason');
+        await refusedAs(client.replay({ filter: { reasn: ['Timeout'] } }), 'options.filter.reasn');
+        await refusedAs(client.recover({ resum: false }), 'options.resum');
+        await refusedAs(client.dlq.peek(undefined, { limt: 5 }), 'peek: limt');
+        await refusedAs(client.dlq.peek({ stats: ['ready'] }), 'peek: filter.stats');
+        await refusedAs(client.dlq.count({ reasn: ['Timeout'] }), 'count: filter.reasn');
+        await refusedAs(client.dlq.analysis({ label: { a: 'b' } }), 'analysis: filter.label');
+        await refusedAs(client.dlq.purge({ labls: { jobId: 'x' } }), 'purge: filter.labls');
+        await refusedAs(client.dlq.exportText({ fromat: 'jsonl' }), 'export: fromat');
+        const [item] = await client.solveMany([{ task: page(1), lables: { a: 'b' } }]);
+        ok(!item.ok && item.error instanceof InvalidTask, `a batch item with an unknown key: ${show(item)}`);
+        equal(item.error.field, 'tasks[0].lables', 'the batch item field');
+        equal(await submits(name), 0, 'nothing was submitted');
+        await client.close();
+      },
+    },
+
+    {
+      name: "replay({reasons, limt}) is refused and replays nothing; solve(task, {signl}) is refused and submits nothing",
+      async run() {
+        const name = 'typo-replay';
+        await script({ rules: [unsolvable('/page/2')] });
+        const client = new Client(options(name));
+        for (const jobId of ['a', 'b']) await rejects(client.solve(page(2), { labels: { jobId } }), SolveFailed, {}, 'unsolvable');
+        const before = await submits(name);
+        await script({});
+        await refusedAs(client.replay({ reasons: ['ERROR_CAPTCHA_UNSOLVABLE'], limt: 1 }), 'options.limt');
+        equal(await client.dlq.count({ states: ['ready'] }), 2, 'both records still ready');
+        equal(await submits(name), before, 'no submission after the refused replay');
+        const signal = new AbortController().signal;
+        await refusedAs(client.solve(page(1), { signl: signal }), 'options.signl');
+        equal(await submits(name), before, 'no submission after the refused solve');
+        await client.close();
+      },
+    },
+
+    {
+      name: 'camelCase label filters match camelCase labels in count, peek, purge and replay',
+      async run() {
+        const name = 'labels';
+        await script({ rules: [unsolvable('/page/2')] });
+        const client = new Client(options(name));
+        for (const jobId of ['x', 'y', 'y']) await rejects(client.solve(page(2), { labels: { jobId, 'team-Name': 'T' } }), SolveFailed, {}, 'unsolvable');
+        const onlyX = { labels: { jobId: 'x' } };
+        equal(await client.dlq.count(onlyX), 1, 'count');
+        deepEqual((await client.dlq.peek(onlyX)).map((r) => r.labels), [{ jobId: 'x', 'team-Name': 'T' }], 'peek');
+        equal(await client.dlq.count({ labels: { 'team-Name': 'T' } }), 3, 'a label key with a dash and capitals');
+        await script({});
+        const { report, solved } = await client.replay({ filter: onlyX });
+        equal(report.received, 1, `received in ${show(report)}`);
+        deepEqual(solved.map((s) => s.labels.jobId), ['x'], 'the replayed record');
+        equal(await client.dlq.purge({ labels: { jobId: 'y' } }), 2, 'purge');
+        equal(await client.dlq.count(), 0, 'count after purge');
+        await client.close();
+      },
+    },
+
+    {
+      name: 'AbortSignal: a task the provider has runs on and recover() hands its answer over; nothing is submitted twice',
+      async run() {
+        const name = 'abort';
+        await script({ default: { solve_after_ms: 300 } });
+        const log = eventLog();
+        const client = new Client(options(name, { polling: PATIENT, onEvent: log.onEvent }));
+        const controller = new AbortController();
+        const pending = client.solve(page(1), { signal: controller.signal });
+        await until(() => log.named('submitted').length, (n) => n === 1);
+        const reason = new Error('the user left');
+        controller.abort(reason);
+        const e = await rejects(pending, Aborted, { code: 'ABORTED', runsOn: true }, 'aborted after submission');
+        equal(e.cause, reason, "the error's cause is the signal's reason");
+        const r = await client.recover();
+        equal(r.solved.length, 1, `recover() hands the answer over: ${show(r)}`);
+        checkSolution(r.solved[0].solution, 'the answer of the aborted task');
+        equal(await submits(name), 1, 'the aborted task was submitted once');
+
+        await rejects(client.solve(page(2), { signal: AbortSignal.abort() }), Aborted, { code: 'ABORTED', runsOn: false }, 'aborted before');
+        await rejects(client.solve(page(3), { signal: 'stop' }), InvalidConfig, { field: 'options.signal' }, 'not a signal');
+        equal(await submits(name), 1, 'nothing submitted for an already aborted signal');
+        await client.close();
+      },
+    },
+
+    {
+      name: 'solveMany aborted: results already solved reach onResult before it rejects; submitted tasks run on, none twice',
+      async run() {
+        const name = 'abort-many';
+        await script({ rules: [neverReady('/page/4'), neverReady('/page/5')] });
+        const log = eventLog();
+        const client = new Client(options(name, { polling: PATIENT, onEvent: log.onEvent }));
+        const controller = new AbortController();
+        const delivered = [];
+        const many = client.solveMany([1, 2, 3, 4, 5].map(page), {
+          concurrency: 5,
+          signal: controller.signal,
+          onResult: (r) => delivered.push(r),
+        });
+        many.catch(() => {}); // checked below
+        await until(() => [delivered.length, log.named('submitted').length], ([d, s]) => d === 3 && s === 5);
+        controller.abort();
+        const e = await rejects(many, Aborted, { code: 'ABORTED' }, 'solveMany aborted');
+        deepEqual(delivered.map((r) => [r.index, r.ok]).sort(), [[0, true], [1, true], [2, true]], 'onResult had the solved tasks');
+        deepEqual(e.partial.filter(Boolean).map((r) => r.index).sort(), [0, 1, 2], 'partial');
+        equal((await client.status()).detached, 2, 'the two submitted, unfinished tasks run on');
+        equal(await submits(name), 5, 'each task submitted once');
+        await client.close();
+      },
+    },
+
+    {
+      name: 'solveStream: results arrive as they end, before a task that never completes; it stays within concurrency',
+      async run() {
+        const name = 'stream';
+        await script({ rules: [neverReady('/page/2')] });
+        const log = eventLog();
+        const client = new Client(options(name, { polling: PATIENT, onEvent: log.onEvent }));
+        const got = [];
+        for await (const r of client.solveStream([1, 2, 3, 4].map(page), { concurrency: 4 })) {
+          got.push(r);
+          if (got.length === 3) {
+            await until(() => log.named('submitted').length, (n) => n === 4);
+            break; // leaving early: the never-ready task, which the provider has, runs on
+          }
+        }
+        deepEqual(got.map((r) => [r.index, r.ok]).sort(), [[0, true], [2, true], [3, true]], 'the three that end');
+        for (const r of got) checkSolution(r.solution, `task ${r.index}`);
+        equal((await client.status()).detached, 1, 'the never-ready task runs on after the loop left');
+        equal((await client.dlq.journal()).length, 1, 'and is in the journal');
+
+        // Backpressure: with concurrency 2, a consumer that has taken one result has started two tasks.
+        await script({});
+        const paced = 'stream-paced';
+        const slow = new Client(options(paced));
+        const stream = slow.solveStream([1, 2, 3, 4, 5].map(page), { concurrency: 2 });
+        const firstResult = await stream.next();
+        ok(firstResult.value.ok, 'the first result');
+        equal(await submits(paced), 2, 'submitted while the consumer holds its first result');
+        let rest = 0;
+        for await (const r of stream) rest += r.ok ? 1 : 0;
+        equal(rest, 4, 'the other four, once pulled');
+        equal(await submits(paced), 5, 'each task submitted once');
+        await client.close();
+        await slow.close();
+      },
+    },
+
+    {
+      name: 'errors: each code arrives as its class (InvalidConfig, InvalidTask, AccountError, ProviderError, StoreError, Closed)',
+      async run() {
+        const name = 'errors';
+        await script({});
+        for (const Class of [SolveFailed, AccountError, InvalidTask, InvalidConfig, StoreError, ProviderError, Cancelled, Closed, Aborted]) {
+          ok(Class.prototype instanceof CaptchaDlqError && CaptchaDlqError.prototype instanceof Error, `${Class.name} extends CaptchaDlqError`);
+        }
+        const noKey = options(name);
+        delete noKey.apiKey;
+        await rejects(new Client(noKey).ready(), InvalidConfig, { code: 'INVALID_CONFIG', field: 'apiKey' }, 'no apiKey');
+        await rejects(new Client(options(name, { baseUrl: 'http://solver.example.com' })).ready(), InvalidConfig, { field: 'baseUrl' }, 'plain http');
+        await rejects(new Client(options(name, { provider: '127.0.0.1:9' })).ready(), InvalidConfig, { field: 'provider' }, 'a host without a scheme');
+        let thrown;
+        try {
+          new Client(options(name, { onEvent: 5 }));
+        } catch (e) {
+          thrown = e;
+        }
+        ok(thrown instanceof InvalidConfig && thrown.field === 'onEvent', `onEvent must be a function: ${thrown}`);
+
+        const client = new Client(options(name));
+        await rejects(client.solve({ type: 'recaptcha_v2', sitekey: '', pageUrl: 'https://example.com/' }), InvalidTask, { code: 'INVALID_TASK', field: 'sitekey' }, 'empty sitekey');
+        await rejects(client.solve({ type: 'no-such-kind' }), InvalidTask, { code: 'INVALID_TASK' }, 'unknown kind');
+        await rejects(client.report('71823400', true), ProviderError, { code: 'PROVIDER_ERROR' }, 'report of an unknown task');
+        await client.close();
+        await rejects(client.solve(page(1)), Closed, { code: 'CLOSED' }, 'solve after close');
+
+        await script({ bad_keys: [key('errors-account')] });
+        const broke = new Client(options('errors-account'));
+        const e = await rejects(broke.solve(page(1)), AccountError, { code: 'ACCOUNT_ERROR' }, 'a revoked key');
+        equal(typeof e.record?.id, 'string', 'an account error from a solve carries its record');
+        await broke.close();
+
+        class FailingStore extends MapStore {
+          write() { throw new Error('disk full'); }
+        }
+        const failing = new Client(options('errors-store', { dlq: new FailingStore(), store: { timeoutMs: 1000, retryForMs: 0 } }));
+        const se = await rejects(failing.solve(page(1)), StoreError, { code: 'STORE_ERROR' }, 'a store that fails');
+        includes(se.message, 'disk full', 'the store error names what the store said');
+        equal(await submits('errors-store'), 0, 'nothing submitted while the store fails');
+        await failing.close();
+        const partial = { get() { return null; }, write() {} };
+        const me = await rejects(new Client(options(name, { dlq: partial })).ready(), StoreError, { code: 'STORE_ERROR' }, 'a store without scan');
+        includes(me.message, 'scan', 'names the missing method');
+      },
+    },
+
+    {
+      name: 'balance, report, resetCircuit, status and storeHealth',
+      async run() {
+        const name = 'account';
+        await script({ balance: 7.25 });
+        const client = new Client(options(name));
+        equal(await client.balance(), 7.25, 'balance');
+        const solution = await client.solve(page(1));
+        const before = (await counters()).reports_good;
+        await client.report(solution.providerTaskId, true);
+        equal((await counters()).reports_good, before + 1, 'the report reached the mock');
+        equal(await client.resetCircuit(), undefined, 'resetCircuit');
+        const status = await client.status();
+        equal(status.jobs, 0, `no job left in ${show(status)}`);
+        equal(typeof status.inFlightLimit, 'number', `inFlightLimit in ${show(status)}`);
+        deepEqual(await client.storeHealth(), { available: true, failures: 0, lastError: null }, 'storeHealth');
+        await client.close();
+      },
+    },
+
+    {
+      name: 'the key never appears in an error, an event, an export or an inspection',
+      async run() {
+        const name = 'secret';
+        await script({ bad_keys: [key(name)], rules: [unsolvable('/page/2')] });
+        const log = eventLog();
+        const client = new Client(options(name, { onEvent: log.onEvent }));
+        const texts = [];
+        const calls = [() => client.solve(page(1)), () => client.balance(), () => client.report('1', false), () => client.dlq.count({ reasn: [] })];
+        for (const work of calls) {
+          try {
+            await work();
+          } catch (e) {
+            texts.push(shown(e));
+          }
+        }
+        texts.push(JSON.stringify(log.events), await client.dlq.exportText(), JSON.stringify(await client.dlq.peek()));
+        const inspect = client[Symbol.for('nodejs.util.inspect.custom')];
+        texts.push(JSON.stringify(client), typeof inspect === 'function' ? inspect.call(client) : '');
+        equal(texts.length, 9, `every call failed as expected: ${texts.slice(0, 4).join('\n')}`);
+        for (const t of texts) ok(!t.includes(SECRET), `the key shows in: ${t}`);
+        includes(JSON.stringify(client), 'captchaai', 'an inspection shows the provider');
+        await client.close();
+      },
+    },
+  ];
+  return tests;
+}
+
+/** Runs every test in order (for runners without a test framework, such as a browser page). */
+export async function run(pkg, env) {
+  const results = [];
+  for (const t of suite(pkg, env)) {
+    try {
+      await t.run();
+      results.push({ name: t.name, ok: true });
+    } catch (e) {
+      results.push({ name: t.name, ok: false, error: String(e?.stack ?? e) });
+    }
+  }
+  return results;
+}
