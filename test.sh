@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it. Installs what it needs that a fresh
-# machine lacks (redis-server, the wasm32 target, Chromium for the browser
-# package) when run as root; otherwise says what to install.
+# machine lacks (redis-server, the wasm32 target, Chromium and chromedriver
+# for the dashboard and the browser package, a venv with prometheus_client)
+# when run as root; otherwise says what to install.
 set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -9,6 +10,8 @@ step() { printf '\n=== %s ===\n' "$*"; }
 
 need_apt=()
 command -v redis-server >/dev/null || need_apt+=(redis-server)
+command -v chromium >/dev/null || need_apt+=(chromium)
+command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" = 0 ]; then
     step "installing ${need_apt[*]}"
@@ -20,7 +23,16 @@ if ((${#need_apt[@]})); then
 fi
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
-RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node)
+RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq-dashboard -p captcha-dlq -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-bench-dashboard -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node)
+
+# The dashboard's Chromium test reads /metrics with Prometheus's reference parser.
+DASHBOARD_VENV=target/dashboard-venv
+if ! "$DASHBOARD_VENV/bin/python" -c "import prometheus_client" 2>/dev/null; then
+  step "a venv with prometheus_client for the dashboard's /metrics check"
+  python3 -m venv "$DASHBOARD_VENV"
+  "$DASHBOARD_VENV/bin/pip" install -q prometheus_client
+fi
+export CAPTCHA_DLQ_PYTHON="$PWD/$DASHBOARD_VENV/bin/python"
 
 step "rustfmt"
 cargo fmt --all --check
@@ -28,8 +40,11 @@ cargo fmt --all --check
 step "clippy (warnings are errors)"
 cargo clippy "${RUST_PACKAGES[@]}" --all-targets --features captcha-dlq-core/testkit -- -D warnings
 
-step "Rust tests: core (vectors, scenarios, memory store), native (SQLite, Redis, e2e, CLI), mock solver"
+step "Rust tests: core (vectors, scenarios, memory store), client (metrics), dashboard (HTTP, real Chromium), native (SQLite, Redis, e2e, CLI), mock solver"
 cargo test "${RUST_PACKAGES[@]}" --features captcha-dlq-core/testkit
+
+step "dashboard: the CLI's dashboard commands; real Chromium is in the Rust tests above (chromedriver, and /metrics through prometheus_client)"
+cargo test -q -p captcha-dlq-cli --test dashboard
 
 step "the core on wasm32: no host imports, same answers"
 cargo build -q -p captcha-dlq-wasm-probe --target wasm32-unknown-unknown --release
@@ -49,7 +64,7 @@ step "browser package: within its size budgets (.wasm 230 KB, shipped JS 15 KB, 
 bash bench/wasm/size.sh --no-build
 
 step "the demo (README's first command)"
-cargo run -q -p captcha-dlq -- demo >/tmp/captcha-dlq-demo.out
+cargo run -q -p captcha-dlq-cli -- demo >/tmp/captcha-dlq-demo.out
 grep -q "DLQ size after replay: 0" /tmp/captcha-dlq-demo.out && echo "demo ok"
 
 echo

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from typing import List, Union
+from typing import Dict, List, Union
 
 from captcha_dlq import (
     CaptchaDlqError,
     Client,
-    MemoryDlq,
+    KindMs,
     PollingConfig,
+    RateConfig,
     RecaptchaV2,
+    RecoverResult,
+    ReplayResult,
     SolveFailed,
+    SolveResult,
     Solution,
     Turnstile,
 )
@@ -20,27 +24,40 @@ from captcha_dlq import (
 def run(client: Client) -> List[str]:
     tokens: List[str] = []
     try:
-        tokens.append(client.solve(RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/")).text)
+        tokens.append(client.solve(RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/"), labels={"job": "j"}).text)
     except SolveFailed as e:
-        print(e.code, e.reason, e.attempts, e.record)
+        print(e.code, e.reason, e.attempts, e.record, e.field, e.stored)
+    for result in client.solve_iter([Turnstile(sitekey="0x4A", page_url="https://example.com/")], concurrency=10):
+        r: SolveResult = result
+        if r.solution is not None:
+            tokens.append(r.solution.text)
+        else:
+            print(r.index, r.id, r.labels, r.error)
     results: List[Union[Solution, CaptchaDlqError]] = client.solve_many(
-        [Turnstile(sitekey="0x4A", page_url="https://example.com/"), {"type": "image", "body": "aGk="}],
+        [{"type": "image", "body": "aGk="}, {"task": {"type": "text", "text": "2+2?"}, "labels": {"row": "1"}}],
         concurrency=10,
-        progress=lambda done, total: print(done, total),
     )
     tokens += [r.text for r in results if isinstance(r, Solution)]
-    report = client.replay(reasons=["Timeout"], limit=10)
-    print(report["recovered"], client.dlq.stats()["total"], client.dlq.count(reasons=["Timeout"]))
+    replayed: ReplayResult = client.replay(reasons=["Timeout"], limit=10)
+    tokens += [i.solution.text for i in replayed.solved if i.solution is not None]
+    recovered: RecoverResult = client.recover()
+    tokens += [i.solution.text for i in recovered.solved if i.solution is not None]
+    status: Dict[str, object] = client.status()
+    print(replayed.report["recovered"], client.dlq.stats()["total"], client.dlq.count(reasons=["Timeout"]), status)
     return tokens
 
 
-async def run_async(client: Client) -> str:
+async def run_async(client: Client) -> List[str]:
     solution: Solution = await client.solve_async(RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/"))
-    return solution.text
+    texts = [solution.text]
+    async for result in client.solve_iter_async([RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/2")]):
+        texts.append(result.unwrap().text)
+    return texts
 
 
 def main() -> None:
-    with Client(api_key="KEY", dlq=MemoryDlq(), polling=PollingConfig(interval_ms=2000)) as client:
+    fast = PollingConfig(first_poll_ms=KindMs(recaptcha_v2=1000), interval_ms=500, min_interval_ms=500)
+    with Client(api_key="KEY", base_url="http://127.0.0.1:8080", dlq="memory", polling=fast, rate=RateConfig(submits_per_second=100.0)) as client:
         run(client)
         asyncio.run(run_async(client))
 

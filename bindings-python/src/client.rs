@@ -1,283 +1,194 @@
-//! `NativeClient`: a `captcha_dlq::Client` on the shared runtime, driven from Python.
+//! `NativeClient`: the shared client (`captcha_dlq::connect`) driven from Python.
 //!
-//! Sync methods block through [`crate::wait::block_on`] (GIL released, signals checked);
-//! `solve_async` returns an asyncio awaitable through pyo3-async-runtimes. Values cross the
-//! boundary as JSON text; the Python layer turns them into objects and exceptions.
+//! Values cross as JSON text in snake_case and are read and written by `client::host`
+//! (options of each call, tasks, results, errors) and `Dlq::op`; the Python layer turns
+//! them into objects and exceptions. Sync methods block through [`crate::wait`] (GIL
+//! released, Ctrl-C honoured); `solve_async` and the streams' `next_async` are asyncio
+//! awaitables. Nothing is decided here.
 
-use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
-use captcha_dlq::core::dlq::{Filter, ReplayPolicy};
-use captcha_dlq::{Client, EngineConfig, Error, ReplayOptions, Solution, Task};
-use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
+use captcha_dlq::core::json_read::Casing;
+use captcha_dlq::core::options::ClientOptions;
+use captcha_dlq::{host, Client, Error, ExportFormat, Outcome};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
-use crate::errors;
-use crate::pystore::PyStore;
+use crate::errors::{config, parse, to_py};
+use crate::handover::{hand_over, NativeItem};
+use crate::pystore::store_of;
+use crate::streams::{NativeRecoverStream, NativeReplayStream, NativeSolveStream};
 use crate::wait::block_on;
 
-/// The options Python passes (besides the key, which travels on its own).
-#[derive(Default)]
-struct Options {
-    provider: Option<String>,
-    base_url: Option<String>,
-    /// A location (`memory`, a SQLite path, a redis:// URL); ignored when a store object is given.
-    dlq: Option<String>,
-    config: Value,
-    replay_policy: Value,
-    allow_insecure_http: bool,
-    proxy: Option<String>,
-}
-
-/// Every option may be left out; unknown ones are refused.
-impl FromJson for Options {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        let options = Options {
-            provider: f.opt("provider")?,
-            base_url: f.opt("base_url")?,
-            dlq: f.opt("dlq")?,
-            config: f.or_default("config")?,
-            replay_policy: f.or_default("replay_policy")?,
-            allow_insecure_http: f.or_default("allow_insecure_http")?,
-            proxy: f.opt("proxy")?,
-        };
-        f.finish()?;
-        Ok(options)
-    }
-}
-
-fn parse_section<T: FromJson + Default>(value: Value, prefix: &str) -> PyResult<T> {
-    if value.is_null() {
-        return Ok(T::default());
-    }
-    T::from_json(value).map_err(|e| {
-        let problem = match e.problem.find(", expected one of") {
-            Some(i) => e.problem.get(..i).unwrap_or(&e.problem).to_string(),
-            None => e.problem.clone(),
-        };
-        errors::config(e.field_under(prefix.trim_end_matches('.')), problem)
-    })
-}
-
-fn parse_task(task_json: &str) -> Result<Task, Error> {
-    Task::from_json_str(task_json).map_err(Error::from)
-}
-
-/// Labels as JSON text (`{"job": "x"}`); `None` for none.
-fn parse_labels(labels_json: Option<&str>) -> PyResult<BTreeMap<String, String>> {
-    let Some(text) = labels_json else { return Ok(BTreeMap::new()) };
-    let value: Value = serde_json::from_str(text).map_err(|e| errors::config("labels", e.to_string()))?;
-    captcha_dlq_core::json_field::decode(&value).map_err(|e| errors::config(e.field_under("labels"), e.problem))
-}
-
-fn solution_json(s: &Solution) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| json!({ "text": s.text }).to_string())
-}
-
-fn result_json(r: &Result<Solution, Error>) -> Value {
-    match r {
-        Ok(s) => json!({ "ok": s }),
-        Err(e) => {
-            let code = errors::code_of(e);
-            json!({ "error": { "code": code, "message": e.to_string(), "details": errors::details(e) } })
-        }
-    }
-}
+const SNAKE: Casing = Casing::Snake;
 
 #[pyclass(module = "captcha_dlq._native", frozen)]
 pub(crate) struct NativeClient {
     client: Client,
-    closed: Arc<AtomicBool>,
+    closed: AtomicBool,
 }
 
 impl NativeClient {
     fn live(&self) -> PyResult<Client> {
         if self.closed.load(Ordering::SeqCst) {
-            return Err(errors::closed());
+            return Err(to_py(&Error::Closed));
         }
         Ok(self.client.clone())
+    }
+
+    /// Runs `f(client)` on the runtime, blocking; its error raised.
+    fn run<T, F, Fut>(&self, py: Python<'_>, f: F) -> PyResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(Client) -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        let client = self.live()?;
+        block_on(py, f(client))?.map_err(|e| to_py(&e))
     }
 }
 
 #[pymethods]
 impl NativeClient {
+    /// `options_json`: the client options (`ClientOptions::from_value`, snake_case);
+    /// `store`: a store object speaking the store protocol, in place of `dlq`.
     #[new]
-    #[pyo3(signature = (api_key, options_json, store=None, events=None))]
-    fn new(
-        py: Python<'_>,
-        api_key: String,
-        options_json: &str,
-        store: Option<Py<PyAny>>,
-        events: Option<Py<PyAny>>,
-    ) -> PyResult<Self> {
-        let options: Options = parse_section(
-            serde_json::from_str(options_json).map_err(|e| errors::config("options", e.to_string()))?,
-            "",
-        )?;
-        let config: EngineConfig = parse_section(options.config, "")?;
-        let replay: ReplayPolicy = parse_section(options.replay_policy, "replay_policy.")?;
-        let mut builder = Client::builder()
-            .api_key(api_key)
-            .config(config)
-            .replay_policy(replay)
-            .allow_insecure_http(options.allow_insecure_http);
-        if let Some(p) = options.provider {
-            builder = builder.provider(p);
-        }
-        if let Some(u) = options.base_url {
-            builder = builder.base_url(u);
-        }
-        if let Some(p) = options.proxy {
-            builder = builder.proxy(p);
-        }
-        builder = match (store, options.dlq) {
-            (Some(obj), _) => builder.dlq_store(Arc::new(PyStore::new(obj))),
-            (None, Some(loc)) => builder.dlq(loc),
-            (None, None) => builder,
+    #[pyo3(signature = (options_json, store=None))]
+    fn new(py: Python<'_>, options_json: &str, store: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let options =
+            ClientOptions::from_value(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&Error::Config(e)))?;
+        let store = match store {
+            Some(object) => Some(store_of(&object).map_err(|problem| config("dlq", problem))?),
+            None => None,
         };
-        if let Some(cb) = events {
-            let sink = crate::events::forwarder(cb)
-                .map_err(|e| errors::internal(format!("could not start the event thread: {e}")))?;
-            builder = builder.on_event(sink);
-        }
-        let client = block_on(py, async move { builder.build().await }, None)?.map_err(|e| errors::to_py(&e))?;
-        Ok(NativeClient { client, closed: Arc::new(AtomicBool::new(false)) })
+        let client = block_on(py, captcha_dlq::connect(options, store, None))?.map_err(|e| to_py(&e))?;
+        Ok(NativeClient { client, closed: AtomicBool::new(false) })
     }
 
-    /// Ctrl-C leaves the job in the journal (for `recover`), as a killed process would.
-    #[pyo3(signature = (task_json, labels_json=None))]
-    fn solve(&self, py: Python<'_>, task_json: &str, labels_json: Option<&str>) -> PyResult<String> {
-        let task = parse_task(task_json).map_err(|e| errors::to_py(&e))?;
-        let labels = parse_labels(labels_json)?;
-        let client = self.live()?;
-        let result = block_on(py, async move { client.submit(task, labels).await?.wait().await }, None)?;
-        result.map(|s| solution_json(&s)).map_err(|e| errors::to_py(&e))
+    /// One task; the solution JSON. Ctrl-C cancels it: not yet sent, it is dead-lettered as
+    /// `Cancelled`; already with the provider, it runs on and its answer waits in the journal.
+    fn solve(&self, py: Python<'_>, task_json: &str, options_json: &str) -> PyResult<String> {
+        let task = host::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
+        let options = host::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
+        let delivery = self.run(py, move |client| async move {
+            client.submit(task, options.labels, None).await?.outcome().await.and_then(Outcome::into_delivery)
+        })?;
+        Ok(hand_over(host::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
     }
 
-    /// Cancelling the awaitable (`task.cancel()`, `asyncio.wait_for`) cancels the job: it is
-    /// dead-lettered as `Cancelled`.
-    #[pyo3(signature = (task_json, labels_json=None))]
-    fn solve_async<'py>(
-        &self,
-        py: Python<'py>,
-        task_json: &str,
-        labels_json: Option<&str>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let task = parse_task(task_json).map_err(|e| errors::to_py(&e))?;
-        let labels = parse_labels(labels_json)?;
+    /// `solve` as an awaitable resolving to a `NativeItem` (its answer acknowledged when
+    /// taken). Cancelling it cancels the task as Ctrl-C does for `solve`.
+    fn solve_async<'py>(&self, py: Python<'py>, task_json: &str, options_json: &str) -> PyResult<Bound<'py, PyAny>> {
+        let task = host::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
+        let options = host::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let solved = async { client.submit(task, labels).await?.wait_cancelling_on_drop().await };
-            solved.await.map(|s| solution_json(&s)).map_err(|e| errors::to_py(&e))
+            let solved = async {
+                client.submit(task, options.labels, None).await?.outcome().await.and_then(Outcome::into_delivery)
+            };
+            let delivery = solved.await.map_err(|e| to_py(&e))?;
+            Ok(NativeItem::new(host::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
         })
     }
 
-    /// Returns a JSON list, one `{"ok": solution}` or `{"error": {...}}` per task, in order.
-    /// `labels_json` applies to every task.
-    #[pyo3(signature = (tasks_json, concurrency, progress=None, labels_json=None))]
-    fn solve_many(
-        &self,
-        py: Python<'_>,
-        tasks_json: Vec<String>,
-        concurrency: usize,
-        progress: Option<Py<PyAny>>,
-        labels_json: Option<&str>,
-    ) -> PyResult<String> {
-        let labels = parse_labels(labels_json)?;
+    /// Many tasks (`tasks_json`: a JSON array of tasks or `{task, labels, key}` items),
+    /// results in completion order. `keep`: remember every result (`taken()`), for
+    /// `solve_many` and the answers an interrupt must not lose.
+    fn solve_stream(&self, tasks_json: &str, options_json: &str, keep: bool) -> PyResult<NativeSolveStream> {
+        let options = host::batch_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
+        let inputs = host::batch(parse(tasks_json, "tasks")?, &options, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
-        let total = tasks_json.len();
-        let mut slots: Vec<Option<Result<Solution, Error>>> = Vec::with_capacity(total);
-        let mut valid = Vec::new();
-        let mut positions = Vec::new();
-        for (i, text) in tasks_json.iter().enumerate() {
-            match parse_task(text) {
-                Ok(task) => {
-                    valid.push((task, labels.clone()));
-                    positions.push(i);
-                    slots.push(None);
-                }
-                Err(e) => slots.push(Some(Err(e))),
-            }
-        }
-        let invalid = total - valid.len();
-        let (tx, rx) = mpsc::unbounded_channel();
-        let fut = async move {
-            let report = move |done: usize, _: usize| {
-                let _ = tx.send((done + invalid, total));
-            };
-            client.solve_many(valid, concurrency, Some(&report)).await
-        };
-        let results = block_on(py, fut, progress.map(|p| (rx, p)))?;
-        for (pos, r) in positions.into_iter().zip(results) {
-            if let Some(slot) = slots.get_mut(pos) {
-                *slot = Some(r);
-            }
-        }
-        let out: Vec<Value> = slots.into_iter().map(|s| result_json(&s.unwrap_or(Err(Error::Closed)))).collect();
-        Ok(Value::Array(out).to_string())
+        let _guard = crate::wait::runtime().enter();
+        Ok(NativeSolveStream::new(client.solve_stream(inputs, options.concurrency), keep))
     }
 
-    #[pyo3(signature = (filter_json=None, limit=None, explicit=false))]
-    fn replay(
-        &self,
-        py: Python<'_>,
-        filter_json: Option<&str>,
-        limit: Option<usize>,
-        explicit: bool,
-    ) -> PyResult<String> {
-        let filter: Option<Filter> = match filter_json {
-            None => None,
-            Some(text) => Some(parse_section(
-                serde_json::from_str(text).map_err(|e| errors::config("filter", e.to_string()))?,
-                "",
-            )?),
-        };
+    fn replay_stream(&self, options_json: &str) -> PyResult<NativeReplayStream> {
+        let options = host::replay_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
-        let options = ReplayOptions { filter, limit, explicit };
-        let report = block_on(py, async move { client.replay(options).await }, None)?.map_err(|e| errors::to_py(&e))?;
-        serde_json::to_string(&report).map_err(|e| errors::internal(e.to_string()))
+        let _guard = crate::wait::runtime().enter();
+        Ok(NativeReplayStream::new(client.replay_stream(options)))
     }
 
-    #[pyo3(signature = (resume=true))]
-    fn recover(&self, py: Python<'_>, resume: bool) -> PyResult<String> {
+    fn recover_stream(&self, options_json: &str) -> PyResult<NativeRecoverStream> {
+        let options = host::recover_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
-        let report = block_on(py, async move { client.recover(resume).await }, None)?.map_err(|e| errors::to_py(&e))?;
-        serde_json::to_string(&report).map_err(|e| errors::internal(e.to_string()))
+        let _guard = crate::wait::runtime().enter();
+        Ok(NativeRecoverStream::new(client.recover_stream(options)))
+    }
+
+    /// One DLQ operation by name (`Dlq::op`), its arguments and answer as JSON.
+    fn dlq(&self, py: Python<'_>, op: String, args_json: &str) -> PyResult<String> {
+        let args = parse(args_json, "args")?;
+        self.run(py, move |client| async move { client.dlq().op(&op, args, SNAKE).await.map(|v| v.to_string()) })
+    }
+
+    /// Writes the selected records to `path` (created 0600; JSON or, for `.jsonl`, JSONL
+    /// unless `format` says); returns how many.
+    fn export(&self, py: Python<'_>, path: PathBuf, args_json: &str) -> PyResult<usize> {
+        let mut args = parse(args_json, "args")?;
+        if let Value::Object(map) = &mut args {
+            if !map.contains_key("format") {
+                let format = match ExportFormat::for_path(&path.to_string_lossy()) {
+                    ExportFormat::Json => "json",
+                    ExportFormat::Jsonl => "jsonl",
+                };
+                map.insert("format".into(), json!(format));
+            }
+        }
+        self.run(py, move |client| async move {
+            let answer = client.dlq().op("export", args, SNAKE).await?;
+            let text = answer["text"].as_str().unwrap_or_default().to_string();
+            let count = answer["count"].as_u64().unwrap_or_default();
+            tokio::task::spawn_blocking(move || captcha_dlq::files::write_private(&path, &text))
+                .await
+                .map_err(|e| Error::Io(format!("the export was interrupted: {e}")))??;
+            Ok(usize::try_from(count).unwrap_or(usize::MAX))
+        })
+    }
+
+    /// Adds the records of an export file (ours or the seeds' `captcha-dlq.json`).
+    fn import_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<usize> {
+        self.run(py, move |client| async move {
+            let shown = path.display().to_string();
+            let text = tokio::task::spawn_blocking(move || std::fs::read_to_string(&path))
+                .await
+                .map_err(|e| Error::Io(format!("reading {shown} was interrupted: {e}")))?
+                .map_err(|e| Error::Io(format!("cannot read {shown}: {e}")))?;
+            let answer = client.dlq().op("import", json!({ "text": text }), SNAKE).await?;
+            Ok(usize::try_from(answer.as_u64().unwrap_or_default()).unwrap_or(usize::MAX))
+        })
     }
 
     fn balance(&self, py: Python<'_>) -> PyResult<f64> {
-        let client = self.live()?;
-        block_on(py, async move { client.balance().await }, None)?.map_err(|e| errors::to_py(&e))
+        self.run(py, |client| async move { client.balance().await })
     }
 
     fn report(&self, py: Python<'_>, provider_task_id: String, good: bool) -> PyResult<()> {
-        let client = self.live()?;
-        block_on(py, async move { client.report(&provider_task_id, good).await }, None)?.map_err(|e| errors::to_py(&e))
+        self.run(py, move |client| async move { client.report(&provider_task_id, good).await })
     }
 
     fn reset_circuit(&self) -> PyResult<()> {
-        self.live()?.reset_circuit().map_err(|e| errors::to_py(&e))
+        self.live()?.reset_circuit().map_err(|e| to_py(&e))
     }
 
-    /// One DLQ operation (`count`, `peek`, `stats`, ...) with JSON arguments; JSON result.
-    fn dlq(&self, py: Python<'_>, op: String, args_json: &str) -> PyResult<String> {
-        let args: Value = serde_json::from_str(args_json).map_err(|e| errors::config("args", e.to_string()))?;
-        let store = self.client.dlq().clone();
-        let provider = self.client.provider().name().to_string();
-        let out = block_on(py, crate::dlq_ops::run(store, provider, op, args), None)?.map_err(|e| errors::to_py(&e))?;
-        Ok(out.to_string())
+    /// What the driver is doing (`in_flight`, `in_flight_limit`, `jobs`, …) as JSON.
+    fn status(&self, py: Python<'_>) -> PyResult<String> {
+        self.run(py, |client| async move { client.status().await.map(|s| host::value(&s, SNAKE).to_string()) })
     }
 
+    fn store_health(&self) -> PyResult<String> {
+        Ok(host::value(&self.live()?.store_health(), SNAKE).to_string())
+    }
+
+    /// Stops the client once its queued writes are done; tasks in flight stay in the
+    /// journal for `recover()`. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
         let client = self.client.clone();
-        block_on(py, async move { client.close().await }, None)
+        block_on(py, async move { client.close().await })
     }
 
     #[getter]
@@ -296,10 +207,6 @@ impl NativeClient {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "NativeClient(provider={:?}, base_url={:?})",
-            self.client.provider().name(),
-            self.client.provider().base_url()
-        )
+        format!("NativeClient(provider={:?}, base_url={:?})", self.provider(), self.base_url())
     }
 }

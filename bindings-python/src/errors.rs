@@ -1,53 +1,36 @@
-//! The single native exception and the translation of `captcha_dlq::Error` into it.
+//! The one native exception, and `captcha_dlq::Error` turned into it.
 //!
-//! Details travel as JSON so that `captcha_dlq._errors` can build the public exception
-//! (with `.record`, `.field`, ...) in one place. None of these carry the API key: the
-//! native errors never contain it, and records are key-free by construction.
+//! `NativeError(code, message, details_json)`: the code is the client's stable code, the
+//! details are `client::host::error` in snake_case (`field`, `record`, `stored`,
+//! `runs_on`, `id`). `captcha_dlq._errors` builds the public exception from them, in one
+//! place. Nothing here holds the API key: the client's errors and records never do.
 
-use captcha_dlq::Error;
+use captcha_dlq::core::json_read::Casing;
+use captcha_dlq::core::ConfigError;
+use captcha_dlq::{host, Error};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::PyErr;
-use serde_json::json;
+use serde_json::Value;
 
 create_exception!(_native, NativeError, PyException, "A native failure: args are (code, message, details_json).");
 
-pub(crate) fn raise(code: &str, message: impl Into<String>, details: serde_json::Value) -> PyErr {
-    NativeError::new_err((code.to_string(), message.into(), details.to_string()))
-}
-
-pub(crate) fn internal(message: impl Into<String>) -> PyErr {
-    raise("INTERNAL", message, json!({}))
-}
-
-pub(crate) fn closed() -> PyErr {
-    to_py(&Error::Closed)
-}
-
-pub(crate) fn details(e: &Error) -> serde_json::Value {
-    match e {
-        Error::SolveFailed { record, stored } => json!({ "record": record, "stored": stored }),
-        Error::InvalidTask(t) => json!({ "field": t.field, "problem": t.problem }),
-        Error::Config(c) => json!({ "field": c.field, "problem": c.problem }),
-        Error::Store(s) => json!({ "problem": s.to_string() }),
-        Error::Provider(f) => json!({ "reason": f.code, "class": f.class.as_str(), "problem": f.description }),
-        Error::Closed | Error::Io(_) => json!({}),
-    }
-}
-
-/// The stable code Python sees: the native code, with network failures of direct calls apart.
-pub(crate) fn code_of(e: &Error) -> &'static str {
-    match e {
-        Error::Provider(f) if f.code == captcha_dlq_core::class::reason::NETWORK => "TRANSPORT_ERROR",
-        _ => e.code(),
-    }
-}
-
 pub(crate) fn to_py(e: &Error) -> PyErr {
-    raise(code_of(e), e.to_string(), details(e))
+    NativeError::new_err((e.code(), e.to_string(), host::error(e, Casing::Snake).to_string()))
 }
 
-/// A config problem found on this side of the boundary (bad JSON shape, unknown field).
 pub(crate) fn config(field: impl Into<String>, problem: impl Into<String>) -> PyErr {
-    to_py(&Error::Config(captcha_dlq_core::ConfigError::new(field, problem)))
+    to_py(&Error::Config(ConfigError::new(field, problem)))
+}
+
+/// A failure of the binding itself (a panicked task): no stable code fits, so it says so.
+pub(crate) fn internal(message: impl Into<String>) -> PyErr {
+    let message = message.into();
+    NativeError::new_err(("INTERNAL", message.clone(), serde_json::json!({ "message": message }).to_string()))
+}
+
+/// JSON text from the Python layer (always `json.dumps` output) as a value; `what` names
+/// the argument if it is not.
+pub(crate) fn parse(text: &str, what: &str) -> Result<Value, PyErr> {
+    serde_json::from_str(text).map_err(|e| config(what, format!("not JSON: {e}")))
 }

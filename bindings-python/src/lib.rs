@@ -1,42 +1,91 @@
-//! `captcha_dlq._native`: the Rust extension behind the `captcha_dlq` Python package.
+//! `captcha_dlq._native`: the Rust extension behind the `captcha_dlq` Python package, a
+//! thin translation of the shared client (`captcha-dlq-client`, started natively by
+//! `captcha_dlq::connect`).
 //!
-//! It exchanges JSON text with the pure-Python layer (which owns the public API, the task
-//! classes and the exception hierarchy), so that every type check and field name comes from
-//! the same serde code as the Rust, Node and wasm front ends. Native failures are raised as
-//! one exception, `NativeError(code, message, details_json)`, which `captcha_dlq._errors`
-//! turns into the public hierarchy.
+//! Values cross as JSON text in snake_case, read and written by the client's `host`
+//! module, so every option, task, filter and result is checked by the same code as in
+//! the Rust, Node and browser front ends. Failures are raised as one exception,
+//! `NativeError(code, message, details_json)`, which `captcha_dlq._errors` maps.
 
 mod client;
-mod dlq_ops;
 mod errors;
-mod events;
+mod handover;
+mod logging;
 mod pystore;
+mod streams;
 mod wait;
 
+use captcha_dlq::core::dlq::{Page, ReplayPolicy};
+use captcha_dlq::core::engine::EngineConfig;
+use captcha_dlq::core::json_read::Casing;
+use captcha_dlq::core::options::{self, StoreCallOptions, DEFAULT_CONCURRENCY, DEFAULT_PROVIDER, DEFAULT_REPLAY_LIMIT};
+use captcha_dlq::{host, Error};
 use pyo3::prelude::*;
+use serde_json::json;
 
 /// Runs one case of `tests/vectors/*.json` and returns its outcome as JSON, or raises `ValueError`.
 #[pyfunction]
 fn evaluate_vector(case_json: &str) -> PyResult<String> {
     let case: serde_json::Value = serde_json::from_str(case_json)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("a vector case must be JSON: {e}")))?;
-    let out = captcha_dlq_core::vectors::evaluate(&case).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    let out = captcha_dlq::core::vectors::evaluate(&case).map_err(pyo3::exceptions::PyValueError::new_err)?;
     Ok(out.to_string())
 }
 
-/// Parses and validates a task (JSON text) and returns its canonical JSON, or raises `NativeError`.
+/// Reads and validates a task (JSON text) with the core's rules; its canonical JSON, or
+/// `NativeError` `INVALID_TASK` naming the field.
 #[pyfunction]
-fn normalize_task(task_json: &str) -> PyResult<String> {
-    let task = captcha_dlq::Task::from_json_str(task_json).map_err(|e| errors::to_py(&captcha_dlq::Error::from(e)))?;
-    serde_json::to_string(&task).map_err(|e| errors::internal(format!("task serialization failed: {e}")))
+fn check_task(task_json: &str) -> PyResult<String> {
+    let task = host::task(errors::parse(task_json, "task")?).map_err(|e| errors::to_py(&e))?;
+    Ok(host::value(&task, Casing::Snake).to_string())
+}
+
+/// Every default the client applies for `provider` (the default provider if `None`), as
+/// JSON: the engine sections (the provider's documented schedule and rate), the replay
+/// policy, the store call options and the call defaults.
+#[pyfunction]
+#[pyo3(signature = (provider=None))]
+fn defaults(provider: Option<&str>) -> PyResult<String> {
+    let provider =
+        options::provider(provider.unwrap_or(DEFAULT_PROVIDER)).map_err(|e| errors::to_py(&Error::Config(e)))?;
+    let engine = EngineConfig::for_provider(&provider);
+    let out = json!({
+        "provider": provider.name(),
+        "base_url": provider.base_url(),
+        "dlq": captcha_dlq::DEFAULT_DLQ,
+        "retry": host::value(&engine.retry, Casing::Snake),
+        "polling": host::value(&engine.polling, Casing::Snake),
+        "rate": host::value(&engine.rate, Casing::Snake),
+        "circuit": host::value(&engine.circuit, Casing::Snake),
+        "seed": engine.seed,
+        "replay_policy": host::value(&ReplayPolicy::default(), Casing::Snake),
+        "store": host::value(&StoreCallOptions::default(), Casing::Snake),
+        "concurrency": DEFAULT_CONCURRENCY,
+        "replay_limit": DEFAULT_REPLAY_LIMIT,
+        "page": host::value(&Page::default(), Casing::Snake),
+    });
+    Ok(out.to_string())
+}
+
+/// Where the client's log lines go: `emit(batch)` with `[(level, event, message), …]`.
+#[pyfunction]
+fn set_log_sink(emit: Py<PyAny>) -> PyResult<()> {
+    logging::set_sink(emit).map_err(|e| errors::internal(format!("could not start the log thread: {e}")))
 }
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    logging::install();
     m.add("NativeError", m.py().get_type::<errors::NativeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(evaluate_vector, m)?)?;
-    m.add_function(wrap_pyfunction!(normalize_task, m)?)?;
+    m.add_function(wrap_pyfunction!(check_task, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(set_log_sink, m)?)?;
     m.add_class::<client::NativeClient>()?;
+    m.add_class::<handover::NativeItem>()?;
+    m.add_class::<streams::NativeSolveStream>()?;
+    m.add_class::<streams::NativeReplayStream>()?;
+    m.add_class::<streams::NativeRecoverStream>()?;
     Ok(())
 }

@@ -1,180 +1,171 @@
-//! A DLQ store written in Python: the `DlqStore` trait over a host object.
+//! A DLQ store written in Python: the one store protocol (`docs/custom-store.md`) over a
+//! Python object, as a [`HostCall`]; the core's `HostTable` and `TableStore` supply every
+//! rule (leases, delivery limits, the journal), so this file only calls methods.
 //!
-//! The Python side wraps the user's object in `captcha_dlq._store.StoreAdapter`, whose
-//! `call(method, args_json)` decodes the arguments, calls the method and answers
-//! `{"ok": result}` or `{"error": {"kind", "message", "id"}}` as JSON. Each call runs on
-//! tokio's blocking pool with the GIL, so the driver never blocks a runtime worker on Python.
+//! Each call runs on tokio's blocking pool and takes the GIL there: the store's methods
+//! are plain (sync) functions running on a worker thread, never on the asyncio loop or
+//! the client's driver. Arguments go in and answers come back as plain JSON data (dicts,
+//! lists, strings, numbers) through the `json` module.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use async_trait::async_trait;
-use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, StoreError, StoreStats,
-};
-use captcha_dlq_core::json_read::{FieldError, Fields, FromJson};
-use captcha_dlq_core::{JournalEntry, Timestamp};
+use captcha_dlq::core::dlq::host::{HostCall, HostError, HostTable, METHODS};
+use captcha_dlq::core::dlq::{DlqStore, TableStore};
 use pyo3::prelude::*;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use pyo3::types::PyTuple;
+use serde_json::Value;
 
-pub(crate) struct PyStore {
-    adapter: Arc<Py<PyAny>>,
+/// The label errors name the store by (`the custom store's write failed: …`).
+const LABEL: &str = "the custom store";
+
+pub(crate) struct PyHostCall {
+    object: Arc<Py<PyAny>>,
+    /// Which protocol methods the object has, read once.
+    provided: Vec<&'static str>,
 }
 
-impl std::fmt::Debug for PyStore {
+impl std::fmt::Debug for PyHostCall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PyStore")
+        f.debug_struct("PyHostCall").field("provided", &self.provided).finish_non_exhaustive()
     }
 }
 
-impl PyStore {
-    pub(crate) fn new(adapter: Py<PyAny>) -> Self {
-        PyStore { adapter: Arc::new(adapter) }
+impl PyHostCall {
+    pub(crate) fn new(object: &Bound<'_, PyAny>) -> Self {
+        let provided =
+            METHODS.into_iter().filter(|m| object.getattr(*m).is_ok_and(|attr| attr.is_callable())).collect();
+        PyHostCall { object: Arc::new(object.clone().unbind()), provided }
     }
+}
 
-    async fn call<T: FromJson>(&self, method: &'static str, args: Value) -> Result<T, StoreError> {
-        let adapter = self.adapter.clone();
+/// A Python object as a DLQ store, or why it cannot be one (a missing method).
+pub(crate) fn store_of(object: &Bound<'_, PyAny>) -> Result<Arc<dyn DlqStore>, String> {
+    Ok(Arc::new(table_store(object)?))
+}
+
+fn table_store(object: &Bound<'_, PyAny>) -> Result<TableStore<HostTable<PyHostCall>>, String> {
+    let table = HostTable::new(PyHostCall::new(object)).map_err(|e| e.to_string())?;
+    Ok(TableStore::over(table))
+}
+
+fn describe(py: Python<'_>, e: &PyErr) -> String {
+    let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "Exception".into());
+    format!("{kind}: {}", e.value(py))
+}
+
+/// Calls `method(*args)` on the object with the GIL; the answer as JSON.
+fn call_method(py: Python<'_>, object: &Py<PyAny>, method: &'static str, args: &str) -> Result<Value, HostError> {
+    let failed = |e: PyErr| HostError(describe(py, &e));
+    let json = py.import("json").map_err(failed)?;
+    let args = json.call_method1("loads", (args,)).map_err(failed)?;
+    let args = PyTuple::new(py, args.try_iter().map_err(failed)?.collect::<PyResult<Vec<_>>>().map_err(failed)?)
+        .map_err(failed)?;
+    let answer = object.bind(py).call_method1(method, args).map_err(failed)?;
+    if answer.hasattr("__await__").unwrap_or(false) {
+        // Close a coroutine so that Python does not also warn that it was never awaited.
+        if answer.hasattr("close").unwrap_or(false) {
+            let _ = answer.call_method0("close");
+        }
+        return Err(HostError(format!(
+            "`{method}` returned an awaitable: store methods are called on a worker thread and must be plain \
+             (sync) functions, not `async def`"
+        )));
+    }
+    if matches!(method, "write" | "lock" | "unlock") {
+        return Ok(Value::Null);
+    }
+    let kw = pyo3::types::PyDict::new(py);
+    kw.set_item("allow_nan", false).map_err(failed)?;
+    let text: String = json
+        .call_method("dumps", (answer,), Some(&kw))
+        .and_then(|t| t.extract())
+        .map_err(|e| HostError(format!("`{method}` answered something that is not JSON data: {}", describe(py, &e))))?;
+    serde_json::from_str(&text).map_err(|e| HostError(format!("`{method}` answered unreadable JSON: {e}")))
+}
+
+#[async_trait::async_trait]
+impl HostCall for PyHostCall {
+    async fn call(&self, method: &'static str, args: Value) -> Result<Value, HostError> {
+        let object = self.object.clone();
         let args = args.to_string();
         let answer = tokio::task::spawn_blocking(move || {
-            Python::try_attach(|py| -> PyResult<String> {
-                adapter.bind(py).call_method1("call", (method, args))?.extract::<String>()
-            })
+            Python::try_attach(|py| call_method(py, &object, method, &args))
+                .unwrap_or_else(|| Err(HostError("the Python interpreter is shutting down".into())))
         })
-        .await
-        .map_err(|e| StoreError::Backend(format!("Python store `{method}` was interrupted: {e}")))?;
-        let text = match answer {
-            None => return Err(StoreError::Backend("the Python interpreter is shutting down".into())),
-            Some(Err(e)) => return Err(StoreError::Backend(format!("Python store `{method}` failed: {e}"))),
-            Some(Ok(text)) => text,
-        };
-        let reply: Reply = serde_json::from_str(&text)
-            .map_err(|e| StoreError::Decode(format!("Python store `{method}` answered badly: {e}")))?;
-        if let Some(err) = reply.error {
-            let id = err.id.unwrap_or_default();
-            return Err(match err.kind.as_str() {
-                "lease_lost" => StoreError::LeaseLost { id },
-                "not_found" => StoreError::NotFound { id },
-                _ => StoreError::Backend(format!("Python store `{method}`: {}", err.message)),
-            });
-        }
-        let value = reply.ok.unwrap_or(Value::Null);
-        T::from_json(value).map_err(|e| {
-            let at = if e.field.is_empty() { "." } else { e.field.as_str() };
-            StoreError::Decode(format!("Python store `{method}` returned a bad value at `{at}`: {}", e.problem))
+        .await;
+        answer.unwrap_or_else(|e| Err(HostError(format!("the call was interrupted: {e}"))))
+    }
+
+    fn provides(&self, method: &'static str) -> bool {
+        self.provided.contains(&method)
+    }
+
+    fn label(&self) -> &str {
+        LABEL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The conformance suite every store runs (`dlq::testkit`), over a Python dict store
+    //! in an embedded interpreter, through this binding's `HostCall`.
+
+    use super::*;
+    use captcha_dlq::core::dlq::testkit::{run_store_suite, CASES};
+    use std::ffi::CString;
+
+    const DICT_STORE: &str = r#"
+class DictStore:
+    def __init__(self):
+        self.tables = {}
+    def get(self, table, key):
+        return self.tables.get(table, {}).get(key)
+    def scan(self, table):
+        return list(self.tables.get(table, {}).values())
+    def write(self, ops):
+        for op in ops:
+            rows = self.tables.setdefault(op["table"], {})
+            if op["op"] == "put":
+                rows[op["key"]] = op["row"]
+            else:
+                rows.pop(op["key"], None)
+
+class AsyncStore(DictStore):
+    async def get(self, table, key):
+        return None
+"#;
+
+    fn new_object(class: &str) -> Py<PyAny> {
+        Python::attach(|py| {
+            let code = CString::new(DICT_STORE).unwrap();
+            let module = PyModule::from_code(py, &code, c"dict_store.py", c"dict_store").unwrap();
+            module.getattr(class).unwrap().call0().unwrap().unbind()
         })
     }
-}
 
-#[derive(Deserialize)]
-struct Reply {
-    ok: Option<Value>,
-    error: Option<ReplyError>,
-}
-
-#[derive(Deserialize)]
-struct ReplyError {
-    kind: String,
-    message: String,
-    id: Option<String>,
-}
-
-struct WireLeased {
-    token: LeaseToken,
-    record: DeadLetterRecord,
-    lease_until: Timestamp,
-}
-
-impl FromJson for WireLeased {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(WireLeased { token: f.req("token")?, record: f.req("record")?, lease_until: f.req("lease_until")? })
-    }
-}
-
-#[derive(Default)]
-struct WirePush {
-    replaced: bool,
-    evicted: Vec<String>,
-}
-
-/// Both fields may be left out.
-impl FromJson for WirePush {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(WirePush { replaced: f.or_default("replaced")?, evicted: f.or_default("evicted")? })
-    }
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-#[async_trait]
-impl DlqStore for PyStore {
-    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
-        let out: Option<WirePush> = self.call("push", json!([record])).await?;
-        let out = out.unwrap_or_default();
-        Ok(PushOutcome { replaced: out.replaced, evicted: out.evicted })
+    fn store(class: &str) -> TableStore<HostTable<PyHostCall>> {
+        let object = new_object(class);
+        Python::attach(|py| table_store(object.bind(py)).unwrap())
     }
 
-    async fn receive(
-        &self,
-        filter: &Filter,
-        max: usize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
-        let out: Vec<WireLeased> = self.call("receive", json!([filter, max, ms(lease), now])).await?;
-        Ok(out.into_iter().map(|l| Leased { token: l.token, record: l.record, lease_until: l.lease_until }).collect())
+    #[test]
+    fn a_python_dict_store_passes_the_store_conformance_suite() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let ran = rt.block_on(run_store_suite(|| async { store("DictStore") }));
+        assert_eq!(ran, CASES.len());
     }
 
-    async fn complete(&self, token: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
-        self.call::<Value>("complete", json!([token, now])).await.map(|_| ())
-    }
-
-    async fn abandon(
-        &self,
-        token: &LeaseToken,
-        update: Option<DeadLetterRecord>,
-        now: Timestamp,
-    ) -> Result<RecordState, StoreError> {
-        self.call("abandon", json!([token, update, now])).await
-    }
-
-    async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
-        self.call("park", json!([id, reason, now])).await
-    }
-
-    async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError> {
-        self.call("unpark", json!([id, now])).await
-    }
-
-    async fn peek(&self, filter: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
-        self.call("peek", json!([filter, page.offset, page.limit, now])).await
-    }
-
-    async fn count(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-        self.call("count", json!([filter, now])).await
-    }
-
-    async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-        self.call("purge", json!([filter, now])).await
-    }
-
-    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
-        self.call("stats", json!([now])).await
-    }
-
-    async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        self.call::<Value>("journal_upsert", json!([entry])).await.map(|_| ())
-    }
-
-    async fn journal_forget(&self, id: &str) -> Result<(), StoreError> {
-        self.call::<Value>("journal_forget", json!([id])).await.map(|_| ())
-    }
-
-    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
-        self.call("journal_entries", json!([])).await
+    #[test]
+    fn an_async_method_and_a_missing_method_are_named() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let store = store("AsyncStore");
+        let never = captcha_dlq::core::Timestamp::from_unix_millis(0);
+        let e = rt.block_on(store.unpark("some-id", never)).unwrap_err().to_string();
+        assert!(e.contains("the custom store's get failed") && e.contains("returned an awaitable"), "{e}");
+        let missing = Python::attach(|py| {
+            let object = py.eval(c"object()", None, None).unwrap();
+            store_of(&object).map(|_| ()).unwrap_err()
+        });
+        assert!(missing.contains("the custom store has no `get` method"), "{missing}");
     }
 }

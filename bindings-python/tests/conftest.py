@@ -1,4 +1,5 @@
-"""Fixtures: the mock solver binary over real HTTP, a real redis-server, fast engine settings."""
+"""Fixtures: the mock solver binary over real HTTP, a real redis-server, fast engine settings,
+and the dict store of docs/custom-store.md."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import pytest
 
@@ -24,6 +25,44 @@ FAST: Dict[str, Any] = {
     "retry": {"backoff": {"kind": "fixed", "delay_ms": 10}, "transient_min_delay_ms": 10},
     "rate": {"submits_per_second": 10000.0, "max_in_flight": 2000},
 }
+
+def eventually(check: Callable[[], bool], what: str, within_s: float = 20.0) -> None:
+    """Waits until `check()` holds. An answer's journal entry (and a replayed record) goes
+    once its receipt is acknowledged, by a store write the client makes after handing the
+    answer over: right after a call returns it may still be on its way."""
+    deadline = time.monotonic() + within_s
+    while not check():
+        assert time.monotonic() < deadline, f"never came true: {what}"
+        time.sleep(0.01)
+
+
+class DictStore:
+    """The store of docs/custom-store.md, word for word, counting its calls."""
+
+    def __init__(self) -> None:
+        self.tables: Dict[str, Dict[str, Any]] = {}
+        self.calls: Dict[str, int] = {}
+
+    def _hit(self, name: str) -> None:
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+    def get(self, table: str, key: str) -> Any:
+        self._hit("get")
+        return self.tables.get(table, {}).get(key)
+
+    def scan(self, table: str) -> Any:
+        self._hit("scan")
+        return list(self.tables.get(table, {}).values())
+
+    def write(self, ops: Any) -> None:
+        self._hit("write")
+        for op in ops:
+            rows = self.tables.setdefault(op["table"], {})
+            if op["op"] == "put":
+                rows[op["key"]] = op["row"]
+            else:
+                rows.pop(op["key"], None)
+
 
 #: The seeds' batch: page 2 unsolvable, page 4 never ready.
 SEED_SCRIPT: Dict[str, Any] = {

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
+import pytest
 from conftest import API_KEY, FAST, Mock
 
-from captcha_dlq import Client, MemoryDlq, RecaptchaV2
+from captcha_dlq import Client, InvalidConfig, IoError, MemoryDlq, RecaptchaV2
 
 
 def test_dlq_round_trip(mock: Mock, tmp_path: Path) -> None:
@@ -26,7 +29,11 @@ def test_dlq_round_trip(mock: Mock, tmp_path: Path) -> None:
         assert a.dlq.export(tmp_path / "dump.jsonl") == 2
         lines = (tmp_path / "dump.jsonl").read_text().splitlines()
         assert len(lines) == 2 and all(json.loads(x)["attempts"] == 4 for x in lines)
+        assert stat.S_IMODE(os.stat(tmp_path / "dump.jsonl").st_mode) == 0o600, "exports hold tasks: owner only"
         assert a.dlq.export(tmp_path / "dump.json", reasons=["Timeout"]) == 1
+        assert len(json.loads((tmp_path / "dump.json").read_text())) == 1
+        assert a.dlq.export(tmp_path / "as-lines.txt", format="jsonl") == 2
+        assert len((tmp_path / "as-lines.txt").read_text().splitlines()) == 2
         assert a.dlq.purge(reasons=["Timeout"]) == 1
         assert a.dlq.count() == 1
         assert a.dlq.purge(all=True) == 1
@@ -35,3 +42,29 @@ def test_dlq_round_trip(mock: Mock, tmp_path: Path) -> None:
         assert b.dlq.import_(tmp_path / "dump.jsonl") == 2
         assert sorted(r["reason"] for r in b.dlq.peek()) == ["ERROR_CAPTCHA_UNSOLVABLE", "Timeout"]
         assert b.dlq.park("no-such-id", "x") is False
+
+
+def test_filter_typos_and_bad_arguments_name_the_field(mock: Mock, tmp_path: Path) -> None:
+    with Client(API_KEY, "2captcha", MemoryDlq(), base_url=mock.base_url, **FAST) as client:
+        with pytest.raises(InvalidConfig) as typo:
+            client.dlq.peek(reason=["Timeout"])
+        assert typo.value.field is not None and typo.value.field.endswith("filter.reason"), typo.value.field
+        assert "`reasons`" in str(typo.value), "the message lists the filter's fields"
+        assert "make_filter" not in str(typo.value)
+        with pytest.raises(InvalidConfig) as wrong_type:
+            client.dlq.count(states=[1])
+        assert wrong_type.value.field is not None and "states" in wrong_type.value.field
+        with pytest.raises(InvalidConfig) as nothing:
+            client.dlq.purge()
+        assert nothing.value.field is not None and nothing.value.field.endswith("filter")
+        with pytest.raises(InvalidConfig) as fmt:
+            client.dlq.export(tmp_path / "x.txt", format="xml")
+        assert fmt.value.field is not None and fmt.value.field.endswith("format")
+        with pytest.raises(InvalidConfig) as limit:
+            client.dlq.peek(limit=0)
+        assert limit.value.field is not None and limit.value.field.endswith("limit")
+        with pytest.raises(IoError):
+            client.dlq.import_(tmp_path / "nonexistent.json")
+        (tmp_path / "bad.json").write_text("[{\"id\": 5}]")
+        with pytest.raises(InvalidConfig):
+            client.dlq.import_(tmp_path / "bad.json")

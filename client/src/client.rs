@@ -20,6 +20,8 @@ use futures::channel::{mpsc, oneshot};
 use crate::driver::{Command, Delivery, Driver, DriverStatus, Outcome, SharedHealth, StoreHealth};
 use crate::error::{Error, Result};
 use crate::events::{EventLog, EventSink};
+use crate::metrics::{Metrics, MetricsProvider, MetricsSnapshot};
+use crate::prometheus::{self, DlqGauges};
 use crate::runtime::Backends;
 use crate::store_calls::StoreCalls;
 
@@ -29,6 +31,7 @@ pub(crate) struct Inner {
     pub(crate) options: ClientOptions,
     pub(crate) owner: String,
     pub(crate) health: SharedHealth,
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 /// A solving client. Cheap to clone; all clones share one engine, driver and store.
@@ -58,19 +61,26 @@ impl Client {
         let (tx, rx) = mpsc::unbounded();
         let health: SharedHealth = Arc::new(Mutex::new(StoreHealth { available: true, ..StoreHealth::default() }));
         let store_calls = StoreCalls::new(backends.store.clone(), backends.runtime.clone(), options.store.clone());
+        let metrics = Arc::new(Metrics::new(
+            options
+                .providers()
+                .iter()
+                .map(|p| MetricsProvider { name: p.name.clone(), base_url: p.provider.base_url().to_string() })
+                .collect(),
+        ));
         let driver = Driver::new(
             engine,
             backends.clone(),
             store_calls,
             owner.clone(),
-            EventLog::new(events),
+            EventLog::new(events, metrics.clone()),
             health.clone(),
             (rx, tx.clone()),
         );
         backends.runtime.spawn(Box::pin(driver.run()));
         // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
         #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
-        let inner = Arc::new(Inner { commands: tx, backends, options, owner, health });
+        let inner = Arc::new(Inner { commands: tx, backends, options, owner, health, metrics });
         Ok(Client { inner })
     }
 
@@ -97,6 +107,20 @@ impl Client {
         self.inner.health.lock().map(|h| h.clone()).unwrap_or_default()
     }
 
+    /// This client's counters and gauges (tasks, HTTP exchanges, circuit) right now.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.metrics.snapshot()
+    }
+
+    /// [`metrics`](Self::metrics) and the DLQ's gauges (records by state, oldest age,
+    /// journal size) in the Prometheus text format ([`prometheus::CONTENT_TYPE`]). A store
+    /// that does not answer is reported as `captcha_dlq_dlq_up 0`, not as an error.
+    pub async fn prometheus_text(&self) -> String {
+        let stats = self.dlq().stats().await.ok();
+        let gauges = DlqGauges { stats, health: self.store_health(), now: self.inner.backends.runtime.now() };
+        prometheus::render(&self.metrics(), &gauges)
+    }
+
     pub(crate) fn send(&self, command: Command) -> Result<()> {
         self.inner.commands.unbounded_send(command).map_err(|_| Error::Closed)
     }
@@ -120,7 +144,11 @@ impl Client {
         let (accepted, accepted_rx) = oneshot::channel();
         let (done, done_rx) = oneshot::channel();
         self.send(Command::Submit { task, labels, key, accepted, done })?;
-        let (job, id) = accepted_rx.await.map_err(|_| Error::Closed)??;
+        let mut accepting = Accepting { reply: Some(accepted_rx), client: self.clone() };
+        let Some(reply) = accepting.reply.as_mut() else { return Err(Error::Closed) };
+        let accepted = reply.await;
+        accepting.reply = None;
+        let (job, id) = accepted.map_err(|_| Error::Closed)??;
         Ok(SolveHandle { job, id, done: Some(done_rx), client: self.clone(), armed: true })
     }
 
@@ -272,6 +300,29 @@ impl Client {
                     delay = (delay * 2).min(Duration::from_secs(5));
                 }
                 other => return other,
+            }
+        }
+    }
+}
+
+type AcceptReply = oneshot::Receiver<Result<(JobId, String), captcha_dlq_core::InvalidTask>>;
+
+/// A submission whose acceptance has not been read yet. Dropped with the acceptance
+/// already in its channel (the caller's future cancelled in that instant), it cancels the
+/// job as a dropped [`SolveHandle`] would; the driver does the same when the caller is
+/// gone before it answers.
+struct Accepting {
+    reply: Option<AcceptReply>,
+    client: Client,
+}
+
+impl Drop for Accepting {
+    fn drop(&mut self) {
+        if let Some(mut reply) = self.reply.take() {
+            // Closed first, so the driver either sent before (read here) or cannot send at all.
+            reply.close();
+            if let Ok(Some(Ok((job, _)))) = reply.try_recv() {
+                let _ = self.client.send(Command::Cancel { job });
             }
         }
     }

@@ -250,6 +250,7 @@ impl Driver {
     pub(crate) async fn run(mut self) {
         loop {
             self.perform_actions();
+            self.log.metrics().set_jobs(self.engine.job_count(), self.engine.in_flight());
             if self.shutting_down.is_some() && self.store_calls.is_idle() {
                 break;
             }
@@ -296,6 +297,13 @@ impl Driver {
         if let Poll::Ready(event) = self.store_calls.poll(cx) {
             return Poll::Ready(Wake::Store(event));
         }
+        // A write that failed in that poll may have been scheduled for a retry earlier than
+        // the timer: wake to re-arm it, or nothing would start the retry.
+        if let Some(at) = self.store_calls.next_wakeup() {
+            if self.timer.as_ref().is_none_or(|(armed, _)| at < *armed) {
+                return Poll::Ready(Wake::Timer);
+            }
+        }
         if let Some((_, sleep)) = &mut self.timer {
             if Pin::new(sleep).poll(cx).is_ready() {
                 return Poll::Ready(Wake::Timer);
@@ -326,21 +334,32 @@ impl Driver {
     fn command(&mut self, command: Command) {
         let now = self.now();
         match command {
-            Command::Submit { task, labels, key, accepted, done } => match self.engine.submit(task, labels, key, now) {
-                Ok(job) => {
-                    let id = self.engine.job_record_id(job).unwrap_or_default().to_string();
-                    self.track(job, id.clone());
-                    self.waiters.insert(job, done);
-                    let _ = accepted.send(Ok((job, id)));
+            Command::Submit { task, labels, key, accepted, done } => {
+                let kind = task.kind();
+                match self.engine.submit(task, labels, key, now) {
+                    Ok(job) => {
+                        self.log.metrics().job_started(job, kind);
+                        let id = self.engine.job_record_id(job).unwrap_or_default().to_string();
+                        self.track(job, id.clone());
+                        self.waiters.insert(job, done);
+                        if accepted.send(Ok((job, id))).is_err() {
+                            // Its caller went away before hearing of it (a cancelled future,
+                            // Ctrl-C): cancel it as its dropped handle would have, so that it is
+                            // not submitted after the caller stopped.
+                            self.command(Command::Cancel { job });
+                        }
+                    }
+                    Err(e) => {
+                        let _ = accepted.send(Err(e));
+                    }
                 }
-                Err(e) => {
-                    let _ = accepted.send(Err(e));
-                }
-            },
+            }
             Command::Replay { record, attempts, accepted, done } => {
                 let id = record.id.clone();
+                let kind = record.task.kind();
                 match self.engine.replay(*record, attempts, now) {
                     Ok(job) => {
+                        self.log.metrics().job_started(job, kind);
                         self.track(job, id);
                         self.waiters.insert(job, done);
                         let _ = accepted.send(Ok(job));
@@ -356,7 +375,9 @@ impl Driver {
                     return;
                 }
                 let id = entry.id.clone();
+                let kind = entry.task.kind();
                 let job = if resume { self.engine.recover(*entry, now) } else { self.engine.interrupt(*entry, now) };
+                self.log.metrics().job_started(job, kind);
                 self.track(job, id);
                 self.waiters.insert(job, done);
                 let _ = accepted.send(Claim::Taken);
@@ -412,7 +433,15 @@ impl Driver {
             match action {
                 Action::Send { request_id, request } => {
                     let transport = self.backends.transport.clone();
-                    self.requests.push(Box::pin(async move { (request_id, transport.send(request).await) }));
+                    let runtime = self.backends.runtime.clone();
+                    let metrics = self.log.metrics().clone();
+                    self.requests.push(Box::pin(async move {
+                        let endpoint = request.endpoint().to_string();
+                        let url = request.url.clone();
+                        let answer = transport.send(request).await;
+                        metrics.http_exchange(&url, &endpoint, &answer, runtime.now().since(now));
+                        (request_id, answer)
+                    }));
                 }
                 Action::Journal { mut entry, gates } => {
                     entry.owner = Some(self.owner.clone());
@@ -512,6 +541,7 @@ impl Driver {
                 match op {
                     Op::Upsert { gate: Some(job), entry } => {
                         if self.engine.withdraw(job) {
+                            self.log.metrics().job_withdrawn(job);
                             self.untrack(job);
                             if let Some(waiter) = self.waiters.remove(&job) {
                                 let why = StoreError::Backend(format!(

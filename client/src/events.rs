@@ -1,6 +1,6 @@
-//! Where the engine's and the driver's events go: the host's callback (every event), and
-//! `tracing` at the event's level, warnings at most once per kind every ten seconds so a
-//! long outage or a flapping provider does not flood a log.
+//! Where the engine's and the driver's events go: the client's [`Metrics`], the host's
+//! callback (every event), and `tracing` at the event's level, warnings at most once per
+//! kind every ten seconds so a long outage or a flapping provider does not flood a log.
 
 use core::time::Duration;
 use std::collections::HashMap;
@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use captcha_dlq_core::engine::Level;
 use captcha_dlq_core::{Event, Timestamp};
+
+use crate::metrics::Metrics;
 
 /// A host's event callback.
 #[cfg(not(target_arch = "wasm32"))]
@@ -20,15 +22,22 @@ pub const WARNING_INTERVAL: Duration = Duration::from_secs(10);
 
 pub(crate) struct EventLog {
     sink: Option<EventSink>,
+    metrics: Arc<Metrics>,
     last_warning: HashMap<&'static str, Timestamp>,
 }
 
 impl EventLog {
-    pub(crate) fn new(sink: Option<EventSink>) -> Self {
-        EventLog { sink, last_warning: HashMap::new() }
+    pub(crate) fn new(sink: Option<EventSink>, metrics: Arc<Metrics>) -> Self {
+        EventLog { sink, metrics, last_warning: HashMap::new() }
+    }
+
+    /// The registry the events are counted in (the driver also records jobs and exchanges there).
+    pub(crate) fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     pub(crate) fn emit(&mut self, event: &Event, now: Timestamp) {
+        self.metrics.event(event);
         if let Some(sink) = &self.sink {
             sink(event);
         }

@@ -133,7 +133,8 @@ fn batch_item(index: usize, item: Value, options: &BatchOptions, casing: Casing)
     SolveInput { task, labels, key }
 }
 
-/// An error as hosts see it: `{code, message, field?, record?, stored?, runsOn?}`.
+/// An error as hosts see it: `{code, message, field?, record?, stored?, runsOn?}`, and for a
+/// failed direct request (balance, report) the provider's `reason` code and its `class`.
 pub fn error(e: &Error, casing: Casing) -> Value {
     let mut v = json!({ "code": e.code(), "message": e.to_string() });
     if let Some(field) = e.field() {
@@ -147,6 +148,10 @@ pub fn error(e: &Error, casing: Casing) -> Value {
         Error::Cancelled { id, runs_on } => {
             v["id"] = json!(id);
             v[spelled_as(casing, "runs_on")] = json!(runs_on);
+        }
+        Error::Provider(failure) => {
+            v["reason"] = json!(failure.code);
+            v["class"] = json!(failure.class.as_str());
         }
         _ => {}
     }
@@ -270,7 +275,7 @@ impl FromJson for RawRecover {
 
 pub fn recover_options(value: Value, casing: Casing) -> Result<RecoverOptions, Error> {
     let raw: RawRecover = call_options(value, casing, "options")?;
-    Ok(RecoverOptions { resume: raw.resume, key_prefix: None })
+    Ok(RecoverOptions { resume: raw.resume, key_prefix: None, owner: None })
 }
 
 /// One recovered task: `{id, key, labels, ok: true, solution}` or `{…, ok: false, error}`.

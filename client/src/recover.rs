@@ -43,11 +43,13 @@ pub struct RecoverOptions {
     pub resume: bool,
     /// Only entries whose key starts with this (a batch's own tasks).
     pub key_prefix: Option<String>,
+    /// Only entries of this owner (a dashboard's "recover" on one dead client).
+    pub owner: Option<String>,
 }
 
 impl Default for RecoverOptions {
     fn default() -> Self {
-        RecoverOptions { resume: true, key_prefix: None }
+        RecoverOptions { resume: true, key_prefix: None, owner: None }
     }
 }
 
@@ -163,9 +165,12 @@ impl Recoverer {
         let liveness = client.backends().liveness.clone();
         let grace = Duration::from_millis(client.options().engine().retry.task_deadline_ms);
         let mut waiting: FuturesUnordered<Waiting> = FuturesUnordered::new();
-        let wanted = |entry: &JournalEntry| match &options.key_prefix {
-            None => true,
-            Some(prefix) => entry.key.as_deref().is_some_and(|k| k.starts_with(prefix.as_str())),
+        let wanted = |entry: &JournalEntry| {
+            let key_wanted = match &options.key_prefix {
+                None => true,
+                Some(prefix) => entry.key.as_deref().is_some_and(|k| k.starts_with(prefix.as_str())),
+            };
+            key_wanted && options.owner.as_ref().is_none_or(|owner| entry.owner.as_ref() == Some(owner))
         };
         for entry in entries.into_iter().filter(wanted) {
             let now = runtime.now();

@@ -20,6 +20,7 @@ use captcha_dlq_core::{Solution, Task};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 
 use crate::client::Client;
+use crate::driver::{Outcome, Receipt};
 use crate::error::{Error, Result};
 use crate::runtime::BoxFuture;
 
@@ -48,6 +49,9 @@ pub struct SolveResult {
     pub labels: BTreeMap<String, String>,
     pub key: Option<String>,
     pub outcome: Result<Solution>,
+    /// The answer's receipt when the stream leaves acknowledging to its consumer
+    /// ([`SolveStream::with_receipts`]); `None` when the stream acknowledged it itself.
+    pub receipt: Option<Receipt>,
 }
 
 /// Results in completion order. See the module documentation.
@@ -58,6 +62,7 @@ pub struct SolveStream {
     running: FuturesUnordered<BoxFuture<'static, SolveResult>>,
     refused: VecDeque<SolveResult>,
     concurrency: usize,
+    with_receipts: bool,
 }
 
 impl core::fmt::Debug for SolveStream {
@@ -81,6 +86,7 @@ impl Client {
             running: FuturesUnordered::new(),
             refused: VecDeque::new(),
             concurrency,
+            with_receipts: false,
         }
     }
 
@@ -95,21 +101,41 @@ impl Client {
 }
 
 impl SolveStream {
+    /// Leaves each answer's receipt to the consumer ([`SolveResult::receipt`]) instead of
+    /// acknowledging it when the task ends, for a consumer that hands answers on across a
+    /// boundary where they can still be dropped (a binding's future cancelled after it was
+    /// resolved): an answer whose receipt is dropped stays in the journal for `recover`.
+    pub fn with_receipts(mut self) -> Self {
+        self.with_receipts = true;
+        self
+    }
+
     /// Starts tasks while a slot is free; unreadable tasks are answered at once.
     fn refill(&mut self) {
         while self.running.len() < self.concurrency {
             let Some((index, input)) = self.inputs.next() else { return };
             let SolveInput { task, labels, key } = input;
             match task {
-                Err(e) => self.refused.push_back(SolveResult { index, id: None, labels, key, outcome: Err(e) }),
+                Err(e) => {
+                    self.refused.push_back(SolveResult { index, id: None, labels, key, outcome: Err(e), receipt: None })
+                }
                 Ok(task) => {
                     let client = self.client.clone();
+                    let with_receipts = self.with_receipts;
                     self.running.push(Box::pin(async move {
                         match client.submit(task, labels.clone(), key.clone()).await {
-                            Err(e) => SolveResult { index, id: None, labels, key, outcome: Err(e) },
+                            Err(e) => SolveResult { index, id: None, labels, key, outcome: Err(e), receipt: None },
                             Ok(handle) => {
                                 let id = Some(handle.id().to_string());
-                                SolveResult { index, id, labels, key, outcome: handle.wait().await }
+                                let (outcome, receipt) = if with_receipts {
+                                    match handle.outcome().await.and_then(Outcome::into_delivery) {
+                                        Ok(delivery) => (Ok(delivery.solution), Some(delivery.receipt)),
+                                        Err(e) => (Err(e), None),
+                                    }
+                                } else {
+                                    (handle.wait().await, None)
+                                };
+                                SolveResult { index, id, labels, key, outcome, receipt }
                             }
                         }
                     }));

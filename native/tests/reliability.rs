@@ -67,6 +67,8 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
 const OK: u8 = 0;
 const FAIL: u8 = 1;
 const HANG: u8 = 2;
+/// Fails after a moment, as a store across a thread or a network does.
+const FAIL_SLOWLY: u8 = 3;
 
 /// A memory store that fails, or hangs, on demand.
 #[derive(Debug, Default)]
@@ -79,6 +81,10 @@ impl Faulty {
     async fn gate(&self) -> Result<(), StoreError> {
         match self.mode.load(Ordering::SeqCst) {
             FAIL => Err(StoreError::Backend("disk I/O error (injected)".into())),
+            FAIL_SLOWLY => {
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                Err(StoreError::Backend("disk I/O error (injected, slowly)".into()))
+            }
             HANG => {
                 while self.mode.load(Ordering::SeqCst) == HANG {
                     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -188,6 +194,22 @@ async fn a_journal_that_cannot_be_written_means_nothing_is_submitted() {
     let health = client.store_health();
     assert!(health.failures >= 1 && !health.available, "{health:?}");
     assert!(health.last_error.as_deref().unwrap_or("").contains("disk I/O error"), "{health:?}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_keeps_failing_slowly_is_retried_then_given_up() {
+    let mock = mock(30, vec![]).await;
+    let store = Arc::new(Faulty::default());
+    store.mode.store(FAIL_SLOWLY, Ordering::SeqCst);
+    let client = client_over(&mock, store.clone(), None).await;
+    // Each retry is scheduled when a failure arrives, between two timer wake-ups: the driver
+    // must re-arm its timer for it (it used to sleep on, and the task hung).
+    for page in 0..3 {
+        let err = within("solve", client.solve(task(page))).await.unwrap_err();
+        assert!(matches!(&err, Error::Store(e) if e.to_string().contains("not submitted")), "{err}");
+    }
+    assert_eq!(mock.counters().requests_to("/in.php"), 0);
     client.close().await;
 }
 
@@ -332,6 +354,34 @@ async fn concurrency_means_what_it_says() {
     let results = running.await.unwrap();
     assert!(results.iter().all(|r| r.outcome.is_ok()));
     assert_eq!(most, 300, "all 300 were with the provider at once");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_dropped_before_its_caller_heard_of_it_is_cancelled_not_sent() {
+    let mock = mock(30, vec![]).await;
+    let store = Arc::new(Faulty::default());
+    let client = client_over(&mock, store.clone(), None).await;
+    // The journal holds every job before its submission, so none can go out before the drops.
+    store.mode.store(HANG, Ordering::SeqCst);
+    for page in 0..20 {
+        // Polled once (the command is sent), then dropped: a cancelled future, Ctrl-C. The
+        // driver may have answered by then or not; either way the job must be cancelled.
+        let mut submit = Box::pin(client.submit(task(page), BTreeMap::new(), None));
+        drop(futures::poll!(&mut submit));
+        drop(submit);
+    }
+    // Commands are handled in order: the cancellations came before this question.
+    assert_eq!(client.status().await.unwrap().jobs, 0, "every dropped submission was cancelled");
+    store.mode.store(OK, Ordering::SeqCst);
+    let cancelled = Filter { reasons: vec!["Cancelled".into()], ..Filter::default() };
+    within("the cancellations", async {
+        while client.dlq().count(&cancelled).await.unwrap() < 20 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert_eq!(mock.counters().requests_to("/in.php"), 0, "nothing sent after its caller went away");
     client.close().await;
 }
 

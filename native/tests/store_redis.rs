@@ -2,7 +2,8 @@
 //! several workers receiving at once, the stream's pending-entries list as
 //! the lease ledger, receive walking far into the age order, peek/count/purge
 //! and eviction paging through a large namespace, persistence
-//! across connections, and clear errors.
+//! across connections, clear errors, batched writes, settled keys in pages
+//! and namespaces written before settled keys.
 
 mod support;
 
@@ -13,7 +14,7 @@ use captcha_dlq::store::RedisStore;
 use captcha_dlq_core::class::reason;
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
-use captcha_dlq_core::dlq::{DlqStore, Filter, Leased, Page, RecordState, StoreError};
+use captcha_dlq_core::dlq::{DlqStore, Filter, Leased, Page, RecordState, Settlement, StoreError};
 use support::redis::RedisServer;
 
 const LEASE: Duration = Duration::from_secs(30);
@@ -437,4 +438,128 @@ async fn bad_settings_give_clear_errors_without_the_password() {
         }
         Ok(store) => panic!("AUTH against a server without a password should fail, got {store:?}"),
     }
+}
+
+/// Writes arriving together share script calls: every one lands, each gets its own answer
+/// (a stale token among them loses its lease alone), and the batches are visible in the stats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_arriving_together_are_batched_and_answered_each() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "batched").await;
+    let before = store.batch_stats();
+    let mut tasks = Vec::new();
+    for i in 0..200u64 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let id = format!("task-{i:03}");
+            let mut entry = sample_journal_entry(&id, 1);
+            entry.key = Some(format!("key-{i:03}"));
+            store.journal_upsert(&entry).await?;
+            store.push(sample_record(&id, i)).await.map(drop)
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task").expect("journal_upsert then push");
+    }
+    let after = store.batch_stats();
+    assert_eq!(after.operations - before.operations, 400, "every call is one operation");
+    assert!(after.round_trips - before.round_trips < 400, "no batching: {after:?}");
+    let settled = store.settled("key-").await.expect("settled");
+    assert_eq!(settled.len(), 200);
+    assert!(store.journal_entries().await.expect("journal").is_empty());
+
+    let leased = store.receive(&Filter::all(), 200, LEASE, at(100_000)).await.expect("receive");
+    assert_eq!(leased.len(), 200);
+    let stale = captcha_dlq_core::dlq::LeaseToken { id: "task-007".into(), nonce: "stale".into() };
+    let mut completes = Vec::new();
+    for token in leased.iter().map(|l| l.token.clone()).chain([stale]) {
+        let store = store.clone();
+        completes.push(tokio::spawn(async move { (token.nonce.clone(), store.complete(&token, at(100_001)).await) }));
+    }
+    for task in completes {
+        match task.await.expect("task") {
+            (nonce, Err(StoreError::LeaseLost { id })) if nonce == "stale" => assert_eq!(id, "task-007"),
+            (nonce, result) if nonce != "stale" => result.expect("a valid token completes"),
+            other => panic!("the stale token must lose its lease: {other:?}"),
+        }
+    }
+    let stats = store.stats(at(100_002)).await.expect("stats");
+    assert_eq!((stats.total, stats.completed), (0, 200));
+}
+
+/// A server that goes away fails every call of the batch in flight with a transient error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_server_fails_every_batched_call_transiently() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "gone").await;
+    store.push(sample_record("before", 0)).await.expect("push while up");
+    drop(server);
+    let mut pushes = Vec::new();
+    for i in 0..20 {
+        let store = store.clone();
+        pushes.push(tokio::spawn(async move { store.push(sample_record(&format!("r{i}"), i)).await }));
+    }
+    for push in pushes {
+        match push.await.expect("task") {
+            Err(e @ StoreError::Backend(_)) => {
+                assert!(e.is_transient(), "{e}");
+                assert!(e.to_string().contains("namespace gone"), "the error names the store: {e}");
+            }
+            other => panic!("a push to a stopped server must fail, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn settled_keys_page_by_prefix_in_key_order() {
+    let Some(server) = RedisServer::start() else { return };
+    let store = connect(&server, "settled").await;
+    // More keys than one page, two prefixes, and a key that sorts right after the prefix range.
+    let mut wanted = Vec::new();
+    for i in 0..2_500u64 {
+        let prefix = if i % 2 == 0 { "batch-a/" } else { "batch-b/" };
+        let mut entry = sample_journal_entry(&format!("id-{i:05}"), 1);
+        entry.key = Some(format!("{prefix}{i:05}"));
+        if i % 2 == 0 {
+            wanted.push(entry.key.clone().unwrap_or_default());
+        }
+        store.journal_upsert(&entry).await.expect("upsert");
+        store.journal_forget(&entry.id, at(i)).await.expect("forget");
+    }
+    let mut edge = sample_journal_entry("edge", 1);
+    edge.key = Some("batch-a0".into());
+    store.journal_upsert(&edge).await.expect("upsert");
+    store.push(sample_record("edge", 3)).await.expect("push settles as dead-lettered");
+    let got = store.settled("batch-a/").await.expect("settled");
+    assert_eq!(got.iter().map(|s| s.key.clone()).collect::<Vec<_>>(), wanted, "prefix, key order, every page");
+    assert_eq!((got[1].id.as_str(), got[1].at), ("id-00002", at(2)));
+    let all = store.settled("").await.expect("all");
+    assert_eq!(all.len(), 2_501);
+    assert_eq!(all.last().map(|s| (s.key.as_str(), s.outcome)), Some(("batch-b/02499", Settlement::Solved)));
+    assert_eq!(store.clear_settled("batch-a/").await.expect("clear"), 1_250);
+    let left = store.settled("batch-a").await.expect("settled");
+    assert_eq!(left.len(), 1);
+    assert_eq!((left[0].key.as_str(), left[0].outcome), ("batch-a0", Settlement::DeadLettered));
+    assert_eq!(store.clear_settled("").await.expect("clear all"), 1_251);
+}
+
+/// A namespace written before settled keys (journal entries without `jkey`) keeps working:
+/// its entries are removed as before and settle nothing.
+#[tokio::test]
+async fn a_namespace_from_before_settled_keys_keeps_working() {
+    let Some(server) = RedisServer::start() else { return };
+    let client = redis::Client::open(server.url()).expect("client");
+    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    for id in ["old-a", "old-b"] {
+        let json = serde_json::to_string(&sample_journal_entry(id, 1)).expect("json");
+        let _: () =
+            redis::cmd("HSET").arg("{dlq:old}:journal").arg(id).arg(json).query_async(&mut conn).await.expect("HSET");
+    }
+    let store = connect(&server, "old").await;
+    assert_eq!(store.journal_entries().await.expect("journal").len(), 2);
+    store.push(sample_record("old-a", 0)).await.expect("push");
+    store.journal_forget("old-b", at(5)).await.expect("forget");
+    assert!(store.journal_entries().await.expect("journal").is_empty());
+    assert!(store.settled("").await.expect("settled").is_empty(), "unkeyed entries settle nothing");
+    assert_eq!(store.count(&Filter::all(), at(10)).await.expect("count"), 1);
 }

@@ -1,6 +1,9 @@
 //! SqliteStore: the shared conformance suite (in memory and on files), plus
-//! what only a file store has: permissions, schema versions, foreign or
-//! damaged files, persistence across reopen, and concurrent connections.
+//! what only a file store has: permissions, schema versions and the migration
+//! of an old file, foreign or damaged files, persistence across reopen,
+//! concurrent connections, and group commit (calls arriving together share a
+//! transaction; a call that fails alone fails alone; a locked database fails
+//! the whole group, transiently).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -8,7 +11,7 @@ use std::time::Duration;
 
 use captcha_dlq::store::{SqliteStore, SQLITE_SCHEMA_VERSION};
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
-use captcha_dlq_core::dlq::{DlqStore, Filter, Page, RecordState, StoreError};
+use captcha_dlq_core::dlq::{DlqStore, Filter, LeaseToken, Page, RecordState, Settlement, StoreError};
 
 const LEASE: Duration = Duration::from_secs(30);
 
@@ -251,4 +254,242 @@ async fn concurrent_connections_never_lease_the_same_record() {
     let distinct: BTreeSet<String> = all.iter().cloned().collect();
     assert_eq!(all.len(), distinct.len(), "a record was leased twice");
     assert_eq!(distinct, want);
+}
+
+/// Schema version 1 as the build before settled keys wrote it: the fixture of the migration test.
+const SCHEMA_V1_FIXTURE: &str = "
+CREATE TABLE records (
+    id TEXT PRIMARY KEY NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL, class TEXT NOT NULL,
+    sitekey TEXT, page_host TEXT, dead_lettered_at INTEGER NOT NULL, lease_until INTEGER,
+    lease_nonce TEXT, deliveries INTEGER NOT NULL DEFAULT 0, parked_reason TEXT, json TEXT NOT NULL
+);
+CREATE INDEX records_reason ON records(reason);
+CREATE INDEX records_age ON records(dead_lettered_at, id);
+CREATE INDEX records_state ON records(state, dead_lettered_at, id);
+CREATE TABLE journal (id TEXT PRIMARY KEY NOT NULL, json TEXT NOT NULL);
+CREATE TABLE counters (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+INSERT INTO counters (name, value) VALUES ('dropped', 0), ('completed', 3), ('abandoned', 1);
+PRAGMA application_id = 1128549457;
+PRAGMA user_version = 1;
+";
+
+#[tokio::test]
+async fn a_version_1_file_is_migrated_and_keeps_working() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("v1.db");
+    let old = sample_record("old", 0);
+    let mut keyed = sample_journal_entry("keyed", 1);
+    keyed.key = Some("line-1".into());
+    let plain = sample_journal_entry("plain", 1);
+    {
+        let conn = rusqlite::Connection::open(&path).expect("create");
+        conn.pragma_update(None, "journal_mode", "WAL").expect("wal");
+        conn.execute_batch(SCHEMA_V1_FIXTURE).expect("schema v1");
+        conn.execute(
+            "INSERT INTO records (id, state, reason, class, sitekey, page_host, dead_lettered_at, deliveries, json) \
+             VALUES (?1, 'ready', ?2, ?3, ?4, ?5, ?6, 0, ?7)",
+            rusqlite::params![
+                old.id,
+                old.reason,
+                old.class.as_str(),
+                old.task.sitekey(),
+                old.page_host(),
+                old.dead_lettered_at.as_unix_millis() as i64,
+                serde_json::to_string(&old).expect("json"),
+            ],
+        )
+        .expect("record");
+        for entry in [&keyed, &plain] {
+            let json = serde_json::to_string(entry).expect("json");
+            conn.execute("INSERT INTO journal (id, json) VALUES (?1, ?2)", rusqlite::params![entry.id, json])
+                .expect("journal entry");
+        }
+    }
+    let store = SqliteStore::open(&path).expect("a version 1 file opens");
+    let version: u32 = rusqlite::Connection::open(&path)
+        .and_then(|c| c.pragma_query_value(None, "user_version", |r| r.get(0)))
+        .expect("version");
+    assert_eq!(version, SQLITE_SCHEMA_VERSION, "the file is migrated to the current schema");
+    let now = at(600);
+    assert_eq!(store.peek(&Filter::all(), Page::default(), now).await.expect("peek"), vec![old.clone()]);
+    assert_eq!(store.journal_entries().await.expect("journal"), vec![keyed.clone(), plain.clone()]);
+    let stats = store.stats(now).await.expect("stats");
+    assert_eq!((stats.total, stats.completed, stats.abandoned, stats.in_flight), (1, 3, 1, 2), "counters kept");
+    // The old entry's key was read out of its JSON: dead-lettering it settles the key.
+    store.push(sample_record("keyed", 1)).await.expect("push");
+    let settled = store.settled("").await.expect("settled");
+    assert_eq!(settled.len(), 1);
+    assert_eq!((settled[0].key.as_str(), settled[0].id.as_str()), ("line-1", "keyed"));
+    assert_eq!(settled[0].outcome, Settlement::DeadLettered);
+    let leased = store.receive(&Filter::all(), 10, LEASE, now).await.expect("receive");
+    assert_eq!(leased.iter().map(|l| l.record.id.as_str()).collect::<Vec<_>>(), ["old", "keyed"]);
+    store.journal_forget("plain", now).await.expect("forget");
+    drop(store);
+    let store = SqliteStore::open(&path).expect("reopen a migrated file");
+    assert_eq!(store.stats(now).await.expect("stats").in_flight, 0);
+}
+
+/// Holds SQLite's write lock on `path` (as another process would) until dropped or released.
+struct WriteLock(rusqlite::Connection);
+
+impl WriteLock {
+    fn take(path: &Path) -> WriteLock {
+        let conn = rusqlite::Connection::open(path).expect("second connection");
+        conn.execute_batch("BEGIN IMMEDIATE").expect("take the write lock");
+        WriteLock(conn)
+    }
+
+    fn release(self) {
+        self.0.execute_batch("ROLLBACK").expect("release the write lock");
+    }
+}
+
+/// Lets spawned calls reach the store's queue while the write lock is held. Not a timing
+/// assertion: a slow machine only makes the groups smaller, which the asserts allow.
+async fn let_calls_queue() {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_that_arrive_together_share_a_transaction() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    let store = SqliteStore::open(&path).expect("open");
+    let before = store.group_commit_stats();
+    let lock = WriteLock::take(&path);
+    let mut tasks = Vec::new();
+    for i in 0..100u64 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let id = format!("task-{i:03}");
+            let mut entry = sample_journal_entry(&id, 1);
+            entry.key = Some(format!("key-{i:03}"));
+            store.journal_upsert(&entry).await?;
+            store.push(sample_record(&id, i)).await.map(drop)
+        }));
+    }
+    let_calls_queue().await;
+    lock.release();
+    for task in tasks {
+        task.await.expect("task").expect("journal_upsert then push");
+    }
+    let after = store.group_commit_stats();
+    let (transactions, writes) = (after.transactions - before.transactions, after.writes - before.writes);
+    assert_eq!(writes, 200, "every call is one write");
+    assert!(transactions * 2 <= writes, "{writes} writes in {transactions} transactions: no grouping");
+    let now = at(100_000);
+    assert_eq!(store.count(&Filter::all(), now).await.expect("count"), 100);
+    assert!(store.journal_entries().await.expect("journal").is_empty(), "each push removed its entry");
+    let settled = store.settled("key-").await.expect("settled");
+    assert_eq!(settled.len(), 100);
+    assert!(settled.iter().all(|s| s.outcome == Settlement::DeadLettered && s.key.replace("key", "task") == s.id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_lease_in_a_group_fails_only_its_caller() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    let store = SqliteStore::open(&path).expect("open");
+    for i in 0..10 {
+        store.push(sample_record(&format!("r{i}"), i)).await.expect("push");
+    }
+    let leased = store.receive(&Filter::all(), 10, LEASE, at(600)).await.expect("receive");
+    assert_eq!(leased.len(), 10);
+    let stale = LeaseToken { id: "r3".into(), nonce: "not-the-nonce".into() };
+    let before = store.group_commit_stats();
+    let lock = WriteLock::take(&path);
+    let mut completes = Vec::new();
+    for token in leased.iter().map(|l| l.token.clone()).chain([stale]) {
+        let store = store.clone();
+        completes.push(tokio::spawn(async move { (token.nonce.clone(), store.complete(&token, at(601)).await) }));
+    }
+    let_calls_queue().await;
+    lock.release();
+    for task in completes {
+        match task.await.expect("task") {
+            (nonce, Err(StoreError::LeaseLost { id })) if nonce == "not-the-nonce" => assert_eq!(id, "r3"),
+            (nonce, result) if nonce != "not-the-nonce" => result.expect("a valid token completes"),
+            other => panic!("the stale token must lose its lease: {other:?}"),
+        }
+    }
+    let after = store.group_commit_stats();
+    assert!(after.transactions - before.transactions < after.writes - before.writes, "the completes were grouped");
+    let stats = store.stats(at(602)).await.expect("stats");
+    assert_eq!((stats.total, stats.completed), (0, 10), "the failed call did not undo the others");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_database_fails_every_caller_of_the_group_transiently() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_millis(200));
+    let lock = WriteLock::take(&path);
+    let mut pushes = Vec::new();
+    for i in 0..20 {
+        let store = store.clone();
+        pushes.push(tokio::spawn(async move { store.push(sample_record(&format!("r{i}"), i)).await }));
+    }
+    for push in pushes {
+        match push.await.expect("task") {
+            Err(e @ StoreError::Backend(_)) => {
+                let message = e.to_string();
+                assert!(message.contains("locked"), "the error must name the lock: {message}");
+                assert!(message.contains(&path.display().to_string()), "and the file: {message}");
+                assert!(e.is_transient(), "a lock is transient");
+            }
+            other => panic!("a push behind a held lock must fail, got {other:?}"),
+        }
+    }
+    lock.release();
+    assert_eq!(store.count(&Filter::all(), at(0)).await.expect("count"), 0, "nothing was half-written");
+    store.push(sample_record("after", 0)).await.expect("the lock is gone: writes work again");
+}
+
+/// A store dropped while its thread still waits for another process's lock (its caller gave up
+/// on the call) does not block the dropping task: the thread finishes the write once the lock
+/// is free, then closes the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_store_that_waits_for_a_lock_does_not_block() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_secs(60));
+    let lock = WriteLock::take(&path);
+    let gave_up = tokio::time::timeout(Duration::from_millis(200), store.push(sample_record("late", 0))).await;
+    assert!(gave_up.is_err(), "the push cannot finish while the lock is held");
+    drop(store); // must return although the push still waits for the lock
+    lock.release();
+    // Readiness wait, not a timing assertion: the write lands once the lock is free.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let n: i64 = rusqlite::Connection::open(&path)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0)))
+            .expect("count");
+        if n == 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the abandoned push never landed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The dashboard asks for `stats` every few seconds: its counts of parked and leased records
+/// read the partial index of records that are not ready, not every row's JSON.
+#[tokio::test]
+async fn stats_count_unready_records_from_their_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    fill(&path).await;
+    let conn = rusqlite::Connection::open(&path).expect("raw open");
+    for query in [
+        "SELECT COUNT(*) FROM records WHERE state <> 'ready' AND state = 'parked'",
+        "SELECT COUNT(*) FROM records WHERE state <> 'ready' AND state = 'leased' AND lease_until > 0",
+    ] {
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {query}"))
+            .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(3))?.collect())
+            .expect("plan");
+        assert!(plan.iter().any(|step| step.contains("records_unready")), "{query}: {plan:?}");
+    }
+    let stats = SqliteStore::open(&path).expect("reopen").stats(at(700)).await.expect("stats");
+    assert_eq!((stats.parked, stats.leased), (1, 0));
 }

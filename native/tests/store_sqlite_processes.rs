@@ -1,6 +1,9 @@
 //! Several PROCESSES on one SQLite file: four writers push distinct records
-//! (each through the journal, as a driver does), then four receivers drain
-//! the queue; every record must be stored exactly once and leased exactly once.
+//! (each through a keyed journal entry, as a driver does, with several tasks
+//! of a process writing at once so that their writes share transactions while
+//! the processes contend for the file), then four receivers drain the queue;
+//! every record must be stored exactly once, its key settled once, and every
+//! record leased exactly once.
 //!
 //! The test binary re-runs itself as the children (`CHILD_MODE` selects what a
 //! child does), so it has its own `main` instead of the libtest harness.
@@ -12,13 +15,15 @@ use std::time::Duration;
 
 use captcha_dlq::store::SqliteStore;
 use captcha_dlq_core::dlq::testkit::{at, sample_journal_entry, sample_record};
-use captcha_dlq_core::dlq::{DlqStore, Filter, Page};
+use captcha_dlq_core::dlq::{DlqStore, Filter, Page, Settlement};
 
 const CHILD_MODE: &str = "CAPTCHA_DLQ_TEST_CHILD";
 const CHILD_PATH: &str = "CAPTCHA_DLQ_TEST_PATH";
 const CHILD_PREFIX: &str = "CAPTCHA_DLQ_TEST_PREFIX";
 const PROCESSES: usize = 4;
 const PER_WRITER: usize = 60;
+/// Tasks of one writer process writing at once.
+const WRITER_TASKS: usize = 12;
 
 fn main() -> ExitCode {
     let result = match std::env::var(CHILD_MODE).as_deref() {
@@ -47,15 +52,24 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())
 }
 
-/// Child: journal then dead-letter `PER_WRITER` records named `<prefix>-<i>`.
+/// Child: journal (keyed `key-<id>`) then dead-letter `PER_WRITER` records named
+/// `<prefix>-<i>`, `WRITER_TASKS` tasks at once.
 fn write(store: SqliteStore, prefix: String) -> Result<(), String> {
     runtime()?.block_on(async {
-        for i in 0..PER_WRITER {
-            let id = format!("{prefix}-{i:03}");
-            store.journal_upsert(&sample_journal_entry(&id, 1)).await.map_err(|e| e.to_string())?;
-            store.push(sample_record(&id, i as u64)).await.map_err(|e| e.to_string())?;
-        }
-        Ok(())
+        let tasks = (0..WRITER_TASKS).map(|t| {
+            let (store, prefix) = (store.clone(), prefix.clone());
+            async move {
+                for i in (t..PER_WRITER).step_by(WRITER_TASKS) {
+                    let id = format!("{prefix}-{i:03}");
+                    let mut entry = sample_journal_entry(&id, 1);
+                    entry.key = Some(format!("key-{id}"));
+                    store.journal_upsert(&entry).await.map_err(|e| e.to_string())?;
+                    store.push(sample_record(&id, i as u64)).await.map_err(|e| e.to_string())?;
+                }
+                Ok::<(), String>(())
+            }
+        });
+        futures::future::try_join_all(tasks).await.map(drop)
     })
 }
 
@@ -132,7 +146,14 @@ fn parent() -> Result<(), String> {
     check(distinct == want, format!("stored ids differ from written ids: {} vs {}", distinct.len(), want.len()))?;
     let journal = journal.map_err(|e| e.to_string())?;
     check(journal.is_empty(), format!("push left {} journal entries behind", journal.len()))?;
-    println!("  ok: {} records, each exactly once, journal empty", ids.len());
+    let settled = rt.block_on(store.settled("key-")).map_err(|e| e.to_string())?;
+    let settled_ids: BTreeSet<String> = settled.iter().map(|s| s.id.clone()).collect();
+    check(settled.len() == want.len() && settled_ids == want, format!("{} keys settled", settled.len()))?;
+    check(
+        settled.iter().all(|s| s.outcome == Settlement::DeadLettered && s.key == format!("key-{}", s.id)),
+        "a settled key has the wrong id or outcome".into(),
+    )?;
+    println!("  ok: {} records, each exactly once, journal empty, every key settled once", ids.len());
 
     println!("4 receiver processes on one file ...");
     let leased = run_children("receive", &path)?;

@@ -1,14 +1,24 @@
 //! Shared pieces of the native runtime benchmarks (`dlq-throughput`, `e2e`):
-//! the seeds'-style JSON file queue, a throwaway `redis-server`, process
+//! the seeds'-style JSON file queue, a throwaway `redis-server`, the floors
+//! the stores are measured against (raw SQLite, raw Redis), process
 //! statistics from `/proc`, and the wall clock as a [`Timestamp`].
 //!
 //! These are programs that print tables, never tests; nothing here runs in CI.
 
 pub mod json_file;
 pub mod proc_status;
+pub mod redis_floor;
 pub mod redis_server;
+pub mod sqlite_floor;
 
 use captcha_dlq_core::Timestamp;
+
+/// A lease handed out by a floor (`sqlite_floor`, `redis_floor`).
+#[derive(Debug, Clone)]
+pub struct FloorLease {
+    pub id: String,
+    pub nonce: String,
+}
 
 /// The wall clock now, as the stores take it.
 pub fn now() -> Timestamp {

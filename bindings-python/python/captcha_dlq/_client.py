@@ -1,256 +1,398 @@
-"""The ``Client``: solve, solve many, replay the DLQ, recover the journal."""
+"""The ``Client``: solve one task, many (streaming or collected), replay the DLQ, recover
+the journal. A translation of the shared Rust client: every option, task, filter and
+result is read and checked by the core, in the same way as in Rust, Node and the browser.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from . import _logging
-from ._config import CircuitConfig, PollingConfig, RateConfig, ReplayPolicy, RetryConfig, section
-from ._dlq import Dlq, make_filter
-from ._errors import CaptchaDlqError, ConfigError, InvalidTask, from_native, from_result
-from ._native import NativeClient, NativeError
-from ._solution import Solution
+from ._config import (
+    CircuitConfig,
+    PollingConfig,
+    RateConfig,
+    ReplayPolicy,
+    RetryConfig,
+    StoreOptions,
+    _D,
+)
+from ._dlq import Dlq, Filter
+from ._errors import CaptchaDlqError, InvalidTask
+from ._native import NativeClient
+from ._results import RecoverItem, RecoverResult, ReplayItem, ReplayResult, Solution, SolveResult
 from ._store import DlqSpec, location_of
-from ._tasks import Task, TaskLike
+from ._streams import (
+    AsyncRecoverIterator,
+    AsyncReplayIterator,
+    AsyncResultIterator,
+    RecoverIterator,
+    ReplayIterator,
+    ResultIterator,
+)
+from ._tasks import TaskLike
+from ._wire import awaited, call, dumps
 
-__all__ = ["Client", "Progress"]
+__all__ = ["Client"]
 
-#: ``progress(done, total)``, called on the calling thread as tasks end.
-Progress = Callable[[int, int], Any]
-T = TypeVar("T")
-
-
-def labels_json(labels: Optional[Mapping[str, str]]) -> Optional[str]:
-    """Labels (copied into a failed task's DLQ record, for filtering) as JSON text."""
-    if labels is None:
-        return None
-    if not isinstance(labels, Mapping):
-        raise ConfigError(
-            f"invalid configuration: labels: expected a mapping of strings, got {type(labels).__name__}", "labels"
-        )
-    return json.dumps(dict(labels))
+Settings = Union[RetryConfig, PollingConfig, RateConfig, CircuitConfig, ReplayPolicy, StoreOptions, Mapping[str, Any]]
 
 
-def task_json(task: Any) -> str:
-    """A task object or dict as task JSON; InvalidTask if it cannot be one."""
-    if isinstance(task, Task):
-        data: Any = task.to_dict()
-    elif isinstance(task, Mapping):
-        data = dict(task)
-    else:
-        raise InvalidTask(
-            f"invalid task: task: expected a task object (RecaptchaV2(...), ...) or a dict, got {type(task).__name__}",
-            "task",
-            "wrong type",
-        )
-    try:
-        return json.dumps(data, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise InvalidTask(f"invalid task: task: not JSON data: {e}", "task", str(e)) from None
+def _options(**given: Any) -> str:
+    """A call's options as JSON, leaving out what was not given (the core's defaults apply)."""
+    return dumps({k: v for k, v in given.items() if v is not None}, "options")
 
 
-def _native_call(fn: Callable[..., T], *args: Any) -> T:
-    try:
-        return fn(*args)
-    except NativeError as e:
-        raise from_native(e) from None
+def _batch(tasks: Iterable[Any]) -> Tuple[str, Dict[int, CaptchaDlqError], int]:
+    """The tasks of a batch as a JSON array. An item that cannot be JSON at all gets its
+    error here, in its own slot (the core sees `null` there)."""
+    items: List[Any] = []
+    local: Dict[int, CaptchaDlqError] = {}
+    for i, task in enumerate(tasks):
+        try:
+            items.append(json.loads(dumps(task, f"tasks[{i}]", InvalidTask)))
+        except InvalidTask as e:
+            local[i] = e
+            items.append(None)
+    return json.dumps(items), local, len(items)
+
+
+Slot = Optional[Union[Solution, CaptchaDlqError]]
+
+
+def _in_order(count: int, results: List[SolveResult]) -> List[Slot]:
+    """Results in input order, ``None`` where a task has not finished."""
+    slots: List[Slot] = [None] * count
+    for r in results:
+        slots[r.index] = r.value
+    return slots
+
+
+def _complete(slots: List[Slot]) -> List[Union[Solution, CaptchaDlqError]]:
+    done = [s for s in slots if s is not None]
+    if len(done) != len(slots):
+        raise CaptchaDlqError(f"internal: a batch ended with {len(slots) - len(done)} task(s) without a result")
+    return done
+
+
+def _solve_result(local: Dict[int, CaptchaDlqError]) -> Callable[[str], SolveResult]:
+    def convert(text: str) -> SolveResult:
+        result = SolveResult.from_dict(json.loads(text))
+        if result.index in local:
+            return SolveResult(result.index, None, result.labels, result.key, None, local[result.index])
+        return result
+
+    return convert
 
 
 class Client:
     """A solving client. Thread-safe; one engine, store and connection pool per client.
 
-    ``provider`` is a preset (``captchaai``, ``2captcha``, ``anti-captcha``, ``capsolver``,
-    ``capmonster``) or a v1 base URL; ``base_url`` sends that provider's protocol elsewhere
-    (a proxy of yours, a mock). ``retry``/``polling``/``rate``/``circuit`` are dicts or the
-    settings dataclasses (milliseconds in ``_ms`` fields). The API key is kept natively only.
+    ``provider``: a preset (``captchaai``, ``2captcha``, ``anti-captcha``, ``capsolver``,
+    ``capmonster``) or the base URL of a 2captcha-compatible service; ``base_url`` sends the
+    provider's protocol to another host (your own server, a mock on ``http://127.0.0.1:…``;
+    plain http is refused for other hosts unless ``allow_insecure_http``). ``dlq``: a SQLite
+    path, ``"memory"``, a ``redis://`` URL, or a store object (``docs/custom-store.md``).
+    ``retry``/``polling``/``rate``/``circuit``/``replay_policy``/``store``: the settings
+    dataclasses or dicts with the same keys (only what you set is changed; the defaults shown
+    are the default provider's, see ``captcha_dlq.defaults(provider)``). ``concurrency``:
+    tasks a ``solve_many``/``solve_iter`` keeps in flight unless the call says. ``seed``:
+    jitter seed (tests). ``proxy``: an HTTP or SOCKS5 proxy for the client's own traffic.
+    ``soft_id``/``pingback``: passed to services that take them.
+
+    The API key is kept natively and appears in no repr, error, log line or record.
     """
 
     def __init__(
         self,
         api_key: str,
-        provider: str = "captchaai",
-        dlq: DlqSpec = "captcha-dlq.sqlite",
+        provider: str = _D["provider"],
+        dlq: DlqSpec = _D["dlq"],
         *,
         base_url: Optional[str] = None,
-        retry: Union[RetryConfig, Mapping[str, Any], None] = None,
-        polling: Union[PollingConfig, Mapping[str, Any], None] = None,
-        rate: Union[RateConfig, Mapping[str, Any], None] = None,
-        circuit: Union[CircuitConfig, Mapping[str, Any], None] = None,
+        retry: Union[RetryConfig, Mapping[str, Any]] = RetryConfig(),
+        polling: Union[PollingConfig, Mapping[str, Any]] = PollingConfig(),
+        rate: Union[RateConfig, Mapping[str, Any]] = RateConfig(),
+        circuit: Union[CircuitConfig, Mapping[str, Any]] = CircuitConfig(),
         seed: Optional[int] = None,
-        replay_policy: Union[ReplayPolicy, Mapping[str, Any], None] = None,
+        replay_policy: Union[ReplayPolicy, Mapping[str, Any]] = ReplayPolicy(),
         allow_insecure_http: bool = False,
         proxy: Optional[str] = None,
+        store: Union[StoreOptions, Mapping[str, Any]] = StoreOptions(),
+        concurrency: int = _D["concurrency"],
+        soft_id: Optional[str] = None,
+        pingback: Optional[str] = None,
     ) -> None:
-        if not isinstance(api_key, str):
-            raise ConfigError(
-                f"invalid configuration: api_key: expected a string, got {type(api_key).__name__}", "api_key"
-            )
-        for name, value in (("provider", provider), ("base_url", base_url), ("proxy", proxy)):
-            if value is not None and not isinstance(value, str):
-                raise ConfigError(f"invalid configuration: {name}: expected a string, got {type(value).__name__}", name)
-        if not isinstance(allow_insecure_http, bool):
-            raise ConfigError("invalid configuration: allow_insecure_http: expected a bool", "allow_insecure_http")
-        location, adapter = location_of(dlq)
-        config: Dict[str, Any] = {}
-        sections: Dict[str, Any] = {"retry": retry, "polling": polling, "rate": rate, "circuit": circuit}
-        for key, settings in sections.items():
-            data = section(key, settings)
-            if data is not None:
-                config[key] = data
-        if seed is not None:
-            config["seed"] = seed
-        options = {
+        location, store_object = location_of(dlq)
+        given: Dict[str, Any] = {
+            "api_key": api_key,
             "provider": provider,
-            "base_url": base_url,
             "dlq": location,
-            "config": config,
-            "replay_policy": section("replay_policy", replay_policy),
+            "base_url": base_url,
+            "seed": seed,
             "allow_insecure_http": allow_insecure_http,
             "proxy": proxy,
+            "concurrency": concurrency,
+            "soft_id": soft_id,
+            "pingback": pingback,
         }
-        try:
-            options_json = json.dumps(options, allow_nan=False)
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"invalid configuration: options are not JSON data: {e}", "config") from None
-        self._dlq_desc = "custom store" if adapter is not None else str(location)
-        self._native: NativeClient = _native_call(NativeClient, api_key, options_json, adapter, _logging.emit)
-        self.dlq = Dlq(lambda op, args: _native_call(self._native.dlq, op, args))
+        sections: Dict[str, Any] = {
+            "retry": retry,
+            "polling": polling,
+            "rate": rate,
+            "circuit": circuit,
+            "replay_policy": replay_policy,
+            "store": store,
+        }
+        given.update(sections)
+        # Unset options (and sections with nothing set) are left out: the core's defaults apply.
+        checked = {name: json.loads(dumps(value, name)) for name, value in given.items() if value is not None}
+        options = {name: value for name, value in checked.items() if value != {}}
+        _logging.connect()
+        self._native: NativeClient = call(NativeClient, json.dumps(options), store_object)
+        #: The dead-letter queue and the journal of tasks in flight.
+        self.dlq = Dlq(self._native)
 
     def __repr__(self) -> str:
         state = " closed" if self._native.closed else ""
-        return (
-            f"<captcha_dlq.Client provider={self._native.provider!r} base_url={self._native.base_url!r} "
-            f"dlq={self._dlq_desc!r}{state}>"
-        )
+        return f"<captcha_dlq.Client provider={self._native.provider!r} base_url={self._native.base_url!r}{state}>"
 
     @property
     def closed(self) -> bool:
         return self._native.closed
 
-    def solve(self, task: TaskLike, labels: Optional[Mapping[str, str]] = None) -> Solution:
-        """Solves one task. Raises SolveFailed (with the DLQ record) when it cannot be solved.
-        ``labels`` (e.g. ``{"job": "scrape-42"}``) are copied into that record, so the DLQ can be
-        filtered by them. Ctrl-C leaves the task in the journal for ``recover()``."""
-        out = _native_call(self._native.solve, task_json(task), labels_json(labels))
-        return Solution.from_dict(json.loads(out))
+    @property
+    def provider(self) -> str:
+        return self._native.provider
 
-    async def solve_async(self, task: TaskLike, labels: Optional[Mapping[str, str]] = None) -> Solution:
-        """``solve`` for asyncio: thousands may be awaited at once on one event loop. Cancelling
-        it (``task.cancel()``, ``asyncio.wait_for`` timing out) cancels the task at the engine:
-        it is dead-lettered with reason ``Cancelled`` rather than left running unobserved."""
-        awaitable = _native_call(self._native.solve_async, task_json(task), labels_json(labels))
-        try:
-            out = await awaitable
-        except NativeError as e:
-            raise from_native(e) from None
-        return Solution.from_dict(json.loads(out))
+    @property
+    def base_url(self) -> str:
+        return self._native.base_url
+
+    # ----- one task ---------------------------------------------------------------------
+
+    def solve(self, task: TaskLike, *, labels: Optional[Mapping[str, str]] = None) -> Solution:
+        """Solves one task. Raises ``SolveFailed`` (with the DLQ record) when it cannot be
+        solved. ``labels`` (``{"job": "scrape-42"}``) go into that record, so the DLQ can be
+        filtered by them. Ctrl-C cancels the task: not yet sent, it is dead-lettered as
+        ``Cancelled``; already with the provider, it runs on and ``recover()`` hands its
+        answer over (it is never submitted twice)."""
+        text = call(self._native.solve, dumps(task, "task", InvalidTask), _options(labels=labels))
+        return Solution.from_dict(json.loads(text))
+
+    async def solve_async(self, task: TaskLike, *, labels: Optional[Mapping[str, str]] = None) -> Solution:
+        """``solve`` for asyncio: thousands may be awaited at once on one event loop.
+        Cancelling it (``task.cancel()``, ``asyncio.wait_for``, a cancelled ``gather``) cancels
+        the task as Ctrl-C does for ``solve``."""
+        awaitable = call(self._native.solve_async, dumps(task, "task", InvalidTask), _options(labels=labels))
+        item = await awaited(awaitable)
+        return Solution.from_dict(json.loads(item.take()))
+
+    # ----- many tasks -------------------------------------------------------------------
+
+    def _stream(
+        self, tasks: Iterable[Any], concurrency: Optional[int], labels: Optional[Mapping[str, str]], keep: bool
+    ) -> Tuple[Any, Callable[[str], SolveResult], int]:
+        tasks_json, local, count = _batch(tasks)
+        native = call(self._native.solve_stream, tasks_json, _options(concurrency=concurrency, labels=labels), keep)
+        return native, _solve_result(local), count
+
+    def solve_iter(
+        self,
+        tasks: Iterable[Any],
+        *,
+        concurrency: Optional[int] = None,
+        labels: Optional[Mapping[str, str]] = None,
+    ) -> ResultIterator[SolveResult]:
+        """Solves many tasks and yields each :class:`SolveResult` as soon as it is done (in
+        completion order, with its input ``index``, ``id``, ``labels`` and ``key``): a token is
+        in your hands while it is fresh, however slow the slowest task is.
+
+        An item is a task (object or dict) or ``{"task": …, "labels": {…}, "key": "…"}``; an
+        item that is not a valid task is a result with its error, not a failure of the batch.
+        ``concurrency``: tasks in flight at once (default: the client's ``concurrency``); it
+        raises the client's in-flight limit to that for this call. ``labels`` go on every task.
+        Leaving the loop early cancels what is not done (see ``captcha_dlq._streams``)."""
+        native, convert, _ = self._stream(tasks, concurrency, labels, keep=False)
+        return ResultIterator(native, convert)
+
+    def solve_iter_async(
+        self,
+        tasks: Iterable[Any],
+        *,
+        concurrency: Optional[int] = None,
+        labels: Optional[Mapping[str, str]] = None,
+    ) -> AsyncResultIterator[SolveResult]:
+        """``solve_iter`` for asyncio: ``async for result in client.solve_iter_async(tasks)``."""
+        native, convert, _ = self._stream(tasks, concurrency, labels, keep=False)
+        return AsyncResultIterator(native, convert)
 
     def solve_many(
         self,
-        tasks: Iterable[TaskLike],
-        concurrency: int = 100,
-        progress: Optional[Progress] = None,
+        tasks: Iterable[Any],
+        *,
+        concurrency: Optional[int] = None,
         labels: Optional[Mapping[str, str]] = None,
     ) -> List[Union[Solution, CaptchaDlqError]]:
-        """Solves many tasks, at most ``concurrency`` at once. Returns one entry per task, in
-        input order: a :class:`Solution`, or the exception (``SolveFailed``, ``InvalidTask``...)
-        instance for that task, not raised. ``progress(done, total)`` runs on the calling thread,
-        at most every 50 ms with the latest count and always once with the final count.
-        ``labels`` go on every task (see ``solve``). Ctrl-C raises KeyboardInterrupt; tasks already
-        submitted stay in the journal and ``recover()`` (in a later process) resumes them."""
-        _check_concurrency(concurrency)
-        labels_text = labels_json(labels)
-        items = list(tasks)
-        payloads: List[str] = []
-        local_errors: Dict[int, CaptchaDlqError] = {}
-        for i, task in enumerate(items):
-            try:
-                payloads.append(task_json(task))
-            except InvalidTask as e:
-                local_errors[i] = e
-                payloads.append("null")
-        if progress is not None and not callable(progress):
-            raise ConfigError("invalid configuration: progress: expected a callable(done, total)", "progress")
-        out = _native_call(self._native.solve_many, payloads, concurrency, progress, labels_text)
-        results: List[Union[Solution, CaptchaDlqError]] = []
-        for i, slot in enumerate(json.loads(out)):
-            if i in local_errors:
-                results.append(local_errors[i])
-            elif "ok" in slot:
-                results.append(Solution.from_dict(slot["ok"]))
-            else:
-                results.append(from_result(slot["error"]))
-        return results
+        """Solves many tasks; one entry per task, in input order: a :class:`Solution`, or the
+        exception instance (``SolveFailed``, ``InvalidTask``…) for that task, not raised. The
+        collect-all form of ``solve_iter`` (which hands each token over as it comes).
+
+        Ctrl-C raises ``KeyboardInterrupt`` at once, with ``partial``: the list so far, in input
+        order, ``None`` for what had not finished. Of those, tasks not yet sent are
+        dead-lettered as ``Cancelled``; tasks the provider already had run on and wait in the
+        journal for ``recover()`` — nothing is submitted twice."""
+        native, convert, count = self._stream(tasks, concurrency, labels, keep=True)
+        try:
+            call(native.run)
+        except KeyboardInterrupt as interrupt:
+            native.close()
+            setattr(interrupt, "partial", _in_order(count, [convert(t) for t in native.taken()]))
+            raise
+        finally:
+            native.close()
+        return _complete(_in_order(count, [convert(t) for t in native.taken()]))
 
     async def solve_many_async(
         self,
-        tasks: Iterable[TaskLike],
-        concurrency: int = 100,
-        progress: Optional[Progress] = None,
+        tasks: Iterable[Any],
+        *,
+        concurrency: Optional[int] = None,
         labels: Optional[Mapping[str, str]] = None,
     ) -> List[Union[Solution, CaptchaDlqError]]:
-        """``solve_many`` for asyncio, with the same result shape."""
-        _check_concurrency(concurrency)
-        labels_json(labels)  # checked before anything is submitted
+        """``solve_many`` for asyncio. Cancelled, it raises ``CancelledError`` with ``partial``
+        as ``solve_many`` does for Ctrl-C (before Python 3.11 the awaiter gets a new
+        ``CancelledError`` whose ``__context__`` is that one)."""
         items = list(tasks)
-        gate = asyncio.Semaphore(concurrency)
-        done = 0
+        slots: List[Slot] = [None] * len(items)
+        stream = self.solve_iter_async(items, concurrency=concurrency, labels=labels)
+        try:
+            async for result in stream:
+                slots[result.index] = result.value
+        except asyncio.CancelledError as cancelled:
+            setattr(cancelled, "partial", slots)
+            raise
+        return _complete(slots)
 
-        async def one(task: TaskLike) -> Union[Solution, CaptchaDlqError]:
-            nonlocal done
-            async with gate:
-                try:
-                    result: Union[Solution, CaptchaDlqError] = await self.solve_async(task, labels)
-                except CaptchaDlqError as e:
-                    result = e
-            done += 1
-            if progress is not None:
-                progress(done, len(items))
-            return result
+    # ----- the DLQ and the journal ------------------------------------------------------
 
-        return list(await asyncio.gather(*(one(t) for t in items)))
+    def replay_iter(
+        self,
+        *,
+        reasons: Optional[Iterable[str]] = None,
+        ids: Optional[Iterable[str]] = None,
+        filter: Optional[Filter] = None,
+        limit: Optional[int] = None,
+        per_second: Optional[float] = None,
+    ) -> ReplayIterator:
+        """Replays dead-lettered tasks and yields each record's :class:`ReplayItem` as it ends
+        (a recovered one with its ``solution``); ``report`` holds the counts at the end.
+
+        Without ``reasons``/``ids``/``filter`` it takes the classes the replay policy retries by
+        itself; naming records also replays the ones waiting for review. ``limit``: records at
+        most (default ``captcha_dlq.defaults()["replay_limit"]``); ``per_second``: records
+        started per second at most."""
+        options = _options(
+            reasons=None if reasons is None else list(reasons),
+            ids=None if ids is None else list(ids),
+            filter=filter,
+            limit=limit,
+            per_second=per_second,
+        )
+        return ReplayIterator(call(self._native.replay_stream, options))
+
+    def replay_iter_async(
+        self,
+        *,
+        reasons: Optional[Iterable[str]] = None,
+        ids: Optional[Iterable[str]] = None,
+        filter: Optional[Filter] = None,
+        limit: Optional[int] = None,
+        per_second: Optional[float] = None,
+    ) -> AsyncReplayIterator:
+        """``replay_iter`` for asyncio."""
+        options = _options(
+            reasons=None if reasons is None else list(reasons),
+            ids=None if ids is None else list(ids),
+            filter=filter,
+            limit=limit,
+            per_second=per_second,
+        )
+        return AsyncReplayIterator(call(self._native.replay_stream, options))
 
     def replay(
         self,
+        *,
         reasons: Optional[Iterable[str]] = None,
         ids: Optional[Iterable[str]] = None,
-        limit: int = 100,
-        explicit: Optional[bool] = None,
-    ) -> Dict[str, Any]:
-        """Tries dead-lettered tasks again under a lease. Without ``reasons``/``ids`` it takes the
-        classes the replay policy retries automatically; naming records (``explicit``, on by
-        default when a selection is given) also replays the review classes. Returns the report
-        (``received``, ``retried``, ``recovered``, ``failed_again``, ``parked``, ...)."""
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise ConfigError("invalid configuration: limit: expected a positive int", "limit")
-        selected = reasons is not None or ids is not None
-        filter_json = json.dumps(make_filter(ids=ids, reasons=reasons)) if selected else None
-        is_explicit = selected if explicit is None else bool(explicit)
-        return dict(json.loads(_native_call(self._native.replay, filter_json, limit, is_explicit)))
+        filter: Optional[Filter] = None,
+        limit: Optional[int] = None,
+        per_second: Optional[float] = None,
+    ) -> ReplayResult:
+        """``replay_iter`` to the end: the report, the recovered records with their solutions
+        (``solved``), and every outcome (``items``)."""
+        items: List[ReplayItem] = []
+        with self.replay_iter(reasons=reasons, ids=ids, filter=filter, limit=limit, per_second=per_second) as stream:
+            for item in stream:
+                items.append(item)
+            report = stream.report
+        return ReplayResult(report=report, solved=[i for i in items if i.solution is not None], items=items)
 
-    def recover(self, resume: bool = True) -> Dict[str, Any]:
-        """Takes over the journal entries of dead processes: resumes them (polling the provider
-        task if one exists) or, with ``resume=False``, dead-letters them as ``Interrupted``."""
-        return dict(json.loads(_native_call(self._native.recover, bool(resume))))
+    def recover_iter(self, *, resume: Optional[bool] = None) -> RecoverIterator:
+        """Finishes what a dead process (or a cancelled caller) left in the journal and yields
+        each task as it ends: an answer already in the journal at once, a task the provider
+        has by polling it, one never sent by submitting it. ``resume=False`` dead-letters them
+        as ``Interrupted`` instead (answers already in the journal are still handed over)."""
+        return RecoverIterator(call(self._native.recover_stream, _options(resume=resume)))
+
+    def recover_iter_async(self, *, resume: Optional[bool] = None) -> AsyncRecoverIterator:
+        """``recover_iter`` for asyncio."""
+        return AsyncRecoverIterator(call(self._native.recover_stream, _options(resume=resume)))
+
+    def recover(self, *, resume: Optional[bool] = None) -> RecoverResult:
+        """``recover_iter`` to the end."""
+        items: List[RecoverItem] = []
+        with self.recover_iter(resume=resume) as stream:
+            for item in stream:
+                items.append(item)
+            summary = stream.summary
+        return RecoverResult(
+            found=int(summary.get("found", 0)),
+            skipped_live=int(summary.get("skipped_live", 0)),
+            dead_lettered=int(summary.get("dead_lettered", 0)),
+            solved=[i for i in items if i.solution is not None],
+            failed=[i for i in items if i.solution is None],
+        )
+
+    # ----- the account and the client ---------------------------------------------------
 
     def balance(self) -> float:
-        return _native_call(self._native.balance)
+        """The account balance, as the provider reports it."""
+        return call(self._native.balance)
 
-    def report(self, task_id: str, good: bool) -> None:
-        """Tells the provider whether the answer of ``task_id`` (``Solution.provider_task_id``) was right."""
-        if not isinstance(task_id, str) or not task_id:
-            raise ConfigError("invalid configuration: task_id: expected a non-empty string", "task_id")
-        _native_call(self._native.report, task_id, bool(good))
+    def report(self, provider_task_id: str, good: bool) -> None:
+        """Tells the provider whether the answer of ``provider_task_id`` (``Solution.provider_task_id``) was right."""
+        call(self._native.report, provider_task_id, good)
 
     def reset_circuit(self) -> None:
-        """Lets submissions flow again after an account problem was fixed."""
-        _native_call(self._native.reset_circuit)
+        """Lets submissions flow again after an account problem was fixed (new key, top-up)."""
+        call(self._native.reset_circuit)
+
+    def status(self) -> Dict[str, Any]:
+        """What the client is doing: ``jobs``, ``in_flight``, ``in_flight_limit``, ``detached``
+        (tasks running on after their caller cancelled), ``account_failure``, ``store_down``…"""
+        return dict(json.loads(call(self._native.status)))
+
+    def store_health(self) -> Dict[str, Any]:
+        """The store as the client last saw it: ``available``, ``failures``, ``last_error``."""
+        return dict(json.loads(call(self._native.store_health)))
 
     def close(self) -> None:
-        """Stops the engine. Tasks still in flight stay in the journal for ``recover``."""
-        _native_call(self._native.close)
+        """Stops the client once its queued writes are done. Tasks still in flight stay in the
+        journal for ``recover()``. Idempotent."""
+        call(self._native.close)
 
     def __enter__(self) -> "Client":
         return self
@@ -263,8 +405,3 @@ class Client:
 
     async def __aexit__(self, *exc: object) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.close)
-
-
-def _check_concurrency(concurrency: object) -> None:
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-        raise ConfigError("invalid configuration: concurrency: expected an int of at least 1", "concurrency")

@@ -1,26 +1,50 @@
-"""DLQ locations and the protocol of a store written in Python.
+"""Where the DLQ lives: a location, or a store object written in Python.
 
-``Client(dlq=...)`` takes a SQLite path (the default, ``captcha-dlq.sqlite``), ``MemoryDlq()``,
-``RedisDlq(url)``, or any object with the :class:`DlqStore` methods. A custom store's methods
-take and return plain JSON data (dicts, lists, strings, numbers); timestamps are RFC 3339
-strings. They run on a worker thread holding the GIL, never on the asyncio loop.
+``Client(dlq=...)`` takes a SQLite path (the default, ``captcha-dlq.sqlite``), ``"memory"``
+(or ``MemoryDlq()``), a ``redis://`` URL (or ``RedisDlq(url)``), or any object speaking the
+store protocol of ``docs/custom-store.md`` (:class:`DlqStore`).
+
+A store object keeps rows and decides nothing: the lease rules, delivery limits, the
+journal and settled keys are the core's, so it behaves like the built-in stores. Its
+methods are plain functions (not ``async def``): the client calls them on a worker
+thread, holding the GIL, never on the asyncio loop. Arguments and answers are plain JSON
+data (dicts, lists, strings, numbers). Any exception a method raises becomes a
+``StoreError`` naming the method (``the custom store's write failed: …``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Protocol, Union, runtime_checkable
+from typing import Any, Dict, List, Optional, Protocol, Tuple, Union, runtime_checkable
 
-from ._errors import ConfigError, StoreError
+__all__ = ["DlqStore", "MemoryDlq", "RedisDlq", "SqliteDlq", "DlqSpec", "location_of"]
 
-__all__ = ["MemoryDlq", "RedisDlq", "SqliteDlq", "DlqStore", "StoreAdapter", "STORE_METHODS", "DlqSpec", "location_of"]
+
+@runtime_checkable
+class DlqStore(Protocol):
+    """The store protocol. Tables: ``records``, ``journal``, ``settled``, ``meta``; keys are
+    strings; rows are dicts to keep as they are and give back unchanged.
+
+    - ``get(table, key)``: the row stored under ``key``, or None;
+    - ``scan(table)``: every row of the table, in any order;
+    - ``write(ops)``: apply every op or none: ``{"op": "put", "table", "key", "row"}`` and
+      ``{"op": "delete", "table", "key"}``;
+    - optional ``lock()`` / ``unlock()``: only if several processes share the storage.
+    """
+
+    def get(self, table: str, key: str) -> Optional[Dict[str, Any]]: ...
+    def scan(self, table: str) -> List[Dict[str, Any]]: ...
+    def write(self, ops: List[Dict[str, Any]]) -> None: ...
 
 
 @dataclass(frozen=True)
 class MemoryDlq:
     """A process-local DLQ: gone when the process ends (tests, throwaway scripts)."""
+
+    @property
+    def location(self) -> str:
+        return "memory"
 
 
 @dataclass(frozen=True)
@@ -28,6 +52,10 @@ class RedisDlq:
     """A Redis DLQ shared by a fleet (``redis://host:port/db`` or ``rediss://``)."""
 
     url: str
+
+    @property
+    def location(self) -> str:
+        return self.url
 
     def __repr__(self) -> str:
         # A Redis URL may carry a password.
@@ -40,79 +68,18 @@ class SqliteDlq:
 
     path: Union[str, "os.PathLike[str]"]
 
+    @property
+    def location(self) -> str:
+        return os.fspath(self.path)
 
-@runtime_checkable
-class DlqStore(Protocol):
-    """What a custom store implements. Records, journal entries and filters are the dicts of the
-    DLQ record schema 1 (see DESIGN §5); a filter's empty fields match everything.
-
-    - ``push`` upserts by ``record["id"]`` and drops the journal entry with that id; returns
-      ``{"replaced": bool, "evicted": [ids]}`` or None.
-    - ``receive`` leases up to ``max`` ready records (and expired leases), oldest first, each
-      with ``deliveries`` incremented: ``[{"token": {"id", "nonce"}, "record", "lease_until"}]``.
-    - ``complete``/``abandon`` raise ``StoreError(kind="lease_lost", id=...)`` on a stale token;
-      ``abandon`` stores ``update`` if given and returns the state (``ready``/``parked``).
-    """
-
-    def push(self, record: Dict[str, Any]) -> Optional[Dict[str, Any]]: ...
-    def receive(self, filter: Dict[str, Any], max: int, lease_ms: int, now: str) -> List[Dict[str, Any]]: ...
-    def complete(self, token: Dict[str, str], now: str) -> None: ...
-    def abandon(self, token: Dict[str, str], update: Optional[Dict[str, Any]], now: str) -> str: ...
-    def park(self, id: str, reason: str, now: str) -> bool: ...
-    def unpark(self, id: str, now: str) -> bool: ...
-    def peek(self, filter: Dict[str, Any], offset: int, limit: int, now: str) -> List[Dict[str, Any]]: ...
-    def count(self, filter: Dict[str, Any], now: str) -> int: ...
-    def purge(self, filter: Dict[str, Any], now: str) -> int: ...
-    def stats(self, now: str) -> Dict[str, Any]: ...
-    def journal_upsert(self, entry: Dict[str, Any]) -> None: ...
-    def journal_forget(self, id: str) -> None: ...
-    def journal_entries(self) -> List[Dict[str, Any]]: ...
-
-
-STORE_METHODS = (
-    "push", "receive", "complete", "abandon", "park", "unpark", "peek", "count", "purge", "stats",
-    "journal_upsert", "journal_forget", "journal_entries",
-)  # fmt: skip
 
 DlqSpec = Union[str, "os.PathLike[str]", MemoryDlq, RedisDlq, SqliteDlq, DlqStore]
 
 
-class StoreAdapter:
-    """What the native store calls: JSON arguments in, ``{"ok"}``/``{"error"}`` JSON out."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def call(self, method: str, args_json: str) -> str:
-        try:
-            result = getattr(self._store, method)(*json.loads(args_json))
-            return json.dumps({"ok": result})
-        except StoreError as e:
-            return json.dumps({"error": {"kind": e.kind, "message": str(e), "id": e.id}})
-        except Exception as e:  # noqa: BLE001 - any failure of user code becomes a store error
-            return json.dumps({"error": {"kind": "backend", "message": f"{type(e).__name__}: {e}", "id": None}})
-
-
-def location_of(dlq: Any) -> "tuple[Optional[str], Optional[StoreAdapter]]":
-    """(location string, None) for built-in stores, (None, adapter) for a custom store object."""
-    if isinstance(dlq, MemoryDlq):
-        return "memory", None
-    if isinstance(dlq, RedisDlq):
-        if not isinstance(dlq.url, str) or not dlq.url.startswith(("redis://", "rediss://")):
-            raise ConfigError("invalid configuration: dlq: a Redis URL starts with redis:// or rediss://", "dlq")
-        return dlq.url, None
-    if isinstance(dlq, SqliteDlq):
-        return os.fspath(dlq.path), None
+def location_of(dlq: Any) -> Tuple[Optional[str], Optional[Any]]:
+    """(the location, None) for a location, (None, the object) for a store object."""
+    if isinstance(dlq, (MemoryDlq, RedisDlq, SqliteDlq)):
+        return dlq.location, None
     if isinstance(dlq, (str, os.PathLike)):
-        path = os.fspath(dlq)
-        if not isinstance(path, str) or not path.strip():
-            raise ConfigError("invalid configuration: dlq: give a file path, MemoryDlq() or RedisDlq(url)", "dlq")
-        return path, None
-    missing = [m for m in STORE_METHODS if not callable(getattr(dlq, m, None))]
-    if missing:
-        raise ConfigError(
-            f"invalid configuration: dlq: {type(dlq).__name__} is not a store: it lacks {', '.join(missing)}",
-            "dlq",
-            "not a store",
-        )
-    return None, StoreAdapter(dlq)
+        return str(os.fspath(dlq)), None
+    return None, dlq

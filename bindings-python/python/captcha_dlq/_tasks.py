@@ -1,8 +1,9 @@
-"""Task classes: one per kind, with the field names of the task JSON (DESIGN, core/src/task.rs).
+"""Task classes: one per kind, with the field names of the task JSON (snake_case).
 
-A task serializes to ``{"type": ..., field: value, ...}`` with ``to_dict()``; plain dicts in
-that shape are accepted everywhere a task is. Validation (required fields, URL shapes, ranges)
-happens in the native layer so that every binding rejects the same tasks with the same field.
+A task checks itself when it is constructed, with the core's own rules (required fields,
+URL shapes, ranges, sizes): ``RecaptchaV2(sitekey="", page_url="not a url")`` raises
+``InvalidTask`` naming the field. Plain dicts in the same shape (``{"type":
+"recaptcha_v2", ...}``) are accepted everywhere a task is, and checked when used.
 """
 
 from __future__ import annotations
@@ -11,10 +12,15 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, Mapping, Optional, Union
 
+from . import _native
+from ._errors import InvalidTask
+from ._wire import call, dumps
+
 __all__ = [
     "Task",
     "Proxy",
     "ImageTask",
+    "TextCaptcha",
     "RecaptchaV2",
     "RecaptchaV3",
     "Turnstile",
@@ -28,17 +34,10 @@ __all__ = [
 ]
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Proxy):
-        return value.to_dict()
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
 @dataclass(frozen=True)
 class Proxy:
-    """A proxy for the solver's workers: ``type`` is http, https, socks4 or socks5."""
+    """A proxy for the solver's workers: ``type`` is http, https, socks4 or socks5. Checked
+    with the task that uses it."""
 
     type: str
     host: str
@@ -67,12 +66,17 @@ class Task:
             # Omit what the JSON omits: unset options, false flags, empty maps.
             if value is None or value is False or (isinstance(value, Mapping) and not value):
                 continue
-            out[f.name] = _plain(value)
+            out[f.name] = value.to_dict() if isinstance(value, Proxy) else value
         return out
+
+    def __post_init__(self) -> None:
+        call(_native.check_task, dumps(self.to_dict(), "task", InvalidTask))
 
 
 @dataclass(frozen=True)
 class ImageTask(Task):
+    """An image CAPTCHA: ``body`` is the image, base64."""
+
     TYPE: ClassVar[str] = "image"
     body: str
     phrase: bool = False
@@ -84,6 +88,17 @@ class ImageTask(Task):
     language: Optional[int] = None
     lang: Optional[str] = None
     textinstructions: Optional[str] = None
+    #: An image (base64) with instructions for the worker.
+    imginstructions: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TextCaptcha(Task):
+    """A question a worker answers in text ("Is today Monday?")."""
+
+    TYPE: ClassVar[str] = "text"
+    text: str
+    lang: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,8 @@ class RecaptchaV2(Task):
     user_agent: Optional[str] = None
     proxy: Optional[Proxy] = None
     domain: Optional[str] = None
+    #: The widget's action, where the site sets one.
+    action: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -180,5 +197,7 @@ TaskLike = Union[Task, Mapping[str, Any]]
 
 TASK_CLASSES: Dict[str, type] = {
     cls.TYPE: cls
-    for cls in (ImageTask, RecaptchaV2, RecaptchaV3, Turnstile, GeeTestV3, GeeTestV4, FunCaptcha, HCaptcha, RawTask)
-}
+    for cls in (
+        ImageTask, TextCaptcha, RecaptchaV2, RecaptchaV3, Turnstile, GeeTestV3, GeeTestV4, FunCaptcha, HCaptcha, RawTask,
+    )
+}  # fmt: skip

@@ -250,7 +250,7 @@ async fn solve_lines(
         let journal = client.dlq().journal().await?;
         skip.extend(journal.into_iter().filter_map(|e| e.key).filter(|k| k.starts_with(prefix)));
         let mut recovered =
-            client.recover_stream(RecoverOptions { resume: true, key_prefix: Some(prefix.to_string()) });
+            client.recover_stream(RecoverOptions { resume: true, key_prefix: Some(prefix.to_string()), owner: None });
         while let Some(item) = recovered.next().await {
             let item = item?;
             let line = item.key.as_ref().and_then(|k| number_of.get(k).copied());

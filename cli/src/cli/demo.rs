@@ -2,6 +2,11 @@
 //! `https://example.com/page/0..4`; page 2 unsolvable, page 4 never ready)
 //! against the embedded mock solver, then a replay of the DLQ once the
 //! service recovers. Polling is scaled down so it runs in seconds.
+//!
+//! `--keep` leaves the dead letters in a SQLite file at a fixed, printed path
+//! for `captcha-dlq dashboard --dlq <path>`; `--dashboard` serves the
+//! dashboard over them at once, with the mock solver up (and healthy) so that
+//! replays from the dashboard succeed.
 
 use std::collections::BTreeMap;
 
@@ -10,17 +15,31 @@ use captcha_dlq::core::dlq::Filter;
 use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
 use captcha_dlq::core::Task;
 use captcha_dlq::{Client, Error, ReplayOptions, SolveInput};
+use captcha_dlq_dashboard::{DashboardOptions, DEFAULT_LISTEN};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockSolver, Outcome, Rule};
 use clap::Args as ClapArgs;
 use serde_json::json;
 
 use super::{exit, Global};
 
+/// Where `--keep` leaves the demo's DLQ (in the temporary directory).
+pub const KEPT_DLQ_NAME: &str = "captcha-dlq-demo.sqlite";
+
 #[derive(Debug, ClapArgs)]
 pub struct DemoArgs {
     /// Keep the demo's DLQ in this SQLite file (default: a temporary file, removed afterwards).
-    #[arg(long = "keep-dlq")]
+    #[arg(long = "keep-dlq", conflicts_with = "keep")]
     pub keep_dlq: Option<String>,
+    /// Keep the dead letters (no replay) in a fixed file, printed at the end, for
+    /// `captcha-dlq dashboard --dlq <that file>`.
+    #[arg(long)]
+    pub keep: bool,
+    /// Then serve the dashboard over the demo's DLQ, with the mock solver up, until Ctrl-C.
+    #[arg(long)]
+    pub dashboard: bool,
+    /// Where `--dashboard` listens (loopback; anything else needs `captcha-dlq dashboard --token`).
+    #[arg(long, default_value = DEFAULT_LISTEN, requires = "dashboard")]
+    pub listen: String,
 }
 
 fn rule(page: &str, outcome: Outcome) -> Rule {
@@ -49,8 +68,21 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<u8, Error> {
     };
     let mock = MockSolver::start(script).await.map_err(|e| Error::Io(format!("cannot start the mock solver: {e}")))?;
 
+    let dashboard = if args.dashboard {
+        Some(DashboardOptions::listen_on(&args.listen).map_err(|e| Error::Io(e.to_string()))?)
+    } else {
+        None
+    };
     let (dlq_path, temporary) = match args.keep_dlq {
         Some(p) => (p, false),
+        None if args.keep => {
+            let path = std::env::temp_dir().join(KEPT_DLQ_NAME).to_string_lossy().into_owned();
+            // A fresh demo each time: the file of an earlier run goes.
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{path}{suffix}"));
+            }
+            (path, false)
+        }
         None => {
             let name = format!("captcha-dlq-demo-{}-{}.sqlite", std::process::id(), fastrand::u32(..));
             (std::env::temp_dir().join(name).to_string_lossy().into_owned(), true)
@@ -64,7 +96,15 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<u8, Error> {
         .config(demo_config())
         .build()
         .await?;
-    let result = run_batch(global, &client, &mock).await;
+    let replay = !args.keep && dashboard.is_none();
+    let mut result = run_batch(global, &client, &mock, replay).await;
+    if let (Ok(_), Some(options)) = (&result, dashboard) {
+        let mut healthy = mock.config();
+        healthy.rules.clear();
+        mock.set_script(healthy).map_err(Error::Io)?;
+        println!("\nThe mock solver is healthy again: replay the records from the dashboard.");
+        result = super::dashboard::serve_until_interrupted(&client, options, &dlq_path).await;
+    }
     client.close().await;
     mock.shutdown().await;
     if temporary {
@@ -73,11 +113,19 @@ pub async fn run(global: &Global, args: DemoArgs) -> Result<u8, Error> {
         }
     } else if !global.json {
         println!("DLQ kept in {dlq_path}");
+        if args.keep {
+            println!("Open it: captcha-dlq dashboard --dlq {dlq_path}");
+        }
     }
     result
 }
 
-async fn run_batch(global: &Global, client: &Client, mock: &captcha_dlq_mock::MockHandle) -> Result<u8, Error> {
+async fn run_batch(
+    global: &Global,
+    client: &Client,
+    mock: &captcha_dlq_mock::MockHandle,
+    replay: bool,
+) -> Result<u8, Error> {
     let quiet = global.json;
     if !quiet {
         println!("captcha-dlq demo: the seeds' batch against the embedded mock solver at {}", mock.base_url());
@@ -120,6 +168,16 @@ async fn run_batch(global: &Global, client: &Client, mock: &captcha_dlq_mock::Mo
     if !quiet {
         println!("\nDLQ size: {size}\n");
         println!("{}", render_table(&analysis));
+    }
+    if !replay {
+        if quiet {
+            println!("{}", json!({ "results": out, "dlq_size": size, "analysis": analysis }));
+        } else {
+            println!("The records stay in the DLQ (no replay): inspect and replay them from the dashboard.");
+        }
+        return Ok(exit::OK);
+    }
+    if !quiet {
         println!("The solver recovers; replaying the DLQ (auto-replayable classes, 2 more attempts each):");
     }
 

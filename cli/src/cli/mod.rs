@@ -1,6 +1,7 @@
 //! Command-line arguments, dispatch and exit codes.
 
 mod batch;
+mod dashboard;
 mod demo;
 mod dlq;
 mod recover;
@@ -47,7 +48,7 @@ pub struct Args {
     pub command: Command,
 }
 
-#[derive(Debug, ClapArgs)]
+#[derive(Clone, Debug, ClapArgs)]
 pub struct Global {
     /// API key of the solving service.
     #[arg(long, env = "CAPTCHA_DLQ_API_KEY", hide_env_values = true, global = true)]
@@ -103,6 +104,9 @@ pub enum Command {
     Dlq(dlq::DlqCommand),
     /// Resume tasks a killed process left in flight (or dead-letter them with --interrupt).
     Recover(recover::RecoverArgs),
+    /// Serve the operator dashboard over the DLQ (overview, records, groups, journal,
+    /// replays) and Prometheus /metrics; loopback only unless given a token.
+    Dashboard(dashboard::DashboardArgs),
     /// Print the account balance (of each provider, with several).
     Balance,
     /// What was spent, by provider, task kind and label, from saved `batch` results.
@@ -165,6 +169,7 @@ pub async fn run(args: Args) -> u8 {
         Command::Solve(solve) => solve_one(&args.global, solve).await,
         Command::Batch(batch) => batch::run(&args.global, batch).await,
         Command::Recover(recover) => recover::run(&args.global, recover).await,
+        Command::Dashboard(dashboard) => dashboard::run(&args.global, dashboard).await,
         Command::Balance => balance(&args.global).await,
         Command::Spend(spend) => spend::run(&args.global, spend).await,
     };

@@ -19,7 +19,7 @@ pub struct RecoverArgs {
 
 pub async fn run(global: &Global, args: RecoverArgs) -> Result<u8, Error> {
     let client = client(global).await?;
-    let mut stream = client.recover_stream(RecoverOptions { resume: !args.interrupt, key_prefix: None });
+    let mut stream = client.recover_stream(RecoverOptions { resume: !args.interrupt, key_prefix: None, owner: None });
     let mut verdict = RunVerdict::default();
     while let Some(item) = stream.next().await {
         let item = match item {

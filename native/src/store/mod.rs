@@ -6,8 +6,11 @@ mod sqlite;
 
 use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
 
-pub use self::redis::RedisStore;
-pub use self::sqlite::{SqliteStore, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION};
+pub use self::redis::{BatchStats as RedisBatchStats, RedisStore};
+pub use self::sqlite::{
+    GroupCommitStats, SqliteStore, DEFAULT_BUSY_TIMEOUT as SQLITE_DEFAULT_BUSY_TIMEOUT,
+    SCHEMA_VERSION as SQLITE_SCHEMA_VERSION,
+};
 
 /// Deliveries after which a record is parked, as Service Bus's default `MaxDeliveryCount`.
 pub const DEFAULT_MAX_DELIVERIES: u32 = 10;
@@ -20,4 +23,42 @@ fn new_nonce() -> String {
 /// A stored record body (schema-1 JSON) read back; the error names the record.
 fn decode_record(id: &str, json: &str) -> Result<DeadLetterRecord, StoreError> {
     serde_json::from_str(json).map_err(|e| StoreError::Decode(format!("record {id}: {e}")))
+}
+
+/// The smallest string above every string that starts with `prefix` (`None`: no bound, as for
+/// `""`). UTF-8 orders bytes as it orders code points, so `prefix <= key < prefix_end(prefix)`
+/// selects exactly the keys starting with `prefix`, in SQLite's and Redis's byte order alike.
+fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let mut next = u32::from(last) + 1;
+        if (0xD800..=0xDFFF).contains(&next) {
+            next = 0xE000; // past the surrogates, which are not chars
+        }
+        if let Some(next) = char::from_u32(next) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_end;
+
+    #[test]
+    fn prefix_end_bounds_exactly_the_keys_with_the_prefix() {
+        assert_eq!(prefix_end(""), None);
+        assert_eq!(prefix_end("b/").as_deref(), Some("b0"));
+        assert_eq!(prefix_end("a\u{D7FF}").as_deref(), Some("a\u{E000}"));
+        assert_eq!(prefix_end("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(prefix_end("\u{10FFFF}"), None);
+        let end = prefix_end("line-").unwrap_or_default();
+        for (key, inside) in
+            [("line-", true), ("line-9", true), ("line-\u{10FFFF}x", true), ("line.", false), ("linf", false)]
+        {
+            assert_eq!("line-" <= key && key < end.as_str(), inside, "{key:?}");
+        }
+    }
 }

@@ -7,9 +7,20 @@
 //! the lease token and lease end of leased records), `age` (sorted set by
 //! `dead_lettered_at`: the oldest-first order), `entry` (hash id → stream
 //! entry), `stream` with consumer group `dlq`, `journal` (hash id → entry
-//! JSON) and `counters`. Every move (push + journal delete + eviction, lease,
-//! complete, abandon, park, unpark, purge) is one Lua script, so it is atomic
-//! against every other worker; `peek`/`count`/`purge` read the records in pages.
+//! JSON), `jkey` (hash journal id → the entry's task key, so that scripts
+//! settle keys without parsing entries), `settled` (hash task key → `{"id",
+//! "outcome", "at"}`) with `skeys` (the settled keys as a sorted set of equal
+//! scores, for prefix ranges in key order) and `counters`. A namespace written
+//! before settled keys existed has no `jkey`/`settled`/`skeys` and works as is.
+//! Every move (push + journal removal + key settlement + eviction, lease,
+//! complete, abandon, park, unpark, purge, journal writes) is one Lua script,
+//! so it is atomic against every other worker; `peek`/`count`/`purge` read the
+//! records in pages.
+//!
+//! Batching (`batch.rs`): the single-call writes (push, complete, abandon,
+//! park, unpark, journal_upsert, journal_forget) that arrive together run as
+//! one `EVALSHA` of one script (`APPLY`), one round trip for the batch; each
+//! keeps its own reply and its own atomicity.
 //!
 //! Streams: each record has one stream entry (`XADD` on push). A lease puts
 //! that entry in the receiving worker's pending-entries list with
@@ -64,359 +75,31 @@
 //! the filter; its lease and state are always re-checked inside the script.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use captcha_dlq_core::class::reason;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, StoreError, StoreStats,
+    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, Settlement,
+    StoreError, StoreStats,
 };
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, Script};
 
-use super::{decode_record, new_nonce};
+pub use self::batch::BatchStats;
+use self::batch::{Batcher, Call};
+use self::scripts::{Op, Scripts, KEY_NAMES, STREAM};
+use super::{decode_record, new_nonce, prefix_end};
+
+mod batch;
+mod scripts;
 
 const GROUP: &str = "dlq";
 
-/// Shared by every script: key names and the two ways a lease or record ends.
-const PRELUDE: &str = r#"
-local BODY, DELIV, NONCE, UNTIL, PARKED, ENTRY, AGE, JOURNAL, COUNTERS, STREAM =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local GROUP = 'dlq'
-local MAX_DELIVERY_REASON = '@MAX_DELIVERY_REASON@'
-local function end_lease(id)
-  local e = redis.call('HGET', ENTRY, id)
-  if e then redis.call('XACK', STREAM, GROUP, e) end
-  redis.call('HDEL', NONCE, id)
-  redis.call('ZREM', UNTIL, id)
-end
-local function drop(id)
-  local e = redis.call('HGET', ENTRY, id)
-  if e then
-    redis.call('XACK', STREAM, GROUP, e)
-    redis.call('XDEL', STREAM, e)
-  end
-  for _, k in ipairs({BODY, DELIV, NONCE, ENTRY, PARKED}) do redis.call('HDEL', k, id) end
-  redis.call('ZREM', UNTIL, id)
-  redis.call('ZREM', AGE, id)
-end
--- Whether `id` is neither parked nor under a lease that is still live at `now`.
-local function available(id, now)
-  if redis.call('HEXISTS', PARKED, id) == 1 then return false end
-  local u = tonumber(redis.call('ZSCORE', UNTIL, id))
-  return not (u and u > now and redis.call('HEXISTS', NONCE, id) == 1)
-end
--- Lease `id` if it is ready or its lease ended by `now` (taking the stream entry over); a
--- record at the delivery limit is parked instead. Returns its deliveries and body, or nil.
-local expired = 0
-local function lease(id, nonce, now, lease_end, consumer, maxd)
-  if not available(id, now) then return nil end
-  local body = redis.call('HGET', BODY, id)
-  if not body then return nil end
-  if redis.call('HEXISTS', NONCE, id) == 1 then
-    expired = expired + 1
-    end_lease(id)
-  end
-  local d = tonumber(redis.call('HGET', DELIV, id) or '0') or 0
-  if d >= maxd then
-    redis.call('HSET', PARKED, id, MAX_DELIVERY_REASON)
-    return nil
-  end
-  d = d + 1
-  redis.call('HSET', DELIV, id, d)
-  redis.call('HSET', NONCE, id, nonce)
-  redis.call('ZADD', UNTIL, lease_end, id)
-  local e = redis.call('HGET', ENTRY, id)
-  if e then redis.call('XCLAIM', STREAM, GROUP, consumer, 0, e, 'FORCE', 'RETRYCOUNT', d, 'JUSTID') end
-  return d, body
-end
--- Appends (id, state, deliveries, parked reason, body) of `id` to `out` if it exists; the state
--- is 'parked', 'leased' (a lease still live at `now`) or 'ready'.
-local function describe(id, now, out)
-  local body = redis.call('HGET', BODY, id)
-  if not body then return false end
-  local state, why = 'ready', redis.call('HGET', PARKED, id)
-  if why then
-    state = 'parked'
-  else
-    why = ''
-    if not available(id, now) then state = 'leased' end
-  end
-  out[#out + 1] = id
-  out[#out + 1] = state
-  out[#out + 1] = redis.call('HGET', DELIV, id) or '0'
-  out[#out + 1] = why
-  out[#out + 1] = body
-  return true
-end
-local function count_expired()
-  if expired > 0 then redis.call('HINCRBY', COUNTERS, 'abandoned', expired) end
-end
--- Redis orders members of equal score by their bytes (memcmp), not by Lua's locale-aware `<`.
-local function bytes_lt(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
--- The rank in `age` just after the position (score, id), whether or not `id` is still there
--- (another worker may have completed it or moved it since).
-local function rank_after(score, id)
-  local r = redis.call('ZRANK', AGE, id)
-  if r and tonumber(redis.call('ZSCORE', AGE, id)) == tonumber(score) then return r + 1 end
-  local lo = redis.call('ZCOUNT', AGE, '-inf', '(' .. score)
-  local hi = lo + redis.call('ZCOUNT', AGE, score, score)
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if bytes_lt(id, redis.call('ZRANGE', AGE, mid, mid)[1]) then hi = mid else lo = mid + 1 end
-  end
-  return lo
-end
-"#;
-
-/// ARGV: id, body, dead_lettered_at, deliveries, parked ('1'/'0'), parked reason, capacity (0 = none).
-const PUSH: &str = r#"
-local id = ARGV[1]
-local replaced = redis.call('HEXISTS', BODY, id)
-if ARGV[5] == '1' then
-  end_lease(id)
-  redis.call('HSET', PARKED, id, ARGV[6])
-else
-  -- a replaced record keeps an unsettled lease, so it is not handed out twice
-  redis.call('HDEL', PARKED, id)
-end
-redis.call('HSET', BODY, id, ARGV[2])
-redis.call('HSET', DELIV, id, ARGV[4])
-redis.call('ZADD', AGE, ARGV[3], id)
-if redis.call('HEXISTS', ENTRY, id) == 0 then
-  redis.call('HSET', ENTRY, id, redis.call('XADD', STREAM, '*', 'id', id))
-end
-redis.call('HDEL', JOURNAL, id)
-local evicted = {}
-local cap = tonumber(ARGV[7])
-if cap > 0 and redis.call('HLEN', BODY) > cap then
-  -- Oldest first, a page at a time: the cost follows the records passed over, not the namespace.
-  for pass = 1, 2 do
-    local start = 0
-    while redis.call('HLEN', BODY) > cap do
-      local page = redis.call('ZRANGE', AGE, start, start + 127)
-      if #page == 0 then break end
-      for _, victim in ipairs(page) do
-        if redis.call('HLEN', BODY) <= cap then break end
-        local parked = redis.call('HEXISTS', PARKED, victim) == 1
-        local leased = redis.call('HEXISTS', NONCE, victim) == 1
-        -- ready records first, then parked ones; never one under a lease (push has no clock)
-        if not leased and (pass == 2) == parked and redis.call('HEXISTS', BODY, victim) == 1 then
-          drop(victim)
-          evicted[#evicted + 1] = victim
-        else
-          start = start + 1
-        end
-      end
-    end
-  end
-  if #evicted > 0 then redis.call('HINCRBY', COUNTERS, 'dropped', #evicted) end
-end
-return {replaced, evicted}
-"#;
-
-/// ARGV: now, lease end, consumer, max deliveries, then (id, nonce) pairs oldest first.
-/// Returns (id, deliveries, body) triples of the records leased.
-const RECEIVE: &str = r#"
-local now, lease_end, consumer, maxd = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
-local out = {}
-for i = 5, #ARGV, 2 do
-  local id = ARGV[i]
-  local d, body = lease(id, ARGV[i + 1], now, lease_end, consumer, maxd)
-  if d then
-    out[#out + 1] = id
-    out[#out + 1] = tostring(d)
-    out[#out + 1] = body
-  end
-end
-count_expired()
-return out
-"#;
-
-/// Walks `age` oldest first from just after the cursor (score, id; id '' = from the oldest),
-/// skipping parked records and live leases without reading their bodies, until `want` records
-/// are found or `budget` ids were inspected.
-/// ARGV: now, cursor score, cursor id, want, budget, mode, lease end, consumer, max deliveries,
-/// then (mode 'lease') `want` nonces.
-/// Mode 'lease' leases what it finds (a record at the delivery limit is parked instead) and
-/// returns (id, deliveries, body) triples; mode 'peek' changes nothing and returns (id, body)
-/// pairs of the records that could be leased now; mode 'scan' changes nothing and returns every
-/// record as `describe` does. The reply starts with 'end' (nothing after
-/// the cursor) or 'more', then the new cursor (score, id).
-const WALK: &str = r#"
-local now, want, budget = tonumber(ARGV[1]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local leasing, scanning = ARGV[6] == 'lease', ARGV[6] == 'scan'
-local lease_end, consumer, maxd = ARGV[7], ARGV[8], tonumber(ARGV[9])
-local score, last = ARGV[2], ARGV[3]
-local start = 0
-if last ~= '' then start = rank_after(score, last) end
-local out, found, seen, status = {}, 0, 0, 'more'
-while found < want and seen < budget do
-  local n = math.min(budget - seen, 128)
-  local page = redis.call('ZRANGE', AGE, start, start + n - 1, 'WITHSCORES')
-  local got = #page / 2
-  for i = 1, #page, 2 do
-    local id = page[i]
-    last, score = id, page[i + 1]
-    seen = seen + 1
-    if leasing then
-      local d, body = lease(id, ARGV[10 + found], now, lease_end, consumer, maxd)
-      if d then
-        found = found + 1
-        out[#out + 1] = id
-        out[#out + 1] = tostring(d)
-        out[#out + 1] = body
-      end
-    elseif scanning then
-      if describe(id, now, out) then found = found + 1 end
-    elseif available(id, now) then
-      local body = redis.call('HGET', BODY, id)
-      if body then
-        found = found + 1
-        out[#out + 1] = id
-        out[#out + 1] = body
-      end
-    end
-    if found >= want then break end
-  end
-  if found < want and got < n then
-    status = 'end'
-    break
-  end
-  start = start + got
-end
-count_expired()
-local reply = {status, score, last}
-for i = 1, #out do reply[#reply + 1] = out[i] end
-return reply
-"#;
-
-/// ARGV: now, ids. Returns (id, body) pairs of those that could be leased now.
-const PEEK_IDS: &str = r#"
-local now, out = tonumber(ARGV[1]), {}
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  if available(id, now) then
-    local body = redis.call('HGET', BODY, id)
-    if body then
-      out[#out + 1] = id
-      out[#out + 1] = body
-    end
-  end
-end
-return out
-"#;
-
-/// ARGV: now, ids. Returns the records among them that exist, as `describe` does.
-const RECORDS: &str = r#"
-local now, out = tonumber(ARGV[1]), {}
-for i = 2, #ARGV do describe(ARGV[i], now, out) end
-return out
-"#;
-
-/// ARGV: id, nonce. Returns 1, or 0 if the token is stale.
-const COMPLETE: &str = r#"
-if redis.call('HGET', NONCE, ARGV[1]) ~= ARGV[2] then return 0 end
-drop(ARGV[1])
-redis.call('HINCRBY', COUNTERS, 'completed', 1)
-return 1
-"#;
-
-/// ARGV: id, nonce, max deliveries, new body ('' = keep), dead_lettered_at, park reason ('' = not asked).
-/// Returns 'ready', 'parked', or 'lost'.
-const ABANDON: &str = r#"
-local id = ARGV[1]
-if redis.call('HGET', NONCE, id) ~= ARGV[2] then return 'lost' end
-end_lease(id)
-if ARGV[4] ~= '' then
-  redis.call('HSET', BODY, id, ARGV[4])
-  redis.call('ZADD', AGE, ARGV[5], id)
-end
-redis.call('HINCRBY', COUNTERS, 'abandoned', 1)
-local why = ARGV[6]
-if why == '' and (tonumber(redis.call('HGET', DELIV, id) or '0') or 0) >= tonumber(ARGV[3]) then
-  why = MAX_DELIVERY_REASON
-end
-if why ~= '' then
-  redis.call('HSET', PARKED, id, why)
-  return 'parked'
-end
-return 'ready'
-"#;
-
-/// ARGV: id, reason.
-const PARK: &str = r#"
-if redis.call('HEXISTS', BODY, ARGV[1]) == 0 then return 0 end
-end_lease(ARGV[1])
-redis.call('HSET', PARKED, ARGV[1], ARGV[2])
-return 1
-"#;
-
-/// ARGV: id.
-const UNPARK: &str = r#"
-if redis.call('HEXISTS', PARKED, ARGV[1]) == 0 then return 0 end
-redis.call('HDEL', PARKED, ARGV[1])
-redis.call('HSET', DELIV, ARGV[1], 0)
-return 1
-"#;
-
-/// ARGV: now, ids. Removes those not under a live lease; returns how many.
-const PURGE: &str = r#"
-local now, n = tonumber(ARGV[1]), 0
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  if redis.call('HEXISTS', BODY, id) == 1 then
-    local u = tonumber(redis.call('ZSCORE', UNTIL, id))
-    local live = redis.call('HEXISTS', NONCE, id) == 1 and u ~= nil and u > now
-    if not live then
-      drop(id)
-      n = n + 1
-    end
-  end
-end
-return n
-"#;
-
-#[derive(Clone)]
-struct Scripts {
-    push: Script,
-    receive: Script,
-    walk: Script,
-    peek_ids: Script,
-    records: Script,
-    complete: Script,
-    abandon: Script,
-    park: Script,
-    unpark: Script,
-    purge: Script,
-}
-
-impl Scripts {
-    fn new() -> Self {
-        let prelude = PRELUDE.replace("@MAX_DELIVERY_REASON@", reason::MAX_DELIVERY_COUNT_EXCEEDED);
-        let s = |body: &str| Script::new(&format!("{prelude}{body}"));
-        Scripts {
-            push: s(PUSH),
-            receive: s(RECEIVE),
-            walk: s(WALK),
-            peek_ids: s(PEEK_IDS),
-            records: s(RECORDS),
-            complete: s(COMPLETE),
-            abandon: s(ABANDON),
-            park: s(PARK),
-            unpark: s(UNPARK),
-            purge: s(PURGE),
-        }
-    }
-}
+/// Settled keys read or cleared per round trip.
+const SETTLED_PAGE: usize = 1000;
 
 /// A [`DlqStore`] in Redis, shared by every worker using the same namespace.
 #[derive(Clone)]
@@ -428,7 +111,9 @@ pub struct RedisStore {
     location: String,
     /// This worker's name in the consumer group.
     consumer: String,
-    scripts: Scripts,
+    scripts: Arc<Scripts>,
+    /// Single-call writes go through it, so that those arriving together share a round trip.
+    batcher: Batcher,
     max_deliveries: u32,
     capacity: Option<u64>,
 }
@@ -443,9 +128,6 @@ impl std::fmt::Debug for RedisStore {
             .finish_non_exhaustive()
     }
 }
-
-const KEY_NAMES: [&str; 10] =
-    ["body", "deliv", "nonce", "until", "parked", "entry", "age", "journal", "counters", "stream"];
 
 impl RedisStore {
     /// Connect to `url` (`redis://[:password@]host[:port][/db]`) and use the keys of `namespace`.
@@ -467,7 +149,7 @@ impl RedisStore {
             .set_number_of_retries(2);
         let mut conn = client.get_connection_manager_with_config(config).await.map_err(|e| backend(&location, &e))?;
         let keys: Vec<String> = KEY_NAMES.iter().map(|k| format!("{{dlq:{namespace}}}:{k}")).collect();
-        let stream = keys.last().cloned().unwrap_or_default();
+        let stream = keys.get(STREAM).cloned().unwrap_or_default();
         let created: Result<(), RedisError> = redis::cmd("XGROUP")
             .arg("CREATE")
             .arg(&stream)
@@ -481,12 +163,15 @@ impl RedisStore {
             Err(e) if e.code() == Some("BUSYGROUP") => {}
             Err(e) => return Err(backend(&location, &e)),
         }
+        let scripts = Arc::new(Scripts::new());
+        let batcher = Batcher::start(conn.clone(), keys.clone(), Arc::clone(&scripts));
         Ok(RedisStore {
             conn,
             keys,
             location,
             consumer: format!("worker-{}", new_nonce().get(..16).unwrap_or_default()),
-            scripts: Scripts::new(),
+            scripts,
+            batcher,
             max_deliveries: DEFAULT_MAX_DELIVERIES,
             capacity: None,
         })
@@ -517,7 +202,22 @@ impl RedisStore {
 
     /// The stream whose pending-entries list holds the live leases.
     pub fn stream_key(&self) -> &str {
-        self.keys.last().map(String::as_str).unwrap_or_default()
+        self.keys.get(STREAM).map(String::as_str).unwrap_or_default()
+    }
+
+    /// Script calls the single-call writes went out in, and the writes they carried (their
+    /// ratio is the batch size achieved).
+    pub fn batch_stats(&self) -> BatchStats {
+        self.batcher.stats()
+    }
+
+    /// Runs `call` in the next batch and reads its reply as `T`.
+    async fn apply<T: redis::FromRedisValue>(&self, call: Call) -> Result<T, StoreError> {
+        let op = call.op();
+        let value = self.batcher.run(call).await.map_err(|e| backend(&self.location, &e))?;
+        redis::from_redis_value(value).map_err(|e| {
+            StoreError::Backend(format!("redis {}: unexpected reply to {}: {e}", self.location, op.name()))
+        })
     }
 
     fn key(&self, name: &str) -> &str {
@@ -670,7 +370,13 @@ impl<'a> Pages<'a> {
     ) -> Result<Pages<'a>, StoreError> {
         let ids = if filter.ids.is_empty() { None } else { Some(store.ids_by_age(&filter.ids).await?.into_iter()) };
         let page = first.clamp(PAGE_MIN, SCAN_PAGE_MAX);
-        Ok(Pages { store, filter, now, cursor: Cursor::default(), page, ids, done: false })
+        // Records dead-lettered before `dead_lettered_after` cannot match: start the walk at it
+        // (`age` is scored by that time), so a page far into the queue does not walk its start.
+        let cursor = match filter.dead_lettered_after {
+            Some(t) => Cursor { score: t.as_unix_millis().to_string(), id: String::new() },
+            None => Cursor::default(),
+        };
+        Ok(Pages { store, filter, now, cursor, page, ids, done: false })
     }
 
     /// The next page's matching records (possibly none), or `None` at the end.
@@ -714,7 +420,8 @@ const WALK_BUDGET: usize = 1024;
 const PAGE_MIN: usize = 64;
 const PAGE_MAX: usize = 256;
 
-/// A position in `age`: just after the member `id` with `score`; the start when `id` is empty.
+/// A position in `age`: just after the member `id` with `score`; the first member with
+/// `score` when `id` is empty; the start when both are.
 #[derive(Default)]
 struct Cursor {
     score: String,
@@ -796,6 +503,27 @@ fn decode_scanned(items: &[String]) -> Result<Vec<Entry>, StoreError> {
     Ok(out)
 }
 
+/// The `ZRANGEBYLEX` bounds of the keys starting with `prefix`.
+fn lex_range(prefix: &str) -> (String, String) {
+    let min = if prefix.is_empty() { "-".to_string() } else { format!("[{prefix}") };
+    let max = prefix_end(prefix).map_or_else(|| "+".to_string(), |end| format!("({end}"));
+    (min, max)
+}
+
+/// A settled key's stored JSON (`{"id", "outcome", "at"}`, `at` in Unix ms) read back.
+fn decode_settled(key: String, value: &str) -> Result<SettledKey, StoreError> {
+    let bad = |problem: &str| StoreError::Decode(format!("settled key {key:?}: {problem} in {value}"));
+    let json: serde_json::Value = serde_json::from_str(value).map_err(|e| bad(&e.to_string()))?;
+    let id = json.get("id").and_then(|v| v.as_str()).ok_or_else(|| bad("no string id"))?.to_string();
+    let outcome = match json.get("outcome").and_then(|v| v.as_str()) {
+        Some("solved") => Settlement::Solved,
+        Some("dead_lettered") => Settlement::DeadLettered,
+        _ => return Err(bad("no outcome solved or dead_lettered")),
+    };
+    let at = json.get("at").and_then(serde_json::Value::as_u64).ok_or_else(|| bad("no time in ms"))?;
+    Ok(SettledKey { key, id, outcome, at: Timestamp::from_unix_millis(at) })
+}
+
 fn backend(location: &str, e: &RedisError) -> StoreError {
     if e.code() == Some("WRONGTYPE") {
         return corrupt(location, format!("a key of the namespace holds something else: {e}"));
@@ -813,30 +541,72 @@ fn encode(record: &DeadLetterRecord) -> Result<String, StoreError> {
 
 #[async_trait]
 impl DlqStore for RedisStore {
-    // PLACEHOLDER(stores helper): settled keys are being implemented on the `stores` branch.
-    async fn settled(&self, _prefix: &str) -> Result<Vec<captcha_dlq_core::dlq::SettledKey>, StoreError> {
-        Err(StoreError::Backend("settled keys are not implemented by this store yet".into()))
+    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
+        let (mut min, max) = lex_range(prefix);
+        let mut out = Vec::new();
+        loop {
+            let mut conn = self.conn.clone();
+            let keys: Vec<String> = redis::cmd("ZRANGEBYLEX")
+                .arg(self.key("skeys"))
+                .arg(&min)
+                .arg(&max)
+                .arg("LIMIT")
+                .arg(0)
+                .arg(SETTLED_PAGE)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| backend(&self.location, &e))?;
+            let Some(last) = keys.last().cloned() else { break };
+            let values: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(self.key("settled"))
+                .arg(&keys)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| backend(&self.location, &e))?;
+            let full = keys.len() == SETTLED_PAGE;
+            for (key, value) in keys.into_iter().zip(values) {
+                // A key cleared between the two reads is simply gone.
+                if let Some(value) = value {
+                    out.push(decode_settled(key, &value)?);
+                }
+            }
+            if !full {
+                break;
+            }
+            min = format!("({last}");
+        }
+        Ok(out)
     }
 
-    async fn clear_settled(&self, _prefix: &str) -> Result<u64, StoreError> {
-        Err(StoreError::Backend("settled keys are not implemented by this store yet".into()))
+    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
+        let (min, max) = lex_range(prefix);
+        let mut cleared = 0;
+        loop {
+            let n: u64 = self
+                .invoke(&self.scripts.clear_settled, |inv| {
+                    inv.arg(&min).arg(&max).arg(SETTLED_PAGE);
+                })
+                .await?;
+            cleared += n;
+            if n < SETTLED_PAGE as u64 {
+                return Ok(cleared);
+            }
+        }
     }
 
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         let body = encode(&record)?;
         let parked = record.state == RecordState::Parked;
         let why = record.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string());
-        let (replaced, evicted): (i64, Vec<String>) = self
-            .invoke(&self.scripts.push, |inv| {
-                inv.arg(&record.id)
-                    .arg(&body)
-                    .arg(record.dead_lettered_at.as_unix_millis())
-                    .arg(record.deliveries)
-                    .arg(if parked { "1" } else { "0" })
-                    .arg(&why)
-                    .arg(self.capacity.unwrap_or(0));
-            })
-            .await?;
+        let call = Call::new(Op::Push)
+            .arg(&record.id)
+            .arg(&body)
+            .arg(record.dead_lettered_at.as_unix_millis())
+            .arg(record.deliveries)
+            .arg(if parked { "1" } else { "0" })
+            .arg(&why)
+            .arg(self.capacity.unwrap_or(0));
+        let (replaced, evicted): (i64, Vec<String>) = self.apply(call).await?;
         Ok(PushOutcome { replaced: replaced == 1, evicted })
     }
 
@@ -904,11 +674,7 @@ impl DlqStore for RedisStore {
     }
 
     async fn complete(&self, token: &LeaseToken, _now: Timestamp) -> Result<(), StoreError> {
-        let done: i64 = self
-            .invoke(&self.scripts.complete, |inv| {
-                inv.arg(&token.id).arg(&token.nonce);
-            })
-            .await?;
+        let done: i64 = self.apply(Call::new(Op::Complete).arg(&token.id).arg(&token.nonce)).await?;
         if done == 1 {
             Ok(())
         } else {
@@ -932,11 +698,14 @@ impl DlqStore for RedisStore {
             }
             None => (String::new(), 0, String::new()),
         };
-        let state: String = self
-            .invoke(&self.scripts.abandon, |inv| {
-                inv.arg(&token.id).arg(&token.nonce).arg(self.max_deliveries).arg(&body).arg(dla).arg(&why);
-            })
-            .await?;
+        let call = Call::new(Op::Abandon)
+            .arg(&token.id)
+            .arg(&token.nonce)
+            .arg(self.max_deliveries)
+            .arg(&body)
+            .arg(dla)
+            .arg(&why);
+        let state: String = self.apply(call).await?;
         match state.as_str() {
             "ready" => Ok(RecordState::Ready),
             "parked" => Ok(RecordState::Parked),
@@ -945,20 +714,12 @@ impl DlqStore for RedisStore {
     }
 
     async fn park(&self, id: &str, why: &str, _now: Timestamp) -> Result<bool, StoreError> {
-        let n: i64 = self
-            .invoke(&self.scripts.park, |inv| {
-                inv.arg(id).arg(why);
-            })
-            .await?;
+        let n: i64 = self.apply(Call::new(Op::Park).arg(id).arg(why)).await?;
         Ok(n == 1)
     }
 
     async fn unpark(&self, id: &str, _now: Timestamp) -> Result<bool, StoreError> {
-        let n: i64 = self
-            .invoke(&self.scripts.unpark, |inv| {
-                inv.arg(id);
-            })
-            .await?;
+        let n: i64 = self.apply(Call::new(Op::Unpark).arg(id)).await?;
         Ok(n == 1)
     }
 
@@ -1069,24 +830,19 @@ impl DlqStore for RedisStore {
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
         let json =
             serde_json::to_string(entry).map_err(|e| StoreError::Decode(format!("journal entry {}: {e}", entry.id)))?;
-        let mut conn = self.conn.clone();
-        redis::cmd("HSET")
-            .arg(self.key("journal"))
+        let has_key = if entry.key.is_some() { "1" } else { "0" };
+        let call = Call::new(Op::JournalUpsert)
             .arg(&entry.id)
-            .arg(json)
-            .query_async::<()>(&mut conn)
-            .await
-            .map_err(|e| backend(&self.location, &e))
+            .arg(&json)
+            .arg(has_key)
+            .arg(entry.key.as_deref().unwrap_or_default());
+        let _: i64 = self.apply(call).await?;
+        Ok(())
     }
 
-    async fn journal_forget(&self, id: &str, _now: Timestamp) -> Result<(), StoreError> {
-        let mut conn = self.conn.clone();
-        redis::cmd("HDEL")
-            .arg(self.key("journal"))
-            .arg(id)
-            .query_async::<()>(&mut conn)
-            .await
-            .map_err(|e| backend(&self.location, &e))
+    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
+        let _: i64 = self.apply(Call::new(Op::JournalForget).arg(id).arg(now.as_unix_millis())).await?;
+        Ok(())
     }
 
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {

@@ -1,0 +1,235 @@
+//! The Prometheus text exposition format (version 0.0.4) of a client's
+//! metrics and its DLQ's gauges: `captcha_dlq_` prefix, base units (seconds),
+//! `_total` counters, one `# HELP` and `# TYPE` per family.
+//!
+//! Written by hand: the format is a few lines per family, and the registry
+//! crates bring their own metric types where this only has numbers to print.
+
+use core::fmt::Write as _;
+
+use captcha_dlq_core::dlq::StoreStats;
+use captcha_dlq_core::Timestamp;
+
+use crate::driver::StoreHealth;
+use crate::metrics::{MetricsSnapshot, DURATION_BUCKETS};
+
+/// The `Content-Type` of [`render`]'s text.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// What the DLQ store says about itself at scrape time.
+#[derive(Clone, Debug)]
+pub struct DlqGauges {
+    /// The store's counts; `None` when the store could not be read (`captcha_dlq_dlq_up 0`).
+    pub stats: Option<StoreStats>,
+    pub health: StoreHealth,
+    pub now: Timestamp,
+}
+
+/// The metrics as Prometheus text.
+pub fn render(m: &MetricsSnapshot, dlq: &DlqGauges) -> String {
+    let mut out = Text { out: String::new() };
+    out.family(
+        "captcha_dlq_tasks_submitted_total",
+        "counter",
+        "Task submissions the provider accepted (each attempt).",
+    );
+    for c in &m.tasks_submitted {
+        out.sample(
+            "captcha_dlq_tasks_submitted_total",
+            &[("provider", &c.provider), ("task_type", &c.task_type)],
+            c.count as f64,
+        );
+    }
+    out.family("captcha_dlq_tasks_solved_total", "counter", "Tasks solved (answers handed over).");
+    for c in &m.tasks_solved {
+        out.sample(
+            "captcha_dlq_tasks_solved_total",
+            &[("provider", &c.provider), ("task_type", &c.task_type)],
+            c.count as f64,
+        );
+    }
+    out.family(
+        "captcha_dlq_tasks_dead_lettered_total",
+        "counter",
+        "Tasks settled into the dead-letter queue, by error class (error_type).",
+    );
+    for c in &m.tasks_dead_lettered {
+        let labels = [
+            ("provider", c.provider.as_str()),
+            ("task_type", c.task_type.as_str()),
+            ("error_type", c.error_type.as_str()),
+        ];
+        out.sample("captcha_dlq_tasks_dead_lettered_total", &labels, c.count as f64);
+    }
+    out.family(
+        "captcha_dlq_http_requests_total",
+        "counter",
+        "HTTP exchanges with the provider, by endpoint and outcome.",
+    );
+    for c in &m.http_requests {
+        let labels =
+            [("provider", c.provider.as_str()), ("endpoint", c.endpoint.as_str()), ("outcome", c.outcome.as_str())];
+        out.sample("captcha_dlq_http_requests_total", &labels, c.count as f64);
+    }
+    out.family(
+        "captcha_dlq_http_request_duration_seconds",
+        "histogram",
+        "Duration of HTTP exchanges with the provider.",
+    );
+    for h in &m.http_request_duration {
+        for (bound, count) in DURATION_BUCKETS.iter().zip(&h.buckets) {
+            let le = bound.to_string();
+            let labels = [("provider", h.provider.as_str()), ("endpoint", h.endpoint.as_str()), ("le", le.as_str())];
+            out.sample("captcha_dlq_http_request_duration_seconds_bucket", &labels, *count as f64);
+        }
+        let labels = [("provider", h.provider.as_str()), ("endpoint", h.endpoint.as_str()), ("le", "+Inf")];
+        out.sample("captcha_dlq_http_request_duration_seconds_bucket", &labels, h.count as f64);
+        let labels = [("provider", h.provider.as_str()), ("endpoint", h.endpoint.as_str())];
+        out.sample("captcha_dlq_http_request_duration_seconds_sum", &labels, h.sum_seconds);
+        out.sample("captcha_dlq_http_request_duration_seconds_count", &labels, h.count as f64);
+    }
+    out.family("captcha_dlq_tasks_active", "gauge", "Tasks accepted by this client and not ended.");
+    out.sample("captcha_dlq_tasks_active", &[], m.tasks_active as f64);
+    out.family("captcha_dlq_tasks_in_flight", "gauge", "Tasks of this client with the provider now.");
+    out.sample("captcha_dlq_tasks_in_flight", &[], m.tasks_in_flight as f64);
+    out.family("captcha_dlq_circuit_open", "gauge", "1 while a provider's circuit breaker stops submissions to it.");
+    for c in &m.circuits {
+        out.sample("captcha_dlq_circuit_open", &[("provider", &c.provider)], if c.open { 1.0 } else { 0.0 });
+    }
+
+    out.family("captcha_dlq_dlq_up", "gauge", "1 if the DLQ store answered this scrape.");
+    out.sample("captcha_dlq_dlq_up", &[], if dlq.stats.is_some() { 1.0 } else { 0.0 });
+    out.family(
+        "captcha_dlq_store_write_failures_total",
+        "counter",
+        "Store writes given up after retrying, since the client started.",
+    );
+    out.sample("captcha_dlq_store_write_failures_total", &[], dlq.health.failures as f64);
+    if let Some(s) = &dlq.stats {
+        out.family("captcha_dlq_dlq_records", "gauge", "Records in the dead-letter queue, by state.");
+        for (state, n) in [("ready", s.ready), ("leased", s.leased), ("parked", s.parked)] {
+            out.sample("captcha_dlq_dlq_records", &[("state", state)], n as f64);
+        }
+        out.family(
+            "captcha_dlq_dlq_oldest_record_age_seconds",
+            "gauge",
+            "Seconds since the oldest record was dead-lettered (0 when the DLQ is empty).",
+        );
+        let age = s.oldest_dead_lettered_at.map_or(0.0, |t| dlq.now.since(t).as_secs_f64());
+        out.sample("captcha_dlq_dlq_oldest_record_age_seconds", &[], age);
+        out.family(
+            "captcha_dlq_journal_entries",
+            "gauge",
+            "Tasks in flight in the journal, of every client of the store.",
+        );
+        out.sample("captcha_dlq_journal_entries", &[], s.in_flight as f64);
+        out.family("captcha_dlq_dlq_completed_total", "counter", "Records replayed successfully and removed, ever.");
+        out.sample("captcha_dlq_dlq_completed_total", &[], s.completed as f64);
+        out.family("captcha_dlq_dlq_dropped_total", "counter", "Records dropped to honour a capacity limit, ever.");
+        out.sample("captcha_dlq_dlq_dropped_total", &[], s.dropped as f64);
+    }
+    out.out
+}
+
+struct Text {
+    out: String,
+}
+
+impl Text {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.out, "# HELP {name} {help}");
+        let _ = writeln!(self.out, "# TYPE {name} {kind}");
+    }
+
+    /// One sample; client-wide gauges have no labels (and no braces).
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        let _ = write!(self.out, "{name}");
+        for (i, (key, value)) in labels.iter().enumerate() {
+            let open = if i == 0 { "{" } else { "," };
+            let _ = write!(self.out, "{open}{key}=\"{}\"", escape(value));
+        }
+        if !labels.is_empty() {
+            self.out.push('}');
+        }
+        let _ = writeln!(self.out, " {}", number(value));
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped, as the format requires.
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Integers without a fraction; NaN and infinities as the format spells them.
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        v.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{CircuitState, DurationHistogram, HttpCount, TaskCount};
+
+    #[test]
+    fn families_have_help_type_and_escaped_labels() {
+        let m = MetricsSnapshot {
+            providers: vec!["a\"b".into()],
+            tasks_solved: vec![TaskCount { provider: "a\"b".into(), task_type: "recaptcha_v2".into(), count: 3 }],
+            http_requests: vec![HttpCount {
+                provider: "a\"b".into(),
+                endpoint: "/in.php".into(),
+                outcome: "ok".into(),
+                count: 2,
+            }],
+            circuits: vec![CircuitState { provider: "a\"b".into(), open: true }],
+            http_request_duration: vec![DurationHistogram {
+                provider: "a\"b".into(),
+                endpoint: "/in.php".into(),
+                buckets: vec![0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2],
+                count: 2,
+                sum_seconds: 0.07,
+            }],
+            ..MetricsSnapshot::default()
+        };
+        let stats = StoreStats {
+            total: 3,
+            ready: 2,
+            parked: 1,
+            oldest_dead_lettered_at: Some(Timestamp::from_unix_millis(1_000)),
+            ..StoreStats::default()
+        };
+        let dlq =
+            DlqGauges { stats: Some(stats), health: StoreHealth::default(), now: Timestamp::from_unix_millis(61_500) };
+        let text = render(&m, &dlq);
+        assert!(
+            text.contains("captcha_dlq_tasks_solved_total{provider=\"a\\\"b\",task_type=\"recaptcha_v2\"} 3\n"),
+            "{text}"
+        );
+        assert!(text.contains("captcha_dlq_http_request_duration_seconds_bucket{provider=\"a\\\"b\",endpoint=\"/in.php\",le=\"0.025\"} 1\n"));
+        assert!(text.contains("le=\"+Inf\"} 2\n"));
+        assert!(text.contains("captcha_dlq_circuit_open{provider=\"a\\\"b\"} 1\n"));
+        assert!(text.contains("captcha_dlq_dlq_records{state=\"parked\"} 1\n"));
+        assert!(text.contains("captcha_dlq_dlq_oldest_record_age_seconds 60.5\n"));
+        // Every sample's family was declared just before it, once.
+        for line in text.lines().filter(|l| l.starts_with("# TYPE")) {
+            let name = line.split(' ').nth(2).unwrap();
+            assert_eq!(text.matches(&format!("# TYPE {name} ")).count(), 1, "{name}");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_store_says_so_and_leaves_its_gauges_out() {
+        let dlq = DlqGauges { stats: None, health: StoreHealth::default(), now: Timestamp::EPOCH };
+        let text = render(&MetricsSnapshot::default(), &dlq);
+        assert!(text.contains("captcha_dlq_dlq_up 0\n"));
+        assert!(!text.contains("captcha_dlq_dlq_records"));
+    }
+}

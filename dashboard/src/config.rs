@@ -1,0 +1,170 @@
+//! What a dashboard is allowed to do and who may reach it, and the rule that
+//! makes it safe by default: it listens on loopback unless told otherwise, and
+//! a non-loopback address needs a token (Hangfire's local-only default, whose
+//! removal became a security advisory; Sidekiq's plain mount, which "has no
+//! security").
+
+use std::net::{IpAddr, SocketAddr};
+
+/// The address `serve` listens on unless told otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+/// The environment variable the CLI reads the token from.
+pub const TOKEN_ENV: &str = "CAPTCHA_DLQ_DASHBOARD_TOKEN";
+/// Tokens shorter than this are refused: they could be guessed.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// How a dashboard behaves, wherever it is mounted.
+#[derive(Clone)]
+pub struct DashboardConfig {
+    /// Hide every action and refuse every mutating request.
+    pub read_only: bool,
+    /// Required on every request when set: as `Authorization: Bearer …` (scrapers,
+    /// scripts) or through the login page, which sets a session cookie.
+    pub token: Option<String>,
+    /// Without a token, answer only requests addressed to a loopback name (`Host:
+    /// 127.0.0.1`, `localhost`, `[::1]`) from a loopback peer, so a web page elsewhere
+    /// cannot reach the dashboard through DNS rebinding. On by default; a host that puts
+    /// the router behind its own authentication turns it off.
+    pub loopback_only: bool,
+    /// How often pages refresh their counts and progress while "live" is on (ms).
+    pub live_interval_ms: u64,
+    /// Whether the client may talk to the provider. `false` for a client without a usable
+    /// API key (the CLI given none): replays, recovery and the balance are hidden and
+    /// refused; inspection, park, unpark, purge and export work.
+    pub solving: bool,
+}
+
+impl Default for DashboardConfig {
+    fn default() -> Self {
+        DashboardConfig { read_only: false, token: None, loopback_only: true, live_interval_ms: 2000, solving: true }
+    }
+}
+
+impl core::fmt::Debug for DashboardConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("DashboardConfig")
+            .field("read_only", &self.read_only)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("loopback_only", &self.loopback_only)
+            .field("live_interval_ms", &self.live_interval_ms)
+            .field("solving", &self.solving)
+            .finish()
+    }
+}
+
+impl DashboardConfig {
+    /// Checks the token's strength.
+    pub fn validate(&self) -> Result<(), DashboardError> {
+        if let Some(token) = &self.token {
+            if token.chars().count() < MIN_TOKEN_LEN {
+                return Err(DashboardError::Config(format!(
+                    "token: must be at least {MIN_TOKEN_LEN} characters (a short token can be guessed)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A dashboard served on its own address.
+#[derive(Clone, Debug)]
+pub struct DashboardOptions {
+    pub listen: SocketAddr,
+    pub config: DashboardConfig,
+}
+
+impl Default for DashboardOptions {
+    fn default() -> Self {
+        DashboardOptions { listen: SocketAddr::from(([127, 0, 0, 1], 8787)), config: DashboardConfig::default() }
+    }
+}
+
+impl DashboardOptions {
+    /// Options for `listen` (`host:port`; a bare `:port` means loopback).
+    pub fn listen_on(listen: &str) -> Result<DashboardOptions, DashboardError> {
+        Ok(DashboardOptions { listen: parse_listen(listen)?, ..DashboardOptions::default() })
+    }
+
+    /// Refuses a non-loopback address without a token, and says why.
+    pub fn validate(&self) -> Result<(), DashboardError> {
+        self.config.validate()?;
+        if !is_loopback(self.listen.ip()) && self.config.token.is_none() {
+            return Err(DashboardError::Config(format!(
+                "refusing to listen on {} without a token: anyone who can reach that address could replay, \
+                 park and purge the DLQ. Pass --token (or set {TOKEN_ENV}) with at least {MIN_TOKEN_LEN} \
+                 characters, or listen on loopback (--listen {DEFAULT_LISTEN})",
+                self.listen
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `host:port`, `[v6]:port`, or `:port` (loopback).
+pub fn parse_listen(listen: &str) -> Result<SocketAddr, DashboardError> {
+    let text = listen.trim();
+    let full = if text.starts_with(':') { format!("127.0.0.1{text}") } else { text.to_string() };
+    let full = full.replacen("localhost:", "127.0.0.1:", 1);
+    full.parse().map_err(|_| {
+        DashboardError::Config(format!("listen: {listen:?} is not an address like {DEFAULT_LISTEN} or [::1]:8787"))
+    })
+}
+
+pub(crate) fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+    }
+}
+
+/// Why a dashboard could not start.
+#[derive(Debug)]
+pub enum DashboardError {
+    /// The options are unsafe or malformed; the message says which and what to do.
+    Config(String),
+    /// The address could not be bound.
+    Bind { listen: SocketAddr, error: std::io::Error },
+}
+
+impl core::fmt::Display for DashboardError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            DashboardError::Config(message) => f.write_str(message),
+            DashboardError::Bind { listen, error } => write!(f, "cannot listen on {listen}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for DashboardError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_public_address_needs_a_long_enough_token() {
+        let mut options = DashboardOptions::listen_on("0.0.0.0:8787").unwrap();
+        let refused = options.validate().unwrap_err().to_string();
+        assert!(refused.contains("refusing to listen on 0.0.0.0:8787 without a token"), "{refused}");
+        options.config.token = Some("short".into());
+        assert!(options.validate().unwrap_err().to_string().contains("at least 16 characters"));
+        options.config.token = Some("a-long-enough-secret-token".into());
+        options.validate().unwrap();
+    }
+
+    #[test]
+    fn loopback_needs_no_token_and_bare_ports_mean_loopback() {
+        for listen in ["127.0.0.1:8787", ":9000", "localhost:1", "[::1]:8787"] {
+            let options = DashboardOptions::listen_on(listen).unwrap();
+            assert!(is_loopback(options.listen.ip()), "{listen}");
+            options.validate().unwrap();
+        }
+        assert!(DashboardOptions::listen_on("nonsense").unwrap_err().to_string().contains("listen: \"nonsense\""));
+    }
+
+    #[test]
+    fn debug_hides_the_token() {
+        let config = DashboardConfig { token: Some("a-long-enough-secret-token".into()), ..DashboardConfig::default() };
+        assert!(!format!("{config:?}").contains("secret"));
+    }
+}

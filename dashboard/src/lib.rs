@@ -1,0 +1,81 @@
+//! captcha-dlq's operator dashboard: a web UI over a client's dead-letter
+//! queue and a Prometheus `/metrics` endpoint, secure by default.
+//!
+//! Pages: an overview (counts by state, reason, class, provider, sitekey and
+//! page host; failures over time; oldest age; the circuit and the balance),
+//! records (filter, search, paging that stays fast on large queues), groups
+//! with actions on a whole group (ServicePulse), a record's timeline, the
+//! journal with recovery of a dead owner's tasks, and replay requests at a
+//! chosen rate with live progress and cancel (the SQS console's redrive).
+//! Purges need the number of records typed (Service Bus Explorer).
+//!
+//! Security: [`serve`] listens on loopback unless given a token; every
+//! mutating request needs the page's CSRF token and the same origin; every
+//! response carries a CSP with a nonce, `nosniff` and `no-store`;
+//! [`DashboardConfig::read_only`] hides and refuses every action. The API key
+//! is in no page, response or log.
+//!
+//! Two ways in: [`router`] is an `axum::Router` a Rust service nests under a
+//! path of its own; [`serve`] runs it on its own address (the CLI's
+//! `captcha-dlq dashboard`, and what the Python and Node bindings call).
+
+mod actions;
+mod api;
+mod assets;
+pub mod config;
+mod overview;
+mod pages;
+mod query;
+mod recoveries;
+mod replays;
+mod respond;
+mod scan;
+mod security;
+mod server;
+mod state;
+mod views;
+
+use axum::routing::{get, post};
+use axum::Router;
+use captcha_dlq_client::Client;
+
+pub use config::{
+    parse_listen, DashboardConfig, DashboardError, DashboardOptions, DEFAULT_LISTEN, MIN_TOKEN_LEN, TOKEN_ENV,
+};
+pub use server::{serve, DashboardHandle};
+
+/// The dashboard as a router over `client` (its DLQ, journal and metrics), to serve or to
+/// nest in a service (`Router::nest("/dlq", router)`: links follow the mount path).
+///
+/// Nested in a service that listens beyond loopback, either set a token, or put the
+/// router behind the service's own authentication and turn `loopback_only` off.
+pub fn router(client: Client, config: DashboardConfig) -> Result<Router, DashboardError> {
+    let state = state::AppState::new(client, config)?;
+    let router = Router::new()
+        .route("/", get(pages::overview))
+        .route("/records", get(pages::records))
+        .route("/records/{id}", get(pages::record))
+        .route("/groups", get(pages::groups))
+        .route("/journal", get(pages::journal))
+        .route("/replays", get(pages::replays))
+        .route("/replays/{id}", get(pages::replay))
+        .route("/login", get(pages::login_page).post(actions::login))
+        .route("/export", get(api::export))
+        .route("/metrics", get(api::metrics))
+        .route("/api/summary", get(api::summary))
+        .route("/api/count", get(api::count_matching))
+        .route("/api/balance", get(api::balance))
+        .route("/api/replays/{id}", get(api::replay_progress))
+        .route("/actions/replay", post(actions::replay))
+        .route("/actions/selected", post(actions::selected))
+        .route("/actions/park", post(actions::park))
+        .route("/actions/unpark", post(actions::unpark))
+        .route("/actions/purge", post(actions::purge))
+        .route("/actions/recover", post(actions::recover))
+        .route("/actions/replays/{id}/cancel", post(actions::cancel_replay))
+        .route("/assets/app.css", get(assets::css))
+        .route("/assets/app.js", get(assets::js))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
+        .with_state(state);
+    Ok(router)
+}

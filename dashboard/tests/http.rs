@@ -1,0 +1,411 @@
+//! The dashboard over HTTP, without a browser: security from outside (CSP,
+//! CSRF, origins, loopback names, tokens, read-only, refusing a public bind),
+//! paging, filters, purge confirmation, export, replays with cancel, and the
+//! API key nowhere.
+
+mod support;
+
+use captcha_dlq::core::dlq::{Filter, RecordState};
+use captcha_dlq::Client;
+use captcha_dlq_dashboard::{DashboardConfig, DashboardOptions};
+use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::StatusCode;
+use support::{csrf_of, http, memory_client, serve, API_KEY, TOKEN};
+
+async fn get(url: &str) -> (StatusCode, HeaderMap, String) {
+    let r = http().get(url).send().await.expect("GET");
+    (r.status(), r.headers().clone(), r.text().await.expect("body"))
+}
+
+async fn post(url: &str, form: &[(&str, &str)], headers: &[(&str, &str)]) -> (StatusCode, String) {
+    let mut request = http().post(url).form(form);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let r = request.send().await.expect("POST");
+    (r.status(), r.text().await.expect("body"))
+}
+
+async fn count(client: &Client, filter: &Filter) -> u64 {
+    client.dlq().count(filter).await.expect("count")
+}
+
+#[tokio::test]
+async fn responses_carry_a_nonced_csp_nosniff_and_no_store() {
+    let client = memory_client(3).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let (status, headers, page) = get(&dash.url()).await;
+    assert_eq!(status, StatusCode::OK);
+    let csp = headers["content-security-policy"].to_str().unwrap().to_string();
+    let nonce = csp.split("'nonce-").nth(1).unwrap().split('\'').next().unwrap().to_string();
+    assert!(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(page.contains(&format!("nonce=\"{nonce}\"")), "the page's script carries the header's nonce");
+    assert!(!page.contains(" style=\"") && !page.contains("<script>"), "no inline style or script the CSP would block");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["cache-control"], "no-store");
+    let (_, again, _) = get(&dash.url()).await;
+    assert_ne!(again["content-security-policy"], headers["content-security-policy"], "a fresh nonce per response");
+    // Refusals carry the headers too.
+    let (status, refused) = post(&format!("{}actions/park", dash.url()), &[("id", "rec-00000")], &[]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_post_without_the_right_csrf_token_or_from_another_origin_is_refused() {
+    let client = memory_client(3).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let url = format!("{}actions/park", dash.url());
+    let csrf = csrf_of(&get(&dash.url()).await.2);
+    let (status, body) = post(&url, &[("id", "rec-00000")], &[]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(body.contains("CSRF"), "{body}");
+    let (status, _) = post(&url, &[("id", "rec-00000"), ("csrf", "forged")], &[]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = post(&url, &[("id", "rec-00000")], &[("x-csrf-token", "forged")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, body) =
+        post(&url, &[("id", "rec-00000"), ("csrf", &csrf)], &[("origin", "http://evil.example")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, _) = post(&url, &[("id", "rec-00000"), ("csrf", &csrf)], &[("sec-fetch-site", "cross-site")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let parked = Filter { states: vec![RecordState::Parked], ..Filter::default() };
+    assert_eq!(count(&client, &parked).await, 0, "nothing refused was done");
+    let (status, _) = post(&url, &[("id", "rec-00000"), ("csrf", &csrf)], &[]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(count(&client, &parked).await, 1);
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn read_only_hides_and_refuses_every_action() {
+    let client = memory_client(6).await;
+    let dash = serve(&client, DashboardConfig { read_only: true, ..DashboardConfig::default() }).await;
+    for path in ["", "records", "records/rec-00001", "groups", "journal", "replays"] {
+        let (status, _, page) = get(&format!("{}{path}", dash.url())).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(!page.contains("action=\"/actions"), "{path} shows an action form");
+        assert!(page.contains("read-only"), "{path}");
+    }
+    let csrf = csrf_of(&get(&dash.url()).await.2);
+    let forms: [(&str, Vec<(&str, &str)>); 6] = [
+        ("actions/park", vec![("id", "rec-00001")]),
+        ("actions/unpark", vec![("id", "rec-00001")]),
+        ("actions/purge", vec![("filter", ""), ("confirm", "purge")]),
+        ("actions/replay", vec![("filter", "")]),
+        ("actions/selected", vec![("id", "rec-00001"), ("action", "park")]),
+        ("actions/recover", vec![("owner", "someone")]),
+    ];
+    for (path, mut fields) in forms {
+        fields.push(("csrf", &csrf));
+        let (status, body) = post(&format!("{}{path}", dash.url()), &fields, &[]).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {body}");
+        assert!(body.contains("read-only"), "{body}");
+    }
+    assert_eq!(count(&client, &Filter::all()).await, 6, "nothing was purged");
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_public_address_without_a_long_token_refuses_to_start() {
+    let client = memory_client(0).await;
+    let public = DashboardOptions { listen: "0.0.0.0:0".parse().unwrap(), config: DashboardConfig::default() };
+    let refused = captcha_dlq_dashboard::serve(client.clone(), public.clone()).await.unwrap_err().to_string();
+    assert!(refused.contains("refusing to listen on 0.0.0.0:0 without a token"), "{refused}");
+    assert!(refused.contains("--token"), "it says what to do: {refused}");
+    let mut short = public.clone();
+    short.config.token = Some("short".into());
+    let refused = captcha_dlq_dashboard::serve(client.clone(), short).await.unwrap_err().to_string();
+    assert!(refused.contains("at least 16 characters"), "{refused}");
+    let mut with_token = public;
+    with_token.config.token = Some(TOKEN.into());
+    with_token.validate().expect("a token makes a public address acceptable");
+}
+
+#[tokio::test]
+async fn without_a_token_only_loopback_names_are_answered() {
+    let client = memory_client(1).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let r = http().get(dash.url()).header("host", "evil.example").send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "a rebinding name is refused");
+    let r =
+        http().get(dash.url()).header("host", format!("localhost:{}", dash.local_addr().port())).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_a_token_pages_need_a_login_or_a_bearer_header() {
+    let client = memory_client(2).await;
+    let config = DashboardConfig { token: Some(TOKEN.into()), ..DashboardConfig::default() };
+    let dash = serve(&client, config).await;
+    let r = http().get(dash.url()).header("accept", "text/html").send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()["location"], "/login");
+    let r = http().get(format!("{}metrics", dash.url())).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let r =
+        http().get(format!("{}metrics", dash.url())).bearer_auth("wrong-token-of-some-length").send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let r = http().get(format!("{}metrics", dash.url())).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let (_, _, login) = get(&format!("{}login", dash.url())).await;
+    let csrf = csrf_of(&login);
+    let (status, _) =
+        post(&format!("{}login", dash.url()), &[("token", "wrong-token-of-some-length"), ("csrf", &csrf)], &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let r =
+        http().post(format!("{}login", dash.url())).form(&[("token", TOKEN), ("csrf", &csrf)]).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(!cookie.contains(TOKEN), "the cookie is a session, not the token");
+    let session = cookie.split(';').next().unwrap().to_string();
+    let mut headers = HeaderMap::new();
+    headers.insert("cookie", HeaderValue::from_str(&session).unwrap());
+    let r = http().get(format!("{}records", dash.url())).headers(headers).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    dash.shutdown().await;
+}
+
+/// The record ids linked from a records page, in order.
+fn linked_ids(page: &str) -> Vec<String> {
+    page.split("class=\"record-link\" href=\"/records/")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().to_string())
+        .collect()
+}
+
+fn link(page: &str, rel: &str) -> Option<String> {
+    let marker = format!("\" rel=\"{rel}\"");
+    let end = page.find(&marker)?;
+    let start = page[..end].rfind("href=\"")? + 6;
+    Some(page[start..end].replace("&amp;", "&"))
+}
+
+/// Follows "Next" from the first page to the last, then "Previous" once.
+async fn walk_every_page(client: &Client, n: u64) {
+    let dash = serve(client, DashboardConfig::default()).await;
+    let root = dash.url().trim_end_matches('/').to_string();
+    let mut url = format!("{root}/records?size=20");
+    let mut seen = Vec::new();
+    let mut pages = Vec::new();
+    loop {
+        let (status, _, page) = get(&url).await;
+        assert_eq!(status, StatusCode::OK, "{url}");
+        seen.extend(linked_ids(&page));
+        pages.push((url.clone(), linked_ids(&page)));
+        match link(&page, "next") {
+            Some(next) => url = format!("{root}{next}"),
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..n).map(|i| format!("rec-{i:05}")).collect();
+    assert_eq!(seen, expected, "every record once, oldest first");
+    let last = pages.len() - 1;
+    assert_eq!(last as u64, n.div_ceil(20) - 1);
+    // Previous from the last page is the page before it.
+    let (_, _, page) = get(&pages[last].0).await;
+    let previous = link(&page, "prev").expect("a previous link");
+    let (_, _, page) = get(&format!("{root}{previous}")).await;
+    assert_eq!(linked_ids(&page), pages[last - 1].1);
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn paging_walks_every_record_once_oldest_first_and_back() {
+    // Three records per minute: pages end in the middle of a millisecond's records.
+    walk_every_page(&memory_client(230).await, 230).await;
+}
+
+#[tokio::test]
+async fn paging_walks_sqlite_and_redis_through_their_age_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = captcha_dlq::store::SqliteStore::open(dir.path().join("dlq.sqlite")).unwrap();
+    walk_every_page(&support::client_over(std::sync::Arc::new(sqlite), 130).await, 130).await;
+    if let Some(server) = captcha_dlq_mock::redis_server::RedisServer::for_tests() {
+        let redis = captcha_dlq::store::RedisStore::connect(&server.url(), "paging").await.unwrap();
+        walk_every_page(&support::client_over(std::sync::Arc::new(redis), 130).await, 130).await;
+    }
+}
+
+#[tokio::test]
+async fn filters_search_and_counts_select_the_right_records() {
+    let client = memory_client(30).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let (_, _, page) = get(&format!("{}records?reason=Timeout&label=job%3Dx", dash.url())).await;
+    let ids = linked_ids(&page);
+    assert_eq!(ids, ["rec-00003", "rec-00009", "rec-00015", "rec-00021", "rec-00027"]);
+    let counted: serde_json::Value =
+        http().get(format!("{}api/count?reason=Timeout", dash.url())).send().await.unwrap().json().await.unwrap();
+    assert_eq!(counted["count"], 15);
+    let (_, _, page) = get(&format!("{}records?q=REC-0001", dash.url())).await;
+    assert_eq!(linked_ids(&page).len(), 10, "text search is case-insensitive over ids");
+    let (status, _, page) = get(&format!("{}records?reasn=Timeout", dash.url())).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(page.contains("reasn: unknown parameter"), "the bad parameter is named");
+    let (status, _, page) = get(&format!("{}records/no-such-record", dash.url())).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(page.contains("no record no-such-record"));
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn purge_needs_the_number_of_records_or_the_word_typed() {
+    let client = memory_client(30).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let csrf = csrf_of(&get(&dash.url()).await.2);
+    let url = format!("{}actions/purge", dash.url());
+    let (status, body) = post(&url, &[("filter", "reason=Timeout"), ("confirm", "14"), ("csrf", &csrf)], &[]).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(body.contains("nothing purged: 15 records match"), "{body}");
+    let (status, body) = post(&url, &[("filter", "reason=Timeout"), ("confirm", "15"), ("csrf", &csrf)], &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("Purged 15 of the 15 records"), "{body}");
+    assert_eq!(count(&client, &Filter::all()).await, 15);
+    let (status, body) = post(&url, &[("filter", "reasn=X"), ("confirm", "purge"), ("csrf", &csrf)], &[]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a misspelt filter never widens a purge: {body}");
+    let (status, _) = post(&url, &[("id", "rec-00000"), ("confirm", "purge"), ("csrf", &csrf)], &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(count(&client, &Filter::all()).await, 14);
+    let (status, body) = post(&url, &[("confirm", "purge"), ("csrf", &csrf), ("filtre", "")], &[]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("filtre: unknown form field"), "{body}");
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn exports_download_the_selection_as_json_or_jsonl() {
+    let client = memory_client(12).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let r = http().get(format!("{}export?reason=Timeout&format=jsonl", dash.url())).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers()["content-disposition"].to_str().unwrap().starts_with("attachment"));
+    let text = r.text().await.unwrap();
+    assert_eq!(text.lines().count(), 6);
+    let r = http().get(format!("{}export?format=json", dash.url())).send().await.unwrap();
+    let records: Vec<serde_json::Value> = r.json().await.unwrap();
+    assert_eq!(records.len(), 12);
+    let r = http().get(format!("{}export?format=xml", dash.url())).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_api_key_is_in_no_page_or_response() {
+    let client = memory_client(5).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    for path in [
+        "",
+        "records",
+        "records/rec-00001",
+        "groups?by=provider",
+        "journal",
+        "replays",
+        "metrics",
+        "api/summary",
+        "api/balance",
+        "export?format=json",
+        "records?reasn=bad",
+    ] {
+        let (_, headers, body) = get(&format!("{}{path}", dash.url())).await;
+        assert!(!body.contains(API_KEY), "{path} shows the key");
+        assert!(!format!("{headers:?}").contains(API_KEY), "{path}'s headers show the key");
+    }
+    dash.shutdown().await;
+}
+
+#[tokio::test]
+async fn nested_under_a_path_its_links_and_cookies_follow_the_mount() {
+    let client = memory_client(3).await;
+    let dashboard = captcha_dlq_dashboard::router(client, DashboardConfig::default()).unwrap();
+    let app = axum::Router::new().nest("/ops/dlq", dashboard);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (status, _, page) = get(&format!("http://{addr}/ops/dlq/records")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("href=\"/ops/dlq/records/rec-00000\""), "record links follow the mount");
+    assert!(page.contains("src=\"/ops/dlq/assets/app.js\""));
+    assert!(page.contains("action=\"/ops/dlq/actions/purge\""));
+    let (status, _, _) = get(&format!("http://{addr}/ops/dlq/assets/app.css")).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_replay_at_a_rate_reports_progress_and_cancel_returns_the_rest() {
+    let script = captcha_dlq_mock::MockConfig {
+        default_behavior: captcha_dlq_mock::Behavior { solve_after_ms: 100, ..Default::default() },
+        ..Default::default()
+    };
+    let mock = captcha_dlq_mock::MockSolver::start(script).await.unwrap();
+    let client = captcha_dlq::builder()
+        .api_key(API_KEY)
+        .provider("captchaai")
+        .base_url(mock.base_url())
+        .dlq("memory")
+        .config(support::fast_config())
+        .build()
+        .await
+        .unwrap();
+    for i in 0..30 {
+        let record = captcha_dlq::core::dlq::testkit::sample_record(&format!("rec-{i:05}"), i);
+        client.backends().store.push(record).await.unwrap();
+    }
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let csrf = csrf_of(&get(&dash.url()).await.2);
+    // One record per second: the cancel comes long before the thirtieth is started.
+    let r = http()
+        .post(format!("{}actions/replay", dash.url()))
+        .form(&[("filter", ""), ("per_second", "1"), ("csrf", &csrf)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()["location"], "/replays/1");
+    let (status, _) = post(&format!("{}actions/replays/1/cancel", dash.url()), &[("csrf", &csrf)], &[]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let progress = loop {
+        let p: serde_json::Value =
+            http().get(format!("{}api/replays/1", dash.url())).send().await.unwrap().json().await.unwrap();
+        if p["active"] == false {
+            break p;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(progress["status"], "cancelled");
+    let number = |k: &str| progress[k].as_str().unwrap().parse::<u64>().unwrap();
+    let recovered = number("recovered");
+    assert!(number("skipped") > 0, "records not started were returned: {progress}");
+    assert_eq!(number("received"), number("recovered") + number("failed_again") + number("skipped") + number("parked"));
+    assert_eq!(count(&client, &Filter::all()).await, 30 - recovered, "recovered records left, the rest stayed");
+    let ready = Filter { states: vec![RecordState::Ready], ..Filter::default() };
+    assert_eq!(count(&client, &ready).await, 30 - recovered, "no lease is left behind");
+    let (_, _, page) = get(&format!("{}replays", dash.url())).await;
+    assert!(page.contains("every record") && page.contains("cancelled"), "the request is listed");
+    dash.shutdown().await;
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_an_action_it_goes_back_only_to_its_own_pages() {
+    let client = memory_client(3).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let csrf = csrf_of(&get(&dash.url()).await.2);
+    for (back, expected) in [
+        ("/records?reason=Timeout", "/records?reason=Timeout"),
+        ("//evil.example/", "/records"),
+        ("/\\evil.example/", "/records"),
+        ("https://evil.example/", "/records"),
+    ] {
+        let r = http()
+            .post(format!("{}actions/unpark", dash.url()))
+            .form(&[("id", "rec-00000"), ("back", back), ("csrf", &csrf)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        assert_eq!(r.headers()["location"], expected, "back={back}");
+    }
+    dash.shutdown().await;
+}

@@ -1,0 +1,215 @@
+//! Single-call writes that arrive together go to Redis as one script call.
+//!
+//! Every `push`, `complete`, `abandon`, `park`, `unpark`, `journal_upsert`
+//! and `journal_forget` is an [`Op`] run by the `APPLY` script, and a store
+//! has at most one such script call in flight. A call made while none is in
+//! flight goes out at once, by its caller (no hop through another task). A
+//! call made while one is in flight is queued for the store's batch task,
+//! which, once the call in flight is back, takes whatever has queued up (up
+//! to [`MAX_BATCH`]) and runs it as one `EVALSHA` of `APPLY`: one round trip,
+//! and one script start with its keys, for the whole batch instead of one per
+//! call. Nothing waits for a batch to fill: batches are what arrives during a
+//! round trip, so they grow with the load and cost a lone call nothing. Each operation is as atomic as it was alone (the whole
+//! script is), and gets its own reply: an operation the server refuses (a key
+//! of the wrong type) fails alone, while a failed round trip (connection lost,
+//! timeout) fails every call of the batch with the same error.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use redis::aio::ConnectionManager;
+use redis::{ErrorKind, RedisError, RedisResult, ServerErrorKind, ToRedisArgs, Value};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use super::scripts::{Op, Scripts};
+
+/// Operations one script call carries at most, so that no call holds the server for long.
+pub(super) const MAX_BATCH: usize = 128;
+
+/// One operation with its arguments, as `APPLY` reads them.
+#[derive(Debug)]
+pub(super) struct Call {
+    op: Op,
+    args: Vec<Vec<u8>>,
+}
+
+impl Call {
+    pub(super) fn new(op: Op) -> Call {
+        Call { op, args: Vec::new() }
+    }
+
+    pub(super) fn op(&self) -> Op {
+        self.op
+    }
+
+    pub(super) fn arg(mut self, arg: impl ToRedisArgs) -> Call {
+        arg.write_redis_args(&mut self.args);
+        self
+    }
+}
+
+struct Queued {
+    call: Call,
+    reply: oneshot::Sender<RedisResult<Value>>,
+}
+
+/// How much batching happened, for benchmarks and operators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchStats {
+    /// Script calls sent.
+    pub round_trips: u64,
+    /// Operations they carried.
+    pub operations: u64,
+}
+
+/// What the callers and the batch task share.
+struct Shared {
+    conn: ConnectionManager,
+    keys: Vec<String>,
+    scripts: Arc<Scripts>,
+    /// One script call of this store in flight at a time: while one is out, calls queue up
+    /// and go together in the next (the task waits for the permit with its batch open).
+    round_trip: Semaphore,
+    round_trips: AtomicU64,
+    operations: AtomicU64,
+}
+
+impl Shared {
+    /// One `APPLY` call for `calls`, counted.
+    async fn apply(&self, calls: &[&Call]) -> RedisResult<Vec<RedisResult<Value>>> {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.operations.fetch_add(calls.len() as u64, Ordering::Relaxed);
+        apply(&mut self.conn.clone(), &self.keys, &self.scripts, calls).await
+    }
+}
+
+/// The sending side; the task ends when every clone is dropped.
+#[derive(Clone)]
+pub(super) struct Batcher {
+    queue: mpsc::UnboundedSender<Queued>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Batcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batcher").field("stats", &self.stats()).finish_non_exhaustive()
+    }
+}
+
+impl Batcher {
+    /// Starts the task on the current tokio runtime.
+    pub(super) fn start(conn: ConnectionManager, keys: Vec<String>, scripts: Arc<Scripts>) -> Batcher {
+        let (queue, calls) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            conn,
+            keys,
+            scripts,
+            round_trip: Semaphore::new(1),
+            round_trips: AtomicU64::new(0),
+            operations: AtomicU64::new(0),
+        });
+        tokio::spawn(serve(Arc::clone(&shared), calls));
+        Batcher { queue, shared }
+    }
+
+    /// Runs `call`: at once on its own when no script call of the store is in flight (no hop
+    /// through the task), else in the task's next batch. Its own reply, or its round trip's error.
+    pub(super) async fn run(&self, call: Call) -> RedisResult<Value> {
+        if let Ok(_permit) = self.shared.round_trip.try_acquire() {
+            let mut replies = self.shared.apply(&[&call]).await?;
+            return replies.pop().unwrap_or_else(|| Err(short_reply()));
+        }
+        let (reply, answer) = oneshot::channel();
+        let stopped = || RedisError::from((ErrorKind::Io, "the Redis batch task stopped"));
+        self.queue.send(Queued { call, reply }).map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    pub(super) fn stats(&self) -> BatchStats {
+        BatchStats {
+            round_trips: self.shared.round_trips.load(Ordering::Relaxed),
+            operations: self.shared.operations.load(Ordering::Relaxed),
+        }
+    }
+}
+
+fn short_reply() -> RedisError {
+    RedisError::from((ErrorKind::Parse, "the batch script gave too few replies"))
+}
+
+async fn serve(shared: Arc<Shared>, mut calls: mpsc::UnboundedReceiver<Queued>) {
+    let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = calls.recv().await {
+        batch.push(first);
+        // Wait for the call in flight (if any) to come back; calls made meanwhile join.
+        let Ok(_permit) = shared.round_trip.acquire().await else { return };
+        while batch.len() < MAX_BATCH {
+            match calls.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let replies = {
+            let calls: Vec<&Call> = batch.iter().map(|q| &q.call).collect();
+            shared.apply(&calls).await
+        };
+        match replies {
+            Ok(replies) => {
+                let mut replies = replies.into_iter();
+                for queued in batch.drain(..) {
+                    let reply = replies.next().unwrap_or_else(|| Err(short_reply()));
+                    // The caller may have gone (timed out); its write is settled all the same.
+                    let _ = queued.reply.send(reply);
+                }
+            }
+            Err(e) => {
+                for queued in batch.drain(..) {
+                    let _ = queued.reply.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// One `EVALSHA APPLY` for `batch`, loading the script first if the server lost it (restarted,
+/// `SCRIPT FLUSH`). One reply per operation: its value, or the error the server gave it.
+async fn apply(
+    conn: &mut ConnectionManager,
+    keys: &[String],
+    scripts: &Scripts,
+    batch: &[&Call],
+) -> RedisResult<Vec<RedisResult<Value>>> {
+    let mut cmd = redis::cmd("EVALSHA");
+    cmd.arg(scripts.apply.get_hash()).arg(keys.len()).arg(keys);
+    for call in batch {
+        cmd.arg(call.op.name()).arg(call.args.len()).arg(&call.args);
+    }
+    let reply: RedisResult<Value> = cmd.query_async(conn).await;
+    let reply = match reply {
+        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            scripts.apply.prepare_invoke().load_async(conn).await?;
+            cmd.query_async(conn).await?
+        }
+        other => other?,
+    };
+    match reply {
+        Value::Array(items) if items.len() == batch.len() => Ok(items
+            .into_iter()
+            .map(|item| match item {
+                Value::ServerError(e) => Err(RedisError::from(e)),
+                value => Ok(value),
+            })
+            .collect()),
+        other => {
+            let got = match other {
+                Value::Array(items) => format!("{} replies", items.len()),
+                _ => "no array".to_string(),
+            };
+            Err(RedisError::from((
+                ErrorKind::Parse,
+                "the batch script's reply does not match its operations",
+                format!("{} operations, {got}", batch.len()),
+            )))
+        }
+    }
+}

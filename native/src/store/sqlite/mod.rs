@@ -1,0 +1,335 @@
+//! The SQLite dead-letter store: one file holding the records, their leases,
+//! the in-flight journal, the settled task keys and the lifetime counters.
+//!
+//! Several processes may share a file: it runs in WAL mode with a busy
+//! timeout, and every write (including `receive`, which selects and leases in
+//! one step) is a `BEGIN IMMEDIATE` transaction, so two processes never lease
+//! the same record and "record written, journal entry removed, key settled" is
+//! atomic. rusqlite is blocking, so each store owns one thread holding its
+//! connection; writes that arrive together share one transaction (group
+//! commit, `writer.rs`), and JSON is encoded and decoded on the caller's task.
+//!
+//! Files: `schema.rs` (opening, version checks, migrations), `writer.rs` (the
+//! connection thread and group commit), `ops.rs` (the SQL of each call),
+//! `errors.rs` (SQLite errors naming their cause).
+
+mod errors;
+mod ops;
+mod schema;
+mod writer;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
+use captcha_dlq_core::dlq::{
+    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
+    StoreStats,
+};
+use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
+use rusqlite::Connection;
+
+use self::errors::db_error;
+pub use self::schema::SCHEMA_VERSION;
+pub use self::writer::GroupCommitStats;
+use self::writer::Writer;
+
+/// How long a write waits for another connection's write lock before failing (transiently).
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A [`DlqStore`] in one SQLite file (or in memory). Clones share the connection.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    writer: Arc<Writer>,
+    location: Arc<str>,
+    max_deliveries: u32,
+    capacity: Option<u64>,
+}
+
+/// `value` as JSON, into a buffer sized for a typical record or journal entry (about 1 KB) so
+/// that encoding does not grow it step by step.
+fn encode<T: serde::Serialize>(value: &T, what: impl Fn() -> String) -> Result<String, StoreError> {
+    let mut buf = Vec::with_capacity(2048);
+    serde_json::to_writer(&mut buf, value).map_err(|e| StoreError::Decode(format!("{}: {e}", what())))?;
+    String::from_utf8(buf).map_err(|e| StoreError::Decode(format!("{}: {e}", what())))
+}
+
+impl SqliteStore {
+    /// Open (creating with mode 0600 if missing) the store at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let location: Arc<str> = path.display().to_string().into();
+        schema::create_private(path, &location)?;
+        let conn = Connection::open(path).map_err(db_error(&location))?;
+        Self::start(conn, location, true)
+    }
+
+    /// A private store that lives as long as this value (tests, short scripts).
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        let location: Arc<str> = ":memory:".into();
+        let conn = Connection::open_in_memory().map_err(db_error(&location))?;
+        Self::start(conn, location, false)
+    }
+
+    fn start(mut conn: Connection, location: Arc<str>, wal: bool) -> Result<Self, StoreError> {
+        schema::prepare(&mut conn, &location, wal, DEFAULT_BUSY_TIMEOUT)?;
+        let writer = Writer::start(conn, Arc::clone(&location), DEFAULT_BUSY_TIMEOUT)?;
+        Ok(SqliteStore { writer: Arc::new(writer), location, max_deliveries: DEFAULT_MAX_DELIVERIES, capacity: None })
+    }
+
+    /// Park a record once it has been delivered this many times (default 10, as Service Bus).
+    pub fn with_max_deliveries(mut self, max: u32) -> Result<Self, ConfigError> {
+        if max == 0 {
+            return Err(ConfigError::new("max_deliveries", "must be at least 1"));
+        }
+        self.max_deliveries = max;
+        Ok(self)
+    }
+
+    /// Keep at most `capacity` records: a push that goes over evicts the oldest
+    /// ready record, else the oldest parked one (never a leased one), and counts
+    /// it in `dropped`. Unbounded by default.
+    pub fn with_capacity(mut self, capacity: u64) -> Result<Self, ConfigError> {
+        if capacity == 0 {
+            return Err(ConfigError::new("capacity", "must be at least 1"));
+        }
+        self.capacity = Some(capacity);
+        Ok(self)
+    }
+
+    /// How long a write waits for another process's write lock before failing with a
+    /// (transient) `Backend` error naming the lock; default [`DEFAULT_BUSY_TIMEOUT`]. Applies
+    /// to the connection every clone of this store shares.
+    pub fn with_busy_timeout(self, timeout: Duration) -> Self {
+        self.writer.set_busy_timeout(timeout);
+        self
+    }
+
+    /// Where the store lives, for messages.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Write transactions run so far and the write calls they held (their ratio is the
+    /// group size group commit achieved).
+    pub fn group_commit_stats(&self) -> GroupCommitStats {
+        self.writer.stats()
+    }
+}
+
+#[async_trait]
+impl DlqStore for SqliteStore {
+    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
+        let row = ops::RecordColumns::of(&record)?;
+        let capacity = self.capacity;
+        self.writer.write(Box::new(move |conn, loc| ops::push(conn, loc, &row, capacity))).await
+    }
+
+    async fn receive(
+        &self,
+        filter: &Filter,
+        max: usize,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Vec<Leased>, StoreError> {
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        // `receive` ignores the state filter: it only ever hands out ready records.
+        let filter = Filter { states: Vec::new(), ..filter.clone() };
+        let max_deliveries = self.max_deliveries;
+        let lease_until = now.add(lease);
+        let leases = self
+            .writer
+            .write(Box::new(move |conn, loc| ops::receive(conn, loc, &filter, max, lease_until, now, max_deliveries)))
+            .await?;
+        leases
+            .into_iter()
+            .map(|ops::RawLease { row, nonce }| {
+                let record = row.into_record(RecordState::Leased)?;
+                Ok(Leased { token: LeaseToken { id: record.id.clone(), nonce }, record, lease_until })
+            })
+            .collect()
+    }
+
+    async fn complete(&self, token: &LeaseToken, _now: Timestamp) -> Result<(), StoreError> {
+        let token = token.clone();
+        self.writer.write(Box::new(move |conn, loc| ops::complete(conn, loc, &token))).await
+    }
+
+    async fn abandon(
+        &self,
+        token: &LeaseToken,
+        update: Option<DeadLetterRecord>,
+        _now: Timestamp,
+    ) -> Result<RecordState, StoreError> {
+        let update = match update {
+            Some(u) => {
+                // The token names the record; the store owns its state and delivery count.
+                let park = (u.state == RecordState::Parked)
+                    .then(|| u.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
+                let u = DeadLetterRecord { id: token.id.clone(), ..u };
+                Some(ops::Update { row: ops::RecordColumns::of(&u)?, park })
+            }
+            None => None,
+        };
+        let token = token.clone();
+        let max_deliveries = self.max_deliveries;
+        self.writer
+            .write(Box::new(move |conn, loc| ops::abandon(conn, loc, &token, update.as_ref(), max_deliveries)))
+            .await
+    }
+
+    async fn park(&self, id: &str, reason: &str, _now: Timestamp) -> Result<bool, StoreError> {
+        let (id, reason) = (id.to_string(), reason.to_string());
+        self.writer.write(Box::new(move |conn, loc| ops::park(conn, loc, &id, &reason))).await
+    }
+
+    async fn unpark(&self, id: &str, _now: Timestamp) -> Result<bool, StoreError> {
+        let id = id.to_string();
+        self.writer.write(Box::new(move |conn, loc| ops::unpark(conn, loc, &id))).await
+    }
+
+    async fn peek(&self, filter: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
+        let filter = filter.clone();
+        let rows = self
+            .writer
+            .read(Box::new(move |conn, loc| ops::peek(conn, loc, &filter, page.offset, page.limit, now)))
+            .await?;
+        rows.into_iter().map(|(row, state)| row.into_record(state)).collect()
+    }
+
+    async fn count(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        let filter = filter.clone();
+        self.writer.read(Box::new(move |conn, loc| ops::count_matching(conn, loc, &filter, now))).await
+    }
+
+    async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        let filter = filter.clone();
+        self.writer.write(Box::new(move |conn, loc| ops::purge(conn, loc, &filter, now))).await
+    }
+
+    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
+        let ((total, parked, leased, oldest), (dropped, completed, abandoned), in_flight) =
+            self.writer.read(Box::new(move |conn, loc| ops::stats(conn, loc, now))).await?;
+        Ok(StoreStats {
+            total,
+            ready: total.saturating_sub(parked).saturating_sub(leased),
+            leased,
+            parked,
+            dropped,
+            completed,
+            abandoned,
+            oldest_dead_lettered_at: oldest,
+            in_flight,
+        })
+    }
+
+    async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        let json = encode(entry, || format!("journal entry {}", entry.id))?;
+        let (id, key) = (entry.id.clone(), entry.key.clone());
+        self.writer.write(Box::new(move |conn, loc| ops::journal_upsert(conn, loc, &id, key.as_deref(), &json))).await
+    }
+
+    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.writer.write(Box::new(move |conn, loc| ops::journal_forget(conn, loc, &id, now))).await
+    }
+
+    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
+        let rows = self.writer.read(Box::new(|conn, loc| ops::journal_entries(conn, loc))).await?;
+        rows.into_iter()
+            .map(|(id, json)| {
+                serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))
+            })
+            .collect()
+    }
+
+    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
+        let prefix = prefix.to_string();
+        self.writer.read(Box::new(move |conn, loc| ops::settled(conn, loc, &prefix))).await
+    }
+
+    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
+        let prefix = prefix.to_string();
+        self.writer.write(Box::new(move |conn, loc| ops::clear_settled(conn, loc, &prefix))).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use captcha_dlq_core::dlq::testkit::{at, sample_record};
+
+    use super::*;
+
+    /// A connection that may not write (as a read-only file or mount would make it): every
+    /// write of a group fails with its own clear, transient error, and none is committed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_only_database_fails_each_write_and_commits_none() {
+        let store = SqliteStore::open_in_memory().expect("open");
+        let query_only = |on: bool| -> writer::ReadWork<()> {
+            Box::new(move |conn, loc| conn.pragma_update(None, "query_only", on).map_err(db_error(loc)))
+        };
+        store.writer.read(query_only(true)).await.expect("query_only on");
+        let mut pushes = Vec::new();
+        for i in 0..20 {
+            let store = store.clone();
+            pushes.push(tokio::spawn(async move { store.push(sample_record(&format!("r{i}"), i)).await }));
+        }
+        for push in pushes {
+            match push.await.expect("task") {
+                Err(e @ StoreError::Backend(_)) => {
+                    assert!(e.to_string().contains("read-only"), "the error must name the cause: {e}");
+                    assert!(e.is_transient());
+                }
+                other => panic!("a write to a read-only database must fail, got {other:?}"),
+            }
+        }
+        store.writer.read(query_only(false)).await.expect("query_only off");
+        assert_eq!(store.count(&Filter::all(), at(0)).await.expect("count"), 0, "nothing was committed");
+    }
+
+    /// A write the database refuses after it changed rows fails alone: its changes are undone,
+    /// and the writes that shared its transaction commit.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_the_database_refuses_fails_alone_and_undoes_itself() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("dlq.db");
+        let store = SqliteStore::open(&path).expect("open");
+        // Hold the write lock so that the calls below queue up into one group.
+        let lock = Connection::open(&path).expect("second connection");
+        lock.execute_batch("BEGIN IMMEDIATE").expect("lock");
+        let mut pushes = Vec::new();
+        for i in 0..10 {
+            let store = store.clone();
+            pushes.push(tokio::spawn(async move { store.push(sample_record(&format!("r{i}"), i)).await }));
+        }
+        let poison = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let work: writer::WriteWork<()> = Box::new(|conn, loc| {
+                    conn.execute("INSERT INTO journal (id, key, json) VALUES ('poison', NULL, '{}')", [])
+                        .map_err(db_error(loc))?;
+                    conn.execute("INSERT INTO no_such_table VALUES (1)", []).map_err(db_error(loc))?;
+                    Ok(())
+                });
+                store.writer.write(work).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await; // let the calls queue (not a timing assert)
+        lock.execute_batch("ROLLBACK").expect("unlock");
+        for push in pushes {
+            push.await.expect("task").expect("the other writes commit");
+        }
+        match poison.await.expect("task") {
+            Err(StoreError::Backend(message)) => assert!(message.contains("no_such_table"), "{message}"),
+            other => panic!("the refused write must fail with its cause, got {other:?}"),
+        }
+        assert!(store.journal_entries().await.expect("journal").is_empty(), "the refused write was undone");
+        assert_eq!(store.count(&Filter::all(), at(0)).await.expect("count"), 10);
+        let stats = store.group_commit_stats();
+        assert!(stats.transactions < stats.writes, "the writes were not grouped: {stats:?}");
+    }
+}

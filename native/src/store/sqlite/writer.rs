@@ -1,0 +1,372 @@
+//! The thread that owns a store's connection, and its group commit.
+//!
+//! Every call becomes a job sent to this thread. The thread takes whatever has
+//! queued up since its last transaction (up to [`MAX_GROUP`] jobs): reads run
+//! first, each on its own; then every write of the group runs in one
+//! `BEGIN IMMEDIATE … COMMIT`, so writes that arrive together (the client runs
+//! several store calls at once) share one transaction and one WAL append
+//! instead of paying for one each. Nothing waits for a group to fill: a call
+//! arriving at an idle thread is committed at once, and while a transaction
+//! runs the next group queues up behind it.
+//!
+//! The durability promise is the same as with one transaction per call: a
+//! caller gets its answer only after the transaction holding its write
+//! committed. A write that fails on its own terms (a lost lease) has changed
+//! nothing (every write checks before it changes rows), so it fails alone and
+//! the rest commit. A write that fails in the database (read-only, out of
+//! space, a row SQLite refuses) rolls the transaction back, and every write of
+//! the group runs again in a transaction of its own, so each caller gets its
+//! own answer and one bad write cannot fail the others. When the transaction
+//! itself fails (the database is locked past the busy timeout, the commit
+//! fails), every caller of the group gets that error, naming the cause, and
+//! nothing of the group is committed. Calls of several processes on one file
+//! are serialised by SQLite's write lock as before; each process groups its own.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use captcha_dlq_core::dlq::StoreError;
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+use super::errors::db_error;
+
+/// Jobs one transaction takes at most, so that a long queue is committed in steps.
+pub(super) const MAX_GROUP: usize = 128;
+
+/// How long a group that already holds several writes waits for more before it starts (a
+/// lone write never waits): concurrent callers send their writes a few microseconds apart.
+/// It waits again while more keep coming, at most [`MAX_GROUP_WAITS`] times.
+const GROUP_DELAY: Duration = Duration::from_micros(50);
+const MAX_GROUP_WAITS: usize = 4;
+
+/// Statements kept prepared (the store uses a few dozen distinct ones).
+const STATEMENT_CACHE: usize = 64;
+
+/// Work that runs inside the group's write transaction. It may run twice: again in a
+/// transaction of its own when another write of its group failed in the database.
+pub(super) type WriteWork<T> = Box<dyn Fn(&Connection, &str) -> Result<T, StoreError> + Send>;
+/// Work that runs on its own, outside any write transaction.
+pub(super) type ReadWork<T> = Box<dyn FnOnce(&mut Connection, &str) -> Result<T, StoreError> + Send>;
+
+/// A write waiting for its group's commit.
+trait PendingWrite: Send {
+    /// Runs the write; whether it succeeded.
+    fn run(&mut self, conn: &Connection, location: &str) -> bool;
+    /// The write's own failure, once run.
+    fn error(&self) -> Option<&StoreError>;
+    /// Answers the caller once the group's transaction is settled.
+    fn finish(self: Box<Self>, transaction: Result<(), &StoreError>);
+}
+
+struct Write<T> {
+    work: WriteWork<T>,
+    result: Option<Result<T, StoreError>>,
+    /// The answer, and the work handed back so that what it holds (the record's JSON and
+    /// columns) is freed on the caller's thread, not on the one thread that writes.
+    reply: oneshot::Sender<(Result<T, StoreError>, WriteWork<T>)>,
+}
+
+impl<T: Send> PendingWrite for Write<T> {
+    fn run(&mut self, conn: &Connection, location: &str) -> bool {
+        let result = (self.work)(conn, location);
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn error(&self) -> Option<&StoreError> {
+        self.result.as_ref().and_then(|r| r.as_ref().err())
+    }
+
+    fn finish(self: Box<Self>, transaction: Result<(), &StoreError>) {
+        let answer = match (self.result, transaction) {
+            // The call's own failure is the precise answer, whatever happened to the group.
+            (Some(Err(own)), _) => Err(own),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(group)) => Err(group.clone()),
+            (None, Ok(())) => Err(StoreError::Backend("the write was never run".into())),
+        };
+        // The caller may have gone (timed out); its write is settled all the same.
+        let _ = self.reply.send((answer, self.work));
+    }
+}
+
+/// A read, run as soon as its group is taken.
+trait PendingRead: Send {
+    fn run(&mut self, conn: &mut Connection, location: &str);
+    fn finish(self: Box<Self>);
+}
+
+struct Read<T> {
+    work: Option<ReadWork<T>>,
+    result: Option<Result<T, StoreError>>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T: Send> PendingRead for Read<T> {
+    fn run(&mut self, conn: &mut Connection, location: &str) {
+        if let Some(work) = self.work.take() {
+            self.result = Some(work(conn, location));
+        }
+    }
+
+    fn finish(self: Box<Self>) {
+        let answer = self.result.unwrap_or_else(|| Err(StoreError::Backend("the read was never run".into())));
+        let _ = self.reply.send(answer);
+    }
+}
+
+enum Job {
+    Write(Box<dyn PendingWrite>),
+    Read(Box<dyn PendingRead>),
+}
+
+/// How much grouping happened, for benchmarks and operators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupCommitStats {
+    /// Write transactions committed or attempted.
+    pub transactions: u64,
+    /// Write calls run in them.
+    pub writes: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    transactions: AtomicU64,
+    writes: AtomicU64,
+    /// The busy timeout asked for, in ms; the thread applies it before its next group.
+    busy_timeout_ms: AtomicU64,
+    /// Jobs sent and not yet finished.
+    pending: AtomicU64,
+}
+
+/// The handle to a store's connection thread. Dropping the last handle lets the
+/// thread finish what is queued, close the connection and exit. When the thread is idle the
+/// drop waits for that (a dropped store has closed its file); when it is still working (say
+/// waiting for another process's lock) the drop does not block its caller, which may be an
+/// async task, and the thread closes the file when done.
+#[derive(Debug)]
+pub(super) struct Writer {
+    queue: Option<mpsc::Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+    counts: Arc<Counts>,
+    location: Arc<str>,
+}
+
+impl Writer {
+    pub(super) fn start(conn: Connection, location: Arc<str>, busy_timeout: Duration) -> Result<Writer, StoreError> {
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        let counts = Arc::new(Counts::default());
+        counts.busy_timeout_ms.store(millis(busy_timeout), Ordering::Relaxed);
+        let (queue, jobs) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("captcha-dlq-sqlite".into())
+            .spawn({
+                let (counts, location) = (Arc::clone(&counts), Arc::clone(&location));
+                move || serve(conn, &location, &jobs, &counts)
+            })
+            .map_err(|e| StoreError::Backend(format!("{location}: cannot start the SQLite thread: {e}")))?;
+        Ok(Writer { queue: Some(queue), thread: Some(thread), counts, location })
+    }
+
+    fn send(&self, job: Job) -> Result<(), StoreError> {
+        self.counts.pending.fetch_add(1, Ordering::AcqRel);
+        let sent = self.queue.as_ref().map(|q| q.send(job).is_ok()).unwrap_or(false);
+        if sent {
+            Ok(())
+        } else {
+            self.counts.pending.fetch_sub(1, Ordering::AcqRel);
+            Err(self.stopped())
+        }
+    }
+
+    fn stopped(&self) -> StoreError {
+        StoreError::Backend(format!("{}: the SQLite thread stopped (an earlier call panicked)", self.location))
+    }
+
+    /// Runs `work` inside the next group's write transaction; answers after the commit.
+    pub(super) async fn write<T: Send + 'static>(&self, work: WriteWork<T>) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Job::Write(Box::new(Write { work, result: None, reply })))?;
+        let (answer, _work) = answer.await.map_err(|_| self.stopped())?;
+        answer
+    }
+
+    /// Runs `work` on the connection outside any write transaction.
+    pub(super) async fn read<T: Send + 'static>(&self, work: ReadWork<T>) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Job::Read(Box::new(Read { work: Some(work), result: None, reply })))?;
+        answer.await.map_err(|_| self.stopped())?
+    }
+
+    pub(super) fn stats(&self) -> GroupCommitStats {
+        GroupCommitStats {
+            transactions: self.counts.transactions.load(Ordering::Relaxed),
+            writes: self.counts.writes.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(super) fn set_busy_timeout(&self, timeout: Duration) {
+        self.counts.busy_timeout_ms.store(millis(timeout), Ordering::Relaxed);
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.queue = None;
+        if let Some(thread) = self.thread.take() {
+            if self.counts.pending.load(Ordering::Acquire) == 0 {
+                // Idle: it exits at once. A panic in it was already reported to the calls it failed.
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The thread's loop: take a group, run its reads, commit its writes, until every handle is gone.
+fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
+    let mut busy_ms = None;
+    let mut reads: Vec<Box<dyn PendingRead>> = Vec::new();
+    let mut writes: Vec<Box<dyn PendingWrite>> = Vec::new();
+    while let Ok(first) = jobs.recv() {
+        let mut next = Some(first);
+        let mut waits = 0;
+        loop {
+            while let Some(job) = next {
+                match job {
+                    Job::Read(r) => reads.push(r),
+                    Job::Write(w) => writes.push(w),
+                }
+                next = if reads.len() + writes.len() < MAX_GROUP { jobs.try_recv().ok() } else { None };
+            }
+            if writes.len() < 2 || reads.len() + writes.len() >= MAX_GROUP || waits >= MAX_GROUP_WAITS {
+                break;
+            }
+            // Several writes came at once: more are on their way from the same callers. Give
+            // them a moment to join this transaction instead of each paying for the next one,
+            // and keep waiting while they keep coming.
+            std::thread::sleep(GROUP_DELAY);
+            waits += 1;
+            next = jobs.try_recv().ok();
+            if next.is_none() {
+                break;
+            }
+        }
+        let wanted = counts.busy_timeout_ms.load(Ordering::Relaxed);
+        if busy_ms != Some(wanted) && conn.busy_timeout(Duration::from_millis(wanted)).is_ok() {
+            busy_ms = Some(wanted);
+        }
+        for read in &mut reads {
+            read.run(&mut conn, location);
+        }
+        let mut outcomes = Vec::new();
+        if !writes.is_empty() {
+            counts.transactions.fetch_add(1, Ordering::Relaxed);
+            counts.writes.fetch_add(writes.len() as u64, Ordering::Relaxed);
+            outcomes = commit_group(&conn, location, &mut writes);
+        }
+        // Done with these jobs before any caller hears of it, so that a caller dropping the
+        // store right after its answer finds the thread idle.
+        counts.pending.fetch_sub((reads.len() + writes.len()) as u64, Ordering::AcqRel);
+        for read in reads.drain(..) {
+            read.finish();
+        }
+        for (write, outcome) in writes.drain(..).zip(outcomes) {
+            write.finish(outcome.as_ref().map(|_| ()));
+        }
+    }
+}
+
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
+/// Whether `e`, returned by a write, came from the database (the write may have changed rows
+/// before failing) rather than being an answer about the data. Every write checks what it
+/// answers about (a lost lease, an undecodable row) before it changes anything, so only a
+/// database error can leave a write half done.
+fn from_the_database(e: &StoreError) -> bool {
+    matches!(e, StoreError::Backend(_) | StoreError::Corrupt { .. })
+}
+
+/// Runs `writes` in one transaction; the outcome for each write, in order (its own failure, if
+/// any, is kept in the write and answered first).
+fn commit_group(
+    conn: &Connection,
+    location: &str,
+    writes: &mut [Box<dyn PendingWrite>],
+) -> Vec<Result<(), StoreError>> {
+    match run_group(conn, location, writes) {
+        Group::Settled(outcome) => vec![outcome; writes.len()],
+        // A database error in one write: the others must not pay for it (a write SQLite
+        // refuses, say a record too big, would fail every group it lands in). Each write runs
+        // again in a transaction of its own and gets its own answer.
+        Group::Isolate => writes
+            .iter_mut()
+            .map(|write| match run_group(conn, location, std::slice::from_mut(write)) {
+                Group::Settled(outcome) => outcome,
+                Group::Isolate => Ok(()), // alone, its own error is its answer
+            })
+            .collect(),
+    }
+}
+
+/// What became of a group's transaction.
+enum Group {
+    /// Committed (`Ok`; writes that failed on their own changed nothing), or failed as a whole.
+    Settled(Result<(), StoreError>),
+    /// A write failed in the database and the transaction was rolled back.
+    Isolate,
+}
+
+fn run_group(conn: &Connection, location: &str, writes: &mut [Box<dyn PendingWrite>]) -> Group {
+    let n = writes.len();
+    let failed = |what: &str, e: rusqlite::Error| {
+        let cause = db_error(location)(e);
+        let cause = match cause {
+            StoreError::Backend(message) if n > 1 => {
+                StoreError::Backend(format!("{message} (while {what}; none of the {n} writes in it committed)"))
+            }
+            StoreError::Backend(message) => StoreError::Backend(format!("{message} (while {what})")),
+            other => other,
+        };
+        rollback(conn);
+        Group::Settled(Err(cause))
+    };
+    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
+        return failed("starting the write transaction", e);
+    }
+    let mut any_ok = false;
+    for write in writes.iter_mut() {
+        if write.run(conn, location) {
+            any_ok = true;
+        } else if write.error().is_some_and(from_the_database) {
+            rollback(conn);
+            return if n > 1 { Group::Isolate } else { Group::Settled(Ok(())) };
+        }
+    }
+    if !any_ok {
+        rollback(conn);
+        return Group::Settled(Ok(()));
+    }
+    match exec(conn, "COMMIT") {
+        Ok(()) => Group::Settled(Ok(())),
+        Err(e) => failed("committing", e),
+    }
+}
+
+/// Ends the open transaction, if SQLite has not already rolled it back.
+fn rollback(conn: &Connection) {
+    if !conn.is_autocommit() {
+        // A failed rollback leaves nothing more to undo: SQLite ends the transaction anyway.
+        let _ = exec(conn, "ROLLBACK");
+    }
+}
