@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the browser package captcha-dlq-web into bindings-wasm/pkg/ with the stable toolchain:
-#   cargo (stable, profile wasm-release) → wasm-bindgen --target web --weak-refs → wasm-opt -Oz (npm binaryen)
-#   → the JS wrapper, error classes and types.
-# Needs: rustup's stable toolchain with the wasm32-unknown-unknown target, wasm-bindgen-cli at the version pinned
-# in the root Cargo.toml (cargo install wasm-bindgen-cli --version X), node/npm.
+#   cargo (stable, profile wasm-release) → wasm-bindgen --target web --weak-refs → wasm-opt -Os (npm binaryen)
+#   → the JS wrapper, error classes and types shared with the Node package → every shipped .js minified by esbuild
+#   (whitespace and syntax only: names are kept, error classes report theirs).
+# Needs: rustup's stable toolchain with the wasm32-unknown-unknown target, node/npm; installs what is missing:
+# wasm-bindgen-cli at the version pinned in the root Cargo.toml, the build tools of tools/package.json
+# (binaryen's wasm-opt, esbuild).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -11,8 +13,12 @@ OUT="$HERE/pkg"
 
 WB_VERSION=$(sed -nE 's/^wasm-bindgen = "=?([0-9.]+)"/\1/p' "$ROOT/Cargo.toml")
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
-  echo "build.sh: needs wasm-bindgen-cli $WB_VERSION: cargo install wasm-bindgen-cli --version $WB_VERSION" >&2
-  exit 1
+  echo "build.sh: installing wasm-bindgen-cli $WB_VERSION (the version the crate pins)" >&2
+  cargo install -q --locked wasm-bindgen-cli --version "$WB_VERSION"
+fi
+TOOLS="$HERE/tools/node_modules/.bin"
+if [ ! -x "$TOOLS/wasm-opt" ] || [ ! -x "$TOOLS/esbuild" ]; then
+  (cd "$HERE/tools" && npm ci --no-audit --no-fund --silent)
 fi
 rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown >&2
 
@@ -26,22 +32,28 @@ mkdir -p "$OUT/wasm"
 wasm-bindgen --target web --weak-refs --no-typescript --remove-name-section --remove-producers-section \
   --out-dir "$OUT/wasm" "$ROOT/target/wasm-package/wasm32-unknown-unknown/wasm-release/captcha_dlq_wasm.wasm"
 
-if [ ! -x "$HERE/tools/node_modules/.bin/wasm-opt" ]; then
-  (cd "$HERE/tools" && npm install --no-audit --no-fund --silent)
-fi
 WASM="$OUT/wasm/captcha_dlq_wasm_bg.wasm"
 # The features stable Rust enables for wasm32-unknown-unknown, so wasm-opt accepts what rustc emitted.
 # `-ocimfs 0`: no inlining of big functions into their one caller. With it wasm-opt's output is a little
 # larger raw but ~25 KB smaller gzipped (inlined copies compress worse than calls); the budget is gzipped.
-"$HERE/tools/node_modules/.bin/wasm-opt" -Os -ocimfs 0 --converge --strip-debug --strip-producers \
+"$TOOLS/wasm-opt" -Os -ocimfs 0 --converge --strip-debug --strip-producers \
   --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
   --enable-reference-types --enable-multivalue \
   -o "$WASM.opt" "$WASM"
 mv "$WASM.opt" "$WASM"
 
-# The public API. The wrapper shared with the Node package (bindings-node/lib) replaces js/index.js and
-# js/errors.js once it is on main; until then these are the package's own minimal copies.
-cp "$HERE/js/index.js" "$HERE/js/errors.js" "$HERE/js/index.d.ts" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
+# The public API: the JS wrapper, error classes and types shared with the Node package (bindings-node: lib/,
+# index.d.ts), bound to the wasm by this package's entry (js/index.js).
+NODE_PKG="$ROOT/bindings-node"
+mkdir -p "$OUT/lib"
+cp "$NODE_PKG/lib/client.js" "$NODE_PKG/lib/errors.js" "$OUT/lib/"
+cp "$NODE_PKG/index.d.ts" "$OUT/index.d.ts"
+cp "$HERE/js/index.js" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
+# Shipped JS without comments and whitespace: the readable sources are in the repository; index.d.ts documents
+# the API. Identifiers are not mangled (error classes' names are part of the API).
+for js in $(cd "$OUT" && find . -name '*.js'); do
+  "$TOOLS/esbuild" --log-level=warning --minify-whitespace --minify-syntax --allow-overwrite --outfile="$OUT/$js" "$OUT/$js"
+done
 echo "built $OUT ($(wc -c <"$WASM") bytes of wasm)"
 rm -rf "$HERE/examples/extension/captcha-dlq-web"
 mkdir -p "$HERE/examples/extension/captcha-dlq-web" && cp -r "$OUT/." "$HERE/examples/extension/captcha-dlq-web/"

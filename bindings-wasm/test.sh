@@ -3,11 +3,13 @@
 #  1. the Rust tests under wasm-bindgen-test, in a page: the store conformance suite (dlq::testkit) on the
 #     IndexedDB store, the memory store and a JS store object, reopening a database, Web Locks liveness, and the
 #     shared wire vectors through a `vectors` build;
-#  2. the built package (`build.sh`) from JS, against the mock solver (tests/js/run.mjs): the client's suite
-#     (tests/js/site/suite.js) in a page and in a module dedicated worker, the seeds' batch in a dedicated worker
-#     and in a module service worker (plus a restart mid-task), 20 tasks against a mock without CORS headers, and
-#     the example extension's popup driving its service worker.
-# Installs what is missing: Chromium + chromedriver (apt-get), wasm-bindgen-cli at the pinned version.
+#  2. the built package (`build.sh`) from JS, against the mock solver over loopback HTTP (tests/js/run.mjs): the
+#     JS suite shared with the Node package (tests/js/suite.js) and the browser's own (tests/js/site/suite.js:
+#     IndexedDB, Web Locks, fetch failures), each in a page and in a module dedicated worker, the seeds' batch in a
+#     dedicated worker and in a module service worker (plus a restart mid-task), 20 tasks against a mock without
+#     CORS headers, and the example extension's popup driving its service worker.
+# Installs what is missing: Chromium + chromedriver (apt-get), wasm-bindgen-cli at the pinned version, the build
+# tools (build.sh: npm's binaryen and esbuild), playwright-core (tests/js).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")

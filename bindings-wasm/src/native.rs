@@ -16,7 +16,8 @@ use captcha_dlq_client::core::json_read::Casing;
 use captcha_dlq_client::core::options::ClientOptions;
 use captcha_dlq_client::core::{Event, InvalidTask};
 use captcha_dlq_client::{
-    host, Backends, Client, Error, EventSink, RecoverStream, ReplayOutcome, ReplayStream, SolveHandle, SolveStream,
+    host, Backends, Client, Error, EventSink, Outcome, RecoverStream, ReplayOutcome, ReplayStream, SolveHandle,
+    SolveStream,
 };
 use futures::channel::oneshot;
 use js_sys::{Function, Promise};
@@ -58,11 +59,11 @@ pub async fn open(options: JsValue, store: JsValue, on_event: JsValue) -> Result
     #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the backends hold JS values
     let backends = Backends {
         runtime: Arc::new(BrowserRuntime),
-        transport: Arc::new(FetchTransport::new(options.api_key.clone())),
+        transport: Arc::new(FetchTransport::new(options.secrets())),
         liveness: Arc::new(WebLocksLiveness),
         store,
     };
-    Ok(NativeClient { client: Client::start(options, backends, events) })
+    Ok(NativeClient { client: Client::start(options, backends, events).js()? })
 }
 
 fn event_sink(on_event: JsValue) -> Result<Option<EventSink>, JsValue> {
@@ -87,18 +88,14 @@ pub struct NativeClient {
 
 #[wasm_bindgen]
 impl NativeClient {
-    /// Submits one task; resolves to a [`NativeJob`] once the driver accepted it.
-    pub fn submit(&self, task: JsValue, labels: JsValue, key: JsValue) -> Promise {
+    /// Submits one task; resolves to a [`NativeJob`] once the driver accepted it. `options`
+    /// are `solve`'s without its signal (`{labels}`), read by `host::solve_options`.
+    pub fn submit(&self, task: JsValue, options: JsValue) -> Promise {
         let client = self.client.clone();
         future_to_promise(async move {
+            let options = host::solve_options(arg(options, "options")?, CAMEL).js()?;
             let task = host::task(from_js(task).map_err(|e| invalid_task("task", e))?).js()?;
-            let labels = host::labels(arg(labels, "labels")?, "labels").js()?;
-            let key = match from_js(key) {
-                Ok(Value::Null) => None,
-                Ok(Value::String(key)) => Some(key),
-                _ => return Err(invalid_task("key", "expected a string")),
-            };
-            let handle = client.submit(task, labels, key).await.js()?;
+            let handle = client.submit(task, options.labels, None).await.js()?;
             Ok(NativeJob {
                 id: handle.id().to_string(),
                 handle: RefCell::new(Some(handle)),
@@ -216,13 +213,11 @@ impl NativeJob {
         self.id.clone()
     }
 
-    /// Resolves to the solution (handed over: its journal entry goes) or rejects.
+    /// Resolves to the solution or rejects. The answer's journal entry goes (its receipt is
+    /// acknowledged) once the solution has become a JS value.
     pub fn wait(&self) -> Promise {
         let Some(handle) = self.handle.borrow_mut().take() else {
-            return Promise::reject(&to_js_error(&Error::Io(format!(
-                "wait() was already called for task {}",
-                self.id
-            ))));
+            return Promise::reject(&config("wait", "wait() was already called on this job"));
         };
         let (cancel, cancelled) = oneshot::channel();
         *self.cancel.borrow_mut() = Some(cancel);
@@ -233,8 +228,10 @@ impl NativeJob {
                     futures::future::pending::<()>().await;
                 }
             };
-            let solution = handle.wait_or_cancel(cancelled).await.js()?;
-            Ok(json_to_js(&host::solution(&solution, CAMEL)))
+            let delivery = handle.outcome_or_cancel(cancelled).await.and_then(Outcome::into_delivery).js()?;
+            let solution = json_to_js(&host::solution(&delivery.solution, CAMEL));
+            delivery.receipt.ack();
+            Ok(solution)
         })
     }
 

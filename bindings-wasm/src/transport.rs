@@ -24,22 +24,26 @@ use web_sys::AbortController;
 /// `fetch` as the orchestration's [`Transport`].
 #[derive(Clone, Debug)]
 pub struct FetchTransport {
-    key: Secret,
+    /// The client's API keys (one per provider).
+    keys: Rc<[Secret]>,
 }
 
 impl FetchTransport {
-    /// `key` is what error messages must never show.
-    pub fn new(key: Secret) -> FetchTransport {
-        FetchTransport { key }
+    /// `keys` are what error messages must never show.
+    pub fn new(keys: Vec<Secret>) -> FetchTransport {
+        FetchTransport { keys: keys.into() }
     }
 }
 
 impl Transport for FetchTransport {
     fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, TransportError>> {
-        let key = self.key.clone();
+        let keys = self.keys.clone();
         Box::pin(async move {
             let origin = origin(&request.url);
-            exchange(request, &origin).await.map_err(|e| TransportError::new(e.kind, key.redact(&e.message)))
+            exchange(request, &origin).await.map_err(|e| {
+                let message = keys.iter().fold(e.message, |text, key| key.redact(&text));
+                TransportError::new(e.kind, message)
+            })
         })
     }
 }

@@ -9,7 +9,8 @@ let recovered = null;
 async function getClient() {
   if (client) return client;
   const { settings = {} } = await chrome.storage.local.get('settings');
-  client = await Client.create({ provider: 'captchaai', ...settings, dlq: 'indexeddb:captcha-dlq-extension' });
+  client = new Client({ provider: 'captchaai', ...settings, dlq: 'indexeddb:captcha-dlq-extension' });
+  await client.ready();
   // Tasks a stopped worker left in flight: resume them once, in the background.
   recovered = client.recover().catch((e) => ({ error: e.message }));
   return client;

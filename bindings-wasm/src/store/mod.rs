@@ -51,7 +51,7 @@ pub async fn open(spec: Option<&str>, object: JsValue) -> Result<Arc<dyn DlqStor
     } else if spec.is_some() {
         return Err(config("give the DLQ as a location or as a store object, not both"));
     } else {
-        over(JsHostCall::new(object, "the custom store")).map_err(|e| config(e.to_string()))?
+        over(JsHostCall::new(object, "the custom store"))?
     };
     #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the store holds JS values
     Ok(Arc::new(store))

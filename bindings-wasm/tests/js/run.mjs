@@ -1,6 +1,7 @@
-// Drives headless Chromium over the built package (bindings-wasm/pkg): a page, the JS suite (site/suite.js) in a
-// page and in a module dedicated worker, a module service worker (including a worker restart in the middle of a
-// task), a service without CORS headers, and the example Manifest V3 extension loaded with --load-extension.
+// Drives headless Chromium over the built package (bindings-wasm/pkg): a page, the JS suite shared with the Node
+// package (tests/js/suite.js, served at /shared/) and the browser's own (site/suite.js), each in a page and in a
+// module dedicated worker, a module service worker (including a worker restart in the middle of a task), a service
+// without CORS headers, and the example Manifest V3 extension loaded with --load-extension.
 // Usage: node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with `cors: false`).
 // Exits non-zero on the first failed check.
 import { chromium } from 'playwright-core';
@@ -14,6 +15,8 @@ import { SEEDS_BATCH } from './site/expected.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PKG = path.resolve(HERE, '../../pkg');
+/** The shared JS suite of both npm packages (tests/js at the repository's root). */
+const SHARED = path.resolve(HERE, '../../../tests/js');
 const EXTENSION = path.resolve(HERE, '../../examples/extension');
 const SITE = path.join(HERE, 'site');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -31,7 +34,8 @@ function serve() {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const [root, rest] = url.pathname.startsWith('/pkg/') ? [PKG, url.pathname.slice(5)]
-      : [SITE, url.pathname.slice(1) || 'index.html'];
+      : url.pathname.startsWith('/shared/') ? [SHARED, url.pathname.slice(8)]
+        : [SITE, url.pathname.slice(1) || 'index.html'];
     const file = path.resolve(root, rest);
     if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       res.writeHead(404).end('not found');
@@ -74,6 +78,15 @@ function assertSuite(results) {
   console.log(`       ${results.length} tests passed`);
 }
 
+/**
+ * Forgets what the mock counted (per key too): the shared suite checks submissions per test key, and runs once in a
+ * page and once in a worker against the same mock.
+ */
+async function resetMock() {
+  const r = await fetch(`${mock}/mock/reset`, { method: 'POST' });
+  assert.equal(r.status, 200, `the mock's reset: ${await r.text()}`);
+}
+
 const server = await serve();
 const origin = `http://127.0.0.1:${server.address().port}`;
 const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
@@ -114,7 +127,14 @@ try {
     assert.ok(submits >= 1 && submits < 20, `submissions the service received: ${submits} (fewer than one per task)`);
   });
 
-  await check('JS suite in a page', async () => {
+  await check('the shared JS suite (tests/js/suite.js) in a page', async () => {
+    await resetMock();
+    await tab.goto(`${origin}/shared/browser.html?mock=${encodeURIComponent(mock)}`);
+    await tab.waitForFunction(() => window.__suite !== undefined, null, { timeout: 300_000 });
+    assertSuite(await tab.evaluate(() => window.__suite));
+  });
+
+  await check("the browser's suite in a page", async () => {
     await tab.goto(`${origin}/suite.html?mock=${encodeURIComponent(mock)}`);
     await tab.waitForFunction(() => window.__suite !== undefined, null, { timeout: 300_000 });
     assertSuite(await tab.evaluate(() => window.__suite));
@@ -126,8 +146,13 @@ try {
     assertBatch(await tab.evaluate(() => window.ask('batch')));
   });
 
-  await check('JS suite in a dedicated worker', async () => {
+  await check("the browser's suite in a dedicated worker", async () => {
     assertSuite(await tab.evaluate(() => window.ask('suite')));
+  });
+
+  await check('the shared JS suite in a dedicated worker', async () => {
+    await resetMock();
+    assertSuite(await tab.evaluate(() => window.ask('shared')));
   });
 
   await check('package in a module service worker: seeds batch + replay', async () => {

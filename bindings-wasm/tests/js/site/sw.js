@@ -1,13 +1,12 @@
 // A module service worker using the package: runs the seeds' batch, and starts / recovers a slow task
 // around a worker restart. Answers on the MessageChannel port it is given.
-import { Client } from '/pkg/index.js';
-import { seedsBatch, options, page, script } from './common.js';
+import { seedsBatch, open, options, page, script } from './common.js';
 
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
 
 const DLQ = 'indexeddb:sw-restart';
-const slow = (mock) => options(mock, DLQ, { polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 50, maxPolls: 200 } });
+const slow = (mock) => options(mock, DLQ, { polling: { firstPollMs: 20, intervalMs: 50, maxPolls: 200 } });
 let keepAlive = null;
 
 async function handle({ cmd, mock }) {
@@ -16,7 +15,7 @@ async function handle({ cmd, mock }) {
       return seedsBatch(mock, `indexeddb:sw-${Date.now()}`);
     case 'start-slow': {
       await script(mock, { default: { solve_after_ms: 1500 } });
-      const client = await Client.create(slow(mock));
+      const client = await open(slow(mock));
       keepAlive = client.solve(page(9)).catch(() => {}); // never awaited: the worker is stopped first
       for (let i = 0; i < 200; i++) {
         const journal = await client.dlq.journal();
@@ -26,7 +25,7 @@ async function handle({ cmd, mock }) {
       return { inFlight: 0 };
     }
     case 'recover': {
-      const client = await Client.create(slow(mock));
+      const client = await open(slow(mock));
       const report = await client.recover();
       const journal = await client.dlq.journal();
       await client.close();
