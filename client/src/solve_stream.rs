@@ -94,7 +94,8 @@ impl Client {
     pub async fn solve_many(&self, inputs: Vec<SolveInput>, concurrency: Option<usize>) -> Vec<SolveResult> {
         let total = inputs.len();
         let mut results: Vec<SolveResult> = self.solve_stream(inputs, concurrency).collect().await;
-        results.sort_by_key(|r| r.index);
+        // One result per index: an unstable sort orders them the same.
+        results.sort_unstable_by_key(|r| r.index);
         debug_assert_eq!(results.len(), total);
         results
     }
