@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Builds the browser package captcha-dlq-web into bindings-wasm/pkg/:
-#   cargo (pinned nightly, std rebuilt for size, profile wasm-release) → wasm-bindgen --target web → wasm-opt -Oz (npm binaryen) → JS wrapper + types.
-# Needs: rustup (installs the pinned nightly + rust-src if missing), wasm-bindgen-cli at the version pinned in the root Cargo.toml, node/npm.
+# Builds the browser package captcha-dlq-web into bindings-wasm/pkg/ with the stable toolchain:
+#   cargo (stable, profile wasm-release) → wasm-bindgen --target web --weak-refs → wasm-opt -Os (npm binaryen)
+#   → the JS wrapper, error classes and types shared with the Node package → every shipped .js minified by esbuild
+#   (whitespace and syntax only: names are kept, error classes report theirs).
+# Needs: rustup's stable toolchain with the wasm32-unknown-unknown target, node/npm; installs what is missing:
+# wasm-bindgen-cli at the version pinned in the root Cargo.toml, the build tools of tools/package.json
+# (binaryen's wasm-opt, esbuild).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -9,37 +13,47 @@ OUT="$HERE/pkg"
 
 WB_VERSION=$(sed -nE 's/^wasm-bindgen = "=?([0-9.]+)"/\1/p' "$ROOT/Cargo.toml")
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
-  echo "build.sh: needs wasm-bindgen-cli $WB_VERSION: cargo install wasm-bindgen-cli --version $WB_VERSION" >&2
-  exit 1
+  echo "build.sh: installing wasm-bindgen-cli $WB_VERSION (the version the crate pins)" >&2
+  cargo install -q --locked wasm-bindgen-cli --version "$WB_VERSION"
 fi
+TOOLS="$HERE/tools/node_modules/.bin"
+if [ ! -x "$TOOLS/wasm-opt" ] || [ ! -x "$TOOLS/esbuild" ]; then
+  (cd "$HERE/tools" && npm ci --no-audit --no-fund --silent)
+fi
+rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown >&2
 
-# The package is built with a pinned nightly so the standard library can be rebuilt for size: panics abort
-# without formatting a message (no panic strings or locations) and std picks its small algorithms.
-# Together that is ~9% of the gzipped .wasm. The code itself builds on stable (the tests do).
-NIGHTLY=nightly-2026-05-20
-if ! rustup component list --toolchain "$NIGHTLY" --installed 2>/dev/null | grep -q '^rust-src'; then
-  echo "build.sh: installing $NIGHTLY with rust-src (once)" >&2
-  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src >&2
-fi
+# Only this package for wasm32: a workspace-wide wasm build would reach crates that cannot build there (pyo3).
 (cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target/wasm-package" \
-  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none" \
-  cargo +"$NIGHTLY" build -q -p captcha-dlq-wasm --target wasm32-unknown-unknown --profile wasm-release \
-  -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
+  cargo build -q -p captcha-dlq-wasm --target wasm32-unknown-unknown --profile wasm-release ${CARGO_FEATURES:+--features "$CARGO_FEATURES"})
 rm -rf "$OUT"
 mkdir -p "$OUT/wasm"
-wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$OUT/wasm" \
-  "$ROOT/target/wasm-package/wasm32-unknown-unknown/wasm-release/captcha_dlq_wasm.wasm"
+# --weak-refs: a native object the page drops is freed by the garbage collector (FinalizationRegistry),
+# so callers never call free().
+wasm-bindgen --target web --weak-refs --no-typescript --remove-name-section --remove-producers-section \
+  --out-dir "$OUT/wasm" "$ROOT/target/wasm-package/wasm32-unknown-unknown/wasm-release/captcha_dlq_wasm.wasm"
 
-if [ ! -x "$HERE/tools/node_modules/.bin/wasm-opt" ]; then
-  (cd "$HERE/tools" && npm install --no-audit --no-fund --silent)
-fi
 WASM="$OUT/wasm/captcha_dlq_wasm_bg.wasm"
-"$HERE/tools/node_modules/.bin/wasm-opt" -Oz --strip-debug --strip-producers \
+# The features stable Rust enables for wasm32-unknown-unknown, so wasm-opt accepts what rustc emitted.
+# `-ocimfs 0`: no inlining of big functions into their one caller. With it wasm-opt's output is a little
+# larger raw but ~25 KB smaller gzipped (inlined copies compress worse than calls); the budget is gzipped.
+"$TOOLS/wasm-opt" -Os -ocimfs 0 --converge --strip-debug --strip-producers \
   --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
   --enable-reference-types --enable-multivalue \
   -o "$WASM.opt" "$WASM"
 mv "$WASM.opt" "$WASM"
 
-cp "$HERE/js/index.js" "$HERE/js/errors.js" "$HERE/js/driver.js" "$HERE/js/owner.js" "$HERE/js/stores.js" "$HERE/js/index.d.ts" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
+# The public API: the JS wrapper, error classes and types shared with the Node package (bindings-node: lib/,
+# index.d.ts), bound to the wasm by this package's entry (js/index.js).
+NODE_PKG="$ROOT/bindings-node"
+mkdir -p "$OUT/lib"
+cp "$NODE_PKG/lib/client.js" "$NODE_PKG/lib/errors.js" "$OUT/lib/"
+cp "$NODE_PKG/index.d.ts" "$OUT/index.d.ts"
+cp "$HERE/js/index.js" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
+# Shipped JS without comments and whitespace: the readable sources are in the repository; index.d.ts documents
+# the API. Identifiers are not mangled (error classes' names are part of the API).
+for js in $(cd "$OUT" && find . -name '*.js'); do
+  "$TOOLS/esbuild" --log-level=warning --minify-whitespace --minify-syntax --allow-overwrite --outfile="$OUT/$js" "$OUT/$js"
+done
 echo "built $OUT ($(wc -c <"$WASM") bytes of wasm)"
+rm -rf "$HERE/examples/extension/captcha-dlq-web"
 mkdir -p "$HERE/examples/extension/captcha-dlq-web" && cp -r "$OUT/." "$HERE/examples/extension/captcha-dlq-web/"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Runs every browser test of captcha-dlq-web in headless Chromium:
-#  1. the Rust tests under wasm-bindgen-test, in a page: the shared vectors through a `vectors` build, and the
-#     IndexedDB and memory stores (the store suite, filter keys, reopening);
-#  2. the built package (`build.sh`) from JS, against the mock solver (tests/js/run.mjs): the client's suite
-#     (tests/js/site/suite.js: the seeds' batch, recovery, host store, bad input, abort, balance/report,
-#     resetCircuit) in a page and in a module dedicated worker, the seeds' batch in a dedicated worker and in a
-#     module service worker (plus a restart mid-task), and the example extension's popup driving its service worker.
-# Installs what is missing: Chromium + chromedriver (apt-get), wasm-bindgen-cli at the pinned version.
+# Runs every browser test of captcha-dlq-web in headless Chromium, with the stable toolchain:
+#  1. the Rust tests under wasm-bindgen-test, in a page: the store conformance suite (dlq::testkit) on the
+#     IndexedDB store, the memory store and a JS store object, reopening a database, Web Locks liveness, and the
+#     shared wire vectors through a `vectors` build;
+#  2. the built package (`build.sh`) from JS, against the mock solver over loopback HTTP (tests/js/run.mjs): the
+#     JS suite shared with the Node package (tests/js/suite.js) and the browser's own (tests/js/site/suite.js:
+#     IndexedDB, Web Locks, fetch failures), each in a page and in a module dedicated worker, the seeds' batch in a
+#     dedicated worker and in a module service worker (plus a restart mid-task), 20 tasks against a mock without
+#     CORS headers, and the example extension's popup driving its service worker.
+# Installs what is missing: Chromium + chromedriver (apt-get), wasm-bindgen-cli at the pinned version, the build
+# tools (build.sh: npm's binaryen and esbuild), playwright-core (tests/js).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -20,24 +23,33 @@ fi
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
   cargo install wasm-bindgen-cli --version "$WB_VERSION"
 fi
-rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || true
+rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
 cargo build -q -p captcha-dlq-mock
-MOCK_OUT=$(mktemp)
-"$ROOT/target/debug/captcha-dlq-mock" --port 0 >"$MOCK_OUT" &
-MOCK_PID=$!
-trap 'kill "$MOCK_PID" 2>/dev/null || true; rm -f "$MOCK_OUT"' EXIT
-for _ in $(seq 100); do grep -q listening "$MOCK_OUT" && break; sleep 0.1; done
-CAPTCHA_DLQ_MOCK_URL=$(sed -nE 's/^listening (http:[^ ]+)$/\1/p' "$MOCK_OUT")
-[ -n "$CAPTCHA_DLQ_MOCK_URL" ] || { echo "the mock solver did not start" >&2; exit 1; }
-echo "mock solver at $CAPTCHA_DLQ_MOCK_URL"
+PIDS=()
+OUTS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -f "${OUTS[@]}"' EXIT
+# Starts a mock solver with the given config; prints its URL.
+start_mock() {
+  local out
+  out=$(mktemp)
+  OUTS+=("$out")
+  "$ROOT/target/debug/captcha-dlq-mock" --port 0 --config "$1" >"$out" &
+  PIDS+=($!)
+  for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.1; done
+  sed -nE 's/^listening (http:[^ ]+)$/\1/p' "$out"
+}
+MOCK_URL=$(start_mock '{}')
+NOCORS_URL=$(start_mock '{"cors": false}')
+[ -n "$MOCK_URL" ] && [ -n "$NOCORS_URL" ] || { echo "the mock solvers did not start" >&2; exit 1; }
+echo "mock solver at $MOCK_URL, without CORS headers at $NOCORS_URL"
 
 # wasm-bindgen-test-runner reads webdriver.json (Chromium flags) from the package directory.
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-120}
-cargo test -p captcha-dlq-wasm --target wasm32-unknown-unknown --features vectors,conformance
+cargo test -p captcha-dlq-wasm --target wasm32-unknown-unknown --features vectors
 
 "$HERE/build.sh"
 (cd "$HERE/tests/js" && npm install --no-audit --no-fund --silent)
-node "$HERE/tests/js/run.mjs" "$CAPTCHA_DLQ_MOCK_URL"
+node "$HERE/tests/js/run.mjs" "$MOCK_URL" "$NOCORS_URL"

@@ -1,30 +1,37 @@
-//! captcha-dlq for the browser (package `captcha-dlq-web`): the core's
-//! sans-IO engine and DLQ policy compiled to wasm, behind synchronous calls.
+//! captcha-dlq for the browser (package `captcha-dlq-web`): the one
+//! orchestration every front end runs (`captcha-dlq-client`), with what a
+//! browser has plugged in, exported to JS through wasm-bindgen.
 //!
-//! The package's JS (`js/`) owns everything with a clock or a socket: the
-//! driver loop (`driver.js`: fetch with per-request timeouts, timers, journal
-//! and DLQ writes), the stores (`stores.js`: IndexedDB and memory), and the
-//! client (`index.js`). This module decides: task and option validation,
-//! provider wire formats, retries, polling, rate and circuit, the replay
-//! policy, import, export and analysis. Nothing here assumes a `window`.
+//! - [`runtime`]: the clock (`Date.now`), timers (`setTimeout` through
+//!   gloo-timers), `spawn_local`, and a seed from `crypto.getRandomValues`;
+//! - [`transport`]: HTTP through gloo-net over the global `fetch`, with a
+//!   per-request timeout on an `AbortController`;
+//! - [`liveness`]: Web Locks tell live clients (tabs, workers) from gone ones;
+//! - [`store`]: `memory`, `indexeddb:NAME` and store objects written in JS,
+//!   the last two through the core's one host-store protocol;
+//! - [`native`]: the native surface of `docs/bindings.md` (`open`,
+//!   `NativeClient`, its jobs and streams), the same the Node addon exports,
+//!   so one JS wrapper serves both packages.
+//!
+//! Every value crosses the boundary through serde-wasm-bindgen ([`convert`]);
+//! the binding decides nothing (options, tasks, results, errors are read and
+//! written by `captcha_dlq_client::host`). Nothing here assumes a `window`:
+//! the package runs in a page, a dedicated worker and an MV3 service worker.
 //!
 //! The crate is empty on other targets, so workspace-wide native builds and
 //! lints pass through it.
 #![cfg(target_arch = "wasm32")]
 
-mod convert;
-mod dlq;
-mod engine;
-mod error;
-mod options;
-#[cfg(feature = "conformance")]
+pub mod convert;
+pub mod error;
+pub mod liveness;
+pub mod native;
+pub mod runtime;
 pub mod store;
+mod streams;
+pub mod transport;
 #[cfg(feature = "vectors")]
 mod vectors;
 
 #[cfg(feature = "vectors")]
 pub use vectors::evaluate_vector;
-
-pub use dlq::{analyse, check_stored, export_records, keys_of, read_filter, read_page};
-pub use engine::{read_labels, validate_options, WasmEngine};
-pub use error::Error;

@@ -1,22 +1,65 @@
-//! Browser tests in a page (headless Chromium via `test.sh`): the IndexedDB
-//! and memory stores' conformance suite, filter keys, and reopening a database.
-//! The client itself is tested from JS (`tests/js/site/suite.js`).
+//! Browser tests in a page (headless Chromium via `test.sh`): the store
+//! conformance suite (`dlq::testkit`) on the IndexedDB store, the memory store
+//! and a store object written in JS, reopening a database, and Web Locks
+//! liveness. The client itself is tested from JS through the built package
+//! (`tests/js`).
 #![cfg(target_arch = "wasm32")]
 
 mod common;
 
-use captcha_dlq_core::dlq::testkit::{run_store_suite, CASES};
-use captcha_dlq_core::dlq::DlqStore;
-use captcha_dlq_core::Timestamp;
-use captcha_dlq_wasm::store;
+use core::time::Duration;
+
+use captcha_dlq_client::core::dlq::testkit::{run_store_suite, sample_record, CASES};
+use captcha_dlq_client::core::dlq::DlqStore;
+use captcha_dlq_client::Liveness;
+use captcha_dlq_wasm::liveness::WebLocksLiveness;
+use captcha_dlq_wasm::runtime::now;
+use captcha_dlq_wasm::store::{self, host::JsHostCall};
 use common::fresh_db;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+#[wasm_bindgen(inline_js = "
+export class MapStore {
+  #tables = new Map();
+  #table(name) { if (!this.#tables.has(name)) this.#tables.set(name, new Map()); return this.#tables.get(name); }
+  get(table, key) { return this.#table(table).get(key) ?? null; }
+  async scan(table) { return [...this.#table(table).values()]; }
+  write(ops) {
+    for (const op of ops) {
+      if (op.op === 'put') this.#table(op.table).set(op.key, structuredClone(op.row));
+      else this.#table(op.table).delete(op.key);
+    }
+  }
+}
+export function mapStore() { return new MapStore(); }
+export async function heldLocks() { return (await navigator.locks.query()).held.map((lock) => lock.name); }
+")]
+extern "C" {
+    /// The example store of `docs/custom-store.md` (with an async `scan`, as stores may answer).
+    #[wasm_bindgen(js_name = mapStore)]
+    fn map_store() -> JsValue;
+    /// The names of the Web Locks held in this origin.
+    #[wasm_bindgen(js_name = heldLocks)]
+    async fn held_locks() -> JsValue;
+}
+
+async fn lock_held(name: &str) -> bool {
+    let names: Vec<String> = serde_wasm_bindgen::from_value(held_locks().await).expect("lock names");
+    names.iter().any(|n| n == name)
+}
+
+async fn indexed_db(name: &str) -> impl DlqStore {
+    let label = format!("indexeddb:{name}");
+    let table = store::indexed_db(&label, name).await.expect("the database opens");
+    store::over(JsHostCall::new(table, label)).expect("the table object speaks the protocol")
+}
+
 #[wasm_bindgen_test]
 async fn indexeddb_store_passes_the_store_suite() {
-    let ran = run_store_suite(|| async { store::indexeddb(&fresh_db("suite")).await.expect("database opens") }).await;
+    let ran = run_store_suite(|| async { indexed_db(&fresh_db("suite")).await }).await;
     assert_eq!(ran, CASES.len());
 }
 
@@ -27,32 +70,58 @@ async fn memory_store_passes_the_store_suite() {
 }
 
 #[wasm_bindgen_test]
-async fn store_filters_by_sitekey_and_page_host_as_the_core_derives_them() {
-    let store = store::indexeddb(&fresh_db("keys")).await.expect("opens");
-    let sample = captcha_dlq_core::dlq::testkit::sample_record;
-    let mut other = sample("01JD7Z6Q8V3K9R2M4N5P6Q7R8T", 1);
-    other.task = captcha_dlq_core::dlq::testkit::sample_task("other-key", "https://shop.example.org:8443/cart");
-    for record in [sample("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 0), other.clone()] {
-        store.push(record).await.expect("push");
-    }
-    let now = Timestamp::from_unix_millis(js_sys::Date::now() as u64);
-    let by_host = captcha_dlq_core::dlq::Filter { page_host: Some("shop.example.org".into()), ..Default::default() };
-    let by_key = captcha_dlq_core::dlq::Filter { sitekey: Some("other-key".into()), ..Default::default() };
-    for filter in [by_host, by_key] {
-        let found = store.peek(&filter, Default::default(), now).await.expect("peek");
-        assert_eq!(found.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), vec![other.id.as_str()], "{filter:?}");
-    }
+async fn a_js_store_object_passes_the_store_suite() {
+    let ran = run_store_suite(|| async {
+        store::over(JsHostCall::new(map_store(), "the custom store")).expect("speaks the protocol")
+    })
+    .await;
+    assert_eq!(ran, CASES.len());
 }
 
 #[wasm_bindgen_test]
 async fn indexeddb_store_survives_reopening() {
     let name = fresh_db("reopen");
-    let store = store::indexeddb(&name).await.expect("opens");
-    let record = captcha_dlq_core::dlq::testkit::sample_record("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 0);
+    let store = indexed_db(&name).await;
+    let record = sample_record("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 0);
     store.push(record.clone()).await.expect("push");
     drop(store);
-    let again = store::indexeddb(&name).await.expect("reopens");
-    let now = Timestamp::from_unix_millis(js_sys::Date::now() as u64);
-    let found = again.peek(&Default::default(), Default::default(), now).await.expect("peek");
+    let again = indexed_db(&name).await;
+    let found = again.peek(&Default::default(), Default::default(), now()).await.expect("peek");
     assert_eq!(found, vec![record]);
+}
+
+#[wasm_bindgen_test]
+async fn a_store_option_that_is_not_a_browser_store_is_named() {
+    for (spec, expected) in [("sqlite:x", "is not a browser store"), ("indexeddb:", "needs a database name")] {
+        let e = store::open(Some(spec), JsValue::UNDEFINED).await.err().expect("refused");
+        assert_eq!((e.code(), e.field()), ("INVALID_CONFIG", Some("dlq")), "{e}");
+        assert!(e.to_string().contains(expected), "{e}");
+    }
+    let object = js_sys::Object::new();
+    let e = store::open(None, object.into()).await.err().expect("refused");
+    assert!(e.to_string().contains("has no `get` method"), "{e}");
+}
+
+#[wasm_bindgen_test]
+async fn an_owner_is_alive_while_its_client_holds_its_web_lock() {
+    let liveness = WebLocksLiveness;
+    let grace = Duration::from_secs(60);
+    let owner = liveness.register();
+    assert!(owner.starts_with("web/"), "{owner}");
+    let lock = format!("captcha-dlq-owner:{owner}");
+    // The lock request is granted on a later turn of the event loop.
+    gloo_timers::future::TimeoutFuture::new(20).await;
+    assert!(lock_held(&lock).await, "an open client holds {lock}");
+    assert!(!liveness.is_gone(&owner, now(), now(), grace).await, "a registered owner is alive");
+    liveness.release(&owner);
+    gloo_timers::future::TimeoutFuture::new(20).await;
+    assert!(!lock_held(&lock).await, "a closed client's lock is released");
+    // No longer one of this realm's clients: judged by its lock, which nobody holds.
+    assert!(liveness.is_gone(&owner, now(), now(), grace).await, "a released owner is gone");
+    assert!(liveness.is_gone("web/never-registered", now(), now(), grace).await, "nobody holds its lock");
+    // A native owner cannot be seen from a browser: gone only once its entry is older than the grace.
+    let native = "host/42/01JD7Z6Q8V3K9R2M4N5P6Q7R8S";
+    assert!(!liveness.is_gone(native, now(), now(), grace).await);
+    let old = captcha_dlq_client::core::Timestamp::from_unix_millis(0);
+    assert!(liveness.is_gone(native, old, now(), grace).await);
 }

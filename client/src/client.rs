@@ -78,7 +78,10 @@ impl Client {
             (rx, tx.clone()),
         );
         backends.runtime.spawn(Box::pin(driver.run()));
-        Ok(Client { inner: Arc::new(Inner { commands: tx, backends, options, owner, health, metrics }) })
+        // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
+        #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+        let inner = Arc::new(Inner { commands: tx, backends, options, owner, health, metrics });
+        Ok(Client { inner })
     }
 
     /// The first provider (the only one in the simple form).

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use captcha_dlq_core::cased;
 use captcha_dlq_core::dlq::{self, Analysis, DeadLetterRecord, DlqStore, Filter, Page, SettledKey, StoreStats};
 use captcha_dlq_core::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
+use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, JournalEntry};
 use serde_json::{json, Value};
 
@@ -214,7 +215,8 @@ impl Dlq {
             other => Err(Error::Config(ConfigError::new(
                 "op",
                 format!(
-                    "unknown DLQ operation {other:?}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled"
+                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled",
+                    Quoted(other)
                 ),
             ))),
         }
@@ -279,8 +281,9 @@ impl FromJson for ExportArgs {
         let filter = f.or_default("filter")?;
         let name: String = f.or("format", "json".to_string())?;
         f.finish()?;
-        let format = ExportFormat::parse(&name)
-            .ok_or_else(|| FieldError::new("format", format!("{name:?} is not an export format (json, jsonl)")))?;
+        let format = ExportFormat::parse(&name).ok_or_else(|| {
+            FieldError::new("format", format!("{} is not an export format (json, jsonl)", Quoted(&name)))
+        })?;
         Ok(ExportArgs { filter, format })
     }
 }

@@ -97,7 +97,8 @@ impl Client {
         let mut results: Vec<SolveResult> = self.solve_stream(inputs, concurrency).collect().await;
         // A closed client has nothing left to write; the results say what happened either way.
         let _ = self.flush().await;
-        results.sort_by_key(|r| r.index);
+        // One result per index: an unstable sort orders them the same.
+        results.sort_unstable_by_key(|r| r.index);
         debug_assert_eq!(results.len(), total);
         results
     }

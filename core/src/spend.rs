@@ -298,8 +298,11 @@ impl SpendReport {
 
     fn sort(&mut self) {
         for rows in [&mut self.by_provider, &mut self.by_kind, &mut self.by_label] {
-            // Stable: rows come in key order, so ties stay sorted by key.
-            rows.sort_by(|a, b| b.cost.total_cmp(&a.cost).then(b.solved.cmp(&a.solved)));
+            // Ties by key (keys are unique): a total order, so the unstable sort (less code in
+            // the .wasm) gives the same output every time.
+            rows.sort_unstable_by(|a, b| {
+                b.cost.total_cmp(&a.cost).then(b.solved.cmp(&a.solved)).then_with(|| a.key.cmp(&b.key))
+            });
         }
     }
 }

@@ -9,7 +9,8 @@ let recovered = null;
 async function getClient() {
   if (client) return client;
   const { settings = {} } = await chrome.storage.local.get('settings');
-  client = await Client.create({ provider: 'captchaai', ...settings, dlq: 'indexeddb:captcha-dlq-extension' });
+  client = new Client({ provider: 'captchaai', ...settings, dlq: 'indexeddb:captcha-dlq-extension' });
+  await client.ready();
   // Tasks a stopped worker left in flight: resume them once, in the background.
   recovered = client.recover().catch((e) => ({ error: e.message }));
   return client;
@@ -26,15 +27,15 @@ async function handle(message) {
       const c = await getClient();
       const results = await c.solveMany(message.tasks, { concurrency: 8 });
       return results.map((r) =>
-        r.status === 'fulfilled' ? { ok: true, text: r.value.text } : { ok: false, code: r.reason.code, message: r.reason.message },
+        r.ok ? { ok: true, text: r.solution.text } : { ok: false, code: r.error.code, message: r.error.message },
       );
     }
     case 'count':
-      return (await getClient()).count();
+      return (await getClient()).dlq.count();
     case 'stats':
-      return (await getClient()).stats();
+      return (await getClient()).dlq.stats();
     case 'replay':
-      return (await getClient()).replay({ limit: message.limit ?? 100 });
+      return (await (await getClient()).replay({ limit: message.limit ?? 100 })).report;
     case 'recovered':
       await getClient();
       return recovered;

@@ -14,7 +14,7 @@ document.getElementById('replay').addEventListener('click', async () => {
   const report = await ask({ cmd: 'replay' });
   statusEl.textContent = report.error
     ? `error: ${report.error}`
-    : `recovered ${report.recovered}, failed again ${report.failed_again}, parked ${report.parked}`;
+    : `recovered ${report.recovered}, failed again ${report.failedAgain}, parked ${report.parked}`;
   statusEl.dataset.done = 'true';
   await refresh();
 });

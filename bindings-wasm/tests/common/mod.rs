@@ -1,5 +1,6 @@
 //! Helpers shared by the browser test binaries: JSON across the JS boundary
-//! and fresh IndexedDB names.
+//! (through the crate's own serde-wasm-bindgen conversions) and fresh
+//! IndexedDB names.
 
 #![allow(dead_code)] // each test binary uses a different subset
 
@@ -7,12 +8,11 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 pub fn js(v: &Value) -> JsValue {
-    js_sys::JSON::parse(&v.to_string()).expect("test JSON parses")
+    captcha_dlq_wasm::convert::json_to_js(v)
 }
 
 pub fn json(v: &JsValue) -> Value {
-    let text = js_sys::JSON::stringify(v).expect("stringify").as_string().unwrap_or_default();
-    serde_json::from_str(&text).unwrap_or(Value::Null)
+    captcha_dlq_wasm::convert::from_js(v.clone()).unwrap_or(Value::Null)
 }
 
 /// A database name no earlier run used.

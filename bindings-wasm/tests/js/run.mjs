@@ -1,6 +1,8 @@
-// Drives headless Chromium over the built package (bindings-wasm/pkg): a page, the JS suite (site/suite.js) in a
-// page and in a module dedicated worker, a module service worker (including a worker restart in the middle of a
-// task), and the example Manifest V3 extension loaded with --load-extension. Usage: node run.mjs MOCK_URL.
+// Drives headless Chromium over the built package (bindings-wasm/pkg): a page, the JS suite shared with the Node
+// package (tests/js/suite.js, served at /shared/) and the browser's own (site/suite.js), each in a page and in a
+// module dedicated worker, a module service worker (including a worker restart in the middle of a task), a service
+// without CORS headers, and the example Manifest V3 extension loaded with --load-extension.
+// Usage: node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with `cors: false`).
 // Exits non-zero on the first failed check.
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
@@ -13,13 +15,16 @@ import { SEEDS_BATCH } from './site/expected.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PKG = path.resolve(HERE, '../../pkg');
+/** The shared JS suite of both npm packages (tests/js at the repository's root). */
+const SHARED = path.resolve(HERE, '../../../tests/js');
 const EXTENSION = path.resolve(HERE, '../../examples/extension');
 const SITE = path.join(HERE, 'site');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-  '--disable-component-update', '--no-first-run'];
-const mock = process.argv[2];
-assert.ok(mock?.startsWith('http://127.0.0.1:'), 'usage: node run.mjs http://127.0.0.1:PORT (the mock solver)');
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const [mock, nocors] = process.argv.slice(2);
+const USAGE = 'usage: node run.mjs http://127.0.0.1:PORT http://127.0.0.1:PORT2 (the mock solver, and one with cors: false)';
+assert.ok(mock?.startsWith('http://127.0.0.1:') && nocors?.startsWith('http://127.0.0.1:'), USAGE);
 
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.json': 'application/json',
   '.wasm': 'application/wasm' };
@@ -29,7 +34,8 @@ function serve() {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const [root, rest] = url.pathname.startsWith('/pkg/') ? [PKG, url.pathname.slice(5)]
-      : [SITE, url.pathname.slice(1) || 'index.html'];
+      : url.pathname.startsWith('/shared/') ? [SHARED, url.pathname.slice(8)]
+        : [SITE, url.pathname.slice(1) || 'index.html'];
     const file = path.resolve(root, rest);
     if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       res.writeHead(404).end('not found');
@@ -72,6 +78,15 @@ function assertSuite(results) {
   console.log(`       ${results.length} tests passed`);
 }
 
+/**
+ * Forgets what the mock counted (per key too): the shared suite checks submissions per test key, and runs once in a
+ * page and once in a worker against the same mock.
+ */
+async function resetMock() {
+  const r = await fetch(`${mock}/mock/reset`, { method: 'POST' });
+  assert.equal(r.status, 200, `the mock's reset: ${await r.text()}`);
+}
+
 const server = await serve();
 const origin = `http://127.0.0.1:${server.address().port}`;
 const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
@@ -80,23 +95,46 @@ try {
   const tab = await context.newPage();
   tab.on('pageerror', (e) => console.error('page error:', e));
 
-  await check('package in a page: error subclasses, balance/report/resetCircuit, seeds batch + replay (IndexedDB)', async () => {
+  await check('package in a page: error classes, balance/report/resetCircuit, seeds batch + replay (IndexedDB)', async () => {
     await tab.goto(`${origin}/index.html?mock=${encodeURIComponent(mock)}`);
     await tab.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
     const r = await tab.evaluate(() => window.__result);
     assert.equal(r.error, undefined, r.error);
     assert.deepEqual(r.missingKey, { cls: 'InvalidConfig', code: 'INVALID_CONFIG', field: 'apiKey', isBase: true });
     assert.deepEqual(r.badTask, { cls: 'InvalidTask', code: 'INVALID_TASK', field: 'sitekey', isTask: true });
-    assert.deepEqual(r.badLabels, { code: 'INVALID_CONFIG', field: 'labels', isConfig: true });
     assert.equal(r.balance, 7.25);
     assert.deepEqual(r.reports, [1, 1], 'both reports reached the mock');
-    assert.deepEqual(r.badReport, { cls: 'ProviderError', code: 'PROVIDER_ERROR', reason: 'ERROR_WRONG_CAPTCHA_ID', class: 'fix_input', isProvider: true });
+    assert.deepEqual(r.badReport, { cls: 'ProviderError', code: 'PROVIDER_ERROR', wrongId: true, isProvider: true });
     assert.equal(r.resetCircuit, 'resolved');
     assert.deepEqual(r.noReport, { cls: 'InvalidConfig', code: 'INVALID_CONFIG', field: 'report', isConfig: true });
     assertBatch(r.batch);
   });
 
-  await check('JS suite in a page', async () => {
+  await check('a service without CORS headers: 20 tasks end as Network dead letters, few submissions, a clear message', async () => {
+    const before = await (await fetch(`${nocors}/mock/counters`)).json();
+    await tab.goto(`${origin}/nocors.html?nocors=${encodeURIComponent(nocors)}`);
+    // Within a minute: the circuit opens on the unreachable service instead of waiting for task deadlines.
+    await tab.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+    const r = await tab.evaluate(() => window.__result);
+    assert.equal(r.error, undefined, r.error);
+    const after = await (await fetch(`${nocors}/mock/counters`)).json();
+    const submits = after.submits - before.submits;
+    console.log(`       20 tasks ended in ${r.elapsedMs} ms; the mock counted ${submits} submits; circuit: ${r.circuitOpened[0]}`);
+    assert.deepEqual([r.ok, r.codes, r.reasons, r.stored, r.keyLeaked], [0, ['SOLVE_FAILED'], ['Network'], 20, false]);
+    assert.match(r.description, /blocked the request to http:\/\/127\.0\.0\.1:\d+ or could not reach it/);
+    assert.match(r.description, /CORS headers/);
+    assert.equal(r.circuitOpened.length, 1, `the circuit opened once: ${JSON.stringify(r.circuitOpened)}`);
+    assert.ok(submits >= 1 && submits < 20, `submissions the service received: ${submits} (fewer than one per task)`);
+  });
+
+  await check('the shared JS suite (tests/js/suite.js) in a page', async () => {
+    await resetMock();
+    await tab.goto(`${origin}/shared/browser.html?mock=${encodeURIComponent(mock)}`);
+    await tab.waitForFunction(() => window.__suite !== undefined, null, { timeout: 300_000 });
+    assertSuite(await tab.evaluate(() => window.__suite));
+  });
+
+  await check("the browser's suite in a page", async () => {
     await tab.goto(`${origin}/suite.html?mock=${encodeURIComponent(mock)}`);
     await tab.waitForFunction(() => window.__suite !== undefined, null, { timeout: 300_000 });
     assertSuite(await tab.evaluate(() => window.__suite));
@@ -108,8 +146,13 @@ try {
     assertBatch(await tab.evaluate(() => window.ask('batch')));
   });
 
-  await check('JS suite in a dedicated worker', async () => {
+  await check("the browser's suite in a dedicated worker", async () => {
     assertSuite(await tab.evaluate(() => window.ask('suite')));
+  });
+
+  await check('the shared JS suite in a dedicated worker', async () => {
+    await resetMock();
+    assertSuite(await tab.evaluate(() => window.ask('shared')));
   });
 
   await check('package in a module service worker: seeds batch + replay', async () => {
@@ -153,7 +196,7 @@ await check('example extension loaded with --load-extension: solve, DLQ count in
     await fetch(`${mock}/mock/script`, { method: 'POST',
       body: JSON.stringify({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] }) });
     const configured = await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
-      retry: { backoff: { kind: 'fixed', delay_ms: 10 } }, polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 20, maxPolls: 3 } } });
+      retry: { backoff: { kind: 'fixed', delayMs: 10 } }, polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 20, maxPolls: 3 } } });
     assert.deepEqual(configured, { ok: true });
     const task = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: `https://example.com/page/${n}` });
     const results = await send({ cmd: 'solve', tasks: [task(1), task(2)] });

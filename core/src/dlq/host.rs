@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 
 use crate::dlq::store::{MaybeSendSync, StoreError};
 use crate::dlq::table::{Row, Table, TableBackend, Write};
+use crate::quoted::Quoted;
 
 /// The methods of the protocol, in the order the documentation lists them.
 pub const METHODS: [&str; 5] = ["get", "scan", "write", "lock", "unlock"];
@@ -102,9 +103,10 @@ impl<C: HostCall> TableBackend for HostTable<C> {
             value => {
                 let row = self.row("get", table, value)?;
                 if row.key() != key {
-                    return Err(
-                        self.bad_answer("get", format_args!("the row of {:?} when asked for {key:?}", row.key()))
-                    );
+                    return Err(self.bad_answer(
+                        "get",
+                        format_args!("the row of {} when asked for {}", Quoted(row.key()), Quoted(key)),
+                    ));
                 }
                 Ok(Some(row))
             }

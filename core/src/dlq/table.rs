@@ -299,8 +299,11 @@ impl<B: TableBackend> TableStore<B> {
                 other => return Err(wrong_row(Table::Records, &other)),
             }
         }
-        // Oldest first, by dead_lettered_at then id (the order of a page).
-        out.sort_by(|a, b| (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id)));
+        // Oldest first, by dead_lettered_at then id (the order of a page). Ids are unique, so the
+        // order is total and an unstable sort (less code in the .wasm) gives the same result.
+        out.sort_unstable_by(|a, b| {
+            (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id))
+        });
         Ok(out)
     }
 
@@ -370,7 +373,9 @@ impl<B: TableBackend> TableStore<B> {
     async fn evictions(&self, capacity: usize, pushed: &RecordRow) -> Result<Vec<String>, StoreError> {
         let mut all = self.records(&|r| r.record.id != pushed.record.id).await?;
         all.push(pushed.clone());
-        all.sort_by(|a, b| (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id)));
+        all.sort_unstable_by(|a, b| {
+            (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id))
+        });
         let mut excess = all.len().saturating_sub(capacity);
         let mut evicted = Vec::new();
         for wanted in [RecordState::Ready, RecordState::Parked] {
@@ -401,7 +406,12 @@ impl<B: TableBackend> TableStore<B> {
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
-        let in_flight: std::collections::BTreeSet<String> = self.journal_ids().await?.into_iter().collect();
+        // Built by inserting, not `collect()`: `BTreeSet::from_iter` brings a stable sort's code
+        // into the .wasm for this one set.
+        let mut in_flight = std::collections::BTreeSet::new();
+        for id in self.journal_ids().await? {
+            in_flight.insert(id);
+        }
         let mut counters = self.counters().await?;
         let mut writes = Vec::new();
         let mut out = Vec::new();
@@ -578,7 +588,8 @@ impl<B: TableBackend> TableStore<B> {
                 other => return Err(wrong_row(Table::Settled, &other)),
             }
         }
-        out.sort_by(|a, b| a.key.cmp(&b.key));
+        // Keys are unique: an unstable sort orders them the same.
+        out.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
     }
 
@@ -719,7 +730,8 @@ impl<B: TableBackend> DlqStore for TableStore<B> {
                 other => return Err(wrong_row(Table::Journal, &other)),
             }
         }
-        entries.sort_by(|a, b| a.id.cmp(&b.id));
+        // Ids are unique: an unstable sort orders them the same.
+        entries.sort_unstable_by(|a, b| a.id.cmp(&b.id));
         Ok(entries)
     }
 

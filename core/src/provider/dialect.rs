@@ -133,7 +133,12 @@ fn subdomain(surl: &str) -> String {
 /// (`"data": "{\"blob\":\"...\"}"`, CapMonster docs captchas/funcaptcha-task and
 /// anti-captcha task-types/FunCaptchaTaskProxyless).
 fn funcaptcha_data(data: &std::collections::BTreeMap<String, String>) -> String {
-    Value::Object(data.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect()).to_string()
+    // Inserted one by one, not `collect()`ed: `Map::from_iter` brings a stable sort's code into the .wasm.
+    let mut object = Map::new();
+    for (k, v) in data {
+        object.insert(k.clone(), v.clone().into());
+    }
+    Value::Object(object).to_string()
 }
 
 pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>, InvalidTask> {

@@ -2,6 +2,13 @@
 // controls, and the seeds' batch through the built package.
 import { Client, SolveFailed } from '/pkg/index.js';
 
+/** A client whose store is open (`ready()` rejects with what stopped it). */
+export async function open(options) {
+  const client = new Client(options);
+  await client.ready();
+  return client;
+}
+
 /** The API key of every test client; it must never show up in a record or an error message. */
 export const KEY = 'test-key';
 
@@ -14,8 +21,8 @@ export function options(mock, dlq, extra = {}) {
     provider: 'captchaai',
     baseUrl: mock,
     dlq,
-    retry: { backoff: { kind: 'fixed', delay_ms: 10 }, transientMinDelayMs: 10, requestTimeoutMs: 5000 },
-    polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 20, maxPolls: 3, coalesceMs: 5 },
+    retry: { backoff: { kind: 'fixed', delayMs: 10 }, transientMinDelayMs: 10, requestTimeoutMs: 5000 },
+    polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 3, coalesceMs: 5 },
     rate: { submitsPerSecond: 1000 },
     ...extra,
   };
@@ -35,9 +42,6 @@ export async function counters(mock) {
 /** A database name no earlier run used. */
 export const freshDb = (tag) => `captcha-dlq-test-${tag}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
 
-const solved = (r) => r.status === 'fulfilled';
-const record = (r) => (solved(r) ? null : r.reason.record);
-
 /**
  * The seeds' batch: pages 1..5, page 2 unsolvable, page 4 never ready → 3 solved, 2 dead-lettered with 4 attempts;
  * then the service recovers and `replay()` solves both. Returns a summary that must equal SEEDS_BATCH (expected.js).
@@ -50,29 +54,30 @@ export async function seedsBatch(mock, dlq) {
     ],
   });
   const events = [];
-  const client = await Client.create(options(mock, dlq, { onEvent: (e) => events.push(e.name) }));
+  const client = await open(options(mock, dlq, { onEvent: (e) => events.push(e.event) }));
   let progress = 0;
-  const results = await client.solveMany([1, 2, 3, 4, 5].map(page), { concurrency: 5, onProgress: (d) => (progress = d) });
-  const records = results.map(record);
+  const results = await client.solveMany([1, 2, 3, 4, 5].map(page), { concurrency: 5, onResult: () => (progress += 1) });
+  const records = results.map((r) => (r.ok ? null : r.error.record));
   const summary = {
-    statuses: results.map((r) => r.status),
+    ok: results.map((r) => r.ok),
     reasons: records.map((r) => r?.reason ?? null),
     attempts: records.map((r) => r?.attempts ?? null),
     states: records.map((r) => r?.state ?? null),
-    subclass: results.every((r) => solved(r) || (r.reason instanceof SolveFailed && r.reason.code === 'SOLVE_FAILED')),
-    keyLeaked: [JSON.stringify(records), await client.dlq.exportJson()].some((text) => text.includes(KEY)),
-    tokens: results.filter(solved).map((r) => r.value.text.slice(0, 8)),
+    subclass: results.every((r) => r.ok || (r.error instanceof SolveFailed && r.error.code === 'SOLVE_FAILED')),
+    keyLeaked: [JSON.stringify(records), await client.dlq.exportText()].some((text) => text.includes(KEY)),
+    tokens: results.filter((r) => r.ok).map((r) => r.solution.text.slice(0, 8)),
     progress,
     deadLetteredEvents: events.filter((name) => name === 'dead_lettered').length,
     count: await client.dlq.count(),
     // Every task ended, so nothing is left in the journal.
-    inFlight: (await client.dlq.stats()).in_flight,
+    inFlight: (await client.dlq.journal()).length,
   };
   await script(mock, {});
-  const report = await client.replay();
+  const { report, solved } = await client.replay();
   summary.received = report.received;
   summary.recovered = report.recovered;
-  summary.countAfter = await client.count();
+  summary.replayedTokens = solved.map((s) => s.solution.text.slice(0, 8));
+  summary.countAfter = await client.dlq.count();
   await client.close();
   return summary;
 }

@@ -5,11 +5,11 @@
 export const TOKEN = '03AGdBq2';
 
 export const SEEDS_BATCH = {
-  statuses: ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'],
+  ok: [true, false, true, false, true],
   reasons: [null, 'ERROR_CAPTCHA_UNSOLVABLE', null, 'Timeout', null],
   attempts: [null, 4, null, 4, null],
   states: [null, 'ready', null, 'ready', null],
-  subclass: true, // rejections are SolveFailed with code SOLVE_FAILED
+  subclass: true, // failures are SolveFailed with code SOLVE_FAILED
   keyLeaked: false,
   tokens: [TOKEN, TOKEN, TOKEN],
   progress: 5,
@@ -18,5 +18,6 @@ export const SEEDS_BATCH = {
   inFlight: 0,
   received: 2,
   recovered: 2,
+  replayedTokens: [TOKEN, TOKEN],
   countAfter: 0,
 };

@@ -1,12 +1,12 @@
 // A module service worker using the package: runs the seeds' batch, and starts / recovers a slow task
 // around a worker restart. Answers on the MessageChannel port it is given.
-import { Client } from '/pkg/index.js';
-import { seedsBatch, options, page, script } from './common.js';
+import { seedsBatch, open, options, page, script } from './common.js';
 
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
 
 const DLQ = 'indexeddb:sw-restart';
+const slow = (mock) => options(mock, DLQ, { polling: { firstPollMs: 20, intervalMs: 50, maxPolls: 200 } });
 let keepAlive = null;
 
 async function handle({ cmd, mock }) {
@@ -15,21 +15,26 @@ async function handle({ cmd, mock }) {
       return seedsBatch(mock, `indexeddb:sw-${Date.now()}`);
     case 'start-slow': {
       await script(mock, { default: { solve_after_ms: 1500 } });
-      const client = await Client.create(options(mock, DLQ, { polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 50, maxPolls: 200 } }));
+      const client = await open(slow(mock));
       keepAlive = client.solve(page(9)).catch(() => {}); // never awaited: the worker is stopped first
       for (let i = 0; i < 200; i++) {
-        const stats = await client.stats();
-        if (stats.in_flight === 1) return { inFlight: 1 };
+        const journal = await client.dlq.journal();
+        if (journal.length === 1 && journal[0].providerTaskId) return { inFlight: 1 };
         await new Promise((r) => setTimeout(r, 10));
       }
       return { inFlight: 0 };
     }
     case 'recover': {
-      const client = await Client.create(options(mock, DLQ, { polling: { firstPollMs: { recaptchaV2: 20 }, intervalMs: 50, maxPolls: 200 } }));
+      const client = await open(slow(mock));
       const report = await client.recover();
-      const stats = await client.stats();
+      const journal = await client.dlq.journal();
       await client.close();
-      return { found: report.found, solved: report.solved.map((s) => s.solution.text.slice(0, 8)), inFlight: stats.in_flight, restarted: keepAlive === null };
+      return {
+        found: report.found,
+        solved: report.solved.map((s) => s.solution.text.slice(0, 8)),
+        inFlight: journal.length,
+        restarted: keepAlive === null,
+      };
     }
     default:
       return { error: `unknown command ${cmd}` };

@@ -1,11 +1,15 @@
-// A module dedicated worker (no window) using the package: runs the seeds' batch with the DLQ in IndexedDB, and the
-// whole JS suite (none of its tests needs a window). Answers on the MessageChannel port it is given.
+// A module dedicated worker (no window) using the package: runs the seeds' batch with the DLQ in IndexedDB, the
+// browser's suite and the shared JS suite (none of their tests needs a window). Answers on the MessageChannel port
+// it is given.
+import * as pkg from '/pkg/index.js';
+import { run as runShared } from '/shared/suite.js';
 import { freshDb, seedsBatch } from './common.js';
 import { run } from './suite.js';
 
 const COMMANDS = {
   batch: (mock) => seedsBatch(mock, `indexeddb:${freshDb('worker')}`),
   suite: (mock) => run(mock),
+  shared: (mock) => runShared(pkg, { mock }),
 };
 
 self.addEventListener('message', async ({ data: { cmd, mock }, ports: [port] }) => {

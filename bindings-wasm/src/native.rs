@@ -1,0 +1,347 @@
+//! The native surface of `docs/bindings.md`, exported to JS: `open()` and the
+//! objects it leads to (`NativeClient`, `NativeJob`, `NativeStream`,
+//! `NativeReplay`, `NativeRecover`). The Node addon exports the same, so one
+//! JS wrapper (the package's public API) serves both packages.
+//!
+//! Each call turns its JS arguments into `serde_json::Value`, lets
+//! `captcha_dlq_client::host` (or `Dlq::op`) read them in camelCase, calls the
+//! client, and hands the answer back as a plain JS object. Rejections are the
+//! `Error`s of [`crate::error`]. Nothing is decided here.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use captcha_dlq_client::core::json_read::Casing;
+use captcha_dlq_client::core::options::ClientOptions;
+use captcha_dlq_client::core::{Event, InvalidTask};
+use captcha_dlq_client::{
+    host, Backends, Client, Error, EventSink, Outcome, RecoverStream, ReplayOutcome, ReplayStream, SolveHandle,
+    SolveStream,
+};
+use futures::channel::oneshot;
+use js_sys::{Function, Promise};
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::convert::{absent, from_js, json_to_js};
+use crate::error::{config, to_js_error, IntoJs};
+use crate::liveness::WebLocksLiveness;
+use crate::runtime::BrowserRuntime;
+use crate::store;
+use crate::streams::Shared;
+use crate::transport::FetchTransport;
+
+const CAMEL: Casing = Casing::Camel;
+
+/// A JS argument as JSON, or a configuration error naming it.
+fn arg(value: JsValue, field: &str) -> Result<Value, JsValue> {
+    from_js(value).map_err(|e| config(field, e))
+}
+
+/// Starts a client: `options` without `onEvent` (and without `dlq` when that is a store
+/// object, passed as `store`); `onEvent(event)` receives camelCase event objects.
+#[wasm_bindgen]
+pub async fn open(options: JsValue, store: JsValue, on_event: JsValue) -> Result<NativeClient, JsValue> {
+    let mut options = ClientOptions::from_value(arg(options, "options")?, CAMEL).map_err(Error::Config).js()?;
+    if options.proxy.is_some() {
+        return Err(config(
+            "proxy",
+            "is not available in the browser: requests go through the browser's own proxy settings",
+        ));
+    }
+    // v1 services send CORS headers only when asked; createTask services always do.
+    options.submit.header_acao = true;
+    let events = event_sink(on_event)?;
+    let store = store::open(options.dlq.as_deref(), store).await.js()?;
+    #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the backends hold JS values
+    let backends = Backends {
+        runtime: Arc::new(BrowserRuntime),
+        transport: Arc::new(FetchTransport::new(options.secrets())),
+        liveness: Arc::new(WebLocksLiveness),
+        store,
+    };
+    Ok(NativeClient { client: Client::start(options, backends, events).js()? })
+}
+
+fn event_sink(on_event: JsValue) -> Result<Option<EventSink>, JsValue> {
+    if absent(&on_event) {
+        return Ok(None);
+    }
+    let callback: Function = on_event.dyn_into().map_err(|_| config("onEvent", "expected a function"))?;
+    #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the sink holds a JS function
+    let sink: EventSink = Arc::new(move |event: &Event| {
+        // What the callback throws is the application's: it must not stop the driver.
+        let _ = callback.call1(&JsValue::NULL, &json_to_js(&host::value(event, CAMEL)));
+    });
+    Ok(Some(sink))
+}
+
+/// A running client (see `docs/bindings.md`).
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct NativeClient {
+    client: Client,
+}
+
+#[wasm_bindgen]
+impl NativeClient {
+    /// Submits one task; resolves to a [`NativeJob`] once the driver accepted it. `options`
+    /// are `solve`'s without its signal (`{labels}`), read by `host::solve_options`.
+    pub fn submit(&self, task: JsValue, options: JsValue) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move {
+            let options = host::solve_options(arg(options, "options")?, CAMEL).js()?;
+            let task = host::task(from_js(task).map_err(|e| invalid_task("task", e))?).js()?;
+            let handle = client.submit(task, options.labels, None).await.js()?;
+            Ok(NativeJob {
+                id: handle.id().to_string(),
+                handle: RefCell::new(Some(handle)),
+                cancel: RefCell::new(None),
+            }
+            .into())
+        })
+    }
+
+    /// Many tasks, results in completion order; `options` as `host::batch_options` reads them.
+    #[wasm_bindgen(js_name = solveStream)]
+    pub fn solve_stream(&self, tasks: JsValue, options: JsValue) -> Result<NativeStream, JsValue> {
+        let options = host::batch_options(arg(options, "options")?, CAMEL).js()?;
+        let tasks = from_js(tasks).map_err(|e| invalid_task("tasks", e))?;
+        let inputs = host::batch(tasks, &options, CAMEL).js()?;
+        Ok(NativeStream { stream: Shared::new(self.client.solve_stream(inputs, options.concurrency)) })
+    }
+
+    /// Replays DLQ records; `options` as `host::replay_options` reads them.
+    #[wasm_bindgen(js_name = replayStream)]
+    pub fn replay_stream(&self, options: JsValue) -> Result<NativeReplay, JsValue> {
+        let options = host::replay_options(arg(options, "options")?, CAMEL).js()?;
+        let stream = self.client.replay_stream(options);
+        let canceller = stream.canceller();
+        Ok(NativeReplay { stream: Shared::new(stream), canceller })
+    }
+
+    /// Recovers the journal; `options` as `host::recover_options` reads them.
+    #[wasm_bindgen(js_name = recoverStream)]
+    pub fn recover_stream(&self, options: JsValue) -> Result<NativeRecover, JsValue> {
+        let options = host::recover_options(arg(options, "options")?, CAMEL).js()?;
+        Ok(NativeRecover { stream: Shared::new(self.client.recover_stream(options)) })
+    }
+
+    /// One DLQ operation by name (`Dlq::op`), its arguments an object.
+    pub fn dlq(&self, op: String, args: JsValue) -> Promise {
+        let dlq = self.client.dlq();
+        future_to_promise(async move {
+            let args = arg(args, &op)?;
+            Ok(json_to_js(&dlq.op(&op, args, CAMEL).await.js()?))
+        })
+    }
+
+    /// The account balance.
+    pub fn balance(&self) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move { Ok(JsValue::from_f64(client.balance().await.js()?)) })
+    }
+
+    /// Tells the provider whether the answer of `providerTaskId` was right.
+    pub fn report(&self, provider_task_id: JsValue, good: JsValue) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move {
+            let id = provider_task_id.as_string().ok_or_else(|| config("providerTaskId", "expected a string"))?;
+            let good = good.as_bool().ok_or_else(|| config("good", "expected true or false"))?;
+            client.report(&id, good).await.js()?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Lets submissions flow again after an account error was fixed.
+    #[wasm_bindgen(js_name = resetCircuit)]
+    pub fn reset_circuit(&self) -> Result<(), JsValue> {
+        self.client.reset_circuit().js()
+    }
+
+    /// What the driver is doing right now.
+    pub fn status(&self) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move { Ok(json_to_js(&host::value(&client.status().await.js()?, CAMEL))) })
+    }
+
+    /// The store's health as the driver last saw it.
+    #[wasm_bindgen(js_name = storeHealth)]
+    pub fn store_health(&self) -> JsValue {
+        json_to_js(&host::value(&self.client.store_health(), CAMEL))
+    }
+
+    /// Stops the driver once its queued writes are done; tasks in flight stay in the journal.
+    pub fn close(&self) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move {
+            client.close().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// `{provider, baseUrl}` (never the key).
+    pub fn describe(&self) -> JsValue {
+        let provider = self.client.provider();
+        json_to_js(&json!({ "provider": provider.name(), "baseUrl": provider.base_url() }))
+    }
+}
+
+fn invalid_task(field: &str, problem: impl Into<String>) -> JsValue {
+    to_js_error(&Error::InvalidTask(InvalidTask::new(field, problem)))
+}
+
+/// One submitted task.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct NativeJob {
+    id: String,
+    /// Until `wait()` takes it.
+    handle: RefCell<Option<SolveHandle>>,
+    /// Cancels a `wait()` under way.
+    cancel: RefCell<Option<oneshot::Sender<()>>>,
+}
+
+#[wasm_bindgen]
+impl NativeJob {
+    /// The task's record id (its journal entry and, if it fails, its DLQ record).
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// Resolves to the solution or rejects. The answer's journal entry goes (its receipt is
+    /// acknowledged) once the solution has become a JS value.
+    pub fn wait(&self) -> Promise {
+        let Some(handle) = self.handle.borrow_mut().take() else {
+            return Promise::reject(&config("wait", "wait() was already called on this job"));
+        };
+        let (cancel, cancelled) = oneshot::channel();
+        *self.cancel.borrow_mut() = Some(cancel);
+        future_to_promise(async move {
+            // A job object freed without cancelling leaves the task running.
+            let cancelled = async move {
+                if cancelled.await.is_err() {
+                    futures::future::pending::<()>().await;
+                }
+            };
+            let delivery = handle.outcome_or_cancel(cancelled).await.and_then(Outcome::into_delivery).js()?;
+            let solution = json_to_js(&host::solution(&delivery.solution, CAMEL));
+            delivery.receipt.ack();
+            Ok(solution)
+        })
+    }
+
+    /// Cancels the task: not sent yet, it is dead-lettered as `Cancelled`; already with the
+    /// provider, it runs on and its answer waits in the journal for `recover`.
+    pub fn cancel(&self) {
+        if let Some(handle) = self.handle.borrow().as_ref() {
+            handle.cancel();
+        } else if let Some(cancel) = self.cancel.borrow_mut().take() {
+            let _ = cancel.send(());
+        }
+    }
+}
+
+/// Results of a batch in completion order.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct NativeStream {
+    stream: Shared<SolveStream>,
+}
+
+#[wasm_bindgen]
+impl NativeStream {
+    /// The next result (`{index, id, key, labels, ok, solution | error}`), or `null` at the end.
+    pub fn next(&self) -> Promise {
+        let stream = self.stream.clone();
+        future_to_promise(async move {
+            Ok(match stream.next().await {
+                Some(result) => json_to_js(&host::solve_result(&result, CAMEL)),
+                None => JsValue::NULL,
+            })
+        })
+    }
+
+    /// Stops the batch: tasks not sent are dead-lettered as `Cancelled`, those the provider
+    /// has run on (their answers wait in the journal for `recover`).
+    pub fn close(&self) {
+        self.stream.close();
+    }
+}
+
+/// Replay outcomes as they come.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct NativeReplay {
+    stream: Shared<ReplayStream>,
+    canceller: Arc<AtomicBool>,
+}
+
+#[wasm_bindgen]
+impl NativeReplay {
+    /// The next replayed record (`host::replay_item`), or `null` at the end.
+    pub fn next(&self) -> Promise {
+        let stream = self.stream.clone();
+        future_to_promise(async move {
+            match stream.next().await {
+                None => Ok(JsValue::NULL),
+                Some(Err(e)) => Err(to_js_error(&e)),
+                Some(Ok(item)) => {
+                    let value = json_to_js(&host::replay_item(&item, CAMEL));
+                    // The answer is in the caller's hands: its record and journal entry may go.
+                    if let ReplayOutcome::Recovered(delivery) = item.outcome {
+                        delivery.receipt.ack();
+                    }
+                    Ok(value)
+                }
+            }
+        })
+    }
+
+    /// The counts so far (final once `next()` gave `null`).
+    pub fn report(&self) -> JsValue {
+        self.stream.with(|s| json_to_js(&host::value(&s.report(), CAMEL))).unwrap_or(JsValue::NULL)
+    }
+
+    /// Stops starting records; those already started finish and are reported.
+    pub fn cancel(&self) {
+        self.canceller.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Recovered tasks as they end.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct NativeRecover {
+    stream: Shared<RecoverStream>,
+}
+
+#[wasm_bindgen]
+impl NativeRecover {
+    /// The next recovered task (`host::recover_item`), or `null` at the end.
+    pub fn next(&self) -> Promise {
+        let stream = self.stream.clone();
+        future_to_promise(async move {
+            match stream.next().await {
+                None => Ok(JsValue::NULL),
+                Some(Err(e)) => Err(to_js_error(&e)),
+                Some(Ok(item)) => {
+                    let value = json_to_js(&host::recover_item(&item, CAMEL));
+                    if let Ok(delivery) = item.outcome {
+                        delivery.receipt.ack();
+                    }
+                    Ok(value)
+                }
+            }
+        })
+    }
+
+    /// What the recovery found so far (final once `next()` gave `null`).
+    pub fn summary(&self) -> JsValue {
+        self.stream.with(|s| json_to_js(&host::value(&s.summary(), CAMEL))).unwrap_or(JsValue::NULL)
+    }
+}
