@@ -156,6 +156,45 @@ impl NativeClient {
         })
     }
 
+    /// The balance at the provider named `name` (its `name` in `providers`).
+    #[wasm_bindgen(js_name = balanceOf)]
+    pub fn balance_of(&self, name: JsValue) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move {
+            let name = name.as_string().ok_or_else(|| config("name", "expected a provider's name"))?;
+            Ok(JsValue::from_f64(client.balance_of(&name).await.js()?))
+        })
+    }
+
+    /// `[{provider, balance} | {provider, error}]`, in configuration order.
+    pub fn balances(&self) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move { Ok(json_to_js(&host::balances(&client.balances().await, CAMEL))) })
+    }
+
+    /// Tells the provider that solved `solution` (as handed out) whether it was right.
+    #[wasm_bindgen(js_name = reportSolution)]
+    pub fn report_solution(&self, solution: JsValue, good: JsValue) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move {
+            let solution = host::solution_ref(arg(solution, "solution")?, CAMEL).js()?;
+            let good = good.as_bool().ok_or_else(|| config("good", "expected true or false"))?;
+            client.report_solution(&solution, good).await.js()?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// What this client spent since it started (`Client::spend`).
+    pub fn spend(&self) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move { Ok(json_to_js(&host::value(&client.spend().await.js()?, CAMEL))) })
+    }
+
+    /// The client's counters and gauges now (`Client::metrics`).
+    pub fn metrics(&self) -> JsValue {
+        json_to_js(&host::value(&self.client.metrics(), CAMEL))
+    }
+
     /// Lets submissions flow again after an account error was fixed.
     #[wasm_bindgen(js_name = resetCircuit)]
     pub fn reset_circuit(&self) -> Result<(), JsValue> {
