@@ -474,6 +474,53 @@ export function suite(pkg, { mock }) {
     },
 
     {
+      name: 'several providers: an account error at one moves the rest to the next; spend, balances, reportSolution, metrics',
+      async run() {
+        // One mock, two accounts: the first provider's key is out of money, the second's is fine.
+        const broke = key('providers-broke');
+        const fine = key('providers-fine');
+        await script({ balance: 4.5, account_errors: { [broke]: 'ERROR_ZERO_BALANCE' } });
+        const base = options('providers');
+        delete base.apiKey;
+        delete base.provider;
+        delete base.baseUrl;
+        const client = new Client({
+          ...base,
+          providers: [
+            { provider: '2captcha', name: 'broke', apiKey: broke, baseUrl: mock, price: 0.002 },
+            { provider: '2captcha', name: 'fine', apiKey: fine, baseUrl: mock, price: 0.003 },
+          ],
+        });
+        const results = await client.solveMany([1, 3, 5].map(page), { concurrency: 1 });
+        ok(results.every((r) => r.ok), `all solved: ${show(results)}`);
+        deepEqual(results.map((r) => r.solution.provider), ['fine', 'fine', 'fine'], 'solved where the account has money');
+        const byKey = (await counters()).by_key ?? {};
+        equal(byKey[broke]?.submits ?? 0, 1, 'one refused submission at the broke account, then none');
+        equal(byKey[fine]?.submits ?? 0, 3, 'each task submitted once at the other');
+
+        const spend = await client.spend();
+        equal(spend.solved, 3, `spend.solved in ${show(spend)}`);
+        ok(Math.abs(spend.cost - 3 * 0.003) < 1e-9, `spend.cost in ${show(spend)}`);
+        const balances = await client.balances();
+        deepEqual(balances.map((b) => b.provider), ['broke', 'fine'], 'balances in configuration order');
+        ok(balances[0].error instanceof CaptchaDlqError, `the broke account's balance is an error: ${show(balances[0])}`);
+        ok(balances[0].error.message.includes('ERROR_ZERO_BALANCE'), `it says why: ${balances[0].error.message}`);
+        equal(balances[1].balance, 4.5, 'the other balance');
+        equal(await client.balanceOf('fine'), 4.5, 'balanceOf');
+        await rejects(client.balanceOf('nowhere'), InvalidConfig, { code: 'INVALID_CONFIG' }, 'an unknown provider');
+
+        const before = (await counters()).reports_bad;
+        await client.reportSolution(results[0].solution, false);
+        equal((await counters()).reports_bad, before + 1, 'the report reached the provider that solved it');
+
+        const metrics = await client.metrics();
+        deepEqual(metrics.providers, ['broke', 'fine'], 'metrics name the providers');
+        deepEqual(metrics.circuits.map((c) => [c.provider, c.open]), [['broke', true], ['fine', false]], 'circuits');
+        await client.close();
+      },
+    },
+
+    {
       name: 'the key never appears in an error, an event, an export or an inspection',
       async run() {
         const name = 'secret';
