@@ -331,6 +331,10 @@ async fn two_providers_one_runs_dry_the_other_takes_the_rest_and_spend_matches_t
         ..MockConfig::default()
     })
     .await;
+    // Polls until the slow service answers however loaded the machine is: this test is about
+    // where tasks go, not about giving up (fast_config's 6 polls span about its solve time).
+    let mut patient = fast_config();
+    patient.polling.max_polls = 500;
     let client = captcha_dlq::builder()
         .option(
             "providers",
@@ -340,7 +344,7 @@ async fn two_providers_one_runs_dry_the_other_takes_the_rest_and_spend_matches_t
             ]),
         )
         .dlq("memory")
-        .config(fast_config())
+        .config(patient)
         .build()
         .await
         .expect("client builds");
