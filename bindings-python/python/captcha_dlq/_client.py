@@ -37,6 +37,14 @@ from ._wire import awaited, call, dumps
 
 __all__ = ["Client", "DashboardServer"]
 
+
+class _CoreDefault(str):
+    """The core's default for an argument, shown as its value (``help(Client)``) and recognised
+    by identity, so that it is never sent as if the caller had chosen it."""
+
+
+_DEFAULT_PROVIDER = _CoreDefault(_D["provider"])
+
 Settings = Union[RetryConfig, PollingConfig, RateConfig, CircuitConfig, ReplayPolicy, StoreOptions, Mapping[str, Any]]
 
 
@@ -114,7 +122,7 @@ class Client:
     def __init__(
         self,
         api_key: Optional[str] = None,
-        provider: Optional[str] = None,
+        provider: str = _DEFAULT_PROVIDER,
         dlq: DlqSpec = _D["dlq"],
         *,
         base_url: Optional[str] = None,
@@ -140,7 +148,8 @@ class Client:
         location, store_object = location_of(dlq)
         given: Dict[str, Any] = {
             "api_key": api_key,
-            "provider": provider,
+            # The default is the core's and is left to it, so that `providers` can stand alone.
+            "provider": None if provider is _DEFAULT_PROVIDER else provider,
             "dlq": location,
             "base_url": base_url,
             "price": price,
