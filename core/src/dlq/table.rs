@@ -51,6 +51,22 @@ use crate::time::Timestamp;
 /// Azure Service Bus's default `MaxDeliveryCount`, used by every backend unless configured.
 pub const DEFAULT_MAX_DELIVERIES: u32 = 10;
 
+/// A store's `capacity` as every backend takes it: at least one record.
+pub fn check_capacity<T: PartialEq + Default>(capacity: T) -> Result<T, ConfigError> {
+    if capacity == T::default() {
+        return Err(ConfigError::new("capacity", "must be at least 1"));
+    }
+    Ok(capacity)
+}
+
+/// A store's `max_deliveries` as every backend takes it: at least one delivery.
+pub fn check_max_deliveries(max_deliveries: u32) -> Result<u32, ConfigError> {
+    if max_deliveries == 0 {
+        return Err(ConfigError::new("max_deliveries", "must be at least 1"));
+    }
+    Ok(max_deliveries)
+}
+
 /// Reason recorded when a replayer parks a record without naming a reason.
 pub const PARKED_BY_REPLAYER: &str = "ParkedByReplayer";
 
@@ -237,19 +253,13 @@ impl<B: TableBackend> TableStore<B> {
     /// evicted (else the oldest parked one; records under a lease are never evicted, so
     /// the store may briefly hold more). Evictions are reported and counted.
     pub fn with_capacity(mut self, capacity: usize) -> Result<Self, ConfigError> {
-        if capacity == 0 {
-            return Err(ConfigError::new("capacity", "must be at least 1"));
-        }
-        self.capacity = Some(capacity);
+        self.capacity = Some(check_capacity(capacity)?);
         Ok(self)
     }
 
     /// Park records after this many deliveries instead of the default 10.
     pub fn with_max_deliveries(mut self, max_deliveries: u32) -> Result<Self, ConfigError> {
-        if max_deliveries == 0 {
-            return Err(ConfigError::new("max_deliveries", "must be at least 1"));
-        }
-        self.max_deliveries = max_deliveries;
+        self.max_deliveries = check_max_deliveries(max_deliveries)?;
         Ok(self)
     }
 

@@ -81,10 +81,7 @@ impl SqliteStore {
 
     /// Park a record once it has been delivered this many times (default 10, as Service Bus).
     pub fn with_max_deliveries(mut self, max: u32) -> Result<Self, ConfigError> {
-        if max == 0 {
-            return Err(ConfigError::new("max_deliveries", "must be at least 1"));
-        }
-        self.max_deliveries = max;
+        self.max_deliveries = captcha_dlq_core::dlq::table::check_max_deliveries(max)?;
         Ok(self)
     }
 
@@ -92,10 +89,7 @@ impl SqliteStore {
     /// ready record, else the oldest parked one (never a leased one), and counts
     /// it in `dropped`. Unbounded by default.
     pub fn with_capacity(mut self, capacity: u64) -> Result<Self, ConfigError> {
-        if capacity == 0 {
-            return Err(ConfigError::new("capacity", "must be at least 1"));
-        }
-        self.capacity = Some(capacity);
+        self.capacity = Some(captcha_dlq_core::dlq::table::check_capacity(capacity)?);
         Ok(self)
     }
 
