@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # Installs what ./package.sh put in dist/ the way a user would, on a PATH without cargo or rustc,
-# and runs the packages' own tests against the installed copies:
-#   - the wheel into fresh venvs of the lowest and the highest CPython >= 3.9 that pyenv has,
-#     then pytest (bindings-python/tests) importing the installed captcha_dlq;
-#   - the Node main tarball + its linux-x64-gnu tarball into a fresh project, then the shared JS
-#     suite with `import 'captcha-dlq'` (ESM), the Node-only checks (CommonJS entry, wire vectors
-#     through the addon the platform package holds) and tsc on the typed example.
+# and runs the packages' own tests against the installed copies. Each solves the seeds' batch
+# (five reCAPTCHA v2 tasks, one unsolvable, one never ready: 3 solved, 2 dead-lettered, replayed)
+# against the mock solver binary, besides the rest of its suite:
+#   - python: the wheel into fresh venvs of the lowest and the highest CPython >= 3.9 that pyenv
+#     has, then pytest (bindings-python/tests, the seeds' batch in tests/test_batch.py) importing
+#     the installed captcha_dlq;
+#   - node: the Node main tarball + its linux-x64-gnu tarball into a fresh project, then the shared
+#     JS suite with `import 'captcha-dlq'` (ESM), the Node-only checks (CommonJS entry, wire vectors
+#     through the addon the platform package holds) and tsc on the typed example;
+#   - browser: the captcha-dlq-web tarball into a fresh project, then headless Chromium over that
+#     installed copy (bindings-wasm/tests/js/run.mjs): pages import `captcha-dlq-web` through an
+#     import map, the dedicated and service workers run esbuild bundles of it, the example
+#     extension holds a copy of the installed folder (the shared JS suite, the browser's suite, the
+#     seeds' batch in a page, a worker, a service worker and the extension);
+#   - sdist: the sdist unpacked outside the repository and built into a wheel by pip (this one
+#     with Rust: it is a source build), the wheel installed into a fresh venv, its version read.
 # The mock solver is the workspace's debug build (CAPTCHA_DLQ_MOCK_BIN overrides), built beforehand.
-# Usage: .ci/package-check.sh [python|node]   (after ./package.sh; both by default; needs pyenv or python3, node/npm)
+# Usage: .ci/package-check.sh [python|node|browser|sdist]   (after ./package.sh; all by default;
+# needs pyenv or python3, node/npm, Chromium; sdist: cargo and ./package.sh's tools in target/package-tools)
 set -euo pipefail
 ONLY=${1:-}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +27,17 @@ VERSION=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "(.*)"/\1/p' "$RE
 export CAPTCHA_DLQ_MOCK_BIN="${CAPTCHA_DLQ_MOCK_BIN:-$REPO/target/debug/captcha-dlq-mock}"
 [ -x "$CAPTCHA_DLQ_MOCK_BIN" ] || { echo "package-check: no mock solver at $CAPTCHA_DLQ_MOCK_BIN (cargo build -p captcha-dlq-mock)" >&2; exit 1; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/captcha-dlq-package-check.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+MOCK_PIDS=()
+cleanup() {
+  for pid in "${MOCK_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+PARTS=(python node browser)
+case "$ONLY" in
+  "" | python | node | browser) ;;
+  *) echo "usage: .ci/package-check.sh [python|node|browser] (got: $ONLY)" >&2; exit 2 ;;
+esac
 
 # PATH without Rust: drop every entry that holds cargo or rustc, then prove they are gone.
 NO_RUST_PATH=
@@ -32,77 +53,153 @@ if no_rust sh -c 'command -v cargo || command -v rustc' >/dev/null; then
   exit 1
 fi
 
-WHEEL=$(ls "$DIST"/captcha_dlq-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64.whl)
 NODE_MAIN=$DIST/captcha-dlq-$VERSION.tgz
 NODE_ADDON=$DIST/captcha-dlq-linux-x64-gnu-$VERSION.tgz
+NODE_WEB=$DIST/captcha-dlq-web-$VERSION.tgz
+SDIST=$DIST/captcha_dlq-$VERSION.tar.gz
 
-# The lowest and the highest CPython >= 3.9 pyenv has (else python3 alone).
-pythons=()
-if command -v pyenv >/dev/null; then
-  mapfile -t found < <(ls -d "$(pyenv root)"/versions/3.* 2>/dev/null | grep -E '/3\.(9|[1-9][0-9])\.[0-9]+$' | sort -V)
-  if ((${#found[@]})); then
-    pythons+=("${found[0]}/bin/python")
-    ((${#found[@]} > 1)) && pythons+=("${found[-1]}/bin/python")
+# start_mock NAME CONFIG: starts a mock solver with CONFIG (JSON) and sets $NAME to its URL.
+start_mock() {
+  local out=$WORK/mock-$1.out url=
+  "$CAPTCHA_DLQ_MOCK_BIN" --port 0 --config "$2" >"$out" 2>&1 &
+  MOCK_PIDS+=("$!")
+  for _ in $(seq 100); do
+    url=$(sed -nE 's/^listening (http:[^ ]+)$/\1/p' "$out")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "package-check: the mock solver did not start: $(cat "$out")" >&2; exit 1; }
+  printf -v "$1" '%s' "$url"
+}
+
+check_python() {
+  local wheel
+  wheel=$(ls "$DIST"/captcha_dlq-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64.whl)
+  # The lowest and the highest CPython >= 3.9 pyenv has (else python3 alone).
+  local pythons=()
+  if command -v pyenv >/dev/null; then
+    local root found=() dir
+    root=$(pyenv root)
+    for dir in "$root"/versions/3.*; do
+      if [[ $dir =~ /3\.(9|[1-9][0-9])\.[0-9]+$ ]]; then found+=("$dir"); fi
+    done
+    if ((${#found[@]})); then
+      mapfile -t found < <(printf '%s\n' "${found[@]}" | sort -V)
+      pythons+=("${found[0]}/bin/python")
+      if ((${#found[@]} > 1)); then pythons+=("${found[-1]}/bin/python"); fi
+    fi
   fi
-fi
-((${#pythons[@]})) || pythons=("$(command -v python3)")
+  ((${#pythons[@]})) || pythons=("$(command -v python3)")
 
-[ "$ONLY" = node ] && pythons=()
-for python in "${pythons[@]}"; do
-  version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-  echo "== Python $version: the wheel into a fresh venv, no Rust on PATH"
-  venv=$WORK/venv-$version
-  "$python" -m venv "$venv"
-  no_rust "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$WHEEL" pytest
-  (cd "$WORK" && no_rust "$venv/bin/python" - "$venv" "$VERSION" <<'EOF'
+  local python version venv
+  for python in "${pythons[@]}"; do
+    version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    echo "== Python $version: the wheel into a fresh venv, no Rust on PATH"
+    venv=$WORK/venv-$version
+    "$python" -m venv "$venv"
+    no_rust "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$wheel" pytest
+    (cd "$WORK" && no_rust "$venv/bin/python" - "$venv" "$VERSION" <<'EOF'
 import sys, captcha_dlq
 venv, version = sys.argv[1], sys.argv[2]
 assert captcha_dlq.__file__.startswith(venv), f"imported {captcha_dlq.__file__}, not the installed wheel"
 assert captcha_dlq.__version__ == version, f"captcha_dlq.__version__ is {captcha_dlq.__version__}, the workspace says {version}"
 print(f"captcha_dlq {captcha_dlq.__version__} from {captcha_dlq.__file__}")
 EOF
-  )
-  (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests")
-done
+    )
+    (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests")
+  done
+}
 
-[ "$ONLY" = python ] && exit 0
-
-echo "== Node $(node --version): the main tarball and the linux-x64-gnu tarball into a fresh project, no Rust on PATH"
-APP=$WORK/node-app
-mkdir -p "$APP"
-cp -r "$REPO/tests/js" "$APP/tests"
-cp "$REPO/bindings-node/examples/typed.ts" "$APP/typed.ts"
-cat >"$APP/package.json" <<'EOF'
+check_node() {
+  echo "== Node $(node --version): the main tarball and the linux-x64-gnu tarball into a fresh project, no Rust on PATH"
+  APP=$WORK/node-app
+  mkdir -p "$APP"
+  cp -r "$REPO/tests/js" "$APP/tests"
+  cp "$REPO/bindings-node/examples/typed.ts" "$APP/typed.ts"
+  cat >"$APP/package.json" <<'EOF'
 { "name": "captcha-dlq-package-check", "private": true, "type": "module" }
 EOF
-cat >"$APP/tsconfig.json" <<'EOF'
+  cat >"$APP/tsconfig.json" <<'EOF'
 { "compilerOptions": { "strict": true, "noEmit": true, "target": "ES2022", "module": "NodeNext",
   "moduleResolution": "NodeNext", "types": ["node"], "skipLibCheck": false }, "files": ["typed.ts"] }
 EOF
-# The platform package's tarball is named next to the main one: npm takes it for the main package's
-# optionalDependency of the same name and version instead of asking the registry.
-(cd "$APP" && no_rust npm install --no-audit --no-fund --loglevel=error "$NODE_ADDON" "$NODE_MAIN" typescript@~5.9.0 @types/node@^20.19.0)
-if grep -q '"install"' "$APP/node_modules/captcha-dlq/package.json"; then
-  echo "package-check: the main package has an install script" >&2; exit 1
-fi
-[ ! -e "$APP/node_modules/@napi-rs/cli" ] || { echo "package-check: @napi-rs/cli was installed for a user" >&2; exit 1; }
-(cd "$APP" && no_rust node -e "
-  const m = require('captcha-dlq');
-  if (typeof m.Client !== 'function') throw new Error('require(\"captcha-dlq\") has no Client');
-  console.log('CommonJS require(\"captcha-dlq\") ok: ' + require.resolve('captcha-dlq'));
-")
-(cd "$APP" && no_rust node_modules/.bin/tsc -p tsconfig.json && echo "tsc --noEmit typed.ts against the installed index.d.ts ok")
-(cd "$APP" && CAPTCHA_DLQ_PACKAGE=captcha-dlq CAPTCHA_DLQ_PACKAGE_DIR="$APP/node_modules/captcha-dlq" \
-  CAPTCHA_DLQ_VECTORS="$REPO/tests/vectors" \
-  no_rust timeout 900 node --test --test-concurrency=1 tests/node.test.js tests/node-only.test.js)
+  # The platform package's tarball is named next to the main one: npm takes it for the main package's
+  # optionalDependency of the same name and version instead of asking the registry.
+  (cd "$APP" && no_rust npm install --no-audit --no-fund --loglevel=error "$NODE_ADDON" "$NODE_MAIN" typescript@~5.9.0 @types/node@^20.19.0)
+  if grep -q '"install"' "$APP/node_modules/captcha-dlq/package.json"; then
+    echo "package-check: the main package has an install script" >&2; exit 1
+  fi
+  [ ! -e "$APP/node_modules/@napi-rs/cli" ] || { echo "package-check: @napi-rs/cli was installed for a user" >&2; exit 1; }
+  (cd "$APP" && no_rust node -e "
+    const m = require('captcha-dlq');
+    if (typeof m.Client !== 'function') throw new Error('require(\"captcha-dlq\") has no Client');
+    console.log('CommonJS require(\"captcha-dlq\") ok: ' + require.resolve('captcha-dlq'));
+  ")
+  (cd "$APP" && no_rust node_modules/.bin/tsc -p tsconfig.json && echo "tsc --noEmit typed.ts against the installed index.d.ts ok")
+  (cd "$APP" && CAPTCHA_DLQ_PACKAGE=captcha-dlq CAPTCHA_DLQ_PACKAGE_DIR="$APP/node_modules/captcha-dlq" \
+    CAPTCHA_DLQ_VECTORS="$REPO/tests/vectors" \
+    no_rust timeout 900 node --test --test-concurrency=1 tests/node.test.js tests/node-only.test.js)
 
-echo "== npm run build without cargo: says what to install instead of a stack trace"
-set +e
-out=$(cd "$REPO/bindings-node" && no_rust node scripts/build.cjs 2>&1)
-status=$?
-set -e
-if [ "$status" = 0 ] || ! grep -q "needs Rust (cargo)" <<<"$out" || ! grep -q "rustup" <<<"$out"; then
-  echo "package-check: npm run build without cargo exited $status with: $out" >&2
-  exit 1
-fi
-echo "ok: exits $status and says: $(head -1 <<<"$out")"
+  echo "== npm run build without cargo: says what to install instead of a stack trace"
+  set +e
+  out=$(cd "$REPO/bindings-node" && no_rust node scripts/build.cjs 2>&1)
+  status=$?
+  set -e
+  if [ "$status" = 0 ] || ! grep -q "needs Rust (cargo)" <<<"$out" || ! grep -q "rustup" <<<"$out"; then
+    echo "package-check: npm run build without cargo exited $status with: $out" >&2
+    exit 1
+  fi
+  echo "ok: exits $status and says: $(head -1 <<<"$out")"
+}
+
+check_browser() {
+  echo "== Browser: the captcha-dlq-web tarball into a fresh project, no Rust on PATH; headless Chromium imports it from there"
+  command -v "${CHROMIUM:-chromium}" >/dev/null || { echo "package-check: no Chromium (apt-get install -y chromium)" >&2; exit 1; }
+  local web=$WORK/web-app runner=$REPO/bindings-wasm/tests/js
+  mkdir -p "$web"
+  echo '{ "name": "captcha-dlq-web-package-check", "private": true, "type": "module" }' >"$web/package.json"
+  (cd "$web" && no_rust npm install --no-audit --no-fund --loglevel=error "$NODE_WEB")
+  if [ -L "$web/node_modules/captcha-dlq-web" ] || [ ! -f "$web/node_modules/captcha-dlq-web/wasm/captcha_dlq_wasm_bg.wasm" ]; then
+    echo "package-check: npm did not unpack captcha-dlq-web with its .wasm into $web/node_modules" >&2; exit 1
+  fi
+  # The runner's own tools (playwright-core drives Chromium; esbuild bundles the workers as an author would).
+  if [ ! -d "$runner/node_modules/playwright-core" ] || [ ! -d "$runner/node_modules/esbuild" ]; then
+    (cd "$runner" && npm ci --no-audit --no-fund --silent)
+  fi
+  local mock_url nocors_url
+  start_mock mock_url '{}'
+  start_mock nocors_url '{"cors": false}'
+  CAPTCHA_DLQ_WEB_PROJECT="$web" no_rust timeout 900 node "$runner/run.mjs" "$mock_url" "$nocors_url"
+}
+
+check_sdist() {
+  echo "== sdist: $(basename "$SDIST") copied out of the repository and built into a wheel by pip (a source build, with Rust)"
+  local tools=$REPO/target/package-tools src=$WORK/sdist wheels=$WORK/sdist-wheels venv=$WORK/venv-sdist started
+  [ -x "$tools/bin/maturin" ] || { echo "package-check: no $tools/bin/maturin (run ./package.sh first)" >&2; exit 1; }
+  mkdir -p "$src" "$wheels"
+  cp "$SDIST" "$src/"
+  started=$SECONDS
+  # pip runs the sdist's own build backend (maturin, from its pyproject.toml) on the unpacked tree. No build
+  # isolation and ./package.sh's tools first on the PATH: the same maturin and zig linker as the release wheel, and
+  # cargo's target dir is the repository's, so only the crates of the unpacked tree compile again (their path
+  # differs), not their dependencies.
+  (cd "$src" && PATH="$tools/bin:$PATH" CARGO_TARGET_DIR="$REPO/target" \
+    MATURIN_PEP517_ARGS="--zig --compatibility manylinux_2_17" \
+    "$tools/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+    --wheel-dir "$wheels" "$src/$(basename "$SDIST")")
+  echo "built $(cd "$wheels" && ls) in $((SECONDS - started)) s"
+  python3 -m venv "$venv"
+  no_rust "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$wheels"/captcha_dlq-*.whl
+  (cd "$WORK" && no_rust "$venv/bin/python" - "$venv" "$VERSION" <<'EOF'
+import sys, captcha_dlq
+venv, version = sys.argv[1], sys.argv[2]
+assert captcha_dlq.__file__.startswith(venv), f"imported {captcha_dlq.__file__}, not the wheel built from the sdist"
+assert captcha_dlq.__version__ == version, f"captcha_dlq.__version__ is {captcha_dlq.__version__}, the workspace says {version}"
+print(f"captcha_dlq {captcha_dlq.__version__} built from the sdist imports from {captcha_dlq.__file__}")
+EOF
+  )
+}
+
+for part in "${PARTS[@]}"; do
+  if [ -z "$ONLY" ] || [ "$ONLY" = "$part" ]; then "check_$part"; fi
+done

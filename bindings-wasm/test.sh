@@ -7,10 +7,19 @@
 #     JS suite shared with the Node package (tests/js/suite.js) and the browser's own (tests/js/site/suite.js:
 #     IndexedDB, Web Locks, fetch failures), each in a page and in a module dedicated worker, the seeds' batch in a
 #     dedicated worker and in a module service worker (plus a restart mid-task), 20 tasks against a mock without
-#     CORS headers, and the example extension's popup driving its service worker.
+#     CORS headers, and the example extension's popup driving its service worker. Pages import the package by its
+#     bare specifier through an import map, workers run esbuild bundles of it (run.mjs).
+# --rust-only runs 1. alone: CI (test.sh) runs 2. on the installed tarball instead (.ci/package-check.sh browser).
 # Installs what is missing: Chromium + chromedriver (apt-get), wasm-bindgen-cli at the pinned version, the build
-# tools (build.sh: npm's binaryen and esbuild), playwright-core (tests/js).
+# tools (build.sh: npm's binaryen and esbuild), playwright-core and esbuild (tests/js).
+# Usage: bindings-wasm/test.sh [--rust-only]
 set -euo pipefail
+RUST_ONLY=
+case "${1:-}" in
+  "") ;;
+  --rust-only) RUST_ONLY=1 ;;
+  *) echo "usage: bindings-wasm/test.sh [--rust-only]" >&2; exit 2 ;;
+esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 cd "$ROOT"
@@ -25,31 +34,41 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
 fi
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
-cargo build -q -p captcha-dlq-mock
-PIDS=()
-OUTS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -f "${OUTS[@]}"' EXIT
-# Starts a mock solver with the given config; prints its URL.
-start_mock() {
-  local out
-  out=$(mktemp)
-  OUTS+=("$out")
-  "$ROOT/target/debug/captcha-dlq-mock" --port 0 --config "$1" >"$out" &
-  PIDS+=($!)
-  for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.1; done
-  sed -nE 's/^listening (http:[^ ]+)$/\1/p' "$out"
-}
-MOCK_URL=$(start_mock '{}')
-NOCORS_URL=$(start_mock '{"cors": false}')
-[ -n "$MOCK_URL" ] && [ -n "$NOCORS_URL" ] || { echo "the mock solvers did not start" >&2; exit 1; }
-echo "mock solver at $MOCK_URL, without CORS headers at $NOCORS_URL"
-
 # wasm-bindgen-test-runner reads webdriver.json (Chromium flags) from the package directory.
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-120}
 cargo test -p captcha-dlq-wasm --target wasm32-unknown-unknown --features vectors
+[ -z "$RUST_ONLY" ] || exit 0
 
+cargo build -q -p captcha-dlq-mock
+PIDS=()
+OUTS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -f "${OUTS[@]}"
+}
+trap cleanup EXIT
+# start_mock NAME CONFIG: starts a mock solver with CONFIG (JSON) and sets $NAME to its URL (no subshell, so that
+# the trap knows its pid).
+start_mock() {
+  local out url=
+  out=$(mktemp)
+  OUTS+=("$out")
+  "$ROOT/target/debug/captcha-dlq-mock" --port 0 --config "$2" >"$out" &
+  PIDS+=("$!")
+  for _ in $(seq 100); do
+    url=$(sed -nE 's/^listening (http:[^ ]+)$/\1/p' "$out")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "the mock solver did not start" >&2; exit 1; }
+  printf -v "$1" '%s' "$url"
+}
+start_mock MOCK_URL '{}'
+start_mock NOCORS_URL '{"cors": false}'
+echo "mock solver at $MOCK_URL, without CORS headers at $NOCORS_URL"
 "$HERE/build.sh"
 (cd "$HERE/tests/js" && npm install --no-audit --no-fund --silent)
 node "$HERE/tests/js/run.mjs" "$MOCK_URL" "$NOCORS_URL"

@@ -1,10 +1,17 @@
-// Drives headless Chromium over the built package (bindings-wasm/pkg): a page, the JS suite shared with the Node
-// package (tests/js/suite.js, served at /shared/) and the browser's own (site/suite.js), each in a page and in a
-// module dedicated worker, a module service worker (including a worker restart in the middle of a task), a service
-// without CORS headers, and the example Manifest V3 extension loaded with --load-extension.
-// Usage: node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with `cors: false`).
-// Exits non-zero on the first failed check.
+// Drives headless Chromium over the captcha-dlq-web package as a project that installed it sees it: a page, the JS
+// suite shared with the Node package (tests/js/suite.js, served at /shared/) and the browser's own (site/suite.js),
+// each in a page and in a module dedicated worker, a module service worker (including a worker restart in the middle
+// of a task), a service without CORS headers, and the example Manifest V3 extension loaded with --load-extension.
+// Pages import the package by its bare specifier through an import map (/node_modules/captcha-dlq-web/, served from
+// the project); the workers run esbuild bundles of site/worker.js and site/sw.js that resolve it from the project's
+// node_modules, with the .wasm copied next to them; the extension holds a copy of the package's folder.
+// The project is CAPTCHA_DLQ_WEB_PROJECT (a directory whose node_modules/captcha-dlq-web is the package, e.g. one
+// where the tarball was `npm install`ed: .ci/package-check.sh), else a temporary one whose node_modules links to
+// the build (bindings-wasm/pkg).
+// Usage: [CAPTCHA_DLQ_WEB_PROJECT=DIR] node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with
+// `cors: false`). Exits non-zero on the first failed check.
 import { chromium } from 'playwright-core';
+import * as esbuild from 'esbuild';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -14,7 +21,6 @@ import { fileURLToPath } from 'node:url';
 import { SEEDS_BATCH } from './site/expected.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PKG = path.resolve(HERE, '../../pkg');
 /** The shared JS suite of both npm packages (tests/js at the repository's root). */
 const SHARED = path.resolve(HERE, '../../../tests/js');
 const EXTENSION = path.resolve(HERE, '../../examples/extension');
@@ -26,16 +32,67 @@ const [mock, nocors] = process.argv.slice(2);
 const USAGE = 'usage: node run.mjs http://127.0.0.1:PORT http://127.0.0.1:PORT2 (the mock solver, and one with cors: false)';
 assert.ok(mock?.startsWith('http://127.0.0.1:') && nocors?.startsWith('http://127.0.0.1:'), USAGE);
 
+const SCRATCH = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-web-run-'));
+process.on('exit', () => fs.rmSync(SCRATCH, { recursive: true, force: true }));
+
+/** The project the package is installed in: CAPTCHA_DLQ_WEB_PROJECT, else one whose node_modules links to the build. */
+function project() {
+  if (process.env.CAPTCHA_DLQ_WEB_PROJECT) return path.resolve(process.env.CAPTCHA_DLQ_WEB_PROJECT);
+  const build = path.resolve(HERE, '../../pkg');
+  assert.ok(fs.existsSync(path.join(build, 'package.json')), `no package at ${build}: run bindings-wasm/build.sh`);
+  const dir = path.join(SCRATCH, 'project');
+  fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+  fs.symlinkSync(build, path.join(dir, 'node_modules', 'captcha-dlq-web'), 'dir');
+  return dir;
+}
+const PROJECT = project();
+/** The package's folder, as the import map and the extension use it. */
+const PKG = fs.realpathSync(path.join(PROJECT, 'node_modules', 'captcha-dlq-web'));
+const manifest = JSON.parse(fs.readFileSync(path.join(PKG, 'package.json'), 'utf8'));
+assert.equal(manifest.name, 'captcha-dlq-web', `${PKG} holds ${manifest.name}`);
+// The pages' import maps name /node_modules/captcha-dlq-web/index.js: the entry the package's exports give a browser.
+assert.equal(manifest.exports?.['.']?.default, './index.js', `the package's entry: ${JSON.stringify(manifest.exports)}`);
+console.log(`captcha-dlq-web ${manifest.version} from ${PKG}`);
+
+/**
+ * The workers' scripts as an extension author builds them: esbuild bundles site/worker.js and site/sw.js, resolving
+ * `captcha-dlq-web` from the project's node_modules, and the .wasm goes next to the bundles (the wasm-bindgen glue
+ * loads it relative to the script). The shared suite stays a URL (/shared/), as in the pages.
+ */
+async function bundleWorkers() {
+  const out = path.join(SCRATCH, 'bundles');
+  const { metafile } = await esbuild.build({
+    entryPoints: { 'worker.bundle': path.join(SITE, 'worker.js'), 'sw.bundle': path.join(SITE, 'sw.js') },
+    bundle: true, format: 'esm', platform: 'browser', target: 'es2022', outdir: out, metafile: true,
+    absWorkingDir: PROJECT, nodePaths: [path.join(PROJECT, 'node_modules')], external: ['/shared/*'], logLevel: 'warning',
+  });
+  const real = (input) => {
+    try {
+      return fs.realpathSync(path.resolve(PROJECT, input));
+    } catch {
+      return input; // not a file (esbuild's own inputs)
+    }
+  };
+  const inputs = Object.keys(metafile.inputs).map(real);
+  assert.ok(inputs.includes(path.join(PKG, 'index.js')), `the bundles did not take captcha-dlq-web from ${PKG}: ${inputs}`);
+  fs.copyFileSync(path.join(PKG, 'wasm', 'captcha_dlq_wasm_bg.wasm'), path.join(out, 'captcha_dlq_wasm_bg.wasm'));
+  return out;
+}
+const BUNDLES = await bundleWorkers();
+const BUNDLED = new Set(fs.readdirSync(BUNDLES));
+
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.json': 'application/json',
   '.wasm': 'application/wasm' };
 
-/** A static server for the package and the test site, on loopback. */
+/** A static server on loopback: the package at /node_modules/captcha-dlq-web/, the shared suite, the bundles, the site. */
 function serve() {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
-    const [root, rest] = url.pathname.startsWith('/pkg/') ? [PKG, url.pathname.slice(5)]
-      : url.pathname.startsWith('/shared/') ? [SHARED, url.pathname.slice(8)]
-        : [SITE, url.pathname.slice(1) || 'index.html'];
+    const prefix = (p) => url.pathname.startsWith(p);
+    const [root, rest] = prefix('/node_modules/captcha-dlq-web/') ? [PKG, url.pathname.slice('/node_modules/captcha-dlq-web/'.length)]
+      : prefix('/shared/') ? [SHARED, url.pathname.slice(8)]
+        : BUNDLED.has(url.pathname.slice(1)) ? [BUNDLES, url.pathname.slice(1)]
+          : [SITE, url.pathname.slice(1) || 'index.html'];
     const file = path.resolve(root, rest);
     if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       res.writeHead(404).end('not found');

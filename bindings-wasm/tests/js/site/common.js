@@ -1,6 +1,6 @@
 // Shared by the test page, the JS suite, the dedicated worker and the service worker: options, the mock's
 // controls, and the seeds' batch through the built package.
-import { Client, SolveFailed } from '/pkg/index.js';
+import { Client, SolveFailed } from 'captcha-dlq-web';
 
 /** A client whose store is open (`ready()` rejects with what stopped it). */
 export async function open(options) {

@@ -1,7 +1,7 @@
 // What the browser adds to the shared suite (tests/js/suite.js, run beside this one): IndexedDB as the DLQ and
 // journal, Web Locks telling live clients from gone ones, and what fetch failures say. Run in a page (suite.html)
 // and in a module dedicated worker (worker.js), against the mock solver; each test throws on its first failed check.
-import { CaptchaDlqError, SolveFailed, ProviderError, Closed } from '/pkg/index.js';
+import { CaptchaDlqError, SolveFailed, ProviderError, Closed } from 'captcha-dlq-web';
 import { KEY, open, options, page, script, freshDb, seedsBatch } from './common.js';
 import { AssertionError, ok, equal, deepEqual, startsWith, show } from './assert.js';
 import { SEEDS_BATCH, TOKEN } from './expected.js';

@@ -1,5 +1,6 @@
 // A module service worker using the package: runs the seeds' batch, and starts / recovers a slow task
-// around a worker restart. Answers on the MessageChannel port it is given.
+// around a worker restart. Answers on the MessageChannel port it is given. run.mjs bundles it with esbuild (service
+// workers have no import maps), resolving `captcha-dlq-web` from the project's node_modules.
 import { seedsBatch, open, options, page, script } from './common.js';
 
 self.addEventListener('install', () => self.skipWaiting());
