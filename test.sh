@@ -71,8 +71,8 @@ grep -q "DLQ size after replay: 0" /tmp/captcha-dlq-demo.out && echo "demo ok"
 step "packages: one version across crates, wheel, npm packages, CLI and dist/"
 target/package-tools/bin/python .ci/version-check.py
 
-step "crates: cargo package --no-verify of core, client and the native library; the library's tree has no CLI or server deps"
-bash .ci/crates-check.sh --no-verify
+step "crates: cargo package of core, client and the native library, each .crate built on its own; the library's tree has no CLI or server deps"
+bash .ci/crates-check.sh
 
 step "packages as a user installs them, no Rust on PATH: the wheel in Python 3.9 and 3.13 (pytest), the npm tarballs in a fresh project (ESM, CommonJS, tsc, node --test), the browser tarball in a fresh project under headless Chromium (import map, esbuild-bundled workers, the extension)"
 bash .ci/package-check.sh
