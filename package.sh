@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every release artifact of this machine's platform (x86_64 Linux) into dist/:
 #   captcha_dlq-<v>-cp39-abi3-manylinux_2_17_x86_64.whl  the Python wheel (any CPython >= 3.9, glibc >= 2.17)
-#   captcha_dlq-<v>.tar.gz                               the Python sdist (builds with Rust, outside the repository)
+#   captcha_dlq-<v>.tar.gz                               the Python sdist (builds with Rust, outside the repository:
+#                                                        checked here by pip wheel of a copy in a temporary directory)
 #   captcha-dlq-<v>.tgz                                  the Node main package (JS + types; no install script)
 #   captcha-dlq-linux-x64-gnu-<v>.tgz                    its prebuilt addon for x86_64 Linux (glibc >= 2.17)
 #   captcha-dlq-web-<v>.tgz                              the browser package (.wasm, glue, types)
@@ -40,6 +41,31 @@ WHEEL=$(ls "$DIST"/captcha_dlq-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64.whl)
 auditwheel show "$WHEEL" | tee "$DIST/.auditwheel.txt"
 grep -q "manylinux_2_17_x86_64" "$DIST/.auditwheel.txt" || { echo "package.sh: $WHEEL is not manylinux_2_17" >&2; exit 1; }
 rm "$DIST/.auditwheel.txt"
+
+step "the sdist builds outside the repository: pip wheel of a copy in a temporary directory, imported from a fresh venv"
+# pip runs the sdist's own build backend (maturin, from its pyproject.toml) on the unpacked tree, without build
+# isolation so that it is the maturin and zig above; the target dir is the repository's. Here, right after the
+# wheel, the dependencies maturin just compiled are up to date for its linker, so only the unpacked crates compile
+# again (their path differs). cargo-zigbuild's builds below record another linker for the same units: after them
+# this would be a full rebuild.
+SDIST_WORK=$(mktemp -d "${TMPDIR:-/tmp}/captcha-dlq-sdist.XXXXXX")
+trap 'rm -rf "$SDIST_WORK"' EXIT
+cp "$DIST/captcha_dlq-$VERSION.tar.gz" "$SDIST_WORK/"
+started=$SECONDS
+(cd "$SDIST_WORK" && CARGO_TARGET_DIR="$ROOT/target" MATURIN_PEP517_ARGS="--zig --compatibility manylinux_${GLIBC/./_}" \
+  python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+  --wheel-dir "$SDIST_WORK/wheel" "$SDIST_WORK/captcha_dlq-$VERSION.tar.gz")
+python -m venv --without-pip "$SDIST_WORK/venv"
+python -m pip --python "$SDIST_WORK/venv/bin/python" install --quiet --disable-pip-version-check --no-deps \
+  --only-binary=:all: "$SDIST_WORK"/wheel/captcha_dlq-"$VERSION"-*.whl
+(cd "$SDIST_WORK" && "$SDIST_WORK/venv/bin/python" -c '
+import sys, captcha_dlq
+assert captcha_dlq.__file__.startswith(sys.prefix), f"imported {captcha_dlq.__file__}, not the wheel built from the sdist"
+assert captcha_dlq.__version__ == sys.argv[1], f"__version__ {captcha_dlq.__version__}, the workspace says {sys.argv[1]}"
+print(f"captcha_dlq {captcha_dlq.__version__} built from the sdist imports from {captcha_dlq.__file__}")
+' "$VERSION")
+echo "the sdist's wheel built in $((SECONDS - started)) s"
+rm -rf "$SDIST_WORK"
 
 step "Node addon for x86_64-unknown-linux-gnu (glibc $GLIBC through cargo-zigbuild) and its two tarballs"
 cd "$ROOT/bindings-node"

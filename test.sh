@@ -47,7 +47,7 @@ step "the core on wasm32: no host imports, same answers"
 cargo build -q -p captcha-dlq-wasm-probe --target wasm32-unknown-unknown --release
 node .ci/wasm-probe.mjs target/wasm32-unknown-unknown/release/captcha_dlq_wasm_probe.wasm
 
-step "release artifacts: ./package.sh (manylinux_2_17 wheel, sdist, npm main + linux-x64-gnu tarballs, browser tarball, CLI) into dist/"
+step "release artifacts: ./package.sh (manylinux_2_17 wheel, sdist and a wheel built from it outside the repository, npm main + linux-x64-gnu tarballs, browser tarball, CLI) into dist/"
 ./package.sh
 WHEEL=$(ls "$PWD"/dist/captcha_dlq-*-cp39-abi3-*manylinux_2_17_x86_64.whl)
 

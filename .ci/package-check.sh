@@ -13,12 +13,11 @@
 #     installed copy (bindings-wasm/tests/js/run.mjs): pages import `captcha-dlq-web` through an
 #     import map, the dedicated and service workers run esbuild bundles of it, the example
 #     extension holds a copy of the installed folder (the shared JS suite, the browser's suite, the
-#     seeds' batch in a page, a worker, a service worker and the extension);
-#   - sdist: the sdist unpacked outside the repository and built into a wheel by pip (this one
-#     with Rust: it is a source build), the wheel installed into a fresh venv, its version read.
+#     seeds' batch in a page, a worker, a service worker and the extension).
+# (./package.sh itself builds the sdist into a wheel outside the repository.)
 # The mock solver is the workspace's debug build (CAPTCHA_DLQ_MOCK_BIN overrides), built beforehand.
-# Usage: .ci/package-check.sh [python|node|browser|sdist]   (after ./package.sh; all by default;
-# needs pyenv or python3, node/npm, Chromium; sdist: cargo and ./package.sh's tools in target/package-tools)
+# Usage: .ci/package-check.sh [python|node|browser]   (after ./package.sh; all by default;
+# needs pyenv or python3, node/npm, Chromium)
 set -euo pipefail
 ONLY=${1:-}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,7 +55,6 @@ fi
 NODE_MAIN=$DIST/captcha-dlq-$VERSION.tgz
 NODE_ADDON=$DIST/captcha-dlq-linux-x64-gnu-$VERSION.tgz
 NODE_WEB=$DIST/captcha-dlq-web-$VERSION.tgz
-SDIST=$DIST/captcha_dlq-$VERSION.tar.gz
 
 # start_mock NAME CONFIG: starts a mock solver with CONFIG (JSON) and sets $NAME to its URL.
 start_mock() {
@@ -170,34 +168,6 @@ check_browser() {
   start_mock mock_url '{}'
   start_mock nocors_url '{"cors": false}'
   CAPTCHA_DLQ_WEB_PROJECT="$web" no_rust timeout 900 node "$runner/run.mjs" "$mock_url" "$nocors_url"
-}
-
-check_sdist() {
-  echo "== sdist: $(basename "$SDIST") copied out of the repository and built into a wheel by pip (a source build, with Rust)"
-  local tools=$REPO/target/package-tools src=$WORK/sdist wheels=$WORK/sdist-wheels venv=$WORK/venv-sdist started
-  [ -x "$tools/bin/maturin" ] || { echo "package-check: no $tools/bin/maturin (run ./package.sh first)" >&2; exit 1; }
-  mkdir -p "$src" "$wheels"
-  cp "$SDIST" "$src/"
-  started=$SECONDS
-  # pip runs the sdist's own build backend (maturin, from its pyproject.toml) on the unpacked tree. No build
-  # isolation and ./package.sh's tools first on the PATH: the same maturin and zig linker as the release wheel, and
-  # cargo's target dir is the repository's, so only the crates of the unpacked tree compile again (their path
-  # differs), not their dependencies.
-  (cd "$src" && PATH="$tools/bin:$PATH" CARGO_TARGET_DIR="$REPO/target" \
-    MATURIN_PEP517_ARGS="--zig --compatibility manylinux_2_17" \
-    "$tools/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
-    --wheel-dir "$wheels" "$src/$(basename "$SDIST")")
-  echo "built $(cd "$wheels" && ls) in $((SECONDS - started)) s"
-  python3 -m venv "$venv"
-  no_rust "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$wheels"/captcha_dlq-*.whl
-  (cd "$WORK" && no_rust "$venv/bin/python" - "$venv" "$VERSION" <<'EOF'
-import sys, captcha_dlq
-venv, version = sys.argv[1], sys.argv[2]
-assert captcha_dlq.__file__.startswith(venv), f"imported {captcha_dlq.__file__}, not the wheel built from the sdist"
-assert captcha_dlq.__version__ == version, f"captcha_dlq.__version__ is {captcha_dlq.__version__}, the workspace says {version}"
-print(f"captcha_dlq {captcha_dlq.__version__} built from the sdist imports from {captcha_dlq.__file__}")
-EOF
-  )
 }
 
 for part in "${PARTS[@]}"; do
