@@ -472,24 +472,31 @@ async fn dropping_a_store_that_waits_for_a_lock_does_not_block() {
     }
 }
 
-/// The dashboard asks for `stats` every few seconds: its counts of parked and leased records
-/// read the partial index of records that are not ready, not every row's JSON.
+/// The dashboard asks for `stats` every few seconds: its count of parked records reads their
+/// partial index, and its count of live leases the age order as a covering index (state and
+/// lease end are in it), never a row's JSON.
 #[tokio::test]
-async fn stats_count_unready_records_from_their_index() {
+async fn stats_count_parked_and_leased_records_from_indexes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dlq.db");
     fill(&path).await;
+    let store = SqliteStore::open(&path).expect("reopen");
+    let leased = store.receive(&Filter::all(), 1, LEASE, at(700)).await.expect("receive");
+    assert_eq!(leased.len(), 1);
     let conn = rusqlite::Connection::open(&path).expect("raw open");
-    for query in [
-        "SELECT COUNT(*) FROM records WHERE state <> 'ready' AND state = 'parked'",
-        "SELECT COUNT(*) FROM records WHERE state <> 'ready' AND state = 'leased' AND lease_until > 0",
+    for (query, index) in [
+        ("SELECT COUNT(*) FROM records INDEXED BY records_parked WHERE state = 'parked'", "records_parked"),
+        (
+            "SELECT COUNT(*) FROM records INDEXED BY records_age WHERE state = 'leased' AND lease_until > 0",
+            "COVERING INDEX records_age",
+        ),
     ] {
         let plan: Vec<String> = conn
             .prepare(&format!("EXPLAIN QUERY PLAN {query}"))
             .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(3))?.collect())
             .expect("plan");
-        assert!(plan.iter().any(|step| step.contains("records_unready")), "{query}: {plan:?}");
+        assert!(plan.iter().any(|step| step.contains(index)), "{query}: {plan:?}");
     }
-    let stats = SqliteStore::open(&path).expect("reopen").stats(at(700)).await.expect("stats");
-    assert_eq!((stats.parked, stats.leased), (1, 0));
+    let stats = store.stats(at(701)).await.expect("stats");
+    assert_eq!((stats.parked, stats.leased, stats.ready), (1, 1, 2));
 }

@@ -17,7 +17,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use super::errors::{corrupt, db_error};
 
 /// Schema version this build writes and reads.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 /// `PRAGMA application_id` of our files: "CDLQ".
 const APPLICATION_ID: i64 = 0x4344_4c51;
 
@@ -45,7 +45,7 @@ INSERT INTO counters (name, value) VALUES ('dropped', 0), ('completed', 0), ('ab
 ";
 
 /// `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`.
-const MIGRATIONS: [&str; 1] = [
+const MIGRATIONS: [&str; 2] = [
     // 1 → 2: the journal keeps each entry's task key in a column, so that push and
     // journal_forget settle it in their transaction without parsing JSON; settled keys.
     // records_state and records_reason go: no query but a count by reason used them, and
@@ -65,6 +65,18 @@ CREATE TABLE settled (
 DROP INDEX records_state;
 DROP INDEX records_reason;
 CREATE INDEX records_unready ON records(state) WHERE state <> 'ready';
+",
+    // 2 → 3: leases leave the partial index. Every lease put a row into `records_unready` and
+    // every complete took it out again: one more page written per complete, about a fifth of
+    // its commit. The age order now carries each record's state and lease end, so the
+    // dashboard's count of live leases reads that index alone (never the rows' JSON), and a
+    // partial index of parked records (which push, lease and complete never touch) keeps
+    // their count to the parked rows.
+    "
+DROP INDEX records_unready;
+DROP INDEX records_age;
+CREATE INDEX records_age ON records(dead_lettered_at, id, state, lease_until);
+CREATE INDEX records_parked ON records(state) WHERE state = 'parked';
 ",
 ];
 

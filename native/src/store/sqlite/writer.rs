@@ -7,7 +7,12 @@
 //! several store calls at once) share one transaction and one WAL append
 //! instead of paying for one each. Nothing waits for a group to fill: a call
 //! arriving at an idle thread is committed at once, and while a transaction
-//! runs the next group queues up behind it.
+//! runs the next group queues up behind it. When calls do come together (two
+//! or more queued, or one right after groups of several) the thread waits
+//! 50 µs at a time while more keep arriving (at most about 1 ms), with a little
+//! more patience while the group is smaller than recent ones: callers polled
+//! in one task arrive in bursts, and a group that starts in a pause between
+//! two bursts would leave the second burst a transaction of its own.
 //!
 //! The durability promise is the same as with one transaction per call: a
 //! caller gets its answer only after the transaction holding its write
@@ -39,9 +44,14 @@ pub(super) const MAX_GROUP: usize = 128;
 
 /// How long a group that already holds several writes waits for more before it starts (a
 /// lone write never waits): concurrent callers send their writes a few microseconds apart.
-/// It waits again while more keep coming, at most [`MAX_GROUP_WAITS`] times.
+/// It waits again while more keep coming, at most [`MAX_GROUP_WAITS`] times (about 1 ms).
 const GROUP_DELAY: Duration = Duration::from_micros(50);
-const MAX_GROUP_WAITS: usize = 4;
+const MAX_GROUP_WAITS: usize = 20;
+/// Waits in a row that bring nothing before a group smaller than the one before it starts
+/// anyway. Callers polled together arrive in bursts (a task polls a few dozen futures, then
+/// yields), so a pause in arrivals does not yet mean the callers of the last group are all
+/// back; a group as large as the last one starts after the first empty wait.
+const PATIENCE_BELOW_LAST: usize = 3;
 
 /// Statements kept prepared (the store uses a few dozen distinct ones).
 const STATEMENT_CACHE: usize = 64;
@@ -236,9 +246,13 @@ fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, count
     let mut busy_ms = None;
     let mut reads: Vec<Box<dyn PendingRead>> = Vec::new();
     let mut writes: Vec<Box<dyn PendingWrite>> = Vec::new();
+    // The size of recent groups (the last one, or half the one before if larger): in a steady
+    // stream their callers come back with their next writes, so a group below that size is
+    // worth a little more patience. It decays within a few groups once the load drops.
+    let mut last_group = 0usize;
     while let Ok(first) = jobs.recv() {
         let mut next = Some(first);
-        let mut waits = 0;
+        let (mut waits, mut empty_waits) = (0, 0);
         loop {
             while let Some(job) = next {
                 match job {
@@ -247,7 +261,10 @@ fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, count
                 }
                 next = if reads.len() + writes.len() < MAX_GROUP { jobs.try_recv().ok() } else { None };
             }
-            if writes.len() < 2 || reads.len() + writes.len() >= MAX_GROUP || waits >= MAX_GROUP_WAITS {
+            // A lone write waits only right after groups of several (whose callers are coming
+            // back one by one); otherwise it is committed at once.
+            let concurrent = writes.len() >= 2 || (!writes.is_empty() && last_group >= 2);
+            if !concurrent || reads.len() + writes.len() >= MAX_GROUP || waits >= MAX_GROUP_WAITS {
                 break;
             }
             // Several writes came at once: more are on their way from the same callers. Give
@@ -256,10 +273,17 @@ fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, count
             std::thread::sleep(GROUP_DELAY);
             waits += 1;
             next = jobs.try_recv().ok();
-            if next.is_none() {
-                break;
+            if next.is_some() {
+                empty_waits = 0;
+            } else {
+                empty_waits += 1;
+                let patience = if writes.len() < last_group { PATIENCE_BELOW_LAST } else { 1 };
+                if empty_waits >= patience {
+                    break;
+                }
             }
         }
+        last_group = writes.len().max(last_group / 2);
         let wanted = counts.busy_timeout_ms.load(Ordering::Relaxed);
         if busy_ms != Some(wanted) && conn.busy_timeout(Duration::from_millis(wanted)).is_ok() {
             busy_ms = Some(wanted);
