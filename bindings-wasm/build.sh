@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the browser package captcha-dlq-web into bindings-wasm/pkg/ with the stable toolchain:
-#   cargo (stable, profile wasm-release) → wasm-bindgen --target web --weak-refs → wasm-opt -Os (npm binaryen)
+#   cargo (stable, profile wasm-release) → wasm-bindgen --target web --weak-refs → wasm-opt -Os, functions ordered by name (npm binaryen)
 #   → the JS wrapper, error classes and types shared with the Node package → every shipped .js minified by esbuild
 #   (whitespace and syntax only: names are kept, error classes report theirs).
 # Needs: rustup's stable toolchain with the wasm32-unknown-unknown target, node/npm; installs what is missing:
