@@ -9,6 +9,8 @@
 //! `Error`s of [`crate::error`]. Nothing is decided here.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -36,6 +38,13 @@ use crate::transport::FetchTransport;
 
 const CAMEL: Casing = Casing::Camel;
 
+/// A JS promise of what `future` resolves to. Every async method goes through here with its future boxed, so
+/// the `.wasm` holds one copy of wasm-bindgen-futures' promise glue instead of one per method (~14 KB raw).
+fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let boxed: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(future);
+    future_to_promise(boxed)
+}
+
 /// A JS argument as JSON, or a configuration error naming it.
 fn arg(value: JsValue, field: &str) -> Result<Value, JsValue> {
     from_js(value).map_err(|e| config(field, e))
@@ -43,8 +52,14 @@ fn arg(value: JsValue, field: &str) -> Result<Value, JsValue> {
 
 /// Starts a client: `options` without `onEvent` (and without `dlq` when that is a store
 /// object, passed as `store`); `onEvent(event)` receives camelCase event objects.
+/// Resolves to a [`NativeClient`]. (A plain function returning [`promise`]: an `async fn` export would bring its
+/// own copy of the promise glue.)
 #[wasm_bindgen]
-pub async fn open(options: JsValue, store: JsValue, on_event: JsValue) -> Result<NativeClient, JsValue> {
+pub fn open(options: JsValue, store: JsValue, on_event: JsValue) -> Promise {
+    promise(async move { Ok(start(options, store, on_event).await?.into()) })
+}
+
+async fn start(options: JsValue, store: JsValue, on_event: JsValue) -> Result<NativeClient, JsValue> {
     let mut options = ClientOptions::from_value(arg(options, "options")?, CAMEL).map_err(Error::Config).js()?;
     if options.proxy.is_some() {
         return Err(config(
@@ -92,7 +107,7 @@ impl NativeClient {
     /// are `solve`'s without its signal (`{labels}`), read by `host::solve_options`.
     pub fn submit(&self, task: JsValue, options: JsValue) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        promise(async move {
             let options = host::solve_options(arg(options, "options")?, CAMEL).js()?;
             let task = host::task(from_js(task).map_err(|e| invalid_task("task", e))?).js()?;
             let handle = client.submit(task, options.labels, None).await.js()?;
@@ -133,7 +148,7 @@ impl NativeClient {
     /// One DLQ operation by name (`Dlq::op`), its arguments an object.
     pub fn dlq(&self, op: String, args: JsValue) -> Promise {
         let dlq = self.client.dlq();
-        future_to_promise(async move {
+        promise(async move {
             let args = arg(args, &op)?;
             Ok(json_to_js(&dlq.op(&op, args, CAMEL).await.js()?))
         })
@@ -142,13 +157,13 @@ impl NativeClient {
     /// The account balance.
     pub fn balance(&self) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move { Ok(JsValue::from_f64(client.balance().await.js()?)) })
+        promise(async move { Ok(JsValue::from_f64(client.balance().await.js()?)) })
     }
 
     /// Tells the provider whether the answer of `providerTaskId` was right.
     pub fn report(&self, provider_task_id: JsValue, good: JsValue) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        promise(async move {
             let id = provider_task_id.as_string().ok_or_else(|| config("providerTaskId", "expected a string"))?;
             let good = good.as_bool().ok_or_else(|| config("good", "expected true or false"))?;
             client.report(&id, good).await.js()?;
@@ -160,7 +175,7 @@ impl NativeClient {
     #[wasm_bindgen(js_name = balanceOf)]
     pub fn balance_of(&self, name: JsValue) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        promise(async move {
             let name = name.as_string().ok_or_else(|| config("name", "expected a provider's name"))?;
             Ok(JsValue::from_f64(client.balance_of(&name).await.js()?))
         })
@@ -169,14 +184,14 @@ impl NativeClient {
     /// `[{provider, balance} | {provider, error}]`, in configuration order.
     pub fn balances(&self) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move { Ok(json_to_js(&host::balances(&client.balances().await, CAMEL))) })
+        promise(async move { Ok(json_to_js(&host::balances(&client.balances().await, CAMEL))) })
     }
 
     /// Tells the provider that solved `solution` (as handed out) whether it was right.
     #[wasm_bindgen(js_name = reportSolution)]
     pub fn report_solution(&self, solution: JsValue, good: JsValue) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        promise(async move {
             let solution = host::solution_ref(arg(solution, "solution")?, CAMEL).js()?;
             let good = good.as_bool().ok_or_else(|| config("good", "expected true or false"))?;
             client.report_solution(&solution, good).await.js()?;
@@ -187,7 +202,7 @@ impl NativeClient {
     /// What this client spent since it started (`Client::spend`).
     pub fn spend(&self) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move { Ok(json_to_js(&host::value(&client.spend().await.js()?, CAMEL))) })
+        promise(async move { Ok(json_to_js(&host::value(&client.spend().await.js()?, CAMEL))) })
     }
 
     /// The client's counters and gauges now (`Client::metrics`).
@@ -204,7 +219,7 @@ impl NativeClient {
     /// What the driver is doing right now.
     pub fn status(&self) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move { Ok(json_to_js(&host::value(&client.status().await.js()?, CAMEL))) })
+        promise(async move { Ok(json_to_js(&host::value(&client.status().await.js()?, CAMEL))) })
     }
 
     /// The store's health as the driver last saw it.
@@ -216,7 +231,7 @@ impl NativeClient {
     /// Stops the driver once its queued writes are done; tasks in flight stay in the journal.
     pub fn close(&self) -> Promise {
         let client = self.client.clone();
-        future_to_promise(async move {
+        promise(async move {
             client.close().await;
             Ok(JsValue::UNDEFINED)
         })
@@ -260,7 +275,7 @@ impl NativeJob {
         };
         let (cancel, cancelled) = oneshot::channel();
         *self.cancel.borrow_mut() = Some(cancel);
-        future_to_promise(async move {
+        promise(async move {
             // A job object freed without cancelling leaves the task running.
             let cancelled = async move {
                 if cancelled.await.is_err() {
@@ -297,7 +312,7 @@ impl NativeStream {
     /// The next result (`{index, id, key, labels, ok, solution | error}`), or `null` at the end.
     pub fn next(&self) -> Promise {
         let stream = self.stream.clone();
-        future_to_promise(async move {
+        promise(async move {
             Ok(match stream.next().await {
                 Some(result) => json_to_js(&host::solve_result(&result, CAMEL)),
                 None => JsValue::NULL,
@@ -325,7 +340,7 @@ impl NativeReplay {
     /// The next replayed record (`host::replay_item`), or `null` at the end.
     pub fn next(&self) -> Promise {
         let stream = self.stream.clone();
-        future_to_promise(async move {
+        promise(async move {
             match stream.next().await {
                 None => Ok(JsValue::NULL),
                 Some(Err(e)) => Err(to_js_error(&e)),
@@ -364,7 +379,7 @@ impl NativeRecover {
     /// The next recovered task (`host::recover_item`), or `null` at the end.
     pub fn next(&self) -> Promise {
         let stream = self.stream.clone();
-        future_to_promise(async move {
+        promise(async move {
             match stream.next().await {
                 None => Ok(JsValue::NULL),
                 Some(Err(e)) => Err(to_js_error(&e)),

@@ -98,7 +98,7 @@ impl Client {
         // A closed client has nothing left to write; the results say what happened either way.
         let _ = self.flush().await;
         // One result per index: an unstable sort orders them the same.
-        results.sort_unstable_by_key(|r| r.index);
+        captcha_dlq_core::sort::sort_unstable_by(&mut results, |a, b| a.index.cmp(&b.index));
         debug_assert_eq!(results.len(), total);
         results
     }

@@ -23,6 +23,7 @@ pub mod quoted;
 #[cfg(feature = "testkit")]
 pub mod sim;
 pub mod solution;
+pub mod sort;
 pub mod spend;
 pub mod task;
 pub mod time;

@@ -300,7 +300,7 @@ impl SpendReport {
         for rows in [&mut self.by_provider, &mut self.by_kind, &mut self.by_label] {
             // Ties by key (keys are unique): a total order, so the unstable sort (less code in
             // the .wasm) gives the same output every time.
-            rows.sort_unstable_by(|a, b| {
+            crate::sort::sort_unstable_by(rows, |a, b| {
                 b.cost.total_cmp(&a.cost).then(b.solved.cmp(&a.solved)).then_with(|| a.key.cmp(&b.key))
             });
         }

@@ -78,7 +78,7 @@ fn breakdown(keys: &mut dyn Iterator<Item = String>) -> Vec<Bucket> {
     let mut buckets: Vec<Bucket> = counts.into_iter().map(|(key, count)| Bucket { key, count }).collect();
     // Keys are unique, so ordering by (count descending, key) is total and an unstable sort
     // gives the same output as a stable one (smaller code).
-    buckets.sort_unstable_by(|a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
+    crate::sort::sort_unstable_by(&mut buckets, |a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
     buckets
 }
 

@@ -311,7 +311,7 @@ impl<B: TableBackend> TableStore<B> {
         }
         // Oldest first, by dead_lettered_at then id (the order of a page). Ids are unique, so the
         // order is total and an unstable sort (less code in the .wasm) gives the same result.
-        out.sort_unstable_by(|a, b| {
+        crate::sort::sort_unstable_by(&mut out, |a, b| {
             (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id))
         });
         Ok(out)
@@ -383,7 +383,7 @@ impl<B: TableBackend> TableStore<B> {
     async fn evictions(&self, capacity: usize, pushed: &RecordRow) -> Result<Vec<String>, StoreError> {
         let mut all = self.records(&|r| r.record.id != pushed.record.id).await?;
         all.push(pushed.clone());
-        all.sort_unstable_by(|a, b| {
+        crate::sort::sort_unstable_by(&mut all, |a, b| {
             (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id))
         });
         let mut excess = all.len().saturating_sub(capacity);
@@ -599,7 +599,7 @@ impl<B: TableBackend> TableStore<B> {
             }
         }
         // Keys are unique: an unstable sort orders them the same.
-        out.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        crate::sort::sort_unstable_by(&mut out, |a, b| a.key.cmp(&b.key));
         Ok(out)
     }
 
@@ -741,7 +741,7 @@ impl<B: TableBackend> DlqStore for TableStore<B> {
             }
         }
         // Ids are unique: an unstable sort orders them the same.
-        entries.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        crate::sort::sort_unstable_by(&mut entries, |a, b| a.id.cmp(&b.id));
         Ok(entries)
     }
 

@@ -18,7 +18,13 @@ impl Labels {
     }
 
     pub(crate) fn to_map(&self) -> BTreeMap<String, String> {
-        self.0.iter().cloned().collect()
+        // `insert`, not `collect()`: `BTreeMap::from_iter` stable-sorts its input, and this was the
+        // last stable sort in the browser `.wasm` (~10 KB raw).
+        let mut map = BTreeMap::new();
+        for (name, value) in self.0.iter() {
+            map.insert(name.clone(), value.clone());
+        }
+        map
     }
 }
 
