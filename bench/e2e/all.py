@@ -43,15 +43,27 @@ E2E = os.environ.get("E2E_BIN", str(REPO / "target" / "release" / "e2e"))
 PY_CLIENTS = str(REPO / "bench" / "python" / "e2e.py")
 NODE_CLIENTS = str(REPO / "bench" / "node" / "e2e.js")
 
-# name -> (label, command given the plan file, the mock's URL, a DLQ path and the e2e options)
 CLIENTS = {
-    "rust": ("Rust client (`e2e`)", lambda plan, url, dlq, extra: [E2E, "--mock-url", url, "--dlq", dlq, *extra]),
-    "python": ("Python package (`captcha_dlq`)", lambda plan, url, dlq, extra: [sys.executable, PY_CLIENTS, "captcha_dlq", plan, url, "--dlq", dlq]),
-    "node": ("Node package (`captcha-dlq`)", lambda plan, url, dlq, extra: ["node", NODE_CLIENTS, "captcha-dlq", plan, url, "--dlq", dlq]),
-    "seeds-py": ("seeds' Python, 100 threads", lambda plan, url, dlq, extra: [sys.executable, PY_CLIENTS, "seeds", plan, url]),
-    "seeds-js": ("seeds' JavaScript, 100 workers", lambda plan, url, dlq, extra: ["node", NODE_CLIENTS, "seeds", plan, url]),
-    "2captcha": ("2captcha-python, 100 threads", lambda plan, url, dlq, extra: [sys.executable, PY_CLIENTS, "2captcha", plan, url]),
-}  # fmt: skip
+    "rust": "Rust client (`e2e`)",
+    "python": "Python package (`captcha_dlq`)",
+    "node": "Node package (`captcha-dlq`)",
+    "seeds-py": "seeds' Python, 100 threads",
+    "seeds-js": "seeds' JavaScript, 100 workers",
+    "2captcha": "2captcha-python, 100 threads",
+}
+
+
+def command(name: str, plan_file: str, url: str, dlq: str, extra: List[str]) -> List[str]:
+    """How to run client `name` on the plan against the mock at `url` (`dlq`: our clients' SQLite file)."""
+    py, node = [sys.executable, PY_CLIENTS], ["node", NODE_CLIENTS]
+    return {
+        "rust": [E2E, "--mock-url", url, "--dlq", dlq, *extra],
+        "python": [*py, "captcha_dlq", plan_file, url, "--dlq", dlq],
+        "node": [*node, "captcha-dlq", plan_file, url, "--dlq", dlq],
+        "seeds-py": [*py, "seeds", plan_file, url],
+        "seeds-js": [*node, "seeds", plan_file, url],
+        "2captcha": [*py, "2captcha", plan_file, url],
+    }[name]
 
 
 def get_json(url: str) -> Any:
@@ -71,7 +83,7 @@ def run_client(name: str, plan: Dict[str, Any], plan_file: str, extra: List[str]
         url = line[1]
         dlq = str(Path(work) / f"{name}.sqlite")
         print(f"{name}: solving {len(plan['page_urls'])} tasks…", file=sys.stderr)
-        child = subprocess.Popen(CLIENTS[name][1](plan_file, url, dlq, extra), stdout=subprocess.PIPE, text=True)
+        child = subprocess.Popen(command(name, plan_file, url, dlq, extra), stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None
         out = child.stdout.read()
         _, status, usage = os.wait4(child.pid, 0)
@@ -146,7 +158,7 @@ def main() -> None:
         ref_cpu = reference["cpu_s"] if reference else None
         ref_rss = reference["peak_rss_mib"] if reference else None
         print(
-            f"| {CLIENTS[name][0]} | {r['solved']} / {r['failed']} "
+            f"| {CLIENTS[name]} | {r['solved']} / {r['failed']} "
             f"| {versus(per_solved, bound['requests_per_solved'], 3)} "
             f"| {versus(r['last_solved_s'], bound['last_solved_s'], 2)} | {versus(r['wall_s'], bound['wall_s'], 2)} "
             f"| {r['submits']} | {r['polls']} | {r['ids_polled']} "
