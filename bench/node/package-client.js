@@ -14,7 +14,7 @@ const ms = (real) => Math.max(1, Math.round(real / SCALE));
     apiKey: 'bench-key',
     baseUrl: process.argv[2],
     dlq,
-    retry: { backoff: { kind: 'full_jitter', base_ms: ms(1000), cap_ms: ms(60000) }, transientMinDelayMs: ms(250) },
+    retry: { backoff: { kind: 'full_jitter', baseMs: ms(1000), capMs: ms(60000) }, transientMinDelayMs: ms(250) },
     polling: {
       firstPollMs: { recaptchaV2: ms(15000) },
       intervalMs: ms(5000),
@@ -27,7 +27,7 @@ const ms = (real) => Math.max(1, Math.round(real / SCALE));
   const tasks = Array.from({ length: N }, (_, i) => ({ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: pageUrl(i) }));
   const results = await client.solveMany(tasks, { concurrency: CONCURRENCY });
   const wall = Number(process.hrtime.bigint() - start) / 1e9;
-  const solved = results.filter((r) => r.status === 'fulfilled').length;
+  const solved = results.filter((r) => r.ok).length;
   const failed = await client.dlq.count();
   await client.close();
   const cpu = process.cpuUsage();

@@ -32,7 +32,7 @@ import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 REPO = Path(__file__).resolve().parents[2]
 SCALE = 0.1
@@ -48,12 +48,13 @@ def page(i: int) -> str:
 # ---------------------------------------------------------------- (a) the seeds' code, verbatim but for the URLs/sleeps
 
 
-def seeds_variant(base: str, n: int, concurrency: int) -> int:
+def seeds_solver(base: str, failed: List[Dict[str, Any]]) -> Callable[[str, str], Optional[str]]:
+    """The seeds' `solve_captcha(sitekey, page_url)` against `base`; what fails is appended to `failed`
+    (the seeds' DLQ list). Also used by bench/python/e2e.py."""
     import requests
 
     SUBMIT_URL = base + "/in.php"
     RESULT_URL = base + "/res.php"
-    failed: List[Dict[str, Any]] = []
 
     def solve_captcha(sitekey: str, page_url: str, max_retries: int = 3) -> Optional[str]:
         for attempt in range(max_retries + 1):
@@ -82,6 +83,11 @@ def seeds_variant(base: str, n: int, concurrency: int) -> int:
                 time.sleep(2**attempt * SCALE)
         return None
 
+    return solve_captcha
+
+
+def seeds_variant(base: str, n: int, concurrency: int) -> int:
+    solve_captcha = seeds_solver(base, [])
     with ThreadPoolExecutor(concurrency) as pool:
         tokens = list(pool.map(lambda i: solve_captcha(SITEKEY, page(i)), range(n)))
     return sum(1 for t in tokens if t)
@@ -90,7 +96,9 @@ def seeds_variant(base: str, n: int, concurrency: int) -> int:
 # ---------------------------------------------------------------- (b) 2captcha-python
 
 
-def twocaptcha_variant(base: str, n: int, concurrency: int) -> int:
+def twocaptcha_solver(base: str) -> Any:
+    """A `TwoCaptcha` solver against the mock at `base`, polling every 1 s (its 10 s scaled), giving a
+    reCAPTCHA up after 60 s (600 s scaled). Also used by bench/python/e2e.py."""
     import requests
     import twocaptcha.api
     from twocaptcha import TwoCaptcha
@@ -111,7 +119,11 @@ def twocaptcha_variant(base: str, n: int, concurrency: int) -> int:
             return requests.get(url.replace("https://", "http://", 1), **kw)
 
     twocaptcha.api.requests = HttpShim  # type: ignore[assignment]
-    solver = TwoCaptcha(KEY, server=host, pollingInterval=1, recaptchaTimeout=60)
+    return TwoCaptcha(KEY, server=host, pollingInterval=1, recaptchaTimeout=60)
+
+
+def twocaptcha_variant(base: str, n: int, concurrency: int) -> int:
+    solver = twocaptcha_solver(base)
 
     def one(i: int) -> Optional[str]:
         try:

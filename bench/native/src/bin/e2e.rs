@@ -9,13 +9,18 @@
 //! first poll after 1 s, then every 500 ms, riders coalesced within 250 ms; an
 //! attempt that is never ready is given up after 3 s.
 //!
+//! `--plan` prints the workload as JSON (the mock's config, the client options, every task's
+//! page and the bounds) and `--mock-url` runs the client alone against a mock in its own
+//! process and prints its result as JSON: `bench/e2e/all.py` uses both to run every client
+//! (Rust, Python, Node, the seeds' code, 2captcha-python) on one workload and one bound.
+//!
 //! Run: `cargo run --release -p captcha-dlq-bench-native --bin e2e -- [--tasks N]`
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use captcha_dlq::core::engine::{EngineConfig, FirstPoll, KindMs};
+use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::{Event, SolveInput, Task};
 use captcha_dlq_bench_native::proc_status::{peak_rss_kib, reset_peak_rss, rss_kib};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockSolver, Outcome, Rule};
@@ -51,6 +56,18 @@ struct Args {
     /// An attempt not answered this long after its submission is given up (and submitted again).
     #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(1..))]
     give_up_ms: u64,
+    /// Print the workload as one JSON object (mock config, client options, task pages, bounds)
+    /// and exit; `bench/e2e/all.py` starts the mock and every client from it.
+    #[arg(long, conflicts_with = "mock_url")]
+    plan: bool,
+    /// Run once against a mock solver in its own process, started with the `--plan`'s
+    /// `mock_config`, and print one JSON line (solved, failed, wall, last solved); the mock's
+    /// counters are the caller's to read.
+    #[arg(long)]
+    mock_url: Option<String>,
+    /// With `--mock-url`: the DLQ, `memory` or a SQLite file path.
+    #[arg(long, default_value = "memory", requires = "mock_url")]
+    dlq: String,
 }
 
 /// What the mock does with a task.
@@ -101,16 +118,49 @@ struct Row {
     rss_before_kib: Option<u64>,
 }
 
-fn config(args: &Args) -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.polling.first_poll_ms = FirstPoll::uniform(args.first_poll_ms);
-    c.polling.interval_ms = args.interval_ms;
-    // The default coalescing window is half the poll interval.
-    c.polling.coalesce_ms = args.interval_ms / 2;
-    c.polling.give_up_ms = KindMs::uniform(args.give_up_ms);
-    c.rate.submits_per_second = args.rate;
-    c.rate.max_in_flight = u32::try_from(args.tasks).unwrap_or(u32::MAX);
-    c
+/// The provider whose protocol and defaults every client uses (`EngineConfig::default()` holds
+/// its documented figures).
+const PROVIDER: &str = "2captcha";
+
+/// The client options of this workload, as every client (Rust, Python, Node) takes them; the
+/// rest of the policy (retry: 4 attempts, full-jitter backoff) is the engine's default.
+fn client_options(args: &Args) -> serde_json::Value {
+    json!({
+        "polling": {
+            "first_poll_ms": args.first_poll_ms,
+            "interval_ms": args.interval_ms,
+            // The default coalescing window is half the poll interval.
+            "coalesce_ms": args.interval_ms / 2,
+            "give_up_ms": args.give_up_ms,
+        },
+        "rate": { "submits_per_second": args.rate, "max_in_flight": args.tasks },
+    })
+}
+
+fn config(args: &Args) -> Result<EngineConfig, String> {
+    EngineConfig::from_json_over(EngineConfig::default(), &client_options(args).to_string())
+        .map_err(|e| format!("client options: {e}"))
+}
+
+/// Task `i`'s page; the mock's rules give it its fate by the path.
+fn page_url(i: u64, args: &Args) -> String {
+    format!("https://example.com/{}/{i}", Fate::of(i, args).path())
+}
+
+/// The mock's script: solve after `solve_ms`, the unsolvable and never-ready pages by rule.
+fn mock_config(args: &Args, cfg: &EngineConfig) -> MockConfig {
+    let rule = |fate: Fate, outcome| Rule {
+        matcher: Matcher { page_url_contains: Some(format!("/{}/", fate.path())), ..Matcher::default() },
+        behavior: Behavior { outcome, solve_after_ms: args.solve_ms, ..Behavior::default() },
+    };
+    let attempts = u64::from(cfg.retry.max_attempts.max(1));
+    MockConfig {
+        default_behavior: Behavior { solve_after_ms: args.solve_ms, ..Behavior::default() },
+        rules: vec![rule(Fate::Unsolvable, Outcome::Unsolvable), rule(Fate::NeverReady, Outcome::NeverReady)],
+        // Every attempt of every task stays known to the mock.
+        max_tasks: usize::try_from(args.tasks.saturating_mul(attempts)).unwrap_or(usize::MAX).max(1),
+        ..MockConfig::default()
+    }
 }
 
 fn tasks(args: &Args) -> Result<Vec<SolveInput>, String> {
@@ -119,7 +169,7 @@ fn tasks(args: &Args) -> Result<Vec<SolveInput>, String> {
             let task = Task::from_json_value(json!({
                 "type": "recaptcha_v2",
                 "sitekey": "6Le-SITEKEY",
-                "page_url": format!("https://example.com/{}/{i}", Fate::of(i, args).path()),
+                "page_url": page_url(i, args),
             }))
             .map_err(|e| format!("task {i}: {e}"))?;
             Ok(SolveInput { task: Ok(task), labels: BTreeMap::from([("n".to_string(), i.to_string())]), key: None })
@@ -127,25 +177,22 @@ fn tasks(args: &Args) -> Result<Vec<SolveInput>, String> {
         .collect()
 }
 
-async fn run_once(args: &Args, store: &'static str, dlq: &str) -> Result<Row, String> {
+/// One run; the mock is started in this process unless `args.mock_url` names one (then its
+/// counters are left at zero here: the caller reads them from the mock).
+async fn run_once(args: &Args, cfg: &EngineConfig, store: &'static str, dlq: &str) -> Result<Row, String> {
     let tasks = tasks(args)?;
     let rss_before_kib = rss_kib();
     // The peak of this run, not of the previous one (or of building the runtime).
     let peak_reset = reset_peak_rss();
     let cpu = ProcessTime::now();
-    let rule = |fate: Fate, outcome| Rule {
-        matcher: Matcher { page_url_contains: Some(format!("/{}/", fate.path())), ..Matcher::default() },
-        behavior: Behavior { outcome, solve_after_ms: args.solve_ms, ..Behavior::default() },
+    let mock = match &args.mock_url {
+        Some(_) => None,
+        None => Some(MockSolver::start(mock_config(args, cfg)).await.map_err(|e| format!("mock solver: {e}"))?),
     };
-    let attempts = u64::from(config(args).retry.max_attempts.max(1));
-    let script = MockConfig {
-        default_behavior: Behavior { solve_after_ms: args.solve_ms, ..Behavior::default() },
-        rules: vec![rule(Fate::Unsolvable, Outcome::Unsolvable), rule(Fate::NeverReady, Outcome::NeverReady)],
-        // Every attempt of every task stays known to the mock.
-        max_tasks: usize::try_from(args.tasks.saturating_mul(attempts)).unwrap_or(usize::MAX).max(1),
-        ..MockConfig::default()
+    let base_url = match (&mock, &args.mock_url) {
+        (Some(m), _) => m.base_url(),
+        (None, url) => url.clone().unwrap_or_default(),
     };
-    let mock = MockSolver::start(script).await.map_err(|e| format!("mock solver: {e}"))?;
     // When the last submission was accepted by the mock (the rate limiter's real pace) and
     // when the last task was solved.
     let last_submit: Arc<Mutex<Option<Instant>>> = Arc::default();
@@ -153,6 +200,7 @@ async fn run_once(args: &Args, store: &'static str, dlq: &str) -> Result<Row, St
     let (submitted_seen, solved_seen) = (Arc::clone(&last_submit), Arc::clone(&last_solved));
     let client = captcha_dlq::builder()
         .api_key("bench-key")
+        .provider(PROVIDER)
         .on_event(move |event| {
             let seen = match event {
                 Event::Submitted { .. } => &submitted_seen,
@@ -163,9 +211,9 @@ async fn run_once(args: &Args, store: &'static str, dlq: &str) -> Result<Row, St
                 *at = Some(Instant::now());
             }
         })
-        .base_url(mock.base_url())
+        .base_url(base_url)
         .dlq(dlq)
-        .config(config(args))
+        .config(cfg.clone())
         .build()
         .await
         .map_err(|e| format!("{store}: client: {e}"))?;
@@ -178,8 +226,14 @@ async fn run_once(args: &Args, store: &'static str, dlq: &str) -> Result<Row, St
         |at: &Mutex<Option<Instant>>| at.lock().ok().and_then(|at| *at).map(|at| at.saturating_duration_since(start));
     let (submit_phase, last_solved) = (since_start(&last_submit), since_start(&last_solved));
     client.close().await;
-    let counters = mock.counters();
-    mock.shutdown().await;
+    let counters = match mock {
+        Some(m) => {
+            let counters = m.counters();
+            m.shutdown().await;
+            counters
+        }
+        None => Default::default(),
+    };
     let cpu = cpu.elapsed();
     let solved = results.iter().filter(|r| r.is_ok()).count() as u64;
     if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
@@ -226,8 +280,7 @@ struct Bound {
 }
 
 impl Bound {
-    fn of(args: &Args) -> Bound {
-        let cfg = config(args);
+    fn of(args: &Args, cfg: &EngineConfig) -> Bound {
         let attempts = u64::from(cfg.retry.max_attempts.max(1));
         let count = |fate| (0..args.tasks).filter(|&i| Fate::of(i, args) == fate).count() as u64;
         let (solvable, unsolvable, never_ready) =
@@ -253,6 +306,27 @@ impl Bound {
     fn requests_per_solved(&self) -> f64 {
         (self.submits + self.polls) as f64 / self.solvable.max(1) as f64
     }
+
+    /// The bounds as `--plan` prints them, with the formulas they come from.
+    fn to_json(&self, attempts: u32) -> serde_json::Value {
+        json!({
+            "solvable": self.solvable,
+            "unsolvable": self.unsolvable,
+            "never_ready": self.never_ready,
+            "attempts": attempts,
+            "submits": self.submits,
+            "polls": self.polls,
+            "requests_per_solved": self.requests_per_solved(),
+            "last_solved_s": self.last_solved.as_secs_f64(),
+            "wall_s": self.wall.as_secs_f64(),
+            "formulas": {
+                "requests_per_solved": "(1 submit per solvable task + every attempt of the unsolvable and never-ready \
+                                        tasks + 1 batched poll per 100 ready answers) / solvable tasks",
+                "last_solved_s": "(solvable - 1) x submit spacing + max(solve time, first poll - coalescing window)",
+                "wall_s": "max(last solved, attempts x give-up time of a never-ready task)",
+            },
+        })
+    }
 }
 
 /// `measured (× bound)`.
@@ -274,13 +348,45 @@ async fn run(args: Args) -> Result<(), String> {
             args.unsolvable_pct, args.never_ready_pct
         ));
     }
+    let cfg = config(&args)?;
+    let bound = Bound::of(&args, &cfg);
+    if args.plan {
+        let plan = json!({
+            "tasks": args.tasks,
+            "solve_ms": args.solve_ms,
+            "first_poll_ms": args.first_poll_ms,
+            "interval_ms": args.interval_ms,
+            "give_up_ms": args.give_up_ms,
+            "rate": args.rate,
+            "unsolvable_pct": args.unsolvable_pct,
+            "never_ready_pct": args.never_ready_pct,
+            "provider": PROVIDER,
+            "sitekey": "6Le-SITEKEY",
+            "page_urls": (0..args.tasks).map(|i| page_url(i, &args)).collect::<Vec<_>>(),
+            "mock_config": serde_json::to_value(mock_config(&args, &cfg)).map_err(|e| format!("mock config: {e}"))?,
+            "client_options": client_options(&args),
+            "bound": bound.to_json(cfg.retry.max_attempts),
+        });
+        println!("{plan}");
+        return Ok(());
+    }
+    if args.mock_url.is_some() {
+        let r = run_once(&args, &cfg, "external mock", &args.dlq).await?;
+        let secs = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
+        let result = json!({
+            "solved": r.solved,
+            "failed": r.failed,
+            "wall_s": r.wall.as_secs_f64(),
+            "last_solved_s": secs(r.last_solved),
+            "last_submit_s": secs(r.submit_phase),
+        });
+        println!("{result}");
+        return Ok(());
+    }
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary directory: {e}"))?;
     let sqlite = dir.path().join("e2e.sqlite");
     let sqlite = sqlite.to_str().ok_or("the temporary directory's path is not UTF-8")?.to_string();
-    let rows = [run_once(&args, "SQLite", &sqlite).await?, run_once(&args, "memory", "memory").await?];
-
-    let cfg = config(&args);
-    let bound = Bound::of(&args);
+    let rows = [run_once(&args, &cfg, "SQLite", &sqlite).await?, run_once(&args, &cfg, "memory", "memory").await?];
     println!(
         "e2e: {} recaptcha_v2 tasks over HTTP on loopback ({} solvable, {} unsolvable, {} never ready); mock answers \
          after {} ms; first poll {} ms, then every {} ms (coalesce {} ms, batch polls of up to 100 ids); attempts \
