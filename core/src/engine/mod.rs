@@ -928,14 +928,20 @@ impl Engine {
                     .copied()
                     .collect();
                 for entry in alone {
-                    self.lanes[l].poll_queue.remove(&entry);
+                    if self.lanes[l].poll_queue.remove(&entry) {
+                        self.lanes[l].unbatchable_waiting = self.lanes[l].unbatchable_waiting.saturating_sub(1);
+                    }
                     self.send_poll(l, vec![entry.1]);
                 }
                 break;
             }
             self.lanes[l].poll_queue.pop_first();
+            let first_batchable = self.batchable(first);
+            if !first_batchable {
+                self.lanes[l].unbatchable_waiting = self.lanes[l].unbatchable_waiting.saturating_sub(1);
+            }
             let mut jobs = vec![first];
-            if batch > 1 && self.batchable(first) {
+            if batch > 1 && first_batchable {
                 // Gather more batchable jobs due soon; others stay queued for their own request.
                 let riders: Vec<(Timestamp, JobId)> = self.lanes[l]
                     .poll_queue
@@ -978,12 +984,7 @@ impl Engine {
     /// Whether the job's answer can share a `|`-separated batch answer: tokens can, but
     /// FunCaptcha tokens, GeeTest's JSON and recognised image text may contain `|` themselves.
     fn batchable(&self, job: JobId) -> bool {
-        self.jobs.get(&job).is_some_and(|j| {
-            matches!(
-                j.task.kind(),
-                TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha
-            )
-        })
+        self.jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
     }
 
     fn schedule_submits(&mut self, l: usize, now: Timestamp) {
@@ -1511,7 +1512,9 @@ impl Engine {
                 lane.submit_queue.remove(&(at, job));
             }
             Stage::Waiting { at } => {
-                lane.poll_queue.remove(&(at, job));
+                if lane.poll_queue.remove(&(at, job)) && !batchable_kind(j.task.kind()) {
+                    lane.unbatchable_waiting = lane.unbatchable_waiting.saturating_sub(1);
+                }
             }
             Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
         }
@@ -1535,7 +1538,9 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let Some(l) = j.lane else { return };
         j.stage = Stage::Waiting { at };
-        self.lanes[l].poll_queue.insert((at, job));
+        if self.lanes[l].poll_queue.insert((at, job)) && !batchable_kind(j.task.kind()) {
+            self.lanes[l].unbatchable_waiting += 1;
+        }
     }
 
     fn backoff(&mut self, job: JobId, n: u32) -> Duration {
@@ -1605,6 +1610,11 @@ impl Engine {
         let random = (u128::from(self.rng.u64(..)) << 16) | u128::from(self.rng.u16(..));
         ulid::Ulid::from_parts(now.as_unix_millis(), random).to_string()
     }
+}
+
+/// Whether answers of `kind` can share a batch answer (see `Engine::batchable`).
+fn batchable_kind(kind: TaskKind) -> bool {
+    matches!(kind, TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha)
 }
 
 /// What a task gets when submissions stopped on `cause` (an account error) before it was sent.

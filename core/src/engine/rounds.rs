@@ -11,7 +11,7 @@
 
 use core::time::Duration;
 
-use super::Engine;
+use super::{Engine, JobId};
 use crate::time::Timestamp;
 
 impl Engine {
@@ -33,26 +33,27 @@ impl Engine {
         let &(due, first) = lane.poll_queue.first()?;
         let batch = self.poll_batch(l);
         let window = Duration::from_millis(lane.config.polling.coalesce_ms);
-        if batch <= 1 || window.is_zero() || !self.batchable(first) {
+        // While every waiting job can ride, none is looked up (this runs at each `poll_timeout`).
+        let all_ride = lane.unbatchable_waiting == 0;
+        let rides = |job: JobId| all_ride || self.batchable(job);
+        if batch <= 1 || window.is_zero() || !rides(first) {
             return Some(due);
         }
         // Riders of a round sent at `due` are due by `due + window`; sent at `due + window`,
         // by `due + 2 window`.
         let (window_end, held_end) = (due.add(window), due.add(window * 2));
-        let mut riders = 0;
-        let mut gains = false;
-        for &(at, job) in lane.poll_queue.iter().take_while(|(at, _)| *at <= held_end) {
-            if !self.batchable(job) {
-                continue;
-            }
-            riders += 1;
-            if riders == batch {
-                // Full as soon as its last rider is within the window.
-                return Some(due.max(before(at, window)));
-            }
-            gains |= at > window_end;
+        let after_window = (window_end.add(Duration::from_millis(1)), JobId(0));
+        let gains = lane.poll_queue.range(after_window..).take_while(|(at, _)| *at <= held_end).any(|(_, j)| rides(*j));
+        if !gains {
+            return Some(due);
         }
-        Some(if gains { window_end } else { due })
+        // Full as soon as its last rider is within the window.
+        let last_rider =
+            lane.poll_queue.iter().take_while(|(at, _)| *at <= held_end).filter(|(_, j)| rides(*j)).nth(batch - 1);
+        Some(match last_rider {
+            Some(&(at, _)) => due.max(before(at, window)),
+            None => window_end,
+        })
     }
 }
 
