@@ -580,3 +580,37 @@ fn a_lone_task_is_polled_when_due() {
     assert_eq!(polls.len(), 1);
     assert_eq!(Some(polls[0].0), submitted.map(|at| at.add(secs(15))));
 }
+
+/// A job that cannot ride a batch is polled on its own when due, even while a batched round
+/// waits for riders.
+#[test]
+fn a_job_that_cannot_ride_is_not_held_with_a_waiting_round() {
+    let config = EngineConfig::default();
+    let first_poll = config.polling.first_poll_ms.for_kind(captcha_dlq_core::TaskKind::Funcaptcha);
+    let mut h = Harness::new(config, FakeService::new(|_| Behavior::SolveAfter(secs(10))));
+    let mut funcaptcha = None;
+    for i in 0..100 {
+        h.submit(seed_task(i), &[]);
+        if i == 50 {
+            let task = captcha_dlq_core::Task::from_json_value(serde_json::json!({
+                "type": "funcaptcha", "publickey": "69A21A01-CC7B-B9C6-0F9A-E7FA06677FFC",
+                "page_url": "https://example.com/arkose/1",
+            }))
+            .unwrap();
+            funcaptcha = Some(h.engine.submit(task, Default::default(), None, h.now).unwrap());
+        }
+        let next = h.now.add(Duration::from_millis(100));
+        h.run_until(Some(next));
+    }
+    h.run();
+    assert_eq!(h.solved.len(), 101);
+    let submitted = h
+        .events
+        .iter()
+        .find_map(|(at, e)| matches!(e, Event::Submitted { job, .. } if Some(*job) == funcaptcha).then_some(*at))
+        .unwrap();
+    let single_polls: Vec<_> =
+        h.sends_to("/res.php").into_iter().filter(|(_, req)| !req.url.contains("ids=")).map(|(at, _)| *at).collect();
+    assert_eq!(single_polls, vec![submitted.add(first_poll)], "polled alone, when due");
+    assert!(h.sends_to("/res.php").len() <= 3, "the reCAPTCHA tasks still go in two rounds");
+}
