@@ -212,7 +212,7 @@ impl Recoverer {
                 Err(Error::SolveFailed { .. }) => self.count(|s| s.dead_lettered += 1),
                 Err(_) => {}
             }
-            let item = RecoverItem { id: entry.id, key: entry.key, labels: entry.labels, outcome };
+            let item = RecoverItem { id: entry.id, key: entry.key, labels: entry.labels.to_map(), outcome };
             let _ = self.tx.unbounded_send(Ok(item));
         }
     }

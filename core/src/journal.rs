@@ -1,13 +1,14 @@
 //! The in-flight journal: what a driver persists so that a task survives the
 //! process dying between submission and its end.
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::dlq::record::HistoryEntry;
 use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::labels::Labels;
 use crate::solution::Solution;
 use crate::task::Task;
 use crate::time::Timestamp;
@@ -21,10 +22,12 @@ use crate::time::Timestamp;
 pub struct JournalEntry {
     /// A ULID; becomes the dead-letter record's id if the task fails.
     pub id: String,
-    pub task: Task,
+    /// Shared with the engine's job: writing an entry does not copy the task.
+    pub task: Arc<Task>,
     pub provider: String,
+    /// Shared with the engine's job, as the task is.
     #[serde(default)]
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     /// The provider's id of the current submission, once it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_task_id: Option<String>,
@@ -58,7 +61,7 @@ impl FromJson for JournalEntry {
         let mut f = Fields::new(value)?;
         Ok(JournalEntry {
             id: f.req("id")?,
-            task: f.req("task")?,
+            task: Arc::new(f.req("task")?),
             provider: f.req("provider")?,
             labels: f.or_default("labels")?,
             provider_task_id: f.opt("provider_task_id")?,

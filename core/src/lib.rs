@@ -17,6 +17,7 @@ pub mod http;
 pub mod journal;
 pub mod json_field;
 pub mod json_read;
+pub mod labels;
 pub mod options;
 pub mod provider;
 pub mod quoted;
@@ -35,6 +36,7 @@ pub use engine::{Action, Cancelled, Engine, EngineConfig, Event, JobId, RequestI
 pub use error::{ConfigError, InvalidTask};
 pub use http::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
 pub use journal::JournalEntry;
+pub use labels::Labels;
 pub use provider::Provider;
 pub use solution::Solution;
 pub use task::{Task, TaskKind};

@@ -17,7 +17,7 @@ use captcha_dlq_core::engine::{
 };
 use captcha_dlq_core::json_field::{decode, FieldError};
 use captcha_dlq_core::json_read::FromJson;
-use captcha_dlq_core::{ErrorClass, JobId, JournalEntry, Solution, Task, TaskKind};
+use captcha_dlq_core::{ErrorClass, JobId, JournalEntry, Labels, Solution, Task, TaskKind};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -132,7 +132,7 @@ fn journal_entries_round_trip() {
     entry.owner = Some("host/1/abc".into());
     round_trip(&entry);
     round_trip(&JournalEntry {
-        labels: BTreeMap::new(),
+        labels: Labels::default(),
         provider_task_id: None,
         replay_of: None,
         owner: None,

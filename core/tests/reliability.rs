@@ -160,7 +160,7 @@ fn an_answer_comes_with_the_entry_that_makes_it_durable() {
     let entry = persist.expect("the entry to write before handing the answer over");
     assert_eq!(entry.solution.as_ref(), Some(&solution));
     assert_eq!(entry.provider_task_id.as_deref(), Some("777"));
-    assert_eq!((entry.key.as_deref(), entry.labels.get("job").map(String::as_str)), (Some("k1"), Some("scrape-42")));
+    assert_eq!((entry.key.as_deref(), entry.labels.get("job")), (Some("k1"), Some("scrape-42")));
     assert!(
         !done.iter().any(|a| matches!(a, Action::Journal { .. })),
         "no other journal write: the driver forgets it after the hand-off"

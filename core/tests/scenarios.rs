@@ -535,3 +535,82 @@ fn an_attempt_is_given_up_at_the_services_working_time_within_the_poll_budget() 
     assert_eq!((record.reason.as_str(), record.attempts), (reason::TIMEOUT, 2));
     assert!(record.description.contains("given up after 320 s"), "{}", record.description);
 }
+
+/// Tasks accepted one by one over ten seconds come due one by one: a round waits up to the
+/// coalescing window for those due just after it, so they are polled in half as many rounds,
+/// and none is polled more than that window after it was due.
+#[test]
+fn polls_of_tasks_coming_due_over_time_wait_for_riders_within_the_window() {
+    let config = EngineConfig::default();
+    let (first_poll, window) = (secs(15), Duration::from_millis(config.polling.coalesce_ms));
+    let mut h = Harness::new(config, FakeService::new(|_| Behavior::SolveAfter(secs(10))));
+    for i in 0..100 {
+        h.submit(seed_task(i), &[]);
+        let next = h.now.add(Duration::from_millis(100));
+        h.run_until(Some(next));
+    }
+    h.run();
+    assert_eq!(h.solved.len(), 100);
+    // Due from about 15 s to 25 s: rounds 2 windows apart (at 17.5 s and 22.6 s), where
+    // rounds 1 window apart would take four.
+    let polls = h.sends_to("/res.php");
+    assert_eq!(polls.len(), 2, "{:?}", polls.iter().map(|(at, _)| at.since(T0)).collect::<Vec<_>>());
+    let accepted: std::collections::BTreeMap<_, _> = h
+        .events
+        .iter()
+        .filter_map(|(at, e)| match e {
+            Event::Submitted { job, .. } => Some((*job, *at)),
+            _ => None,
+        })
+        .collect();
+    for (job, _, _, solved_at) in &h.solved {
+        let due = accepted[job].add(first_poll);
+        assert!(*solved_at <= due.add(window).add(h.latency), "{job} due at {due:?}, solved at {solved_at:?}");
+    }
+}
+
+/// A task with nothing due soon after it is polled when due, not held for riders.
+#[test]
+fn a_lone_task_is_polled_when_due() {
+    let mut h = Harness::new(EngineConfig::default(), FakeService::new(|_| Behavior::SolveAfter(secs(10))));
+    h.submit(seed_task(0), &[]);
+    h.run();
+    let submitted = h.events.iter().find(|(_, e)| matches!(e, Event::Submitted { .. })).map(|(at, _)| *at);
+    let polls = h.sends_to("/res.php");
+    assert_eq!(polls.len(), 1);
+    assert_eq!(Some(polls[0].0), submitted.map(|at| at.add(secs(15))));
+}
+
+/// A job that cannot ride a batch is polled on its own when due, even while a batched round
+/// waits for riders.
+#[test]
+fn a_job_that_cannot_ride_is_not_held_with_a_waiting_round() {
+    let config = EngineConfig::default();
+    let first_poll = config.polling.first_poll_ms.for_kind(captcha_dlq_core::TaskKind::Funcaptcha);
+    let mut h = Harness::new(config, FakeService::new(|_| Behavior::SolveAfter(secs(10))));
+    let mut funcaptcha = None;
+    for i in 0..100 {
+        h.submit(seed_task(i), &[]);
+        if i == 50 {
+            let task = captcha_dlq_core::Task::from_json_value(serde_json::json!({
+                "type": "funcaptcha", "publickey": "69A21A01-CC7B-B9C6-0F9A-E7FA06677FFC",
+                "page_url": "https://example.com/arkose/1",
+            }))
+            .unwrap();
+            funcaptcha = Some(h.engine.submit(task, Default::default(), None, h.now).unwrap());
+        }
+        let next = h.now.add(Duration::from_millis(100));
+        h.run_until(Some(next));
+    }
+    h.run();
+    assert_eq!(h.solved.len(), 101);
+    let submitted = h
+        .events
+        .iter()
+        .find_map(|(at, e)| matches!(e, Event::Submitted { job, .. } if Some(*job) == funcaptcha).then_some(*at))
+        .unwrap();
+    let single_polls: Vec<_> =
+        h.sends_to("/res.php").into_iter().filter(|(_, req)| !req.url.contains("ids=")).map(|(at, _)| *at).collect();
+    assert_eq!(single_polls, vec![submitted.add(first_poll)], "polled alone, when due");
+    assert!(h.sends_to("/res.php").len() <= 3, "the reCAPTCHA tasks still go in two rounds");
+}

@@ -89,9 +89,9 @@ pub fn sample_record(id: &str, minutes: u64) -> DeadLetterRecord {
 pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
     JournalEntry {
         id: id.to_string(),
-        task: sample_task("6Le-SITEKEY", "https://example.com/page/1"),
+        task: sample_task("6Le-SITEKEY", "https://example.com/page/1").into(),
         provider: "captchaai".to_string(),
-        labels: BTreeMap::from([("job".to_string(), "scrape-42".to_string())]),
+        labels: BTreeMap::from([("job".to_string(), "scrape-42".to_string())]).into(),
         provider_task_id: Some("71823461".to_string()),
         attempts,
         replays: 0,

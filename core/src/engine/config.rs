@@ -113,7 +113,8 @@ pub struct PollingConfig {
     pub max_polls: u32,
     /// Poll many tasks with one request where the provider supports it.
     pub batch: bool,
-    /// A job due within this window of a poll request rides along with it, so polls line up in rounds.
+    /// A job due within this window of a poll request rides along with it, so polls line up in rounds;
+    /// a round that is not full also waits up to this long for jobs due just after it (`engine::rounds`).
     pub coalesce_ms: u64,
 }
 

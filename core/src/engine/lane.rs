@@ -114,6 +114,9 @@ pub(crate) struct Lane {
     pub limiter: Limiter,
     pub submit_queue: BTreeSet<(Timestamp, JobId)>,
     pub poll_queue: BTreeSet<(Timestamp, JobId)>,
+    /// Jobs in `poll_queue` whose answers cannot share a batch (`Engine::batchable`): while
+    /// there are none, planning a round looks up no job.
+    pub unbatchable_waiting: usize,
     /// Jobs submitted here and not finished.
     pub in_flight: usize,
     pub submits_paused_until: Timestamp,
@@ -149,6 +152,7 @@ impl Lane {
             prices: spec.prices,
             submit_queue: BTreeSet::new(),
             poll_queue: BTreeSet::new(),
+            unbatchable_waiting: 0,
             in_flight: 0,
             submits_paused_until: Timestamp::EPOCH,
             polls_paused_until: Timestamp::EPOCH,

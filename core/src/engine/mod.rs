@@ -11,15 +11,16 @@ mod circuit;
 pub mod config;
 pub mod event;
 mod health;
-mod labels;
 pub mod lane;
 mod limiter;
 mod placement;
+mod rounds;
 pub mod routing;
 
 use core::fmt;
 use core::time::Duration;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -29,7 +30,6 @@ pub use self::config::{
     Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
 pub use self::event::{Event, Level, PauseScope};
-use self::labels::Labels;
 use self::lane::{Hold, Lane};
 pub use self::lane::{LaneSpec, LaneStatus, MAX_LANES};
 use self::routing::Preference;
@@ -40,6 +40,7 @@ use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
 use crate::journal::JournalEntry;
 use crate::json_read::{deserialize_from_json, FieldError, FromJson};
+use crate::labels::Labels;
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll};
 use crate::quoted::Quoted;
 use crate::solution::Solution;
@@ -142,7 +143,8 @@ impl Stage {
 #[derive(Clone, Debug)]
 struct Job {
     id: String,
-    task: Task,
+    /// Shared with the journal entries written for it.
+    task: Arc<Task>,
     labels: Labels,
     /// Provider submissions made over the task's whole life.
     attempts: u32,
@@ -409,9 +411,9 @@ impl Engine {
     ) -> Result<JobId, InvalidTask> {
         task.validate()?;
         let unsupported = self.unsupported(&task)?;
-        let preference = self.preference(&labels, true)?;
+        let preference = self.preference(labels.get(ROUTING_LABEL), true)?;
         let id = self.new_record_id(now);
-        let job = self.insert_job(id.clone(), task, labels, now, self.config.retry.max_attempts);
+        let job = self.insert_job(id.clone(), Arc::new(task), labels.into(), now, self.config.retry.max_attempts);
         if let Some(j) = self.jobs.get_mut(&job) {
             j.key = key;
             j.unsupported = unsupported;
@@ -435,8 +437,14 @@ impl Engine {
     ) -> Result<JobId, InvalidTask> {
         record.task.validate()?;
         let unsupported = self.unsupported(&record.task)?;
-        let preference = self.preference(&record.labels, false)?;
-        let job = self.insert_job(record.id.clone(), record.task, record.labels, now, attempts_allowed.max(1));
+        let preference = self.preference(record.labels.get(ROUTING_LABEL), false)?;
+        let job = self.insert_job(
+            record.id.clone(),
+            Arc::new(record.task),
+            record.labels.into(),
+            now,
+            attempts_allowed.max(1),
+        );
         if let Some(j) = self.jobs.get_mut(&job) {
             j.attempts = record.attempts;
             j.replays = record.replays + 1;
@@ -477,9 +485,13 @@ impl Engine {
     /// The task's own routing from its `routing` label. `strict`: an unknown value is an
     /// error (new tasks); otherwise it is ignored (a replayed record naming a provider
     /// this client no longer has).
-    fn preference(&self, labels: &BTreeMap<String, String>, strict: bool) -> Result<Preference, InvalidTask> {
+    fn preference(&self, label: Option<&String>, strict: bool) -> Result<Preference, InvalidTask> {
+        self.preference_of(label.map(String::as_str), strict)
+    }
+
+    fn preference_of(&self, label: Option<&str>, strict: bool) -> Result<Preference, InvalidTask> {
         let names: Vec<&str> = self.lanes.iter().map(|l| l.name.as_str()).collect();
-        match Preference::from_label(labels.get(ROUTING_LABEL).map(String::as_str), &names) {
+        match Preference::from_label(label, &names) {
             Err(e) if strict => Err(e),
             other => Ok(other.unwrap_or_default()),
         }
@@ -606,7 +618,7 @@ impl Engine {
         let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
         let invalid = entry.task.validate().err();
         let unsupported = self.unsupported(&entry.task).unwrap_or(0);
-        let preference = self.preference(&entry.labels, false).unwrap_or_default();
+        let preference = self.preference_of(entry.labels.get(ROUTING_LABEL), false).unwrap_or_default();
         let lane = self.lane_named(&entry.provider);
         let allowed = self.config.retry.max_attempts.saturating_sub(entry.attempts).max(1);
         let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, allowed);
@@ -849,8 +861,8 @@ impl Engine {
             if !lane.circuit.allows_request() {
                 continue; // half-open with the probe in flight: wait for its answer
             }
-            if let Some((at, _)) = lane.poll_queue.first() {
-                consider((*at).max(lane.polls_paused_until));
+            if let Some(at) = self.next_round_at(l) {
+                consider(at.max(lane.polls_paused_until));
             }
             let submits_blocked = self.store_down || lane.circuit.account_failure().is_some();
             if let Some((at, job)) = lane.submit_queue.first().filter(|_| !submits_blocked) {
@@ -897,21 +909,39 @@ impl Engine {
     }
 
     fn schedule_polls(&mut self, l: usize, now: Timestamp) {
+        let batch = self.poll_batch(l);
         let lane = &self.lanes[l];
-        let batch = if lane.config.polling.batch && !lane.batch_disabled && lane.provider.supports_batch_poll() {
-            lane.provider.max_batch().max(1)
-        } else {
-            1
-        };
         let horizon = if batch > 1 { now.add(Duration::from_millis(lane.config.polling.coalesce_ms)) } else { now };
         while now >= self.lanes[l].polls_paused_until && self.lanes[l].circuit.allows_request() {
             let Some(&(at, first)) = self.lanes[l].poll_queue.first() else { break };
             if at > now {
                 break;
             }
+            if self.next_round_at(l).is_some_and(|round| round > now) {
+                // The round waits for riders (see `rounds`); what is due now and cannot ride
+                // is polled on its own.
+                let alone: Vec<(Timestamp, JobId)> = self.lanes[l]
+                    .poll_queue
+                    .iter()
+                    .take_while(|(t, _)| *t <= now)
+                    .filter(|(_, j)| !self.batchable(*j))
+                    .copied()
+                    .collect();
+                for entry in alone {
+                    if self.lanes[l].poll_queue.remove(&entry) {
+                        self.lanes[l].unbatchable_waiting = self.lanes[l].unbatchable_waiting.saturating_sub(1);
+                    }
+                    self.send_poll(l, vec![entry.1]);
+                }
+                break;
+            }
             self.lanes[l].poll_queue.pop_first();
+            let first_batchable = self.batchable(first);
+            if !first_batchable {
+                self.lanes[l].unbatchable_waiting = self.lanes[l].unbatchable_waiting.saturating_sub(1);
+            }
             let mut jobs = vec![first];
-            if batch > 1 && self.batchable(first) {
+            if batch > 1 && first_batchable {
                 // Gather more batchable jobs due soon; others stay queued for their own request.
                 let riders: Vec<(Timestamp, JobId)> = self.lanes[l]
                     .poll_queue
@@ -926,35 +956,35 @@ impl Engine {
                     jobs.push(entry.1);
                 }
             }
-            let (jobs, ids): (Vec<JobId>, Vec<String>) =
-                jobs.into_iter().filter_map(|j| Some((j, self.jobs.get(&j)?.provider_task_id.clone()?))).unzip();
-            if jobs.is_empty() {
-                continue;
-            }
-            let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-            let lane = &self.lanes[l];
-            let request = lane.provider.poll_request(&lane.key, &id_refs);
-            let rid = self.send(l, request);
-            for job in &jobs {
-                if let Some(j) = self.jobs.get_mut(job) {
-                    j.stage = Stage::Polling(rid);
-                    j.polls += 1;
-                }
-            }
-            self.push_event(Event::Polled { tasks: jobs.len() });
-            self.requests.insert(rid, Pending::Poll { lane: l, jobs, ids });
+            self.send_poll(l, jobs);
         }
+    }
+
+    /// One poll request for `jobs` (taken out of the poll queue) at lane `l`.
+    fn send_poll(&mut self, l: usize, jobs: Vec<JobId>) {
+        let (jobs, ids): (Vec<JobId>, Vec<String>) =
+            jobs.into_iter().filter_map(|j| Some((j, self.jobs.get(&j)?.provider_task_id.clone()?))).unzip();
+        if jobs.is_empty() {
+            return;
+        }
+        let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let lane = &self.lanes[l];
+        let request = lane.provider.poll_request(&lane.key, &id_refs);
+        let rid = self.send(l, request);
+        for job in &jobs {
+            if let Some(j) = self.jobs.get_mut(job) {
+                j.stage = Stage::Polling(rid);
+                j.polls += 1;
+            }
+        }
+        self.push_event(Event::Polled { tasks: jobs.len() });
+        self.requests.insert(rid, Pending::Poll { lane: l, jobs, ids });
     }
 
     /// Whether the job's answer can share a `|`-separated batch answer: tokens can, but
     /// FunCaptcha tokens, GeeTest's JSON and recognised image text may contain `|` themselves.
     fn batchable(&self, job: JobId) -> bool {
-        self.jobs.get(&job).is_some_and(|j| {
-            matches!(
-                j.task.kind(),
-                TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha
-            )
-        })
+        self.jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
     }
 
     fn schedule_submits(&mut self, l: usize, now: Timestamp) {
@@ -1408,7 +1438,8 @@ impl Engine {
             deliveries: 0,
             parked_reason: None,
             history: j.history,
-            task: j.task,
+            // The journal entries written for it are gone (the driver performed them): no copy.
+            task: Arc::unwrap_or_clone(j.task),
         };
         self.push_event(Event::DeadLettered {
             job,
@@ -1422,14 +1453,7 @@ impl Engine {
 
     // ----- bookkeeping ----------------------------------------------------
 
-    fn insert_job(
-        &mut self,
-        id: String,
-        task: Task,
-        labels: BTreeMap<String, String>,
-        now: Timestamp,
-        attempts_left: u32,
-    ) -> JobId {
+    fn insert_job(&mut self, id: String, task: Arc<Task>, labels: Labels, now: Timestamp, attempts_left: u32) -> JobId {
         let job = JobId(self.next_job);
         self.next_job += 1;
         let deadline = now.add(Duration::from_millis(self.config.retry.task_deadline_ms));
@@ -1439,7 +1463,7 @@ impl Engine {
             Job {
                 id,
                 task,
-                labels: Labels::from(labels),
+                labels,
                 attempts: 0,
                 attempts_left,
                 replays: 0,
@@ -1488,7 +1512,9 @@ impl Engine {
                 lane.submit_queue.remove(&(at, job));
             }
             Stage::Waiting { at } => {
-                lane.poll_queue.remove(&(at, job));
+                if lane.poll_queue.remove(&(at, job)) && !batchable_kind(j.task.kind()) {
+                    lane.unbatchable_waiting = lane.unbatchable_waiting.saturating_sub(1);
+                }
             }
             Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
         }
@@ -1512,7 +1538,9 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let Some(l) = j.lane else { return };
         j.stage = Stage::Waiting { at };
-        self.lanes[l].poll_queue.insert((at, job));
+        if self.lanes[l].poll_queue.insert((at, job)) && !batchable_kind(j.task.kind()) {
+            self.lanes[l].unbatchable_waiting += 1;
+        }
     }
 
     fn backoff(&mut self, job: JobId, n: u32) -> Duration {
@@ -1532,9 +1560,26 @@ impl Engine {
         }
     }
 
-    /// The journal entry of a live job, as of `now`.
+    /// The journal entry of a live job, as of `now`. Its task and labels are the job's own
+    /// (shared, not copied).
     fn journal_entry(&self, job: JobId, now: Timestamp) -> Option<JournalEntry> {
-        self.jobs.get(&job).map(|j| self.entry_of(j.clone(), now))
+        let j = self.jobs.get(&job)?;
+        Some(JournalEntry {
+            id: j.id.clone(),
+            task: Arc::clone(&j.task),
+            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
+            labels: j.labels.clone(),
+            provider_task_id: j.provider_task_id.clone(),
+            attempts: j.attempts,
+            replays: j.replays,
+            history: j.history.clone(),
+            accepted_at: j.accepted_at,
+            updated_at: now,
+            replay_of: j.replay_of.clone(),
+            owner: None,
+            key: j.key.clone(),
+            solution: None,
+        })
     }
 
     /// The journal entry of `j`, which it is made of.
@@ -1543,7 +1588,7 @@ impl Engine {
             id: j.id,
             task: j.task,
             provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
-            labels: j.labels.to_map(),
+            labels: j.labels,
             provider_task_id: j.provider_task_id,
             attempts: j.attempts,
             replays: j.replays,
@@ -1565,6 +1610,11 @@ impl Engine {
         let random = (u128::from(self.rng.u64(..)) << 16) | u128::from(self.rng.u16(..));
         ulid::Ulid::from_parts(now.as_unix_millis(), random).to_string()
     }
+}
+
+/// Whether answers of `kind` can share a batch answer (see `Engine::batchable`).
+fn batchable_kind(kind: TaskKind) -> bool {
+    matches!(kind, TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha)
 }
 
 /// What a task gets when submissions stopped on `cause` (an account error) before it was sent.
