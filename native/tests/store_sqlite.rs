@@ -150,6 +150,21 @@ async fn fill(path: &Path) {
 }
 
 #[tokio::test]
+async fn a_store_opens_and_reads_while_another_process_holds_the_write_lock() {
+    // An operator's `count` or `peek` (or a rerun's first reads) while a batch is inside a long
+    // write transaction, or frozen in one: opening needs no write lock when the schema is current.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    fill(&path).await;
+    let writer = rusqlite::Connection::open(&path).expect("raw open");
+    writer.execute_batch("BEGIN IMMEDIATE").expect("hold the write lock");
+    let store = SqliteStore::open(&path).expect("open while another connection holds the write lock");
+    assert_eq!(store.count(&Filter::all(), at(700)).await.expect("count"), 4);
+    assert_eq!(store.journal_entries().await.expect("journal"), vec![sample_journal_entry("in-flight", 2)]);
+    writer.execute_batch("COMMIT").expect("release");
+}
+
+#[tokio::test]
 async fn everything_survives_reopen() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dlq.db");

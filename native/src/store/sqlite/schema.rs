@@ -138,17 +138,18 @@ fn switch_to_wal(conn: &Connection) -> rusqlite::Result<String> {
 
 fn migrate(conn: &mut Connection, loc: &str) -> Result<(), StoreError> {
     let err = db_error(loc);
-    // Immediate: two processes opening the same file migrate one after the other.
+    // A file already at this version needs no write lock: a process opening it (an operator's
+    // `count`, a second batch) does not wait for another one inside a long write transaction.
+    let read = |conn: &Connection, pragma: &str| conn.pragma_query_value(None, pragma, |r| r.get::<_, i64>(0));
+    let (version, app_id) = (read(conn, "user_version").map_err(&err)?, read(conn, "application_id").map_err(&err)?);
+    if checked_version(loc, version, app_id)? == SCHEMA_VERSION {
+        return Ok(());
+    }
+    // Immediate: two processes opening the same file migrate one after the other; the version
+    // is read again under the lock, since the other may have migrated it meanwhile.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
-    let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(&err)?;
-    let version = u32::try_from(version).map_err(|_| corrupt(loc, format!("invalid schema version {version}")))?;
-    if version > SCHEMA_VERSION {
-        return Err(StoreError::NewerSchema { location: loc.to_string(), found: version, supported: SCHEMA_VERSION });
-    }
-    let app_id: i64 = tx.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(&err)?;
-    if version != 0 && app_id != APPLICATION_ID {
-        return Err(corrupt(loc, format!("schema version {version} but not marked as a captcha-dlq store")));
-    }
+    let (version, app_id) = (read(&tx, "user_version").map_err(&err)?, read(&tx, "application_id").map_err(&err)?);
+    let version = checked_version(loc, version, app_id)?;
     if version == SCHEMA_VERSION {
         return Ok(());
     }
@@ -175,4 +176,17 @@ fn migrate(conn: &mut Connection, loc: &str) -> Result<(), StoreError> {
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(&err)?;
     tx.commit().map_err(&err)
+}
+
+/// The schema version of a file, if this build can open it: not newer than it knows, and marked
+/// as a captcha-dlq store unless it is still empty (version 0).
+fn checked_version(loc: &str, version: i64, app_id: i64) -> Result<u32, StoreError> {
+    let version = u32::try_from(version).map_err(|_| corrupt(loc, format!("invalid schema version {version}")))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema { location: loc.to_string(), found: version, supported: SCHEMA_VERSION });
+    }
+    if version != 0 && app_id != APPLICATION_ID {
+        return Err(corrupt(loc, format!("schema version {version} but not marked as a captcha-dlq store")));
+    }
+    Ok(version)
 }
