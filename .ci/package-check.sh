@@ -26,9 +26,10 @@ VERSION=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "(.*)"/\1/p' "$RE
 export CAPTCHA_DLQ_MOCK_BIN="${CAPTCHA_DLQ_MOCK_BIN:-$REPO/target/debug/captcha-dlq-mock}"
 [ -x "$CAPTCHA_DLQ_MOCK_BIN" ] || { echo "package-check: no mock solver at $CAPTCHA_DLQ_MOCK_BIN (cargo build -p captcha-dlq-mock)" >&2; exit 1; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/captcha-dlq-package-check.XXXXXX")
-MOCK_PIDS=()
+# shellcheck source=mock.sh
+. "$REPO/.ci/mock.sh"
 cleanup() {
-  for pid in "${MOCK_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  stop_mocks
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -55,20 +56,6 @@ fi
 NODE_MAIN=$DIST/captcha-dlq-$VERSION.tgz
 NODE_ADDON=$DIST/captcha-dlq-linux-x64-gnu-$VERSION.tgz
 NODE_WEB=$DIST/captcha-dlq-web-$VERSION.tgz
-
-# start_mock NAME CONFIG: starts a mock solver with CONFIG (JSON) and sets $NAME to its URL.
-start_mock() {
-  local out=$WORK/mock-$1.out url=
-  "$CAPTCHA_DLQ_MOCK_BIN" --port 0 --config "$2" >"$out" 2>&1 &
-  MOCK_PIDS+=("$!")
-  for _ in $(seq 100); do
-    url=$(sed -nE 's/^listening (http:[^ ]+)$/\1/p' "$out")
-    [ -n "$url" ] && break
-    sleep 0.1
-  done
-  [ -n "$url" ] || { echo "package-check: the mock solver did not start: $(cat "$out")" >&2; exit 1; }
-  printf -v "$1" '%s' "$url"
-}
 
 check_python() {
   local wheel
@@ -165,8 +152,8 @@ check_browser() {
     (cd "$runner" && npm ci --no-audit --no-fund --silent)
   fi
   local mock_url nocors_url
-  start_mock mock_url '{}'
-  start_mock nocors_url '{"cors": false}'
+  start_mock "$CAPTCHA_DLQ_MOCK_BIN" mock_url '{}'
+  start_mock "$CAPTCHA_DLQ_MOCK_BIN" nocors_url '{"cors": false}'
   CAPTCHA_DLQ_WEB_PROJECT="$web" no_rust timeout 900 node "$runner/run.mjs" "$mock_url" "$nocors_url"
 }
 

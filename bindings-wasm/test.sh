@@ -42,32 +42,12 @@ cargo test -p captcha-dlq-wasm --target wasm32-unknown-unknown --features vector
 [ -z "$RUST_ONLY" ] || exit 0
 
 cargo build -q -p captcha-dlq-mock
-PIDS=()
-OUTS=()
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -f "${OUTS[@]}"
-}
-trap cleanup EXIT
-# start_mock NAME CONFIG: starts a mock solver with CONFIG (JSON) and sets $NAME to its URL (no subshell, so that
-# the trap knows its pid).
-start_mock() {
-  local out url=
-  out=$(mktemp)
-  OUTS+=("$out")
-  "$ROOT/target/debug/captcha-dlq-mock" --port 0 --config "$2" >"$out" &
-  PIDS+=("$!")
-  for _ in $(seq 100); do
-    url=$(sed -nE 's/^listening (http:[^ ]+)$/\1/p' "$out")
-    [ -n "$url" ] && break
-    sleep 0.1
-  done
-  [ -n "$url" ] || { echo "the mock solver did not start" >&2; exit 1; }
-  printf -v "$1" '%s' "$url"
-}
-start_mock MOCK_URL '{}'
-start_mock NOCORS_URL '{"cors": false}'
+# shellcheck source=../.ci/mock.sh
+. "$ROOT/.ci/mock.sh"
+trap stop_mocks EXIT
+MOCK_BIN="$ROOT/target/debug/captcha-dlq-mock"
+start_mock "$MOCK_BIN" MOCK_URL '{}'
+start_mock "$MOCK_BIN" NOCORS_URL '{"cors": false}'
 echo "mock solver at $MOCK_URL, without CORS headers at $NOCORS_URL"
 "$HERE/build.sh"
 (cd "$HERE/tests/js" && npm install --no-audit --no-fund --silent)
