@@ -22,8 +22,14 @@ if [ ! -x "$TOOLS/wasm-opt" ] || [ ! -x "$TOOLS/esbuild" ]; then
 fi
 rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown >&2
 
+# Panic locations name source files: the dependencies' paths in cargo's registry are written relative to it
+# (`base64-0.23.1/src/…`), so the shipped .wasm carries no path of the machine that built it.
+REMAP=""
+for index in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+  [ -d "$index" ] && REMAP="$REMAP --remap-path-prefix=$index="
+done
 # Only this package for wasm32: a workspace-wide wasm build would reach crates that cannot build there (pyo3).
-(cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target/wasm-package" \
+(cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target/wasm-package" RUSTFLAGS="${RUSTFLAGS:-}$REMAP" \
   cargo build -q -p captcha-dlq-wasm --target wasm32-unknown-unknown --profile wasm-release ${CARGO_FEATURES:+--features "$CARGO_FEATURES"})
 rm -rf "$OUT"
 mkdir -p "$OUT/wasm"

@@ -235,7 +235,7 @@ pub struct TableStore<B> {
     backend: B,
     max_deliveries: u32,
     capacity: Option<usize>,
-    serial: async_lock::Mutex<()>,
+    serial: futures::lock::Mutex<()>,
 }
 
 impl<B: TableBackend> TableStore<B> {
@@ -245,7 +245,7 @@ impl<B: TableBackend> TableStore<B> {
             backend,
             max_deliveries: DEFAULT_MAX_DELIVERIES,
             capacity: None,
-            serial: async_lock::Mutex::new(()),
+            serial: futures::lock::Mutex::new(()),
         }
     }
 
