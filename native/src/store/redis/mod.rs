@@ -676,6 +676,28 @@ impl DlqStore for RedisStore {
         }
     }
 
+    /// The completes go together: one script call per 128 tokens (`MAX_BATCH`).
+    async fn complete_many(&self, tokens: &[LeaseToken], _now: Timestamp) -> Vec<Result<(), StoreError>> {
+        let calls = tokens.iter().map(|t| Call::new(Op::Complete).arg(&t.id).arg(&t.nonce)).collect();
+        let replies = self.batcher.run_many(calls).await;
+        tokens
+            .iter()
+            .zip(replies)
+            .map(|(token, reply)| {
+                let value = reply.map_err(|e| backend(&self.location, &e))?;
+                match redis::from_redis_value::<i64>(value) {
+                    Ok(1) => Ok(()),
+                    Ok(_) => Err(StoreError::LeaseLost { id: token.id.clone() }),
+                    Err(e) => Err(StoreError::Backend(format!(
+                        "redis {}: unexpected reply to {}: {e}",
+                        self.location,
+                        Op::Complete.name()
+                    ))),
+                }
+            })
+            .collect()
+    }
+
     async fn abandon(
         &self,
         token: &LeaseToken,

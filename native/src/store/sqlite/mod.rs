@@ -153,6 +153,18 @@ impl DlqStore for SqliteStore {
         self.writer.write(Box::new(move |conn, loc| ops::complete(conn, loc, &token))).await
     }
 
+    /// One write call, so the whole batch shares one transaction (and one hop to the thread).
+    async fn complete_many(&self, tokens: &[LeaseToken], _now: Timestamp) -> Vec<Result<(), StoreError>> {
+        if tokens.is_empty() {
+            return Vec::new();
+        }
+        let owned = tokens.to_vec();
+        match self.writer.write(Box::new(move |conn, loc| ops::complete_many(conn, loc, &owned))).await {
+            Ok(results) => results,
+            Err(e) => tokens.iter().map(|_| Err(e.clone())).collect(),
+        }
+    }
+
     async fn abandon(
         &self,
         token: &LeaseToken,
