@@ -473,7 +473,7 @@ async fn complete_many_answers_each_token<S: DlqStore>(store: &S) {
     let stats = ok(case, "stats", store.stats(at(605)).await);
     assert_eq!((stats.total, stats.completed, stats.leased), (2, 3, 2), "[{case}] stats (total, completed, leased)");
     assert!(store.complete_many(&[], at(606)).await.is_empty(), "[{case}] no tokens, no results");
-    let last = store.complete_many(&[again.token.clone()], at(606)).await;
+    let last = store.complete_many(core::slice::from_ref(&again.token), at(606)).await;
     assert!(matches!(last.as_slice(), [Ok(())]), "[{case}] the new token of c completes it: {last:?}");
 }
 

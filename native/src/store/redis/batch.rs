@@ -18,6 +18,13 @@
 //! script is), and gets its own reply: an operation the server refuses (a key
 //! of the wrong type) fails alone, while a failed round trip (connection lost,
 //! timeout) fails every call of the batch with the same error.
+//!
+//! A caller may also send several operations as one group (`complete_many`:
+//! the completes of a receive batch). A group of up to [`MAX_BATCH`]
+//! operations is never split between script calls (a longer one goes as
+//! several groups of that size), so the completes of one receive batch cost
+//! one round trip however the gathering went; a group that does not fit in
+//! the batch being gathered opens the next one.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -20,7 +20,8 @@
 //! Batching (`batch.rs`): the single-call writes (push, complete, abandon,
 //! park, unpark, journal_upsert, journal_forget) that arrive together run as
 //! one `EVALSHA` of one script (`APPLY`), one round trip for the batch; each
-//! keeps its own reply and its own atomicity.
+//! keeps its own reply and its own atomicity. `complete_many` sends its
+//! completes as one group (one script call per 128).
 //!
 //! Streams: each record has one stream entry (`XADD` on push). A lease puts
 //! that entry in the receiving worker's pending-entries list with

@@ -8,6 +8,8 @@
 //! atomic. rusqlite is blocking, so each store owns one thread holding its
 //! connection; writes that arrive together share one transaction (group
 //! commit, `writer.rs`), and JSON is encoded and decoded on the caller's task.
+//! `complete_many` is one write: the completes of a receive batch share one
+//! transaction and one hop to the thread.
 //!
 //! Files: `schema.rs` (opening, version checks, migrations), `writer.rs` (the
 //! connection thread and group commit), `ops.rs` (the SQL of each call),
