@@ -2,7 +2,7 @@
 //! several workers receiving at once, the stream's pending-entries list as
 //! the lease ledger, receive walking far into the age order, peek/count/purge
 //! and eviction paging through a large namespace, persistence
-//! across connections, clear errors, batched writes, settled keys in pages
+//! across connections, clear errors, batched writes (and `complete_many`), settled keys in pages
 //! and namespaces written before settled keys.
 
 use std::collections::BTreeSet;
@@ -485,6 +485,68 @@ async fn writes_arriving_together_are_batched_and_answered_each() {
     assert_eq!((stats.total, stats.completed), (0, 200));
 }
 
+/// `complete_many` batches larger than one script call, several at once beside single calls:
+/// each token gets its own answer (stale ones `LeaseLost`), and the completes of one call share
+/// script calls instead of taking one each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn complete_many_answers_each_token_across_script_calls() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let store = connect(&server, "complete-many").await;
+    for i in 0..600 {
+        store.push(sample_record(&format!("r{i:04}"), i)).await.expect("push");
+    }
+    let leased = store.receive(&Filter::all(), 600, LEASE, at(100_000)).await.expect("receive");
+    assert_eq!(leased.len(), 600);
+    let before = store.batch_stats();
+    let mut calls = Vec::new();
+    for (n, chunk) in leased.chunks(200).enumerate() {
+        // Every 50th token of each call is stale; each call is 200 tokens (more than one script call).
+        let tokens: Vec<_> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut token = l.token.clone();
+                if i % 50 == 7 {
+                    token.nonce = format!("stale-{n}");
+                }
+                token
+            })
+            .collect();
+        let completer = store.clone();
+        calls.push(tokio::spawn(async move {
+            let results = completer.complete_many(&tokens, at(100_001)).await;
+            (tokens, results)
+        }));
+        let pusher = store.clone();
+        calls.push(tokio::spawn(async move {
+            let r = pusher.push(sample_record(&format!("extra-{n}"), 10_000 + n as u64)).await.map(drop);
+            (Vec::new(), vec![r])
+        }));
+    }
+    let mut completed = 0;
+    for call in calls {
+        let (tokens, results) = call.await.expect("task");
+        if tokens.is_empty() {
+            results.into_iter().for_each(|r| r.expect("a push beside the completes"));
+            continue;
+        }
+        assert_eq!(results.len(), tokens.len(), "one result per token");
+        for (token, result) in tokens.iter().zip(results) {
+            match result {
+                Err(StoreError::LeaseLost { id }) if token.nonce.starts_with("stale") => assert_eq!(id, token.id),
+                Ok(()) if !token.nonce.starts_with("stale") => completed += 1,
+                other => panic!("token {token:?}: unexpected {other:?}"),
+            }
+        }
+    }
+    assert_eq!(completed, 600 - 12);
+    let after = store.batch_stats();
+    assert_eq!(after.operations - before.operations, 603, "600 completes and 3 pushes");
+    assert!(after.round_trips - before.round_trips <= 9, "completes were not sent together: {after:?}");
+    let stats = store.stats(at(100_002)).await.expect("stats");
+    assert_eq!((stats.total, stats.completed, stats.leased), (12 + 3, 588, 12));
+}
+
 /// A server that goes away fails every call of the batch in flight with a transient error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_server_fails_every_batched_call_transiently() {
@@ -505,6 +567,13 @@ async fn a_lost_server_fails_every_batched_call_transiently() {
             }
             other => panic!("a push to a stopped server must fail, got {other:?}"),
         }
+    }
+    let tokens: Vec<_> =
+        (0..3).map(|i| captcha_dlq_core::dlq::LeaseToken { id: format!("r{i}"), nonce: "n".into() }).collect();
+    let results = store.complete_many(&tokens, at(1)).await;
+    assert_eq!(results.len(), 3, "each token is answered");
+    for result in results {
+        assert!(matches!(&result, Err(e @ StoreError::Backend(_)) if e.is_transient()), "{result:?}");
     }
 }
 

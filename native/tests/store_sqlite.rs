@@ -433,6 +433,66 @@ async fn a_lost_lease_in_a_group_fails_only_its_caller() {
     assert_eq!((stats.total, stats.completed), (0, 10), "the failed call did not undo the others");
 }
 
+/// `complete_many` is one write: its completes share one transaction, a stale token fails alone,
+/// and a database that stays locked fails every token with the (transient) cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn complete_many_is_one_transaction_that_answers_each_token() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_millis(200));
+    for i in 0..10 {
+        store.push(sample_record(&format!("r{i}"), i)).await.expect("push");
+    }
+    let leased = store.receive(&Filter::all(), 10, LEASE, at(600)).await.expect("receive");
+    let held = leased.iter().find(|l| l.record.id == "r3").map(|l| l.token.clone()).expect("r3 leased");
+    let tokens: Vec<LeaseToken> = leased
+        .iter()
+        .map(|l| {
+            if l.record.id == "r3" {
+                LeaseToken { nonce: "stale".into(), ..l.token.clone() }
+            } else {
+                l.token.clone()
+            }
+        })
+        .collect();
+    let before = store.group_commit_stats();
+    let results = store.complete_many(&tokens, at(601)).await;
+    let after = store.group_commit_stats();
+    assert_eq!(
+        (after.transactions - before.transactions, after.writes - before.writes),
+        (1, 1),
+        "one write, one transaction"
+    );
+    assert_eq!(results.len(), 10);
+    for (token, result) in tokens.iter().zip(results) {
+        match result {
+            Err(StoreError::LeaseLost { id }) if token.nonce == "stale" => assert_eq!(id, "r3"),
+            Ok(()) if token.nonce != "stale" => {}
+            other => panic!("token {token:?}: unexpected {other:?}"),
+        }
+    }
+    let stats = store.stats(at(602)).await.expect("stats");
+    assert_eq!((stats.total, stats.leased, stats.completed), (1, 1, 9), "only the held leases were completed");
+
+    let lock = WriteLock::take(&path);
+    let forged = LeaseToken { id: "nope".into(), nonce: "n".into() };
+    let results = store.complete_many(&[held.clone(), forged], at(603)).await;
+    assert_eq!(results.len(), 2, "each token is answered");
+    for result in results {
+        match result {
+            Err(e @ StoreError::Backend(_)) => {
+                assert!(e.to_string().contains("locked"), "the error names the lock: {e}");
+                assert!(e.is_transient());
+            }
+            other => panic!("a complete behind a held lock must fail, got {other:?}"),
+        }
+    }
+    lock.release();
+    let results = store.complete_many(&[held], at(604)).await;
+    assert!(matches!(results.as_slice(), [Ok(())]), "the lock is gone: {results:?}");
+    assert_eq!(store.count(&Filter::all(), at(605)).await.expect("count"), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_database_fails_every_caller_of_the_group_transiently() {
     let dir = tempfile::tempdir().expect("tempdir");

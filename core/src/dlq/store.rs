@@ -262,7 +262,8 @@ impl<T: ?Sized> MaybeSendSync for T {}
 ///   increments `deliveries` and gets a fresh token. Parked records are never
 ///   received, nor is a record whose id has a journal entry (it is being
 ///   replayed, maybe by a process that died: `recover` finishes it).
-/// - `complete` and `abandon` fail with `LeaseLost` if the token is stale.
+/// - `complete` and `abandon` fail with `LeaseLost` if the token is stale;
+///   `complete_many` answers each token as `complete` would, in order.
 /// - `abandon` may replace the record (a failed replay updates attempts and
 ///   history); if the record's deliveries reached the store's limit, or the
 ///   update says `parked`, it is parked. It removes the journal entry with the
@@ -285,6 +286,18 @@ pub trait DlqStore: MaybeSendSync {
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError>;
     async fn complete(&self, token: &LeaseToken, now: Timestamp) -> Result<(), StoreError>;
+    /// Completes several leases at once (the records of one receive batch): one result per
+    /// token, in order, each what `complete` would have answered for it at that point (a
+    /// token named twice: the second is `LeaseLost`). A lost lease fails alone; a failure of
+    /// the backend itself fails the tokens it covered. Backends that can do it in one
+    /// transaction or round trip override this; the default completes one by one.
+    async fn complete_many(&self, tokens: &[LeaseToken], now: Timestamp) -> Vec<Result<(), StoreError>> {
+        let mut out = Vec::with_capacity(tokens.len());
+        for token in tokens {
+            out.push(self.complete(token, now).await);
+        }
+        out
+    }
     async fn abandon(
         &self,
         token: &LeaseToken,

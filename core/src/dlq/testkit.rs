@@ -106,7 +106,7 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
 }
 
 /// The cases, in the order [`run_store_suite`] runs them.
-pub const CASES: [&str; 21] = [
+pub const CASES: [&str; 22] = [
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -116,6 +116,7 @@ pub const CASES: [&str; 21] = [
     "lease_is_exclusive",
     "expired_lease_is_redelivered",
     "complete_removes",
+    "complete_many_answers_each_token",
     "abandon_with_update",
     "park_after_max_deliveries",
     "expired_leases_count_toward_the_limit",
@@ -158,6 +159,7 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
         "lease_is_exclusive" => lease_is_exclusive(store).await,
         "expired_lease_is_redelivered" => expired_lease_is_redelivered(store).await,
         "complete_removes" => complete_removes(store).await,
+        "complete_many_answers_each_token" => complete_many_answers_each_token(store).await,
         "abandon_with_update" => abandon_with_update(store).await,
         "park_after_max_deliveries" => park_after_max_deliveries(store).await,
         "expired_leases_count_toward_the_limit" => expired_leases_count_toward_the_limit(store).await,
@@ -430,6 +432,49 @@ async fn complete_removes<S: DlqStore>(store: &S) {
     lease_lost(case, "abandon after complete", store.abandon(&leased.token, None, at(62)).await, "a");
     let stats = ok(case, "stats", store.stats(at(63)).await);
     assert_eq!((stats.total, stats.completed), (1, 1), "[{case}] stats (total, completed)");
+}
+
+/// A batch of completes where some leases are no longer held: each token gets its own answer,
+/// in order, and only the held leases are completed.
+async fn complete_many_answers_each_token<S: DlqStore>(store: &S) {
+    let case = "complete_many_answers_each_token";
+    let records: Vec<DeadLetterRecord> =
+        ["a", "b", "c", "d", "e"].iter().zip(0..).map(|(id, m)| sample_record(id, m)).collect();
+    push_all(case, store, &records).await;
+    let leased = ok(case, "receive", store.receive(&Filter::all(), 5, LEASE, at(600)).await);
+    assert_eq!(leased_ids(&leased), ["a", "b", "c", "d", "e"], "[{case}] receive");
+    let token = |id: &str| match leased.iter().find(|l| l.record.id == id) {
+        Some(l) => l.token.clone(),
+        None => panic!("[{case}] no lease for {id}"),
+    };
+    ok(case, "complete b alone", store.complete(&token("b"), at(601)).await);
+    // c goes back and is leased again: its first token is stale.
+    ok(case, "abandon c", store.abandon(&token("c"), None, at(602)).await);
+    let again = receive_one(case, store, LEASE, at(603)).await;
+    assert_eq!(again.record.id, "c", "[{case}] the abandoned record is the one ready");
+    let forged = LeaseToken { id: "nope".into(), nonce: token("a").nonce };
+    let batch = [token("a"), token("b"), token("c"), forged, token("d"), token("a")];
+    let results = store.complete_many(&batch, at(604)).await;
+    assert_eq!(results.len(), batch.len(), "[{case}] one result per token");
+    let mut results = results.into_iter();
+    let mut next = |what: &str| match results.next() {
+        Some(r) => r,
+        None => panic!("[{case}] no result for {what}"),
+    };
+    ok(case, "complete_many: a", next("a"));
+    lease_lost(case, "complete_many: b, already completed", next("b"), "b");
+    lease_lost(case, "complete_many: c, stale token", next("c"), "c");
+    lease_lost(case, "complete_many: unknown id", next("nope"), "nope");
+    ok(case, "complete_many: d", next("d"));
+    lease_lost(case, "complete_many: a named twice", next("a again"), "a");
+    let left = peek_all(case, store, at(605)).await;
+    assert_eq!(ids(&left), ["c", "e"], "[{case}] exactly the held leases were completed");
+    assert!(left.iter().all(|r| r.state == RecordState::Leased), "[{case}] c and e keep their leases: {left:?}");
+    let stats = ok(case, "stats", store.stats(at(605)).await);
+    assert_eq!((stats.total, stats.completed, stats.leased), (2, 3, 2), "[{case}] stats (total, completed, leased)");
+    assert!(store.complete_many(&[], at(606)).await.is_empty(), "[{case}] no tokens, no results");
+    let last = store.complete_many(core::slice::from_ref(&again.token), at(606)).await;
+    assert!(matches!(last.as_slice(), [Ok(())]), "[{case}] the new token of c completes it: {last:?}");
 }
 
 async fn abandon_with_update<S: DlqStore>(store: &S) {

@@ -14,7 +14,7 @@
 //!   complete each), one call at a time; the floor runs one transaction (one
 //!   round trip) per operation;
 //! - concurrent: `--concurrency` callers pushing at once, then a drain whose
-//!   completes run at once; the floor groups that many operations per
+//!   completes go in one `complete_many` per receive batch; the floor groups that many operations per
 //!   transaction (per round trip), which is the best group commit can do;
 //! - the journal path of a solved task, as the client writes it: the entry
 //!   before submission, the entry again with its answer, then `journal_forget`
@@ -358,8 +358,8 @@ async fn push_turns<F: Floor>(
     Ok(total)
 }
 
-/// Drains both: a receive of `batch`, then its completes, `callers` at once (the floor: that
-/// many per transaction), a batch at a time each. Returns the time and how many each drained.
+/// Drains both: a receive of `batch`, then its completes, one by one or `callers` per
+/// `complete_many` (the floor: that many per transaction), a batch at a time each. Returns the time and how many each drained.
 async fn drain_turns<F: Floor>(
     cpu: &CpuClock,
     name: &str,
@@ -394,12 +394,19 @@ async fn drain_turns<F: Floor>(
             store_done = leased.is_empty();
             store_drained += leased.len() as u64;
             let tokens: Vec<_> = leased.into_iter().map(|l| l.token).collect();
-            let (store, name) = (Arc::clone(store), name.to_string());
-            at_once(tokens, callers, move |t| {
-                let (store, name) = (Arc::clone(&store), name.clone());
-                async move { store.complete(&t, now()).await.map_err(|e| format!("{name}: complete: {e}")) }
-            })
-            .await
+            if callers == 1 {
+                for t in &tokens {
+                    store.complete(t, now()).await.map_err(|e| format!("{name}: complete: {e}"))?;
+                }
+                return Ok(());
+            }
+            // Together, as an orchestration settling a receive batch does: one `complete_many`.
+            for group in tokens.chunks(callers) {
+                for result in store.complete_many(group, now()).await {
+                    result.map_err(|e| format!("{name}: complete_many: {e}"))?;
+                }
+            }
+            Ok(())
         };
         let t = turn(cpu, i % 2 == 0, floor_side, store_side).await?;
         total = total.plus(t);
@@ -587,7 +594,7 @@ async fn bench_backend<B: Backend>(b: &mut B, args: &Args) -> Result<Vec<Row>, S
             rows.push(row("push then drain, total".into(), 2 * n, push.plus(drain), None, String::new()));
         } else {
             rows.push(row(format!("push, {c} callers at once"), n, push, Some(one_by_one.0), push_note));
-            let workload = format!("receive {batch} + complete, {} at once", c.min(batch));
+            let workload = format!("receive {batch} + complete_many of {}", c.min(batch));
             rows.push(row(workload, n, drain, Some(one_by_one.1), drain_note));
         }
     }

@@ -18,6 +18,13 @@
 //! script is), and gets its own reply: an operation the server refuses (a key
 //! of the wrong type) fails alone, while a failed round trip (connection lost,
 //! timeout) fails every call of the batch with the same error.
+//!
+//! A caller may also send several operations as one group (`complete_many`:
+//! the completes of a receive batch). A group of up to [`MAX_BATCH`]
+//! operations is never split between script calls (a longer one goes as
+//! several groups of that size), so the completes of one receive batch cost
+//! one round trip however the gathering went; a group that does not fit in
+//! the batch being gathered opens the next one.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -58,9 +65,11 @@ impl Call {
     }
 }
 
+/// Calls sent together by one caller (one call, or the completes of a `complete_many`): they
+/// always share a script call, and get one reply each.
 struct Queued {
-    call: Call,
-    reply: oneshot::Sender<RedisResult<Value>>,
+    calls: Vec<Call>,
+    reply: oneshot::Sender<Vec<RedisResult<Value>>>,
 }
 
 /// How much batching happened, for benchmarks and operators.
@@ -131,16 +140,40 @@ impl Batcher {
     /// Runs `call`: at once on its own when no script call of the store is in flight (no hop
     /// through the task), else in the task's next batch. Its own reply, or its round trip's error.
     pub(super) async fn run(&self, call: Call) -> RedisResult<Value> {
+        self.run_group(vec![call]).await.pop().unwrap_or_else(|| Err(short_reply()))
+    }
+
+    /// Runs `calls` together, [`MAX_BATCH`] per script call: one reply per call, in order (a
+    /// failed round trip answers each call it carried with its error).
+    pub(super) async fn run_many(&self, mut calls: Vec<Call>) -> Vec<RedisResult<Value>> {
+        let mut replies = Vec::with_capacity(calls.len());
+        while !calls.is_empty() {
+            let rest = calls.split_off(calls.len().min(MAX_BATCH));
+            replies.extend(self.run_group(calls).await);
+            calls = rest;
+        }
+        replies
+    }
+
+    /// `calls` (at most [`MAX_BATCH`]) in one script call, on their own when none is in flight
+    /// and callers are not running at once, else in the task's next batch.
+    async fn run_group(&self, calls: Vec<Call>) -> Vec<RedisResult<Value>> {
+        let n = calls.len();
         if self.shared.recent_batch.load(Ordering::Relaxed) < 2 {
             if let Ok(_permit) = self.shared.round_trip.try_acquire() {
-                let mut replies = self.shared.apply(&[&call]).await?;
-                return replies.pop().unwrap_or_else(|| Err(short_reply()));
+                let refs: Vec<&Call> = calls.iter().collect();
+                return match self.shared.apply(&refs).await {
+                    Ok(replies) => replies,
+                    Err(e) => vec![Err(e); n],
+                };
             }
         }
         let (reply, answer) = oneshot::channel();
         let stopped = || RedisError::from((ErrorKind::Io, "the Redis batch task stopped"));
-        self.queue.send(Queued { call, reply }).map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        if self.queue.send(Queued { calls, reply }).is_err() {
+            return vec![Err(stopped()); n];
+        }
+        answer.await.unwrap_or_else(|_| vec![Err(stopped()); n])
     }
 
     pub(super) fn stats(&self) -> BatchStats {
@@ -155,24 +188,50 @@ fn short_reply() -> RedisError {
     RedisError::from((ErrorKind::Parse, "the batch script gave too few replies"))
 }
 
+/// The operations of a batch being gathered, and a caller's group that did not fit (it opens the
+/// next batch).
+struct Gathering {
+    batch: Vec<Queued>,
+    operations: usize,
+    left_over: Option<Queued>,
+}
+
+impl Gathering {
+    fn full(&self) -> bool {
+        self.operations >= MAX_BATCH || self.left_over.is_some()
+    }
+
+    fn add(&mut self, queued: Queued) {
+        self.operations += queued.calls.len();
+        self.batch.push(queued);
+    }
+}
+
 async fn serve(shared: Arc<Shared>, mut calls: mpsc::UnboundedReceiver<Queued>) {
-    let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
-    while let Some(first) = calls.recv().await {
-        batch.push(first);
+    let mut gathering = Gathering { batch: Vec::with_capacity(MAX_BATCH), operations: 0, left_over: None };
+    loop {
+        let first = match gathering.left_over.take() {
+            Some(first) => first,
+            None => match calls.recv().await {
+                Some(first) => first,
+                None => return,
+            },
+        };
+        gathering.add(first);
         // Wait for the call in flight (if any) to come back; calls made meanwhile join.
         let Ok(_permit) = shared.round_trip.acquire().await else { return };
-        take_queued(&mut calls, &mut batch);
+        take_queued(&mut calls, &mut gathering);
         // The batch came while another call was in flight, so callers are running at once, and
         // more of them are likely being polled right now (a task polls its futures in bursts,
         // on another worker thread): let them join while they keep coming. Each yield costs a
         // few microseconds; the round trip it saves costs tens.
         let mut empty_yields = 0;
         for _ in 0..MAX_YIELDS {
-            if batch.len() >= MAX_BATCH {
+            if gathering.full() {
                 break;
             }
             tokio::task::yield_now().await;
-            if take_queued(&mut calls, &mut batch) > 0 {
+            if take_queued(&mut calls, &mut gathering) > 0 {
                 empty_yields = 0;
             } else {
                 empty_yields += 1;
@@ -181,40 +240,45 @@ async fn serve(shared: Arc<Shared>, mut calls: mpsc::UnboundedReceiver<Queued>) 
                 }
             }
         }
+        // Callers, not operations: a caller's group of completes is one caller at once.
         let recent = shared.recent_batch.load(Ordering::Relaxed);
-        shared.recent_batch.store(batch.len().max(recent / 2), Ordering::Relaxed);
+        shared.recent_batch.store(gathering.batch.len().max(recent / 2), Ordering::Relaxed);
         let replies = {
-            let calls: Vec<&Call> = batch.iter().map(|q| &q.call).collect();
+            let calls: Vec<&Call> = gathering.batch.iter().flat_map(|q| &q.calls).collect();
             shared.apply(&calls).await
         };
+        gathering.operations = 0;
         match replies {
             Ok(replies) => {
                 let mut replies = replies.into_iter();
-                for queued in batch.drain(..) {
-                    let reply = replies.next().unwrap_or_else(|| Err(short_reply()));
+                for queued in gathering.batch.drain(..) {
+                    let own: Vec<RedisResult<Value>> =
+                        queued.calls.iter().map(|_| replies.next().unwrap_or_else(|| Err(short_reply()))).collect();
                     // The caller may have gone (timed out); its write is settled all the same.
-                    let _ = queued.reply.send(reply);
+                    let _ = queued.reply.send(own);
                 }
             }
             Err(e) => {
-                for queued in batch.drain(..) {
-                    let _ = queued.reply.send(Err(e.clone()));
+                for queued in gathering.batch.drain(..) {
+                    let _ = queued.reply.send(vec![Err(e.clone()); queued.calls.len()]);
                 }
             }
         }
     }
 }
 
-/// Calls queued now, moved into `batch` (up to [`MAX_BATCH`]); how many.
-fn take_queued(calls: &mut mpsc::UnboundedReceiver<Queued>, batch: &mut Vec<Queued>) -> usize {
-    let before = batch.len();
-    while batch.len() < MAX_BATCH {
+/// Groups queued now, moved into the batch while they fit in [`MAX_BATCH`] operations (the
+/// first that does not is kept for the next batch); how many.
+fn take_queued(calls: &mut mpsc::UnboundedReceiver<Queued>, gathering: &mut Gathering) -> usize {
+    let before = gathering.batch.len();
+    while !gathering.full() {
         match calls.try_recv() {
-            Ok(next) => batch.push(next),
+            Ok(next) if gathering.operations + next.calls.len() > MAX_BATCH => gathering.left_over = Some(next),
+            Ok(next) => gathering.add(next),
             Err(_) => break,
         }
     }
-    batch.len() - before
+    gathering.batch.len() - before
 }
 
 /// One `EVALSHA APPLY` for `batch`, loading the script first if the server lost it (restarted,

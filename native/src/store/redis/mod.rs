@@ -20,7 +20,8 @@
 //! Batching (`batch.rs`): the single-call writes (push, complete, abandon,
 //! park, unpark, journal_upsert, journal_forget) that arrive together run as
 //! one `EVALSHA` of one script (`APPLY`), one round trip for the batch; each
-//! keeps its own reply and its own atomicity.
+//! keeps its own reply and its own atomicity. `complete_many` sends its
+//! completes as one group (one script call per 128).
 //!
 //! Streams: each record has one stream entry (`XADD` on push). A lease puts
 //! that entry in the receiving worker's pending-entries list with
@@ -674,6 +675,28 @@ impl DlqStore for RedisStore {
         } else {
             Err(StoreError::LeaseLost { id: token.id.clone() })
         }
+    }
+
+    /// The completes go together: one script call per 128 tokens (`MAX_BATCH`).
+    async fn complete_many(&self, tokens: &[LeaseToken], _now: Timestamp) -> Vec<Result<(), StoreError>> {
+        let calls = tokens.iter().map(|t| Call::new(Op::Complete).arg(&t.id).arg(&t.nonce)).collect();
+        let replies = self.batcher.run_many(calls).await;
+        tokens
+            .iter()
+            .zip(replies)
+            .map(|(token, reply)| {
+                let value = reply.map_err(|e| backend(&self.location, &e))?;
+                match redis::from_redis_value::<i64>(value) {
+                    Ok(1) => Ok(()),
+                    Ok(_) => Err(StoreError::LeaseLost { id: token.id.clone() }),
+                    Err(e) => Err(StoreError::Backend(format!(
+                        "redis {}: unexpected reply to {}: {e}",
+                        self.location,
+                        Op::Complete.name()
+                    ))),
+                }
+            })
+            .collect()
     }
 
     async fn abandon(

@@ -8,6 +8,8 @@
 //! atomic. rusqlite is blocking, so each store owns one thread holding its
 //! connection; writes that arrive together share one transaction (group
 //! commit, `writer.rs`), and JSON is encoded and decoded on the caller's task.
+//! `complete_many` is one write: the completes of a receive batch share one
+//! transaction and one hop to the thread.
 //!
 //! Files: `schema.rs` (opening, version checks, migrations), `writer.rs` (the
 //! connection thread and group commit), `ops.rs` (the SQL of each call),
@@ -151,6 +153,18 @@ impl DlqStore for SqliteStore {
     async fn complete(&self, token: &LeaseToken, _now: Timestamp) -> Result<(), StoreError> {
         let token = token.clone();
         self.writer.write(Box::new(move |conn, loc| ops::complete(conn, loc, &token))).await
+    }
+
+    /// One write call, so the whole batch shares one transaction (and one hop to the thread).
+    async fn complete_many(&self, tokens: &[LeaseToken], _now: Timestamp) -> Vec<Result<(), StoreError>> {
+        if tokens.is_empty() {
+            return Vec::new();
+        }
+        let owned = tokens.to_vec();
+        match self.writer.write(Box::new(move |conn, loc| ops::complete_many(conn, loc, &owned))).await {
+            Ok(results) => results,
+            Err(e) => tokens.iter().map(|_| Err(e.clone())).collect(),
+        }
     }
 
     async fn abandon(

@@ -367,15 +367,40 @@ pub(super) fn receive(
     Ok(out)
 }
 
+const COMPLETE: &str = "DELETE FROM records WHERE id = ?1 AND state = 'leased' AND lease_nonce = ?2";
+
 pub(super) fn complete(conn: &Connection, loc: &str, token: &LeaseToken) -> Result<(), StoreError> {
     let removed = conn
-        .prepare_cached("DELETE FROM records WHERE id = ?1 AND state = 'leased' AND lease_nonce = ?2")
+        .prepare_cached(COMPLETE)
         .and_then(|mut s| s.execute(params![token.id, token.nonce]))
         .map_err(db_error(loc))?;
     if removed == 0 {
         return Err(StoreError::LeaseLost { id: token.id.clone() });
     }
     bump(conn, loc, "completed", 1)
+}
+
+/// `complete` of each token in turn, in the caller's transaction: a lost lease is that token's
+/// answer (nothing else changes for it); a database error fails the whole call.
+pub(super) fn complete_many(
+    conn: &Connection,
+    loc: &str,
+    tokens: &[LeaseToken],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let err = db_error(loc);
+    let mut delete = conn.prepare_cached(COMPLETE).map_err(&err)?;
+    let mut completed = 0u64;
+    let mut out = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        if delete.execute(params![token.id, token.nonce]).map_err(&err)? == 0 {
+            out.push(Err(StoreError::LeaseLost { id: token.id.clone() }));
+        } else {
+            completed += 1;
+            out.push(Ok(()));
+        }
+    }
+    bump(conn, loc, "completed", completed)?;
+    Ok(out)
 }
 
 /// The replacement an `abandon` stores (its id already the token's), and whether the replayer
