@@ -970,29 +970,27 @@ impl Engine {
     }
 
     /// One poll request for `jobs` (taken out of the poll queue) at lane `l`.
-    fn send_poll(&mut self, l: usize, jobs: Vec<JobId>) {
+    fn send_poll(&mut self, l: usize, mut jobs: Vec<JobId>) {
+        // The request's id is the next one: each job is looked up once, to mark it polled
+        // by that request and to read its provider task id.
+        let rid = RequestId(self.next_request);
         let mut ids = Vec::with_capacity(jobs.len());
-        let mut polled = Vec::with_capacity(jobs.len());
-        for job in jobs {
-            if let Some(pid) = self.jobs.get(&job).and_then(|j| j.provider_task_id.clone()) {
-                ids.push(pid);
-                polled.push(job);
-            }
-        }
-        if polled.is_empty() {
+        jobs.retain(|job| {
+            let Some(j) = self.jobs.get_mut(job) else { return false };
+            let Some(pid) = j.provider_task_id.clone() else { return false };
+            j.stage = Stage::Polling(rid);
+            j.polls += 1;
+            ids.push(pid);
+            true
+        });
+        if jobs.is_empty() {
             return;
         }
         let id_refs: Vec<&str> = ids.iter().map(|id| &**id).collect();
         let lane = &self.lanes[l];
         let request = lane.provider.poll_request(&lane.key, &id_refs);
-        let rid = self.send(l, request);
-        let jobs = polled;
-        for job in &jobs {
-            if let Some(j) = self.jobs.get_mut(job) {
-                j.stage = Stage::Polling(rid);
-                j.polls += 1;
-            }
-        }
+        let sent = self.send(l, request);
+        debug_assert_eq!(sent, rid);
         self.push_event(Event::Polled { tasks: jobs.len() });
         self.requests.insert(rid, Pending::Poll { lane: l, jobs, ids });
     }
