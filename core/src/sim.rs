@@ -11,7 +11,9 @@
 
 use core::time::Duration;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::FxHashMap;
 
 use crate::dlq::record::DeadLetterRecord;
 use crate::engine::{Action, Engine, EngineConfig, Event, JobId, KindMs, LaneSpec, RequestId, RoutingConfig};
@@ -107,7 +109,8 @@ pub struct FakeService {
     pub taken: Vec<Taken>,
     /// Keep `log` (off in benchmarks, so only the engine's memory is measured).
     pub keep_log: bool,
-    tasks: HashMap<String, SimTask>,
+    /// By the ids this service handed out (never iterated: the hasher's order does not matter).
+    tasks: FxHashMap<String, SimTask>,
     next_id: u64,
 }
 
@@ -132,7 +135,7 @@ impl FakeService {
             log: Vec::new(),
             taken: Vec::new(),
             keep_log: true,
-            tasks: HashMap::new(),
+            tasks: FxHashMap::default(),
             next_id: 71_823_456,
         }
     }

@@ -170,6 +170,9 @@ pub struct SpendLedger {
     by_provider: BTreeMap<String, Totals>,
     by_kind: BTreeMap<String, Totals>,
     by_label: BTreeMap<String, Totals>,
+    /// Where a label's row key is written (`name=value`), kept so that recording a task
+    /// allocates nothing once its rows exist. Empty between calls.
+    label_key: String,
 }
 
 impl SpendLedger {
@@ -205,7 +208,7 @@ impl SpendLedger {
         self.total.add(outcome);
         add_to(&mut self.by_provider, provider.unwrap_or(UNKNOWN), outcome);
         add_to(&mut self.by_kind, kind.map_or(UNKNOWN, TaskKind::as_str), outcome);
-        let mut key = String::new();
+        let mut key = std::mem::take(&mut self.label_key);
         for (k, v) in labels {
             key.clear();
             key.push_str(k.as_ref());
@@ -218,6 +221,8 @@ impl SpendLedger {
             };
             add_to(&mut self.by_label, row_key, outcome);
         }
+        key.clear();
+        self.label_key = key;
     }
 
     /// The known cost of everything solved so far.

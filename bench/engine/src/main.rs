@@ -80,7 +80,9 @@ struct Run {
 }
 
 /// Drives the engine against the simulated service as `sim::Harness` does (every request
-/// answered after `latency`), without keeping any log.
+/// answered after `latency`), without keeping any log. Not inlined, so that profiles can
+/// tell it from the heap measurement.
+#[inline(never)]
 fn run_to_completion(t: &mut Timed, service: &mut FakeService, tasks: Vec<Task>, latency: Duration) -> Run {
     let mut now = T0;
     // The latency is constant and the clock never goes back: answers arrive in send order.
@@ -125,6 +127,7 @@ fn run_to_completion(t: &mut Timed, service: &mut FakeService, tasks: Vec<Task>,
 
 /// Heap of an engine with `jobs` accepted jobs, then with `jobs` jobs in flight, less the
 /// same engine empty: (bytes, blocks) per job for each.
+#[inline(never)]
 fn engine_heap(jobs: usize) -> ((f64, f64), (f64, f64)) {
     let mut config = EngineConfig::default();
     config.rate.submits_per_second = 1.0e6;

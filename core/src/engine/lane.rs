@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::circuit::Circuit;
 use super::config::EngineConfig;
 use super::limiter::Limiter;
+use super::rounds::PollQueue;
 use super::routing::{ewma, Health};
 use super::JobId;
 use crate::class::Failure;
@@ -113,10 +114,7 @@ pub(crate) struct Lane {
     pub circuit: Circuit,
     pub limiter: Limiter,
     pub submit_queue: BTreeSet<(Timestamp, JobId)>,
-    pub poll_queue: BTreeSet<(Timestamp, JobId)>,
-    /// Jobs in `poll_queue` whose answers cannot share a batch (`Engine::batchable`): while
-    /// there are none, planning a round looks up no job.
-    pub unbatchable_waiting: usize,
+    pub poll_queue: PollQueue,
     /// Jobs submitted here and not finished.
     pub in_flight: usize,
     pub submits_paused_until: Timestamp,
@@ -151,8 +149,7 @@ impl Lane {
             config: spec.config,
             prices: spec.prices,
             submit_queue: BTreeSet::new(),
-            poll_queue: BTreeSet::new(),
-            unbatchable_waiting: 0,
+            poll_queue: PollQueue::default(),
             in_flight: 0,
             submits_paused_until: Timestamp::EPOCH,
             polls_paused_until: Timestamp::EPOCH,

@@ -158,7 +158,8 @@ struct Job {
     stage: Stage,
     /// The lane the task waits at, is submitted to, or last ran at.
     lane: Option<usize>,
-    provider_task_id: Option<String>,
+    /// Shared with the poll requests that carry it (a batch poll names up to 100).
+    provider_task_id: Option<Arc<str>>,
     submitted_at: Timestamp,
     /// When this engine sent the current submission (for the latency routing observes).
     sent_at: Option<Timestamp>,
@@ -195,7 +196,7 @@ enum Pending {
     Poll {
         lane: usize,
         jobs: Vec<JobId>,
-        ids: Vec<String>,
+        ids: Vec<Arc<str>>,
     },
     /// A balance check while submissions are held for an account error.
     Probe {
@@ -628,7 +629,7 @@ impl Engine {
             j.history = entry.history;
             j.replay_of = entry.replay_of;
             j.key = entry.key;
-            j.provider_task_id = entry.provider_task_id.clone();
+            j.provider_task_id = entry.provider_task_id.as_deref().map(Arc::from);
             j.lane = lane;
             j.unsupported = unsupported;
             j.preference = preference;
@@ -672,7 +673,7 @@ impl Engine {
                 let working_time =
                     self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.task.kind()));
                 if let Some(j) = self.jobs.get_mut(&job) {
-                    j.provider_task_id = Some(pid);
+                    j.provider_task_id = Some(Arc::from(pid));
                     j.submitted_at = now;
                     // The provider has been working on it since the entry was written.
                     j.pin = Some((l, entry.updated_at.add(working_time)));
@@ -697,7 +698,7 @@ impl Engine {
             j.attempts = entry.attempts;
             j.replays = entry.replays;
             j.history = entry.history;
-            j.provider_task_id = entry.provider_task_id;
+            j.provider_task_id = entry.provider_task_id.map(Arc::from);
             j.key = entry.key;
             j.replay_of = entry.replay_of;
             j.lane = lane;
@@ -813,7 +814,7 @@ impl Engine {
                 self.record_outcome(lane, failed, now);
             }
             Pending::Poll { lane, jobs, ids } => {
-                let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+                let id_refs: Vec<&str> = ids.iter().map(|id| &**id).collect();
                 let outcome = match &result {
                     Ok(resp) => self.lanes[lane].provider.parse_poll(resp, &id_refs),
                     Err(e) => PollOutcome::Failed(network_failure(e)),
@@ -913,13 +914,16 @@ impl Engine {
         let lane = &self.lanes[l];
         let horizon = if batch > 1 { now.add(Duration::from_millis(lane.config.polling.coalesce_ms)) } else { now };
         while now >= self.lanes[l].polls_paused_until && self.lanes[l].circuit.allows_request() {
-            let Some(&(at, first)) = self.lanes[l].poll_queue.first() else { break };
+            let Some(&(at, _)) = self.lanes[l].poll_queue.first() else { break };
             if at > now {
                 break;
             }
             if self.next_round_at(l).is_some_and(|round| round > now) {
                 // The round waits for riders (see `rounds`); what is due now and cannot ride
-                // is polled on its own.
+                // is polled on its own (while every waiting job can ride, nothing is walked).
+                if self.lanes[l].poll_queue.unbatchable() == 0 {
+                    break;
+                }
                 let alone: Vec<(Timestamp, JobId)> = self.lanes[l]
                     .poll_queue
                     .iter()
@@ -928,32 +932,37 @@ impl Engine {
                     .copied()
                     .collect();
                 for entry in alone {
-                    if self.lanes[l].poll_queue.remove(&entry) {
-                        self.lanes[l].unbatchable_waiting = self.lanes[l].unbatchable_waiting.saturating_sub(1);
-                    }
+                    self.lanes[l].poll_queue.remove(&entry, false);
                     self.send_poll(l, vec![entry.1]);
                 }
                 break;
             }
-            self.lanes[l].poll_queue.pop_first();
-            let first_batchable = self.batchable(first);
-            if !first_batchable {
-                self.lanes[l].unbatchable_waiting = self.lanes[l].unbatchable_waiting.saturating_sub(1);
-            }
-            let mut jobs = vec![first];
+            let jobs_table = &self.jobs;
+            let batchable = |job: JobId| jobs_table.get(&job).is_some_and(|j| batchable_kind(j.task.kind()));
+            let Some((_, first)) = self.lanes[l].poll_queue.pop_first(batchable) else { break };
+            let first_batchable = batchable(first);
+            let mut jobs = Vec::with_capacity(if first_batchable { batch } else { 1 });
+            jobs.push(first);
             if batch > 1 && first_batchable {
                 // Gather more batchable jobs due soon; others stay queued for their own request.
-                let riders: Vec<(Timestamp, JobId)> = self.lanes[l]
-                    .poll_queue
-                    .iter()
-                    .take_while(|(t, _)| *t <= horizon)
-                    .filter(|(_, j)| self.batchable(*j))
-                    .take(batch - 1)
-                    .copied()
-                    .collect();
-                for entry in riders {
-                    self.lanes[l].poll_queue.remove(&entry);
-                    jobs.push(entry.1);
+                let queue = &mut self.lanes[l].poll_queue;
+                if queue.unbatchable() == 0 {
+                    // Every waiting job can ride: the riders are the first ones due.
+                    while jobs.len() < batch && queue.first().is_some_and(|(t, _)| *t <= horizon) {
+                        jobs.extend(queue.pop_first(|_| true).map(|(_, j)| j));
+                    }
+                } else {
+                    let riders: Vec<(Timestamp, JobId)> = queue
+                        .iter()
+                        .take_while(|(t, _)| *t <= horizon)
+                        .filter(|(_, j)| batchable(*j))
+                        .take(batch - 1)
+                        .copied()
+                        .collect();
+                    for entry in riders {
+                        queue.remove(&entry, true);
+                        jobs.push(entry.1);
+                    }
                 }
             }
             self.send_poll(l, jobs);
@@ -961,22 +970,27 @@ impl Engine {
     }
 
     /// One poll request for `jobs` (taken out of the poll queue) at lane `l`.
-    fn send_poll(&mut self, l: usize, jobs: Vec<JobId>) {
-        let (jobs, ids): (Vec<JobId>, Vec<String>) =
-            jobs.into_iter().filter_map(|j| Some((j, self.jobs.get(&j)?.provider_task_id.clone()?))).unzip();
+    fn send_poll(&mut self, l: usize, mut jobs: Vec<JobId>) {
+        // The request's id is the next one: each job is looked up once, to mark it polled
+        // by that request and to read its provider task id.
+        let rid = RequestId(self.next_request);
+        let mut ids = Vec::with_capacity(jobs.len());
+        jobs.retain(|job| {
+            let Some(j) = self.jobs.get_mut(job) else { return false };
+            let Some(pid) = j.provider_task_id.clone() else { return false };
+            j.stage = Stage::Polling(rid);
+            j.polls += 1;
+            ids.push(pid);
+            true
+        });
         if jobs.is_empty() {
             return;
         }
-        let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let id_refs: Vec<&str> = ids.iter().map(|id| &**id).collect();
         let lane = &self.lanes[l];
         let request = lane.provider.poll_request(&lane.key, &id_refs);
-        let rid = self.send(l, request);
-        for job in &jobs {
-            if let Some(j) = self.jobs.get_mut(job) {
-                j.stage = Stage::Polling(rid);
-                j.polls += 1;
-            }
-        }
+        let sent = self.send(l, request);
+        debug_assert_eq!(sent, rid);
         self.push_event(Event::Polled { tasks: jobs.len() });
         self.requests.insert(rid, Pending::Poll { lane: l, jobs, ids });
     }
@@ -1050,7 +1064,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.provider_task_id = Some(provider_task_id.clone());
+        j.provider_task_id = Some(Arc::from(provider_task_id.as_str()));
         j.submitted_at = now;
         j.polls = 0;
         j.request_failures = 0;
@@ -1073,7 +1087,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.provider_task_id = solution.provider_task_id.clone();
+        j.provider_task_id = solution.provider_task_id.as_deref().map(Arc::from);
         let (attempt, provider_task_id) = (j.attempts, solution.provider_task_id.clone().unwrap_or_default());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
@@ -1105,7 +1119,7 @@ impl Engine {
                         TaskPoll::Ready(mut solution) => {
                             if solution.provider_task_id.is_none() {
                                 solution.provider_task_id =
-                                    self.jobs.get(&job).and_then(|j| j.provider_task_id.clone());
+                                    self.jobs.get(&job).and_then(|j| j.provider_task_id.as_deref().map(String::from));
                             }
                             self.solved(job, solution, now, true);
                         }
@@ -1195,7 +1209,7 @@ impl Engine {
             at: now,
             phase,
             error: f.code.clone(),
-            provider_task_id: j.provider_task_id.clone(),
+            provider_task_id: j.provider_task_id.as_deref().map(String::from),
             http_status: status,
             provider,
         });
@@ -1512,9 +1526,7 @@ impl Engine {
                 lane.submit_queue.remove(&(at, job));
             }
             Stage::Waiting { at } => {
-                if lane.poll_queue.remove(&(at, job)) && !batchable_kind(j.task.kind()) {
-                    lane.unbatchable_waiting = lane.unbatchable_waiting.saturating_sub(1);
-                }
+                lane.poll_queue.remove(&(at, job), batchable_kind(j.task.kind()));
             }
             Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
         }
@@ -1538,9 +1550,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let Some(l) = j.lane else { return };
         j.stage = Stage::Waiting { at };
-        if self.lanes[l].poll_queue.insert((at, job)) && !batchable_kind(j.task.kind()) {
-            self.lanes[l].unbatchable_waiting += 1;
-        }
+        self.lanes[l].poll_queue.insert(at, job, batchable_kind(j.task.kind()));
     }
 
     fn backoff(&mut self, job: JobId, n: u32) -> Duration {
@@ -1569,7 +1579,7 @@ impl Engine {
             task: Arc::clone(&j.task),
             provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
             labels: j.labels.clone(),
-            provider_task_id: j.provider_task_id.clone(),
+            provider_task_id: j.provider_task_id.as_deref().map(String::from),
             attempts: j.attempts,
             replays: j.replays,
             history: j.history.clone(),
@@ -1589,7 +1599,7 @@ impl Engine {
             task: j.task,
             provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
             labels: j.labels,
-            provider_task_id: j.provider_task_id,
+            provider_task_id: j.provider_task_id.as_deref().map(String::from),
             attempts: j.attempts,
             replays: j.replays,
             history: j.history,
