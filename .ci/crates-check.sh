@@ -13,6 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
+# Cargo unpacks the packed crates for the verify builds under its registry sources (a directory per overlay,
+# named `-<hash of the overlay's path>`) and reuses what it finds there for the same name and version: a second run
+# from the same checkout path would build the previous run's sources. Only our own crates are ever unpacked there.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/captcha-dlq-*
 echo "== cargo package ${1:-} -p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq"
 cargo package --quiet --allow-dirty ${1:+"$1"} -p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq
 ls -l "$CARGO_TARGET_DIR"/package/captcha-dlq-core-*.crate "$CARGO_TARGET_DIR"/package/captcha-dlq-client-*.crate \

@@ -235,7 +235,10 @@ pub struct TableStore<B> {
     backend: B,
     max_deliveries: u32,
     capacity: Option<usize>,
-    serial: futures::lock::Mutex<()>,
+    /// Fair (FIFO): operations run in the order they asked for it, as SQLite's connection thread and
+    /// Redis's connection run calls. futures' `Mutex` is not fair; with it, the browser's seeds batch
+    /// (IndexedDB) still counted a replayed record after `replay()` in 3 runs of 3 (2026-11-23).
+    serial: async_lock::Mutex<()>,
 }
 
 impl<B: TableBackend> TableStore<B> {
@@ -245,7 +248,7 @@ impl<B: TableBackend> TableStore<B> {
             backend,
             max_deliveries: DEFAULT_MAX_DELIVERIES,
             capacity: None,
-            serial: futures::lock::Mutex::new(()),
+            serial: async_lock::Mutex::new(()),
         }
     }
 
