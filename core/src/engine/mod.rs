@@ -938,7 +938,7 @@ impl Engine {
                 break;
             }
             let jobs_table = &self.jobs;
-            let batchable = |job: JobId| jobs_table.get(&job).is_some_and(|j| batchable_kind(j.task.kind()));
+            let batchable = |job: JobId| job_batchable(jobs_table, job);
             let Some((_, first)) = self.lanes[l].poll_queue.pop_first(batchable) else { break };
             let first_batchable = batchable(first);
             let mut jobs = Vec::with_capacity(if first_batchable { batch } else { 1 });
@@ -998,7 +998,7 @@ impl Engine {
     /// Whether the job's answer can share a `|`-separated batch answer: tokens can, but
     /// FunCaptcha tokens, GeeTest's JSON and recognised image text may contain `|` themselves.
     fn batchable(&self, job: JobId) -> bool {
-        self.jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
+        job_batchable(&self.jobs, job)
     }
 
     fn schedule_submits(&mut self, l: usize, now: Timestamp) {
@@ -1625,6 +1625,12 @@ impl Engine {
 /// Whether answers of `kind` can share a batch answer (see `Engine::batchable`).
 fn batchable_kind(kind: TaskKind) -> bool {
     matches!(kind, TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha)
+}
+
+/// Whether `job`'s answer can share a batch poll (an unknown job cannot). A free function so
+/// that `poll_action` can ask while it holds a lane's poll queue mutably.
+fn job_batchable(jobs: &FxHashMap<JobId, Job>, job: JobId) -> bool {
+    jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
 }
 
 /// What a task gets when submissions stopped on `cause` (an account error) before it was sent.

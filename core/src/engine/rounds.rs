@@ -135,22 +135,21 @@ impl Engine {
     /// the module doc).
     pub(super) fn next_round_at(&self, l: usize) -> Option<Timestamp> {
         let queue = &self.lanes[l].poll_queue;
-        let &(due, _) = queue.first()?;
+        let &first = queue.first()?;
         let batch = self.poll_batch(l);
         if let Some(at) = queue.kept_plan(batch) {
             return Some(at);
         }
-        let (at, horizon) = self.plan_round(l, batch);
-        queue.keep_plan(batch, at, horizon.max(due));
+        let (at, horizon) = self.plan_round(l, batch, first);
+        queue.keep_plan(batch, at, horizon);
         Some(at)
     }
 
-    /// The next round of lane `l` (its queue is not empty) and the latest due time it
-    /// depends on.
-    fn plan_round(&self, l: usize, batch: usize) -> (Timestamp, Timestamp) {
+    /// The next round of lane `l`, whose first waiting job is `first`, and the latest due
+    /// time the plan depends on.
+    fn plan_round(&self, l: usize, batch: usize, (due, first): (Timestamp, JobId)) -> (Timestamp, Timestamp) {
         let lane = &self.lanes[l];
         let queue = &lane.poll_queue;
-        let Some(&(due, first)) = queue.first() else { return (Timestamp::EPOCH, Timestamp::EPOCH) };
         let window = Duration::from_millis(lane.config.polling.coalesce_ms);
         // While every waiting job can ride, none is looked up.
         let all_ride = queue.unbatchable() == 0;
@@ -238,7 +237,8 @@ mod tests {
             }
             let unbatchable = waiting.iter().filter(|(_, _, b)| !b).count();
             assert_eq!(engine.lanes[0].poll_queue.unbatchable(), unbatchable);
-            let fresh = engine.lanes[0].poll_queue.first().map(|_| engine.plan_round(0, engine.poll_batch(0)).0);
+            let fresh =
+                engine.lanes[0].poll_queue.first().map(|&first| engine.plan_round(0, engine.poll_batch(0), first).0);
             assert_eq!(engine.next_round_at(0), fresh, "step {step}");
             // Asked twice without a change, the kept plan answers.
             assert_eq!(engine.next_round_at(0), fresh, "step {step}, kept");

@@ -87,7 +87,7 @@ use captcha_dlq_core::dlq::{
 };
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{RedisError, Script};
+use redis::{RedisError, RedisResult, Script, Value};
 
 pub use self::batch::BatchStats;
 use self::batch::{Batcher, Call};
@@ -209,7 +209,12 @@ impl RedisStore {
     /// Runs `call` in the next batch and reads its reply as `T`.
     async fn apply<T: redis::FromRedisValue>(&self, call: Call) -> Result<T, StoreError> {
         let op = call.op();
-        let value = self.batcher.run(call).await.map_err(|e| backend(&self.location, &e))?;
+        self.reply(op, self.batcher.run(call).await)
+    }
+
+    /// One operation's reply (or its round trip's error) read as `T`.
+    fn reply<T: redis::FromRedisValue>(&self, op: Op, reply: RedisResult<Value>) -> Result<T, StoreError> {
+        let value = reply.map_err(|e| backend(&self.location, &e))?;
         redis::from_redis_value(value).map_err(|e| {
             StoreError::Backend(format!("redis {}: unexpected reply to {}: {e}", self.location, op.name()))
         })
@@ -519,6 +524,14 @@ fn decode_settled(key: String, value: &str) -> Result<SettledKey, StoreError> {
     Ok(SettledKey { key, id, outcome, at: Timestamp::from_unix_millis(at) })
 }
 
+/// A complete's answer from the script's reply (1: removed; 0: the lease was not held).
+fn completed(token: &LeaseToken, removed: Result<i64, StoreError>) -> Result<(), StoreError> {
+    match removed? {
+        1 => Ok(()),
+        _ => Err(StoreError::LeaseLost { id: token.id.clone() }),
+    }
+}
+
 fn backend(location: &str, e: &RedisError) -> StoreError {
     if e.code() == Some("WRONGTYPE") {
         return corrupt(location, format!("a key of the namespace holds something else: {e}"));
@@ -669,34 +682,14 @@ impl DlqStore for RedisStore {
     }
 
     async fn complete(&self, token: &LeaseToken, _now: Timestamp) -> Result<(), StoreError> {
-        let done: i64 = self.apply(Call::new(Op::Complete).arg(&token.id).arg(&token.nonce)).await?;
-        if done == 1 {
-            Ok(())
-        } else {
-            Err(StoreError::LeaseLost { id: token.id.clone() })
-        }
+        completed(token, self.apply(Call::new(Op::Complete).arg(&token.id).arg(&token.nonce)).await)
     }
 
     /// The completes go together: one script call per 128 tokens (`MAX_BATCH`).
     async fn complete_many(&self, tokens: &[LeaseToken], _now: Timestamp) -> Vec<Result<(), StoreError>> {
         let calls = tokens.iter().map(|t| Call::new(Op::Complete).arg(&t.id).arg(&t.nonce)).collect();
         let replies = self.batcher.run_many(calls).await;
-        tokens
-            .iter()
-            .zip(replies)
-            .map(|(token, reply)| {
-                let value = reply.map_err(|e| backend(&self.location, &e))?;
-                match redis::from_redis_value::<i64>(value) {
-                    Ok(1) => Ok(()),
-                    Ok(_) => Err(StoreError::LeaseLost { id: token.id.clone() }),
-                    Err(e) => Err(StoreError::Backend(format!(
-                        "redis {}: unexpected reply to {}: {e}",
-                        self.location,
-                        Op::Complete.name()
-                    ))),
-                }
-            })
-            .collect()
+        tokens.iter().zip(replies).map(|(token, reply)| completed(token, self.reply(Op::Complete, reply))).collect()
     }
 
     async fn abandon(
