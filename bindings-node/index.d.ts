@@ -530,6 +530,7 @@ export interface StoreObject {
   write(ops: Array<{ op: 'put'; table: string; key: string; row: unknown } | { op: 'delete'; table: string; key: string }>): unknown;
   /** Optional: resolve once this caller has the storage to itself (several processes sharing it). */
   lock?(): unknown;
+  /** Optional: release the lock or withdraw a waiting `lock()`; also called when nothing is held, then a no-op. */
   unlock?(): unknown;
 }
 

@@ -21,6 +21,8 @@ class IndexedDbTable {
   #db;
   #lockName;
   #release = null;
+  #cancel = null;
+  #holding = null;
 
   constructor(db, name) {
     this.#db = db;
@@ -61,20 +63,31 @@ class IndexedDbTable {
   lock() {
     const locks = globalThis.navigator?.locks;
     if (!locks) return undefined;
-    return new Promise((acquired, failed) => {
+    // Still held, or still asked for, by an operation that was dropped half-way: the core
+    // unlocks before it locks again, so this only answers a caller that skipped that.
+    if (this.#holding) return this.#holding;
+    const cancel = new AbortController();
+    this.#cancel = cancel;
+    this.#holding = new Promise((acquired, failed) => {
       locks
-        .request(this.#lockName, () => {
+        .request(this.#lockName, { signal: cancel.signal }, () => {
           acquired();
           return new Promise((release) => (this.#release = release));
         })
         .catch(failed);
     });
+    // A request cancelled by `unlock` rejects; the operation that awaited it is gone.
+    this.#holding.catch(() => {});
+    return this.#holding;
   }
 
+  /** Releases the lock, or withdraws a request not granted yet (its operation was dropped). */
   unlock() {
     const release = this.#release;
-    this.#release = null;
-    release?.();
+    const cancel = this.#cancel;
+    this.#release = this.#cancel = this.#holding = null;
+    if (release) release();
+    else cancel?.abort();
   }
 }
 

@@ -35,12 +35,20 @@ export class MapStore {
   }
 }
 export function mapStore() { return new MapStore(); }
+export function holdLock(name) {
+  return new Promise((granted) => {
+    navigator.locks.request(name, () => new Promise((release) => granted(release)));
+  });
+}
 export async function heldLocks() { return (await navigator.locks.query()).held.map((lock) => lock.name); }
 ")]
 extern "C" {
     /// The example store of `docs/custom-store.md` (with an async `scan`, as stores may answer).
     #[wasm_bindgen(js_name = mapStore)]
     fn map_store() -> JsValue;
+    /// Takes the Web Lock `name` as another tab would; resolves to the function releasing it.
+    #[wasm_bindgen(js_name = holdLock)]
+    async fn hold_lock(name: &str) -> JsValue;
     /// The names of the Web Locks held in this origin.
     #[wasm_bindgen(js_name = heldLocks)]
     async fn held_locks() -> JsValue;
@@ -76,6 +84,29 @@ async fn a_js_store_object_passes_the_store_suite() {
     })
     .await;
     assert_eq!(ran, CASES.len());
+}
+
+#[wasm_bindgen_test]
+async fn an_indexeddb_operation_dropped_while_waiting_for_the_lock_leaves_no_lock_behind() {
+    let name = fresh_db("dropped");
+    let lock = format!("captcha-dlq-store:{name}");
+    let store = indexed_db(&name).await;
+    let other_tab: js_sys::Function = hold_lock(&lock).await.into();
+    // The client's store timeout drops an operation queued behind the other tab.
+    let filter = Default::default();
+    let count = store.count(&filter, now());
+    let timeout = gloo_timers::future::TimeoutFuture::new(50);
+    match futures::future::select(Box::pin(count), timeout).await {
+        futures::future::Either::Left(_) => panic!("the count ran while another tab held the lock"),
+        futures::future::Either::Right(_) => {}
+    }
+    other_tab.call0(&JsValue::NULL).expect("the other tab releases");
+    // The dropped request is withdrawn by the store's next operation, which must not wait
+    // behind it (before, it waited for ever), and nothing stays held afterwards.
+    let record = sample_record("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 0);
+    store.push(record).await.expect("push after the dropped count");
+    assert_eq!(store.count(&Default::default(), now()).await.expect("count"), 1);
+    assert!(!lock_held(&lock).await, "{lock} is still held");
 }
 
 #[wasm_bindgen_test]

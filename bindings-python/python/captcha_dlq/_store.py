@@ -30,7 +30,8 @@ class DlqStore(Protocol):
     - ``scan(table)``: every row of the table, in any order;
     - ``write(ops)``: apply every op or none: ``{"op": "put", "table", "key", "row"}`` and
       ``{"op": "delete", "table", "key"}``;
-    - optional ``lock()`` / ``unlock()``: only if several processes share the storage.
+    - optional ``lock()`` / ``unlock()``: only if several processes share the storage; ``unlock``
+      may be called when nothing is held (after an operation was abandoned) and then does nothing.
     """
 
     def get(self, table: str, key: str) -> Optional[Dict[str, Any]]: ...

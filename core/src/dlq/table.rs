@@ -32,6 +32,7 @@
 //! serialised in process; backends shared by several processes provide
 //! [`TableBackend::lock`] (the browser uses a Web Lock).
 
+use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
 use std::collections::BTreeMap;
 
@@ -224,6 +225,10 @@ pub trait TableBackend: crate::dlq::store::MaybeSendSync {
     async fn lock(&self) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Releases the lock, or a `lock` request still waiting. Also called when nothing
+    /// is held: after an operation was dropped between its `lock` and its `unlock`
+    /// (a caller's timeout), the store's next operation unlocks first; then it does
+    /// what it can (cancel the waiting request) or nothing.
     async fn unlock(&self) -> Result<(), StoreError> {
         Ok(())
     }
@@ -239,6 +244,10 @@ pub struct TableStore<B> {
     /// Redis's connection run calls. futures' `Mutex` is not fair; with it, the browser's seeds batch
     /// (IndexedDB) still counted a replayed record after `replay()` in 3 runs of 3 (2026-11-23).
     serial: async_lock::Mutex<()>,
+    /// Set from an operation's `lock` until its `unlock` returned: still set when that
+    /// operation was dropped in between (its caller timed out), so the backend may hold
+    /// or be waiting for a lock nobody will release. The next operation unlocks first.
+    lock_unreleased: AtomicBool,
 }
 
 impl<B: TableBackend> TableStore<B> {
@@ -249,6 +258,7 @@ impl<B: TableBackend> TableStore<B> {
             max_deliveries: DEFAULT_MAX_DELIVERIES,
             capacity: None,
             serial: async_lock::Mutex::new(()),
+            lock_unreleased: AtomicBool::new(false),
         }
     }
 
@@ -661,9 +671,16 @@ fn view(row: RecordRow, now: Timestamp) -> DeadLetterRecord {
 macro_rules! exclusive {
     ($self:ident, $body:expr) => {{
         let _serial = $self.serial.lock().await;
+        // Under `serial`: no other operation reads or writes the flag meanwhile.
+        if $self.lock_unreleased.load(Ordering::Relaxed) {
+            $self.backend.unlock().await?;
+        }
+        $self.lock_unreleased.store(true, Ordering::Relaxed);
         $self.backend.lock().await?;
         let result = $body.await;
         let unlocked = $self.backend.unlock().await;
+        // A failed unlock may have left the lock held: the next operation tries again.
+        $self.lock_unreleased.store(unlocked.is_err(), Ordering::Relaxed);
         let value = result?;
         unlocked?;
         Ok(value)
