@@ -112,6 +112,14 @@ impl Client {
         written.await.map_err(|_| Error::Closed)
     }
 
+    /// [`flush`](Self::flush) asked for now; the receiver answers when it is done, or is
+    /// cancelled at once if the client is closed.
+    pub(crate) fn flush_requested(&self) -> oneshot::Receiver<()> {
+        let (done, written) = oneshot::channel();
+        let _ = self.send(Command::Flush { done });
+        written
+    }
+
     /// The store's health as the driver last saw it; `failures` counts writes given up.
     pub fn store_health(&self) -> StoreHealth {
         self.inner.health.lock().map(|h| h.clone()).unwrap_or_default()

@@ -27,6 +27,7 @@ pub mod replay;
 pub mod runtime;
 pub mod solve_stream;
 mod store_calls;
+mod stream_end;
 
 pub use captcha_dlq_core as core;
 pub use client::{Client, SolveHandle};

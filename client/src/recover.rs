@@ -24,6 +24,7 @@ use crate::client::Client;
 use crate::driver::{Claim, Command, Delivery, Outcome};
 use crate::error::{Error, Result};
 use crate::runtime::BoxFuture;
+use crate::stream_end::StreamEnd;
 
 /// One recovered task: its answer (acknowledge the receipt once it is handed over) or why
 /// it failed (`Error::SolveFailed` with its DLQ record).
@@ -69,6 +70,7 @@ pub struct RecoverSummary {
 pub struct RecoverStream {
     items: mpsc::UnboundedReceiver<Result<RecoverItem>>,
     summary: Arc<Mutex<RecoverSummary>>,
+    end: StreamEnd,
 }
 
 impl core::fmt::Debug for RecoverStream {
@@ -87,7 +89,11 @@ impl Stream for RecoverStream {
     type Item = Result<RecoverItem>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.items.poll_next_unpin(cx)
+        match futures::ready!(self.items.poll_next_unpin(cx)) {
+            Some(item) => Poll::Ready(Some(item)),
+            // The journal entries of its acknowledged answers are gone from the store first.
+            None => self.end.poll_end(cx).map(|()| None),
+        }
     }
 }
 
@@ -114,7 +120,7 @@ impl Client {
         let summary = Arc::new(Mutex::new(RecoverSummary::default()));
         let run = Recoverer { client: self.clone(), tx, summary: summary.clone() };
         self.backends().runtime.spawn(Box::pin(run.run(options)));
-        RecoverStream { items: rx, summary }
+        RecoverStream { items: rx, summary, end: StreamEnd::new(self.clone()) }
     }
 
     /// Recovers the journal and returns every answer (each acknowledged).
@@ -129,8 +135,7 @@ impl Client {
                 solved.push(RecoveredSolution { id, labels, solution });
             }
         }
-        // Their journal entries are gone when this returns (a second recover finds none).
-        self.flush().await?;
+        // The stream ended after their journal entries were gone (a second recover finds none).
         let mut summary = stream.summary();
         summary.solved = solved.len() as u64;
         Ok(RecoverReport { summary, solved })

@@ -30,6 +30,7 @@ use crate::client::Client;
 use crate::driver::{Command, Delivery, Outcome};
 use crate::error::{Error, Result};
 use crate::runtime::BoxFuture;
+use crate::stream_end::StreamEnd;
 
 /// Which records a replay takes, how many, and how fast.
 #[derive(Clone, Debug, Default)]
@@ -72,6 +73,7 @@ pub struct ReplayStream {
     items: mpsc::UnboundedReceiver<Result<ReplayItem>>,
     report: Arc<Mutex<ReplayReport>>,
     cancelled: Arc<AtomicBool>,
+    end: StreamEnd,
 }
 
 impl core::fmt::Debug for ReplayStream {
@@ -107,7 +109,11 @@ impl Stream for ReplayStream {
     type Item = Result<ReplayItem>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.items.poll_next_unpin(cx)
+        match futures::ready!(self.items.poll_next_unpin(cx)) {
+            Some(item) => Poll::Ready(Some(item)),
+            // The records its acknowledged answers settle are gone from the store first.
+            None => self.end.poll_end(cx).map(|()| None),
+        }
     }
 }
 
@@ -119,7 +125,7 @@ impl Client {
         let cancelled = Arc::new(AtomicBool::new(false));
         let run = Replayer { client: self.clone(), tx, report: report.clone(), cancelled: cancelled.clone() };
         self.backends().runtime.spawn(Box::pin(run.run(options)));
-        ReplayStream { items: rx, report, cancelled }
+        ReplayStream { items: rx, report, cancelled, end: StreamEnd::new(self.clone()) }
     }
 
     /// Replays records and returns the counts; each recovered answer is acknowledged, and
@@ -131,7 +137,6 @@ impl Client {
                 delivery.receipt.ack();
             }
         }
-        self.flush().await?;
         Ok(stream.report())
     }
 }

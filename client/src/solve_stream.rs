@@ -23,6 +23,7 @@ use crate::client::Client;
 use crate::driver::{Outcome, Receipt};
 use crate::error::{Error, Result};
 use crate::runtime::BoxFuture;
+use crate::stream_end::StreamEnd;
 
 /// One task of a batch, as the caller gave it (a task that could not be read is an error
 /// in its own slot, not a failure of the batch).
@@ -63,6 +64,7 @@ pub struct SolveStream {
     refused: VecDeque<SolveResult>,
     concurrency: usize,
     with_receipts: bool,
+    end: StreamEnd,
 }
 
 impl core::fmt::Debug for SolveStream {
@@ -87,6 +89,7 @@ impl Client {
             refused: VecDeque::new(),
             concurrency,
             with_receipts: false,
+            end: StreamEnd::new(self.clone()),
         }
     }
 
@@ -94,9 +97,8 @@ impl Client {
     /// holds what the results say (dead letters written, answers' journal entries removed).
     pub async fn solve_many(&self, inputs: Vec<SolveInput>, concurrency: Option<usize>) -> Vec<SolveResult> {
         let total = inputs.len();
+        // The stream ends once the store holds what its results say.
         let mut results: Vec<SolveResult> = self.solve_stream(inputs, concurrency).collect().await;
-        // A closed client has nothing left to write; the results say what happened either way.
-        let _ = self.flush().await;
         // One result per index: an unstable sort orders them the same.
         captcha_dlq_core::sort::sort_unstable_by(&mut results, |a, b| a.index.cmp(&b.index));
         debug_assert_eq!(results.len(), total);
@@ -159,7 +161,7 @@ impl Stream for SolveStream {
         }
         match self.running.poll_next_unpin(cx) {
             Poll::Ready(Some(result)) => Poll::Ready(Some(result)),
-            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(None) => self.end.poll_end(cx).map(|()| None),
             Poll::Pending => Poll::Pending,
         }
     }

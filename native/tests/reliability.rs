@@ -4,7 +4,7 @@
 //! the CLI's tests.)
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -75,6 +75,9 @@ const FAIL_SLOWLY: u8 = 3;
 struct Faulty {
     inner: MemoryStore,
     mode: AtomicU8,
+    /// `journal_forget` waits a while first, without holding the store, so that a
+    /// read made meanwhile runs before it (a store that does not keep call order).
+    slow_forget: AtomicBool,
 }
 
 impl Faulty {
@@ -152,6 +155,9 @@ impl DlqStore for Faulty {
     }
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         self.gate().await?;
+        if self.slow_forget.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(120)).await;
+        }
         self.inner.journal_forget(id, now).await
     }
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
@@ -267,6 +273,59 @@ async fn an_answer_stays_in_the_journal_until_its_caller_takes_it() {
     assert_eq!(mock.counters().requests_to("/res.php"), polls_before, "handed over from the journal, not asked again");
     again.close().await;
     assert!(store.journal_entries().await.unwrap().is_empty(), "acknowledged by recover: gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_end_once_the_store_holds_what_their_items_say() {
+    let unsolvable = Rule {
+        matcher: Matcher { page_url_contains: Some("/page/2".into()), ..Matcher::default() },
+        behavior: Behavior { outcome: MockOutcome::Unsolvable, ..Behavior::default() },
+    };
+    let mock = mock(30, vec![unsolvable]).await;
+    let store = Arc::new(Faulty::default());
+    store.slow_forget.store(true, Ordering::SeqCst);
+    let client = client_over(&mock, store.clone(), None).await;
+
+    // Answers are acknowledged as the consumer takes them (as the bindings do); their journal
+    // entries are removed by writes that take a while. The stream's end waits for them.
+    let inputs = [0, 1, 3].into_iter().map(|i| SolveInput::new(task(i))).collect();
+    let mut stream = client.solve_stream(inputs, None).with_receipts();
+    let mut solved = 0;
+    within("the batch", async {
+        while let Some(result) = stream.next().await {
+            if let Some(receipt) = result.receipt {
+                receipt.ack();
+                solved += 1;
+            }
+        }
+    })
+    .await;
+    assert_eq!(solved, 3);
+    assert_eq!(store.journal_entries().await.unwrap(), vec![], "answers' entries gone when the stream ended");
+    let failed = within("page 2", client.solve(task(2))).await;
+    assert!(matches!(failed, Err(Error::SolveFailed { stored: true, .. })), "{failed:?}");
+    assert_eq!(client.dlq().count(&Filter::default()).await.unwrap(), 1);
+
+    // A replay as the bindings run it: each answer acknowledged as it comes, then a read.
+    mock.set_script(MockConfig {
+        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
+        ..MockConfig::default()
+    })
+    .unwrap();
+    let mut replay = client.replay_stream(Default::default());
+    let mut recovered = 0;
+    within("the replay", async {
+        while let Some(item) = replay.next().await {
+            if let captcha_dlq::ReplayOutcome::Recovered(delivery) = item.unwrap().outcome {
+                delivery.receipt.ack();
+                recovered += 1;
+            }
+        }
+    })
+    .await;
+    assert_eq!(recovered, 1);
+    assert_eq!(client.dlq().count(&Filter::default()).await.unwrap(), 0, "the replayed record is gone");
+    client.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

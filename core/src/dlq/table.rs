@@ -241,8 +241,10 @@ pub struct TableStore<B> {
     max_deliveries: u32,
     capacity: Option<usize>,
     /// Fair (FIFO): operations run in the order they asked for it, as SQLite's connection thread and
-    /// Redis's connection run calls. futures' `Mutex` is not fair; with it, the browser's seeds batch
-    /// (IndexedDB) still counted a replayed record after `replay()` in 3 runs of 3 (2026-11-23).
+    /// Redis's connection run calls, so a busy caller cannot starve another. (With futures' unfair
+    /// `Mutex` the browser's seeds batch once counted a replayed record after `replay()`: the result
+    /// streams ended before their acknowledgements were written, which call order had hidden. They
+    /// now end after a flush, `client/src/stream_end.rs`.)
     serial: async_lock::Mutex<()>,
     /// Set from an operation's `lock` until its `unlock` returned: still set when that
     /// operation was dropped in between (its caller timed out), so the backend may hold
