@@ -22,7 +22,6 @@ class IndexedDbTable {
   #lockName;
   #release = null;
   #cancel = null;
-  #holding = null;
 
   constructor(db, name) {
     this.#db = db;
@@ -63,12 +62,9 @@ class IndexedDbTable {
   lock() {
     const locks = globalThis.navigator?.locks;
     if (!locks) return undefined;
-    // Still held, or still asked for, by an operation that was dropped half-way: the core
-    // unlocks before it locks again, so this only answers a caller that skipped that.
-    if (this.#holding) return this.#holding;
     const cancel = new AbortController();
     this.#cancel = cancel;
-    this.#holding = new Promise((acquired, failed) => {
+    const holding = new Promise((acquired, failed) => {
       locks
         .request(this.#lockName, { signal: cancel.signal }, () => {
           acquired();
@@ -77,15 +73,15 @@ class IndexedDbTable {
         .catch(failed);
     });
     // A request cancelled by `unlock` rejects; the operation that awaited it is gone.
-    this.#holding.catch(() => {});
-    return this.#holding;
+    holding.catch(() => {});
+    return holding;
   }
 
   /** Releases the lock, or withdraws a request not granted yet (its operation was dropped). */
   unlock() {
     const release = this.#release;
     const cancel = this.#cancel;
-    this.#release = this.#cancel = this.#holding = null;
+    this.#release = this.#cancel = null;
     if (release) release();
     else cancel?.abort();
   }

@@ -107,9 +107,7 @@ impl Client {
     /// after its retries, which [`store_health`](Self::store_health) counts). A read of the
     /// store after it sees what was acknowledged before it.
     pub async fn flush(&self) -> Result<()> {
-        let (done, written) = oneshot::channel();
-        self.send(Command::Flush { done })?;
-        written.await.map_err(|_| Error::Closed)
+        self.flush_requested().await.map_err(|_| Error::Closed)
     }
 
     /// [`flush`](Self::flush) asked for now; the receiver answers when it is done, or is

@@ -89,11 +89,8 @@ impl Stream for RecoverStream {
     type Item = Result<RecoverItem>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        match futures::ready!(self.items.poll_next_unpin(cx)) {
-            Some(item) => Poll::Ready(Some(item)),
-            // The journal entries of its acknowledged answers are gone from the store first.
-            None => self.end.poll_end(cx).map(|()| None),
-        }
+        let next = futures::ready!(self.items.poll_next_unpin(cx));
+        self.end.poll_after(next, cx)
     }
 }
 

@@ -109,11 +109,8 @@ impl Stream for ReplayStream {
     type Item = Result<ReplayItem>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        match futures::ready!(self.items.poll_next_unpin(cx)) {
-            Some(item) => Poll::Ready(Some(item)),
-            // The records its acknowledged answers settle are gone from the store first.
-            None => self.end.poll_end(cx).map(|()| None),
-        }
+        let next = futures::ready!(self.items.poll_next_unpin(cx));
+        self.end.poll_after(next, cx)
     }
 }
 

@@ -159,11 +159,8 @@ impl Stream for SolveStream {
         if let Some(refused) = self.refused.pop_front() {
             return Poll::Ready(Some(refused));
         }
-        match self.running.poll_next_unpin(cx) {
-            Poll::Ready(Some(result)) => Poll::Ready(Some(result)),
-            Poll::Ready(None) => self.end.poll_end(cx).map(|()| None),
-            Poll::Pending => Poll::Pending,
-        }
+        let next = futures::ready!(self.running.poll_next_unpin(cx));
+        self.end.poll_after(next, cx)
     }
 }
 

@@ -23,11 +23,18 @@ impl StreamEnd {
         StreamEnd { client, flushing: None, ended: false }
     }
 
-    /// Called once the stream's items have run out (and again on each later poll): ready
-    /// when every store write asked for before that moment has ended. Acknowledgements
-    /// travel on the driver's command queue, so those the consumer made before this poll
-    /// are ahead of the flush.
-    pub(crate) fn poll_end(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+    /// The stream's answer for `next`, its items' next: an item as it is; their end only once
+    /// every store write asked for before that moment has ended (and at once on later polls).
+    /// Acknowledgements travel on the driver's command queue, so those the consumer made
+    /// before this poll are ahead of the flush.
+    pub(crate) fn poll_after<T>(&mut self, next: Option<T>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        match next {
+            Some(item) => Poll::Ready(Some(item)),
+            None => self.poll_end(cx).map(|()| None),
+        }
+    }
+
+    fn poll_end(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.ended {
             return Poll::Ready(());
         }
