@@ -433,6 +433,90 @@ async fn a_lost_lease_in_a_group_fails_only_its_caller() {
     assert_eq!((stats.total, stats.completed), (0, 10), "the failed call did not undo the others");
 }
 
+/// Calls made together from one task (a client's driver polls its store calls side by side)
+/// share transactions even with nothing holding the lock: none of them runs alone on the
+/// caller's thread, which would give each a transaction of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_polled_together_share_a_transaction_without_a_lock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path().join("dlq.db")).expect("open");
+    let before = store.group_commit_stats();
+    let pushes = (0..100u64).map(|i| store.push(sample_record(&format!("r{i:03}"), i)));
+    for pushed in futures::future::join_all(pushes).await {
+        pushed.expect("push");
+    }
+    let after = store.group_commit_stats();
+    let (transactions, writes) = (after.transactions - before.transactions, after.writes - before.writes);
+    assert_eq!(writes, 100);
+    assert!(transactions * 4 <= writes, "{writes} writes in {transactions} transactions: not grouped");
+    assert_eq!(store.count(&Filter::all(), at(1_000)).await.expect("count"), 100);
+}
+
+/// A write made alone runs on its caller's thread, but never waits there for another
+/// process's lock: it goes to the store's thread, and the caller's runtime (here a single
+/// thread) keeps running other tasks meanwhile.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lone_write_behind_another_process_lock_does_not_block_the_runtime() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_secs(60));
+    store.push(sample_record("first", 0)).await.expect("a lone write with the file free");
+    let before = store.group_commit_stats();
+    let ticked = Arc::new(AtomicBool::new(false));
+    let ticker = tokio::spawn({
+        let ticked = Arc::clone(&ticked);
+        async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            ticked.store(true, Ordering::Release);
+        }
+    });
+    // Another process holds the write lock until this runtime has run the ticker (or, if the
+    // push blocked the runtime's only thread, until it gives up waiting, failing the test).
+    let lock = WriteLock::take(&path);
+    let releaser = std::thread::spawn({
+        let ticked = Arc::clone(&ticked);
+        move || {
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while !ticked.load(Ordering::Acquire) && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            lock.release();
+            ticked.load(Ordering::Acquire)
+        }
+    });
+    store.push(sample_record("second", 1)).await.expect("the push lands once the lock is free");
+    assert!(releaser.join().expect("releaser"), "the runtime was blocked while the push waited for the lock");
+    ticker.await.expect("ticker");
+    let after = store.group_commit_stats();
+    assert_eq!((after.transactions - before.transactions, after.writes - before.writes), (1, 1));
+    assert_eq!(store.count(&Filter::all(), at(1_000)).await.expect("count"), 2);
+}
+
+/// Writes made one by one commit on their callers' threads, which do not checkpoint the WAL
+/// themselves (that syncs the file): the store's thread does, so the WAL stays short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lone_writes_keep_the_wal_short() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    let store = SqliteStore::open(&path).expect("open");
+    for i in 0..3_000u64 {
+        store.push(sample_record(&format!("r{i:04}"), i)).await.expect("push");
+    }
+    let stats = store.group_commit_stats();
+    assert_eq!(stats.transactions, stats.writes, "one by one: a transaction each");
+    let wal = std::fs::metadata(dir.path().join("dlq.db-wal")).expect("the WAL").len();
+    // Each push appends at least one 4 KiB page (the record's, besides its indexes'): without
+    // checkpoints every one of them would still be in the WAL.
+    assert!(wal < 3_000 * 4096, "the WAL grew to {wal} B: no checkpoints");
+    drop(store);
+    let n: i64 = rusqlite::Connection::open(&path)
+        .and_then(|c| c.query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0)))
+        .expect("count");
+    assert_eq!(n, 3_000);
+}
+
 /// `complete_many` is one write: its completes share one transaction, a stale token fails alone,
 /// and a database that stays locked fails every token with the (transient) cause.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

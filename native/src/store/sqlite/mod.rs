@@ -7,7 +7,9 @@
 //! the same record and "record written, journal entry removed, key settled" is
 //! atomic. rusqlite is blocking, so each store owns one thread holding its
 //! connection; writes that arrive together share one transaction (group
-//! commit, `writer.rs`), and JSON is encoded and decoded on the caller's task.
+//! commit, `writer.rs`), a write made alone commits on its caller's thread
+//! when the connection is idle (no hop; it never waits there for a lock or a
+//! sync), and JSON is encoded and decoded on the caller's task.
 //! `complete_many` is one write: the completes of a receive batch share one
 //! transaction and one hop to the thread.
 //!

@@ -1,6 +1,17 @@
 //! The thread that owns a store's connection, and its group commit.
 //!
-//! Every call becomes a job sent to this thread. The thread takes whatever has
+//! A write made alone runs on its caller's thread: when no other call is
+//! queued or arriving and no group ran lately, the caller takes the idle
+//! connection and commits its write in a transaction of its own, with no hop
+//! to the thread and back (two thread wake-ups, most of a lone write's cost
+//! beyond SQLite's own work). It never waits there: if another process holds
+//! the write lock it hands the write to the thread, which waits for the lock
+//! (the busy timeout) off the async workers. Checkpoints, which sync the
+//! file, also stay on the thread: the connection does not checkpoint
+//! automatically while callers commit on it, and the caller of every
+//! [`CHECKPOINT_EVERY`]th such commit waits while the thread runs a passive one.
+//!
+//! Every other call becomes a job sent to this thread. The thread takes whatever has
 //! queued up since its last transaction (up to [`MAX_GROUP`] jobs): reads run
 //! first, each on its own; then every write of the group runs in one
 //! `BEGIN IMMEDIATE … COMMIT`, so writes that arrive together (the client runs
@@ -27,9 +38,8 @@
 //! nothing of the group is committed. Calls of several processes on one file
 //! are serialised by SQLite's write lock as before; each process groups its own.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -55,6 +65,13 @@ const PATIENCE_BELOW_LAST: usize = 3;
 
 /// Statements kept prepared (the store uses a few dozen distinct ones).
 const STATEMENT_CACHE: usize = 64;
+
+/// Commits made on callers' threads after which the thread checkpoints the WAL (SQLite's own
+/// automatic checkpoint, off while callers commit, runs at about 1,000 pages: a lone push
+/// writes a few).
+const CHECKPOINT_EVERY: u64 = 256;
+/// SQLite's default `wal_autocheckpoint`, in pages, restored while the thread commits.
+const AUTOCHECKPOINT_PAGES: u32 = 1000;
 
 /// Work that runs inside the group's write transaction. It may run twice: again in a
 /// transaction of its own when another write of its group failed in the database.
@@ -135,6 +152,87 @@ enum Job {
     Read(Box<dyn PendingRead>),
 }
 
+/// Who is using the connection, which decides how it waits and whether it checkpoints.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum User {
+    /// The thread: waits for another process's lock up to the busy timeout; checkpoints.
+    Thread { busy_ms: u64 },
+    /// A caller on its own (async) thread: never waits for a lock, never syncs the file.
+    Caller,
+}
+
+/// The connection, shared by the thread and lone callers, and how it is set up now.
+struct Shared {
+    conn: Connection,
+    user: Option<User>,
+}
+
+impl Shared {
+    /// Sets the connection up for `user` (a no-op while the same user keeps it).
+    fn prepare(&mut self, user: User) {
+        if self.user == Some(user) {
+            return;
+        }
+        let (busy, pages) = match user {
+            User::Thread { busy_ms } => (Duration::from_millis(busy_ms), AUTOCHECKPOINT_PAGES),
+            User::Caller => (Duration::ZERO, 0),
+        };
+        // Applied by SQLite without touching the file; should one fail, the next use tries again.
+        let applied =
+            self.conn.busy_timeout(busy).is_ok() && self.conn.pragma_update(None, "wal_autocheckpoint", pages).is_ok();
+        self.user = applied.then_some(user);
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+/// The connection, waiting while another user has it.
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(recover)
+}
+
+/// The connection, if nobody else is using it.
+fn try_lock(shared: &Mutex<Shared>) -> Option<MutexGuard<'_, Shared>> {
+    match shared.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Some(recover(poisoned)),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// The connection after a write panicked while holding it: the write's transaction is rolled
+/// back (nothing of it was committed), and the connection serves the next call.
+fn recover(poisoned: PoisonError<MutexGuard<'_, Shared>>) -> MutexGuard<'_, Shared> {
+    let guard = poisoned.into_inner();
+    rollback(&guard.conn);
+    guard
+}
+
+/// A call between its first poll and the choice of where it runs: while others are
+/// arriving, calls are being made together and go to the thread to share a transaction.
+struct Arrival<'a>(&'a AtomicUsize);
+
+impl<'a> Arrival<'a> {
+    fn new(arriving: &'a AtomicUsize) -> Self {
+        arriving.fetch_add(1, Ordering::AcqRel);
+        Arrival(arriving)
+    }
+
+    fn alone(&self) -> bool {
+        self.0.load(Ordering::Acquire) == 1
+    }
+}
+
+impl Drop for Arrival<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// How much grouping happened, for benchmarks and operators.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GroupCommitStats {
@@ -152,6 +250,15 @@ struct Counts {
     busy_timeout_ms: AtomicU64,
     /// Jobs sent and not yet finished.
     pending: AtomicU64,
+    /// Write calls deciding where to run (see [`Arrival`]).
+    arriving: AtomicUsize,
+    /// The size of recent groups (the last one, or half the one before if larger): in a steady
+    /// stream their callers come back with their next writes, so a group below that size is
+    /// worth a little more patience, and a write does not run alone on its caller's thread.
+    /// It decays within a few groups once the load drops.
+    recent_group: AtomicUsize,
+    /// Commits on callers' threads since the last checkpoint.
+    unchecked_commits: AtomicU64,
 }
 
 /// The handle to a store's connection thread. Dropping the last handle lets the
@@ -161,6 +268,7 @@ struct Counts {
 /// async task, and the thread closes the file when done.
 #[derive(Debug)]
 pub(super) struct Writer {
+    shared: Arc<Mutex<Shared>>,
     queue: Option<mpsc::Sender<Job>>,
     thread: Option<JoinHandle<()>>,
     counts: Arc<Counts>,
@@ -172,15 +280,16 @@ impl Writer {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let counts = Arc::new(Counts::default());
         counts.busy_timeout_ms.store(millis(busy_timeout), Ordering::Relaxed);
+        let shared = Arc::new(Mutex::new(Shared { conn, user: None }));
         let (queue, jobs) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("captcha-dlq-sqlite".into())
             .spawn({
-                let (counts, location) = (Arc::clone(&counts), Arc::clone(&location));
-                move || serve(conn, &location, &jobs, &counts)
+                let (shared, counts, location) = (Arc::clone(&shared), Arc::clone(&counts), Arc::clone(&location));
+                move || serve(&shared, &location, &jobs, &counts)
             })
             .map_err(|e| StoreError::Backend(format!("{location}: cannot start the SQLite thread: {e}")))?;
-        Ok(Writer { queue: Some(queue), thread: Some(thread), counts, location })
+        Ok(Writer { shared, queue: Some(queue), thread: Some(thread), counts, location })
     }
 
     fn send(&self, job: Job) -> Result<(), StoreError> {
@@ -198,12 +307,61 @@ impl Writer {
         StoreError::Backend(format!("{}: the SQLite thread stopped (an earlier call panicked)", self.location))
     }
 
-    /// Runs `work` inside the next group's write transaction; answers after the commit.
+    /// Runs `work` in a write transaction, alone on this thread or in the next group's;
+    /// answers after the commit.
     pub(super) async fn write<T: Send + 'static>(&self, work: WriteWork<T>) -> Result<T, StoreError> {
+        if self.alone().await {
+            if let Some(answer) = self.write_here(&work) {
+                if self.counts.unchecked_commits.fetch_add(1, Ordering::AcqRel) + 1 >= CHECKPOINT_EVERY {
+                    self.counts.unchecked_commits.store(0, Ordering::Release);
+                    self.checkpoint().await;
+                }
+                return answer;
+            }
+        }
         let (reply, answer) = oneshot::channel();
         self.send(Job::Write(Box::new(Write { work, result: None, reply })))?;
         let (answer, _work) = answer.await.map_err(|_| self.stopped())?;
         answer
+    }
+
+    /// Runs the write of a call made [alone](Self::alone) in a transaction of its own on the
+    /// caller's thread, if the connection is idle and no other process holds the write lock.
+    /// `None`: it goes to the thread (nothing was committed).
+    fn write_here<T>(&self, work: &WriteWork<T>) -> Option<Result<T, StoreError>> {
+        let mut shared = try_lock(&self.shared)?;
+        shared.prepare(User::Caller);
+        let answer = run_alone(&shared.conn, &self.location, work)?;
+        drop(shared);
+        self.counts.transactions.fetch_add(1, Ordering::Relaxed);
+        self.counts.writes.fetch_add(1, Ordering::Relaxed);
+        Some(answer)
+    }
+
+    /// A passive checkpoint of the WAL on the thread (it syncs the file): it copies what no
+    /// reader still needs and never waits for one. A failure only leaves the WAL longer, for
+    /// the next checkpoint (or SQLite's own, at the thread's commits) to take up; its cause
+    /// reaches the calls that meet it.
+    async fn checkpoint(&self) {
+        let _ = self
+            .read(Box::new(|conn, _| {
+                conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                    .map_err(|e| StoreError::Backend(e.to_string()))
+            }))
+            .await;
+    }
+
+    /// Whether a write being made is the only call: nothing queued, no other call arriving, no
+    /// group lately.
+    async fn alone(&self) -> bool {
+        if self.counts.recent_group.load(Ordering::Relaxed) > 1 {
+            return false;
+        }
+        let arrival = Arrival::new(&self.counts.arriving);
+        // Calls made together (one task polling several, or several tasks) are all under way
+        // by the time this task runs again; then they go to the thread and share a commit.
+        tokio::task::yield_now().await;
+        arrival.alone() && self.counts.pending.load(Ordering::Acquire) == 0
     }
 
     /// Runs `work` on the connection outside any write transaction.
@@ -242,17 +400,13 @@ fn millis(d: Duration) -> u64 {
 }
 
 /// The thread's loop: take a group, run its reads, commit its writes, until every handle is gone.
-fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
-    let mut busy_ms = None;
+fn serve(shared: &Mutex<Shared>, location: &str, jobs: &mpsc::Receiver<Job>, counts: &Counts) {
     let mut reads: Vec<Box<dyn PendingRead>> = Vec::new();
     let mut writes: Vec<Box<dyn PendingWrite>> = Vec::new();
-    // The size of recent groups (the last one, or half the one before if larger): in a steady
-    // stream their callers come back with their next writes, so a group below that size is
-    // worth a little more patience. It decays within a few groups once the load drops.
-    let mut last_group = 0usize;
     while let Ok(first) = jobs.recv() {
         let mut next = Some(first);
         let (mut waits, mut empty_waits) = (0, 0);
+        let last_group = counts.recent_group.load(Ordering::Relaxed);
         loop {
             while let Some(job) = next {
                 match job {
@@ -283,20 +437,20 @@ fn serve(mut conn: Connection, location: &str, jobs: &mpsc::Receiver<Job>, count
                 }
             }
         }
-        last_group = writes.len().max(last_group / 2);
-        let wanted = counts.busy_timeout_ms.load(Ordering::Relaxed);
-        if busy_ms != Some(wanted) && conn.busy_timeout(Duration::from_millis(wanted)).is_ok() {
-            busy_ms = Some(wanted);
-        }
+        counts.recent_group.store(writes.len().max(last_group / 2), Ordering::Relaxed);
+        let mut guard = lock(shared);
+        guard.prepare(User::Thread { busy_ms: counts.busy_timeout_ms.load(Ordering::Relaxed) });
+        let conn = &mut guard.conn;
         for read in &mut reads {
-            read.run(&mut conn, location);
+            read.run(conn, location);
         }
         let mut outcomes = Vec::new();
         if !writes.is_empty() {
             counts.transactions.fetch_add(1, Ordering::Relaxed);
             counts.writes.fetch_add(writes.len() as u64, Ordering::Relaxed);
-            outcomes = commit_group(&conn, location, &mut writes);
+            outcomes = commit_group(conn, location, &mut writes);
         }
+        drop(guard);
         // Done with these jobs before any caller hears of it, so that a caller dropping the
         // store right after its answer finds the thread idle.
         counts.pending.fetch_sub((reads.len() + writes.len()) as u64, Ordering::AcqRel);
@@ -351,17 +505,21 @@ enum Group {
     Isolate,
 }
 
+/// The error of a write transaction of `n` writes that failed while `what`.
+fn transaction_error(location: &str, what: &str, n: usize, e: rusqlite::Error) -> StoreError {
+    match db_error(location)(e) {
+        StoreError::Backend(message) if n > 1 => {
+            StoreError::Backend(format!("{message} (while {what}; none of the {n} writes in it committed)"))
+        }
+        StoreError::Backend(message) => StoreError::Backend(format!("{message} (while {what})")),
+        other => other,
+    }
+}
+
 fn run_group(conn: &Connection, location: &str, writes: &mut [Box<dyn PendingWrite>]) -> Group {
     let n = writes.len();
     let failed = |what: &str, e: rusqlite::Error| {
-        let cause = db_error(location)(e);
-        let cause = match cause {
-            StoreError::Backend(message) if n > 1 => {
-                StoreError::Backend(format!("{message} (while {what}; none of the {n} writes in it committed)"))
-            }
-            StoreError::Backend(message) => StoreError::Backend(format!("{message} (while {what})")),
-            other => other,
-        };
+        let cause = transaction_error(location, what, n, e);
         rollback(conn);
         Group::Settled(Err(cause))
     };
@@ -385,6 +543,33 @@ fn run_group(conn: &Connection, location: &str, writes: &mut [Box<dyn PendingWri
         Ok(()) => Group::Settled(Ok(())),
         Err(e) => failed("committing", e),
     }
+}
+
+/// Runs `work` in a transaction of its own, as a group of one would (its own failure undoes
+/// it and is its answer). `None` when another connection holds the write lock: nothing was
+/// changed, and the write goes to the thread, which waits for the lock.
+fn run_alone<T>(conn: &Connection, location: &str, work: &WriteWork<T>) -> Option<Result<T, StoreError>> {
+    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
+        rollback(conn);
+        return (!locked(&e)).then(|| Err(transaction_error(location, "starting the write transaction", 1, e)));
+    }
+    let answer = work(conn, location);
+    if answer.is_err() {
+        rollback(conn);
+        return Some(answer);
+    }
+    match exec(conn, "COMMIT") {
+        Ok(()) => Some(answer),
+        Err(e) => {
+            rollback(conn);
+            (!locked(&e)).then(|| Err(transaction_error(location, "committing", 1, e)))
+        }
+    }
+}
+
+/// Whether `e` says another connection holds a lock (which the thread would wait for).
+fn locked(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 /// Ends the open transaction, if SQLite has not already rolled it back.
