@@ -1,9 +1,10 @@
 //! SqliteStore: the shared conformance suite (in memory and on files), plus
 //! what only a file store has: permissions, schema versions and the migration
 //! of an old file, foreign or damaged files, persistence across reopen,
-//! concurrent connections, and group commit (calls arriving together share a
+//! concurrent connections, group commit (calls arriving together share a
 //! transaction; a call that fails alone fails alone; a locked database fails
-//! the whole group, transiently).
+//! the whole group, transiently), and lone writes on the caller's thread
+//! (never waiting there for a lock; the WAL still checkpointed).
 
 use std::collections::BTreeSet;
 use std::path::Path;
