@@ -3,7 +3,8 @@
 //! - **CPU and allocations per task**: JOBS jobs (default 100,000) run to completion
 //!   against the simulated service (1 in 10 unsolvable, retried up to 4 attempts), driven
 //!   as the engine's calling contract says: every action is performed after each submit
-//!   and each answer, as the client's driver does. The
+//!   (as the client's driver does after each command) and after the answers due at each
+//!   instant. The
 //!   process CPU time covers engine and simulator; the time and allocations inside the
 //!   engine's own calls are counted apart, so the engine's share is printed alone.
 //! - **Heap per job, the engine alone**: an engine holding JOBS accepted jobs (journaled,
@@ -90,8 +91,9 @@ fn run_to_completion(t: &mut Timed, service: &mut FakeService, tasks: Vec<Task>,
     // The latency is constant and the clock never goes back: answers arrive in send order.
     let mut in_transit: VecDeque<(Timestamp, RequestId, Result<HttpResponse, TransportError>)> = VecDeque::new();
     let mut run = Run { solved: 0, dead: 0, requests: 0, virtual_time: Duration::ZERO };
-    // Performs what the engine asks until it has nothing more, as the driver does after every
-    // command and every answer (the engine's calling contract).
+    // Performs what the engine asks until it has nothing more (the engine's calling contract):
+    // after each submit, as the driver does after each command, and after the answers due at
+    // the same (virtual) instant.
     let mut perform = |t: &mut Timed, run: &mut Run, in_transit: &mut VecDeque<_>, now: Timestamp| {
         while let Some(action) = t.call(|e| e.poll_action(now)) {
             match action {
