@@ -257,8 +257,9 @@ struct Counts {
     /// worth a little more patience, and a write does not run alone on its caller's thread.
     /// It decays within a few groups once the load drops.
     recent_group: AtomicUsize,
-    /// Commits on callers' threads since the last checkpoint.
-    unchecked_commits: AtomicU64,
+    /// Write transactions committed on callers' threads (every [`CHECKPOINT_EVERY`]th is
+    /// followed by a checkpoint).
+    lone_commits: AtomicU64,
 }
 
 /// The handle to a store's connection thread. Dropping the last handle lets the
@@ -312,8 +313,7 @@ impl Writer {
     pub(super) async fn write<T: Send + 'static>(&self, work: WriteWork<T>) -> Result<T, StoreError> {
         if self.alone().await {
             if let Some(answer) = self.write_here(&work) {
-                if self.counts.unchecked_commits.fetch_add(1, Ordering::AcqRel) + 1 >= CHECKPOINT_EVERY {
-                    self.counts.unchecked_commits.store(0, Ordering::Release);
+                if self.counted_lone_commit() % CHECKPOINT_EVERY == 0 {
                     self.checkpoint().await;
                 }
                 return answer;
@@ -331,11 +331,15 @@ impl Writer {
     fn write_here<T>(&self, work: &WriteWork<T>) -> Option<Result<T, StoreError>> {
         let mut shared = try_lock(&self.shared)?;
         shared.prepare(User::Caller);
-        let answer = run_alone(&shared.conn, &self.location, work)?;
-        drop(shared);
+        run_alone(&shared.conn, &self.location, work)
+    }
+
+    /// Counts a transaction of one write committed on a caller's thread; how many such there
+    /// have been.
+    fn counted_lone_commit(&self) -> u64 {
         self.counts.transactions.fetch_add(1, Ordering::Relaxed);
         self.counts.writes.fetch_add(1, Ordering::Relaxed);
-        Some(answer)
+        self.counts.lone_commits.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// A passive checkpoint of the WAL on the thread (it syncs the file): it copies what no
@@ -344,9 +348,8 @@ impl Writer {
     /// reaches the calls that meet it.
     async fn checkpoint(&self) {
         let _ = self
-            .read(Box::new(|conn, _| {
-                conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-                    .map_err(|e| StoreError::Backend(e.to_string()))
+            .read(Box::new(|conn, loc| {
+                conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(db_error(loc))
             }))
             .await;
     }
