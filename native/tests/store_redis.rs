@@ -630,3 +630,26 @@ async fn a_namespace_from_before_settled_keys_keeps_working() {
     assert!(store.settled("").await.expect("settled").is_empty(), "unkeyed entries settle nothing");
     assert_eq!(store.count(&Filter::all(), at(10)).await.expect("count"), 1);
 }
+
+/// A server that lost the store's scripts (restarted, `SCRIPT FLUSH`) gets them again: a call
+/// going out alone (its operation's own script) and calls going out together (`APPLY`) both
+/// reload what they run and succeed.
+#[tokio::test]
+async fn scripts_lost_by_the_server_are_loaded_again() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let store = connect(&server, "flushed").await;
+    let client = redis::Client::open(server.url()).expect("client");
+    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    let flush = || redis::cmd("SCRIPT").arg("FLUSH").clone();
+    let _: () = flush().query_async(&mut conn).await.expect("SCRIPT FLUSH");
+    assert!(!store.push(sample_record("alone", 0)).await.expect("a lone push").replaced);
+    let _: () = flush().query_async(&mut conn).await.expect("SCRIPT FLUSH");
+    let before = store.batch_stats();
+    let together = futures::future::join_all((0..50u64).map(|i| store.push(sample_record(&format!("r{i:02}"), i + 1))));
+    for outcome in together.await {
+        assert!(!outcome.expect("a push among many").replaced);
+    }
+    let after = store.batch_stats();
+    assert!(after.round_trips - before.round_trips < 50, "the 50 pushes went together, through APPLY");
+    assert_eq!(store.count(&Filter::all(), at(0)).await.expect("count"), 51);
+}

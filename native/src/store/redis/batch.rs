@@ -3,7 +3,9 @@
 //! Every `push`, `complete`, `abandon`, `park`, `unpark`, `journal_upsert`
 //! and `journal_forget` is an [`Op`] run by the `APPLY` script, and a store
 //! has at most one such script call in flight. A call made while none is in
-//! flight goes out at once, by its caller (no hop through another task). A
+//! flight goes out at once, by its caller (no hop through another task), and
+//! by its operation's own script (`APPLY`'s dispatch would cost it ~5 µs of
+//! the server's time and buy nothing). A
 //! call made while one is in flight is queued for the store's batch task,
 //! which, once the call in flight is back, takes whatever has queued up (up
 //! to [`MAX_BATCH`]) and runs it as one `EVALSHA` of `APPLY`: one round trip,
@@ -105,6 +107,24 @@ impl Shared {
         self.operations.fetch_add(calls.len() as u64, Ordering::Relaxed);
         apply(&mut self.conn.clone(), &self.keys, &self.scripts, calls).await
     }
+
+    /// `call` by its own script (no `APPLY` dispatch), counted: its reply, or the error of its
+    /// round trip or of the operation.
+    async fn apply_alone(&self, call: &Call) -> RedisResult<Value> {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.operations.fetch_add(1, Ordering::Relaxed);
+        let script = self.scripts.alone(call.op);
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(script.get_hash()).arg(self.keys.len()).arg(&self.keys).arg(&call.args);
+        let mut conn = self.conn.clone();
+        match cmd.query_async(&mut conn).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                script.prepare_invoke().load_async(&mut conn).await?;
+                cmd.query_async(&mut conn).await
+            }
+            other => other,
+        }
+    }
 }
 
 /// The sending side; the task ends when every clone is dropped.
@@ -161,6 +181,9 @@ impl Batcher {
         let n = calls.len();
         if self.shared.recent_batch.load(Ordering::Relaxed) < 2 {
             if let Ok(_permit) = self.shared.round_trip.try_acquire() {
+                if let [call] = calls.as_slice() {
+                    return vec![self.shared.apply_alone(call).await];
+                }
                 let refs: Vec<&Call> = calls.iter().collect();
                 return match self.shared.apply(&refs).await {
                     Ok(replies) => replies,
