@@ -4,8 +4,8 @@
 //! and `journal_forget` is an [`Op`] run by the `APPLY` script, and a store
 //! has at most one such script call in flight. A call made while none is in
 //! flight goes out at once, by its caller (no hop through another task), and
-//! by its operation's own script (`APPLY`'s dispatch would cost it ~5 µs of
-//! the server's time and buy nothing). A
+//! by its operation's own script (`APPLY`'s dispatch would cost it 5–17 µs
+//! of the server's time and buy nothing). A
 //! call made while one is in flight is queued for the store's batch task,
 //! which, once the call in flight is back, takes whatever has queued up (up
 //! to [`MAX_BATCH`]) and runs it as one `EVALSHA` of `APPLY`: one round trip,

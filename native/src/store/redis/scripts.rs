@@ -461,8 +461,8 @@ pub(super) struct Scripts {
     pub(super) apply: Script,
     /// Each operation of [`OPERATIONS`] as a script of its own, in that order: a call that goes
     /// out alone runs its body directly, without `APPLY`'s dispatch (reading the operations, a
-    /// table of arguments, a function made and called under `pcall`, a table of replies), which
-    /// cost the server ~5 us per call, a tenth of a lone push's script time.
+    /// table of arguments, a function made and called under `pcall`, a table of replies): with
+    /// one push it cost the server 5-17 us more than the push's own script (DESIGN item 38).
     alone: [Script; OPERATIONS.len()],
     pub(super) receive: Script,
     pub(super) walk: Script,
