@@ -21,10 +21,15 @@ async fn connect(server: &RedisServer, ns: &str) -> RedisStore {
     RedisStore::connect(&server.url(), ns).await.expect("connect to the test redis-server")
 }
 
+/// A connection of the test's own to the server, beside the store's.
+async fn side_connection(server: &RedisServer) -> redis::aio::MultiplexedConnection {
+    let client = redis::Client::open(server.url()).expect("client");
+    client.get_multiplexed_async_connection().await.expect("connection")
+}
+
 /// (entry id, consumer, idle ms, deliveries) of every pending entry of `store`'s stream.
 async fn pending(server: &RedisServer, store: &RedisStore) -> Vec<(String, String, u64, u64)> {
-    let client = redis::Client::open(server.url()).expect("client");
-    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    let mut conn = side_connection(server).await;
     redis::cmd("XPENDING")
         .arg(store.stream_key())
         .arg("dlq")
@@ -113,8 +118,7 @@ async fn pending_entries_list_tracks_holder_and_deliveries() {
     let third = a.receive(&Filter::all(), 1, LEASE, at(130)).await.expect("receive");
     a.complete(&third[0].token, at(131)).await.expect("complete");
     assert!(pending(&server, &a).await.is_empty(), "complete acknowledges the entry");
-    let client = redis::Client::open(server.url()).expect("client");
-    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    let mut conn = side_connection(&server).await;
     let len: u64 = redis::cmd("XLEN").arg(a.stream_key()).query_async(&mut conn).await.expect("XLEN");
     assert_eq!(len, 0, "complete deletes the stream entry");
     let stats = a.stats(at(132)).await.expect("stats");
@@ -401,8 +405,7 @@ async fn capacity_evicts_past_a_page_of_parked_and_leased_records() {
 async fn foreign_key_types_are_reported_as_corrupt() {
     let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "clash").await;
-    let client = redis::Client::open(server.url()).expect("client");
-    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    let mut conn = side_connection(&server).await;
     let _: () = redis::cmd("SET").arg("{dlq:clash}:body").arg("not a hash").query_async(&mut conn).await.expect("SET");
     match store.push(sample_record("r1", 0)).await {
         Err(StoreError::Corrupt { location, problem }) => {
@@ -615,8 +618,7 @@ async fn settled_keys_page_by_prefix_in_key_order() {
 #[tokio::test]
 async fn a_namespace_from_before_settled_keys_keeps_working() {
     let Some(server) = RedisServer::for_tests() else { return };
-    let client = redis::Client::open(server.url()).expect("client");
-    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    let mut conn = side_connection(&server).await;
     for id in ["old-a", "old-b"] {
         let json = serde_json::to_string(&sample_journal_entry(id, 1)).expect("json");
         let _: () =
@@ -638,8 +640,7 @@ async fn a_namespace_from_before_settled_keys_keeps_working() {
 async fn scripts_lost_by_the_server_are_loaded_again() {
     let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "flushed").await;
-    let client = redis::Client::open(server.url()).expect("client");
-    let mut conn = client.get_multiplexed_async_connection().await.expect("connection");
+    let mut conn = side_connection(&server).await;
     let flush = || redis::cmd("SCRIPT").arg("FLUSH").clone();
     let _: () = flush().query_async(&mut conn).await.expect("SCRIPT FLUSH");
     assert!(!store.push(sample_record("alone", 0)).await.expect("a lone push").replaced);

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use redis::aio::ConnectionManager;
-use redis::{ErrorKind, RedisError, RedisResult, ServerErrorKind, ToRedisArgs, Value};
+use redis::{Cmd, ErrorKind, RedisError, RedisResult, Script, ServerErrorKind, ToRedisArgs, Value};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use super::scripts::{Op, Scripts};
@@ -101,29 +101,26 @@ struct Shared {
 }
 
 impl Shared {
+    /// Counts a script call carrying `operations`.
+    fn count(&self, operations: usize) {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.operations.fetch_add(operations as u64, Ordering::Relaxed);
+    }
+
     /// One `APPLY` call for `calls`, counted.
     async fn apply(&self, calls: &[&Call]) -> RedisResult<Vec<RedisResult<Value>>> {
-        self.round_trips.fetch_add(1, Ordering::Relaxed);
-        self.operations.fetch_add(calls.len() as u64, Ordering::Relaxed);
+        self.count(calls.len());
         apply(&mut self.conn.clone(), &self.keys, &self.scripts, calls).await
     }
 
     /// `call` by its own script (no `APPLY` dispatch), counted: its reply, or the error of its
     /// round trip or of the operation.
     async fn apply_alone(&self, call: &Call) -> RedisResult<Value> {
-        self.round_trips.fetch_add(1, Ordering::Relaxed);
-        self.operations.fetch_add(1, Ordering::Relaxed);
+        self.count(1);
         let script = self.scripts.alone(call.op);
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(script.get_hash()).arg(self.keys.len()).arg(&self.keys).arg(&call.args);
-        let mut conn = self.conn.clone();
-        match cmd.query_async(&mut conn).await {
-            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                script.prepare_invoke().load_async(&mut conn).await?;
-                cmd.query_async(&mut conn).await
-            }
-            other => other,
-        }
+        evalsha(&mut self.conn.clone(), script, &cmd).await
     }
 }
 
@@ -304,8 +301,20 @@ fn take_queued(calls: &mut mpsc::UnboundedReceiver<Queued>, gathering: &mut Gath
     gathering.batch.len() - before
 }
 
-/// One `EVALSHA APPLY` for `batch`, loading the script first if the server lost it (restarted,
-/// `SCRIPT FLUSH`). One reply per operation: its value, or the error the server gave it.
+/// `cmd`, an `EVALSHA` of `script`, sent again after loading the script if the server lost it
+/// (restarted, `SCRIPT FLUSH`).
+async fn evalsha(conn: &mut ConnectionManager, script: &Script, cmd: &Cmd) -> RedisResult<Value> {
+    match cmd.query_async(conn).await {
+        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            script.prepare_invoke().load_async(conn).await?;
+            cmd.query_async(conn).await
+        }
+        other => other,
+    }
+}
+
+/// One `EVALSHA APPLY` for `batch` (see [`evalsha`]). One reply per operation: its value, or the
+/// error the server gave it.
 async fn apply(
     conn: &mut ConnectionManager,
     keys: &[String],
@@ -317,15 +326,7 @@ async fn apply(
     for call in batch {
         cmd.arg(call.op.name()).arg(call.args.len()).arg(&call.args);
     }
-    let reply: RedisResult<Value> = cmd.query_async(conn).await;
-    let reply = match reply {
-        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-            scripts.apply.prepare_invoke().load_async(conn).await?;
-            cmd.query_async(conn).await?
-        }
-        other => other?,
-    };
-    match reply {
+    match evalsha(conn, &scripts.apply, &cmd).await? {
         Value::Array(items) if items.len() == batch.len() => Ok(items
             .into_iter()
             .map(|item| match item {
