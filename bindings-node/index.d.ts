@@ -517,6 +517,12 @@ export interface StoreCallOptions {
   retryForMs?: number;
   /** Store calls under way at once. Default 16. */
   concurrency?: number;
+  /**
+   * What a committed write survives: `'process'` (the process being killed; default) or `'power_loss'` (also a
+   * power loss: a SQLite DLQ syncs every commit, writes that arrive together share one sync). Only a SQLite DLQ
+   * takes `'power_loss'`; other stores (memory, Redis, IndexedDB, custom) refuse it with an `InvalidConfig`.
+   */
+  durability?: 'process' | 'power_loss';
 }
 
 /**

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from conftest import API_KEY, FAST, Mock
 
-from captcha_dlq import Client, InvalidConfig, IoError, MemoryDlq, RecaptchaV2
+from captcha_dlq import Client, InvalidConfig, IoError, MemoryDlq, RecaptchaV2, StoreOptions
+
+
+def test_power_loss_durability_on_a_sqlite_dlq(mock: Mock, tmp_path: Path) -> None:
+    store = StoreOptions(durability="power_loss")
+    with Client(API_KEY, "2captcha", str(tmp_path / "synced.sqlite"), base_url=mock.base_url, store=store, **FAST) as c:
+        c.solve_many([RecaptchaV2(sitekey="6Le-K", page_url=f"https://example.com/page/{i}") for i in range(5)])
+        assert c.dlq.count() == 2, "the seed script's failures are dead-lettered in the synced file"
 
 
 def test_dlq_round_trip(mock: Mock, tmp_path: Path) -> None:

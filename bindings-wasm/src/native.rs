@@ -70,7 +70,7 @@ async fn start(options: JsValue, store: JsValue, on_event: JsValue) -> Result<Na
     // v1 services send CORS headers only when asked; createTask services always do.
     options.submit.header_acao = true;
     let events = event_sink(on_event)?;
-    let store = store::open(options.dlq.as_deref(), store).await.js()?;
+    let store = store::open(options.dlq.as_deref(), store, options.store.durability).await.js()?;
     #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the backends hold JS values
     let backends = Backends {
         runtime: Arc::new(BrowserRuntime),

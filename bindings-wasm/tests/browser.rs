@@ -11,6 +11,7 @@ use core::time::Duration;
 
 use captcha_dlq_client::core::dlq::testkit::{run_store_suite, sample_record, CASES};
 use captcha_dlq_client::core::dlq::DlqStore;
+use captcha_dlq_client::core::options::Durability;
 use captcha_dlq_client::Liveness;
 use captcha_dlq_wasm::liveness::WebLocksLiveness;
 use captcha_dlq_wasm::runtime::now;
@@ -124,13 +125,29 @@ async fn indexeddb_store_survives_reopening() {
 #[wasm_bindgen_test]
 async fn a_store_option_that_is_not_a_browser_store_is_named() {
     for (spec, expected) in [("sqlite:x", "is not a browser store"), ("indexeddb:", "needs a database name")] {
-        let e = store::open(Some(spec), JsValue::UNDEFINED).await.err().expect("refused");
+        let e = store::open(Some(spec), JsValue::UNDEFINED, Durability::Process).await.err().expect("refused");
         assert_eq!((e.code(), e.field()), ("INVALID_CONFIG", Some("dlq")), "{e}");
         assert!(e.to_string().contains(expected), "{e}");
     }
     let object = js_sys::Object::new();
-    let e = store::open(None, object.into()).await.err().expect("refused");
+    let e = store::open(None, object.into(), Durability::Process).await.err().expect("refused");
     assert!(e.to_string().contains("has no `get` method"), "{e}");
+}
+
+/// No browser store is a SQLite file: power-loss durability is refused, naming the option and
+/// the store, before anything is opened.
+#[wasm_bindgen_test]
+async fn power_loss_durability_is_refused_for_browser_stores() {
+    let object: JsValue = js_sys::Object::new().into();
+    for (spec, object, named) in [
+        (Some("indexeddb:durability"), JsValue::UNDEFINED, "\"indexeddb:durability\""),
+        (Some("memory"), JsValue::UNDEFINED, "\"memory\""),
+        (None, object, "the custom store"),
+    ] {
+        let e = store::open(spec, object, Durability::PowerLoss).await.err().expect("refused");
+        assert_eq!((e.code(), e.field()), ("INVALID_CONFIG", Some("store.durability")), "{e}");
+        assert!(e.to_string().contains(named) && e.to_string().contains("SQLite DLQ only"), "{e}");
+    }
 }
 
 #[wasm_bindgen_test]

@@ -24,7 +24,7 @@ use crate::dlq::replay::ReplayPolicy;
 use crate::engine::{EngineConfig, LaneSpec, Policy, RoutingConfig, MAX_LANES};
 use crate::error::ConfigError;
 use crate::http::Secret;
-use crate::json_read::{read_cased, with_casing, Casing, FieldError, Fields, FromJson, ReadOver};
+use crate::json_read::{read_cased, unit_variant, with_casing, Casing, FieldError, Fields, FromJson, ReadOver};
 use crate::provider::{Provider, SubmitOptions};
 use crate::quoted::Quoted;
 use crate::spend::Prices;
@@ -35,6 +35,54 @@ pub const DEFAULT_PROVIDER: &str = "captchaai";
 pub const DEFAULT_CONCURRENCY: usize = 100;
 /// Records one `replay` takes out of the DLQ when the call does not say.
 pub const DEFAULT_REPLAY_LIMIT: usize = 100;
+
+/// What a committed DLQ write survives (`store.durability`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Durability {
+    /// The process being killed (SQLite `synchronous = NORMAL`): an operating system crash
+    /// or a power loss may roll back the last commits; the store stays consistent.
+    #[default]
+    Process,
+    /// Also a power loss or an operating system crash: every commit is synced to disk before
+    /// the client goes on (SQLite `synchronous = FULL`; writes that arrive together share one
+    /// sync). Only stores that sync their own commits take it.
+    PowerLoss,
+}
+
+impl Durability {
+    pub const ALL: [Durability; 2] = [Durability::Process, Durability::PowerLoss];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Process => "process",
+            Durability::PowerLoss => "power_loss",
+        }
+    }
+
+    /// Whether the client can give this durability to a store: it syncs the commits of a
+    /// SQLite file (`sqlite`); any other store keeps its own. The error names `store`
+    /// (`'memory'`, `the Redis store`, `the custom store`).
+    pub fn check_store(self, sqlite: bool, store: &str) -> Result<(), ConfigError> {
+        if self == Durability::Process || sqlite {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            "store.durability",
+            format!(
+                "{} is applied to a SQLite DLQ only, and {store} is not one (a Redis server's durability is \
+                 its `appendfsync` setting; a custom store's, its own writes)",
+                Quoted(self.as_str())
+            ),
+        ))
+    }
+}
+
+impl FromJson for Durability {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        unit_variant(value, &Durability::ALL, Durability::as_str)
+    }
+}
 
 /// How the client calls its DLQ store (journal writes, dead letters, acknowledgements).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -48,11 +96,13 @@ pub struct StoreCallOptions {
     pub retry_for_ms: u64,
     /// Store calls under way at once (SQLite and Redis commit concurrent writes together).
     pub concurrency: usize,
+    /// What a committed write survives; the front end that opens the DLQ applies it.
+    pub durability: Durability,
 }
 
 impl Default for StoreCallOptions {
     fn default() -> Self {
-        StoreCallOptions { timeout_ms: 5_000, retry_for_ms: 60_000, concurrency: 16 }
+        StoreCallOptions { timeout_ms: 5_000, retry_for_ms: 60_000, concurrency: 16, durability: Durability::Process }
     }
 }
 
@@ -209,6 +259,7 @@ impl FromJson for StoreCallOptions {
             timeout_ms: f.or("timeout_ms", d.timeout_ms)?,
             retry_for_ms: f.or("retry_for_ms", d.retry_for_ms)?,
             concurrency: f.or("concurrency", d.concurrency)?,
+            durability: f.or("durability", d.durability)?,
         };
         f.finish()?;
         Ok(o)
@@ -511,6 +562,21 @@ mod tests {
         let e = ClientOptions::from_value(json!({"api_key": "K", "retry": {"max_attempts": 0}}), Casing::Snake)
             .unwrap_err();
         assert_eq!(e.field, "retry.max_attempts");
+    }
+
+    #[test]
+    fn store_durability_is_read_checked_and_applied_to_sqlite_only() {
+        assert_eq!(camel(json!({"apiKey": "K"})).unwrap().store.durability, Durability::Process);
+        let full = camel(json!({"apiKey": "K", "store": {"durability": "power_loss"}})).unwrap();
+        assert_eq!(full.store.durability, Durability::PowerLoss);
+        let e = camel(json!({"apiKey": "K", "store": {"durability": "disk"}})).unwrap_err();
+        assert_eq!(e.field, "store.durability");
+        assert!(e.problem.contains("process") && e.problem.contains("power_loss"), "{}", e.problem);
+        assert!(Durability::PowerLoss.check_store(true, "'dlq.sqlite'").is_ok());
+        assert!(Durability::Process.check_store(false, "'memory'").is_ok());
+        let e = Durability::PowerLoss.check_store(false, "the Redis store").unwrap_err();
+        assert_eq!(e.field, "store.durability");
+        assert!(e.problem.contains("the Redis store is not one"), "{}", e.problem);
     }
 
     #[test]

@@ -7,12 +7,13 @@ use captcha_dlq_client::{Backends, Client, Error, EventSink, Result};
 use captcha_dlq_core::dlq::replay::ReplayPolicy;
 use captcha_dlq_core::dlq::DlqStore;
 use captcha_dlq_core::json_read::Casing;
-use captcha_dlq_core::options::ClientOptions;
+use captcha_dlq_core::options::{ClientOptions, Durability};
+use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::{EngineConfig, Event};
 use serde_json::{Map, Value};
 
 use crate::liveness::ProcessLiveness;
-use crate::open::{open_store, DEFAULT_DLQ};
+use crate::open::{is_sqlite_location, open_store_with, DEFAULT_DLQ};
 use crate::runtime::TokioRuntime;
 use crate::transport::ReqwestTransport;
 
@@ -25,9 +26,17 @@ pub async fn connect(
 ) -> Result<Client> {
     let runtime = TokioRuntime::current()
         .ok_or_else(|| Error::Io("a captcha-dlq client needs a tokio runtime to run on".into()))?;
+    let durability = options.store.durability;
     let store = match store {
-        Some(store) => store,
-        None => open_store_patiently(options.dlq.as_deref().unwrap_or(DEFAULT_DLQ), options.store.retry_for()).await?,
+        Some(store) => {
+            durability.check_store(false, "the custom store")?;
+            store
+        }
+        None => {
+            let location = options.dlq.as_deref().unwrap_or(DEFAULT_DLQ);
+            durability.check_store(is_sqlite_location(location), &Quoted(location.trim()).to_string())?;
+            open_store_patiently(location, durability, options.store.retry_for()).await?
+        }
     };
     let transport = ReqwestTransport::new(options.secrets(), options.proxy.as_deref())?;
     let backends = Backends {
@@ -41,11 +50,15 @@ pub async fn connect(
 
 /// Opens the store, retrying a transient failure (a database another process holds locked,
 /// a Redis that is restarting) with backoff for at most `retry_for`, as store writes are.
-async fn open_store_patiently(location: &str, retry_for: std::time::Duration) -> Result<Arc<dyn DlqStore>> {
+async fn open_store_patiently(
+    location: &str,
+    durability: Durability,
+    retry_for: std::time::Duration,
+) -> Result<Arc<dyn DlqStore>> {
     let started = std::time::Instant::now();
     let mut delay = std::time::Duration::from_millis(250);
     loop {
-        match open_store(location).await {
+        match open_store_with(location, durability).await {
             Err(e) if e.is_transient() && started.elapsed() < retry_for => {
                 tracing::warn!(target: "captcha_dlq", "DLQ store not answering ({e}); trying again for up to {} s", retry_for.as_secs());
                 tokio::time::sleep(delay).await;

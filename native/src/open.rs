@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::{DlqStore, StoreError};
+use captcha_dlq_core::options::Durability;
 
 use crate::store::RedisStore;
 use crate::store::SqliteStore;
@@ -14,7 +15,24 @@ pub const DEFAULT_DLQ: &str = "captcha-dlq.sqlite";
 /// The Redis key namespace used when a URL is given without one.
 pub const DEFAULT_REDIS_NAMESPACE: &str = "captcha-dlq";
 
+/// Opens the DLQ at `location` with the default durability.
 pub async fn open_store(location: &str) -> Result<Arc<dyn DlqStore>, StoreError> {
+    open_store_with(location, Durability::Process).await
+}
+
+/// Whether `location` names a SQLite file (not `memory`, not a Redis URL).
+pub fn is_sqlite_location(location: &str) -> bool {
+    let location = location.trim();
+    !(location.is_empty()
+        || location == "memory"
+        || location == ":memory:"
+        || location.starts_with("redis://")
+        || location.starts_with("rediss://"))
+}
+
+/// Opens the DLQ at `location`; `durability` applies to a SQLite file (check it first with
+/// [`Durability::check_store`]: other stores keep their own).
+pub async fn open_store_with(location: &str, durability: Durability) -> Result<Arc<dyn DlqStore>, StoreError> {
     let location = location.trim();
     if location.is_empty() {
         return Err(StoreError::Backend(
@@ -28,7 +46,7 @@ pub async fn open_store(location: &str) -> Result<Arc<dyn DlqStore>, StoreError>
         return Ok(Arc::new(RedisStore::connect(location, DEFAULT_REDIS_NAMESPACE).await?));
     }
     let path = location.to_string();
-    let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
+    let store = tokio::task::spawn_blocking(move || SqliteStore::open(path)?.with_durability(durability))
         .await
         .map_err(|e| StoreError::Backend(format!("opening the SQLite store was interrupted: {e}")))??;
     Ok(Arc::new(store))

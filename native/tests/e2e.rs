@@ -240,6 +240,51 @@ async fn the_api_key_appears_nowhere_a_user_can_see() {
     unreachable.close().await;
 }
 
+/// `store.durability = power_loss`: a SQLite DLQ syncs every commit and keeps its promises
+/// (answers handed over, failures dead-lettered, the journal settled); any other store is
+/// refused naming the option and the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn power_loss_durability_runs_on_sqlite_and_is_refused_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let dlq = dir.path().join("synced.sqlite");
+    let script = MockConfig {
+        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
+        rules: vec![rule("/page/1", Outcome::Unsolvable, 30)],
+        ..MockConfig::default()
+    };
+    let mock = mock(script).await;
+    let synced = |dlq: &str| {
+        captcha_dlq::builder()
+            .api_key("test-key")
+            .base_url(mock.base_url())
+            .dlq(dlq)
+            .config(fast_config())
+            .option("store", json!({"durability": "power_loss"}))
+    };
+    let client = synced(dlq.to_str().unwrap()).build().await.expect("a SQLite DLQ takes power_loss");
+    let results = client.solve_many(inputs((0..3).map(|i| (task(i), BTreeMap::new()))), Some(3)).await;
+    let solved = results.iter().filter(|r| r.outcome.is_ok()).count();
+    assert_eq!(solved, 2);
+    assert_eq!(client.dlq().count(&Filter::all()).await.unwrap(), 1, "the unsolvable task is dead-lettered");
+    assert!(settled_journal(&client).await.is_empty());
+    client.close().await;
+
+    for (location, named) in [("memory", "\"memory\""), ("redis://127.0.0.1:1", "\"redis://127.0.0.1:1\"")] {
+        let Err(Error::Config(e)) = synced(location).build().await else {
+            panic!("{location}: refused as configuration")
+        };
+        assert_eq!(e.field, "store.durability");
+        assert!(e.problem.contains(named) && e.problem.contains("SQLite DLQ only"), "{}", e.problem);
+    }
+    let custom = captcha_dlq::builder()
+        .api_key("test-key")
+        .base_url(mock.base_url())
+        .option("store", json!({"durability": "power_loss"}))
+        .dlq_store(Arc::new(captcha_dlq::core::dlq::memory::MemoryStore::new()));
+    let Err(e) = custom.build().await else { panic!("a custom store: refused") };
+    assert!(e.to_string().contains("the custom store is not one"), "{e}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_configuration_is_refused_naming_the_problem() {
     let refuse = |b: captcha_dlq::ClientBuilder| async move { b.build().await.unwrap_err().to_string() };

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use captcha_dlq::store::{SqliteStore, SQLITE_SCHEMA_VERSION};
+use captcha_dlq::store::{Durability, SqliteStore, SQLITE_SCHEMA_VERSION};
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
 use captcha_dlq_core::dlq::{DlqStore, Filter, LeaseToken, Page, RecordState, Settlement, StoreError};
 
@@ -30,6 +30,25 @@ async fn conformance_suite_on_files() {
         n += 1;
         let path = dir.path().join(format!("case-{n}.db"));
         async move { SqliteStore::open(&path).expect("open file store") }
+    })
+    .await;
+    assert_eq!(ran, CASES.len());
+}
+
+/// With power-loss durability (`synchronous = FULL`) every write goes through the connection
+/// thread; the store keeps every promise of the suite.
+#[tokio::test]
+async fn conformance_suite_on_files_synced_at_each_commit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut n = 0;
+    let ran = run_store_suite(|| {
+        n += 1;
+        let path = dir.path().join(format!("case-{n}.db"));
+        async move {
+            SqliteStore::open(&path)
+                .and_then(|s| s.with_durability(Durability::PowerLoss))
+                .expect("open file store synced at each commit")
+        }
     })
     .await;
     assert_eq!(ran, CASES.len());

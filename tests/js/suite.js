@@ -418,6 +418,9 @@ export function suite(pkg, { mock }) {
         await rejects(new Client(noKey).ready(), InvalidConfig, { code: 'INVALID_CONFIG', field: 'apiKey' }, 'no apiKey');
         await rejects(new Client(options(name, { baseUrl: 'http://solver.example.com' })).ready(), InvalidConfig, { field: 'baseUrl' }, 'plain http');
         await rejects(new Client(options(name, { provider: '127.0.0.1:9' })).ready(), InvalidConfig, { field: 'provider' }, 'a host without a scheme');
+        // Power-loss durability is for a SQLite DLQ only: a memory DLQ refuses it (so does every browser store).
+        await rejects(new Client(options(name, { store: { durability: 'power_loss' } })).ready(), InvalidConfig, { field: 'store.durability' }, 'power_loss on a memory DLQ');
+        await rejects(new Client(options(name, { store: { durability: 'disk' } })).ready(), InvalidConfig, { field: 'store.durability' }, 'an unknown durability');
         let thrown;
         try {
           new Client(options(name, { onEvent: 5 }));

@@ -4,7 +4,8 @@
 //!
 //! What makes it a floor (every choice is in the floor's favour):
 //! - the same rows (the same columns and the same JSON bytes per record) and
-//!   the same pragmas (WAL, `synchronous = NORMAL`, a busy timeout), but only
+//!   the same pragmas (WAL, `synchronous = NORMAL`, or `FULL` beside a store synced at each
+//!   commit, a busy timeout), but only
 //!   the indexes the operations need: the primary keys and the oldest-first
 //!   order `(dead_lettered_at, id)`;
 //! - the fewest statements that keep the contract: push tells whether it
@@ -96,15 +97,16 @@ fn err(e: rusqlite::Error) -> String {
 }
 
 impl SqliteFloor {
-    /// A fresh database at `path` with the store's pragmas.
-    pub fn create(path: &Path) -> Result<Self, String> {
+    /// A fresh database at `path` with the store's pragmas; `sync_each_commit`: `synchronous =
+    /// FULL` (the store's power-loss durability) instead of `NORMAL`.
+    pub fn create(path: &Path, sync_each_commit: bool) -> Result<Self, String> {
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
         let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)).map_err(err)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(format!("sqlite floor: journal_mode is {mode}, not WAL"));
         }
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
+        conn.pragma_update(None, "synchronous", if sync_each_commit { "FULL" } else { "NORMAL" }).map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         Ok(SqliteFloor { conn, nonces: 0 })
     }

@@ -231,3 +231,6 @@ class StoreOptions(_Settings):
     retry_for_ms: int = _D["store"]["retry_for_ms"]
     #: Store calls under way at once.
     concurrency: int = _D["store"]["concurrency"]
+    #: What a committed write survives: ``"process"`` (the process being killed) or
+    #: ``"power_loss"`` (also a power loss: a SQLite DLQ syncs every commit; other stores refuse it).
+    durability: str = _D["store"]["durability"]

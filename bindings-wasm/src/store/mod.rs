@@ -21,6 +21,7 @@ use std::sync::Arc;
 use captcha_dlq_client::core::dlq::host::HostTable;
 use captcha_dlq_client::core::dlq::table::{MemoryTable, Row, Table, Write};
 use captcha_dlq_client::core::dlq::{DlqStore, StoreError, TableBackend, TableStore};
+use captcha_dlq_client::core::options::Durability;
 use captcha_dlq_client::core::quoted::Quoted;
 use captcha_dlq_client::core::ConfigError;
 use captcha_dlq_client::Error;
@@ -44,13 +45,17 @@ extern "C" {
 }
 
 /// The store the options name: `spec` is the `dlq` option when it is a location, `object`
-/// a store object (`dlq` given as an object); at most one of them.
-pub async fn open(spec: Option<&str>, object: JsValue) -> Result<Arc<dyn DlqStore>, Error> {
+/// a store object (`dlq` given as an object); at most one of them. No browser store is a
+/// SQLite file, so `durability` must be the default.
+pub async fn open(spec: Option<&str>, object: JsValue, durability: Durability) -> Result<Arc<dyn DlqStore>, Error> {
     let store = if absent(&object) {
-        open_location(spec.unwrap_or(DEFAULT_DLQ)).await?
+        let spec = spec.unwrap_or(DEFAULT_DLQ);
+        durability.check_store(false, &Quoted(spec).to_string())?;
+        open_location(spec).await?
     } else if spec.is_some() {
         return Err(config("give the DLQ as a location or as a store object, not both"));
     } else {
+        durability.check_store(false, "the custom store")?;
         over(JsHostCall::new(object, "the custom store"))?
     };
     #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the store holds JS values

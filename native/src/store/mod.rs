@@ -12,8 +12,10 @@ pub use self::sqlite::{
     SCHEMA_VERSION as SQLITE_SCHEMA_VERSION,
 };
 
-/// Deliveries after which a record is parked, as Service Bus's default `MaxDeliveryCount`.
-pub const DEFAULT_MAX_DELIVERIES: u32 = 10;
+/// Deliveries after which a record is parked (the core's default, which every store uses).
+pub use captcha_dlq_core::dlq::memory::DEFAULT_MAX_DELIVERIES;
+/// What a committed write survives ([`SqliteStore::with_durability`]).
+pub use captcha_dlq_core::options::Durability;
 
 /// A fresh lease nonce: 128 random bits, so an old token never matches a new lease.
 fn new_nonce() -> String {

@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use captcha_dlq::store::{RedisStore, SqliteStore};
+use captcha_dlq::store::{Durability, RedisStore, SqliteStore};
 use captcha_dlq_bench_native::json_file::JsonFileDlq;
 use captcha_dlq_bench_native::redis_floor::{self, RedisFloor};
 use captcha_dlq_bench_native::sqlite_floor::{self, SqliteFloor};
@@ -69,10 +69,21 @@ struct Args {
     /// Leave out the SQLite rows.
     #[arg(long)]
     skip_sqlite: bool,
+    /// What a SQLite commit survives, in the store and its floor alike: `process`
+    /// (`synchronous = NORMAL`, the store's default) or `power-loss` (`synchronous = FULL`: every
+    /// commit syncs the write-ahead log, which group commit shares).
+    #[arg(long, value_enum, default_value_t = SqliteSync::Process)]
+    sqlite_durability: SqliteSync,
     /// The connection the Redis floor sends on: the redis crate's async multiplexed connection
     /// on this runtime (the store's I/O model), or its blocking connection (no runtime at all).
     #[arg(long, value_enum, default_value_t = RedisFloorKind::Async)]
     redis_floor: RedisFloorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SqliteSync {
+    Process,
+    PowerLoss,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -486,6 +497,8 @@ trait Backend {
 
 struct Sqlite<'a> {
     dir: &'a Path,
+    /// `synchronous = FULL` in the store and the floor.
+    sync_each_commit: bool,
 }
 
 impl Backend for Sqlite<'_> {
@@ -494,7 +507,10 @@ impl Backend for Sqlite<'_> {
     type F = SqliteFloor;
 
     async fn store(&mut self, tag: &str) -> Result<(Store, Grouping), String> {
-        let store = SqliteStore::open(self.dir.join(format!("store-{tag}.sqlite"))).map_err(|e| e.to_string())?;
+        let durability = if self.sync_each_commit { Durability::PowerLoss } else { Durability::Process };
+        let store = SqliteStore::open(self.dir.join(format!("store-{tag}.sqlite")))
+            .and_then(|s| s.with_durability(durability))
+            .map_err(|e| e.to_string())?;
         let stats = store.clone();
         let grouping: Grouping = Box::new(move || {
             let s = stats.group_commit_stats();
@@ -504,7 +520,7 @@ impl Backend for Sqlite<'_> {
     }
 
     async fn floor(&mut self, tag: &str) -> Result<SqliteFloor, String> {
-        SqliteFloor::create(&self.dir.join(format!("floor-{tag}.sqlite")))
+        SqliteFloor::create(&self.dir.join(format!("floor-{tag}.sqlite")), self.sync_each_commit)
     }
 
     fn cpu(&self) -> Result<CpuClock, String> {
@@ -677,7 +693,15 @@ async fn run(args: Args) -> Result<(), String> {
     let load_before = load_average();
 
     if !args.skip_sqlite {
-        let mut sqlite = Sqlite { dir: dir.path() };
+        let sync_each_commit = args.sqlite_durability == SqliteSync::PowerLoss;
+        if sync_each_commit {
+            notes.push(
+                "SQLite with power-loss durability (--sqlite-durability power-loss): synchronous = FULL in the \
+                 store and its floor, every commit syncs the write-ahead log."
+                    .to_string(),
+            );
+        }
+        let mut sqlite = Sqlite { dir: dir.path(), sync_each_commit };
         rows.extend(bench_backend(&mut sqlite, &args).await?);
     }
     if args.skip_redis {

@@ -32,6 +32,7 @@ use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
     StoreStats,
 };
+use captcha_dlq_core::options::Durability;
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use rusqlite::Connection;
 
@@ -103,6 +104,17 @@ impl SqliteStore {
     pub fn with_busy_timeout(self, timeout: Duration) -> Self {
         self.writer.set_busy_timeout(timeout);
         self
+    }
+
+    /// What a committed write survives: [`Durability::Process`] (the default,
+    /// `synchronous = NORMAL`) or [`Durability::PowerLoss`] (`synchronous = FULL`: every
+    /// commit syncs the write-ahead log before its caller hears of it). With `PowerLoss` no
+    /// write commits on its caller's async thread (each goes to the connection thread, which
+    /// waits for the disk), and writes that arrive together share one sync. Applies to the
+    /// connection every clone of this store shares; waits while a transaction runs on it.
+    pub fn with_durability(self, durability: Durability) -> Result<Self, StoreError> {
+        self.writer.set_durability(durability)?;
+        Ok(self)
     }
 
     /// Where the store lives, for messages.
@@ -273,6 +285,32 @@ mod tests {
     use captcha_dlq_core::dlq::testkit::{at, sample_record};
 
     use super::*;
+
+    /// Power-loss durability sets `synchronous = FULL` and keeps every write off the callers'
+    /// threads (a lone write would otherwise commit there, and its sync would hold an async
+    /// worker); the default is `NORMAL` with lone writes on the caller's thread.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn power_loss_durability_syncs_each_commit_on_the_thread() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let normal = SqliteStore::open(dir.path().join("normal.db")).expect("open");
+        let full = SqliteStore::open(dir.path().join("full.db"))
+            .and_then(|s| s.with_durability(Durability::PowerLoss))
+            .expect("open synced");
+        assert_eq!(normal.writer.synchronous(), 1, "the default is synchronous = NORMAL");
+        assert_eq!(full.writer.synchronous(), 2, "power-loss durability is synchronous = FULL");
+        for i in 0..5 {
+            normal.push(sample_record(&format!("r{i}"), i)).await.expect("push");
+            full.push(sample_record(&format!("r{i}"), i)).await.expect("push");
+        }
+        assert_eq!(normal.writer.lone_commits(), 5, "one-by-one writes commit on the caller's thread");
+        assert_eq!(full.writer.lone_commits(), 0, "no write commits on a caller's thread");
+        assert_eq!(full.group_commit_stats().writes, 5);
+        assert_eq!(full.count(&Filter::all(), at(0)).await.expect("count"), 5);
+        let back = full.with_durability(Durability::Process).expect("back to NORMAL");
+        assert_eq!(back.writer.synchronous(), 1);
+        back.push(sample_record("r5", 5)).await.expect("push");
+        assert_eq!(back.writer.lone_commits(), 1, "lone writes return to the caller's thread");
+    }
 
     /// A connection that may not write (as a read-only file or mount would make it): every
     /// write of a group fails with its own clear, transient error, and none is committed.

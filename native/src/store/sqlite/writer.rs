@@ -38,12 +38,13 @@
 //! nothing of the group is committed. Calls of several processes on one file
 //! are serialised by SQLite's write lock as before; each process groups its own.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use captcha_dlq_core::dlq::StoreError;
+use captcha_dlq_core::options::Durability;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
@@ -260,6 +261,9 @@ struct Counts {
     /// Write transactions committed on callers' threads (every [`CHECKPOINT_EVERY`]th is
     /// followed by a checkpoint).
     lone_commits: AtomicU64,
+    /// Every commit syncs the file ([`Durability::PowerLoss`]): then no write runs on a
+    /// caller's thread, whose async worker would wait for the disk.
+    sync_each_commit: AtomicBool,
 }
 
 /// The handle to a store's connection thread. Dropping the last handle lets the
@@ -311,7 +315,7 @@ impl Writer {
     /// Runs `work` in a write transaction, alone on this thread or in the next group's;
     /// answers after the commit.
     pub(super) async fn write<T: Send + 'static>(&self, work: WriteWork<T>) -> Result<T, StoreError> {
-        if self.alone().await {
+        if !self.counts.sync_each_commit.load(Ordering::Relaxed) && self.alone().await {
             if let Some(answer) = self.write_here(&work) {
                 if self.counted_lone_commit() % CHECKPOINT_EVERY == 0 {
                     self.checkpoint().await;
@@ -383,6 +387,30 @@ impl Writer {
 
     pub(super) fn set_busy_timeout(&self, timeout: Duration) {
         self.counts.busy_timeout_ms.store(millis(timeout), Ordering::Relaxed);
+    }
+
+    /// Sets `PRAGMA synchronous` on the connection (waiting while a transaction runs on it).
+    pub(super) fn set_durability(&self, durability: Durability) -> Result<(), StoreError> {
+        let full = durability == Durability::PowerLoss;
+        let shared = lock(&self.shared);
+        shared
+            .conn
+            .pragma_update(None, "synchronous", if full { "FULL" } else { "NORMAL" })
+            .map_err(db_error(&self.location))?;
+        self.counts.sync_each_commit.store(full, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The connection's `PRAGMA synchronous` (0 off, 1 normal, 2 full, 3 extra).
+    #[cfg(test)]
+    pub(super) fn synchronous(&self) -> i64 {
+        lock(&self.shared).conn.pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap_or(-1)
+    }
+
+    /// Write transactions committed on callers' threads so far.
+    #[cfg(test)]
+    pub(super) fn lone_commits(&self) -> u64 {
+        self.counts.lone_commits.load(Ordering::Relaxed)
     }
 }
 
