@@ -80,6 +80,19 @@ fn bad_input_gets_a_clear_error_and_a_documented_exit_code() {
     assert_eq!(out.status.code(), Some(4));
     assert!(text(&out).1.contains("corrupt.sqlite"), "{:?}", text(&out));
 
+    // --durability: power_loss for a SQLite DLQ; refused for any other, and unknown values named.
+    let out = run(&["dlq", "list", "--dlq", dlq, "--durability", "power_loss"], None);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let out = run(&["dlq", "list", "--dlq", "memory", "--durability", "power_loss"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("store.durability") && text(&out).1.contains("SQLite DLQ only"), "{:?}", text(&out));
+    let out = run(&["balance", "--dlq", "memory", "--durability", "power_loss"], Some(KEY));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("store.durability"), "{:?}", text(&out));
+    let out = run(&["dlq", "list", "--dlq", dlq, "--durability", "disk"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("--durability") && text(&out).1.contains("power_loss"), "{:?}", text(&out));
+
     let out = run(
         &["solve", "--dlq", dlq, "--task", r#"{"type":"recaptcha_v2","sitekey":"k","page_url":"not a url"}"#],
         Some(KEY),

@@ -8,12 +8,11 @@ use captcha_dlq_core::dlq::replay::ReplayPolicy;
 use captcha_dlq_core::dlq::DlqStore;
 use captcha_dlq_core::json_read::Casing;
 use captcha_dlq_core::options::{ClientOptions, Durability};
-use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::{EngineConfig, Event};
 use serde_json::{Map, Value};
 
 use crate::liveness::ProcessLiveness;
-use crate::open::{is_sqlite_location, open_store_with, DEFAULT_DLQ};
+use crate::open::{check_durability, open_store_with, DEFAULT_DLQ};
 use crate::runtime::TokioRuntime;
 use crate::transport::ReqwestTransport;
 
@@ -34,7 +33,7 @@ pub async fn connect(
         }
         None => {
             let location = options.dlq.as_deref().unwrap_or(DEFAULT_DLQ);
-            durability.check_store(is_sqlite_location(location), &Quoted(location.trim()).to_string())?;
+            check_durability(location, durability)?;
             open_store_patiently(location, durability, options.store.retry_for()).await?
         }
     };

@@ -27,4 +27,4 @@ pub mod transport;
 pub use builder::{builder, connect, ClientBuilder};
 pub use captcha_dlq_client::*;
 pub use captcha_dlq_core::{EngineConfig, Event, Solution, Task};
-pub use open::{open_store, open_store_with, DEFAULT_DLQ};
+pub use open::{check_durability, open_store, open_store_with, DEFAULT_DLQ};

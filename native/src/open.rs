@@ -5,6 +5,8 @@ use std::sync::Arc;
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::{DlqStore, StoreError};
 use captcha_dlq_core::options::Durability;
+use captcha_dlq_core::quoted::Quoted;
+use captcha_dlq_core::ConfigError;
 
 use crate::store::RedisStore;
 use crate::store::SqliteStore;
@@ -20,18 +22,20 @@ pub async fn open_store(location: &str) -> Result<Arc<dyn DlqStore>, StoreError>
     open_store_with(location, Durability::Process).await
 }
 
-/// Whether `location` names a SQLite file (not `memory`, not a Redis URL).
-pub fn is_sqlite_location(location: &str) -> bool {
+/// Whether the DLQ at `location` can be given `durability`: power-loss durability is applied
+/// to a SQLite file only (not `memory`, not a Redis URL); the error names the location.
+pub fn check_durability(location: &str, durability: Durability) -> Result<(), ConfigError> {
     let location = location.trim();
-    !(location.is_empty()
+    let sqlite = !(location.is_empty()
         || location == "memory"
         || location == ":memory:"
         || location.starts_with("redis://")
-        || location.starts_with("rediss://"))
+        || location.starts_with("rediss://"));
+    durability.check_store(sqlite, &Quoted(location).to_string())
 }
 
 /// Opens the DLQ at `location`; `durability` applies to a SQLite file (check it first with
-/// [`Durability::check_store`]: other stores keep their own).
+/// [`check_durability`]: other stores keep their own).
 pub async fn open_store_with(location: &str, durability: Durability) -> Result<Arc<dyn DlqStore>, StoreError> {
     let location = location.trim();
     if location.is_empty() {

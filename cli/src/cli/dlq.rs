@@ -8,7 +8,7 @@ use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
 use captcha_dlq::core::dlq::export::{export_json, export_jsonl, import};
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page, RecordState};
 use captcha_dlq::core::{ErrorClass, Timestamp};
-use captcha_dlq::{open_store, Error, ReplayOptions, ReplayOutcome};
+use captcha_dlq::{check_durability, open_store_with, Error, ReplayOptions, ReplayOutcome};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use futures::StreamExt;
 use serde_json::json;
@@ -215,7 +215,10 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
         }
         return Ok(if report.failed_again > 0 { exit::TASKS_FAILED } else { exit::OK });
     }
-    let store = open_store(&global.dlq).await?;
+    // Operator writes (purge, park, import…) commit with the durability asked for.
+    let durability = super::durability(global)?;
+    check_durability(&global.dlq, durability)?;
+    let store = open_store_with(&global.dlq, durability).await?;
     match cmd {
         DlqCommand::List { filter, limit, offset } => {
             let records = store.peek(&filter.to_filter(now), Page { offset, limit }, now).await?;

@@ -10,6 +10,8 @@ mod spend;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 
+use captcha_dlq::core::json_read::FromJson;
+use captcha_dlq::core::options::Durability;
 use captcha_dlq::core::ConfigError;
 use captcha_dlq::{Client, Error, Task};
 use clap::{Args as ClapArgs, Parser, Subcommand};
@@ -85,6 +87,10 @@ pub struct Global {
     /// HTTP or SOCKS5 proxy for this client's own traffic.
     #[arg(long, global = true)]
     pub proxy: Option<String>,
+    /// What a committed DLQ write survives: process (the process being killed; default) or
+    /// power_loss (a SQLite DLQ syncs every commit to disk; other DLQs refuse it).
+    #[arg(long, env = "CAPTCHA_DLQ_DURABILITY", global = true)]
+    pub durability: Option<String>,
     /// More log output on stderr (-v: info, -vv: debug).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
@@ -242,6 +248,12 @@ impl RunVerdict {
     }
 }
 
+/// `--durability`, read by the core's rules (the default when not given).
+pub(crate) fn durability(global: &Global) -> Result<Durability, Error> {
+    let Some(given) = &global.durability else { return Ok(Durability::default()) };
+    Durability::from_json(json!(given)).map_err(|e| Error::Config(ConfigError::new("--durability", e.problem)))
+}
+
 /// Reads `--config`: inline JSON, or `@path`.
 pub(crate) fn read_json_arg(field: &str, value: &str) -> Result<String, Error> {
     match value.strip_prefix('@') {
@@ -288,6 +300,8 @@ pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
     if let Some(proxy) = &global.proxy {
         builder = builder.proxy(proxy.clone());
     }
+    // `store` from --config, with --durability added to it.
+    let mut store_section: Option<serde_json::Value> = None;
     if let Some(cfg) = &global.config {
         // Sections of the engine policy, read over the provider's documented defaults.
         let text = read_json_arg("--config", cfg)?;
@@ -297,10 +311,31 @@ pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
             return Err(Error::Config(ConfigError::new("--config", "expected a JSON object like {\"retry\": {…}}")));
         };
         for (name, section) in sections {
-            builder = builder.option(&name, section);
+            if name == "store" {
+                store_section = Some(section);
+            } else {
+                builder = builder.option(&name, section);
+            }
         }
     }
+    if let Some(durability) = &global.durability {
+        durability_option(&mut store_section, durability)?;
+    }
+    if let Some(store) = store_section {
+        builder = builder.option("store", store);
+    }
     builder.build().await
+}
+
+/// Puts `--durability` into the client's `store` options (beside what --config gave there).
+fn durability_option(store: &mut Option<serde_json::Value>, durability: &str) -> Result<(), Error> {
+    match store.get_or_insert_with(|| json!({})) {
+        serde_json::Value::Object(section) => {
+            section.insert("durability".into(), json!(durability));
+            Ok(())
+        }
+        _ => Err(Error::Config(ConfigError::new("--config", "`store` must be an object like {\"timeout_ms\": 5000}"))),
+    }
 }
 
 async fn solve_one(global: &Global, args: SolveArgs) -> Result<u8, Error> {
