@@ -61,8 +61,8 @@ impl Durability {
     }
 
     /// Whether the client can give this durability to a store: it syncs the commits of a
-    /// SQLite file (`sqlite`); any other store keeps its own. The error names `store`
-    /// (`'memory'`, `the Redis store`, `the custom store`).
+    /// SQLite file (`sqlite`); any other store keeps its own. The error names `store` (a quoted
+    /// location such as `"memory"`, or `the custom store`).
     pub fn check_store(self, sqlite: bool, store: &str) -> Result<(), ConfigError> {
         if self == Durability::Process || sqlite {
             return Ok(());
@@ -572,8 +572,8 @@ mod tests {
         let e = camel(json!({"apiKey": "K", "store": {"durability": "disk"}})).unwrap_err();
         assert_eq!(e.field, "store.durability");
         assert!(e.problem.contains("process") && e.problem.contains("power_loss"), "{}", e.problem);
-        assert!(Durability::PowerLoss.check_store(true, "'dlq.sqlite'").is_ok());
-        assert!(Durability::Process.check_store(false, "'memory'").is_ok());
+        assert!(Durability::PowerLoss.check_store(true, "\"dlq.sqlite\"").is_ok());
+        assert!(Durability::Process.check_store(false, "\"memory\"").is_ok());
         let e = Durability::PowerLoss.check_store(false, "the Redis store").unwrap_err();
         assert_eq!(e.field, "store.durability");
         assert!(e.problem.contains("the Redis store is not one"), "{}", e.problem);

@@ -22,36 +22,49 @@ pub async fn open_store(location: &str) -> Result<Arc<dyn DlqStore>, StoreError>
     open_store_with(location, Durability::Process).await
 }
 
+/// What a location string names.
+enum Location<'a> {
+    Empty,
+    Memory,
+    Redis(&'a str),
+    Sqlite(&'a str),
+}
+
+fn classify(location: &str) -> Location<'_> {
+    let location = location.trim();
+    if location.is_empty() {
+        Location::Empty
+    } else if location == "memory" || location == ":memory:" {
+        Location::Memory
+    } else if location.starts_with("redis://") || location.starts_with("rediss://") {
+        Location::Redis(location)
+    } else {
+        Location::Sqlite(location)
+    }
+}
+
 /// Whether the DLQ at `location` can be given `durability`: power-loss durability is applied
 /// to a SQLite file only (not `memory`, not a Redis URL); the error names the location.
 pub fn check_durability(location: &str, durability: Durability) -> Result<(), ConfigError> {
-    let location = location.trim();
-    let sqlite = !(location.is_empty()
-        || location == "memory"
-        || location == ":memory:"
-        || location.starts_with("redis://")
-        || location.starts_with("rediss://"));
-    durability.check_store(sqlite, &Quoted(location).to_string())
+    let sqlite = matches!(classify(location), Location::Sqlite(_));
+    durability.check_store(sqlite, &Quoted(location.trim()).to_string())
 }
 
 /// Opens the DLQ at `location`; `durability` applies to a SQLite file (check it first with
 /// [`check_durability`]: other stores keep their own).
 pub async fn open_store_with(location: &str, durability: Durability) -> Result<Arc<dyn DlqStore>, StoreError> {
-    let location = location.trim();
-    if location.is_empty() {
-        return Err(StoreError::Backend(
-            "the DLQ location is empty: give a file path, `memory` or a redis:// URL".into(),
-        ));
+    match classify(location) {
+        Location::Empty => {
+            Err(StoreError::Backend("the DLQ location is empty: give a file path, `memory` or a redis:// URL".into()))
+        }
+        Location::Memory => Ok(Arc::new(MemoryStore::new())),
+        Location::Redis(url) => Ok(Arc::new(RedisStore::connect(url, DEFAULT_REDIS_NAMESPACE).await?)),
+        Location::Sqlite(path) => {
+            let path = path.to_string();
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(path)?.with_durability(durability))
+                .await
+                .map_err(|e| StoreError::Backend(format!("opening the SQLite store was interrupted: {e}")))??;
+            Ok(Arc::new(store))
+        }
     }
-    if location == "memory" || location == ":memory:" {
-        return Ok(Arc::new(MemoryStore::new()));
-    }
-    if location.starts_with("redis://") || location.starts_with("rediss://") {
-        return Ok(Arc::new(RedisStore::connect(location, DEFAULT_REDIS_NAMESPACE).await?));
-    }
-    let path = location.to_string();
-    let store = tokio::task::spawn_blocking(move || SqliteStore::open(path)?.with_durability(durability))
-        .await
-        .map_err(|e| StoreError::Backend(format!("opening the SQLite store was interrupted: {e}")))??;
-    Ok(Arc::new(store))
 }
