@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Prints the raw and gzipped (-9) sizes of captcha-dlq-web's .wasm and of the JS it ships (the wasm-bindgen glue,
 # its snippets and the wrapper), and checks both against their budgets. Issue 14 sets the .wasm at 230 KB gzipped;
-# it is ~305 KB (bench/README.md: what each cut saved, what is left), so CI enforces 310 KB as a guard against
+# it is ~310 KB (bench/README.md: what each cut saved, what each part costs), so CI enforces 310 KB as a guard against
 # growth and prints the 230 KB target as not met. The shipped JS: at most 15 KB gzipped. Builds the package
 # first unless --no-build is given.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PKG="$HERE/../../bindings-wasm/pkg"
 WASM_TARGET=$((230 * 1024))   # issue 14's target, not met yet: reported, not enforced
-WASM_BUDGET=$((310 * 1024))   # enforced: no growth past today's size (305,433 B on 2026-11-22)
+WASM_BUDGET=$((310 * 1024))   # enforced: a guard against growth (310,524 B on 2026-11-23)
 JS_BUDGET=$((15 * 1024))
 [ "${1:-}" = "--no-build" ] || "$HERE/../../bindings-wasm/build.sh" >/dev/null
 

@@ -96,6 +96,19 @@ fn err(e: rusqlite::Error) -> String {
     format!("sqlite floor: {e}")
 }
 
+/// Deletes the journal entry `id` and returns its task key (`None`: no entry, or one without a key), as the
+/// store does it: a look-up, then a delete by primary key (`DELETE … RETURNING` opens an ephemeral B-tree
+/// per call).
+fn forget_journal_entry(conn: &Connection, id: &str) -> Result<Option<String>, String> {
+    let key: Option<Option<String>> = conn
+        .prepare_cached("SELECT key FROM journal WHERE id = ?1")
+        .and_then(|mut s| s.query_row([id], |row| row.get(0)).optional())
+        .map_err(err)?;
+    let Some(key) = key else { return Ok(None) };
+    conn.prepare_cached("DELETE FROM journal WHERE id = ?1").and_then(|mut s| s.execute([id])).map_err(err)?;
+    Ok(key)
+}
+
 impl SqliteFloor {
     /// A fresh database at `path` with the store's pragmas; `sync_each_commit`: `synchronous =
     /// FULL` (the store's power-loss durability) instead of `NORMAL`.
@@ -137,9 +150,8 @@ impl SqliteFloor {
         upsert
             .execute(params![r.id, r.reason, r.class, r.sitekey, r.page_host, r.dead_lettered_at, r.json])
             .map_err(err)?;
-        let mut forget = self.conn.prepare_cached("DELETE FROM journal WHERE id = ?1 RETURNING key").map_err(err)?;
-        let key: Option<Option<String>> = forget.query_row([&r.id], |row| row.get(0)).optional().map_err(err)?;
-        if let Some(Some(key)) = key {
+        let key = forget_journal_entry(&self.conn, &r.id)?;
+        if let Some(key) = key {
             let mut settle = self
                 .conn
                 .prepare_cached(
@@ -223,7 +235,6 @@ impl SqliteFloor {
     /// with the same id) in one transaction (one by one: a slice of one).
     pub fn journal_forget(&self, ids: &[String], now_ms: i64) -> Result<(), String> {
         self.begin()?;
-        let mut forget = self.conn.prepare_cached("DELETE FROM journal WHERE id = ?1 RETURNING key").map_err(err)?;
         let mut settle = self
             .conn
             .prepare_cached("INSERT OR REPLACE INTO settled (key, id, outcome, at) VALUES (?1, ?2, 'solved', ?3)")
@@ -231,8 +242,7 @@ impl SqliteFloor {
         let mut replayed = self.conn.prepare_cached("DELETE FROM records WHERE id = ?1").map_err(err)?;
         let mut completed = 0i64;
         for id in ids {
-            let key: Option<Option<String>> = forget.query_row([id], |row| row.get(0)).optional().map_err(err)?;
-            if let Some(Some(key)) = key {
+            if let Some(key) = forget_journal_entry(&self.conn, id)? {
                 settle.execute(params![key, id, now_ms]).map_err(err)?;
             }
             completed += replayed.execute([id]).map_err(err)? as i64;
@@ -244,7 +254,7 @@ impl SqliteFloor {
                 .map_err(err)?;
             count.execute([completed]).map_err(err)?;
         }
-        drop((forget, settle, replayed));
+        drop((settle, replayed));
         self.commit()
     }
 
