@@ -150,8 +150,7 @@ impl SqliteFloor {
         upsert
             .execute(params![r.id, r.reason, r.class, r.sitekey, r.page_host, r.dead_lettered_at, r.json])
             .map_err(err)?;
-        let key = forget_journal_entry(&self.conn, &r.id)?;
-        if let Some(key) = key {
+        if let Some(key) = forget_journal_entry(&self.conn, &r.id)? {
             let mut settle = self
                 .conn
                 .prepare_cached(
