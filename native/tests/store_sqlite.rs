@@ -22,36 +22,32 @@ async fn conformance_suite_in_memory() {
     assert_eq!(ran, CASES.len());
 }
 
-#[tokio::test]
-async fn conformance_suite_on_files() {
+/// Runs the suite on a fresh file per case, opened with `durability`; how many cases ran.
+async fn suite_on_files(durability: Durability) -> usize {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut n = 0;
-    let ran = run_store_suite(|| {
+    run_store_suite(|| {
         n += 1;
         let path = dir.path().join(format!("case-{n}.db"));
-        async move { SqliteStore::open(&path).expect("open file store") }
+        async move {
+            SqliteStore::open(&path)
+                .and_then(|s| s.with_durability(durability))
+                .unwrap_or_else(|e| panic!("open file store ({}): {e}", durability.as_str()))
+        }
     })
-    .await;
-    assert_eq!(ran, CASES.len());
+    .await
+}
+
+#[tokio::test]
+async fn conformance_suite_on_files() {
+    assert_eq!(suite_on_files(Durability::Process).await, CASES.len());
 }
 
 /// With power-loss durability (`synchronous = FULL`) every write goes through the connection
 /// thread; the store keeps every promise of the suite.
 #[tokio::test]
 async fn conformance_suite_on_files_synced_at_each_commit() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut n = 0;
-    let ran = run_store_suite(|| {
-        n += 1;
-        let path = dir.path().join(format!("case-{n}.db"));
-        async move {
-            SqliteStore::open(&path)
-                .and_then(|s| s.with_durability(Durability::PowerLoss))
-                .expect("open file store synced at each commit")
-        }
-    })
-    .await;
-    assert_eq!(ran, CASES.len());
+    assert_eq!(suite_on_files(Durability::PowerLoss).await, CASES.len());
 }
 
 #[cfg(unix)]
