@@ -112,7 +112,7 @@ async fn seeds_batch_over_http_then_replay_recovers_both() {
 
 /// The journal once the acknowledgements queued so far have been written.
 async fn settled_journal(client: &Client) -> Vec<captcha_dlq::core::JournalEntry> {
-    for _ in 0..200 {
+    for _ in 0..6_000 {
         let entries = client.dlq().journal().await.unwrap();
         if entries.is_empty() {
             return entries;
@@ -321,7 +321,12 @@ async fn balance_report_and_cancel() {
     let submits_before = mock.counters().requests_to("/in.php");
     let labels = BTreeMap::from([("job".to_string(), "cancelled".to_string())]);
     let handle = client.submit(task(9), labels.clone(), None).await.unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // Readiness wait with a generous bound (not a timing assertion): the provider has it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while mock.counters().requests_to("/in.php") == submits_before {
+        assert!(std::time::Instant::now() < deadline, "the task never reached the provider");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     handle.cancel();
     match handle.wait().await.unwrap_err() {
         Error::Cancelled { runs_on: true, .. } => {}

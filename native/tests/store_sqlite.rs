@@ -375,39 +375,61 @@ impl WriteLock {
     }
 }
 
-/// Lets spawned calls reach the store's queue while the write lock is held. Not a timing
-/// assertion: a slow machine only makes the groups smaller, which the asserts allow.
-async fn let_calls_queue() {
-    tokio::time::sleep(Duration::from_millis(300)).await;
+/// Waits until `n` calls wait on the store's thread (held there by a [`WriteLock`]), so that
+/// what the test then releases is known to be queued. A readiness wait with a generous bound,
+/// not a timing assertion.
+async fn until_queued(store: &SqliteStore, n: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while store.group_commit_stats().queued < n {
+        assert!(std::time::Instant::now() < deadline, "{n} calls never reached the store's thread");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
+/// A store whose thread waits for a held write lock as long as a slow machine may need.
+fn patient_store(path: &Path) -> SqliteStore {
+    SqliteStore::open(path).expect("open").with_busy_timeout(Duration::from_secs(120))
+}
+
+/// Writes queued behind one lock share transactions: the first group is taken when the first
+/// call arrives, and everything that queued behind it is the next (up to 128 writes each).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_that_arrive_together_share_a_transaction() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dlq.db");
-    let store = SqliteStore::open(&path).expect("open");
-    let before = store.group_commit_stats();
-    let lock = WriteLock::take(&path);
-    let mut tasks = Vec::new();
-    for i in 0..100u64 {
-        let store = store.clone();
-        tasks.push(tokio::spawn(async move {
+    let store = patient_store(&path);
+    let locked_phase = |write: fn(SqliteStore, u64) -> tokio::task::JoinHandle<Result<(), StoreError>>| {
+        let (store, path) = (store.clone(), path.clone());
+        async move {
+            let before = store.group_commit_stats();
+            let lock = WriteLock::take(&path);
+            let tasks: Vec<_> = (0..100u64).map(|i| write(store.clone(), i)).collect();
+            until_queued(&store, 100).await;
+            lock.release();
+            for task in tasks {
+                task.await.expect("task").expect("the write lands");
+            }
+            let after = store.group_commit_stats();
+            (after.transactions - before.transactions, after.writes - before.writes)
+        }
+    };
+    let upserts = locked_phase(|store, i| {
+        tokio::spawn(async move {
             let id = format!("task-{i:03}");
             let mut entry = sample_journal_entry(&id, 1);
             entry.key = Some(format!("key-{i:03}"));
-            store.journal_upsert(&entry).await?;
-            store.push(sample_record(&id, i)).await.map(drop)
-        }));
-    }
-    let_calls_queue().await;
-    lock.release();
-    for task in tasks {
-        task.await.expect("task").expect("journal_upsert then push");
-    }
-    let after = store.group_commit_stats();
-    let (transactions, writes) = (after.transactions - before.transactions, after.writes - before.writes);
-    assert_eq!(writes, 200, "every call is one write");
-    assert!(transactions * 2 <= writes, "{writes} writes in {transactions} transactions: no grouping");
+            store.journal_upsert(&entry).await
+        })
+    })
+    .await;
+    assert_eq!(upserts.1, 100, "every call is one write");
+    assert!(upserts.0 <= 2, "100 queued writes in {} transactions: no grouping", upserts.0);
+    let pushes = locked_phase(|store, i| {
+        tokio::spawn(async move { store.push(sample_record(&format!("task-{i:03}"), i)).await.map(drop) })
+    })
+    .await;
+    assert_eq!(pushes.1, 100, "every call is one write");
+    assert!(pushes.0 <= 2, "100 queued writes in {} transactions: no grouping", pushes.0);
     let now = at(100_000);
     assert_eq!(store.count(&Filter::all(), now).await.expect("count"), 100);
     assert!(store.journal_entries().await.expect("journal").is_empty(), "each push removed its entry");
@@ -420,7 +442,7 @@ async fn writes_that_arrive_together_share_a_transaction() {
 async fn a_lost_lease_in_a_group_fails_only_its_caller() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dlq.db");
-    let store = SqliteStore::open(&path).expect("open");
+    let store = patient_store(&path);
     for i in 0..10 {
         store.push(sample_record(&format!("r{i}"), i)).await.expect("push");
     }
@@ -434,7 +456,7 @@ async fn a_lost_lease_in_a_group_fails_only_its_caller() {
         let store = store.clone();
         completes.push(tokio::spawn(async move { (token.nonce.clone(), store.complete(&token, at(601)).await) }));
     }
-    let_calls_queue().await;
+    until_queued(&store, 11).await;
     lock.release();
     for task in completes {
         match task.await.expect("task") {
@@ -444,16 +466,19 @@ async fn a_lost_lease_in_a_group_fails_only_its_caller() {
         }
     }
     let after = store.group_commit_stats();
-    assert!(after.transactions - before.transactions < after.writes - before.writes, "the completes were grouped");
+    assert_eq!(after.writes - before.writes, 11);
+    assert!(after.transactions - before.transactions <= 2, "the completes were not grouped");
     let stats = store.stats(at(602)).await.expect("stats");
     assert_eq!((stats.total, stats.completed), (0, 10), "the failed call did not undo the others");
 }
 
 /// Calls made together from one task (a client's driver polls its store calls side by side)
-/// share transactions even with nothing holding the lock: none of them runs alone on the
-/// caller's thread, which would give each a transaction of its own.
+/// go to the store's thread, where they can share transactions, even with nothing holding the
+/// lock: at most the last of them, finding the others answered, commits alone on the caller's
+/// thread. (How many transactions the thread then makes depends on how fast the calls arrive;
+/// `bench/` measures it.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_polled_together_share_a_transaction_without_a_lock() {
+async fn calls_polled_together_go_to_the_store_thread_without_a_lock() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(dir.path().join("dlq.db")).expect("open");
     let before = store.group_commit_stats();
@@ -462,9 +487,9 @@ async fn calls_polled_together_share_a_transaction_without_a_lock() {
         pushed.expect("push");
     }
     let after = store.group_commit_stats();
-    let (transactions, writes) = (after.transactions - before.transactions, after.writes - before.writes);
-    assert_eq!(writes, 100);
-    assert!(transactions * 4 <= writes, "{writes} writes in {transactions} transactions: not grouped");
+    assert_eq!(after.writes - before.writes, 100);
+    let alone = after.on_callers_threads - before.on_callers_threads;
+    assert!(alone <= 1, "{alone} of 100 calls polled together committed alone on the caller's thread");
     assert_eq!(store.count(&Filter::all(), at(1_000)).await.expect("count"), 100);
 }
 

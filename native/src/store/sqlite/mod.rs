@@ -302,14 +302,18 @@ mod tests {
             normal.push(sample_record(&format!("r{i}"), i)).await.expect("push");
             full.push(sample_record(&format!("r{i}"), i)).await.expect("push");
         }
-        assert_eq!(normal.writer.lone_commits(), 5, "one-by-one writes commit on the caller's thread");
-        assert_eq!(full.writer.lone_commits(), 0, "no write commits on a caller's thread");
+        assert_eq!(
+            normal.group_commit_stats().on_callers_threads,
+            5,
+            "one-by-one writes commit on the caller's thread"
+        );
+        assert_eq!(full.group_commit_stats().on_callers_threads, 0, "no write commits on a caller's thread");
         assert_eq!(full.group_commit_stats().writes, 5);
         assert_eq!(full.count(&Filter::all(), at(0)).await.expect("count"), 5);
         let back = full.with_durability(Durability::Process).expect("back to NORMAL");
         assert_eq!(back.writer.synchronous(), 1);
         back.push(sample_record("r5", 5)).await.expect("push");
-        assert_eq!(back.writer.lone_commits(), 1, "lone writes return to the caller's thread");
+        assert_eq!(back.group_commit_stats().on_callers_threads, 1, "lone writes return to the caller's thread");
     }
 
     /// A connection that may not write (as a read-only file or mount would make it): every
@@ -345,7 +349,7 @@ mod tests {
     async fn a_write_the_database_refuses_fails_alone_and_undoes_itself() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("dlq.db");
-        let store = SqliteStore::open(&path).expect("open");
+        let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_secs(120));
         // Hold the write lock so that the calls below queue up into one group.
         let lock = Connection::open(&path).expect("second connection");
         lock.execute_batch("BEGIN IMMEDIATE").expect("lock");
@@ -366,7 +370,12 @@ mod tests {
                 store.writer.write(work).await
             })
         };
-        tokio::time::sleep(Duration::from_millis(300)).await; // let the calls queue (not a timing assert)
+        // A readiness wait with a generous bound, not a timing assertion: all 11 calls queued.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while store.group_commit_stats().queued < 11 {
+            assert!(std::time::Instant::now() < deadline, "the calls never reached the store's thread");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         lock.execute_batch("ROLLBACK").expect("unlock");
         for push in pushes {
             push.await.expect("task").expect("the other writes commit");

@@ -241,6 +241,10 @@ pub struct GroupCommitStats {
     pub transactions: u64,
     /// Write calls run in them.
     pub writes: u64,
+    /// Of those transactions, the ones a lone write committed on its caller's thread.
+    pub on_callers_threads: u64,
+    /// Calls handed to the store's thread and not yet answered, now.
+    pub queued: u64,
 }
 
 #[derive(Debug, Default)]
@@ -382,6 +386,8 @@ impl Writer {
         GroupCommitStats {
             transactions: self.counts.transactions.load(Ordering::Relaxed),
             writes: self.counts.writes.load(Ordering::Relaxed),
+            on_callers_threads: self.counts.lone_commits.load(Ordering::Relaxed),
+            queued: self.counts.pending.load(Ordering::Acquire),
         }
     }
 
@@ -405,12 +411,6 @@ impl Writer {
     #[cfg(test)]
     pub(super) fn synchronous(&self) -> i64 {
         lock(&self.shared).conn.pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap_or(-1)
-    }
-
-    /// Write transactions committed on callers' threads so far.
-    #[cfg(test)]
-    pub(super) fn lone_commits(&self) -> u64 {
-        self.counts.lone_commits.load(Ordering::Relaxed)
     }
 }
 
