@@ -664,6 +664,26 @@ export interface DriverStatus {
   /** The account error that stopped submissions, if any. */
   accountFailure: string | null;
   storeDown: boolean;
+  /** Store writes asked for and not yet ended (journal entries, answers, dead letters): a task
+   * leaves `jobs` when it ends; its dead letter is in the store once this drains. */
+  storeWrites: number;
+  unreachableEpisodes: number;
+  /** Each provider's state, in configuration order. */
+  providers: LaneStatus[];
+}
+
+export interface LaneStatus {
+  name: string;
+  baseUrl: string;
+  health: 'ready' | 'probing' | 'held' | 'open' | 'unreachable' | 'account_out' | 'unsupported';
+  inFlight: number;
+  inFlightLimit: number;
+  /** Tasks waiting at this provider for a submission slot. */
+  queued: number;
+  /** The account error that stopped submissions here, if any. */
+  accountFailure?: string;
+  /** The end of an account hold (RFC 3339), while one lasts. */
+  heldUntil?: string;
   unreachableEpisodes: number;
 }
 

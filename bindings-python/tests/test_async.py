@@ -77,11 +77,14 @@ def test_async_after_close_raises_closed(mock: Mock) -> None:
 
 
 async def _settled(client: Client) -> None:
-    """Until every task still known runs on without a caller (the cancellations are done)."""
+    """Until every task still known runs on without a caller and the dead letters of the
+    cancelled ones are in the store (a task leaves ``jobs`` before its record is written)."""
+    deadline = asyncio.get_running_loop().time() + 60
     while True:
         status = client.status()
-        if status["jobs"] == status["detached"]:
+        if status["jobs"] == status["detached"] and status["store_writes"] == 0:
             return
+        assert asyncio.get_running_loop().time() < deadline, f"the cancellations never settled: {status}"
         await asyncio.sleep(0.02)
 
 
@@ -152,10 +155,26 @@ def test_cancelled_solve_many_async_keeps_what_was_solved(mock: Mock) -> None:
     async def main() -> None:
         async with Client(API_KEY, "2captcha", MemoryDlq(), base_url=mock.base_url, **SLOW) as client:
             tasks = [task(0), task(1), RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/slow")]
+            # Counts what the stream under solve_many_async has handed it: each result is in
+            # its slot before any other task of the loop runs.
+            handed = 0
+            stream = client.solve_iter_async
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                async def each() -> Any:
+                    nonlocal handed
+                    async for result in stream(*args, **kwargs):
+                        handed += 1
+                        yield result
+
+                return each()
+
+            client.solve_iter_async = counted  # type: ignore[method-assign]
             run = asyncio.ensure_future(client.solve_many_async(tasks))
-            while mock.counters()["tasks_solved"] < 2:
+            deadline = asyncio.get_running_loop().time() + 60
+            while handed < 2:
+                assert asyncio.get_running_loop().time() < deadline, "the two answers never came"
                 await asyncio.sleep(0.02)
-            await asyncio.sleep(0.3)  # let the two answers reach the caller's loop
             run.cancel()
             with pytest.raises(asyncio.CancelledError) as info:
                 await run

@@ -164,6 +164,10 @@ pub struct DriverStatus {
     /// The account error that stopped submissions (at every provider), if any.
     pub account_failure: Option<String>,
     pub store_down: bool,
+    /// Store writes asked for and not yet ended (journal entries, answers, removals, dead
+    /// letters): a task leaves `jobs` when it ends, its dead letter is in the store once this
+    /// count drains (or [`Client::flush`](crate::Client::flush) returns).
+    pub store_writes: usize,
     /// How often a provider was found unreachable since the client started.
     pub unreachable_episodes: u32,
     /// Each provider's state, in configuration order.
@@ -457,6 +461,7 @@ impl Driver {
                     detached: self.detached.len(),
                     account_failure: self.engine.account_failure().map(|f| format!("{}: {}", f.code, f.description)),
                     store_down: self.store_calls.is_down(),
+                    store_writes: self.store_calls.unfinished(),
                     unreachable_episodes: self.engine.unreachable_episodes(),
                     providers: self.engine.lanes(),
                 });

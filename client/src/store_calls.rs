@@ -163,6 +163,11 @@ impl StoreCalls {
         self.answer_flushes();
     }
 
+    /// Writes queued or running.
+    pub(crate) fn unfinished(&self) -> usize {
+        self.unfinished.len()
+    }
+
     /// Whether nothing is queued or running.
     pub(crate) fn is_idle(&self) -> bool {
         self.queues.is_empty()

@@ -238,9 +238,18 @@ async fn a_hung_store_is_reported_and_the_work_resumes_when_it_is_back() {
     })
     .await;
     assert_eq!(mock.counters().requests_to("/in.php"), 0, "no task goes out while its journal cannot be written");
+    // The status counts the five journal entries waiting for the store.
+    within("the five journal writes to show in the status", async {
+        while client.status().await.unwrap().store_writes != 5 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
     store.mode.store(OK, Ordering::SeqCst);
     let results = within("the batch", running).await.unwrap();
     assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
+    client.flush().await.unwrap();
+    assert_eq!(client.status().await.unwrap().store_writes, 0, "every write ended");
     assert!(events.lock().unwrap().iter().any(|e| matches!(e, Event::StoreAvailable { .. })));
     assert_eq!(client.store_health().failures, 0, "nothing was given up: the store came back in time");
     client.close().await;

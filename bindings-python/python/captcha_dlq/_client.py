@@ -463,7 +463,9 @@ class Client:
 
     def status(self) -> Dict[str, Any]:
         """What the client is doing: ``jobs``, ``in_flight``, ``in_flight_limit``, ``detached``
-        (tasks running on after their caller cancelled), ``account_failure``, ``store_down``…"""
+        (tasks running on after their caller cancelled), ``account_failure``, ``store_down``,
+        ``store_writes`` (store writes not yet ended: a task leaves ``jobs`` when it ends, its
+        dead letter is in the store once this drains), ``providers``…"""
         return dict(json.loads(call(self._native.status)))
 
     def store_health(self) -> Dict[str, Any]:

@@ -68,6 +68,7 @@ pub(crate) fn render(chrome: &Chrome, p: &OverviewPage<'_>) -> Markup {
                 dt { "Store" }
                 dd data-stat="store" {
                     @if p.health.available { span.good { "answering" } } @else { span.bad { "not answering" } }
+                    @if let Some(st) = p.status.filter(|st| st.store_writes > 0) { " · " (st.store_writes) " writes under way" }
                     @if p.health.failures > 0 { " · " (p.health.failures) " writes given up" }
                     @if let Some(e) = &p.health.last_error { " · last error: " (e) }
                 }
