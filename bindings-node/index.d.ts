@@ -765,6 +765,9 @@ export declare class Client {
   /** Lets submissions flow again after an account error was fixed. */
   resetCircuit(): Promise<void>;
   status(): Promise<DriverStatus>;
+  /** Resolves once every store write asked for so far has ended (dead letters, journal entries,
+   * the removals taken answers ask for): a read of the DLQ after it sees them. */
+  flush(): Promise<void>;
   storeHealth(): Promise<StoreHealth>;
   /** Stops once queued writes are done; tasks in flight stay in the journal for `recover()`. */
   close(): Promise<void>;

@@ -441,10 +441,20 @@ export function bind(native) {
       return call(() => client.resetCircuit());
     }
 
-    /** What the client is doing: `{jobs, inFlight, inFlightLimit, detached, accountFailure, storeDown, …}`. */
+    /** What the client is doing: `{jobs, inFlight, inFlightLimit, detached, accountFailure, storeDown, storeWrites, …}`. */
     async status() {
       const client = await this.#opening;
       return call(() => client.status());
+    }
+
+    /**
+     * Resolves once every store write asked for so far has ended: dead letters, journal entries and
+     * the removals that taken answers ask for (each written, or given up after its retries, which
+     * `storeHealth().failures` counts). A read of the DLQ after it sees them.
+     */
+    async flush() {
+      const client = await this.#opening;
+      return call(() => client.flush());
     }
 
     /** The store's health as the client last saw it: `{available, failures, lastError}`. */

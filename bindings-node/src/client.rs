@@ -263,6 +263,13 @@ impl NativeClient {
         host::value(&self.client.store_health(), Casing::Camel)
     }
 
+    /// Resolves once every store write asked for so far has ended (`Client::flush`).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn flush<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let client = self.client.clone();
+        error::promise(env, async move { client.flush().await.map_err(fail) })
+    }
+
     /// Stops the driver once its queued writes are done; tasks in flight stay in the journal.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {

@@ -245,6 +245,11 @@ impl NativeClient {
         self.run(py, |client| async move { client.status().await.map(|s| host::value(&s, SNAKE).to_string()) })
     }
 
+    /// Returns once every store write asked for so far has ended (`Client::flush`).
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |client| async move { client.flush().await })
+    }
+
     fn store_health(&self) -> PyResult<String> {
         Ok(host::value(&self.live()?.store_health(), SNAKE).to_string())
     }

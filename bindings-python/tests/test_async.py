@@ -74,18 +74,21 @@ def test_async_after_close_raises_closed(mock: Mock) -> None:
     with pytest.raises(Closed) as info:
         asyncio.run(main())
     assert info.value.code == "CLOSED"
+    with pytest.raises(Closed):
+        client.flush()
 
 
 async def _settled(client: Client) -> None:
-    """Until every task still known runs on without a caller and the dead letters of the
-    cancelled ones are in the store (a task leaves ``jobs`` before its record is written)."""
+    """Until every task still known runs on without a caller, then until the dead letters of
+    the cancelled ones are in the store (a task leaves ``jobs`` before its record is written)."""
     deadline = asyncio.get_running_loop().time() + 60
     while True:
         status = client.status()
-        if status["jobs"] == status["detached"] and status["store_writes"] == 0:
-            return
+        if status["jobs"] == status["detached"]:
+            break
         assert asyncio.get_running_loop().time() < deadline, f"the cancellations never settled: {status}"
         await asyncio.sleep(0.02)
+    await client.flush_async()
 
 
 def _check_nothing_paid_twice(mock: Mock, client: Client, answered: int, n: int) -> None:

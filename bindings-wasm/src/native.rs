@@ -228,6 +228,15 @@ impl NativeClient {
         json_to_js(&host::value(&self.client.store_health(), CAMEL))
     }
 
+    /// Resolves once every store write asked for so far has ended (`Client::flush`).
+    pub fn flush(&self) -> Promise {
+        let client = self.client.clone();
+        promise(async move {
+            client.flush().await.js()?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Stops the driver once its queued writes are done; tasks in flight stay in the journal.
     pub fn close(&self) -> Promise {
         let client = self.client.clone();

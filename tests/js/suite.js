@@ -369,6 +369,29 @@ export function suite(pkg, { mock }) {
     },
 
     {
+      name: 'flush: once it resolves, the DLQ holds the dead letters of what an abort cancelled before it was sent',
+      async run() {
+        const name = 'flush';
+        await script({ rules: [neverReady('/page/')] });
+        const log = eventLog();
+        // One submission every 5 s: the abort finds the other tasks accepted and not yet sent.
+        const client = new Client(options(name, { polling: PATIENT, onEvent: log.onEvent, rate: { submitsPerSecond: 0.2 } }));
+        const controller = new AbortController();
+        const many = client.solveMany([1, 2, 3, 4, 5, 6].map(page), { concurrency: 6, signal: controller.signal });
+        many.catch(() => {}); // checked below
+        await until(() => log.named('submitted').length, (n) => n === 1);
+        controller.abort();
+        await rejects(many, Aborted, { code: 'ABORTED' }, 'solveMany aborted');
+        await client.flush();
+        const sent = await submits(name);
+        ok(sent >= 1 && sent < 6, `some tasks were sent, some not: ${sent}`);
+        equal(await client.dlq.count({ reasons: ['Cancelled'] }), 6 - sent, 'each task never sent is a Cancelled record');
+        equal((await client.status()).storeWrites, 0, 'no store write is left');
+        await client.close();
+      },
+    },
+
+    {
       name: 'solveStream: results arrive as they end, before a task that never completes; it stays within concurrency',
       async run() {
         const name = 'stream';

@@ -468,6 +468,17 @@ class Client:
         dead letter is in the store once this drains), ``providers``…"""
         return dict(json.loads(call(self._native.status)))
 
+    def flush(self) -> None:
+        """Returns once every store write asked for so far has ended: dead letters (of
+        cancelled tasks too), journal entries, and the removals that taken answers ask for
+        (each written, or given up after its retries, which ``store_health()`` counts). A read
+        of the DLQ after it sees them."""
+        call(self._native.flush)
+
+    async def flush_async(self) -> None:
+        """``flush`` for asyncio (the event loop keeps running meanwhile)."""
+        await asyncio.get_running_loop().run_in_executor(None, self.flush)
+
     def store_health(self) -> Dict[str, Any]:
         """The store as the client last saw it: ``available``, ``failures``, ``last_error``."""
         return dict(json.loads(call(self._native.store_health)))
