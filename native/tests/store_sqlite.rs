@@ -375,15 +375,30 @@ impl WriteLock {
     }
 }
 
-/// Waits until `n` calls wait on the store's thread (held there by a [`WriteLock`]), so that
-/// what the test then releases is known to be queued. A readiness wait with a generous bound,
-/// not a timing assertion.
-async fn until_queued(store: &SqliteStore, n: u64) {
+/// Starts the calls `spawn` makes while another process holds the write lock, releases it once
+/// every one of them waits on the store's thread (a readiness wait with a generous bound, not a
+/// timing assertion), and returns their results in order with the transactions and writes they
+/// took.
+async fn behind_a_lock<T: Send + 'static>(
+    store: &SqliteStore,
+    path: &Path,
+    spawn: impl FnOnce() -> Vec<tokio::task::JoinHandle<T>>,
+) -> (Vec<T>, u64, u64) {
+    let before = store.group_commit_stats();
+    let lock = WriteLock::take(path);
+    let tasks = spawn();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while store.group_commit_stats().queued < n {
-        assert!(std::time::Instant::now() < deadline, "{n} calls never reached the store's thread");
+    while store.group_commit_stats().queued < tasks.len() as u64 {
+        assert!(std::time::Instant::now() < deadline, "{} calls never reached the store's thread", tasks.len());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    lock.release();
+    let mut results = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        results.push(task.await.expect("task"));
+    }
+    let after = store.group_commit_stats();
+    (results, after.transactions - before.transactions, after.writes - before.writes)
 }
 
 /// A store whose thread waits for a held write lock as long as a slow machine may need.
@@ -398,38 +413,35 @@ async fn writes_that_arrive_together_share_a_transaction() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dlq.db");
     let store = patient_store(&path);
-    let locked_phase = |write: fn(SqliteStore, u64) -> tokio::task::JoinHandle<Result<(), StoreError>>| {
-        let (store, path) = (store.clone(), path.clone());
-        async move {
-            let before = store.group_commit_stats();
-            let lock = WriteLock::take(&path);
-            let tasks: Vec<_> = (0..100u64).map(|i| write(store.clone(), i)).collect();
-            until_queued(&store, 100).await;
-            lock.release();
-            for task in tasks {
-                task.await.expect("task").expect("the write lands");
-            }
-            let after = store.group_commit_stats();
-            (after.transactions - before.transactions, after.writes - before.writes)
-        }
-    };
-    let upserts = locked_phase(|store, i| {
-        tokio::spawn(async move {
-            let id = format!("task-{i:03}");
-            let mut entry = sample_journal_entry(&id, 1);
-            entry.key = Some(format!("key-{i:03}"));
-            store.journal_upsert(&entry).await
-        })
+    let (upserted, transactions, writes) = behind_a_lock(&store, &path, || {
+        (0..100u64)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let id = format!("task-{i:03}");
+                    let mut entry = sample_journal_entry(&id, 1);
+                    entry.key = Some(format!("key-{i:03}"));
+                    store.journal_upsert(&entry).await
+                })
+            })
+            .collect()
     })
     .await;
-    assert_eq!(upserts.1, 100, "every call is one write");
-    assert!(upserts.0 <= 2, "100 queued writes in {} transactions: no grouping", upserts.0);
-    let pushes = locked_phase(|store, i| {
-        tokio::spawn(async move { store.push(sample_record(&format!("task-{i:03}"), i)).await.map(drop) })
+    upserted.into_iter().for_each(|r| r.expect("the write lands"));
+    assert_eq!(writes, 100, "every call is one write");
+    assert!(transactions <= 2, "100 queued writes in {transactions} transactions: no grouping");
+    let (pushed, transactions, writes) = behind_a_lock(&store, &path, || {
+        (0..100u64)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move { store.push(sample_record(&format!("task-{i:03}"), i)).await })
+            })
+            .collect()
     })
     .await;
-    assert_eq!(pushes.1, 100, "every call is one write");
-    assert!(pushes.0 <= 2, "100 queued writes in {} transactions: no grouping", pushes.0);
+    pushed.into_iter().for_each(|r| drop(r.expect("the write lands")));
+    assert_eq!(writes, 100, "every call is one write");
+    assert!(transactions <= 2, "100 queued writes in {transactions} transactions: no grouping");
     let now = at(100_000);
     assert_eq!(store.count(&Filter::all(), now).await.expect("count"), 100);
     assert!(store.journal_entries().await.expect("journal").is_empty(), "each push removed its entry");
@@ -449,25 +461,26 @@ async fn a_lost_lease_in_a_group_fails_only_its_caller() {
     let leased = store.receive(&Filter::all(), 10, LEASE, at(600)).await.expect("receive");
     assert_eq!(leased.len(), 10);
     let stale = LeaseToken { id: "r3".into(), nonce: "not-the-nonce".into() };
-    let before = store.group_commit_stats();
-    let lock = WriteLock::take(&path);
-    let mut completes = Vec::new();
-    for token in leased.iter().map(|l| l.token.clone()).chain([stale]) {
-        let store = store.clone();
-        completes.push(tokio::spawn(async move { (token.nonce.clone(), store.complete(&token, at(601)).await) }));
-    }
-    until_queued(&store, 11).await;
-    lock.release();
-    for task in completes {
-        match task.await.expect("task") {
+    let tokens: Vec<LeaseToken> = leased.iter().map(|l| l.token.clone()).chain([stale]).collect();
+    let (completed, transactions, writes) = behind_a_lock(&store, &path, || {
+        tokens
+            .into_iter()
+            .map(|token| {
+                let store = store.clone();
+                tokio::spawn(async move { (token.nonce.clone(), store.complete(&token, at(601)).await) })
+            })
+            .collect()
+    })
+    .await;
+    for outcome in completed {
+        match outcome {
             (nonce, Err(StoreError::LeaseLost { id })) if nonce == "not-the-nonce" => assert_eq!(id, "r3"),
             (nonce, result) if nonce != "not-the-nonce" => result.expect("a valid token completes"),
             other => panic!("the stale token must lose its lease: {other:?}"),
         }
     }
-    let after = store.group_commit_stats();
-    assert_eq!(after.writes - before.writes, 11);
-    assert!(after.transactions - before.transactions <= 2, "the completes were not grouped");
+    assert_eq!(writes, 11);
+    assert!(transactions <= 2, "the completes were not grouped");
     let stats = store.stats(at(602)).await.expect("stats");
     assert_eq!((stats.total, stats.completed), (0, 10), "the failed call did not undo the others");
 }
