@@ -124,17 +124,36 @@ async fn journal_len(dlq: &str) -> usize {
     SqliteStore::open(dlq).unwrap().journal_entries().await.unwrap().len()
 }
 
-/// Stops `child` (SIGSTOP), then counts the submissions the mock accepted that the store does
-/// not know were accepted: neither a journal entry with a provider task id nor a settled key.
-async fn freeze_and_count_unconfirmed(child: &Child, mock: &MockHandle, dlq: &str) -> u64 {
-    let stopped = Command::new("kill").args(["-STOP", &child.id().to_string()]).status().unwrap();
-    assert!(stopped.success());
-    // Answers already on their way in are counted by the mock either way; let them land.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+/// Kills `child`, waits until the mock has handled every request the process had sent, then counts
+/// the submissions the mock accepted that the store does not know were accepted: neither a journal
+/// entry with a provider task id nor a settled key. Counted after the kill, so nothing moves under
+/// the count: the store is the dead process's last word, and the mock has nothing left to read.
+async fn kill_and_count_unconfirmed(child: &mut Child, mock: &MockHandle, dlq: &str) -> u64 {
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The kernel closed the process's connections; the mock reads what they still held, then sees
+    // them end. A connection still in the listen queue would be accepted (and counted) later.
+    let port = mock.addr().port();
+    let drained = || mock.open_connections() == 0 && listen_queue(port) == 0;
+    wait_until("the mock to handle what the killed process sent", drained).await;
     let created = mock.counters().tasks_created;
     let store = SqliteStore::open(dlq).unwrap();
     let known = journaled_ids(dlq).await as u64 + store.settled("").await.unwrap().len() as u64;
     created.saturating_sub(known)
+}
+
+/// Connections waiting in the accept queue of the IPv4 socket listening on `port` (Linux's
+/// `/proc/net/tcp`: a listening socket's `rx_queue` is its accept queue).
+fn listen_queue(port: u16) -> u64 {
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp is readable");
+    let local = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() > 4 && f[1].ends_with(&local) && f[3] == "0A")
+        .and_then(|f| f[4].split(':').nth(1).map(|rx| u64::from_str_radix(rx, 16).unwrap()))
+        .unwrap_or_else(|| panic!("no socket listens on port {port} in /proc/net/tcp"))
 }
 
 /// Journal entries that name their provider task (submitted, and known to be).
@@ -159,10 +178,7 @@ async fn a_batch_killed_and_run_again_pays_for_each_line_once() {
     let args = ["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg, "--json"];
     let mut child = spawn(&args, &out);
     wait_until("20 submissions", || mock.counters().tasks_created >= 20).await;
-    // Frozen, then counted, then killed: nothing moves between the count and the kill.
-    let unconfirmed = freeze_and_count_unconfirmed(&child, &mock, &dlq).await;
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let unconfirmed = kill_and_count_unconfirmed(&mut child, &mock, &dlq).await;
     let killed_at = mock.counters().tasks_created;
     let again = tokio::task::spawn_blocking({
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -203,9 +219,7 @@ async fn killing_recover_again_and_again_loses_no_answer_and_pays_nothing_twice(
     let mut child =
         spawn(&["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg], &out);
     wait_until("50 submissions", || mock.counters().tasks_created >= 50).await;
-    let unconfirmed = freeze_and_count_unconfirmed(&child, &mock, &dlq).await;
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let unconfirmed = kill_and_count_unconfirmed(&mut child, &mock, &dlq).await;
 
     let recover = ["recover", "--json", "--dlq", &dlq, "--base-url", &base, "--config", &cfg];
     let mut kills = 0;

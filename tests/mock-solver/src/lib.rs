@@ -96,6 +96,12 @@ impl MockHandle {
         lock(&self.shared).counters.clone()
     }
 
+    /// Connections accepted and not yet closed. Once a client process is killed and this is 0,
+    /// every request it had sent has been handled and counted.
+    pub fn open_connections(&self) -> usize {
+        lock(&self.shared).open_connections
+    }
+
     /// The current script.
     pub fn config(&self) -> MockConfig {
         lock(&self.shared).config.clone()

@@ -56,7 +56,9 @@ pub(crate) async fn accept_loop(listener: TcpListener, shared: Shared) {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    connections.spawn(serve_connection(stream, shared.clone()));
+                    // Counted here, not in the task: a connection accepted is open before its task first runs.
+                    let open = OpenConnection::new(shared.clone());
+                    connections.spawn(serve_connection(stream, open, shared.clone()));
                 }
                 // Out of file descriptors and the like: wait instead of spinning.
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -66,7 +68,23 @@ pub(crate) async fn accept_loop(listener: TcpListener, shared: Shared) {
     }
 }
 
-async fn serve_connection(stream: TcpStream, shared: Shared) {
+/// Counts a connection as open from its acceptance until its task ends (also when the task is aborted).
+struct OpenConnection(Shared);
+
+impl OpenConnection {
+    fn new(shared: Shared) -> OpenConnection {
+        lock(&shared).open_connections += 1;
+        OpenConnection(shared)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        lock(&self.0).open_connections -= 1;
+    }
+}
+
+async fn serve_connection(stream: TcpStream, _open: OpenConnection, shared: Shared) {
     let _ = stream.set_nodelay(true);
     let Ok(std_stream) = stream.into_std() else { return };
     let Ok(socket) = std_stream.try_clone() else { return };

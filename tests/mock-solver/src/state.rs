@@ -75,6 +75,8 @@ pub(crate) struct State {
     next_id: u64,
     /// Refused submits so far per rule (the last slot is the default behavior), for `fail_first_submits`.
     refusals: Vec<u32>,
+    /// Connections accepted and not yet closed; not a counter, so `reset` leaves it alone.
+    pub open_connections: usize,
 }
 
 impl State {
@@ -89,6 +91,7 @@ impl State {
             order: VecDeque::new(),
             next_id: FIRST_TASK_ID,
             refusals,
+            open_connections: 0,
         }
     }
 
