@@ -7,10 +7,12 @@ import os
 import stat
 from pathlib import Path
 
+import logging
+
 import pytest
 from conftest import API_KEY, FAST, Mock
 
-from captcha_dlq import Client, InvalidConfig, IoError, MemoryDlq, RecaptchaV2, StoreOptions
+from captcha_dlq import Client, InvalidConfig, IoError, MemoryDlq, RecaptchaV2, StoreError, StoreOptions
 
 
 def test_power_loss_durability_on_a_sqlite_dlq(mock: Mock, tmp_path: Path) -> None:
@@ -18,6 +20,19 @@ def test_power_loss_durability_on_a_sqlite_dlq(mock: Mock, tmp_path: Path) -> No
     with Client(API_KEY, "2captcha", str(tmp_path / "synced.sqlite"), base_url=mock.base_url, store=store, **FAST) as c:
         c.solve_many([RecaptchaV2(sitekey="6Le-K", page_url=f"https://example.com/page/{i}") for i in range(5)])
         assert c.dlq.count() == 2, "the seed script's failures are dead-lettered in the synced file"
+
+
+def test_a_dlq_location_that_cannot_hold_a_store_fails_at_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="captcha_dlq")
+    for location in ["", "dlq\0.sqlite"]:
+        with pytest.raises(InvalidConfig) as config:
+            Client(API_KEY, dlq=location)
+        assert config.value.field == "dlq"
+    for location, problem in [(tmp_path / "missing" / "d.sqlite", "No such file"), (tmp_path, "is a directory")]:
+        with pytest.raises(StoreError) as store:
+            Client(API_KEY, dlq=str(location), store=StoreOptions(retry_for_ms=60_000))
+        assert problem in str(store.value) and str(location) in str(store.value)
+    assert not [r.getMessage() for r in caplog.records if "trying again" in r.getMessage()], "not retried"
 
 
 def test_dlq_round_trip(mock: Mock, tmp_path: Path) -> None:

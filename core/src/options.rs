@@ -160,6 +160,18 @@ pub struct ClientOptions {
     pub submit: SubmitOptions,
 }
 
+/// What is wrong with a DLQ location whatever the front end: an empty one names no store, and
+/// no store's name holds a NUL (file systems, URLs and IndexedDB names refuse it).
+fn dlq_location_problem(location: &str) -> Option<&'static str> {
+    if location.trim().is_empty() {
+        Some("is empty: name a store (`memory`, a SQLite file path, a `redis://` URL; `indexeddb:NAME` in the browser)")
+    } else if location.contains('\0') {
+        Some("contains a NUL character")
+    } else {
+        None
+    }
+}
+
 /// The options as given, before the providers are resolved.
 struct Raw {
     api_key: Option<String>,
@@ -346,6 +358,9 @@ impl ClientOptions {
         }
         if raw.concurrency == 0 {
             return Err(ConfigError::new(name("concurrency"), "must be at least 1"));
+        }
+        if let Some(problem) = raw.dlq.as_deref().and_then(dlq_location_problem) {
+            return Err(ConfigError::new(name("dlq"), problem));
         }
         Ok(ClientOptions {
             providers,
@@ -577,6 +592,18 @@ mod tests {
         let e = Durability::PowerLoss.check_store(false, "the Redis store").unwrap_err();
         assert_eq!(e.field, "store.durability");
         assert!(e.problem.contains("the Redis store is not one"), "{}", e.problem);
+    }
+
+    #[test]
+    fn a_dlq_location_that_names_no_store_is_refused_at_once() {
+        for (given, named) in [("", "is empty"), ("  \t", "is empty"), ("dlq\0.sqlite", "NUL")] {
+            let e = camel(json!({"apiKey": "K", "dlq": given})).unwrap_err();
+            assert_eq!(e.field, "dlq");
+            assert!(e.problem.contains(named), "{given:?}: {}", e.problem);
+        }
+        for fine in ["memory", "dlq.sqlite", "redis://127.0.0.1:6379", "indexeddb:captcha"] {
+            assert_eq!(camel(json!({"apiKey": "K", "dlq": fine})).unwrap().dlq.as_deref(), Some(fine));
+        }
     }
 
     #[test]

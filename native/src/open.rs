@@ -54,9 +54,10 @@ pub fn check_durability(location: &str, durability: Durability) -> Result<(), Co
 /// [`check_durability`]: other stores keep their own).
 pub async fn open_store_with(location: &str, durability: Durability) -> Result<Arc<dyn DlqStore>, StoreError> {
     match classify(location) {
-        Location::Empty => {
-            Err(StoreError::Backend("the DLQ location is empty: give a file path, `memory` or a redis:// URL".into()))
-        }
+        Location::Empty => Err(StoreError::Unusable {
+            location: Quoted(location).to_string(),
+            problem: "it is empty: give a file path, `memory` or a redis:// URL".into(),
+        }),
         Location::Memory => Ok(Arc::new(MemoryStore::new())),
         Location::Redis(url) => Ok(Arc::new(RedisStore::connect(url, DEFAULT_REDIS_NAMESPACE).await?)),
         Location::Sqlite(path) => {

@@ -185,6 +185,46 @@ async fn client_over(mock: &MockHandle, store: Arc<dyn DlqStore>, events: Option
     builder.build().await.unwrap()
 }
 
+/// A DLQ location that cannot hold a store fails the build at its first try, naming the
+/// problem: the store retry (`retry_for_ms`, here a minute) is for a store that is locked or
+/// restarting, not for a path or a URL that waiting does not fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dlq_location_that_cannot_hold_a_store_fails_the_build_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-directory").join("dlq.sqlite");
+    let too_long = dir.path().join("x".repeat(300));
+    let unusable = [
+        (missing.display().to_string(), "No such file or directory"),
+        (dir.path().display().to_string(), "it is a directory"),
+        (too_long.display().to_string(), "File name too long"),
+        ("redis://[::1".to_string(), "not a valid URL"),
+    ];
+    let build = |location: &str| {
+        captcha_dlq::builder()
+            .api_key("test-key")
+            .dlq(location)
+            .option("store", json!({"timeout_ms": 300, "retry_for_ms": 60_000}))
+            .build()
+    };
+    for (location, problem) in unusable {
+        match within("the build", build(&location)).await {
+            Err(Error::Store(e @ StoreError::Unusable { .. })) => {
+                assert!(!e.is_transient(), "{e}");
+                assert!(e.to_string().contains(problem), "{location}: {e}");
+            }
+            Err(other) => panic!("{location}: expected an unusable location, got {other}"),
+            Ok(_) => panic!("{location}: the build succeeded"),
+        }
+    }
+    for (location, problem) in [("", "is empty"), ("dlq\0.sqlite", "NUL")] {
+        match within("the build", build(location)).await {
+            Err(Error::Config(e)) => assert!(e.field == "dlq" && e.problem.contains(problem), "{location:?}: {e}"),
+            Err(other) => panic!("{location:?}: expected a config error, got {other}"),
+            Ok(_) => panic!("{location:?}: the build succeeded"),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journal_that_cannot_be_written_means_nothing_is_submitted() {
     let mock = mock(30, vec![]).await;

@@ -444,6 +444,9 @@ export function suite(pkg, { mock }) {
         // Power-loss durability is for a SQLite DLQ only: a memory DLQ refuses it (so does every browser store).
         await rejects(new Client(options(name, { store: { durability: 'power_loss' } })).ready(), InvalidConfig, { field: 'store.durability' }, 'power_loss on a memory DLQ');
         await rejects(new Client(options(name, { store: { durability: 'disk' } })).ready(), InvalidConfig, { field: 'store.durability' }, 'an unknown durability');
+        // A location that names no store is refused as an option, before any store is tried.
+        await rejects(new Client(options(name, { dlq: '' })).ready(), InvalidConfig, { field: 'dlq' }, 'an empty DLQ location');
+        await rejects(new Client(options(name, { dlq: 'dlq\0' })).ready(), InvalidConfig, { field: 'dlq' }, 'a NUL in the DLQ location');
         let thrown;
         try {
           new Client(options(name, { onEvent: 5 }));

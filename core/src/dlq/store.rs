@@ -227,6 +227,10 @@ pub enum StoreError {
     NewerSchema { location: String, found: u32, supported: u32 },
     #[error("a stored record could not be decoded: {0}")]
     Decode(String),
+    /// The location names something that cannot hold a store (a missing directory, a
+    /// directory, a malformed URL): trying again will not help; the user must change it.
+    #[error("the DLQ location {location} cannot be used: {problem}")]
+    Unusable { location: String, problem: String },
     #[error("store backend error: {0}")]
     Backend(String),
     /// The store did not answer in time (the driver's per-call timeout).

@@ -134,16 +134,22 @@ impl RedisStore {
     /// Connect to `url` (`redis://[:password@]host[:port][/db]`) and use the keys of `namespace`.
     pub async fn connect(url: &str, namespace: &str) -> Result<Self, StoreError> {
         if namespace.is_empty() || namespace.contains(['{', '}']) || namespace.chars().any(char::is_whitespace) {
-            return Err(StoreError::Backend(format!(
-                "invalid Redis namespace {namespace:?}: it must be non-empty, without braces or spaces"
-            )));
+            return Err(StoreError::Unusable {
+                location: format!("namespace {namespace:?}"),
+                problem: "a Redis namespace must be non-empty, without braces or spaces".into(),
+            });
         }
         // Never echo the URL itself: it may carry a password.
-        let mut parsed = url::Url::parse(url).map_err(|e| StoreError::Backend(format!("invalid Redis URL: {e}")))?;
+        let mut parsed = url::Url::parse(url).map_err(|e| StoreError::Unusable {
+            location: "(a Redis URL, not shown: it may carry a password)".into(),
+            problem: format!("it is not a valid URL: {e}"),
+        })?;
         let _ = parsed.set_password(None);
         let _ = parsed.set_username("");
         let location = format!("{parsed} (namespace {namespace})");
-        let client = redis::Client::open(url).map_err(|e| backend(&location, &e))?;
+        // Opening a client only reads the URL (it connects below): what it refuses stays refused.
+        let client = redis::Client::open(url)
+            .map_err(|e| StoreError::Unusable { location: location.clone(), problem: e.to_string() })?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(5)))
             .set_response_timeout(Some(Duration::from_secs(30)))

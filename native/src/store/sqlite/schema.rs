@@ -91,9 +91,34 @@ pub(super) fn create_private(path: &Path, location: &str) -> Result<(), StoreErr
     }
     match options.open(path) {
         Ok(_) => Ok(()),
+        // `create_new` on a directory fails as "exists" too; SQLite would then fail to open it.
+        Err(e) if e.kind() == ErrorKind::AlreadyExists && path.is_dir() => Err(StoreError::Unusable {
+            location: location.to_string(),
+            problem: "it is a directory: name a file in it".into(),
+        }),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if cannot_hold_a_file(e.kind()) => Err(StoreError::Unusable {
+            location: location.to_string(),
+            problem: format!("cannot create the file: {e}"),
+        }),
         Err(e) => Err(StoreError::Backend(format!("cannot create {location}: {e}"))),
     }
+}
+
+/// Whether a failure to create the file is about the path itself (no such directory, a
+/// directory in the way, a name the file system refuses, no permission), which waiting does
+/// not change, rather than about the moment (too many open files, a full disk).
+fn cannot_hold_a_file(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::NotFound
+            | ErrorKind::InvalidInput
+            | ErrorKind::InvalidFilename
+            | ErrorKind::IsADirectory
+            | ErrorKind::NotADirectory
+            | ErrorKind::PermissionDenied
+            | ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 /// Checks the file is ours (or empty), sets the pragmas and brings the schema up to date.
