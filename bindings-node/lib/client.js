@@ -170,14 +170,15 @@ export function bind(native) {
     async export(path, options) {
       const client = await this.#ready();
       if (typeof client.exportFile !== 'function') throw invalidArgument('path', 'no file system here: use exportText()');
-      return call(() => client.exportFile(path, plain(options ?? {})));
+      // `?? null`: napi reads no JSON value from `undefined`; from null the core names the argument.
+      return call(() => client.exportFile(path ?? null, plain(options ?? {})));
     }
 
     /** Node: upserts the records of an export file; how many. */
     async import(path) {
       const client = await this.#ready();
       if (typeof client.importFile !== 'function') throw invalidArgument('path', 'no file system here: use importText()');
-      return call(() => client.importFile(path));
+      return call(() => client.importFile(path ?? null));
     }
 
     /** Removes the matching records not under a lease; `{}` removes every record (the filter is required). */
@@ -383,13 +384,13 @@ export function bind(native) {
     /** Tells the provider whether the answer of `providerTaskId` was right. */
     async report(providerTaskId, good) {
       const client = await this.#opening;
-      return call(() => client.report(providerTaskId, good));
+      return call(() => client.report(providerTaskId ?? null, good ?? null));
     }
 
     /** The balance at the provider named `name` (its `name` in `providers`). */
     async balanceOf(name) {
       const client = await this.#opening;
-      return call(() => client.balanceOf(name));
+      return call(() => client.balanceOf(name ?? null));
     }
 
     /** Every provider's balance: `[{provider, balance} | {provider, error}]`, errors as the package's classes. */
@@ -402,7 +403,7 @@ export function bind(native) {
     /** Tells the provider that solved `solution` (as this client handed it out) whether it was right. */
     async reportSolution(solution, good) {
       const client = await this.#opening;
-      return call(() => client.reportSolution(plain(solution), good));
+      return call(() => client.reportSolution(plain(solution), good ?? null));
     }
 
     /** What this client spent since it started, by provider, kind and label (with its budget). */

@@ -163,9 +163,12 @@ impl NativeClient {
 
     /// The balance at the provider named `provider` (its `name` in `providers`).
     #[napi(ts_return_type = "Promise<number>")]
-    pub fn balance_of<'env>(&self, env: &'env Env, provider: String) -> napi::Result<PromiseRaw<'env, f64>> {
+    pub fn balance_of<'env>(&self, env: &'env Env, name: Value) -> napi::Result<PromiseRaw<'env, f64>> {
         let client = self.client.clone();
-        error::promise(env, async move { client.balance_of(&provider).await.map_err(fail) })
+        error::promise(env, async move {
+            let name: String = host::argument(name, "name").map_err(fail)?;
+            client.balance_of(&name).await.map_err(fail)
+        })
     }
 
     /// `[{provider, balance} | {provider, error}]`, in configuration order.
@@ -181,11 +184,12 @@ impl NativeClient {
         &self,
         env: &'env Env,
         solution: Value,
-        good: bool,
+        good: Value,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let client = self.client.clone();
         error::promise(env, async move {
             let solution = host::solution_ref(solution, Casing::Camel).map_err(fail)?;
+            let good: bool = host::argument(good, "good").map_err(fail)?;
             client.report_solution(&solution, good).await.map_err(fail)
         })
     }
@@ -237,11 +241,15 @@ impl NativeClient {
     pub fn report<'env>(
         &self,
         env: &'env Env,
-        provider_task_id: String,
-        good: bool,
+        provider_task_id: Value,
+        good: Value,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let client = self.client.clone();
-        error::promise(env, async move { client.report(&provider_task_id, good).await.map_err(fail) })
+        error::promise(env, async move {
+            let id: String = host::argument(provider_task_id, "providerTaskId").map_err(fail)?;
+            let good: bool = host::argument(good, "good").map_err(fail)?;
+            client.report(&id, good).await.map_err(fail)
+        })
     }
 
     /// Lets submissions flow again after an account error was fixed.
@@ -294,11 +302,12 @@ impl NativeClient {
     pub fn export_file<'env>(
         &self,
         env: &'env Env,
-        path: String,
+        path: Value,
         args: Option<Value>,
     ) -> napi::Result<PromiseRaw<'env, u32>> {
         let dlq = self.client.dlq();
         error::promise(env, async move {
+            let path: String = host::argument(path, "path").map_err(fail)?;
             let mut args = match args {
                 None | Some(Value::Null) => json!({}),
                 Some(other) => other,
@@ -325,9 +334,10 @@ impl NativeClient {
 
     /// Node only: upserts the records of an export file (or the seeds' `captcha-dlq.json`).
     #[napi(ts_return_type = "Promise<number>")]
-    pub fn import_file<'env>(&self, env: &'env Env, path: String) -> napi::Result<PromiseRaw<'env, Value>> {
+    pub fn import_file<'env>(&self, env: &'env Env, path: Value) -> napi::Result<PromiseRaw<'env, Value>> {
         let dlq = self.client.dlq();
         error::promise(env, async move {
+            let path: String = host::argument(path, "path").map_err(fail)?;
             let read = path.clone();
             let text = tokio::task::spawn_blocking(move || std::fs::read_to_string(read))
                 .await

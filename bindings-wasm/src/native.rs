@@ -164,8 +164,8 @@ impl NativeClient {
     pub fn report(&self, provider_task_id: JsValue, good: JsValue) -> Promise {
         let client = self.client.clone();
         promise(async move {
-            let id = provider_task_id.as_string().ok_or_else(|| config("providerTaskId", "expected a string"))?;
-            let good = good.as_bool().ok_or_else(|| config("good", "expected true or false"))?;
+            let id: String = host::argument(arg(provider_task_id, "providerTaskId")?, "providerTaskId").js()?;
+            let good: bool = host::argument(arg(good, "good")?, "good").js()?;
             client.report(&id, good).await.js()?;
             Ok(JsValue::UNDEFINED)
         })
@@ -176,7 +176,7 @@ impl NativeClient {
     pub fn balance_of(&self, name: JsValue) -> Promise {
         let client = self.client.clone();
         promise(async move {
-            let name = name.as_string().ok_or_else(|| config("name", "expected a provider's name"))?;
+            let name: String = host::argument(arg(name, "name")?, "name").js()?;
             Ok(JsValue::from_f64(client.balance_of(&name).await.js()?))
         })
     }
@@ -193,7 +193,7 @@ impl NativeClient {
         let client = self.client.clone();
         promise(async move {
             let solution = host::solution_ref(arg(solution, "solution")?, CAMEL).js()?;
-            let good = good.as_bool().ok_or_else(|| config("good", "expected true or false"))?;
+            let good: bool = host::argument(arg(good, "good")?, "good").js()?;
             client.report_solution(&solution, good).await.js()?;
             Ok(JsValue::UNDEFINED)
         })

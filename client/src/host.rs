@@ -27,6 +27,12 @@ fn call_options<T: FromJson>(value: Value, casing: Casing, call: &str) -> Result
     read_cased(value, casing).map_err(|e| Error::Config(ConfigError::new(e.field_under(call), e.problem)))
 }
 
+/// One positional argument of a call (a provider task id, a provider's name, a file path,
+/// `good`), read as `T`; `field` names it as the host's API does.
+pub fn argument<T: FromJson>(value: Value, field: &str) -> Result<T, Error> {
+    T::from_json(value).map_err(|e| Error::Config(ConfigError::new(e.field_under(field), e.problem)))
+}
+
 /// A task as a host gives it (a task object), checked by the core.
 pub fn task(value: Value) -> Result<Task, Error> {
     Task::from_json_value(value).map_err(Error::InvalidTask)

@@ -65,6 +65,10 @@ test('export(path) writes a file only its owner can read, in the format its name
   assert.equal(fs.readFileSync(jsonl, 'utf8').trim().split('\n').length, 1, 'one record per line');
   for (const f of [json, jsonl]) assert.ok(!fs.readFileSync(f, 'utf8').includes(SECRET), 'the key is not exported');
   await assert.rejects(client.dlq.export(json, { fromat: 'jsonl' }), (e) => e instanceof InvalidConfig && e.field === 'export: fromat');
+  for (const notAPath of [undefined, 5, { path: json }]) {
+    await assert.rejects(client.dlq.export(notAPath), (e) => e instanceof InvalidConfig && e.field === 'path', `export(${notAPath})`);
+    await assert.rejects(client.dlq.import(notAPath), (e) => e instanceof InvalidConfig && e.field === 'path', `import(${notAPath})`);
+  }
 
   const other = new Client(options());
   assert.equal(await other.dlq.import(json), 2);

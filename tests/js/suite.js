@@ -459,6 +459,10 @@ export function suite(pkg, { mock }) {
         await rejects(client.solve({ type: 'recaptcha_v2', sitekey: '', pageUrl: 'https://example.com/' }), InvalidTask, { code: 'INVALID_TASK', field: 'sitekey' }, 'empty sitekey');
         await rejects(client.solve({ type: 'no-such-kind' }), InvalidTask, { code: 'INVALID_TASK' }, 'unknown kind');
         await rejects(client.report('71823400', true), ProviderError, { code: 'PROVIDER_ERROR' }, 'report of an unknown task');
+        // Positional arguments are checked by the core and named as the API names them.
+        await rejects(client.report(71823400, true), InvalidConfig, { field: 'providerTaskId' }, 'a task id that is a number');
+        await rejects(client.report('71823400', 'yes'), InvalidConfig, { field: 'good' }, 'good that is not a boolean');
+        await rejects(client.balanceOf(5), InvalidConfig, { field: 'name' }, 'a provider name that is a number');
         await client.close();
         await rejects(client.solve(page(1)), Closed, { code: 'CLOSED' }, 'solve after close');
 
