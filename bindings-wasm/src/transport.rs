@@ -15,7 +15,9 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use captcha_dlq_client::core::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
+use captcha_dlq_client::core::{
+    HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind, MAX_RESPONSE_BYTES,
+};
 use captcha_dlq_client::{BoxFuture, Transport};
 use gloo_net::http::RequestBuilder;
 use gloo_timers::callback::Timeout;
@@ -39,7 +41,7 @@ impl Transport for FetchTransport {
     fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, TransportError>> {
         let keys = self.keys.clone();
         Box::pin(async move {
-            let origin = origin(&request.url);
+            let origin = request.origin();
             exchange(request, &origin).await.map_err(|e| {
                 let message = keys.iter().fold(e.message, |text, key| key.redact(&text));
                 TransportError::new(e.kind, message)
@@ -113,7 +115,17 @@ async fn exchange(request: HttpRequest, origin: &str) -> Result<HttpResponse, Tr
     let built = built.map_err(|e| TransportError::new(TransportErrorKind::Other, format!("bad request: {e}")))?;
     let response = built.send().await.map_err(|e| failed(Stage::Fetch, e))?;
     let status = response.status();
+    // A declared length over the limit is not read at all (the guard aborts the request); an
+    // undeclared one is read, then refused: `fetch` gives a body whole or as a stream of chunks,
+    // and a stream is not worth its code for answers this small.
+    let declared = response.headers().get("content-length").and_then(|n| n.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
+        return Err(TransportError::body_too_large(origin));
+    }
     let body = response.binary().await.map_err(|e| failed(Stage::Body, e))?;
+    if body.len() > MAX_RESPONSE_BYTES {
+        return Err(TransportError::body_too_large(origin));
+    }
     guard.0 = None;
     drop(timer);
     Ok(HttpResponse::new(status, body))
@@ -123,14 +135,4 @@ async fn exchange(request: HttpRequest, origin: &str) -> Result<HttpResponse, Tr
 enum Stage {
     Fetch,
     Body,
-}
-
-/// `scheme://host:port` of a URL, for messages (the path, the query and any userinfo may
-/// hold the key).
-fn origin(url: &str) -> String {
-    let start = url.find("://").map_or(0, |i| i + 3);
-    let end = url[start..].find(['/', '?', '#', '\\']).map_or(url.len(), |i| start + i);
-    let authority = &url[start..end];
-    let host = authority.rfind('@').map_or(authority, |at| &authority[at + 1..]);
-    format!("{}{host}", &url[..start])
 }

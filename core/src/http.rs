@@ -110,6 +110,17 @@ impl HttpRequest {
         })
     }
 
+    /// `scheme://host:port` of the URL, for messages: the path, the query and any userinfo
+    /// may hold the key.
+    pub fn origin(&self) -> String {
+        let url = self.url.as_str();
+        let start = url.find("://").map_or(0, |i| i + 3);
+        let end = url[start..].find(['/', '?', '#', '\\']).map_or(url.len(), |i| start + i);
+        let authority = &url[start..end];
+        let host = authority.rfind('@').map_or(authority, |at| &authority[at + 1..]);
+        format!("{}{host}", &url[..start])
+    }
+
     /// The path of the URL (`/in.php`, `/createTask`), for events and metrics.
     pub fn endpoint(&self) -> &str {
         let after_scheme = self.url.split_once("://").map_or(self.url.as_str(), |(_, rest)| rest);
@@ -165,15 +176,45 @@ pub enum TransportErrorKind {
     Other,
 }
 
+/// The most of a response body a transport reads. A solving service's answers are small (a
+/// batch poll of 100 tokens is ~300 KB); a longer body is not its protocol (a proxy's page, a
+/// stream that never ends), and reading on would only fill memory until the request timed out.
+pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
+
 impl TransportError {
     pub fn new(kind: TransportErrorKind, message: impl Into<String>) -> Self {
         TransportError { kind, message: message.into() }
+    }
+
+    /// A response body longer than [`MAX_RESPONSE_BYTES`], not read further. A `Reset`: the
+    /// request reached the service, whose answer is lost.
+    pub fn body_too_large(origin: &str) -> Self {
+        TransportError::new(
+            TransportErrorKind::Reset,
+            format!(
+                "the answer from {origin} is longer than {} MiB, which no solving service sends; it was not read further",
+                MAX_RESPONSE_BYTES >> 20
+            ),
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_origin_leaves_out_what_may_hold_the_key() {
+        let key = Secret::new("0123456789abcdef0123456789abcdef");
+        for (url, origin) in [
+            ("https://api.example.com/in.php?key=0123456789abcdef0123456789abcdef", "https://api.example.com"),
+            ("http://user:0123456789abcdef@127.0.0.1:8080/res.php", "http://127.0.0.1:8080"),
+            ("https://h.example\\@evil.example/x", "https://h.example"),
+            ("https://api.example.com", "https://api.example.com"),
+        ] {
+            assert_eq!(HttpRequest::new(Method::Get, url, &key).origin(), origin, "{url}");
+        }
+    }
 
     #[test]
     fn debug_never_shows_the_key() {

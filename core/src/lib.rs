@@ -34,7 +34,7 @@ pub mod weburl;
 pub use class::{ErrorClass, Failure};
 pub use engine::{Action, Cancelled, Engine, EngineConfig, Event, JobId, RequestId};
 pub use error::{ConfigError, InvalidTask};
-pub use http::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
+pub use http::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind, MAX_RESPONSE_BYTES};
 pub use journal::JournalEntry;
 pub use labels::Labels;
 pub use provider::Provider;

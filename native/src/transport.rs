@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use captcha_dlq_client::{BoxFuture, Error, Transport};
-use captcha_dlq_core::{HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind};
+use captcha_dlq_core::{
+    HttpRequest, HttpResponse, Method, Secret, TransportError, TransportErrorKind, MAX_RESPONSE_BYTES,
+};
 
 /// reqwest as the orchestration's [`Transport`].
 #[derive(Clone, Debug)]
@@ -46,6 +48,7 @@ impl ReqwestTransport {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
         };
+        let req_origin = req.origin();
         let mut builder = self.client.request(method, &req.url).timeout(req.timeout);
         for (name, value) in &req.headers {
             builder = builder.header(name, value);
@@ -53,10 +56,22 @@ impl ReqwestTransport {
         if let Some(body) = req.body {
             builder = builder.body(body);
         }
-        let response = builder.send().await.map_err(|e| self.convert(e))?;
+        let mut response = builder.send().await.map_err(|e| self.convert(e))?;
         let status = response.status().as_u16();
-        let body = response.bytes().await.map_err(|e| self.convert(e))?;
-        Ok(HttpResponse::new(status, body.to_vec()))
+        // Read chunk by chunk so that a body over the limit is dropped (and the connection with
+        // it) as soon as it passes it, declared or not.
+        let too_large = || TransportError::body_too_large(&req_origin);
+        if response.content_length().is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.convert(e))? {
+            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(HttpResponse::new(status, body))
     }
 
     fn convert(&self, e: reqwest::Error) -> TransportError {

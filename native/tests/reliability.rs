@@ -444,6 +444,68 @@ async fn an_unreachable_provider_fails_fast_as_network() {
     client.close().await;
 }
 
+/// A server that answers every request with a body that never ends, or one whose declared length
+/// is 1 GB; counts the bytes it managed to write before the client hung up.
+async fn endless_answers(declared: bool) -> (String, Arc<std::sync::atomic::AtomicU64>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let written = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let count = written.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let count = count.clone();
+            tokio::spawn(async move {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let head = if declared {
+                    "HTTP/1.1 200 OK\r\ncontent-length: 1000000000\r\n\r\n"
+                } else {
+                    "HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n"
+                };
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b'x'; 64 * 1024];
+                while socket.write_all(&chunk).await.is_ok() {
+                    count.fetch_add(chunk.len() as u64, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (url, written)
+}
+
+/// An answer longer than any solving service sends is not read to its end (nor into memory):
+/// the request fails as a lost answer naming the limit, and the task ends in the DLQ saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_never_ends_is_cut_off_at_the_limit() {
+    for declared in [false, true] {
+        let (url, written) = endless_answers(declared).await;
+        let mut config = fast_config();
+        config.retry.max_attempts = 1;
+        let client = captcha_dlq::builder()
+            .api_key("test-key")
+            .base_url(url)
+            .dlq("memory")
+            .config(config)
+            .build()
+            .await
+            .unwrap();
+        match within("the solve", client.solve(task(0))).await {
+            Err(Error::SolveFailed { record, .. }) => {
+                assert!(record.description.contains("longer than 4 MiB"), "{record:?}");
+            }
+            other => panic!("expected a dead letter, got {other:?}"),
+        }
+        // The client hung up at the limit: the server could write at most what the socket
+        // buffers held beyond it (a few MiB on loopback), never the whole stream.
+        let sent = written.load(Ordering::SeqCst);
+        assert!(sent < 64 << 20, "{sent} bytes were written to a client that should have stopped at 4 MiB");
+        client.close().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_means_what_it_says() {
     let mock = mock(1500, vec![]).await;

@@ -369,6 +369,20 @@ export function suite(pkg, { mock }) {
     },
 
     {
+      name: 'an answer longer than any solving service sends is not read: the task ends in the DLQ saying so',
+      async run() {
+        const name = 'oversized';
+        // Every submit gets 5 MiB of filler back (the mock declares its length).
+        await script({ faults: { oversized: 1, endpoints: ['/in.php'] } });
+        const client = new Client(options(name, { retry: { maxAttempts: 1, backoff: { kind: 'fixed', delayMs: 10 }, transientMinDelayMs: 10 } }));
+        const e = await rejects(client.solve(page(1)), SolveFailed, { code: 'SOLVE_FAILED' }, 'an oversized answer');
+        ok(e.record.description.includes('longer than 4 MiB'), `the dead letter says why: ${e.record.description}`);
+        equal(await client.dlq.count(), 1, 'the task is in the DLQ');
+        await client.close();
+      },
+    },
+
+    {
       name: 'flush: once it resolves, the DLQ holds the dead letters of what an abort cancelled before it was sent',
       async run() {
         const name = 'flush';

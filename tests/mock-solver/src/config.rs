@@ -91,13 +91,14 @@ impl MockConfig {
             ("faults.html_502", f.html_502),
             ("faults.truncated_json", f.truncated_json),
             ("faults.connection_reset", f.connection_reset),
+            ("faults.oversized", f.oversized),
             ("faults.slow_rate", f.slow_rate),
         ] {
             if !(0.0..=1.0).contains(&rate) {
                 return Err(format!("invalid mock config: {name} must be within 0..=1, got {rate}"));
             }
         }
-        let total = f.http_5xx + f.html_502 + f.truncated_json + f.connection_reset;
+        let total = f.http_5xx + f.html_502 + f.truncated_json + f.connection_reset + f.oversized;
         if total > 1.0 + 1e-9 {
             return Err(format!("invalid mock config: the faults rates add up to {total}, more than 1"));
         }
@@ -211,6 +212,9 @@ pub struct Faults {
     pub truncated_json: f64,
     /// Rate of TCP resets without any answer.
     pub connection_reset: f64,
+    /// Rate of `200` answers whose body is 5 MiB of filler, longer than any service's answer
+    /// (the request takes no effect).
+    pub oversized: f64,
     /// Delay added to answers, in milliseconds.
     pub slow_ms: u64,
     /// Rate of answers delayed by `slow_ms`.
@@ -227,6 +231,7 @@ impl Default for Faults {
             html_502: 0.0,
             truncated_json: 0.0,
             connection_reset: 0.0,
+            oversized: 0.0,
             slow_ms: 0,
             slow_rate: 1.0,
             endpoints: Vec::new(),

@@ -30,6 +30,9 @@ use crate::{json_api, v1};
 /// Largest request body read (base64 images stay far below it).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
+/// The body of an `oversized` answer: more than a client should read of one.
+const OVERSIZED_BYTES: usize = 5 << 20;
+
 pub(crate) type Shared = Arc<Mutex<State>>;
 
 /// The state lock; a panic elsewhere while holding it must not take the mock down with it.
@@ -149,6 +152,9 @@ async fn handle(
         Some(Fault::Html502) => {
             let page = Reply { status: 502, content_type: "text/html", body: NGINX_502.to_string() };
             return Ok(respond(page, cors));
+        }
+        Some(Fault::Oversized) => {
+            return Ok(respond(Reply::text("x".repeat(OVERSIZED_BYTES)), cors));
         }
         Some(Fault::TruncatedJson) | None => {}
     }

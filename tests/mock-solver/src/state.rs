@@ -52,6 +52,7 @@ pub(crate) enum Fault {
     Html502,
     TruncatedJson,
     ConnectionReset,
+    Oversized,
 }
 
 impl Fault {
@@ -61,6 +62,7 @@ impl Fault {
             Fault::Html502 => "html_502",
             Fault::TruncatedJson => "truncated_json",
             Fault::ConnectionReset => "connection_reset",
+            Fault::Oversized => "oversized",
         }
     }
 }
@@ -140,6 +142,7 @@ impl State {
             return (None, None);
         }
         let (http_5xx, html_502, truncated, reset) = (f.http_5xx, f.html_502, f.truncated_json, f.connection_reset);
+        let oversized = f.oversized;
         let (slow_ms, slow_rate) = (f.slow_ms, f.slow_rate);
         let slow = (slow_ms > 0 && self.rng.f64() < slow_rate).then(|| Duration::from_millis(slow_ms));
         let draw = self.rng.f64();
@@ -151,6 +154,8 @@ impl State {
             Some(Fault::TruncatedJson)
         } else if draw < http_5xx + html_502 + truncated + reset {
             Some(Fault::ConnectionReset)
+        } else if draw < http_5xx + html_502 + truncated + reset + oversized {
+            Some(Fault::Oversized)
         } else {
             None
         };
