@@ -103,7 +103,7 @@ def test_task_classes_check_themselves_when_constructed(build: Any, field: str) 
         ({"base_url": "http://solver.example.com"}, InvalidConfig, "base_url"),
         ({"proxy": "not a proxy url"}, InvalidConfig, "proxy"),
         ({"dlq": object()}, InvalidConfig, "dlq"),
-        ({"dlq": ""}, StoreError, None),
+        ({"dlq": ""}, InvalidConfig, "dlq"),
         ({"api_key": ""}, InvalidConfig, "api_key"),
         ({"api_key": 42}, InvalidConfig, "api_key"),
         ({"allow_insecure_http": "yes"}, InvalidConfig, "allow_insecure_http"),
