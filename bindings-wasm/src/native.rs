@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use captcha_dlq_client::core::json_read::Casing;
+use captcha_dlq_client::core::json_read::{Casing, FromJson};
 use captcha_dlq_client::core::options::ClientOptions;
 use captcha_dlq_client::core::{Event, InvalidTask};
 use captcha_dlq_client::{
@@ -48,6 +48,11 @@ fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> 
 /// A JS argument as JSON, or a configuration error naming it.
 fn arg(value: JsValue, field: &str) -> Result<Value, JsValue> {
     from_js(value).map_err(|e| config(field, e))
+}
+
+/// A positional JS argument read as `T` by the core's rules (`host::argument`), named `field`.
+fn positional<T: FromJson>(value: JsValue, field: &str) -> Result<T, JsValue> {
+    host::argument(arg(value, field)?, field).js()
 }
 
 /// Starts a client: `options` without `onEvent` (and without `dlq` when that is a store
@@ -164,8 +169,8 @@ impl NativeClient {
     pub fn report(&self, provider_task_id: JsValue, good: JsValue) -> Promise {
         let client = self.client.clone();
         promise(async move {
-            let id: String = host::argument(arg(provider_task_id, "providerTaskId")?, "providerTaskId").js()?;
-            let good: bool = host::argument(arg(good, "good")?, "good").js()?;
+            let id: String = positional(provider_task_id, "providerTaskId")?;
+            let good: bool = positional(good, "good")?;
             client.report(&id, good).await.js()?;
             Ok(JsValue::UNDEFINED)
         })
@@ -176,7 +181,7 @@ impl NativeClient {
     pub fn balance_of(&self, name: JsValue) -> Promise {
         let client = self.client.clone();
         promise(async move {
-            let name: String = host::argument(arg(name, "name")?, "name").js()?;
+            let name: String = positional(name, "name")?;
             Ok(JsValue::from_f64(client.balance_of(&name).await.js()?))
         })
     }
@@ -193,7 +198,7 @@ impl NativeClient {
         let client = self.client.clone();
         promise(async move {
             let solution = host::solution_ref(arg(solution, "solution")?, CAMEL).js()?;
-            let good: bool = host::argument(arg(good, "good")?, "good").js()?;
+            let good: bool = positional(good, "good")?;
             client.report_solution(&solution, good).await.js()?;
             Ok(JsValue::UNDEFINED)
         })
