@@ -43,24 +43,23 @@ impl ReqwestTransport {
         Ok(ReqwestTransport { client, keys })
     }
 
-    pub async fn execute(&self, req: HttpRequest) -> Result<HttpResponse, TransportError> {
+    pub async fn execute(&self, mut req: HttpRequest) -> Result<HttpResponse, TransportError> {
         let method = match req.method {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
         };
-        let req_origin = req.origin();
         let mut builder = self.client.request(method, &req.url).timeout(req.timeout);
         for (name, value) in &req.headers {
             builder = builder.header(name, value);
         }
-        if let Some(body) = req.body {
+        if let Some(body) = req.body.take() {
             builder = builder.body(body);
         }
         let mut response = builder.send().await.map_err(|e| self.convert(e))?;
         let status = response.status().as_u16();
         // Read chunk by chunk so that a body over the limit is dropped (and the connection with
-        // it) as soon as it passes it, declared or not.
-        let too_large = || TransportError::body_too_large(&req_origin);
+        // it) as soon as it passes it, declared or not. The origin is worked out only then.
+        let too_large = || TransportError::body_too_large(&req.origin());
         if response.content_length().is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
             return Err(too_large());
         }
