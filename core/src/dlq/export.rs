@@ -17,11 +17,12 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::cased;
 use crate::class::{reason, ErrorClass};
 use crate::classify::class_of;
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
 use crate::json_field::json_type;
-use crate::json_read::FromJson;
+use crate::json_read::{Casing, FromJson};
 use crate::task::Task;
 use crate::time::Timestamp;
 
@@ -34,23 +35,29 @@ pub const SEED_LABEL: &str = "imported_from";
 
 /// Records as a pretty-printed JSON array.
 pub fn export_json(records: &[DeadLetterRecord]) -> String {
-    serde_json::to_string_pretty(records).unwrap_or_else(|e| unreachable_serialize(&e))
+    let values = records.iter().map(record_value).collect();
+    serde_json::to_string_pretty(&Value::Array(values)).unwrap_or_else(|e| unreachable_serialize(&e))
 }
 
 /// Records as JSON Lines: one record per line, each line ending in `\n`.
 pub fn export_jsonl(records: &[DeadLetterRecord]) -> String {
     let mut out = String::new();
     for r in records {
-        out.push_str(&serde_json::to_string(r).unwrap_or_else(|e| unreachable_serialize(&e)));
+        out.push_str(&serde_json::to_string(&record_value(r)).unwrap_or_else(|e| unreachable_serialize(&e)));
         out.push('\n');
     }
     out
 }
 
+/// A record as it is written (snake_case), through the one serializer every value goes out by.
+fn record_value(record: &DeadLetterRecord) -> Value {
+    cased::to_value(record, Casing::Snake).unwrap_or_else(|e| unreachable_serialize(&e))
+}
+
 // A record has only string map keys and infallible `Serialize` impls, so
-// serde_json cannot fail on it.
+// it cannot fail to become JSON.
 #[cold]
-fn unreachable_serialize(e: &serde_json::Error) -> String {
+fn unreachable_serialize(e: &dyn fmt::Display) -> ! {
     panic!("a DeadLetterRecord failed to serialize: {e}")
 }
 

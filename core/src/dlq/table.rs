@@ -39,6 +39,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cased;
 use crate::class::reason;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::store::{
@@ -46,7 +47,7 @@ use crate::dlq::store::{
 };
 use crate::error::ConfigError;
 use crate::journal::JournalEntry;
-use crate::json_read::{FieldError, Fields, FromJson};
+use crate::json_read::{Casing, FieldError, Fields, FromJson};
 use crate::time::Timestamp;
 
 /// Azure Service Bus's default `MaxDeliveryCount`, used by every backend unless configured.
@@ -157,10 +158,10 @@ impl Row {
     /// The row as JSON (the shape host backends store).
     pub fn to_json(&self) -> Value {
         let value = match self {
-            Row::Record(r) => serde_json::to_value(r),
-            Row::Journal(e) => serde_json::to_value(e),
-            Row::Settled(s) => serde_json::to_value(s),
-            Row::Meta(c) => serde_json::to_value(c),
+            Row::Record(r) => cased::to_value(r, Casing::Snake),
+            Row::Journal(e) => cased::to_value(e, Casing::Snake),
+            Row::Settled(s) => cased::to_value(s, Casing::Snake),
+            Row::Meta(c) => cased::to_value(c, Casing::Snake),
         };
         value.unwrap_or(Value::Null)
     }
@@ -780,7 +781,9 @@ impl<B: TableBackend> DlqStore for TableStore<B> {
 /// kept as typed values, so nothing is encoded or decoded.
 #[derive(Debug, Default)]
 pub struct MemoryTable {
-    tables: std::sync::Mutex<BTreeMap<Table, BTreeMap<String, Row>>>,
+    /// One map per table, at the table's index (a fixed array rather than a map of maps:
+    /// one B-tree shape less in the browser build).
+    tables: std::sync::Mutex<[BTreeMap<String, Row>; Table::ALL.len()]>,
 }
 
 impl MemoryTable {
@@ -788,7 +791,7 @@ impl MemoryTable {
         MemoryTable::default()
     }
 
-    fn tables(&self) -> std::sync::MutexGuard<'_, BTreeMap<Table, BTreeMap<String, Row>>> {
+    fn tables(&self) -> std::sync::MutexGuard<'_, [BTreeMap<String, Row>; Table::ALL.len()]> {
         // Every mutation is a whole batch applied under the lock; a panic elsewhere cannot
         // leave a batch half-applied, so a poisoned lock still holds consistent tables.
         self.tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -799,7 +802,7 @@ impl MemoryTable {
 #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
 impl TableBackend for MemoryTable {
     async fn get(&self, table: Table, key: &str) -> Result<Option<Row>, StoreError> {
-        Ok(self.tables().get(&table).and_then(|t| t.get(key)).cloned())
+        Ok(self.tables()[table as usize].get(key).cloned())
     }
 
     async fn scan(
@@ -807,12 +810,7 @@ impl TableBackend for MemoryTable {
         table: Table,
         keep: &(dyn for<'r> Fn(&'r Row) -> bool + Sync),
     ) -> Result<Vec<Row>, StoreError> {
-        let tables = self.tables();
-        let rows = match tables.get(&table) {
-            Some(t) => t.values().filter(|r| keep(r)).cloned().collect(),
-            None => Vec::new(),
-        };
-        Ok(rows)
+        Ok(self.tables()[table as usize].values().filter(|r| keep(r)).cloned().collect())
     }
 
     async fn write(&self, writes: Vec<Write>) -> Result<(), StoreError> {
@@ -820,12 +818,10 @@ impl TableBackend for MemoryTable {
         for w in writes {
             match w {
                 Write::Put(row) => {
-                    tables.entry(row.table()).or_default().insert(row.key().to_string(), row);
+                    tables[row.table() as usize].insert(row.key().to_string(), row);
                 }
                 Write::Delete(table, key) => {
-                    if let Some(t) = tables.get_mut(&table) {
-                        t.remove(&key);
-                    }
+                    tables[table as usize].remove(&key);
                 }
             }
         }

@@ -16,7 +16,9 @@
 use serde_json::Value;
 
 use super::Task;
+use crate::cased;
 use crate::error::InvalidTask;
+use crate::json_read::Casing;
 
 /// The largest image the core takes, decoded: CAPTCHA images are a few kB;
 /// the tightest documented service limit is 100 kB (2captcha, CaptchaAI), and
@@ -110,32 +112,15 @@ fn rule_for(path: &str) -> Rule {
 
 /// Checks every string of `task` against its field's rule.
 pub(super) fn check(task: &Task) -> Result<(), InvalidTask> {
-    // The record form names every field as errors do, for every kind,
-    // including fields added later. Through text rather than `to_value`:
-    // records are already written as text, and a second serializer for
-    // every task kind was ~2 KB gzipped of the browser build.
-    let unreadable = |e: serde_json::Error| InvalidTask::new("task", format!("cannot be read: {e}"));
-    let text = serde_json::to_string(task).map_err(unreadable)?;
-    if within_every_rule(&text) {
-        return Ok(());
-    }
-    let record: Value = serde_json::from_str(&text).map_err(unreadable)?;
+    // The record form names every field as errors do, for every kind, including fields added
+    // later. Through the one serializer every value goes out by (a second one was a copy of
+    // every task kind's encoder in the browser build).
+    let record =
+        cased::to_value(task, Casing::Snake).map_err(|e| InvalidTask::new("task", format!("cannot be read: {e}")))?;
     let Value::Object(fields) = record else {
         return Err(InvalidTask::new("task", "is not an object"));
     };
     fields.iter().try_for_each(|(name, value)| check_value(name, value))
-}
-
-/// The shortest limit of any rule: no string of a record shorter than this can break one.
-const SHORTEST_LIMIT: usize = PROXY_HOST.max_chars;
-
-/// Whether the record text of a task (`serde_json`'s) obviously keeps every rule, which is
-/// the case of most tasks and decided without reading the text into values: no string in
-/// it can be longer than the text, and no control character can hide in it, since JSON
-/// text escapes those below U+0020 (with a backslash, absent here) and the rest (U+007F,
-/// U+0080 to U+009F) are looked for. Anything else takes the field-by-field check.
-fn within_every_rule(text: &str) -> bool {
-    text.len() < SHORTEST_LIMIT && text.starts_with('{') && !text.contains('\\') && !text.chars().any(char::is_control)
 }
 
 fn check_value(path: &str, value: &Value) -> Result<(), InvalidTask> {
@@ -281,8 +266,7 @@ mod tests {
         }
     }
 
-    /// Short tasks are let through without reading their record into values: control
-    /// characters JSON text does not escape (DEL, C1) must still be found there.
+    /// Control characters JSON text does not escape (DEL, C1) are found in short tasks too.
     #[test]
     fn short_tasks_with_unescaped_control_characters_are_refused() {
         assert_eq!(
@@ -293,10 +277,8 @@ mod tests {
             problem(recaptcha(json!({"action": "a\u{85}b"}))),
             "action: control character U+0085 at character 2; a single-line field allows none"
         );
-        let short = recaptcha(json!({"action": "ok"}));
-        assert!(serde_json::to_string(&short).unwrap().len() < SHORTEST_LIMIT);
-        assert!(problem(short).starts_with("accepted"));
-        // Escaped text takes the field-by-field reading, where a line break is allowed.
+        assert!(problem(recaptcha(json!({"action": "ok"}))).starts_with("accepted"));
+        // A multi-line field allows a line break.
         let text = json!({"type": "raw", "method": "textcaptcha", "params": {"textcaptcha": "1\n2"}});
         assert!(problem(text).starts_with("accepted"));
     }
