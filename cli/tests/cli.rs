@@ -93,6 +93,28 @@ fn bad_input_gets_a_clear_error_and_a_documented_exit_code() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("--durability") && text(&out).1.contains("power_loss"), "{:?}", text(&out));
 
+    // The commands that only open the store read --config as every command does: a broken one is
+    // named, and its store section applies (no key needed).
+    let missing = dir.path().join("missing.json");
+    let missing = format!("@{}", missing.display());
+    for (args, code, said) in [
+        (vec!["dlq", "stats", "--config", "{not json"], 2, "--config"),
+        (vec!["dlq", "list", "--config", r#"{"store": {"durabilty": "process"}}"#], 2, "store.durabilty"),
+        (vec!["dlq", "purge", "--all", "--config", r#"{"retry": {"max_atempts": 3}}"#], 2, "retry.max_atempts"),
+        (vec!["dlq", "list", "--config", missing.as_str()], 2, "missing.json"),
+        (vec!["spend", "--with-dlq", "--config", r#"["retry"]"#], 2, "--config"),
+    ] {
+        let out = run(&[args.as_slice(), &["--dlq", dlq]].concat(), None);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {:?}", text(&out));
+        assert!(text(&out).1.contains(said), "{args:?}: {:?}", text(&out));
+    }
+    let power_loss = r#"{"store": {"durability": "power_loss"}}"#;
+    let out = run(&["dlq", "list", "--dlq", "memory", "--config", power_loss], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("store.durability") && text(&out).1.contains("SQLite DLQ only"), "{:?}", text(&out));
+    let out = run(&["dlq", "stats", "--dlq", dlq, "--config", power_loss], None);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+
     let out = run(
         &["solve", "--dlq", dlq, "--task", r#"{"type":"recaptcha_v2","sitekey":"k","page_url":"not a url"}"#],
         Some(KEY),

@@ -375,6 +375,43 @@ impl ClientOptions {
     }
 }
 
+/// A stand-in for an API key a store-only reading does not need (see [`StoreOnlyOptions::from_value`]).
+/// It is never sent: nothing built from that reading talks to a provider.
+const NO_KEY_NEEDED: &str = "no-key-needed-to-open-the-store";
+
+/// The options of a front end that opens only the DLQ (the CLI's `dlq` commands): where the
+/// store is and how it is called.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreOnlyOptions {
+    pub dlq: Option<String>,
+    pub store: StoreCallOptions,
+}
+
+impl StoreOnlyOptions {
+    /// Reads and checks every option exactly as [`ClientOptions::from_value`] does, so a
+    /// mistake anywhere is reported by a command that only opens the store too, except that
+    /// an API key may be left out: such a command sends nothing to a provider. A key that is
+    /// given (even an empty one) is checked as usual.
+    pub fn from_value(mut value: Value, casing: Casing) -> Result<StoreOnlyOptions, ConfigError> {
+        if let Value::Object(options) = &mut value {
+            let key = spelled_as(casing, "api_key");
+            match options.get_mut(&spelled_as(casing, "providers")) {
+                Some(Value::Array(entries)) => {
+                    for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                        entry.entry(key.clone()).or_insert_with(|| Value::from(NO_KEY_NEEDED));
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    options.entry(key).or_insert_with(|| Value::from(NO_KEY_NEEDED));
+                }
+            }
+        }
+        let options = ClientOptions::from_value(value, casing)?;
+        Ok(StoreOnlyOptions { dlq: options.dlq, store: options.store })
+    }
+}
+
 impl ClientOptions {
     /// The providers, in routing order (never empty).
     pub fn providers(&self) -> &[ProviderOptions] {
@@ -592,6 +629,28 @@ mod tests {
         let e = Durability::PowerLoss.check_store(false, "the Redis store").unwrap_err();
         assert_eq!(e.field, "store.durability");
         assert!(e.problem.contains("the Redis store is not one"), "{}", e.problem);
+    }
+
+    #[test]
+    fn a_store_only_reading_checks_every_option_but_needs_no_key() {
+        let read = |v: Value| StoreOnlyOptions::from_value(v, Casing::Snake);
+        let o = read(json!({"dlq": "d.sqlite", "store": {"durability": "power_loss"}})).unwrap();
+        assert_eq!((o.dlq.as_deref(), o.store.durability), (Some("d.sqlite"), Durability::PowerLoss));
+        assert_eq!(read(json!({})).unwrap().store, StoreCallOptions::default());
+        let several = json!({"providers": [{"provider": "2captcha"}, {"provider": "capsolver", "api_key": "K"}]});
+        assert!(read(several).is_ok(), "no key in an entry either");
+        for (bad, field) in [
+            (json!({"store": {"durabilty": "process"}}), "store.durabilty"),
+            (json!({"retry": {"max_atempts": 3}}), "retry.max_atempts"),
+            (json!({"retyr": {}}), "retyr"),
+            (json!({"api_key": " "}), "api_key"),
+            (json!({"provider": "no-such-solver"}), "provider"),
+            (json!({"dlq": ""}), "dlq"),
+        ] {
+            assert_eq!(read(bad.clone()).unwrap_err().field, field, "{bad}");
+        }
+        let camel = StoreOnlyOptions::from_value(json!({"store": {"timeoutMs": 0}}), Casing::Camel);
+        assert_eq!(camel.unwrap_err().field, "store.timeoutMs");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use captcha_dlq_client::{Backends, Client, Error, EventSink, Result};
 use captcha_dlq_core::dlq::replay::ReplayPolicy;
 use captcha_dlq_core::dlq::DlqStore;
 use captcha_dlq_core::json_read::Casing;
-use captcha_dlq_core::options::{ClientOptions, Durability};
+use captcha_dlq_core::options::{ClientOptions, Durability, StoreCallOptions, StoreOnlyOptions};
 use captcha_dlq_core::{EngineConfig, Event};
 use serde_json::{Map, Value};
 
@@ -25,18 +25,7 @@ pub async fn connect(
 ) -> Result<Client> {
     let runtime = TokioRuntime::current()
         .ok_or_else(|| Error::Io("a captcha-dlq client needs a tokio runtime to run on".into()))?;
-    let durability = options.store.durability;
-    let store = match store {
-        Some(store) => {
-            durability.check_store(false, "the custom store")?;
-            store
-        }
-        None => {
-            let location = options.dlq.as_deref().unwrap_or(DEFAULT_DLQ);
-            check_durability(location, durability)?;
-            open_store_patiently(location, durability, options.store.retry_for()).await?
-        }
-    };
+    let store = open_dlq(options.dlq.as_deref(), &options.store, store).await?;
     let transport = ReqwestTransport::new(options.secrets(), options.proxy.as_deref())?;
     let backends = Backends {
         runtime: Arc::new(runtime),
@@ -45,6 +34,27 @@ pub async fn connect(
         store,
     };
     Client::start(options, backends, events)
+}
+
+/// The DLQ of a client: the host's `store` object, else the store at `location` (the default
+/// file when none is named), with the durability asked for.
+async fn open_dlq(
+    location: Option<&str>,
+    options: &StoreCallOptions,
+    store: Option<Arc<dyn DlqStore>>,
+) -> Result<Arc<dyn DlqStore>> {
+    let durability = options.durability;
+    match store {
+        Some(store) => {
+            durability.check_store(false, "the custom store")?;
+            Ok(store)
+        }
+        None => {
+            let location = location.unwrap_or(DEFAULT_DLQ);
+            check_durability(location, durability)?;
+            open_store_patiently(location, durability, options.retry_for()).await
+        }
+    }
 }
 
 /// Opens the store, retrying a transient failure (a database another process holds locked,
@@ -175,6 +185,21 @@ impl ClientBuilder {
         Ok(options)
     }
 
+    /// Opens only the DLQ, as [`build`](Self::build) would (the store object or the location
+    /// given, else the default file; the durability; a transient failure retried), for a
+    /// program that reads or edits the store without solving (the CLI's `dlq` commands). Every
+    /// option is checked as `build` checks it, but no API key is needed.
+    pub async fn open_store(&self) -> Result<Arc<dyn DlqStore>> {
+        if let Some(config) = &self.config {
+            config.validate()?;
+        }
+        if let Some(policy) = &self.replay_policy {
+            policy.validate()?;
+        }
+        let options = StoreOnlyOptions::from_value(Value::Object(self.options.clone()), Casing::Snake)?;
+        open_dlq(options.dlq.as_deref(), &options.store, self.store.clone()).await
+    }
+
     /// Opens the store and starts the client on the current tokio runtime.
     pub async fn build(self) -> Result<Client> {
         let options = self.options()?;
@@ -195,5 +220,17 @@ mod tests {
         let shown = format!("{b:?}");
         assert!(!shown.contains("SECRET"), "{shown}");
         assert!(shown.contains("capsolver"), "{shown}");
+    }
+
+    #[tokio::test]
+    async fn open_store_needs_no_key_but_checks_every_option() {
+        let store = builder().dlq("memory").open_store().await.unwrap();
+        assert_eq!(store.stats(crate::runtime::now()).await.unwrap().total, 0);
+        let typo = builder().dlq("memory").option("retry", serde_json::json!({"max_atempts": 2}));
+        let Err(Error::Config(e)) = typo.open_store().await else { panic!("a misspelled option is refused") };
+        assert_eq!(e.field, "retry.max_atempts");
+        let durable = builder().dlq("memory").option("store", serde_json::json!({"durability": "power_loss"}));
+        let Err(Error::Config(e)) = durable.open_store().await else { panic!("power_loss needs a SQLite DLQ") };
+        assert_eq!(e.field, "store.durability");
     }
 }

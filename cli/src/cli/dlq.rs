@@ -1,6 +1,7 @@
 //! `captcha-dlq dlq …`: list, analyse, replay, export, import, purge and park
-//! dead-lettered tasks. These open only the store, except `replay`, which
-//! needs the solving client too.
+//! dead-lettered tasks. These open only the store (the global options are
+//! checked as for a client, `--config`'s `store` section applies, no key is
+//! needed), except `replay`, which needs the solving client too.
 
 use std::path::PathBuf;
 
@@ -8,7 +9,7 @@ use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
 use captcha_dlq::core::dlq::export::{export_json, export_jsonl, import};
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page, RecordState};
 use captcha_dlq::core::{ErrorClass, Timestamp};
-use captcha_dlq::{check_durability, open_store_with, Error, ReplayOptions, ReplayOutcome};
+use captcha_dlq::{Error, ReplayOptions, ReplayOutcome};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use futures::StreamExt;
 use serde_json::json;
@@ -216,9 +217,7 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
         return Ok(if report.failed_again > 0 { exit::TASKS_FAILED } else { exit::OK });
     }
     // Operator writes (purge, park, import…) commit with the durability asked for.
-    let durability = super::durability(global)?;
-    check_durability(&global.dlq, durability)?;
-    let store = open_store_with(&global.dlq, durability).await?;
+    let store = super::store(global).await?;
     match cmd {
         DlqCommand::List { filter, limit, offset } => {
             let records = store.peek(&filter.to_filter(now), Page { offset, limit }, now).await?;

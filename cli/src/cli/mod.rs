@@ -9,11 +9,13 @@ mod spend;
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::sync::Arc;
 
+use captcha_dlq::core::dlq::DlqStore;
 use captcha_dlq::core::json_read::FromJson;
 use captcha_dlq::core::options::Durability;
 use captcha_dlq::core::ConfigError;
-use captcha_dlq::{Client, Error, Task};
+use captcha_dlq::{Client, ClientBuilder, Error, Task};
 use clap::{Args as ClapArgs, Parser, Subcommand};
 use serde_json::json;
 
@@ -249,7 +251,7 @@ impl RunVerdict {
 }
 
 /// `--durability`, read by the core's rules (the default when not given).
-pub(crate) fn durability(global: &Global) -> Result<Durability, Error> {
+fn durability(global: &Global) -> Result<Durability, Error> {
     let Some(given) = &global.durability else { return Ok(Durability::default()) };
     Durability::from_json(json!(given)).map_err(|e| Error::Config(ConfigError::new("--durability", e.problem)))
 }
@@ -262,7 +264,19 @@ pub(crate) fn read_json_arg(field: &str, value: &str) -> Result<String, Error> {
     }
 }
 
+/// A client with the options the global flags give (`--config`, `--providers`, `--dlq`…).
 pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
+    builder(global)?.build().await
+}
+
+/// The DLQ the global flags name, for the commands that only read or edit the store. Every
+/// option is checked as for a client (a broken `--config` is reported here too), but no API
+/// key is needed.
+pub(crate) async fn store(global: &Global) -> Result<Arc<dyn DlqStore>, Error> {
+    builder(global)?.open_store().await
+}
+
+fn builder(global: &Global) -> Result<ClientBuilder, Error> {
     let mut builder = captcha_dlq::builder().dlq(global.dlq.clone()).allow_insecure_http(global.insecure_http);
     if let Some(list) = &global.providers {
         let text = read_json_arg("--providers", list)?;
@@ -318,13 +332,15 @@ pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
             }
         }
     }
-    if let Some(durability) = &global.durability {
-        durability_option(&mut store_section, durability)?;
+    if let Some(given) = &global.durability {
+        // The flag's own value is named as the flag; `store.durability` is --config's.
+        durability(global)?;
+        durability_option(&mut store_section, given)?;
     }
     if let Some(store) = store_section {
         builder = builder.option("store", store);
     }
-    builder.build().await
+    Ok(builder)
 }
 
 /// Puts `--durability` into the client's `store` options (beside what --config gave there).

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use captcha_dlq::core::dlq::Filter;
 use captcha_dlq::core::spend::{render_table, Outcome, SpendEntry, SpendReport};
 use captcha_dlq::core::{ConfigError, TaskKind};
-use captcha_dlq::{open_store, Error};
+use captcha_dlq::Error;
 use clap::Args as ClapArgs;
 use serde_json::{json, Value};
 
@@ -50,7 +50,7 @@ pub async fn run(global: &Global, args: SpendArgs) -> Result<u8, Error> {
         }
     }
     if args.with_dlq {
-        let store = open_store(&global.dlq).await?;
+        let store = super::store(global).await?;
         let now = captcha_dlq::runtime::now();
         let mut offset = 0;
         loop {
