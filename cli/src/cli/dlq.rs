@@ -222,9 +222,8 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
         DlqCommand::List { filter, limit, offset } => {
             let records = store.peek(&filter.to_filter(now), Page { offset, limit }, now).await?;
             if global.json {
-                for r in &records {
-                    println!("{}", serde_json::to_string(r).unwrap_or_default());
-                }
+                // One JSON line per record, as `dlq export --format jsonl` writes them.
+                print!("{}", export_jsonl(&records));
             } else {
                 println!(
                     "{:<26}  {:<7}  {:<26}  {:>8}  {:<20}  page",
