@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the browser package captcha-dlq-web into bindings-wasm/pkg/ with the stable toolchain:
-#   cargo (stable, profile wasm-release) → wasm-bindgen --target web --weak-refs → wasm-opt -Os, functions ordered by name (npm binaryen)
+#   cargo (stable, profile wasm-release) → wasm-bindgen --target web --weak-refs → optimize.sh (wasm-opt -Os, functions
+#   ordered by name; npm binaryen)
 #   → the JS wrapper, error classes and types shared with the Node package → every shipped .js minified by esbuild
 #   (whitespace and syntax only: names are kept, error classes report theirs).
 # Needs: rustup's stable toolchain with the wasm32-unknown-unknown target, node/npm; installs what is missing:
@@ -39,17 +40,7 @@ wasm-bindgen --target web --weak-refs --no-typescript --remove-producers-section
   --out-dir "$OUT/wasm" "$ROOT/target/wasm-package/wasm32-unknown-unknown/wasm-release/captcha_dlq_wasm.wasm"
 
 WASM="$OUT/wasm/captcha_dlq_wasm_bg.wasm"
-# The features stable Rust enables for wasm32-unknown-unknown, so wasm-opt accepts what rustc emitted.
-# `-ocimfs 0`: no inlining of big functions into their one caller. With it wasm-opt's output is a little
-# larger raw but ~25 KB smaller gzipped (inlined copies compress worse than calls); the budget is gzipped.
-# `--reorder-functions-by-name` (before and after the passes, which add and drop functions): the copies of one
-# generic (the B-tree's nodes, serde's visitors, the async state machines) end up next to each other, within
-# gzip's 32 KB window of each other, and compress against each other: ~11 KB smaller gzipped. It reads the names
-# wasm-bindgen kept (no --remove-name-section above); --strip-debug then drops them.
-"$TOOLS/wasm-opt" --reorder-functions-by-name -Os -ocimfs 0 --converge --reorder-functions-by-name --strip-debug --strip-producers \
-  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
-  --enable-reference-types --enable-multivalue \
-  -o "$WASM.opt" "$WASM"
+"$HERE/optimize.sh" "$WASM" "$WASM.opt"
 mv "$WASM.opt" "$WASM"
 
 # The public API: the JS wrapper, error classes and types shared with the Node package (bindings-node: lib/,
