@@ -162,7 +162,7 @@ pub struct ClientOptions {
 
 /// What is wrong with a DLQ location whatever the front end: an empty one names no store, and
 /// no store's name holds a NUL (file systems, URLs and IndexedDB names refuse it).
-fn dlq_location_problem(location: &str) -> Option<&'static str> {
+pub fn dlq_location_problem(location: &str) -> Option<&'static str> {
     if location.trim().is_empty() {
         Some("is empty: name a store (`memory`, a SQLite file path, a `redis://` URL; `indexeddb:NAME` in the browser)")
     } else if location.contains('\0') {

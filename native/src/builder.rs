@@ -174,15 +174,25 @@ impl ClientBuilder {
     /// The options, checked.
     pub fn options(&self) -> Result<ClientOptions> {
         let mut options = ClientOptions::from_value(Value::Object(self.options.clone()), Casing::Snake)?;
+        self.check_typed()?;
         if let Some(config) = &self.config {
-            config.validate()?;
             options.set_engine(config);
         }
         if let Some(policy) = &self.replay_policy {
-            policy.validate()?;
             options.replay_policy = policy.clone();
         }
         Ok(options)
+    }
+
+    /// Checks what was set as typed values (`config`, `replay_policy`) rather than as options.
+    fn check_typed(&self) -> Result<()> {
+        if let Some(config) = &self.config {
+            config.validate()?;
+        }
+        if let Some(policy) = &self.replay_policy {
+            policy.validate()?;
+        }
+        Ok(())
     }
 
     /// Opens only the DLQ, as [`build`](Self::build) would (the store object or the location
@@ -190,12 +200,7 @@ impl ClientBuilder {
     /// program that reads or edits the store without solving (the CLI's `dlq` commands). Every
     /// option is checked as `build` checks it, but no API key is needed.
     pub async fn open_store(&self) -> Result<Arc<dyn DlqStore>> {
-        if let Some(config) = &self.config {
-            config.validate()?;
-        }
-        if let Some(policy) = &self.replay_policy {
-            policy.validate()?;
-        }
+        self.check_typed()?;
         let options = StoreOnlyOptions::from_value(Value::Object(self.options.clone()), Casing::Snake)?;
         open_dlq(options.dlq.as_deref(), &options.store, self.store.clone()).await
     }

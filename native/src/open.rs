@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::{DlqStore, StoreError};
-use captcha_dlq_core::options::Durability;
+use captcha_dlq_core::options::{dlq_location_problem, Durability};
 use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::ConfigError;
 
@@ -24,7 +24,6 @@ pub async fn open_store(location: &str) -> Result<Arc<dyn DlqStore>, StoreError>
 
 /// What a location string names.
 enum Location<'a> {
-    Empty,
     Memory,
     Redis(&'a str),
     Sqlite(&'a str),
@@ -32,9 +31,7 @@ enum Location<'a> {
 
 fn classify(location: &str) -> Location<'_> {
     let location = location.trim();
-    if location.is_empty() {
-        Location::Empty
-    } else if location == "memory" || location == ":memory:" {
+    if location == "memory" || location == ":memory:" {
         Location::Memory
     } else if location.starts_with("redis://") || location.starts_with("rediss://") {
         Location::Redis(location)
@@ -53,11 +50,11 @@ pub fn check_durability(location: &str, durability: Durability) -> Result<(), Co
 /// Opens the DLQ at `location`; `durability` applies to a SQLite file (check it first with
 /// [`check_durability`]: other stores keep their own).
 pub async fn open_store_with(location: &str, durability: Durability) -> Result<Arc<dyn DlqStore>, StoreError> {
+    // The core's rule, as the options reader applies it: this is reached without options too.
+    if let Some(problem) = dlq_location_problem(location) {
+        return Err(StoreError::Unusable { location: Quoted(location).to_string(), problem: problem.into() });
+    }
     match classify(location) {
-        Location::Empty => Err(StoreError::Unusable {
-            location: Quoted(location).to_string(),
-            problem: "it is empty: give a file path, `memory` or a redis:// URL".into(),
-        }),
         Location::Memory => Ok(Arc::new(MemoryStore::new())),
         Location::Redis(url) => Ok(Arc::new(RedisStore::connect(url, DEFAULT_REDIS_NAMESPACE).await?)),
         Location::Sqlite(path) => {
