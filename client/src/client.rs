@@ -20,6 +20,7 @@ use futures::channel::{mpsc, oneshot};
 use crate::driver::{Command, Delivery, Driver, DriverStatus, Outcome, SharedHealth, StoreHealth};
 use crate::error::{Error, Result};
 use crate::events::{EventLog, EventSink};
+use crate::fleet_calls::FleetCalls;
 use crate::metrics::{Metrics, MetricsProvider, MetricsSnapshot};
 use crate::prometheus::{self, DlqGauges};
 use crate::runtime::Backends;
@@ -56,6 +57,12 @@ impl Client {
         if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {
             first.config.seed = backends.runtime.random_seed();
         }
+        let ledger = if options.fleet.enabled { backends.store.fleet_ledger() } else { None };
+        if let Some(ledger) = &ledger {
+            for (lane, provider) in lanes.iter_mut().zip(options.providers()) {
+                lane.fleet_account = Some(ledger.account_id(provider.provider.base_url(), &provider.api_key));
+            }
+        }
         let engine = Engine::with_lanes(lanes, options.routing.clone())?.with_submit_options(options.submit.clone());
         let owner = backends.liveness.register();
         let (tx, rx) = mpsc::unbounded();
@@ -68,10 +75,13 @@ impl Client {
                 .map(|p| MetricsProvider { name: p.name.clone(), base_url: p.provider.base_url().to_string() })
                 .collect(),
         ));
+        let fleet =
+            ledger.map(|ledger| FleetCalls::new(ledger, &owner, backends.runtime.now(), options.store.timeout()));
         let driver = Driver::new(
             engine,
             backends.clone(),
             store_calls,
+            fleet,
             owner.clone(),
             EventLog::new(events, metrics.clone()),
             health.clone(),
@@ -116,6 +126,23 @@ impl Client {
         let (done, written) = oneshot::channel();
         let _ = self.send(Command::Flush { done });
         written
+    }
+
+    /// The fleet as the store's ledger sees it (every client's heartbeat row and each shared
+    /// account's state), or `None` when the store has no ledger (memory: one process is the
+    /// fleet). Read with the store's timeout.
+    pub async fn fleet_view(&self) -> Result<Option<captcha_dlq_core::fleet::FleetView>> {
+        let Some(ledger) = self.inner.backends.store.fleet_ledger() else { return Ok(None) };
+        let runtime = &self.inner.backends.runtime;
+        let timeout = self.inner.options.store.timeout();
+        let view = ledger.view(runtime.now());
+        let answer = match futures::future::select(view, runtime.sleep(timeout)).await {
+            futures::future::Either::Left((view, _)) => Ok(Some(view?)),
+            futures::future::Either::Right(_) => Err(Error::Store(captcha_dlq_core::dlq::StoreError::Timeout(
+                format!("the fleet ledger did not answer within {} ms", timeout.as_millis()),
+            ))),
+        };
+        answer
     }
 
     /// The store's health as the driver last saw it; `failures` counts writes given up.

@@ -37,6 +37,7 @@ use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, StreamExt};
 
 use crate::events::EventLog;
+use crate::fleet_calls::{FleetCalls, Synced};
 use crate::runtime::{Backends, BoxFuture};
 use crate::store_calls::{Handoff, Op, StoreCalls, StoreEvent};
 
@@ -192,6 +193,8 @@ pub(crate) struct Driver {
     engine: Engine,
     backends: Backends,
     store_calls: StoreCalls,
+    /// The store's fleet ledger calls, when the client shares its accounts' limits.
+    fleet: Option<FleetCalls>,
     owner: String,
     log: EventLog,
     health: SharedHealth,
@@ -220,6 +223,7 @@ enum Wake {
     Command(Option<Command>),
     Answer(Answer),
     Store(StoreEvent),
+    Fleet(Synced),
     Timer,
 }
 
@@ -228,6 +232,7 @@ impl Driver {
         engine: Engine,
         backends: Backends,
         store_calls: StoreCalls,
+        fleet: Option<FleetCalls>,
         owner: String,
         log: EventLog,
         health: SharedHealth,
@@ -237,6 +242,7 @@ impl Driver {
             engine,
             backends,
             store_calls,
+            fleet,
             owner,
             log,
             health,
@@ -288,8 +294,18 @@ impl Driver {
                     }
                 }
                 Wake::Store(event) => self.store_event(event),
+                Wake::Fleet((sync, result)) => {
+                    let now = self.now();
+                    if let Err(e) = &result {
+                        tracing::warn!(target: "captcha_dlq", error = %e, "fleet ledger sync failed; submissions at that provider wait for the next");
+                    }
+                    self.engine.fleet_synced(sync, result, now);
+                }
                 Wake::Timer => self.timer = None,
             }
+        }
+        if let Some(leave) = self.fleet.as_ref().map(|fleet| fleet.leave(&self.backends.runtime)) {
+            leave.await;
         }
         self.backends.liveness.release(&self.owner);
         if let Some(ack) = self.shutting_down.take() {
@@ -310,6 +326,9 @@ impl Driver {
         }
         if let Poll::Ready(event) = self.store_calls.poll(cx) {
             return Poll::Ready(Wake::Store(event));
+        }
+        if let Some(Poll::Ready(synced)) = self.fleet.as_mut().map(|fleet| fleet.poll(cx)) {
+            return Poll::Ready(Wake::Fleet(synced));
         }
         // A write that failed in that poll may have been scheduled for a retry earlier than
         // the timer: wake to re-arm it, or nothing would start the retry.
@@ -524,6 +543,11 @@ impl Driver {
                     }
                 }
                 Action::Event(event) => self.log.emit(&event, now),
+                Action::FleetSync(sync) => match &mut self.fleet {
+                    Some(fleet) => fleet.start(sync, &self.backends.runtime, now),
+                    // Only lanes given an account by a ledger ask; answer as a failed sync.
+                    None => self.engine.fleet_synced(sync, Err("this client has no fleet ledger".into()), now),
+                },
             }
         }
     }

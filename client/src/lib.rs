@@ -19,6 +19,7 @@ pub mod dlq;
 pub mod driver;
 pub mod error;
 pub mod events;
+mod fleet_calls;
 pub mod host;
 pub mod metrics;
 pub mod prometheus;

@@ -12,6 +12,7 @@ pub mod classify;
 pub mod dlq;
 pub mod engine;
 pub mod error;
+pub mod fleet;
 pub mod float_text;
 pub mod http;
 pub mod journal;

@@ -116,6 +116,31 @@ impl StoreCallOptions {
     }
 }
 
+/// Whether the client shares its accounts' limits with the other clients on its store
+/// (`fleet`; see [`crate::fleet`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FleetOptions {
+    /// On by default: a store that keeps a fleet ledger (SQLite, Redis) holds each account's
+    /// submit schedule, pauses, window and account errors for every client on it. Off, the
+    /// client keeps its own limits, as if it were alone.
+    pub enabled: bool,
+}
+
+impl Default for FleetOptions {
+    fn default() -> Self {
+        FleetOptions { enabled: true }
+    }
+}
+
+impl FromJson for FleetOptions {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let o = FleetOptions { enabled: f.or("enabled", true)? };
+        f.finish()?;
+        Ok(o)
+    }
+}
+
 /// One provider of a client, checked.
 #[derive(Clone, Debug)]
 pub struct ProviderOptions {
@@ -138,6 +163,7 @@ impl ProviderOptions {
             key: self.api_key.clone(),
             config: self.engine.clone(),
             prices: self.prices,
+            fleet_account: None,
         }
     }
 }
@@ -155,6 +181,7 @@ pub struct ClientOptions {
     /// An HTTP or SOCKS5 proxy for the client's own traffic (native only).
     pub proxy: Option<String>,
     pub store: StoreCallOptions,
+    pub fleet: FleetOptions,
     /// Default concurrency of `solve_many` / `solve_stream`.
     pub concurrency: usize,
     pub submit: SubmitOptions,
@@ -191,6 +218,7 @@ struct Raw {
     allow_insecure_http: bool,
     proxy: Option<String>,
     store: StoreCallOptions,
+    fleet: FleetOptions,
     concurrency: usize,
     soft_id: Option<String>,
     pingback: Option<String>,
@@ -221,6 +249,7 @@ impl FromJson for Raw {
             allow_insecure_http: f.or("allow_insecure_http", false)?,
             proxy: f.opt("proxy")?,
             store: f.or_default("store")?,
+            fleet: f.or_default("fleet")?,
             concurrency: f.or("concurrency", DEFAULT_CONCURRENCY)?,
             soft_id: f.opt("soft_id")?,
             pingback: f.opt("pingback")?,
@@ -369,6 +398,7 @@ impl ClientOptions {
             replay_policy: raw.replay_policy,
             proxy: raw.proxy,
             store: raw.store,
+            fleet: raw.fleet,
             concurrency: raw.concurrency,
             submit: SubmitOptions { soft_id: raw.soft_id, pingback: raw.pingback, header_acao: false },
         })

@@ -341,7 +341,14 @@ impl Harness {
                 Provider::preset(p.preset).expect("a v1 preset").with_base_url(&sim_url(i)).expect("valid url");
             lanes.push((sim_url(i), p.config.polling.give_up_ms));
             let key = Secret::new(format!("{KEY}-{i}"));
-            specs.push(LaneSpec { name: p.name.to_string(), provider, key, config: p.config, prices: p.prices });
+            specs.push(LaneSpec {
+                name: p.name.to_string(),
+                provider,
+                key,
+                config: p.config,
+                prices: p.prices,
+                fleet_account: None,
+            });
             services.push(p.service);
         }
         let engine = Engine::with_lanes(specs, routing).expect("valid providers");
@@ -482,6 +489,10 @@ impl Harness {
                     if self.keep_logs {
                         self.events.push((self.now, e));
                     }
+                }
+                // The simulated clients share no store: their lanes have no fleet account.
+                Action::FleetSync(sync) => {
+                    self.engine.fleet_synced(sync, Err("the simulation has no fleet ledger".into()), self.now);
                 }
             }
         }

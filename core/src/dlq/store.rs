@@ -327,4 +327,10 @@ pub trait DlqStore: MaybeSendSync {
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError>;
     /// Forgets settled keys starting with `prefix`; returns how many.
     async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError>;
+
+    /// The store's fleet ledger, if several processes or hosts share the store (see
+    /// [`crate::fleet`]); `None` (the default) for a store one process has to itself.
+    fn fleet_ledger(&self) -> Option<std::sync::Arc<dyn crate::fleet::FleetLedger>> {
+        None
+    }
 }

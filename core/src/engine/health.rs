@@ -24,6 +24,9 @@ impl Engine {
         if balance.is_some_and(|b| b > 0.0) {
             lane.hold = None;
             lane.circuit.reset_account();
+            if let Some(share) = lane.fleet.as_mut() {
+                share.report_account_ok();
+            }
             let provider = self.label(l);
             self.push_event(Event::CircuitClosed { provider });
         } else {

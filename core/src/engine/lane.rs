@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::circuit::Circuit;
 use super::config::EngineConfig;
+use super::fleet::FleetShare;
 use super::limiter::Limiter;
 use super::rounds::PollQueue;
 use super::routing::{ewma, Health};
@@ -38,12 +39,22 @@ pub struct LaneSpec {
     pub config: EngineConfig,
     /// Its price per solved task, per kind, where it does not report costs itself.
     pub prices: Prices,
+    /// The account's id in the store's fleet ledger, when the store keeps one and the client
+    /// shares the account's limits with the fleet (see [`crate::fleet`]).
+    pub fleet_account: Option<String>,
 }
 
 impl LaneSpec {
     /// A provider under its own name with its documented defaults' replacement `config`.
     pub fn new(provider: Provider, key: Secret, config: EngineConfig) -> LaneSpec {
-        LaneSpec { name: provider.name().to_string(), provider, key, config, prices: Prices::default() }
+        LaneSpec {
+            name: provider.name().to_string(),
+            provider,
+            key,
+            config,
+            prices: Prices::default(),
+            fleet_account: None,
+        }
     }
 }
 
@@ -136,6 +147,8 @@ pub(crate) struct Lane {
     /// A reachability check (balance request) is out while the circuit is half-open.
     pub pinging: bool,
     pub stats: LaneStats,
+    /// Its share of the account's fleet-wide limits, when the store keeps a fleet ledger.
+    pub fleet: Option<FleetShare>,
 }
 
 impl Lane {
@@ -162,6 +175,7 @@ impl Lane {
             hold: None,
             pinging: false,
             stats: LaneStats::default(),
+            fleet: spec.fleet_account.map(FleetShare::new),
         }
     }
 

@@ -10,6 +10,7 @@ mod budget;
 mod circuit;
 pub mod config;
 pub mod event;
+mod fleet;
 mod health;
 pub mod lane;
 mod limiter;
@@ -30,6 +31,7 @@ pub use self::config::{
     Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
 pub use self::event::{Event, Level, PauseScope};
+pub use self::fleet::FleetSync;
 use self::lane::{Hold, Lane};
 pub use self::lane::{LaneSpec, LaneStatus, MAX_LANES};
 use self::routing::Preference;
@@ -104,6 +106,9 @@ pub enum Action {
     DeadLetter { job: JobId, record: DeadLetterRecord, push: bool },
     /// For logs, progress and metrics.
     Event(Event),
+    /// Settle this report with the store's fleet ledger (`FleetLedger::sync`) and hand the
+    /// grant (or the failure) to [`Engine::fleet_synced`]. At most one per lane is out at once.
+    FleetSync(FleetSync),
 }
 
 /// What [`Engine::cancel`] did.
@@ -749,6 +754,9 @@ impl Engine {
         for l in 0..self.lanes.len() {
             self.lanes[l].circuit.reset_account();
             self.lanes[l].hold = None;
+            if let Some(share) = self.lanes[l].fleet.as_mut() {
+                share.report_account_ok();
+            }
             let provider = self.label(l);
             self.push_event(Event::CircuitClosed { provider });
         }
@@ -865,10 +873,17 @@ impl Engine {
             if let Some(at) = self.next_round_at(l) {
                 consider(at.max(lane.polls_paused_until));
             }
+            if let Some(share) = &lane.fleet {
+                consider(share.next_sync_at(lane.submit_queue.len()));
+            }
             let submits_blocked = self.store_down || lane.circuit.account_failure().is_some();
             if let Some((at, job)) = lane.submit_queue.first().filter(|_| !submits_blocked) {
-                if lane.in_flight < lane.limiter.limit() as usize && !self.budget_waits(l, *job) {
-                    consider((*at).max(lane.limiter.next_submit_at()).max(lane.submits_paused_until));
+                // A fleet lane without a permit on hand waits for the sync considered above.
+                let permit = lane.fleet.as_ref().map_or(Some(Timestamp::EPOCH), |share| share.next_permit_at());
+                if let Some(permit) = permit.filter(|_| lane.in_flight < lane.limiter.limit() as usize) {
+                    if !self.budget_waits(l, *job) {
+                        consider((*at).max(lane.limiter.next_submit_at()).max(lane.submits_paused_until).max(permit));
+                    }
                 }
             }
         }
@@ -907,6 +922,7 @@ impl Engine {
             self.schedule_submits(l, now);
             self.ping_if_probing(l);
         }
+        self.ask_fleet_syncs(now);
     }
 
     fn schedule_polls(&mut self, l: usize, now: Timestamp) {
@@ -1002,12 +1018,16 @@ impl Engine {
     }
 
     fn schedule_submits(&mut self, l: usize, now: Timestamp) {
-        while !self.store_down && now >= self.lanes[l].submits_paused_until && {
-            let lane = &self.lanes[l];
-            lane.circuit.allows_request()
-                && lane.circuit.account_failure().is_none()
-                && lane.limiter.may_submit(lane.in_flight, now)
-        } {
+        while !self.store_down
+            && now >= self.lanes[l].submits_paused_until
+            && {
+                let lane = &self.lanes[l];
+                lane.circuit.allows_request()
+                    && lane.circuit.account_failure().is_none()
+                    && lane.limiter.may_submit(lane.in_flight, now)
+            }
+            && self.fleet_allows(l, now)
+        {
             let Some(&(at, job)) = self.lanes[l].submit_queue.first() else { break };
             if at > now {
                 break;
@@ -1036,6 +1056,9 @@ impl Engine {
             let expected = self.expected_cost(l, job);
             let rid = self.send(l, request);
             self.lanes[l].limiter.on_submit(now);
+            if let Some(share) = self.lanes[l].fleet.as_mut() {
+                share.take();
+            }
             if let Some(j) = self.jobs.get_mut(&job) {
                 j.stage = Stage::Submitting(rid);
                 j.sent_at = Some(now);
@@ -1074,9 +1097,7 @@ impl Engine {
         let first_poll = self.lanes[l].config.polling.first_poll_ms.for_kind(j.task.kind());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
-        if let Some(limit) = self.lanes[l].limiter.on_accepted() {
-            self.push_event(Event::ConcurrencyChanged { limit, provider });
-        }
+        self.on_lane_accepted(l, provider);
         self.journal_upsert(job, now);
         self.set_waiting(job, now.add(first_poll));
     }
@@ -1091,10 +1112,18 @@ impl Engine {
         let (attempt, provider_task_id) = (j.attempts, solution.provider_task_id.clone().unwrap_or_default());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
+        self.on_lane_accepted(l, provider);
+        self.solved(job, solution, now, true);
+    }
+
+    /// A submission was accepted at lane `l`: its window (and the fleet's) grows by one.
+    fn on_lane_accepted(&mut self, l: usize, provider: Option<String>) {
+        if let Some(share) = self.lanes[l].fleet.as_mut() {
+            share.report_accepted();
+        }
         if let Some(limit) = self.lanes[l].limiter.on_accepted() {
             self.push_event(Event::ConcurrencyChanged { limit, provider });
         }
-        self.solved(job, solution, now, true);
     }
 
     fn on_poll_outcome(
@@ -1276,12 +1305,19 @@ impl Engine {
                 // No free worker (CaptchaAI says it with ERROR_ZERO_BALANCE): fewer tasks at once.
                 // Anything else asks the whole provider to hold off for the named time.
                 if f.code == "ERROR_NO_SLOT_AVAILABLE" || f.code == "ERROR_ZERO_BALANCE" {
+                    if let Some(share) = self.lanes[l].fleet.as_mut() {
+                        share.report_no_slot();
+                    }
                     if let Some(limit) = self.lanes[l].limiter.on_no_slot() {
                         let provider = self.label(l);
                         self.push_event(Event::ConcurrencyChanged { limit, provider });
                     }
                 } else {
                     let scope = if at_submit { PauseScope::Submits } else { PauseScope::Polls };
+                    if let Some(share) = self.lanes[l].fleet.as_mut().filter(|_| at_submit) {
+                        // The provider's limit binds its account: the whole fleet pauses.
+                        share.report_pause(&f.code, millis(wanted));
+                    }
                     self.pause(l, scope, &f.code, now.add(wanted));
                 }
                 self.retry_request(job, phase, &f, delay, now);
@@ -1329,42 +1365,30 @@ impl Engine {
             ErrorClass::AccountTerminal => {
                 // The provider refused: it works on nothing of this task any more.
                 j.pin = None;
-                let hold_ms = self.lanes[l].config.circuit.account_hold_ms;
-                let first = self.lanes[l].circuit.account_failure().is_none();
-                self.lanes[l].circuit.open_for_account(f.clone());
-                if hold_ms > 0 && (first || self.lanes[l].hold.is_some()) {
+                let lane = &mut self.lanes[l];
+                if let Some(share) = lane.fleet.as_mut() {
+                    share.report_account_error(&f, lane.config.circuit.account_probe_ms);
+                }
+                if self.stop_for_account(l, &f, now) {
                     // The service refused the submission, so nothing was paid: the task waits
                     // with the others until the account works again (or the hold ends), unless
                     // another provider takes it meanwhile.
-                    if self.lanes[l].hold.is_none() {
-                        let until = now.add(Duration::from_millis(hold_ms));
-                        let next_probe = now.add(Duration::from_millis(self.lanes[l].config.circuit.account_probe_ms));
-                        self.lanes[l].hold = Some(Hold { failure: f.clone(), until, next_probe, probing: false });
-                        let provider = self.label(l);
-                        self.push_event(Event::AccountHold { code: f.code.clone(), until, provider });
-                    }
                     self.leave_flight(job);
                     self.enqueue_submit(job, now, now);
                     self.evacuate(l, now);
                     return;
                 }
                 if at_submit {
-                    j.attempts += 1;
-                }
-                if first {
-                    let provider = self.label(l);
-                    self.push_event(Event::CircuitOpened { cause: f.code.clone(), until: None, provider });
+                    if let Some(j) = self.jobs.get_mut(&job) {
+                        j.attempts += 1;
+                    }
                 }
                 // Another provider takes the task and those waiting here, without a dead letter;
                 // with none left, they are dead-lettered as before.
                 if !self.fail_over(job, &f, now) {
                     self.finish_dead(job, &f, now);
                 }
-                self.evacuate(l, now);
-                let queued: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
-                for other in queued {
-                    self.dead_letter_circuit_open(other, &f, now);
-                }
+                self.clear_lane_for_account(l, &f, now);
             }
             ErrorClass::FixInput | ErrorClass::Cancelled | ErrorClass::Application => {
                 if at_submit {
@@ -1372,6 +1396,50 @@ impl Engine {
                 }
                 self.finish_dead(job, &f, now);
             }
+        }
+    }
+
+    /// Stops submissions at lane `l` for an account error: with hold mode (on the first error, or
+    /// while holding) the lane holds and this answers `true`; otherwise its circuit opens until
+    /// `reset_circuit`.
+    fn stop_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) -> bool {
+        let hold_ms = self.lanes[l].config.circuit.account_hold_ms;
+        let first = self.lanes[l].circuit.account_failure().is_none();
+        self.lanes[l].circuit.open_for_account(f.clone());
+        if hold_ms > 0 && (first || self.lanes[l].hold.is_some()) {
+            if self.lanes[l].hold.is_none() {
+                let until = now.add(Duration::from_millis(hold_ms));
+                let next_probe = now.add(Duration::from_millis(self.lanes[l].config.circuit.account_probe_ms));
+                self.lanes[l].hold = Some(Hold { failure: f.clone(), until, next_probe, probing: false });
+                let provider = self.label(l);
+                self.push_event(Event::AccountHold { code: f.code.clone(), until, provider });
+            }
+            return true;
+        }
+        if first {
+            let provider = self.label(l);
+            self.push_event(Event::CircuitOpened { cause: f.code.clone(), until: None, provider });
+        }
+        false
+    }
+
+    /// After an account error without a hold: what waits at lane `l` goes to another provider,
+    /// or is dead-lettered as `CircuitOpen`.
+    fn clear_lane_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) {
+        self.evacuate(l, now);
+        let queued: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
+        for other in queued {
+            self.dead_letter_circuit_open(other, f, now);
+        }
+    }
+
+    /// Another client of the fleet was answered an account error at lane `l`'s account: this
+    /// lane stops as if it had been answered it, without a request of its own.
+    fn account_failed_elsewhere(&mut self, l: usize, f: Failure, now: Timestamp) {
+        if self.stop_for_account(l, &f, now) {
+            self.evacuate(l, now);
+        } else {
+            self.clear_lane_for_account(l, &f, now);
         }
     }
 

@@ -17,6 +17,16 @@ pub use captcha_dlq_core::dlq::memory::DEFAULT_MAX_DELIVERIES;
 /// What a committed write survives ([`SqliteStore::with_durability`]).
 pub use captcha_dlq_core::options::Durability;
 
+/// How the native stores name a provider account in their fleet ledger: the first 128 bits of
+/// an HMAC-SHA256 keyed by the API key over the provider's base URL, in hex. The store never
+/// sees the key, and the id cannot be turned back into it; the same key at another provider
+/// is another account.
+fn fleet_account_id(base_url: &str, key: &captcha_dlq_core::Secret) -> String {
+    let hmac = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key.expose().as_bytes());
+    let tag = ring::hmac::sign(&hmac, format!("captcha-dlq fleet account\n{base_url}").as_bytes());
+    tag.as_ref().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
 /// A fresh lease nonce: 128 random bits, so an old token never matches a new lease.
 fn new_nonce() -> String {
     format!("{:032x}", fastrand::u128(..))

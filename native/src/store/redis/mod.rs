@@ -95,6 +95,7 @@ use self::scripts::{Op, Scripts, KEY_NAMES, STREAM};
 use super::{decode_record, new_nonce, prefix_end};
 
 mod batch;
+mod fleet;
 mod scripts;
 
 const GROUP: &str = "dlq";
@@ -555,6 +556,11 @@ fn encode(record: &DeadLetterRecord) -> Result<String, StoreError> {
 
 #[async_trait]
 impl DlqStore for RedisStore {
+    /// Every worker on the namespace, on any host, shares its accounts' limits.
+    fn fleet_ledger(&self) -> Option<Arc<dyn captcha_dlq_core::fleet::FleetLedger>> {
+        Some(self.as_fleet_ledger())
+    }
+
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
         let (mut min, max) = lex_range(prefix);
         let mut out = Vec::new();

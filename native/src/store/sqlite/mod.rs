@@ -18,6 +18,7 @@
 //! `errors.rs` (SQLite errors naming their cause).
 
 mod errors;
+mod fleet;
 mod ops;
 mod schema;
 mod writer;
@@ -277,6 +278,11 @@ impl DlqStore for SqliteStore {
     async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
         let prefix = prefix.to_string();
         self.writer.write(Box::new(move |conn, loc| ops::clear_settled(conn, loc, &prefix))).await
+    }
+
+    /// Several processes on this host may share the file: they share their accounts' limits.
+    fn fleet_ledger(&self) -> Option<Arc<dyn captcha_dlq_core::fleet::FleetLedger>> {
+        Some(self.as_fleet_ledger())
     }
 }
 

@@ -17,7 +17,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use super::errors::{corrupt, db_error};
 
 /// Schema version this build writes and reads.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 /// `PRAGMA application_id` of our files: "CDLQ".
 const APPLICATION_ID: i64 = 0x4344_4c51;
 
@@ -45,7 +45,7 @@ INSERT INTO counters (name, value) VALUES ('dropped', 0), ('completed', 0), ('ab
 ";
 
 /// `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 1 → 2: the journal keeps each entry's task key in a column, so that push and
     // journal_forget settle it in their transaction without parsing JSON; settled keys.
     // records_state and records_reason go: no query but a count by reason used them, and
@@ -77,6 +77,16 @@ DROP INDEX records_unready;
 DROP INDEX records_age;
 CREATE INDEX records_age ON records(dead_lettered_at, id, state, lease_until);
 CREATE INDEX records_parked ON records(state) WHERE state = 'parked';
+",
+    // 3 → 4: the fleet ledger (`crate::store::sqlite::fleet`): each provider account's shared
+    // state, and each client's heartbeat row.
+    "
+CREATE TABLE fleet_accounts (account TEXT PRIMARY KEY NOT NULL, json TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE fleet_owners (
+    owner TEXT PRIMARY KEY NOT NULL,
+    heartbeat_ms INTEGER NOT NULL,
+    json TEXT NOT NULL
+) WITHOUT ROWID;
 ",
 ];
 

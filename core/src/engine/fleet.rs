@@ -1,0 +1,245 @@
+//! A lane's share of its account's fleet-wide limits (see [`crate::fleet`]).
+//!
+//! A lane whose store keeps a fleet ledger submits only with a *permit* leased from it, and
+//! reports what the provider told it (pauses, "no free worker", account errors, accepted
+//! submissions) at its next sync. Syncs are asked for with [`Action::FleetSync`], at most one
+//! at a time per lane: when the permits on hand run low while tasks wait, when there is
+//! something to report, and every [`HEARTBEAT_MS`] in any case. Until the first grant, and
+//! while syncs fail, the lane submits nothing: a fleet that cannot agree holds back rather
+//! than risk a ban.
+
+use core::time::Duration;
+use std::collections::VecDeque;
+
+use super::{Action, Engine};
+use crate::class::Failure;
+use crate::fleet::{
+    FleetGrant, FleetReport, SharedAccountError, SharedPause, HEARTBEAT_MS, MAX_PERMITS_PER_SYNC, PERMIT_GRACE_MS,
+};
+use crate::time::Timestamp;
+
+/// How long a lane waits before syncing again after a failed sync.
+const RETRY_AFTER_FAILED_SYNC: Duration = Duration::from_secs(1);
+/// How long a lane waits before asking again after a sync that granted no permit.
+const EMPTY_GRANT_RETRY_MS: u64 = 100;
+
+/// What the engine asks the driver to settle with the store's fleet ledger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetSync {
+    /// The lane (provider) index, to hand back with [`Engine::fleet_synced`].
+    pub lane: usize,
+    /// The account's id in the store (a keyed hash, never the key).
+    pub account: String,
+    pub report: FleetReport,
+}
+
+#[derive(Debug)]
+pub(crate) struct FleetShare {
+    account: String,
+    /// Permits on hand: from when each may be used, and until when (ascending).
+    permits: VecDeque<(Timestamp, Timestamp)>,
+    syncing: bool,
+    /// The next heartbeat.
+    next_sync: Timestamp,
+    /// Not before this may a sync ask for permits again: after a failed sync, or one that
+    /// brought none (a pause, or the fleet holding every slot up to the horizon).
+    retry_at: Option<Timestamp>,
+    /// The in-flight share: the account's window less the others' tasks (None before a grant).
+    allowance: Option<u32>,
+    // What the provider said since the last sync, for the next report.
+    pause: Option<SharedPause>,
+    no_slot: bool,
+    accepted: u32,
+    account_error: Option<SharedAccountError>,
+    account_ok: bool,
+}
+
+impl FleetShare {
+    pub(crate) fn new(account: String) -> Self {
+        FleetShare {
+            account,
+            permits: VecDeque::new(),
+            syncing: false,
+            next_sync: Timestamp::EPOCH,
+            retry_at: None,
+            allowance: None,
+            pause: None,
+            no_slot: false,
+            accepted: 0,
+            account_error: None,
+            account_ok: false,
+        }
+    }
+
+    /// Whether a submission may go out now with `in_flight` tasks at the lane.
+    pub(crate) fn allows(&mut self, in_flight: usize, now: Timestamp) -> bool {
+        self.drop_lapsed(now);
+        self.allowance.is_some_and(|a| in_flight < a as usize)
+            && self.permits.front().is_some_and(|(from, _)| *from <= now)
+    }
+
+    /// Uses the permit [`allows`](Self::allows) found.
+    pub(crate) fn take(&mut self) {
+        self.permits.pop_front();
+    }
+
+    /// When the next permit on hand may be used (the sync timer covers a lane without one).
+    pub(crate) fn next_permit_at(&self) -> Option<Timestamp> {
+        self.permits.front().map(|(from, _)| *from)
+    }
+
+    /// When the lane next wants a sync, with `waiting` tasks waiting for a submission: soon when
+    /// permits run short or there is news to report (after a failed or empty sync, not before
+    /// its retry time), else at the heartbeat.
+    pub(crate) fn next_sync_at(&self, waiting: usize) -> Timestamp {
+        if self.syncing {
+            return Timestamp::from_unix_millis(u64::MAX);
+        }
+        let short = self.permits.len() < waiting.min(2);
+        if short || self.has_report() {
+            self.retry_at.unwrap_or(Timestamp::EPOCH).min(self.next_sync)
+        } else {
+            self.next_sync
+        }
+    }
+
+    /// A sync to ask for now, if one is due; `waiting` tasks want permits.
+    pub(crate) fn sync_due(
+        &mut self,
+        waiting: usize,
+        in_flight: usize,
+        rate: f64,
+        window_max: u32,
+        now: Timestamp,
+    ) -> Option<FleetReport> {
+        self.drop_lapsed(now);
+        if self.syncing || now < self.next_sync_at(waiting) {
+            return None;
+        }
+        self.syncing = true;
+        // Ask for what waits, less what is on hand, and at most half a second's worth: permits
+        // not used soon lapse, and the slots they held are lost to the whole fleet.
+        let half_second = (rate / 2.0).ceil().max(1.0) as u32;
+        let want = (waiting.saturating_sub(self.permits.len()) as u32).min(half_second).min(MAX_PERMITS_PER_SYNC);
+        Some(FleetReport {
+            in_flight: u32::try_from(in_flight).unwrap_or(u32::MAX),
+            want,
+            rate,
+            window_max,
+            pause: self.pause.take(),
+            no_slot: core::mem::take(&mut self.no_slot),
+            accepted: core::mem::take(&mut self.accepted),
+            account_error: self.account_error.take(),
+            account_ok: core::mem::take(&mut self.account_ok),
+        })
+    }
+
+    pub(crate) fn account(&self) -> &str {
+        &self.account
+    }
+
+    /// Takes a grant in: its permits, in this engine's clock (offsets from now).
+    pub(crate) fn granted(&mut self, asked: u32, grant: &FleetGrant, now: Timestamp) {
+        self.syncing = false;
+        self.next_sync = now.add(Duration::from_millis(HEARTBEAT_MS));
+        self.retry_at = (asked > 0 && grant.permits.is_empty())
+            .then(|| now.add(Duration::from_millis(grant.paused_ms.max(EMPTY_GRANT_RETRY_MS))));
+        self.allowance = Some(grant.window.saturating_sub(grant.others_in_flight));
+        for offset in &grant.permits {
+            let from = now.add(Duration::from_millis(*offset));
+            self.permits.push_back((from, from.add(Duration::from_millis(PERMIT_GRACE_MS))));
+        }
+    }
+
+    /// A sync failed: what it reported is reported again next time, after a pause.
+    pub(crate) fn failed(&mut self, report: FleetReport, now: Timestamp) {
+        self.syncing = false;
+        self.retry_at = Some(now.add(RETRY_AFTER_FAILED_SYNC));
+        self.next_sync = now.add(RETRY_AFTER_FAILED_SYNC);
+        self.pause = self.pause.take().or(report.pause);
+        self.no_slot |= report.no_slot;
+        self.accepted = self.accepted.saturating_add(report.accepted);
+        self.account_error = self.account_error.take().or(report.account_error);
+        self.account_ok |= report.account_ok;
+    }
+
+    pub(crate) fn report_pause(&mut self, code: &str, ms: u64) {
+        if self.pause.as_ref().is_none_or(|p| p.ms < ms) {
+            self.pause = Some(SharedPause { ms, code: code.to_string() });
+        }
+    }
+
+    pub(crate) fn report_no_slot(&mut self) {
+        self.no_slot = true;
+    }
+
+    pub(crate) fn report_accepted(&mut self) {
+        self.accepted = self.accepted.saturating_add(1);
+    }
+
+    pub(crate) fn report_account_error(&mut self, failure: &Failure, hold_ms: u64) {
+        self.account_ok = false;
+        self.account_error =
+            Some(SharedAccountError { code: failure.code.clone(), description: failure.description.clone(), hold_ms });
+    }
+
+    pub(crate) fn report_account_ok(&mut self) {
+        self.account_error = None;
+        self.account_ok = true;
+    }
+
+    fn has_report(&self) -> bool {
+        self.pause.is_some() || self.no_slot || self.account_error.is_some() || self.account_ok
+    }
+
+    fn drop_lapsed(&mut self, now: Timestamp) {
+        while self.permits.front().is_some_and(|(_, until)| *until < now) {
+            self.permits.pop_front();
+        }
+    }
+}
+
+impl Engine {
+    /// Asks for the syncs that are due (see the module documentation).
+    pub(super) fn ask_fleet_syncs(&mut self, now: Timestamp) {
+        for l in 0..self.lanes.len() {
+            let lane = &mut self.lanes[l];
+            let (waiting, in_flight) = (lane.submit_queue.len(), lane.in_flight);
+            let (rate, window_max) = (lane.config.rate.submits_per_second, lane.config.rate.max_in_flight);
+            let Some(share) = lane.fleet.as_mut() else { continue };
+            if let Some(report) = share.sync_due(waiting, in_flight, rate, window_max, now) {
+                let account = share.account().to_string();
+                self.actions.push_back(Action::FleetSync(FleetSync { lane: l, account, report }));
+            }
+        }
+    }
+
+    /// Feeds back the result of an [`Action::FleetSync`]: the grant, or (with the report that
+    /// was sent) the failure, after which the lane syncs again shortly and reports it again.
+    pub fn fleet_synced(&mut self, sync: FleetSync, result: Result<FleetGrant, String>, now: Timestamp) {
+        let l = sync.lane;
+        let Some(share) = self.lanes.get_mut(l).and_then(|lane| lane.fleet.as_mut()) else { return };
+        let grant = match result {
+            Ok(grant) => grant,
+            Err(_) => return share.failed(sync.report, now),
+        };
+        share.granted(sync.report.want, &grant, now);
+        if grant.paused_ms > 0 {
+            let code = grant.pause_code.clone().unwrap_or_else(|| "fleet pause".to_string());
+            self.pause(l, super::PauseScope::Submits, &code, now.add(Duration::from_millis(grant.paused_ms)));
+        }
+        if let Some(error) = grant.account_error {
+            if self.lanes[l].circuit.account_failure().is_none() {
+                let failure = Failure::new(&error.code, crate::class::ErrorClass::AccountTerminal, error.description);
+                self.account_failed_elsewhere(l, failure, now);
+            }
+        }
+    }
+
+    /// Whether lane `l`'s share (if it has one) lets a submission go out now.
+    pub(super) fn fleet_allows(&mut self, l: usize, now: Timestamp) -> bool {
+        let lane = &mut self.lanes[l];
+        let in_flight = lane.in_flight;
+        lane.fleet.as_mut().is_none_or(|share| share.allows(in_flight, now))
+    }
+}

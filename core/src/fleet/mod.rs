@@ -1,0 +1,421 @@
+//! The fleet ledger: what every client sharing one store agrees on per provider account.
+//!
+//! A provider's limits bind its *account* (the provider plus the key), not a process: 2captcha
+//! bans a key that sends more than 60 `in.php` requests in 3 s whether they come from one
+//! process or from eight. So clients that share a store (a Redis namespace, a SQLite file) keep
+//! per account, in that store:
+//! - the submit schedule: a client leases *permits* (times at which it may submit) in small
+//!   batches, spaced `1/rate` apart across the whole fleet, so no store round trip is paid per
+//!   submission;
+//! - every pause a provider asked for (`MAX_USER_TURN`, `ERROR: 100x` bans, backoffs), so one
+//!   client's ban holds them all;
+//! - the in-flight window (AIMD): one `ERROR_NO_SLOT_AVAILABLE` halves it for everyone, and each
+//!   client's share is the window less what the others have in flight;
+//! - an account error (wrong key, no balance, IP not allowed), so the fleet stops after one
+//!   answer instead of each client learning it on its own;
+//! - each client's heartbeat (an owner row: host, pid, start, last sync, tasks in flight), from
+//!   which the in-flight counts and the fleet view are read.
+//!
+//! An account is named in the store by a keyed hash of the key and the provider's base URL
+//! ([`FleetLedger::account_id`]), never by the key.
+//!
+//! The engine stays sans-IO: it asks for a sync with [`crate::Action::FleetSync`] and is handed
+//! the [`FleetGrant`] back. The rules are [`AccountState::apply`] (stores that run Rust in their
+//! transaction: SQLite, the table store); Redis runs the same rules in a Lua script on the
+//! server's clock. `testkit::run_ledger_suite` checks every implementation against them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::dlq::store::{MaybeSendSync, StoreError};
+use crate::http::Secret;
+use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::time::Timestamp;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+/// An owner whose last sync is older than this is gone: its in-flight tasks no longer count
+/// against the window, and the fleet view shows it as dead.
+pub const OWNER_TTL_MS: u64 = 15_000;
+/// A client syncs each shared account at least this often, with or without work (its heartbeat).
+pub const HEARTBEAT_MS: u64 = 5_000;
+/// Permits are granted at most this far ahead of the ledger's clock.
+pub const PERMIT_HORIZON_MS: u64 = 1_000;
+/// A permit not used within this long after its time lapses (the slot is not moved to later,
+/// where it could bunch up with the slots granted after it).
+pub const PERMIT_GRACE_MS: u64 = 500;
+/// The window is halved at most once in this long: several clients hearing "no free worker" at
+/// once report one congestion, not several.
+pub const HALVE_SPACING_MS: u64 = 1_000;
+/// Most permits one sync asks for.
+pub const MAX_PERMITS_PER_SYNC: u32 = 64;
+
+/// An account error as the fleet shares it: the provider's code and description, and how long
+/// it holds every client before they may try again (each with one request at most).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SharedAccountError {
+    pub code: String,
+    pub description: String,
+    /// How long, from the report, the error holds the fleet.
+    pub hold_ms: u64,
+}
+
+/// A pause a provider asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SharedPause {
+    /// From the report, in ms.
+    pub ms: u64,
+    /// The provider's code (`MAX_USER_TURN`, `ERROR: 1001`, …).
+    pub code: String,
+}
+
+/// What one client tells the ledger about one account in a sync.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FleetReport {
+    /// This client's tasks at the account now (submitted, not ended).
+    pub in_flight: u32,
+    /// Permits asked for (0: a heartbeat, or only a report).
+    pub want: u32,
+    /// The account's submit ceiling, per second (the provider's documented rate).
+    pub rate: f64,
+    /// The most tasks in flight at the account (the window's ceiling).
+    pub window_max: u32,
+    /// A pause the provider asked this client for since its last sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause: Option<SharedPause>,
+    /// The provider said it has no free worker since the last sync: halve the window.
+    pub no_slot: bool,
+    /// Submissions the provider accepted since the last sync (the window grows by as many).
+    pub accepted: u32,
+    /// An account error this client was answered since its last sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account_error: Option<SharedAccountError>,
+    /// The account works again (a positive balance, an accepted submission, `reset_circuit`).
+    pub account_ok: bool,
+}
+
+/// Who a client is, for the owner rows (the fleet view) and the in-flight counts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OwnerInfo {
+    /// The client's owner id, as stamped on its journal entries.
+    pub owner: String,
+    pub host: String,
+    pub pid: u32,
+    pub started_at: Timestamp,
+}
+
+/// What the ledger answers a sync with. Times are offsets from the ledger's clock (`now_ms`),
+/// so that hosts whose clocks disagree agree on the schedule.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FleetGrant {
+    /// The ledger's clock at the sync, in ms since the epoch (for tests and the fleet view).
+    pub now_ms: u64,
+    /// When each granted permit may be used, in ms after `now_ms`, ascending.
+    pub permits: Vec<u64>,
+    /// How long submissions stay paused, from `now_ms` (0: not paused).
+    pub paused_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause_code: Option<String>,
+    /// The account's in-flight window.
+    pub window: u32,
+    /// Tasks the other live clients have in flight at the account.
+    pub others_in_flight: u32,
+    /// An account error holding the fleet, with the time it still holds (`hold_ms` from `now_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account_error: Option<SharedAccountError>,
+}
+
+/// An account's shared state, as a store keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AccountState {
+    /// The next free submit slot, in µs since the epoch (0: none taken yet).
+    pub next_slot_us: u64,
+    pub paused_until_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause_code: Option<String>,
+    /// 0 until the first sync sets it to the window's ceiling.
+    pub window: u32,
+    pub last_halved_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account_error: Option<SharedAccountError>,
+    /// Until when `account_error` holds, in ms since the epoch.
+    pub account_error_until_ms: u64,
+}
+
+impl AccountState {
+    /// Applies one client's report at the ledger's time `now_ms` and answers it; `others_in_flight`
+    /// is what the other live owners have in flight at the account. The one statement of the
+    /// fleet's rules: the Redis script follows it step by step.
+    pub fn apply(&mut self, report: &FleetReport, others_in_flight: u32, now_ms: u64) -> FleetGrant {
+        if let Some(pause) = &report.pause {
+            let until = now_ms.saturating_add(pause.ms);
+            if until > self.paused_until_ms {
+                self.paused_until_ms = until;
+                self.pause_code = Some(pause.code.clone());
+            }
+        }
+        if report.account_ok {
+            self.account_error = None;
+            self.account_error_until_ms = 0;
+        }
+        if let Some(error) = &report.account_error {
+            self.account_error_until_ms = now_ms.saturating_add(error.hold_ms);
+            self.account_error = Some(error.clone());
+        }
+        let ceiling = report.window_max.max(1);
+        if self.window == 0 || self.window > ceiling {
+            self.window = ceiling;
+        }
+        if report.no_slot && now_ms >= self.last_halved_ms.saturating_add(HALVE_SPACING_MS) {
+            self.window = (self.window / 2).max(1);
+            self.last_halved_ms = now_ms;
+        } else if report.accepted > 0 {
+            self.window = self.window.saturating_add(report.accepted).min(ceiling);
+        }
+
+        let held = self.account_error_until_ms > now_ms;
+        let paused_until_ms = self.paused_until_ms.max(if held { self.account_error_until_ms } else { 0 });
+        let mut permits = Vec::new();
+        if !held && report.rate.is_finite() && report.rate > 0.0 {
+            let interval_us = ((1_000_000.0 / report.rate).round() as u64).max(1);
+            let now_us = now_ms.saturating_mul(1000);
+            let horizon_us = now_us.saturating_add(PERMIT_HORIZON_MS * 1000);
+            let mut slot = self.next_slot_us.max(now_us).max(paused_until_ms.saturating_mul(1000));
+            while (permits.len() as u32) < report.want.min(MAX_PERMITS_PER_SYNC) && slot <= horizon_us {
+                permits.push(slot.div_ceil(1000).saturating_sub(now_ms));
+                slot = slot.saturating_add(interval_us);
+            }
+            if !permits.is_empty() {
+                self.next_slot_us = slot;
+            }
+        }
+        if !held && self.account_error.is_some() {
+            self.account_error = None;
+        }
+        FleetGrant {
+            now_ms,
+            permits,
+            paused_ms: self.paused_until_ms.saturating_sub(now_ms),
+            pause_code: (self.paused_until_ms > now_ms).then(|| self.pause_code.clone()).flatten(),
+            window: self.window,
+            others_in_flight,
+            account_error: self.account_error.clone().filter(|_| held).map(|mut e| {
+                e.hold_ms = self.account_error_until_ms.saturating_sub(now_ms);
+                e
+            }),
+        }
+    }
+}
+
+/// One client of the fleet as the ledger last heard of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OwnerRow {
+    pub owner: String,
+    pub host: String,
+    pub pid: u32,
+    pub started_at: Timestamp,
+    /// The ledger's clock at its last sync, in ms since the epoch.
+    pub heartbeat_ms: u64,
+    /// Its tasks in flight, per account id.
+    pub in_flight: BTreeMap<String, u32>,
+}
+
+impl OwnerRow {
+    /// Whether the owner synced within [`OWNER_TTL_MS`] of the ledger's `now_ms`.
+    pub fn alive(&self, now_ms: u64) -> bool {
+        now_ms < self.heartbeat_ms.saturating_add(OWNER_TTL_MS)
+    }
+
+    /// This row after a sync of `owner` for `account` at `now_ms`.
+    pub fn synced(previous: Option<OwnerRow>, owner: &OwnerInfo, account: &str, in_flight: u32, now_ms: u64) -> Self {
+        let mut counts = previous.map(|row| row.in_flight).unwrap_or_default();
+        counts.insert(account.to_string(), in_flight);
+        OwnerRow {
+            owner: owner.owner.clone(),
+            host: owner.host.clone(),
+            pid: owner.pid,
+            started_at: owner.started_at,
+            heartbeat_ms: now_ms,
+            in_flight: counts,
+        }
+    }
+}
+
+/// What the other live owners have in flight at `account`.
+pub fn others_in_flight<'a>(rows: impl IntoIterator<Item = &'a OwnerRow>, me: &str, account: &str, now_ms: u64) -> u32 {
+    rows.into_iter()
+        .filter(|row| row.owner != me && row.alive(now_ms))
+        .filter_map(|row| row.in_flight.get(account))
+        .fold(0u32, |sum, n| sum.saturating_add(*n))
+}
+
+/// The fleet as the ledger sees it right now (`captcha-dlq fleet`, the dashboard, `/metrics`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FleetView {
+    /// The ledger's clock, in ms since the epoch.
+    pub now_ms: u64,
+    /// Every owner row, live or not (rows of owners gone for long are dropped by the store).
+    pub owners: Vec<OwnerRow>,
+    /// Each account's shared state, by account id.
+    pub accounts: BTreeMap<String, AccountState>,
+}
+
+/// A store's shared per-account state (see the module documentation). Implemented by stores that
+/// several processes or hosts share; the memory store has none (one process is the fleet).
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+pub trait FleetLedger: MaybeSendSync {
+    /// How the store names the account of `key` at `base_url`: a keyed hash, never the key.
+    fn account_id(&self, base_url: &str, key: &Secret) -> String;
+    /// Applies `report` for `account` from `owner` (refreshing its heartbeat) and answers with the
+    /// fleet's grant. `now` is the caller's clock; stores with a clock of their own (Redis's
+    /// `TIME`) use theirs, so that hosts' clocks do not matter.
+    async fn sync(
+        &self,
+        account: &str,
+        owner: &OwnerInfo,
+        report: &FleetReport,
+        now: Timestamp,
+    ) -> Result<FleetGrant, StoreError>;
+    /// A closing client's row goes at once: its in-flight tasks no longer count.
+    async fn leave(&self, owner: &str) -> Result<(), StoreError>;
+    /// The owners and accounts, for the fleet view.
+    async fn view(&self, now: Timestamp) -> Result<FleetView, StoreError>;
+}
+
+// Read by hand rather than derived (see `crate::json_read`); stores keep these as JSON.
+
+impl FromJson for SharedAccountError {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(SharedAccountError { code: f.req("code")?, description: f.req("description")?, hold_ms: f.req("hold_ms")? })
+    }
+}
+
+impl FromJson for FleetGrant {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(FleetGrant {
+            now_ms: f.req("now_ms")?,
+            permits: f.or_default("permits")?,
+            paused_ms: f.req("paused_ms")?,
+            pause_code: f.opt("pause_code")?,
+            window: f.req("window")?,
+            others_in_flight: f.req("others_in_flight")?,
+            account_error: f.opt("account_error")?,
+        })
+    }
+}
+
+impl FromJson for AccountState {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(AccountState {
+            next_slot_us: f.or_default("next_slot_us")?,
+            paused_until_ms: f.or_default("paused_until_ms")?,
+            pause_code: f.opt("pause_code")?,
+            window: f.or_default("window")?,
+            last_halved_ms: f.or_default("last_halved_ms")?,
+            account_error: f.opt("account_error")?,
+            account_error_until_ms: f.or_default("account_error_until_ms")?,
+        })
+    }
+}
+
+impl FromJson for OwnerRow {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(OwnerRow {
+            owner: f.req("owner")?,
+            host: f.req("host")?,
+            pid: f.req("pid")?,
+            started_at: f.req("started_at")?,
+            heartbeat_ms: f.req("heartbeat_ms")?,
+            in_flight: f.or_default("in_flight")?,
+        })
+    }
+}
+
+deserialize_from_json!(FleetGrant, AccountState, OwnerRow);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(want: u32) -> FleetReport {
+        FleetReport { want, rate: 10.0, window_max: 100, ..FleetReport::default() }
+    }
+
+    #[test]
+    fn permits_are_spaced_across_syncs_and_never_beyond_the_horizon() {
+        let mut state = AccountState::default();
+        let a = state.apply(&report(4), 0, 1_000_000);
+        assert_eq!(a.permits, vec![0, 100, 200, 300]);
+        let b = state.apply(&report(20), 0, 1_000_050);
+        // The next free slot is 1_000_400; the horizon 1_001_050 holds 7 more.
+        assert_eq!(b.permits, vec![350, 450, 550, 650, 750, 850, 950]);
+        let idle = state.apply(&report(2), 0, 1_100_000);
+        assert_eq!(idle.permits, vec![0, 100], "an idle schedule restarts from now: no burst");
+    }
+
+    #[test]
+    fn a_pause_holds_every_client_and_permits_start_after_it() {
+        let mut state = AccountState::default();
+        let banned = FleetReport { pause: Some(SharedPause { ms: 10_000, code: "MAX_USER_TURN".into() }), ..report(1) };
+        let a = state.apply(&banned, 0, 5_000);
+        assert_eq!((a.paused_ms, a.pause_code.as_deref()), (10_000, Some("MAX_USER_TURN")));
+        assert!(a.permits.is_empty(), "the pause outlasts the horizon");
+        let b = state.apply(&report(3), 0, 14_500);
+        assert_eq!(b.paused_ms, 500);
+        assert_eq!(b.permits, vec![500, 600, 700]);
+    }
+
+    #[test]
+    fn the_window_halves_once_per_congestion_and_grows_back_to_its_ceiling() {
+        let mut state = AccountState::default();
+        let no_slot = FleetReport { no_slot: true, ..report(0) };
+        assert_eq!(state.apply(&no_slot, 0, 10_000).window, 50);
+        assert_eq!(state.apply(&no_slot, 0, 10_200).window, 50, "a second client's report of the same congestion");
+        assert_eq!(state.apply(&no_slot, 0, 11_000).window, 25);
+        let accepted = FleetReport { accepted: 200, ..report(0) };
+        assert_eq!(state.apply(&accepted, 7, 12_000).window, 100);
+        assert_eq!(state.apply(&report(0), 7, 12_000).others_in_flight, 7);
+    }
+
+    #[test]
+    fn an_account_error_holds_the_fleet_until_it_lapses_or_the_account_works() {
+        let mut state = AccountState::default();
+        let error =
+            SharedAccountError { code: "ERROR_ZERO_BALANCE".into(), description: "no money".into(), hold_ms: 60_000 };
+        let a = state.apply(&FleetReport { account_error: Some(error.clone()), ..report(5) }, 0, 1_000);
+        assert!(a.permits.is_empty());
+        let b = state.apply(&report(5), 0, 31_000);
+        assert_eq!(
+            b.account_error.as_ref().map(|e| (e.code.as_str(), e.hold_ms)),
+            Some(("ERROR_ZERO_BALANCE", 30_000))
+        );
+        assert!(b.permits.is_empty());
+        let c = state.apply(&report(1), 0, 61_000);
+        assert_eq!((c.account_error, c.permits.len()), (None, 1), "lapsed: each client may try once more");
+        state.apply(&FleetReport { account_error: Some(error), ..report(0) }, 0, 70_000);
+        let ok = state.apply(&FleetReport { account_ok: true, ..report(1) }, 0, 71_000);
+        assert_eq!((ok.account_error, ok.permits.len()), (None, 1));
+    }
+
+    #[test]
+    fn others_in_flight_counts_live_owners_but_the_caller() {
+        let info =
+            |owner: &str| OwnerInfo { owner: owner.into(), host: "h".into(), pid: 1, started_at: Timestamp::EPOCH };
+        let a = OwnerRow::synced(None, &info("a"), "acct", 3, 100_000);
+        let b = OwnerRow::synced(None, &info("b"), "acct", 4, 100_000);
+        let b = OwnerRow::synced(Some(b), &info("b"), "other", 9, 100_000);
+        let dead = OwnerRow::synced(None, &info("c"), "acct", 50, 100_000 - OWNER_TTL_MS);
+        let rows = [a, b, dead];
+        assert_eq!(others_in_flight(&rows, "a", "acct", 100_000), 4);
+        assert_eq!(others_in_flight(&rows, "b", "acct", 100_000), 3);
+        assert_eq!(others_in_flight(&rows, "z", "other", 100_000), 9);
+    }
+}

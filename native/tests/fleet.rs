@@ -1,0 +1,190 @@
+//! The fleet ledger on real stores: the conformance suite on a SQLite file and on a real
+//! `redis-server`, and clients sharing one store and one key against the mock solver over
+//! loopback (an account error seen by one holds the others; the fleet view lists each client).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use captcha_dlq::core::class::reason;
+use captcha_dlq::core::dlq::DlqStore;
+use captcha_dlq::core::engine::EngineConfig;
+use captcha_dlq::core::fleet::testkit::run_ledger_suite;
+use captcha_dlq::core::{Task, Timestamp};
+use captcha_dlq::store::{RedisStore, SqliteStore};
+use captcha_dlq::{Client, Error};
+use captcha_dlq_mock::redis_server::RedisServer;
+use captcha_dlq_mock::{MockConfig, MockHandle, MockSolver};
+use serde_json::json;
+
+fn now() -> Timestamp {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    Timestamp::from_unix_millis(ms)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_ledger_follows_the_rules() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open");
+    let ledger = store.fleet_ledger().expect("a SQLite file keeps a fleet ledger");
+    assert_eq!(run_ledger_suite(ledger.as_ref(), now(), 1).await, 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_redis_ledger_follows_the_rules_on_the_servers_clock() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let store = RedisStore::connect(&server.url(), "fleet-suite").await.expect("connect");
+    let ledger = store.fleet_ledger().expect("a Redis namespace keeps a fleet ledger");
+    // The hosts' clocks do not matter: a `now` a minute off gives the same answers.
+    assert_eq!(run_ledger_suite(ledger.as_ref(), now().add(Duration::from_secs(60)), 2).await, 6);
+    let skewed_back = Timestamp::from_unix_millis(now().as_unix_millis() - 60_000);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), skewed_back, 3).await, 6);
+}
+
+fn fast_config() -> EngineConfig {
+    let mut c = EngineConfig::default();
+    c.polling.first_poll_ms = captcha_dlq::core::engine::FirstPoll::uniform(60);
+    c.polling.interval_ms = 40;
+    c.rate.submits_per_second = 50.0;
+    c
+}
+
+fn task(page: usize) -> Task {
+    Task::from_json_value(json!({
+        "type": "recaptcha_v2",
+        "sitekey": "6Le-SITEKEY",
+        "page_url": format!("https://example.com/page/{page}"),
+    }))
+    .expect("valid task")
+}
+
+async fn client_on(mock: &MockHandle, key: &str, store: Arc<dyn DlqStore>) -> Client {
+    captcha_dlq::builder()
+        .api_key(key)
+        .base_url(mock.base_url())
+        .dlq_store(store)
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds")
+}
+
+/// Waits (bounded) until the ledger holds an account error for some account.
+async fn until_the_ledger_holds_an_account_error(client: &Client) {
+    for _ in 0..200 {
+        let view = client.fleet_view().await.expect("view").expect("a ledger");
+        if view.accounts.values().any(|a| a.account_error.is_some()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the account error never reached the ledger");
+}
+
+async fn an_account_error_holds_every_client_on_the_store(store: Arc<dyn DlqStore>) {
+    let mut script = MockConfig::default();
+    script.account_errors.insert("wrong-key".into(), "ERROR_WRONG_USER_KEY".into());
+    let mock = MockSolver::start(script).await.expect("mock starts");
+    let first = client_on(&mock, "wrong-key", store.clone()).await;
+    match first.solve(task(0)).await {
+        Err(Error::SolveFailed { record, .. }) => assert_eq!(record.reason, "ERROR_WRONG_USER_KEY"),
+        other => panic!("expected the account error, got {other:?}"),
+    }
+    until_the_ledger_holds_an_account_error(&first).await;
+    // Three more clients (other processes, as far as the ledger knows) start after it.
+    let mut others = Vec::new();
+    for _ in 0..3 {
+        others.push(client_on(&mock, "wrong-key", store.clone()).await);
+    }
+    for (i, client) in others.iter().enumerate() {
+        match client.solve(task(i + 1)).await {
+            Err(Error::SolveFailed { record, .. }) => {
+                assert_eq!(record.reason, reason::CIRCUIT_OPEN, "held without asking: {record:?}");
+                assert!(record.description.contains("ERROR_WRONG_USER_KEY"), "{}", record.description);
+            }
+            other => panic!("expected a dead letter held by the fleet, got {other:?}"),
+        }
+    }
+    assert_eq!(mock.counters().requests_to("/in.php"), 1, "only the first client's submission reached the service");
+    for client in others {
+        client.close().await;
+    }
+    first.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_error_holds_every_client_on_a_sqlite_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open");
+    an_account_error_holds_every_client_on_the_store(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_error_holds_every_client_on_a_redis_namespace() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let store = RedisStore::connect(&server.url(), "fleet-account").await.expect("connect");
+    an_account_error_holds_every_client_on_the_store(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_share_the_schedule_and_the_view_lists_each_of_them() {
+    let mock = MockSolver::start(MockConfig::default()).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
+    let clients =
+        [client_on(&mock, "shared-key", store.clone()).await, client_on(&mock, "shared-key", store.clone()).await];
+    let runs = clients.iter().enumerate().map(|(c, client)| async move {
+        let inputs = (0..10)
+            .map(|i| captcha_dlq::SolveInput { task: Ok(task(c * 100 + i)), labels: BTreeMap::new(), key: None })
+            .collect();
+        client.solve_many(inputs, Some(10)).await
+    });
+    for results in futures::future::join_all(runs).await {
+        assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
+    }
+    let view = clients[0].fleet_view().await.expect("view").expect("a ledger");
+    let owners: Vec<&str> = view.owners.iter().map(|row| row.owner.as_str()).collect();
+    for client in &clients {
+        assert!(owners.contains(&client.owner()), "{} in {owners:?}", client.owner());
+    }
+    let row = view.owners.iter().find(|row| row.owner == clients[0].owner()).expect("listed");
+    assert_eq!(row.pid, std::process::id());
+    assert!(row.alive(view.now_ms));
+    // One account for the shared key.
+    assert_eq!(view.accounts.len(), 1, "{view:?}");
+    assert_eq!(mock.counters().requests_to("/in.php"), 20);
+    let [a, b] = clients;
+    a.close().await;
+    let after = b.fleet_view().await.expect("view").expect("a ledger");
+    assert!(!after.owners.iter().any(|row| row.owner == a.owner()), "a closed client leaves the ledger");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_with_the_fleet_off_keeps_its_own_limits() {
+    let mock = MockSolver::start(MockConfig::default()).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
+    let client = captcha_dlq::builder()
+        .api_key("alone")
+        .base_url(mock.base_url())
+        .dlq_store(store)
+        .config(fast_config())
+        .option("fleet", json!({"enabled": false}))
+        .build()
+        .await
+        .expect("client builds");
+    client.solve(task(1)).await.expect("solved");
+    let view = client.fleet_view().await.expect("view").expect("the store still has a ledger");
+    assert!(view.owners.is_empty() && view.accounts.is_empty(), "it never synced: {view:?}");
+    client.close().await;
+    let refused = captcha_dlq::builder()
+        .api_key("k")
+        .base_url(mock.base_url())
+        .dlq("memory")
+        .option("fleet", json!({"enable": false}))
+        .build()
+        .await;
+    let message = refused.expect_err("a misspelt fleet option is refused").to_string();
+    assert!(message.contains("fleet.enable"), "{message}");
+}
