@@ -510,6 +510,11 @@ export interface ReplayPolicyOptions {
   leaseSeconds?: number;
 }
 
+export interface FleetOptions {
+  /** Default true; false keeps this client's limits its own, as if it were alone. */
+  enabled?: boolean;
+}
+
 export interface StoreCallOptions {
   /** One store call that takes longer has failed (a hung store is reported within this). Default 5000. */
   timeoutMs?: number;
@@ -610,6 +615,11 @@ export interface ClientOptions {
   /** Node: an HTTP or SOCKS5 proxy for the client's own traffic (`socks5://host:port`). */
   proxy?: string;
   store?: StoreCallOptions;
+  /**
+   * Sharing each provider account's limits (submit rate, pauses, in-flight window, account
+   * errors) with every client on the same SQLite file or Redis namespace. On by default.
+   */
+  fleet?: FleetOptions;
   /** Tasks `solveMany`/`solveStream` keep in flight when the call does not say. Default 100. */
   concurrency?: number;
   /** The provider's software id for the developer programme. */

@@ -81,12 +81,12 @@ impl Client {
             engine,
             backends.clone(),
             store_calls,
-            fleet,
             owner.clone(),
             EventLog::new(events, metrics.clone()),
             health.clone(),
             (rx, tx.clone()),
-        );
+        )
+        .with_fleet(fleet);
         backends.runtime.spawn(Box::pin(driver.run()));
         // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
         #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
@@ -135,14 +135,15 @@ impl Client {
         let Some(ledger) = self.inner.backends.store.fleet_ledger() else { return Ok(None) };
         let runtime = &self.inner.backends.runtime;
         let timeout = self.inner.options.store.timeout();
-        let view = ledger.view(runtime.now());
-        let answer = match futures::future::select(view, runtime.sleep(timeout)).await {
-            futures::future::Either::Left((view, _)) => Ok(Some(view?)),
-            futures::future::Either::Right(_) => Err(Error::Store(captcha_dlq_core::dlq::StoreError::Timeout(
-                format!("the fleet ledger did not answer within {} ms", timeout.as_millis()),
-            ))),
-        };
-        answer
+        if let futures::future::Either::Left((view, _)) =
+            futures::future::select(ledger.view(runtime.now()), runtime.sleep(timeout)).await
+        {
+            return Ok(Some(view?));
+        }
+        Err(Error::Store(captcha_dlq_core::dlq::StoreError::Timeout(format!(
+            "the fleet ledger did not answer within {} ms",
+            timeout.as_millis()
+        ))))
     }
 
     /// The store's health as the driver last saw it; `failures` counts writes given up.

@@ -232,7 +232,6 @@ impl Driver {
         engine: Engine,
         backends: Backends,
         store_calls: StoreCalls,
-        fleet: Option<FleetCalls>,
         owner: String,
         log: EventLog,
         health: SharedHealth,
@@ -242,7 +241,7 @@ impl Driver {
             engine,
             backends,
             store_calls,
-            fleet,
+            fleet: None,
             owner,
             log,
             health,
@@ -257,6 +256,12 @@ impl Driver {
             store_release_at: None,
             shutting_down: None,
         }
+    }
+
+    /// Runs the fleet ledger's syncs the engine asks for (see `fleet_calls`).
+    pub(crate) fn with_fleet(mut self, fleet: Option<FleetCalls>) -> Driver {
+        self.fleet = fleet;
+        self
     }
 
     fn now(&self) -> Timestamp {
@@ -297,7 +302,7 @@ impl Driver {
                 Wake::Fleet((sync, result)) => {
                     let now = self.now();
                     if let Err(e) = &result {
-                        tracing::warn!(target: "captcha_dlq", error = %e, "fleet ledger sync failed; submissions at that provider wait for the next");
+                        tracing::warn!(target: "captcha_dlq", "DLQ store not answering its fleet ledger sync ({e}); submissions at that provider wait for the next");
                     }
                     self.engine.fleet_synced(sync, result, now);
                 }

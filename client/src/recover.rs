@@ -168,6 +168,16 @@ impl Recoverer {
         let runtime = client.backends().runtime.clone();
         let liveness = client.backends().liveness.clone();
         let grace = Duration::from_millis(client.options().engine().retry.task_deadline_ms);
+        // The fleet ledger's heartbeat rows (read once, on the ledger's clock): an owner whose
+        // row stopped syncing is gone whatever its host, within the owners' TTL instead of the
+        // task deadline. Without a row (no ledger, the fleet off, a row long forgotten) the
+        // front end's liveness decides alone.
+        let heartbeats = client.fleet_view().await.ok().flatten();
+        let silent = |owner: &str| {
+            heartbeats
+                .as_ref()
+                .is_some_and(|view| view.owners.iter().any(|row| row.owner == owner && !row.alive(view.now_ms)))
+        };
         let mut waiting: FuturesUnordered<Waiting> = FuturesUnordered::new();
         let wanted = |entry: &JournalEntry| {
             let key_wanted = match &options.key_prefix {
@@ -187,7 +197,7 @@ impl Recoverer {
             } else {
                 let gone = match entry.owner.as_deref() {
                     None => true,
-                    Some(owner) => liveness.is_gone(owner, entry.updated_at, now, grace).await,
+                    Some(owner) => silent(owner) || liveness.is_gone(owner, entry.updated_at, now, grace).await,
                 };
                 if gone {
                     self.take_over(&entry, resume).await

@@ -633,6 +633,14 @@ mod tests {
     }
 
     #[test]
+    fn the_fleet_is_shared_unless_turned_off() {
+        assert!(camel(json!({"apiKey": "K"})).unwrap().fleet.enabled);
+        assert!(!camel(json!({"apiKey": "K", "fleet": {"enabled": false}})).unwrap().fleet.enabled);
+        assert_eq!(camel(json!({"apiKey": "K", "fleet": {"enable": false}})).unwrap_err().field, "fleet.enable");
+        assert_eq!(camel(json!({"apiKey": "K", "fleet": {"enabled": "no"}})).unwrap_err().field, "fleet.enabled");
+    }
+
+    #[test]
     fn unknown_keys_are_named_as_written() {
         let e = camel(json!({"apiKey": "K", "replay_policy": {}})).unwrap_err();
         assert_eq!(e.field, "replay_policy");

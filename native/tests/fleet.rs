@@ -188,3 +188,53 @@ async fn a_client_with_the_fleet_off_keeps_its_own_limits() {
     let message = refused.expect_err("a misspelt fleet option is refused").to_string();
     assert!(message.contains("fleet.enable"), "{message}");
 }
+
+/// A journal entry of a client on another host, written just now (so the host's age rule alone
+/// would wait for the task deadline), whose owner row in the ledger is `silent_for` old.
+async fn entry_of_another_host(store: &SqliteStore, owner: &str, silent_for: Duration) -> String {
+    let ledger = store.fleet_ledger().expect("ledger");
+    let info = captcha_dlq::core::fleet::OwnerInfo {
+        owner: owner.to_string(),
+        host: "another-host".into(),
+        pid: 4242,
+        started_at: Timestamp::from_unix_millis(now().as_unix_millis() - 600_000),
+    };
+    let heartbeat = Timestamp::from_unix_millis(now().as_unix_millis() - silent_for.as_millis() as u64);
+    let report = captcha_dlq::core::fleet::FleetReport { rate: 10.0, window_max: 10, ..Default::default() };
+    ledger.sync("some-account", &info, &report, heartbeat).await.expect("the owner's last heartbeat");
+    let id = ulid::Ulid::generate().to_string();
+    let entry = captcha_dlq::core::JournalEntry {
+        id: id.clone(),
+        task: Arc::new(task(7)),
+        provider: "custom".into(),
+        labels: Default::default(),
+        provider_task_id: None,
+        attempts: 0,
+        replays: 0,
+        history: Vec::new(),
+        accepted_at: now(),
+        updated_at: now(),
+        replay_of: None,
+        owner: Some(owner.to_string()),
+        key: None,
+        solution: None,
+    };
+    store.journal_upsert(&entry).await.expect("entry");
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recover_takes_a_silent_owners_entries_at_once_and_leaves_a_live_ones() {
+    let mock = MockSolver::start(MockConfig::default()).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open");
+    let dead = entry_of_another_host(&store, "another-host/4242/DEAD", Duration::from_secs(20)).await;
+    let live = entry_of_another_host(&store, "another-host/4243/LIVE", Duration::from_secs(1)).await;
+    let client = client_on(&mock, "shared-key", Arc::new(store.clone())).await;
+    let report = client.recover(captcha_dlq::RecoverOptions::default()).await.expect("recover");
+    assert_eq!((report.summary.found, report.summary.skipped_live), (1, 1), "{:?}", report.summary);
+    assert_eq!(report.solved.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec![dead.as_str()]);
+    let left: Vec<String> = store.journal_entries().await.expect("journal").into_iter().map(|e| e.id).collect();
+    assert_eq!(left, vec![live], "the live owner's entry stays with it");
+    client.close().await;
+}

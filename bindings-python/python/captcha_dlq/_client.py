@@ -141,6 +141,7 @@ class Client:
         allow_insecure_http: bool = False,
         proxy: Optional[str] = None,
         store: Union[StoreOptions, Mapping[str, Any]] = StoreOptions(),
+        fleet: Optional[Mapping[str, Any]] = None,
         concurrency: int = _D["concurrency"],
         soft_id: Optional[str] = None,
         pingback: Optional[str] = None,
@@ -172,6 +173,7 @@ class Client:
             "circuit": circuit,
             "replay_policy": replay_policy,
             "store": store,
+            "fleet": fleet,
         }
         given.update(sections)
         # Unset options (and sections with nothing set) are left out: the core's defaults apply.

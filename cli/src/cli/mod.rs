@@ -4,6 +4,7 @@ mod batch;
 mod dashboard;
 mod demo;
 mod dlq;
+mod fleet;
 mod recover;
 mod spend;
 
@@ -117,6 +118,9 @@ pub enum Command {
     Dashboard(dashboard::DashboardArgs),
     /// Print the account balance (of each provider, with several).
     Balance,
+    /// The clients sharing the DLQ store (host, pid, started, last heartbeat, tasks in flight)
+    /// and each provider account's shared limits (window, pause, account error).
+    Fleet,
     /// What was spent, by provider, task kind and label, from saved `batch` results.
     Spend(spend::SpendArgs),
     /// Run the mock solving service until interrupted.
@@ -179,6 +183,7 @@ pub async fn run(args: Args) -> u8 {
         Command::Recover(recover) => recover::run(&args.global, recover).await,
         Command::Dashboard(dashboard) => dashboard::run(&args.global, dashboard).await,
         Command::Balance => balance(&args.global).await,
+        Command::Fleet => fleet::run(&args.global).await,
         Command::Spend(spend) => spend::run(&args.global, spend).await,
     };
     match result {

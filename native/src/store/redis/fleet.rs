@@ -25,8 +25,10 @@ use redis::Script;
 
 use super::{backend, RedisStore};
 
-/// Owner rows silent for this long are deleted (the fleet view shows dead owners until then).
-const FORGET_OWNERS_AFTER_MS: u64 = 10 * OWNER_TTL_MS;
+/// Owner rows silent for this long are deleted (the fleet view shows dead owners, and `recover`
+/// takes their entries by them, until then): longer than any task deadline, after which the
+/// front end's liveness takes such entries anyway.
+const FORGET_OWNERS_AFTER_MS: u64 = 120 * OWNER_TTL_MS;
 
 /// `AccountState::apply` in Lua. KEYS: the account's hash, the owners' hash, the accounts' set.
 /// Replies `{now_ms, paused_ms, pause_code, window, others_in_flight, error_code, error_description,
