@@ -76,9 +76,21 @@ impl Default for MockConfig {
 }
 
 impl MockConfig {
-    /// Parses a script from JSON, naming the offending field on error.
+    /// Parses a script from JSON, naming the offending field on error (its path, e.g.
+    /// `faults.slow_ms: invalid type…`, since serde's own message names only the expected type).
     pub fn from_json(text: &str) -> Result<MockConfig, String> {
-        let config: MockConfig = serde_json::from_str(text).map_err(|e| format!("invalid mock config: {e}"))?;
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let config: MockConfig = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            // `.` is the top level, `?` a syntax error before any field: nothing to name.
+            if path == "." || path == "?" {
+                format!("invalid mock config: {inner}")
+            } else {
+                format!("invalid mock config: {path}: {inner}")
+            }
+        })?;
+        reader.end().map_err(|e| format!("invalid mock config: {e}"))?;
         config.validate()?;
         Ok(config)
     }
