@@ -122,3 +122,22 @@ async fn fault_rates_are_validated() {
         assert!(error.contains("faults"), "{script}: {error}");
     }
 }
+
+#[tokio::test]
+async fn a_mistyped_or_unknown_field_is_named_by_its_path() {
+    let cases = [
+        (r#"{"faults": {"slow_ms": "200"}}"#, "faults.slow_ms: invalid type"),
+        (r#"{"faults": {"slow": 200}}"#, "faults.slow: unknown field"),
+        (
+            r#"{"rules": [{"match": {}, "behavior": {"outcome": "later"}}]}"#,
+            "rules[0].behavior.outcome: unknown variant",
+        ),
+    ];
+    for (script, named) in cases {
+        let error = captcha_dlq_mock::MockConfig::from_json(script).err().unwrap_or_default();
+        assert!(error.contains(named), "{script}: expected {named:?} in {error:?}");
+    }
+    // A syntax error before any field has no path to name.
+    let error = captcha_dlq_mock::MockConfig::from_json(r#"{"port": 1"#).err().unwrap_or_default();
+    assert!(error.starts_with("invalid mock config: EOF while parsing"), "{error}");
+}
