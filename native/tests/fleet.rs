@@ -238,3 +238,46 @@ async fn recover_takes_a_silent_owners_entries_at_once_and_leaves_a_live_ones() 
     assert_eq!(left, vec![live], "the live owner's entry stays with it");
     client.close().await;
 }
+
+/// Four clients on one key and one SQLite file, each pacing itself at the account's rate: alone
+/// each would be within the provider's limit, together four times over it. The fleet keeps the
+/// account's one schedule, so the mock's ban rule (2captcha's `MAX_USER_TURN`) never fires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_clients_on_one_key_stay_under_the_providers_limit_together() {
+    let script = MockConfig {
+        ban: Some(captcha_dlq_mock::BanRule { max_submits: 20, window_ms: 1_000, ban_ms: 2_000, ..Default::default() }),
+        ..MockConfig::default()
+    };
+    let mock = MockSolver::start(script).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
+    let mut config = fast_config();
+    config.rate.submits_per_second = 10.0;
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let client = captcha_dlq::builder()
+            .api_key("fleet-key")
+            .base_url(mock.base_url())
+            .dlq_store(store.clone())
+            .config(config.clone())
+            .build()
+            .await
+            .expect("client builds");
+        clients.push(client);
+    }
+    let runs = clients.iter().enumerate().map(|(c, client)| async move {
+        let inputs = (0..8)
+            .map(|i| captcha_dlq::SolveInput { task: Ok(task(c * 100 + i)), labels: BTreeMap::new(), key: None })
+            .collect();
+        client.solve_many(inputs, Some(8)).await
+    });
+    for results in futures::future::join_all(runs).await {
+        assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
+    }
+    let counters = mock.counters();
+    assert_eq!((counters.bans_started, counters.banned_submits), (0, 0), "the fleet kept to one schedule");
+    assert_eq!(counters.requests_to("/in.php"), 32);
+    for client in clients {
+        client.close().await;
+    }
+}
