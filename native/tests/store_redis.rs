@@ -2,8 +2,9 @@
 //! several workers receiving at once, the stream's pending-entries list as
 //! the lease ledger, receive walking far into the age order, peek/count/purge
 //! and eviction paging through a large namespace, persistence
-//! across connections, clear errors, batched writes (and `complete_many`), settled keys in pages
-//! and namespaces written before settled keys.
+//! across connections, clear errors, batched writes (and `complete_many`), settled keys in pages,
+//! namespaces written before settled keys and before URLs named namespaces. TLS, ACL users and
+//! clusters: `store_redis_deployments.rs`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
