@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it. Installs what it needs that a fresh
-# machine lacks (redis-server, the wasm32 target, Chromium and chromedriver
+# machine lacks (redis-server with redis-cli, openssl, the wasm32 target, Chromium and chromedriver
 # for the dashboard and the browser package, a venv with prometheus_client)
 # when run as root; otherwise says what to install.
 set -euo pipefail
@@ -10,6 +10,9 @@ step() { printf '\n=== %s ===\n' "$*"; }
 
 need_apt=()
 command -v redis-server >/dev/null || need_apt+=(redis-server)
+# The Redis tests start a cluster with redis-cli and make a TLS CA with openssl.
+command -v redis-cli >/dev/null || need_apt+=(redis-tools)
+command -v openssl >/dev/null || need_apt+=(openssl)
 command -v chromium >/dev/null || need_apt+=(chromium)
 command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
 if ((${#need_apt[@]})); then
@@ -40,7 +43,7 @@ cargo fmt --all --check
 step "clippy (warnings are errors)"
 cargo clippy "${RUST_PACKAGES[@]}" --all-targets --features captcha-dlq-core/testkit -- -D warnings
 
-step "Rust tests: core (vectors, scenarios, memory store), client (metrics), dashboard (HTTP, real Chromium), native (SQLite, Redis, e2e), CLI (demo, batch, dashboard, durability under SIGKILL, locks, Redis outages), mock solver"
+step "Rust tests: core (vectors, scenarios, memory store), client (metrics), dashboard (HTTP, real Chromium), native (SQLite, Redis: one server, TLS with an ACL user, a 3-master cluster; e2e), CLI (demo, batch, dashboard, durability under SIGKILL, locks, Redis outages), mock solver"
 cargo test --no-fail-fast "${RUST_PACKAGES[@]}" --features captcha-dlq-core/testkit
 
 step "the core on wasm32: no host imports, same answers"

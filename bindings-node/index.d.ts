@@ -600,7 +600,7 @@ export interface ClientOptions {
   baseUrl?: string;
   /**
    * Where the DLQ and the journal live. Node: a SQLite file path (default `captcha-dlq.sqlite` in the working
-   * directory), `'memory'`, or a `redis://` URL. Browser: see the package's README. Or a store object.
+   * directory), `'memory'`, or a Redis URL (`redis://`, `rediss://`, `redis+cluster://`, `rediss+cluster://`, with `?namespace=`, `ca=`). Browser: see the package's README. Or a store object.
    */
   dlq?: string | StoreObject;
   retry?: RetryOptions;

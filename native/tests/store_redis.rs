@@ -2,8 +2,9 @@
 //! several workers receiving at once, the stream's pending-entries list as
 //! the lease ledger, receive walking far into the age order, peek/count/purge
 //! and eviction paging through a large namespace, persistence
-//! across connections, clear errors, batched writes (and `complete_many`), settled keys in pages
-//! and namespaces written before settled keys.
+//! across connections, clear errors, batched writes (and `complete_many`), settled keys in pages,
+//! namespaces written before settled keys and before URLs named namespaces. TLS, ACL users and
+//! clusters: `store_redis_deployments.rs`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -638,6 +639,42 @@ async fn a_namespace_from_before_settled_keys_keeps_working() {
     assert!(store.journal_entries().await.expect("journal").is_empty());
     assert!(store.settled("").await.expect("settled").is_empty(), "unkeyed entries settle nothing");
     assert_eq!(store.count(&Filter::all(), at(10)).await.expect("count"), 1);
+}
+
+/// A namespace written before URLs named namespaces (`open_store` always used `captcha-dlq`)
+/// opens as it is: its keys keep their names (pinned here: `{dlq:<namespace>}:<name>`, the hash
+/// tag that keeps a namespace on one cluster slot), a URL without `namespace=` still opens it,
+/// and one naming it opens the same records.
+#[tokio::test]
+async fn a_namespace_written_before_urls_named_one_opens_as_it_is() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    {
+        let old = connect(&server, captcha_dlq::open::DEFAULT_REDIS_NAMESPACE).await;
+        old.push(sample_record("r1", 0)).await.expect("push");
+        old.journal_upsert(&sample_journal_entry("j1", 1)).await.expect("journal");
+    }
+    let mut conn = side_connection(&server).await;
+    let keys: BTreeSet<String> = redis::cmd("KEYS").arg("*").query_async(&mut conn).await.expect("KEYS");
+    let want: BTreeSet<String> = ["age", "body", "deliv", "entry", "journal", "stream"]
+        .iter()
+        .map(|name| format!("{{dlq:captcha-dlq}}:{name}"))
+        .collect();
+    assert_eq!(keys, want, "the key names of every release so far");
+    for url in [server.url(), format!("{}?namespace=captcha-dlq", server.url())] {
+        let store = captcha_dlq::open_store(&url).await.expect("open_store");
+        let records = store.peek(&Filter::all(), Page::default(), at(10)).await.expect("peek");
+        assert_eq!(records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["r1"], "{url}");
+        assert_eq!(store.journal_entries().await.expect("journal"), vec![sample_journal_entry("j1", 1)]);
+    }
+    let other = captcha_dlq::open_store(&format!("{}?namespace=other", server.url())).await.expect("open_store");
+    assert_eq!(other.count(&Filter::all(), at(10)).await.expect("count"), 0);
+    // The namespace is given once: in the URL, or to `connect`.
+    match RedisStore::connect(&format!("{}?namespace=a", server.url()), "b").await {
+        Err(e @ StoreError::Unusable { .. }) => assert!(e.to_string().contains("give it once"), "{e}"),
+        other => panic!("two namespaces: expected an error, got {other:?}"),
+    }
+    let same = RedisStore::connect(&format!("{}?namespace=other", server.url()), "other").await.expect("connect");
+    assert_eq!(same.namespace(), "other");
 }
 
 /// A server that lost the store's scripts (restarted, `SCRIPT FLUSH`) gets them again: a call

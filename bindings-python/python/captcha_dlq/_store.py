@@ -50,7 +50,11 @@ class MemoryDlq:
 
 @dataclass(frozen=True)
 class RedisDlq:
-    """A Redis DLQ shared by a fleet (``redis://host:port/db`` or ``rediss://``)."""
+    """A Redis DLQ shared by a fleet.
+
+    ``redis://``, ``rediss://`` (TLS, ``?ca=FILE``), ``redis+cluster://h1:p1,h2:p2`` or
+    ``rediss+cluster://``, each with ``?namespace=NAME`` (the README's "A DLQ in Redis").
+    """
 
     url: str
 

@@ -75,7 +75,8 @@ pub struct Global {
     /// Send the provider's protocol to this base URL instead (a mock, a relay).
     #[arg(long, global = true)]
     pub base_url: Option<String>,
-    /// The DLQ: a SQLite file, `memory`, or a redis:// URL.
+    /// The DLQ: a SQLite file, `memory`, or a Redis URL (`redis://`, `rediss://`, `redis+cluster://`,
+    /// `rediss+cluster://`; `?namespace=NAME`, and `ca=FILE` for TLS: see the README).
     #[arg(long, env = "CAPTCHA_DLQ_PATH", default_value = "captcha-dlq.sqlite", global = true)]
     pub dlq: String,
     /// Engine policy as JSON, or @FILE (retry, polling, rate, circuit).

@@ -1,7 +1,7 @@
 //! Dead-letter stores backed by real databases: [`SqliteStore`] (one file,
 //! the default) and [`RedisStore`] (shared by a fleet of workers).
 
-mod redis;
+pub(crate) mod redis;
 mod sqlite;
 
 use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};

@@ -31,10 +31,10 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use redis::aio::ConnectionManager;
 use redis::{Cmd, ErrorKind, RedisError, RedisResult, Script, ServerErrorKind, ToRedisArgs, Value};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
+use super::conn::Conn;
 use super::scripts::{Op, Scripts};
 
 /// Operations one script call carries at most, so that no call holds the server for long.
@@ -85,7 +85,7 @@ pub struct BatchStats {
 
 /// What the callers and the batch task share.
 struct Shared {
-    conn: ConnectionManager,
+    conn: Conn,
     keys: Vec<String>,
     scripts: Arc<Scripts>,
     /// One script call of this store in flight at a time: while one is out, calls queue up
@@ -139,7 +139,7 @@ impl std::fmt::Debug for Batcher {
 
 impl Batcher {
     /// Starts the task on the current tokio runtime.
-    pub(super) fn start(conn: ConnectionManager, keys: Vec<String>, scripts: Arc<Scripts>) -> Batcher {
+    pub(super) fn start(conn: Conn, keys: Vec<String>, scripts: Arc<Scripts>) -> Batcher {
         let (queue, calls) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             conn,
@@ -303,7 +303,7 @@ fn take_queued(calls: &mut mpsc::UnboundedReceiver<Queued>, gathering: &mut Gath
 
 /// `cmd`, an `EVALSHA` of `script`, sent again after loading the script if the server lost it
 /// (restarted, `SCRIPT FLUSH`).
-async fn evalsha(conn: &mut ConnectionManager, script: &Script, cmd: &Cmd) -> RedisResult<Value> {
+async fn evalsha(conn: &mut Conn, script: &Script, cmd: &Cmd) -> RedisResult<Value> {
     match cmd.query_async(conn).await {
         Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
             script.prepare_invoke().load_async(conn).await?;
@@ -316,7 +316,7 @@ async fn evalsha(conn: &mut ConnectionManager, script: &Script, cmd: &Cmd) -> Re
 /// One `EVALSHA APPLY` for `batch` (see [`evalsha`]). One reply per operation: its value, or the
 /// error the server gave it.
 async fn apply(
-    conn: &mut ConnectionManager,
+    conn: &mut Conn,
     keys: &[String],
     scripts: &Scripts,
     batch: &[&Call],

@@ -2,7 +2,7 @@
 //! state through it. Keys, under the namespace's hash tag (one cluster slot):
 //! `fleet_account:<id>` (a hash per account: the fields of [`AccountState`]), `fleet_accounts`
 //! (the set of account ids, for the fleet view) and `fleet_owners` (hash owner → its row as
-//! JSON).
+//! JSON). Scripts touch only the keys they are given.
 //!
 //! A sync is one script on the server's clock (`TIME`), never a host's: hosts whose clocks
 //! disagree by minutes still agree on the schedule, the pauses and who is alive. The script
@@ -126,17 +126,15 @@ for i = 1, #permits do reply[#reply + 1] = permits[i] end
 return reply
 "#;
 
-/// The view: `{now_ms, owner rows…, '', account id, its fields as HGETALL pairs…, '', …}`.
+/// The view's first part, on the slot's server (its clock, as syncs use):
+/// `{now_ms, owner count, owner rows…, account ids…}`; each account's hash is read after it.
 const VIEW: &str = r#"
-local OWNERS, ACCOUNTS, PREFIX = KEYS[1], KEYS[2], ARGV[1]
+local OWNERS, ACCOUNTS = KEYS[1], KEYS[2]
 local t = redis.call('TIME')
-local reply = { tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) }
-for _, json in ipairs(redis.call('HVALS', OWNERS)) do reply[#reply + 1] = json end
-for _, account in ipairs(redis.call('SMEMBERS', ACCOUNTS)) do
-  reply[#reply + 1] = ''
-  reply[#reply + 1] = account
-  for _, v in ipairs(redis.call('HGETALL', PREFIX .. account)) do reply[#reply + 1] = v end
-end
+local owners = redis.call('HVALS', OWNERS)
+local reply = { tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), #owners }
+for _, json in ipairs(owners) do reply[#reply + 1] = json end
+for _, account in ipairs(redis.call('SMEMBERS', ACCOUNTS)) do reply[#reply + 1] = account end
 return reply
 "#;
 
@@ -152,8 +150,7 @@ fn garbled(location: &str, what: &str) -> StoreError {
 impl RedisStore {
     /// A fleet key of this namespace: the store's own keys share its hash tag.
     fn fleet_key(&self, name: &str) -> String {
-        let body = self.key("body");
-        format!("{}{name}", body.strip_suffix("body").unwrap_or(body))
+        super::scripts::namespace_key(self.namespace(), name)
     }
 
     /// This store as the client's fleet ledger.
@@ -191,42 +188,23 @@ fn grant_of(reply: Vec<redis::Value>, location: &str) -> Result<FleetGrant, Stor
     })
 }
 
-fn view_of(reply: Vec<String>, location: &str) -> Result<FleetView, StoreError> {
-    let mut items = reply.into_iter();
-    let now_ms = items.next().and_then(|n| n.parse().ok()).ok_or_else(|| garbled(location, "view"))?;
-    let mut view = FleetView { now_ms, ..FleetView::default() };
-    let mut rest = items.peekable();
-    while let Some(json) = rest.next_if(|item| !item.is_empty()) {
-        view.owners.push(
-            serde_json::from_str(&json)
-                .map_err(|e| StoreError::Decode(format!("a fleet owner row in {location}: {e}")))?,
-        );
+/// An account's state from its hash's fields (as `HGETALL` gives them).
+fn account_of(fields: &BTreeMap<String, String>) -> AccountState {
+    let number = |name: &str| fields.get(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let text = |name: &str| fields.get(name).filter(|v| !v.is_empty()).cloned();
+    AccountState {
+        next_slot_us: number("next_slot_us"),
+        paused_until_ms: number("paused_until_ms"),
+        pause_code: text("pause_code"),
+        window: u32::try_from(number("window")).unwrap_or(u32::MAX),
+        last_halved_ms: number("last_halved_ms"),
+        account_error: text("err_code").map(|code| SharedAccountError {
+            code,
+            description: text("err_description").unwrap_or_default(),
+            hold_ms: number("err_hold_ms"),
+        }),
+        account_error_until_ms: number("err_until_ms"),
     }
-    while rest.next().is_some() {
-        let account = rest.next().ok_or_else(|| garbled(location, "view"))?;
-        let mut fields = BTreeMap::new();
-        while let Some(name) = rest.next_if(|item| !item.is_empty()) {
-            let value = rest.next().ok_or_else(|| garbled(location, "view"))?;
-            fields.insert(name, value);
-        }
-        let number = |name: &str| fields.get(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        let text = |name: &str| fields.get(name).filter(|v| !v.is_empty()).cloned();
-        let state = AccountState {
-            next_slot_us: number("next_slot_us"),
-            paused_until_ms: number("paused_until_ms"),
-            pause_code: text("pause_code"),
-            window: u32::try_from(number("window")).unwrap_or(u32::MAX),
-            last_halved_ms: number("last_halved_ms"),
-            account_error: text("err_code").map(|code| SharedAccountError {
-                code,
-                description: text("err_description").unwrap_or_default(),
-                hold_ms: number("err_hold_ms"),
-            }),
-            account_error_until_ms: number("err_until_ms"),
-        };
-        view.accounts.insert(account, state);
-    }
-    Ok(view)
 }
 
 #[async_trait]
@@ -287,11 +265,27 @@ impl FleetLedger for RedisStore {
 
     async fn view(&self, _now: Timestamp) -> Result<FleetView, StoreError> {
         let mut inv = scripts().1.prepare_invoke();
-        inv.key(self.fleet_key("fleet_owners"))
-            .key(self.fleet_key("fleet_accounts"))
-            .arg(self.fleet_key("fleet_account:"));
+        inv.key(self.fleet_key("fleet_owners")).key(self.fleet_key("fleet_accounts"));
         let mut conn = self.conn.clone();
         let reply: Vec<String> = inv.invoke_async(&mut conn).await.map_err(|e| backend(&self.location, &e))?;
-        view_of(reply, &self.location)
+        let mut items = reply.into_iter();
+        let mut number = || items.next().and_then(|n| n.parse::<u64>().ok());
+        let (now_ms, owners) = number().zip(number()).ok_or_else(|| garbled(&self.location, "view"))?;
+        let mut view = FleetView { now_ms, ..FleetView::default() };
+        for _ in 0..owners {
+            let json = items.next().ok_or_else(|| garbled(&self.location, "view"))?;
+            let row = serde_json::from_str(&json)
+                .map_err(|e| StoreError::Decode(format!("a fleet owner row in {}: {e}", self.location)))?;
+            view.owners.push(row);
+        }
+        for account in items {
+            let fields: BTreeMap<String, String> = redis::cmd("HGETALL")
+                .arg(self.fleet_key(&format!("fleet_account:{account}")))
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| backend(&self.location, &e))?;
+            view.accounts.insert(account, account_of(&fields));
+        }
+        Ok(view)
     }
 }

@@ -1,6 +1,11 @@
 //! The Redis dead-letter store, for fleets of workers on many machines
 //! sharing one queue.
 //!
+//! Where it connects: one server, over TLS or not, or a Redis Cluster, as the
+//! location URL says (`location.rs` reads it, `conn.rs` connects). The store
+//! works the same on each: every key of a namespace has one hash tag, so every
+//! call below touches one cluster slot.
+//!
 //! Layout, every key under the hash tag `{dlq:<namespace>}` (one cluster slot):
 //! `body` (hash id → record JSON), `deliv` (hash id → deliveries), `parked`
 //! (hash id → reason: the parked set), `nonce` + `until` (hash and sorted set:
@@ -86,16 +91,20 @@ use captcha_dlq_core::dlq::{
     StoreError, StoreStats,
 };
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, RedisResult, Script, Value};
 
 pub use self::batch::BatchStats;
 use self::batch::{Batcher, Call};
-use self::scripts::{Op, Scripts, KEY_NAMES, STREAM};
+use self::conn::Conn;
+pub use self::location::{is_redis_location, shown_location, DEFAULT_NAMESPACE};
+use self::location::{namespace_problem, RedisUrl};
+use self::scripts::{namespace_key, Op, Scripts, KEY_NAMES, STREAM};
 use super::{decode_record, new_nonce, prefix_end};
 
 mod batch;
+mod conn;
 mod fleet;
+mod location;
 mod scripts;
 
 const GROUP: &str = "dlq";
@@ -106,7 +115,9 @@ const SETTLED_PAGE: usize = 1000;
 /// A [`DlqStore`] in Redis, shared by every worker using the same namespace.
 #[derive(Clone)]
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conn: Conn,
+    /// The namespace's name; its keys are named by [`namespace_key`].
+    namespace: String,
     /// KEYS of every script, in the order of `PRELUDE`.
     keys: Vec<String>,
     /// The server and namespace, without credentials, for messages.
@@ -124,6 +135,7 @@ impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisStore")
             .field("location", &self.location)
+            .field("namespace", &self.namespace)
             .field("consumer", &self.consumer)
             .field("max_deliveries", &self.max_deliveries)
             .field("capacity", &self.capacity)
@@ -132,31 +144,42 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Connect to `url` (`redis://[:password@]host[:port][/db]`) and use the keys of `namespace`.
+    /// Connects to the Redis at `url` (any form of [`RedisStore::open`]) and uses the keys of
+    /// `namespace`. A URL naming another namespace (`?namespace=`) is refused.
     pub async fn connect(url: &str, namespace: &str) -> Result<Self, StoreError> {
-        if namespace.is_empty() || namespace.contains(['{', '}']) || namespace.chars().any(char::is_whitespace) {
+        if let Some(problem) = namespace_problem(namespace) {
+            return Err(StoreError::Unusable { location: format!("namespace {namespace:?}"), problem: problem.into() });
+        }
+        let url = RedisUrl::parse(url)?;
+        if let Some(named) = url.namespace.as_deref().filter(|named| *named != namespace) {
             return Err(StoreError::Unusable {
-                location: format!("namespace {namespace:?}"),
-                problem: "a Redis namespace must be non-empty, without braces or spaces".into(),
+                location: url.shown.clone(),
+                problem: format!("the URL names namespace {named:?} and the caller {namespace:?}: give it once"),
             });
         }
-        // Never echo the URL itself: it may carry a password.
-        let mut parsed = url::Url::parse(url).map_err(|e| StoreError::Unusable {
-            location: "(a Redis URL, not shown: it may carry a password)".into(),
-            problem: format!("it is not a valid URL: {e}"),
-        })?;
-        let _ = parsed.set_password(None);
-        let _ = parsed.set_username("");
-        let location = format!("{parsed} (namespace {namespace})");
-        // Opening a client only reads the URL (it connects below): what it refuses stays refused.
-        let client = redis::Client::open(url)
-            .map_err(|e| StoreError::Unusable { location: location.clone(), problem: e.to_string() })?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(5)))
-            .set_response_timeout(Some(Duration::from_secs(30)))
-            .set_number_of_retries(2);
-        let mut conn = client.get_connection_manager_with_config(config).await.map_err(|e| backend(&location, &e))?;
-        let keys: Vec<String> = KEY_NAMES.iter().map(|k| format!("{{dlq:{namespace}}}:{k}")).collect();
+        Self::connect_to(url, namespace).await
+    }
+
+    /// Connects to the Redis that `url` names, with the namespace it names (`captcha-dlq`
+    /// when it names none), as the `--dlq` option does:
+    /// - `redis://[user[:password]@]host[:port][/db][?namespace=NS]`: one server;
+    /// - `rediss://…[?namespace=NS][&ca=FILE]`: one server over TLS, whose certificate is checked
+    ///   against the PEM certificates of `FILE` (without `ca`, the system's CAs);
+    /// - `redis+cluster://[user[:password]@]host[:port][,host[:port]…][?namespace=NS]`, and
+    ///   `rediss+cluster://…[&ca=FILE]`: a Redis Cluster reached through the hosts listed.
+    ///
+    /// Any other query parameter is refused, naming it. Errors never show the password.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let url = RedisUrl::parse(url)?;
+        let namespace = url.namespace.clone().unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
+        Self::connect_to(url, &namespace).await
+    }
+
+    async fn connect_to(url: RedisUrl, namespace: &str) -> Result<Self, StoreError> {
+        let location = format!("{} (namespace {namespace})", url.shown);
+        let ca = url.ca.clone();
+        let mut conn = conn::connect(url, &location).await?;
+        let keys: Vec<String> = KEY_NAMES.iter().map(|k| namespace_key(namespace, k)).collect();
         let stream = keys.get(STREAM).cloned().unwrap_or_default();
         let created: Result<(), RedisError> = redis::cmd("XGROUP")
             .arg("CREATE")
@@ -169,12 +192,14 @@ impl RedisStore {
         match created {
             Ok(()) => {}
             Err(e) if e.code() == Some("BUSYGROUP") => {}
-            Err(e) => return Err(backend(&location, &e)),
+            // The first command: the server may refuse the user only now, or be a cluster's node.
+            Err(e) => return Err(conn::open_failure(&location, ca.as_deref(), &e)),
         }
         let scripts = Arc::new(Scripts::new());
         let batcher = Batcher::start(conn.clone(), keys.clone(), Arc::clone(&scripts));
         Ok(RedisStore {
             conn,
+            namespace: namespace.to_string(),
             keys,
             location,
             consumer: format!("worker-{}", new_nonce().get(..16).unwrap_or_default()),
@@ -200,6 +225,11 @@ impl RedisStore {
     /// This worker's consumer name in the stream's group (as `XPENDING` shows it).
     pub fn consumer(&self) -> &str {
         &self.consumer
+    }
+
+    /// The namespace whose keys this store uses.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
     }
 
     /// The stream whose pending-entries list holds the live leases.

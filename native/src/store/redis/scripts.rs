@@ -17,6 +17,16 @@ pub(super) const KEY_NAMES: [&str; 13] = [
 /// The stream's place in [`KEY_NAMES`].
 pub(super) const STREAM: usize = 9;
 
+/// The Redis key `name` of `namespace`: `{dlq:<namespace>}:<name>`. Every key of a namespace
+/// gets its name here, so all of them share the hash tag `{dlq:<namespace>}` and hence one
+/// cluster slot: a script may then touch any of them in a Redis Cluster, whose nodes refuse a
+/// call whose keys lie on several slots. The names are those of the first release (single
+/// servers used the tag already), so a namespace written by any release reads as it is.
+/// A namespace has no braces (`location::namespace_problem`), so the tag is the whole of it.
+pub(super) fn namespace_key(namespace: &str, name: &str) -> String {
+    format!("{{dlq:{namespace}}}:{name}")
+}
+
 /// Shared by every script: key names, the two ways a lease or record ends, and how a journal
 /// entry goes (settling its task key).
 const PRELUDE: &str = r#"
