@@ -513,6 +513,8 @@ export interface ReplayPolicyOptions {
 export interface FleetOptions {
   /** Default true; false keeps this client's limits its own, as if it were alone. */
   enabled?: boolean;
+  /** Whose `budget` it is: `'fleet'` (default: every client on the store and account) or `'process'`. */
+  budget?: 'fleet' | 'process';
 }
 
 export interface StoreCallOptions {

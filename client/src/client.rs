@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use captcha_dlq_core::dlq::StoreError;
-use captcha_dlq_core::options::{ClientOptions, ProviderOptions};
+use captcha_dlq_core::engine::LaneFleet;
+use captcha_dlq_core::options::{BudgetScope, ClientOptions, ProviderOptions};
 use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::{ConfigError, Engine, Failure, HttpRequest, JobId, Provider, Solution, Task};
@@ -60,7 +61,10 @@ impl Client {
         let ledger = if options.fleet.enabled { backends.store.fleet_ledger() } else { None };
         if let Some(ledger) = &ledger {
             for (lane, provider) in lanes.iter_mut().zip(options.providers()) {
-                lane.fleet_account = Some(ledger.account_id(provider.provider.base_url(), &provider.api_key));
+                lane.fleet = Some(LaneFleet {
+                    account: ledger.account_id(provider.provider.base_url(), &provider.api_key),
+                    shares_budget: options.fleet.budget == BudgetScope::Fleet,
+                });
             }
         }
         let engine = Engine::with_lanes(lanes, options.routing.clone())?.with_submit_options(options.submit.clone());

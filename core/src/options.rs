@@ -124,18 +124,48 @@ pub struct FleetOptions {
     /// submit schedule, pauses, window and account errors for every client on it. Off, the
     /// client keeps its own limits, as if it were alone.
     pub enabled: bool,
+    /// Whose `budget` it is: the fleet's (the default, with the fleet on) or this client's.
+    pub budget: BudgetScope,
+}
+
+/// Whose spending a `budget` caps (`fleet.budget`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetScope {
+    /// Every client on the store and account shares one budget and one spend.
+    #[default]
+    Fleet,
+    /// This client's own spending only, whatever the others spend.
+    Process,
+}
+
+impl BudgetScope {
+    pub const ALL: [BudgetScope; 2] = [BudgetScope::Fleet, BudgetScope::Process];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetScope::Fleet => "fleet",
+            BudgetScope::Process => "process",
+        }
+    }
+}
+
+impl FromJson for BudgetScope {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        unit_variant(value, &BudgetScope::ALL, BudgetScope::as_str)
+    }
 }
 
 impl Default for FleetOptions {
     fn default() -> Self {
-        FleetOptions { enabled: true }
+        FleetOptions { enabled: true, budget: BudgetScope::Fleet }
     }
 }
 
 impl FromJson for FleetOptions {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        let o = FleetOptions { enabled: f.or("enabled", true)? };
+        let o = FleetOptions { enabled: f.or("enabled", true)?, budget: f.or_default("budget")? };
         f.finish()?;
         Ok(o)
     }
@@ -163,7 +193,7 @@ impl ProviderOptions {
             key: self.api_key.clone(),
             config: self.engine.clone(),
             prices: self.prices,
-            fleet_account: None,
+            fleet: None,
         }
     }
 }
@@ -638,6 +668,10 @@ mod tests {
         assert!(!camel(json!({"apiKey": "K", "fleet": {"enabled": false}})).unwrap().fleet.enabled);
         assert_eq!(camel(json!({"apiKey": "K", "fleet": {"enable": false}})).unwrap_err().field, "fleet.enable");
         assert_eq!(camel(json!({"apiKey": "K", "fleet": {"enabled": "no"}})).unwrap_err().field, "fleet.enabled");
+        assert_eq!(camel(json!({"apiKey": "K"})).unwrap().fleet.budget, BudgetScope::Fleet);
+        let own = camel(json!({"apiKey": "K", "fleet": {"budget": "process"}})).unwrap();
+        assert_eq!(own.fleet.budget, BudgetScope::Process);
+        assert_eq!(camel(json!({"apiKey": "K", "fleet": {"budget": "mine"}})).unwrap_err().field, "fleet.budget");
     }
 
     #[test]

@@ -347,7 +347,7 @@ impl Harness {
                 key,
                 config: p.config,
                 prices: p.prices,
-                fleet_account: None,
+                fleet: None,
             });
             services.push(p.service);
         }

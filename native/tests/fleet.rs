@@ -27,7 +27,7 @@ async fn the_sqlite_ledger_follows_the_rules() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open");
     let ledger = store.fleet_ledger().expect("a SQLite file keeps a fleet ledger");
-    assert_eq!(run_ledger_suite(ledger.as_ref(), now(), 1).await, 6);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), now(), 1).await, 7);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -36,9 +36,9 @@ async fn the_redis_ledger_follows_the_rules_on_the_servers_clock() {
     let store = RedisStore::connect(&server.url(), "fleet-suite").await.expect("connect");
     let ledger = store.fleet_ledger().expect("a Redis namespace keeps a fleet ledger");
     // The hosts' clocks do not matter: a `now` a minute off gives the same answers.
-    assert_eq!(run_ledger_suite(ledger.as_ref(), now().add(Duration::from_secs(60)), 2).await, 6);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), now().add(Duration::from_secs(60)), 2).await, 7);
     let skewed_back = Timestamp::from_unix_millis(now().as_unix_millis() - 60_000);
-    assert_eq!(run_ledger_suite(ledger.as_ref(), skewed_back, 3).await, 6);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), skewed_back, 3).await, 7);
 }
 
 fn fast_config() -> EngineConfig {
@@ -277,6 +277,73 @@ async fn four_clients_on_one_key_stay_under_the_providers_limit_together() {
     let counters = mock.counters();
     assert_eq!((counters.bans_started, counters.banned_submits), (0, 0), "the fleet kept to one schedule");
     assert_eq!(counters.requests_to("/in.php"), 32);
+    for client in clients {
+        client.close().await;
+    }
+}
+
+/// Four clients on one SQLite file, each told `budget: 0.02` at 0.001 a task: the budget is the
+/// fleet's, so together they solve at most 20 tasks (alone, each would solve 20), and the rest
+/// are dead-lettered `BudgetExhausted`, paying nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_clients_share_one_budget() {
+    let mock = MockSolver::start(MockConfig::default()).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let client = captcha_dlq::builder()
+            .api_key("budget-key")
+            .base_url(mock.base_url())
+            .dlq_store(store.clone())
+            .config(fast_config())
+            .option("budget", json!(0.02))
+            .option("price", json!(0.001))
+            .build()
+            .await
+            .expect("client builds");
+        clients.push(client);
+    }
+    let runs = clients.iter().enumerate().map(|(c, client)| async move {
+        let inputs = (0..10)
+            .map(|i| captcha_dlq::SolveInput { task: Ok(task(c * 100 + i)), labels: BTreeMap::new(), key: None })
+            .collect();
+        client.solve_many(inputs, Some(10)).await
+    });
+    let (mut solved, mut cost, mut refused) = (0, 0.0, 0);
+    for results in futures::future::join_all(runs).await {
+        for r in results {
+            match r.outcome {
+                Ok(solution) => {
+                    solved += 1;
+                    cost += solution.cost.expect("priced");
+                }
+                Err(Error::SolveFailed { record, .. }) => {
+                    assert_eq!(record.reason, reason::BUDGET_EXHAUSTED, "{record:?}");
+                    assert!(record.description.contains("fleet's budget"), "{}", record.description);
+                    refused += 1;
+                }
+                Err(other) => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+    assert_eq!(solved + refused, 40);
+    assert!(cost <= 0.02 + 1e-9, "the fleet spent {cost} ({solved} tasks) of a 0.02 budget");
+    assert!(solved >= 10, "the budget was used: {solved} solved");
+    assert_eq!(mock.counters().requests_to("/in.php"), solved, "nothing refused was paid for");
+    let process = captcha_dlq::builder()
+        .api_key("budget-key")
+        .base_url(mock.base_url())
+        .dlq_store(store.clone())
+        .config(fast_config())
+        .option("budget", json!(0.02))
+        .option("price", json!(0.001))
+        .option("fleet", json!({"budget": "process"}))
+        .build()
+        .await
+        .expect("client builds");
+    process.solve(task(999)).await.expect("a per-process budget ignores the fleet's spend");
+    process.close().await;
     for client in clients {
         client.close().await;
     }

@@ -10,6 +10,13 @@
 //! `BudgetExhausted` when nothing is. With known prices the cap is never passed; a task
 //! whose cost is unknown reserves nothing. Reservations are whole nano-units: their sum is
 //! exact.
+//!
+//! When the store keeps a fleet ledger the budget is the fleet's (unless `fleet.budget` says
+//! `process`): what was spent is the fleet's spend at the client's accounts (as the last sync
+//! said, plus this client's since), what is reserved includes the other clients'
+//! reservations, and the ledger grants no permit the budget could not pay (see
+//! [`crate::fleet`]). The fleet's total then stays within the budget, give or take what other
+//! clients committed since this one's last sync.
 
 use super::{Engine, JobId, Phase};
 use crate::class::{reason, ErrorClass, Failure};
@@ -19,51 +26,84 @@ use crate::time::Timestamp;
 /// Nano-units per unit of money.
 const NANO: f64 = 1e9;
 
+/// `amount` in whole nano-units (a finite amount of at least 0; the cast saturates).
+pub(super) fn to_nano(amount: f64) -> u64 {
+    (amount * NANO).round() as u64
+}
+
 impl Engine {
+    /// Whether the budget is the fleet's: some lane shares it through the store's ledger.
+    fn fleet_budget(&self) -> bool {
+        self.lanes.iter().any(|lane| lane.fleet.as_ref().is_some_and(|share| share.shares_budget()))
+    }
+
+    /// What was spent (in money) and what is reserved (nano-units), as the budget counts them:
+    /// the fleet's when it shares the budget, else this client's.
+    fn budget_counts(&self) -> (f64, u64) {
+        if !self.fleet_budget() {
+            return (self.spend.total_cost(), self.reserved);
+        }
+        let (spent, others) = self
+            .lanes
+            .iter()
+            .filter_map(|lane| lane.fleet.as_ref().map(|share| share.fleet_budget_view()))
+            .fold((0u64, 0u64), |(s, o), (spent, others)| (s.saturating_add(spent), o.saturating_add(others)));
+        (spent as f64 / NANO, self.reserved.saturating_add(others))
+    }
+
     /// The failure of a task not yet submitted once the budget is spent.
     pub(super) fn budget_refusal(&self) -> Option<Failure> {
         let budget = self.routing.budget?;
-        (self.spend.total_cost() >= budget).then(|| self.exhausted())
+        (self.budget_counts().0 >= budget).then(|| self.exhausted())
     }
 
     fn exhausted(&self) -> Failure {
-        Failure::new(
-            reason::BUDGET_EXHAUSTED,
-            ErrorClass::AccountTerminal,
+        let budget = float_text(self.routing.budget.unwrap_or_default());
+        let description = if self.fleet_budget() {
             format!(
-                "not sent: the client's budget of {} is spent ({} on {} solved task(s)); raise `budget` \
-                 (or start a new client) and replay this record",
-                float_text(self.routing.budget.unwrap_or_default()),
+                "not sent: the fleet's budget of {budget} is spent ({} by the clients on this store; {} on {} \
+                 solved task(s) by this one); raise `budget` and replay this record",
+                float_text(self.budget_counts().0),
                 float_text(self.spend.total_cost()),
                 self.spend.solved()
-            ),
-        )
+            )
+        } else {
+            format!(
+                "not sent: the client's budget of {budget} is spent ({} on {} solved task(s)); raise `budget` \
+                 (or start a new client) and replay this record",
+                float_text(self.spend.total_cost()),
+                self.spend.solved()
+            )
+        };
+        Failure::new(reason::BUDGET_EXHAUSTED, ErrorClass::AccountTerminal, description)
     }
 
     /// Whether `job`'s submission at lane `l` would not fit the budget beside what was spent
     /// and what the tasks in flight reserved.
     fn over_budget(&self, l: usize, job: JobId) -> bool {
         let Some(budget) = self.routing.budget else { return false };
-        let committed = self.reserved.saturating_add(self.expected_cost(l, job));
-        self.spend.total_cost() + committed as f64 / NANO > budget
+        let (spent, reserved) = self.budget_counts();
+        let committed = reserved.saturating_add(self.expected_cost(l, job));
+        spent + committed as f64 / NANO > budget
     }
 
-    /// Whether `job`'s submission at lane `l` waits for the tasks in flight to end.
+    /// Whether `job`'s submission at lane `l` waits for the tasks in flight (the fleet's, when it
+    /// shares the budget) to end.
     pub(super) fn budget_waits(&self, l: usize, job: JobId) -> bool {
-        self.reserved > 0 && self.over_budget(l, job)
+        self.budget_counts().1 > 0 && self.over_budget(l, job)
     }
 
     /// Why `job` cannot be submitted at lane `l` at all: the budget is spent, or its cost
     /// alone would pass it with nothing in flight.
     pub(super) fn budget_refuses(&self, l: usize, job: JobId) -> Option<Failure> {
         self.budget_refusal().or_else(|| {
-            (self.reserved == 0 && self.over_budget(l, job)).then(|| {
+            (self.budget_counts().1 == 0 && self.over_budget(l, job)).then(|| {
                 let mut f = self.exhausted();
                 f.description = format!(
                     "not sent: its known cost ({}) would take the spend ({}) past the client's budget of {}; \
                      raise `budget` (or start a new client) and replay this record",
                     float_text(self.expected_cost(l, job) as f64 / NANO),
-                    float_text(self.spend.total_cost()),
+                    float_text(self.budget_counts().0),
                     float_text(self.routing.budget.unwrap_or_default())
                 );
                 f
@@ -75,7 +115,7 @@ impl Engine {
     pub(super) fn expected_cost(&self, l: usize, job: JobId) -> u64 {
         let Some(kind) = self.jobs.get(&job).map(|j| j.task.kind()) else { return 0 };
         // A finite price of at least 0 (checked where prices are read); the cast saturates.
-        self.lanes[l].expected_cost(kind).map_or(0, |c| (c * NANO).round() as u64)
+        self.lanes[l].expected_cost(kind).map_or(0, to_nano)
     }
 
     /// After a solved task: once the budget is spent, what waits for a submission anywhere

@@ -33,9 +33,26 @@ pub struct FleetSync {
     pub report: FleetReport,
 }
 
+/// What a lane's share knows of its account, fed from the lane when a sync is due.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneDemand {
+    pub waiting: usize,
+    pub in_flight: usize,
+    pub rate: f64,
+    pub window_max: u32,
+    /// The client's budget, in nano-units (the share reports it when the fleet shares it).
+    pub budget_nano: Option<u64>,
+    /// The known cost of the lane's tasks in flight.
+    pub reserved_nano: u64,
+    /// The known cost of the next task waiting (0: unknown or none).
+    pub next_cost_nano: u64,
+}
+
 #[derive(Debug)]
 pub(crate) struct FleetShare {
     account: String,
+    /// Whether the client's `budget` is the fleet's (the default) rather than its own.
+    shares_budget: bool,
     /// Permits on hand: from when each may be used, and until when (ascending).
     permits: VecDeque<(Timestamp, Timestamp)>,
     syncing: bool,
@@ -52,12 +69,20 @@ pub(crate) struct FleetShare {
     accepted: u32,
     account_error: Option<SharedAccountError>,
     account_ok: bool,
+    /// Solved tasks' cost since the last sync, to report.
+    spent_unsynced: u64,
+    /// The fleet's spend at the account and the others' reservations, at the last grant.
+    fleet_spent: u64,
+    others_reserved: u64,
+    /// The cost each permit on hand reserves (what it was asked at).
+    permit_cost: u64,
 }
 
 impl FleetShare {
-    pub(crate) fn new(account: String) -> Self {
+    pub(crate) fn new(account: String, shares_budget: bool) -> Self {
         FleetShare {
             account,
+            shares_budget,
             permits: VecDeque::new(),
             syncing: false,
             next_sync: Timestamp::EPOCH,
@@ -68,7 +93,21 @@ impl FleetShare {
             accepted: 0,
             account_error: None,
             account_ok: false,
+            spent_unsynced: 0,
+            fleet_spent: 0,
+            others_reserved: 0,
+            permit_cost: 0,
         }
+    }
+
+    pub(crate) fn shares_budget(&self) -> bool {
+        self.shares_budget
+    }
+
+    /// What the fleet spent at the account as far as this client knows (its own latest
+    /// spending included) and what the others hold reserved there, in nano-units.
+    pub(crate) fn fleet_budget_view(&self) -> (u64, u64) {
+        (self.fleet_spent.saturating_add(self.spent_unsynced), self.others_reserved)
     }
 
     /// Whether a submission may go out now with `in_flight` tasks at the lane.
@@ -104,28 +143,32 @@ impl FleetShare {
     }
 
     /// A sync to ask for now, if one is due; `waiting` tasks want permits.
-    pub(crate) fn sync_due(
-        &mut self,
-        waiting: usize,
-        in_flight: usize,
-        rate: f64,
-        window_max: u32,
-        now: Timestamp,
-    ) -> Option<FleetReport> {
+    pub(crate) fn sync_due(&mut self, lane: LaneDemand, now: Timestamp) -> Option<FleetReport> {
         self.drop_lapsed(now);
-        if self.syncing || now < self.next_sync_at(waiting) {
+        if self.syncing || now < self.next_sync_at(lane.waiting) {
             return None;
         }
         self.syncing = true;
         // Ask for what waits, less what is on hand, and at most half a second's worth: permits
         // not used soon lapse, and the slots they held are lost to the whole fleet.
-        let half_second = (rate / 2.0).ceil().max(1.0) as u32;
-        let want = (waiting.saturating_sub(self.permits.len()) as u32).min(half_second).min(MAX_PERMITS_PER_SYNC);
+        let half_second = (lane.rate / 2.0).ceil().max(1.0) as u32;
+        let want = (lane.waiting.saturating_sub(self.permits.len()) as u32).min(half_second).min(MAX_PERMITS_PER_SYNC);
+        // Permits on hand stay reserved at what they were asked at; new ones at the next task's.
+        let held = self.permit_cost.saturating_mul(self.permits.len() as u64);
+        let permit_cost_nano = if want > 0 { lane.next_cost_nano } else { 0 };
+        if want > 0 {
+            let on_hand = if self.permits.is_empty() { 0 } else { self.permit_cost };
+            self.permit_cost = on_hand.max(lane.next_cost_nano);
+        }
         Some(FleetReport {
-            in_flight: u32::try_from(in_flight).unwrap_or(u32::MAX),
+            in_flight: u32::try_from(lane.in_flight).unwrap_or(u32::MAX),
             want,
-            rate,
-            window_max,
+            rate: lane.rate,
+            window_max: lane.window_max,
+            budget_nano: lane.budget_nano.filter(|_| self.shares_budget),
+            spent_nano: core::mem::take(&mut self.spent_unsynced),
+            reserved_nano: lane.reserved_nano.saturating_add(held),
+            permit_cost_nano,
             pause: self.pause.take(),
             no_slot: core::mem::take(&mut self.no_slot),
             accepted: core::mem::take(&mut self.accepted),
@@ -141,6 +184,8 @@ impl FleetShare {
     /// Takes a grant in: its permits, in this engine's clock (offsets from now).
     pub(crate) fn granted(&mut self, asked: u32, grant: &FleetGrant, now: Timestamp) {
         self.syncing = false;
+        self.fleet_spent = grant.spent_nano;
+        self.others_reserved = grant.others_reserved_nano;
         self.next_sync = now.add(Duration::from_millis(HEARTBEAT_MS));
         self.retry_at = (asked > 0 && grant.permits.is_empty())
             .then(|| now.add(Duration::from_millis(grant.paused_ms.max(EMPTY_GRANT_RETRY_MS))));
@@ -161,6 +206,11 @@ impl FleetShare {
         self.accepted = self.accepted.saturating_add(report.accepted);
         self.account_error = self.account_error.take().or(report.account_error);
         self.account_ok |= report.account_ok;
+        self.spent_unsynced = self.spent_unsynced.saturating_add(report.spent_nano);
+    }
+
+    pub(crate) fn report_spent(&mut self, nano: u64) {
+        self.spent_unsynced = self.spent_unsynced.saturating_add(nano);
     }
 
     pub(crate) fn report_pause(&mut self, code: &str, ms: u64) {
@@ -202,12 +252,24 @@ impl FleetShare {
 impl Engine {
     /// Asks for the syncs that are due (see the module documentation).
     pub(super) fn ask_fleet_syncs(&mut self, now: Timestamp) {
+        let budget_nano = self.routing.budget.map(super::budget::to_nano);
         for l in 0..self.lanes.len() {
+            if self.lanes[l].fleet.is_none() {
+                continue;
+            }
+            let next_cost_nano = self.lanes[l].submit_queue.first().map_or(0, |(_, job)| self.expected_cost(l, *job));
             let lane = &mut self.lanes[l];
-            let (waiting, in_flight) = (lane.submit_queue.len(), lane.in_flight);
-            let (rate, window_max) = (lane.config.rate.submits_per_second, lane.config.rate.max_in_flight);
+            let demand = LaneDemand {
+                waiting: lane.submit_queue.len(),
+                in_flight: lane.in_flight,
+                rate: lane.config.rate.submits_per_second,
+                window_max: lane.config.rate.max_in_flight,
+                budget_nano,
+                reserved_nano: lane.reserved,
+                next_cost_nano,
+            };
             let Some(share) = lane.fleet.as_mut() else { continue };
-            if let Some(report) = share.sync_due(waiting, in_flight, rate, window_max, now) {
+            if let Some(report) = share.sync_due(demand, now) {
                 let account = share.account().to_string();
                 self.actions.push_back(Action::FleetSync(FleetSync { lane: l, account, report }));
             }
@@ -224,6 +286,8 @@ impl Engine {
             Err(_) => return share.failed(sync.report, now),
         };
         share.granted(sync.report.want, &grant, now);
+        // The fleet may have spent the budget meanwhile: what waits here is refused now.
+        self.sweep_if_budget_spent(now);
         if grant.paused_ms > 0 {
             let code = grant.pause_code.clone().unwrap_or_else(|| "fleet pause".to_string());
             self.pause(l, super::PauseScope::Submits, &code, now.add(Duration::from_millis(grant.paused_ms)));

@@ -39,22 +39,24 @@ pub struct LaneSpec {
     pub config: EngineConfig,
     /// Its price per solved task, per kind, where it does not report costs itself.
     pub prices: Prices,
-    /// The account's id in the store's fleet ledger, when the store keeps one and the client
-    /// shares the account's limits with the fleet (see [`crate::fleet`]).
-    pub fleet_account: Option<String>,
+    /// Its account in the store's fleet ledger, when the store keeps one and the client shares
+    /// the account's limits with the fleet (see [`crate::fleet`]).
+    pub fleet: Option<LaneFleet>,
+}
+
+/// A lane's place in the fleet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaneFleet {
+    /// The account's id in the ledger (a keyed hash, never the key).
+    pub account: String,
+    /// Whether the client's `budget` binds the fleet (the default) or this client alone.
+    pub shares_budget: bool,
 }
 
 impl LaneSpec {
     /// A provider under its own name with its documented defaults' replacement `config`.
     pub fn new(provider: Provider, key: Secret, config: EngineConfig) -> LaneSpec {
-        LaneSpec {
-            name: provider.name().to_string(),
-            provider,
-            key,
-            config,
-            prices: Prices::default(),
-            fleet_account: None,
-        }
+        LaneSpec { name: provider.name().to_string(), provider, key, config, prices: Prices::default(), fleet: None }
     }
 }
 
@@ -149,6 +151,8 @@ pub(crate) struct Lane {
     pub stats: LaneStats,
     /// Its share of the account's fleet-wide limits, when the store keeps a fleet ledger.
     pub fleet: Option<FleetShare>,
+    /// The known cost of its tasks in flight, reserved against the budget (nano-units).
+    pub reserved: u64,
 }
 
 impl Lane {
@@ -175,7 +179,8 @@ impl Lane {
             hold: None,
             pinging: false,
             stats: LaneStats::default(),
-            fleet: spec.fleet_account.map(FleetShare::new),
+            fleet: spec.fleet.map(|f| FleetShare::new(f.account, f.shares_budget)),
+            reserved: 0,
         }
     }
 

@@ -33,7 +33,7 @@ pub use self::config::{
 pub use self::event::{Event, Level, PauseScope};
 pub use self::fleet::FleetSync;
 use self::lane::{Hold, Lane};
-pub use self::lane::{LaneSpec, LaneStatus, MAX_LANES};
+pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
 use self::routing::Preference;
 pub use self::routing::{Health, Policy, RoutingConfig, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
@@ -1065,6 +1065,7 @@ impl Engine {
                 j.reserved = expected;
             }
             self.reserved = self.reserved.saturating_add(expected);
+            self.lanes[l].reserved = self.lanes[l].reserved.saturating_add(expected);
             self.lanes[l].in_flight += 1;
             self.requests.insert(rid, Pending::Submit { job, lane: l });
         }
@@ -1482,6 +1483,9 @@ impl Engine {
                 lane.stats.observe_latency(kind, now.since(t));
             }
             solution.cost = solution.cost.or_else(|| lane.prices.get(kind));
+            if let (Some(share), Some(cost)) = (lane.fleet.as_mut(), solution.cost) {
+                share.report_spent(budget::to_nano(cost));
+            }
             self.spend.record(&lane.name, kind, j.labels.iter(), solution.cost);
         }
         let Some(j) = self.remove_job(job) else { return };
@@ -1606,6 +1610,7 @@ impl Engine {
         if j.stage.is_submitted() {
             if let Some(l) = j.lane {
                 self.lanes[l].in_flight = self.lanes[l].in_flight.saturating_sub(1);
+                self.lanes[l].reserved = self.lanes[l].reserved.saturating_sub(j.reserved);
             }
             self.reserved = self.reserved.saturating_sub(j.reserved);
             j.reserved = 0;

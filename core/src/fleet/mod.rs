@@ -13,8 +13,11 @@
 //!   client's share is the window less what the others have in flight;
 //! - an account error (wrong key, no balance, IP not allowed), so the fleet stops after one
 //!   answer instead of each client learning it on its own;
-//! - each client's heartbeat (an owner row: host, pid, start, last sync, tasks in flight), from
-//!   which the in-flight counts and the fleet view are read.
+//! - the fleet's spend at the account and each client's reservation (the known cost of its tasks
+//!   in flight and of the permits it holds), so that a `budget` binds the fleet: no permit is
+//!   granted that the budget could not pay beside what was spent and what is reserved;
+//! - each client's heartbeat (an owner row: host, pid, start, last sync, tasks in flight and
+//!   reserved cost), from which the in-flight counts, the reservations and the fleet view are read.
 //!
 //! An account is named in the store by a keyed hash of the key and the provider's base URL
 //! ([`FleetLedger::account_id`]), never by the key.
@@ -95,6 +98,17 @@ pub struct FleetReport {
     pub account_error: Option<SharedAccountError>,
     /// The account works again (a positive balance, an accepted submission, `reset_circuit`).
     pub account_ok: bool,
+    /// The budget the fleet shares, in nano-units (`None`: no budget, or a per-process one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_nano: Option<u64>,
+    /// What this client's solved tasks at the account cost since its last sync.
+    pub spent_nano: u64,
+    /// What this client holds reserved at the account now: the known cost of its tasks in flight
+    /// and of the permits it holds.
+    pub reserved_nano: u64,
+    /// The known cost of a task sent with one of the permits asked for (0: unknown, so the
+    /// budget does not limit them, as with one process).
+    pub permit_cost_nano: u64,
 }
 
 /// Who a client is, for the owner rows (the fleet view) and the in-flight counts.
@@ -123,6 +137,10 @@ pub struct FleetGrant {
     pub window: u32,
     /// Tasks the other live clients have in flight at the account.
     pub others_in_flight: u32,
+    /// What the fleet spent at the account, this sync's report included.
+    pub spent_nano: u64,
+    /// What the other live clients hold reserved at the account.
+    pub others_reserved_nano: u64,
     /// An account error holding the fleet, with the time it still holds (`hold_ms` from `now_ms`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub account_error: Option<SharedAccountError>,
@@ -143,13 +161,24 @@ pub struct AccountState {
     pub account_error: Option<SharedAccountError>,
     /// Until when `account_error` holds, in ms since the epoch.
     pub account_error_until_ms: u64,
+    /// What the fleet's solved tasks at the account cost, ever (nano-units).
+    pub spent_nano: u64,
+}
+
+/// What the other live clients hold at an account, from their rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Others {
+    pub in_flight: u32,
+    pub reserved_nano: u64,
 }
 
 impl AccountState {
-    /// Applies one client's report at the ledger's time `now_ms` and answers it; `others_in_flight`
-    /// is what the other live owners have in flight at the account. The one statement of the
-    /// fleet's rules: the Redis script follows it step by step.
-    pub fn apply(&mut self, report: &FleetReport, others_in_flight: u32, now_ms: u64) -> FleetGrant {
+    /// Applies one client's report at the ledger's time `now_ms` and answers it; `others` is what
+    /// the other live owners hold at the account. The one statement of the fleet's rules: the
+    /// Redis script follows it step by step. The caller adds the granted permits' cost
+    /// ([`FleetGrant::reserved_for`]) to the reporting owner's reservation.
+    pub fn apply(&mut self, report: &FleetReport, others: Others, now_ms: u64) -> FleetGrant {
+        self.spent_nano = self.spent_nano.saturating_add(report.spent_nano);
         if let Some(pause) = &report.pause {
             let until = now_ms.saturating_add(pause.ms);
             if until > self.paused_until_ms {
@@ -184,7 +213,17 @@ impl AccountState {
             let now_us = now_ms.saturating_mul(1000);
             let horizon_us = now_us.saturating_add(PERMIT_HORIZON_MS * 1000);
             let mut slot = self.next_slot_us.max(now_us).max(paused_until_ms.saturating_mul(1000));
-            while (permits.len() as u32) < report.want.min(MAX_PERMITS_PER_SYNC) && slot <= horizon_us {
+            let affordable = match (report.budget_nano, report.permit_cost_nano) {
+                (Some(budget), cost) if cost > 0 => {
+                    let committed =
+                        self.spent_nano.saturating_add(others.reserved_nano).saturating_add(report.reserved_nano);
+                    u32::try_from(budget.saturating_sub(committed) / cost).unwrap_or(u32::MAX)
+                }
+                (Some(budget), _) if self.spent_nano >= budget => 0,
+                _ => u32::MAX,
+            };
+            let most = report.want.min(MAX_PERMITS_PER_SYNC).min(affordable);
+            while (permits.len() as u32) < most && slot <= horizon_us {
                 permits.push(slot.div_ceil(1000).saturating_sub(now_ms));
                 slot = slot.saturating_add(interval_us);
             }
@@ -201,12 +240,21 @@ impl AccountState {
             paused_ms: self.paused_until_ms.saturating_sub(now_ms),
             pause_code: (self.paused_until_ms > now_ms).then(|| self.pause_code.clone()).flatten(),
             window: self.window,
-            others_in_flight,
+            others_in_flight: others.in_flight,
+            spent_nano: self.spent_nano,
+            others_reserved_nano: others.reserved_nano,
             account_error: self.account_error.clone().filter(|_| held).map(|mut e| {
                 e.hold_ms = self.account_error_until_ms.saturating_sub(now_ms);
                 e
             }),
         }
+    }
+}
+
+impl FleetGrant {
+    /// What the grant's permits reserve for the owner that asked, at `report`'s cost per permit.
+    pub fn reserved_for(&self, report: &FleetReport) -> u64 {
+        report.permit_cost_nano.saturating_mul(self.permits.len() as u64)
     }
 }
 
@@ -221,6 +269,8 @@ pub struct OwnerRow {
     pub heartbeat_ms: u64,
     /// Its tasks in flight, per account id.
     pub in_flight: BTreeMap<String, u32>,
+    /// What it holds reserved against the budget, per account id (nano-units).
+    pub reserved_nano: BTreeMap<String, u64>,
 }
 
 impl OwnerRow {
@@ -229,10 +279,18 @@ impl OwnerRow {
         now_ms < self.heartbeat_ms.saturating_add(OWNER_TTL_MS)
     }
 
-    /// This row after a sync of `owner` for `account` at `now_ms`.
-    pub fn synced(previous: Option<OwnerRow>, owner: &OwnerInfo, account: &str, in_flight: u32, now_ms: u64) -> Self {
-        let mut counts = previous.map(|row| row.in_flight).unwrap_or_default();
+    /// This row after a sync of `owner` for `account` at `now_ms`, holding `in_flight` tasks and
+    /// `reserved_nano` there.
+    pub fn synced(
+        previous: Option<OwnerRow>,
+        owner: &OwnerInfo,
+        account: &str,
+        (in_flight, reserved_nano): (u32, u64),
+        now_ms: u64,
+    ) -> Self {
+        let (mut counts, mut reserved) = previous.map(|row| (row.in_flight, row.reserved_nano)).unwrap_or_default();
         counts.insert(account.to_string(), in_flight);
+        reserved.insert(account.to_string(), reserved_nano);
         OwnerRow {
             owner: owner.owner.clone(),
             host: owner.host.clone(),
@@ -240,16 +298,17 @@ impl OwnerRow {
             started_at: owner.started_at,
             heartbeat_ms: now_ms,
             in_flight: counts,
+            reserved_nano: reserved,
         }
     }
 }
 
-/// What the other live owners have in flight at `account`.
-pub fn others_in_flight<'a>(rows: impl IntoIterator<Item = &'a OwnerRow>, me: &str, account: &str, now_ms: u64) -> u32 {
-    rows.into_iter()
-        .filter(|row| row.owner != me && row.alive(now_ms))
-        .filter_map(|row| row.in_flight.get(account))
-        .fold(0u32, |sum, n| sum.saturating_add(*n))
+/// What the other live owners hold at `account`.
+pub fn others<'a>(rows: impl IntoIterator<Item = &'a OwnerRow>, me: &str, account: &str, now_ms: u64) -> Others {
+    rows.into_iter().filter(|row| row.owner != me && row.alive(now_ms)).fold(Others::default(), |sum, row| Others {
+        in_flight: sum.in_flight.saturating_add(row.in_flight.get(account).copied().unwrap_or(0)),
+        reserved_nano: sum.reserved_nano.saturating_add(row.reserved_nano.get(account).copied().unwrap_or(0)),
+    })
 }
 
 /// The fleet as the ledger sees it right now (`captcha-dlq fleet`, the dashboard, `/metrics`).
@@ -305,6 +364,8 @@ impl FromJson for FleetGrant {
             pause_code: f.opt("pause_code")?,
             window: f.req("window")?,
             others_in_flight: f.req("others_in_flight")?,
+            spent_nano: f.or_default("spent_nano")?,
+            others_reserved_nano: f.or_default("others_reserved_nano")?,
             account_error: f.opt("account_error")?,
         })
     }
@@ -321,6 +382,7 @@ impl FromJson for AccountState {
             last_halved_ms: f.or_default("last_halved_ms")?,
             account_error: f.opt("account_error")?,
             account_error_until_ms: f.or_default("account_error_until_ms")?,
+            spent_nano: f.or_default("spent_nano")?,
         })
     }
 }
@@ -335,6 +397,7 @@ impl FromJson for OwnerRow {
             started_at: f.req("started_at")?,
             heartbeat_ms: f.req("heartbeat_ms")?,
             in_flight: f.or_default("in_flight")?,
+            reserved_nano: f.or_default("reserved_nano")?,
         })
     }
 }
@@ -352,12 +415,12 @@ mod tests {
     #[test]
     fn permits_are_spaced_across_syncs_and_never_beyond_the_horizon() {
         let mut state = AccountState::default();
-        let a = state.apply(&report(4), 0, 1_000_000);
+        let a = state.apply(&report(4), Others::default(), 1_000_000);
         assert_eq!(a.permits, vec![0, 100, 200, 300]);
-        let b = state.apply(&report(20), 0, 1_000_050);
+        let b = state.apply(&report(20), Others::default(), 1_000_050);
         // The next free slot is 1_000_400; the horizon 1_001_050 holds 7 more.
         assert_eq!(b.permits, vec![350, 450, 550, 650, 750, 850, 950]);
-        let idle = state.apply(&report(2), 0, 1_100_000);
+        let idle = state.apply(&report(2), Others::default(), 1_100_000);
         assert_eq!(idle.permits, vec![0, 100], "an idle schedule restarts from now: no burst");
     }
 
@@ -365,10 +428,10 @@ mod tests {
     fn a_pause_holds_every_client_and_permits_start_after_it() {
         let mut state = AccountState::default();
         let banned = FleetReport { pause: Some(SharedPause { ms: 10_000, code: "MAX_USER_TURN".into() }), ..report(1) };
-        let a = state.apply(&banned, 0, 5_000);
+        let a = state.apply(&banned, Others::default(), 5_000);
         assert_eq!((a.paused_ms, a.pause_code.as_deref()), (10_000, Some("MAX_USER_TURN")));
         assert!(a.permits.is_empty(), "the pause outlasts the horizon");
-        let b = state.apply(&report(3), 0, 14_500);
+        let b = state.apply(&report(3), Others::default(), 14_500);
         assert_eq!(b.paused_ms, 500);
         assert_eq!(b.permits, vec![500, 600, 700]);
     }
@@ -377,12 +440,16 @@ mod tests {
     fn the_window_halves_once_per_congestion_and_grows_back_to_its_ceiling() {
         let mut state = AccountState::default();
         let no_slot = FleetReport { no_slot: true, ..report(0) };
-        assert_eq!(state.apply(&no_slot, 0, 10_000).window, 50);
-        assert_eq!(state.apply(&no_slot, 0, 10_200).window, 50, "a second client's report of the same congestion");
-        assert_eq!(state.apply(&no_slot, 0, 11_000).window, 25);
+        assert_eq!(state.apply(&no_slot, Others::default(), 10_000).window, 50);
+        assert_eq!(
+            state.apply(&no_slot, Others::default(), 10_200).window,
+            50,
+            "a second client's report of the same congestion"
+        );
+        assert_eq!(state.apply(&no_slot, Others::default(), 11_000).window, 25);
         let accepted = FleetReport { accepted: 200, ..report(0) };
-        assert_eq!(state.apply(&accepted, 7, 12_000).window, 100);
-        assert_eq!(state.apply(&report(0), 7, 12_000).others_in_flight, 7);
+        assert_eq!(state.apply(&accepted, Others { in_flight: 7, reserved_nano: 0 }, 12_000).window, 100);
+        assert_eq!(state.apply(&report(0), Others { in_flight: 7, reserved_nano: 0 }, 12_000).others_in_flight, 7);
     }
 
     #[test]
@@ -390,32 +457,56 @@ mod tests {
         let mut state = AccountState::default();
         let error =
             SharedAccountError { code: "ERROR_ZERO_BALANCE".into(), description: "no money".into(), hold_ms: 60_000 };
-        let a = state.apply(&FleetReport { account_error: Some(error.clone()), ..report(5) }, 0, 1_000);
+        let a = state.apply(&FleetReport { account_error: Some(error.clone()), ..report(5) }, Others::default(), 1_000);
         assert!(a.permits.is_empty());
-        let b = state.apply(&report(5), 0, 31_000);
+        let b = state.apply(&report(5), Others::default(), 31_000);
         assert_eq!(
             b.account_error.as_ref().map(|e| (e.code.as_str(), e.hold_ms)),
             Some(("ERROR_ZERO_BALANCE", 30_000))
         );
         assert!(b.permits.is_empty());
-        let c = state.apply(&report(1), 0, 61_000);
+        let c = state.apply(&report(1), Others::default(), 61_000);
         assert_eq!((c.account_error, c.permits.len()), (None, 1), "lapsed: each client may try once more");
-        state.apply(&FleetReport { account_error: Some(error), ..report(0) }, 0, 70_000);
-        let ok = state.apply(&FleetReport { account_ok: true, ..report(1) }, 0, 71_000);
+        state.apply(&FleetReport { account_error: Some(error), ..report(0) }, Others::default(), 70_000);
+        let ok = state.apply(&FleetReport { account_ok: true, ..report(1) }, Others::default(), 71_000);
         assert_eq!((ok.account_error, ok.permits.len()), (None, 1));
     }
 
     #[test]
-    fn others_in_flight_counts_live_owners_but_the_caller() {
+    fn others_counts_live_owners_but_the_caller() {
         let info =
             |owner: &str| OwnerInfo { owner: owner.into(), host: "h".into(), pid: 1, started_at: Timestamp::EPOCH };
-        let a = OwnerRow::synced(None, &info("a"), "acct", 3, 100_000);
-        let b = OwnerRow::synced(None, &info("b"), "acct", 4, 100_000);
-        let b = OwnerRow::synced(Some(b), &info("b"), "other", 9, 100_000);
-        let dead = OwnerRow::synced(None, &info("c"), "acct", 50, 100_000 - OWNER_TTL_MS);
+        let a = OwnerRow::synced(None, &info("a"), "acct", (3, 30), 100_000);
+        let b = OwnerRow::synced(None, &info("b"), "acct", (4, 40), 100_000);
+        let b = OwnerRow::synced(Some(b), &info("b"), "other", (9, 90), 100_000);
+        let dead = OwnerRow::synced(None, &info("c"), "acct", (50, 500), 100_000 - OWNER_TTL_MS);
         let rows = [a, b, dead];
-        assert_eq!(others_in_flight(&rows, "a", "acct", 100_000), 4);
-        assert_eq!(others_in_flight(&rows, "b", "acct", 100_000), 3);
-        assert_eq!(others_in_flight(&rows, "z", "other", 100_000), 9);
+        assert_eq!(others(&rows, "a", "acct", 100_000), Others { in_flight: 4, reserved_nano: 40 });
+        assert_eq!(others(&rows, "b", "acct", 100_000), Others { in_flight: 3, reserved_nano: 30 });
+        assert_eq!(others(&rows, "z", "other", 100_000), Others { in_flight: 9, reserved_nano: 90 });
+    }
+
+    #[test]
+    fn no_permit_is_granted_that_the_budget_could_not_pay() {
+        let mut state = AccountState::default();
+        let priced = |want, spent, reserved| FleetReport {
+            budget_nano: Some(10_000),
+            permit_cost_nano: 1_000,
+            spent_nano: spent,
+            reserved_nano: reserved,
+            ..report(want)
+        };
+        // 10 units of budget: 2 spent, 3 reserved by this client, 2 by the others: room for 3.
+        let a = state.apply(&priced(8, 2_000, 3_000), Others { in_flight: 2, reserved_nano: 2_000 }, 1_000);
+        assert_eq!((a.permits.len(), a.spent_nano, a.reserved_for(&priced(8, 0, 0))), (3, 2_000, 3_000));
+        let spent = state.apply(&priced(8, 8_000, 0), Others::default(), 2_000);
+        assert_eq!((spent.permits.len(), spent.spent_nano), (0, 10_000), "the fleet spent it all");
+        let unknown_cost = FleetReport { permit_cost_nano: 0, ..priced(2, 0, 0) };
+        assert!(state.apply(&unknown_cost, Others::default(), 3_000).permits.is_empty(), "spent: nothing more");
+        let mut fresh = AccountState::default();
+        assert_eq!(
+            fresh.apply(&FleetReport { permit_cost_nano: 0, ..priced(2, 0, 0) }, Others::default(), 1).permits.len(),
+            2
+        );
     }
 }

@@ -32,7 +32,8 @@ pub async fn run_ledger_suite(ledger: &dyn FleetLedger, now: Timestamp, nonce: u
     the_window_and_in_flight_are_shared(ledger, now, nonce).await;
     an_account_error_holds_the_fleet(ledger, now, nonce).await;
     the_view_lists_owners_and_accounts(ledger, now, nonce).await;
-    6
+    the_budget_binds_the_fleet(ledger, now, nonce).await;
+    7
 }
 
 fn account_ids_are_keyed_hashes(ledger: &dyn FleetLedger) {
@@ -123,4 +124,30 @@ async fn the_view_lists_owners_and_accounts(ledger: &dyn FleetLedger, now: Times
     assert!(view.accounts.get(&acct).is_some_and(|a| a.window == 50 && a.next_slot_us > 0), "{view:?}");
     ledger.leave(&me.owner).await.expect("leave");
     assert!(!ledger.view(now).await.expect("view").owners.iter().any(|r| r.owner == me.owner));
+}
+
+/// Permits are granted only as far as the budget pays beside the fleet's spend and every live
+/// owner's reservation (its own included, the permits just granted too).
+async fn the_budget_binds_the_fleet(ledger: &dyn FleetLedger, now: Timestamp, nonce: u64) {
+    let acct = account(ledger, "budget", nonce);
+    let priced = |want: u32, spent: u64, reserved: u64| FleetReport {
+        budget_nano: Some(3_000),
+        permit_cost_nano: 1_000,
+        spent_nano: spent,
+        reserved_nano: reserved,
+        ..asking(want, 20.0)
+    };
+    let a = ledger.sync(&acct, &owner("a", nonce), &priced(5, 0, 0), now).await.expect("sync");
+    assert_eq!(a.permits.len(), 3, "room for three: {a:?}");
+    let b = ledger.sync(&acct, &owner("b", nonce), &priced(5, 0, 0), now).await.expect("sync");
+    assert_eq!((b.permits.len(), b.others_reserved_nano), (0, 3_000), "a's permits are reserved: {b:?}");
+    // a used one permit, its task solved (1 spent), two permits lapsed unused.
+    let a = ledger.sync(&acct, &owner("a", nonce), &priced(0, 1_000, 0), now).await.expect("sync");
+    assert_eq!(a.spent_nano, 1_000);
+    let b = ledger.sync(&acct, &owner("b", nonce), &priced(5, 0, 0), now).await.expect("sync");
+    assert_eq!((b.permits.len(), b.spent_nano), (2, 1_000), "what a freed: {b:?}");
+    let a = ledger.sync(&acct, &owner("a", nonce), &priced(5, 2_000, 0), now).await.expect("sync");
+    assert_eq!((a.permits.len(), a.spent_nano), (0, 3_000), "spent: no more permits");
+    let free = FleetReport { budget_nano: None, ..priced(1, 0, 0) };
+    assert_eq!(ledger.sync(&acct, &owner("c", nonce), &free, now).await.expect("sync").permits.len(), 1, "no budget");
 }

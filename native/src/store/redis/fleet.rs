@@ -32,7 +32,8 @@ const FORGET_OWNERS_AFTER_MS: u64 = 120 * OWNER_TTL_MS;
 
 /// `AccountState::apply` in Lua. KEYS: the account's hash, the owners' hash, the accounts' set.
 /// Replies `{now_ms, paused_ms, pause_code, window, others_in_flight, error_code, error_description,
-/// error_hold_ms, permit…}` (an empty code: none).
+/// error_hold_ms, spent_nano, others_reserved_nano, permit…}` (an empty code: none; the nano
+/// amounts as text, past what an integer reply from a Lua double keeps exactly).
 const SYNC: &str = r#"
 local ACCOUNT, OWNERS, ACCOUNTS = KEYS[1], KEYS[2], KEYS[3]
 local account, me, owner_json = ARGV[1], ARGV[2], ARGV[3]
@@ -42,14 +43,33 @@ local no_slot, accepted = ARGV[10] == '1', tonumber(ARGV[11])
 local err_code, err_description, err_hold = ARGV[12], ARGV[13], tonumber(ARGV[14])
 local account_ok = ARGV[15] == '1'
 local TTL, HORIZON, HALVE, MAXP, FORGET = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
+local budget, spent, reserved, permit_cost = tonumber(ARGV[21]), tonumber(ARGV[22]), tonumber(ARGV[23]), tonumber(ARGV[24])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local s = redis.call('HMGET', ACCOUNT, 'next_slot_us', 'paused_until_ms', 'pause_code', 'window', 'last_halved_ms',
-  'err_code', 'err_description', 'err_hold_ms', 'err_until_ms')
+  'err_code', 'err_description', 'err_hold_ms', 'err_until_ms', 'spent_nano')
 local next_slot, paused_until, p_code = tonumber(s[1]) or 0, tonumber(s[2]) or 0, s[3] or ''
 local window, last_halved = tonumber(s[4]) or 0, tonumber(s[5]) or 0
 local e_code, e_description, e_hold, e_until = s[6] or '', s[7] or '', tonumber(s[8]) or 0, tonumber(s[9]) or 0
+local spent_total = (tonumber(s[10]) or 0) + spent
+
+-- What the other live owners hold (and rows long silent go).
+local others, others_reserved, mine = 0, 0, nil
+local rows = redis.call('HGETALL', OWNERS)
+for i = 1, #rows, 2 do
+  local row = cjson.decode(rows[i + 1])
+  if rows[i] == me then
+    mine = row
+  elseif now < row.heartbeat_ms + TTL then
+    others = others + (tonumber(row.in_flight[account]) or 0)
+    if type(row.reserved_nano) == 'table' then
+      others_reserved = others_reserved + (tonumber(row.reserved_nano[account]) or 0)
+    end
+  elseif now > row.heartbeat_ms + FORGET then
+    redis.call('HDEL', OWNERS, rows[i])
+  end
+end
 
 if pause_ms >= 0 and now + pause_ms > paused_until then
   paused_until = now + pause_ms
@@ -80,7 +100,13 @@ if not held and rate > 0 then
   local now_us = now * 1000
   local horizon = now_us + HORIZON * 1000
   local slot = math.max(next_slot, now_us, blocked_until * 1000)
-  while #permits < math.min(want, MAXP) and slot <= horizon do
+  local most = math.min(want, MAXP)
+  if budget >= 0 and permit_cost > 0 then
+    most = math.min(most, math.floor(math.max(budget - spent_total - others_reserved - reserved, 0) / permit_cost))
+  elseif budget >= 0 and spent_total >= budget then
+    most = 0
+  end
+  while #permits < most and slot <= horizon do
     permits[#permits + 1] = math.max(math.ceil(slot / 1000) - now, 0)
     slot = slot + interval
   end
@@ -93,32 +119,23 @@ end
 local f = function(n) return string.format('%.0f', n) end
 redis.call('HSET', ACCOUNT, 'next_slot_us', f(next_slot), 'paused_until_ms', f(paused_until), 'pause_code', p_code,
   'window', f(window), 'last_halved_ms', f(last_halved), 'err_code', e_code, 'err_description', e_description,
-  'err_hold_ms', f(e_hold), 'err_until_ms', f(e_until))
+  'err_hold_ms', f(e_hold), 'err_until_ms', f(e_until), 'spent_nano', f(spent_total))
 redis.call('SADD', ACCOUNTS, account)
 
-local others, mine = 0, nil
-local rows = redis.call('HGETALL', OWNERS)
-for i = 1, #rows, 2 do
-  local row = cjson.decode(rows[i + 1])
-  if rows[i] == me then
-    mine = row
-  elseif now < row.heartbeat_ms + TTL then
-    others = others + (tonumber(row.in_flight[account]) or 0)
-  elseif now > row.heartbeat_ms + FORGET then
-    redis.call('HDEL', OWNERS, rows[i])
-  end
-end
 local row = cjson.decode(owner_json)
-local counts = {}
+local counts, holds = {}, {}
 if mine and type(mine.in_flight) == 'table' then counts = mine.in_flight end
+if mine and type(mine.reserved_nano) == 'table' then holds = mine.reserved_nano end
 counts[account] = in_flight
+holds[account] = reserved + #permits * permit_cost
 row.in_flight = counts
+row.reserved_nano = holds
 row.heartbeat_ms = now
 redis.call('HSET', OWNERS, me, cjson.encode(row))
 
 local paused_ms = math.max(paused_until - now, 0)
 if paused_ms == 0 then p_code = '' end
-local reply = { now, paused_ms, p_code, window, others, '', '', 0 }
+local reply = { now, paused_ms, p_code, window, others, '', '', 0, f(spent_total), f(others_reserved) }
 if held then
   reply[6], reply[7], reply[8] = e_code, e_description, e_until - now
 end
@@ -166,7 +183,9 @@ fn grant_of(reply: Vec<redis::Value>, location: &str) -> Result<FleetGrant, Stor
     let number = |v: &redis::Value| -> Result<u64, StoreError> {
         redis::from_redis_value::<i64>(v.clone()).map(|n| n.max(0) as u64).map_err(|_| garbled(location, "sync"))
     };
-    if reply.len() < 8 {
+    let amount =
+        |v: &redis::Value| -> Result<u64, StoreError> { text(v)?.parse().map_err(|_| garbled(location, "sync")) };
+    if reply.len() < 10 {
         return Err(garbled(location, "sync"));
     }
     let (pause_code, error_code) = (text(&reply[2])?, text(&reply[5])?);
@@ -184,7 +203,9 @@ fn grant_of(reply: Vec<redis::Value>, location: &str) -> Result<FleetGrant, Stor
                 hold_ms: number(&reply[7])?,
             }),
         },
-        permits: reply[8..].iter().map(number).collect::<Result<_, _>>()?,
+        spent_nano: amount(&reply[8])?,
+        others_reserved_nano: amount(&reply[9])?,
+        permits: reply[10..].iter().map(number).collect::<Result<_, _>>()?,
     })
 }
 
@@ -204,6 +225,7 @@ fn account_of(fields: &BTreeMap<String, String>) -> AccountState {
             hold_ms: number("err_hold_ms"),
         }),
         account_error_until_ms: number("err_until_ms"),
+        spent_nano: number("spent_nano"),
     }
 }
 
@@ -246,7 +268,11 @@ impl FleetLedger for RedisStore {
             .arg(PERMIT_HORIZON_MS)
             .arg(HALVE_SPACING_MS)
             .arg(MAX_PERMITS_PER_SYNC)
-            .arg(FORGET_OWNERS_AFTER_MS);
+            .arg(FORGET_OWNERS_AFTER_MS)
+            .arg(report.budget_nano.map_or(-1, |b| i64::try_from(b).unwrap_or(i64::MAX)))
+            .arg(report.spent_nano)
+            .arg(report.reserved_nano)
+            .arg(report.permit_cost_nano);
         let mut conn = self.conn.clone();
         let reply: Vec<redis::Value> = inv.invoke_async(&mut conn).await.map_err(|e| backend(&self.location, &e))?;
         grant_of(reply, &self.location)

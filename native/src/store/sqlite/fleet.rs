@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::StoreError;
 use captcha_dlq_core::fleet::{
-    others_in_flight, AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, OwnerRow, OWNER_TTL_MS,
+    others, AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, OwnerRow, OWNER_TTL_MS,
 };
 use captcha_dlq_core::{Secret, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -55,10 +55,10 @@ fn sync(
         None => AccountState::default(),
     };
     let rows = owner_rows(conn, loc)?;
-    let others = others_in_flight(&rows, &owner.owner, account, now_ms);
-    let grant = state.apply(report, others, now_ms);
+    let grant = state.apply(report, others(&rows, &owner.owner, account, now_ms), now_ms);
     let previous = rows.into_iter().find(|row| row.owner == owner.owner);
-    let row = OwnerRow::synced(previous, owner, account, report.in_flight, now_ms);
+    let reserved = report.reserved_nano.saturating_add(grant.reserved_for(report));
+    let row = OwnerRow::synced(previous, owner, account, (report.in_flight, reserved), now_ms);
     let state_json = encode(&state, || format!("fleet account {account}"))?;
     let row_json = encode(&row, || format!("fleet owner row {}", owner.owner))?;
     conn.execute(
