@@ -6,8 +6,6 @@ use core::fmt;
 
 use serde_json::Value;
 
-use crate::json_read::FromJson;
-
 /// A field path (empty for the value as a whole) and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldError {
@@ -65,11 +63,6 @@ impl fmt::Display for FieldError {
 }
 
 impl std::error::Error for FieldError {}
-
-/// Reads `value` as `T`; on failure names the field as a dotted path.
-pub fn decode<T: FromJson>(value: &Value) -> Result<T, FieldError> {
-    T::from_json(value.clone())
-}
 
 /// `max_in_flight` → `maxInFlight`, `recaptcha_v2` → `recaptchaV2`: a schema field name
 /// as JavaScript spells it (the inverse of [`snake`] for the names the schema uses).
@@ -154,12 +147,5 @@ mod tests {
         assert_eq!(FieldError::new("x", "bad").to_string(), "x: bad");
         assert_eq!(FieldError::whole("bad").to_string(), "bad");
         assert_eq!(FieldError::expected("a string", &json!(1)).problem, "expected a string, got a number");
-    }
-
-    #[test]
-    fn decode_names_the_path() {
-        let e = decode::<Vec<u32>>(&json!([1, "x"])).unwrap_err();
-        assert_eq!((e.field.as_str(), e.problem.as_str()), ("[1]", "expected a whole number, got a string"));
-        assert_eq!(decode::<Vec<u32>>(&json!([1, 2])).unwrap(), [1, 2]);
     }
 }

@@ -31,6 +31,12 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 pub use crate::json_field::{json_type, FieldError};
+
+/// Reads `value` as `T`; on failure names the field as a dotted path.
+pub fn decode<T: FromJson>(value: &Value) -> Result<T, FieldError> {
+    T::from_json(value.clone())
+}
+
 use crate::time::Timestamp;
 
 /// A type read from a parsed JSON value; errors name the field as a path
@@ -363,6 +369,13 @@ impl FromJson for Timestamp {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn decode_names_the_path() {
+        let e = decode::<Vec<u32>>(&json!([1, "x"])).unwrap_err();
+        assert_eq!((e.field.as_str(), e.problem.as_str()), ("[1]", "expected a whole number, got a string"));
+        assert_eq!(decode::<Vec<u32>>(&json!([1, 2])).unwrap(), [1, 2]);
+    }
 
     fn fails<T: FromJson + core::fmt::Debug>(v: Value) -> (String, String) {
         let e = T::from_json(v).unwrap_err();

@@ -2,6 +2,7 @@
 //! replay policy, analysis, and import/export.
 
 pub mod analysis;
+pub mod error;
 pub mod export;
 pub mod host;
 pub mod memory;

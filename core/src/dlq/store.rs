@@ -215,45 +215,7 @@ impl FromJson for SettledKey {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
-    #[error("the lease on record {id} was lost (expired and taken by another receiver, or already settled)")]
-    LeaseLost { id: String },
-    #[error("no record with id {id}")]
-    NotFound { id: String },
-    #[error("the store at {location} is not a captcha-dlq store or is corrupt: {problem}")]
-    Corrupt { location: String, problem: String },
-    #[error("the store at {location} has schema version {found}; this build reads up to {supported}")]
-    NewerSchema { location: String, found: u32, supported: u32 },
-    #[error("a stored record could not be decoded: {0}")]
-    Decode(String),
-    /// The location names something that cannot hold a store (a missing directory, a
-    /// directory, a malformed URL): trying again will not help; the user must change it.
-    #[error("the DLQ location {location} cannot be used: {problem}")]
-    Unusable { location: String, problem: String },
-    #[error("store backend error: {0}")]
-    Backend(String),
-    /// The store did not answer in time (the driver's per-call timeout).
-    #[error("the store did not answer: {0}")]
-    Timeout(String),
-}
-
-impl StoreError {
-    /// Whether trying the same call again later may succeed (the backend was down, locked,
-    /// slow), as opposed to an answer about the data (a lost lease, a corrupt file).
-    pub fn is_transient(&self) -> bool {
-        matches!(self, StoreError::Backend(_) | StoreError::Timeout(_))
-    }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-pub trait MaybeSendSync: Send + Sync {}
-#[cfg(not(target_arch = "wasm32"))]
-impl<T: Send + Sync + ?Sized> MaybeSendSync for T {}
-#[cfg(target_arch = "wasm32")]
-pub trait MaybeSendSync {}
-#[cfg(target_arch = "wasm32")]
-impl<T: ?Sized> MaybeSendSync for T {}
+pub use super::error::{MaybeSendSync, StoreError};
 
 /// A dead-letter queue backend plus the in-flight journal.
 ///

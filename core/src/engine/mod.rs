@@ -12,6 +12,7 @@ pub mod config;
 pub mod event;
 mod fleet;
 mod health;
+pub(crate) mod kind_ms;
 pub mod lane;
 mod limiter;
 mod placement;

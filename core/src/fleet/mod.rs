@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::dlq::store::{MaybeSendSync, StoreError};
+use crate::dlq::error::{MaybeSendSync, StoreError};
 use crate::http::Secret;
 use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 use crate::time::Timestamp;

@@ -12,7 +12,7 @@
 //! where the service names no working time.
 
 use super::{Dialect, Protocol, Provider};
-use crate::engine::config::KindMs;
+use crate::engine::kind_ms::KindMs;
 
 /// One service's documented limits.
 #[derive(Debug, PartialEq)]
