@@ -11,6 +11,13 @@ use serde::{Deserialize, Serialize};
 /// Longest injected delay; anything longer would look like a hung mock rather than a slow service.
 pub const MAX_SLOW_MS: u64 = 600_000;
 
+/// Longest ban window and ban: an hour is far beyond any documented one, and it keeps every
+/// deadline the mock computes from them representable.
+pub const MAX_BAN_MS: u64 = 3_600_000;
+
+/// Most submissions a ban window may allow; the mock remembers that many instants per key.
+pub const MAX_BAN_SUBMITS: u32 = 100_000;
+
 /// The whole script of a mock solver.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -51,6 +58,8 @@ pub struct MockConfig {
     /// (`status: "ready"` with the solution and the `taskId`), as CapSolver does for recognition tasks
     /// (https://docs.capsolver.com/guide/api-createtask).
     pub sync_image: bool,
+    /// Opt-in submit-rate ban per API key (off when absent): see [`BanRule`].
+    pub ban: Option<BanRule>,
 }
 
 impl Default for MockConfig {
@@ -71,6 +80,7 @@ impl Default for MockConfig {
             hcaptcha_code: "ERROR_METHOD_CALL".to_string(),
             cors: true,
             sync_image: false,
+            ban: None,
         }
     }
 }
@@ -131,6 +141,68 @@ impl MockConfig {
         }
         if !(self.task_cost.is_finite() && self.task_cost >= 0.0) {
             return Err("invalid mock config: task_cost must be a finite number of at least 0".to_string());
+        }
+        if let Some(ban) = &self.ban {
+            ban.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// 2captcha's submit-rate ban, per API key: more than `max_submits` submissions (`in.php` and
+/// `createTask`) within `window_ms` get the key refused for `ban_ms`. 2captcha documents more than
+/// 60 `in.php` requests within 3 seconds as a 10-second `MAX_USER_TURN` ban
+/// (<https://2captcha.com/api-docs/limits>; see the `ban` module for the wording and the rules).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BanRule {
+    /// Submissions allowed within one window; the next one is refused and starts the ban.
+    pub max_submits: u32,
+    /// The sliding window, in milliseconds.
+    pub window_ms: u64,
+    /// How long the key stays refused, from the submission that started the ban.
+    pub ban_ms: u64,
+    /// What `in.php` answers while the key is banned (2captcha's `MAX_USER_TURN`).
+    pub v1_code: String,
+    /// What `createTask` answers while the key is banned. `ERROR_TOO_MUCH_REQUESTS` is the
+    /// createTask dialects' documented "too many requests" code (CapMonster Cloud,
+    /// <https://docs.capmonster.cloud/docs/api/api-errors>); the error lists of anti-captcha
+    /// (<https://anti-captcha.com/apidoc/errors>) and 2captcha API v2
+    /// (<https://2captcha.com/api-docs/error-codes>) name none for it. CapSolver's is
+    /// `ERROR_RATE_LIMIT` (<https://docs.capsolver.com/guide/api-error>).
+    pub json_code: String,
+}
+
+impl Default for BanRule {
+    /// 2captcha's documented figures.
+    fn default() -> Self {
+        BanRule {
+            max_submits: 60,
+            window_ms: 3000,
+            ban_ms: 10_000,
+            v1_code: "MAX_USER_TURN".to_string(),
+            json_code: "ERROR_TOO_MUCH_REQUESTS".to_string(),
+        }
+    }
+}
+
+impl BanRule {
+    fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_BAN_SUBMITS).contains(&self.max_submits) {
+            return Err(format!(
+                "invalid mock config: ban.max_submits must be within 1..={MAX_BAN_SUBMITS}, got {}",
+                self.max_submits
+            ));
+        }
+        for (name, ms) in [("ban.window_ms", self.window_ms), ("ban.ban_ms", self.ban_ms)] {
+            if !(1..=MAX_BAN_MS).contains(&ms) {
+                return Err(format!("invalid mock config: {name} must be within 1..={MAX_BAN_MS}, got {ms}"));
+            }
+        }
+        for (name, code) in [("ban.v1_code", &self.v1_code), ("ban.json_code", &self.json_code)] {
+            if code.trim().is_empty() {
+                return Err(format!("invalid mock config: {name} must not be empty"));
+            }
         }
         Ok(())
     }

@@ -20,8 +20,13 @@ pub struct Counters {
     pub requests: BTreeMap<String, u64>,
     /// Submit calls (`in.php`, `createTask`), accepted or not.
     pub submits: u64,
-    /// Submits refused with an error code.
+    /// Submits refused with an error code (those refused by the ban rule included).
     pub submit_errors: u64,
+    /// Bans started by the ban rule (`MockConfig::ban`), all keys.
+    pub bans_started: u64,
+    /// Submits refused by the ban rule, all keys: the one that started each ban and every one
+    /// made during a ban.
+    pub banned_submits: u64,
     /// Single-task polls (`res.php?action=get&id=`, `getTaskResult`).
     pub polls_single: u64,
     /// Batch polls (`res.php?action=get&ids=`).
@@ -60,6 +65,10 @@ pub struct KeyCounters {
     pub tasks_created: u64,
     /// Tasks of this key whose answer was delivered.
     pub tasks_solved: u64,
+    /// Bans of this key started by the ban rule.
+    pub bans_started: u64,
+    /// Submits of this key refused by the ban rule.
+    pub banned_submits: u64,
 }
 
 impl Counters {
@@ -69,6 +78,15 @@ impl Counters {
 
     pub(crate) fn fault(&mut self, kind: &str) {
         *self.faults.entry(kind.to_string()).or_default() += 1;
+    }
+
+    /// Counts a submit of `key` refused by the ban rule; `started`: it started the ban.
+    pub(crate) fn ban_refusal(&mut self, key: &str, started: bool) {
+        self.banned_submits += 1;
+        self.bans_started += u64::from(started);
+        let entry = self.key(key);
+        entry.banned_submits += 1;
+        entry.bans_started += u64::from(started);
     }
 
     /// The entry of a key, or the shared overflow entry once too many keys were seen.

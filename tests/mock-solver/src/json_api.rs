@@ -42,6 +42,9 @@ pub(crate) fn create_task(state: &mut State, body: &[u8], now: Instant) -> Reply
     let result = authenticate(state, body).and_then(|map| {
         if let Some(key) = client_key(&map) {
             state.counters.key(&key).submits += 1;
+            state
+                .check_ban(&key, now, false)
+                .map_err(|code| error(&code, "too many submissions in a short time; the key is banned for a while"))?;
         }
         let task = match map.get("task") {
             Some(Value::Object(task)) => task,

@@ -3,7 +3,8 @@
 //! It speaks the 2captcha-compatible v1 protocol (`/in.php`, `/res.php`) and the createTask JSON protocol
 //! (`/createTask`, `/getTaskResult`, `/getBalance`) as the providers document them, written independently of
 //! the captcha-dlq client so that it checks the client rather than mirroring it. Per-task outcomes and
-//! faults (5xx, HTML 502, truncated JSON, TCP resets, slow answers) are scripted with a [`MockConfig`],
+//! faults (5xx, HTML 502, truncated JSON, TCP resets, slow answers) and an opt-in submit-rate ban per
+//! key (2captcha's `MAX_USER_TURN`, [`BanRule`]) are scripted with a [`MockConfig`],
 //! which is plain JSON so that Python, Node and browser tests can use the same scripts through the
 //! `captcha-dlq-mock` binary and the `/mock/*` endpoints:
 //!
@@ -26,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod ban;
 mod config;
 mod counters;
 mod json_api;
@@ -43,7 +45,9 @@ use std::sync::{Arc, Mutex};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use config::{Behavior, Faults, Matcher, MockConfig, Outcome, Rule, MAX_SLOW_MS};
+pub use config::{
+    BanRule, Behavior, Faults, Matcher, MockConfig, Outcome, Rule, MAX_BAN_MS, MAX_BAN_SUBMITS, MAX_SLOW_MS,
+};
 pub use counters::{Counters, KeyCounters, OTHER_KEYS};
 
 use server::{lock, Shared};

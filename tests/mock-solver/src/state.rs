@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 
 use tokio::time::{Duration, Instant};
 
+use crate::ban::{Bans, Verdict};
 use crate::config::{Behavior, MockConfig, Outcome};
 use crate::counters::Counters;
 use crate::tokens::Kind;
@@ -77,6 +78,8 @@ pub(crate) struct State {
     next_id: u64,
     /// Refused submits so far per rule (the last slot is the default behavior), for `fail_first_submits`.
     refusals: Vec<u32>,
+    /// Submit windows and bans per key, for the ban rule.
+    bans: Bans,
     /// Connections accepted and not yet closed; not a counter, so `reset` leaves it alone.
     pub open_connections: usize,
 }
@@ -93,22 +96,26 @@ impl State {
             order: VecDeque::new(),
             next_id: FIRST_TASK_ID,
             refusals,
+            bans: Bans::default(),
             open_connections: 0,
         }
     }
 
-    /// Replaces the script; tasks already submitted keep the behavior they were given.
+    /// Replaces the script; tasks already submitted keep the behavior they were given. Bans and
+    /// submit windows start afresh, since the new script's ban rule may differ.
     pub fn set_script(&mut self, config: MockConfig) {
         self.rng = fastrand::Rng::with_seed(config.faults.seed);
         self.refusals = vec![0; config.rules.len() + 1];
+        self.bans.clear();
         self.config = config;
         self.evict();
     }
 
-    /// Forgets every task and counter and restarts the fault RNG; ids keep increasing so that an id from
-    /// before the reset never names a new task.
+    /// Forgets every task, counter and ban and restarts the fault RNG; ids keep increasing so that an
+    /// id from before the reset never names a new task.
     pub fn reset(&mut self) {
         self.counters = Counters::default();
+        self.bans.clear();
         self.tasks.clear();
         self.order.clear();
         self.rng = fastrand::Rng::with_seed(self.config.faults.seed);
@@ -133,6 +140,18 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// Applies the ban rule to a submission by `key` (already accepted by [`State::check_key`]):
+    /// `Err` with the ban's answer code, v1's or the JSON dialects', when it is refused.
+    pub fn check_ban(&mut self, key: &str, now: Instant, v1: bool) -> Result<(), String> {
+        let Some(rule) = &self.config.ban else { return Ok(()) };
+        match self.bans.check(rule, key, now, &mut self.counters) {
+            Verdict::Allowed => Ok(()),
+            Verdict::BanStarted | Verdict::Banned => {
+                Err(if v1 { rule.v1_code.clone() } else { rule.json_code.clone() })
+            }
+        }
     }
 
     /// Draws the faults of one request to `path`: at most one failure, and whether to answer slowly.

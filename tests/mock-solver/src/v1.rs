@@ -54,6 +54,7 @@ fn describe(code: &str) -> &'static str {
         "ERROR_WRONG_CAPTCHA_ID" => "No task with this id",
         "ERROR_WRONG_ID_FORMAT" => "The task id is not a number",
         "ERROR_NO_SLOT_AVAILABLE" => "No free workers, retry later",
+        "MAX_USER_TURN" => "Too many submissions in a short time; the key is banned for a while",
         _ => "Mock error",
     }
 }
@@ -75,8 +76,13 @@ pub(crate) fn submit(state: &mut State, params: &Params, now: Instant) -> Reply 
     if let Some(key) = &key {
         state.counters.key(key).submits += 1;
     }
-    let result =
-        state.check_key(key.as_deref()).and_then(|()| parse_task(state, params)).and_then(|s| state.submit(s, now));
+    // The ban rule counts every submission of a working key, whatever its task: 2captcha's limit is
+    // on `in.php` requests.
+    let result = state
+        .check_key(key.as_deref())
+        .and_then(|()| key.as_deref().map_or(Ok(()), |key| state.check_ban(key, now, true)))
+        .and_then(|()| parse_task(state, params))
+        .and_then(|s| state.submit(s, now));
     match result {
         Ok(id) => ok(json, format!("OK|{id}"), Value::String(id.to_string())),
         Err(code) => {
