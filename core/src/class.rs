@@ -88,11 +88,21 @@ pub struct Failure {
     pub description: String,
     /// The minimum wait the service asked for, if any.
     pub retry_after: Option<Duration>,
+    /// The service has no free worker (a retry-after answer): fewer tasks go at once instead
+    /// of the whole provider pausing. The provider's codec decides it (`Provider::classify`),
+    /// so the engine never reads a provider's code.
+    pub congestion: bool,
 }
 
 impl Failure {
     pub fn new(code: impl Into<String>, class: ErrorClass, description: impl Into<String>) -> Self {
-        Failure { code: code.into(), class, description: description.into(), retry_after: None }
+        Failure { code: code.into(), class, description: description.into(), retry_after: None, congestion: false }
+    }
+
+    /// This failure says the service has no free worker (see [`Failure::congestion`]).
+    pub fn congested(mut self) -> Self {
+        self.congestion = true;
+        self
     }
 
     pub fn with_retry_after(mut self, d: Duration) -> Self {

@@ -163,6 +163,10 @@ pub fn class_of(code: &str) -> (ErrorClass, Option<Duration>) {
     }
 }
 
+/// Codes that say the service has no free worker right now: the answer to them is fewer
+/// tasks at once, not a pause of the whole provider (see `Failure::congestion`).
+pub const CONGESTION: &[&str] = &["ERROR_NO_SLOT_AVAILABLE"];
+
 /// Human text for a code (never containing the key: it only knows the code).
 pub fn describe(code: &str) -> &'static str {
     match row(code) {

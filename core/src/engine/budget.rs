@@ -18,6 +18,7 @@
 //! [`crate::fleet`]). The fleet's total then stays within the budget, give or take what other
 //! clients committed since this one's last sync.
 
+use super::reaction::Reaction;
 use super::{Engine, JobId, Phase};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::float_text::float_text;
@@ -125,7 +126,7 @@ impl Engine {
         let waiting: Vec<JobId> =
             self.lanes.iter().flat_map(|lane| lane.submit_queue.iter().map(|(_, job)| *job)).collect();
         for job in waiting {
-            self.fail(job, Phase::Submit, failure.clone(), None, now, true);
+            self.fail_as(job, Phase::Submit, failure.clone(), None, now, Reaction::DeadLetter);
         }
     }
 }

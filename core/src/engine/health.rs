@@ -8,6 +8,7 @@
 use core::time::Duration;
 
 use super::circuit::Transition;
+use super::reaction::Reaction;
 use super::{Engine, Event, JobId, PauseScope, Pending, Phase};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::http::{HttpResponse, TransportError};
@@ -151,7 +152,7 @@ impl Engine {
         let waiting: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
         for job in waiting {
             if self.jobs.get(&job).is_some_and(|j| j.provider_task_id.is_none()) {
-                self.fail(job, Phase::Submit, failure.clone(), None, now, true);
+                self.fail_as(job, Phase::Submit, failure.clone(), None, now, Reaction::DeadLetter);
             }
         }
     }

@@ -16,6 +16,7 @@ pub(crate) mod kind_ms;
 pub mod lane;
 mod limiter;
 mod placement;
+mod reaction;
 mod rounds;
 pub mod routing;
 
@@ -33,12 +34,13 @@ pub use self::config::{
 };
 pub use self::event::{Event, Level, PauseScope};
 pub use self::fleet::FleetSync;
-use self::lane::{Hold, Lane};
+use self::lane::Lane;
 pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
+use self::reaction::{circuit_open_failure, network_failure, Reaction};
 use self::routing::Preference;
 pub use self::routing::{Health, Policy, RoutingConfig, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
-use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
+use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase};
 use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
 use crate::journal::JournalEntry;
@@ -507,7 +509,7 @@ impl Engine {
     /// Writes the job's journal entry, holding its submission until the driver confirms it.
     fn persist_then_submit(&mut self, job: JobId, now: Timestamp) {
         if let Some(failure) = self.refusal(job) {
-            return self.fail(job, Phase::Submit, failure, None, now, true);
+            return self.fail_as(job, Phase::Submit, failure, None, now, Reaction::DeadLetter);
         }
         if let Some(entry) = self.journal_entry(job, now) {
             self.actions.push_back(Action::Journal { entry, gates: Some(job) });
@@ -545,7 +547,7 @@ impl Engine {
         }
         self.tick_circuits(now);
         if let Some(failure) = self.refusal(job) {
-            self.fail(job, Phase::Submit, failure, None, now, true);
+            self.fail_as(job, Phase::Submit, failure, None, now, Reaction::DeadLetter);
             return true;
         }
         self.enqueue_submit(job, now, now);
@@ -554,7 +556,7 @@ impl Engine {
         if let Some(failure) =
             lane.and_then(|l| self.lanes[l].unreachable.clone().filter(|_| self.lanes[l].circuit.is_open()))
         {
-            self.fail(job, Phase::Submit, failure, None, now, true);
+            self.fail_as(job, Phase::Submit, failure, None, now, Reaction::DeadLetter);
         }
         true
     }
@@ -593,7 +595,7 @@ impl Engine {
                     waited.as_secs()
                 );
                 let failure = Failure::new(reason::STORE_UNAVAILABLE, ErrorClass::Transient, why);
-                self.fail(job, Phase::Submit, failure, None, now, true);
+                self.fail_as(job, Phase::Submit, failure, None, now, Reaction::DeadLetter);
             }
         }
         released
@@ -662,13 +664,13 @@ impl Engine {
                     now.since(entry.updated_at).as_secs()
                 ),
             };
-            self.fail(
+            self.fail_as(
                 job,
                 Phase::Recover,
                 Failure::new(reason::INTERRUPTED, ErrorClass::Transient, description),
                 None,
                 now,
-                true,
+                Reaction::DeadLetter,
             );
             return job;
         }
@@ -711,7 +713,7 @@ impl Engine {
         }
         let failure =
             Failure::new(reason::INTERRUPTED, ErrorClass::Transient, "the process stopped with this task in flight");
-        self.fail(job, Phase::Recover, failure, None, now, true);
+        self.fail_as(job, Phase::Recover, failure, None, now, Reaction::DeadLetter);
         job
     }
 
@@ -746,7 +748,7 @@ impl Engine {
         } else {
             (ErrorClass::Application, Phase::Application)
         };
-        self.fail(job, phase, Failure::new(reason_code, class, description), None, now, true);
+        self.fail_as(job, phase, Failure::new(reason_code, class, description), None, now, Reaction::DeadLetter);
         true
     }
 
@@ -807,13 +809,13 @@ impl Engine {
                     // rather than wait for the deadline.
                     if own.class == ErrorClass::Transient {
                         let f = own.clone();
-                        return self.fail_here(job, Phase::Submit, f, status, now);
+                        return self.fail_as(job, Phase::Submit, f, status, now, Reaction::FailOver);
                     }
                 }
                 match outcome {
                     SubmitOutcome::Accepted { provider_task_id } => self.on_accepted(job, lane, provider_task_id, now),
                     SubmitOutcome::Solved(solution) => self.on_solved_at_submit(job, lane, solution, now),
-                    SubmitOutcome::Failed(f) => self.fail(job, Phase::Submit, f, status, now, false),
+                    SubmitOutcome::Failed(f) => self.fail(job, Phase::Submit, f, status, now),
                 }
             }
             Pending::Probe { lane } => self.on_probe(lane, result.ok(), now),
@@ -909,13 +911,13 @@ impl Engine {
                 "no answer within the task deadline of {} s ({attempts} submission(s); {polls} poll(s) of the last one)",
                 ms / 1000
             );
-            self.fail(
+            self.fail_as(
                 job,
                 Phase::Deadline,
                 Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description),
                 None,
                 now,
-                true,
+                Reaction::DeadLetter,
             );
         }
         for l in 0..self.lanes.len() {
@@ -1034,7 +1036,7 @@ impl Engine {
                 break;
             }
             if let Some(f) = self.budget_refuses(l, job) {
-                self.fail(job, Phase::Submit, f, None, now, true);
+                self.fail_as(job, Phase::Submit, f, None, now, Reaction::DeadLetter);
                 continue;
             }
             if self.budget_waits(l, job) {
@@ -1050,7 +1052,7 @@ impl Engine {
                     // Checked against the providers at acceptance; reachable only for recovered
                     // or replayed tasks from an older version. Review, never retry.
                     let f = Failure::new(reason::INVALID_TASK, ErrorClass::FixInput, e.to_string());
-                    self.fail(job, Phase::Submit, f, None, now, true);
+                    self.fail_as(job, Phase::Submit, f, None, now, Reaction::DeadLetter);
                     continue;
                 }
             };
@@ -1155,7 +1157,7 @@ impl Engine {
                             self.solved(job, solution, now, true);
                         }
                         TaskPoll::NotReady => self.on_not_ready(job, now),
-                        TaskPoll::Failed(f) => self.fail(job, Phase::Poll, f, status, now, false),
+                        TaskPoll::Failed(f) => self.fail(job, Phase::Poll, f, status, now),
                     }
                 }
             }
@@ -1197,7 +1199,7 @@ impl Engine {
         self.record_outcome(l, f.class == ErrorClass::Transient, now);
         for job in jobs {
             if self.jobs.contains_key(&job) {
-                self.fail(job, Phase::Poll, f.clone(), status, now, false);
+                self.fail(job, Phase::Poll, f.clone(), status, now);
             }
         }
     }
@@ -1226,245 +1228,9 @@ impl Engine {
                     Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description),
                     None,
                     now,
-                    false,
                 );
             }
         }
-    }
-
-    /// Adds `f` to the job's history, naming the provider it happened at.
-    fn record_failure(&mut self, job: JobId, phase: Phase, f: &Failure, status: Option<u16>, now: Timestamp) {
-        let provider = self.jobs.get(&job).and_then(|j| j.lane).map(|l| self.lanes[l].name.clone());
-        let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.history.push(HistoryEntry {
-            at: now,
-            phase,
-            error: f.code.clone(),
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
-            http_status: status,
-            provider,
-        });
-        if j.history.len() > MAX_HISTORY {
-            j.history.remove(0);
-        }
-        j.first_failed_at.get_or_insert(now);
-    }
-
-    /// A failure that ends the task's time at its provider: recorded, then the task goes to
-    /// another provider if one can take it, else it is dead-lettered.
-    fn fail_here(&mut self, job: JobId, phase: Phase, f: Failure, status: Option<u16>, now: Timestamp) {
-        self.record_failure(job, phase, &f, status, now);
-        if !self.fail_over(job, &f, now) {
-            self.finish_dead(job, &f, now);
-        }
-    }
-
-    /// Decides what a failure means for `job`. `fatal` forces dead-lettering.
-    fn fail(&mut self, job: JobId, phase: Phase, f: Failure, status: Option<u16>, now: Timestamp, fatal: bool) {
-        let retry = &self.config.retry;
-        let (max_req, max_ra) = (retry.max_request_retries, retry.max_retry_after_retries);
-        let min_transient = Duration::from_millis(retry.transient_min_delay_ms);
-        self.record_failure(job, phase, &f, status, now);
-        let Some(j) = self.jobs.get_mut(&job) else { return };
-        let at_submit = matches!(j.stage, Stage::Submitting(_));
-        let l = j.lane.unwrap_or(0);
-        if fatal {
-            return self.finish_dead(job, &f, now);
-        }
-        match f.class {
-            ErrorClass::NotReady => self.on_not_ready(job, now),
-            ErrorClass::Transient => {
-                j.request_failures += 1;
-                // A submission whose answer was lost counts as an attempt (see handle_response).
-                if at_submit && j.attempts_left == 0 {
-                    return self.finish_dead(job, &f, now);
-                }
-                if j.request_failures > max_req {
-                    // This provider failed the request too often: another may take the task.
-                    if !self.fail_over(job, &f, now) {
-                        self.finish_dead(job, &f, now);
-                    }
-                    return;
-                }
-                if phase == Phase::Poll {
-                    j.polls = j.polls.saturating_sub(1); // an unanswered poll doesn't count against the budget
-                }
-                let n = j.request_failures - 1;
-                let delay = self.backoff(job, n).max(min_transient);
-                self.retry_request(job, phase, &f, delay, now);
-            }
-            ErrorClass::RetryAfter => {
-                j.retry_after_failures += 1;
-                if j.retry_after_failures > max_ra {
-                    if !self.fail_over(job, &f, now) {
-                        self.finish_dead(job, &f, now);
-                    }
-                    return;
-                }
-                let n = j.retry_after_failures - 1;
-                let wanted = f.retry_after.unwrap_or(min_transient);
-                let delay = self.backoff(job, n).max(wanted);
-                // No free worker (CaptchaAI says it with ERROR_ZERO_BALANCE): fewer tasks at once.
-                // Anything else asks the whole provider to hold off for the named time.
-                if f.code == "ERROR_NO_SLOT_AVAILABLE" || f.code == "ERROR_ZERO_BALANCE" {
-                    if let Some(share) = self.lanes[l].fleet.as_mut() {
-                        share.report_no_slot();
-                    }
-                    if let Some(limit) = self.lanes[l].limiter.on_no_slot() {
-                        let provider = self.label(l);
-                        self.push_event(Event::ConcurrencyChanged { limit, provider });
-                    }
-                } else {
-                    let scope = if at_submit { PauseScope::Submits } else { PauseScope::Polls };
-                    if let Some(share) = self.lanes[l].fleet.as_mut().filter(|_| at_submit) {
-                        // The provider's limit binds its account: the whole fleet pauses.
-                        share.report_pause(&f.code, millis(wanted));
-                    }
-                    self.pause(l, scope, &f.code, now.add(wanted));
-                }
-                self.retry_request(job, phase, &f, delay, now);
-            }
-            ErrorClass::TaskTerminal => {
-                if at_submit {
-                    j.attempts += 1;
-                    j.attempts_left = j.attempts_left.saturating_sub(1);
-                }
-                // The provider answered for this task: it no longer works on it.
-                j.pin = None;
-                if self.routing.failover_on_unsolvable && self.lanes.len() > 1 {
-                    j.avoid |= 1 << l;
-                }
-                let spent = j.sent_at.filter(|_| phase == Phase::Poll).map(|t| now.since(t));
-                let kind = j.task.kind();
-                if let Some(d) = spent {
-                    // Time spent for nothing counts against the provider's speed.
-                    self.lanes[l].stats.observe_latency(kind, d);
-                }
-                let Some(j) = self.jobs.get_mut(&job) else { return };
-                if j.attempts_left == 0 {
-                    return self.finish_dead(job, &f, now);
-                }
-                j.provider_task_id = None;
-                j.request_failures = 0;
-                j.retry_after_failures = 0;
-                let n = j.attempts.saturating_sub(1);
-                let attempt = j.attempts + 1;
-                let delay = self.backoff(job, n);
-                self.push_event(Event::Retrying {
-                    job,
-                    code: f.code.clone(),
-                    class: f.class,
-                    delay_ms: millis(delay),
-                    attempt,
-                });
-                self.leave_flight(job);
-                self.journal_upsert(job, now);
-                self.enqueue_submit(job, now.add(delay), now);
-                if spent.is_some() {
-                    self.rebalance(kind, now);
-                }
-            }
-            ErrorClass::AccountTerminal => {
-                // The provider refused: it works on nothing of this task any more.
-                j.pin = None;
-                let lane = &mut self.lanes[l];
-                if let Some(share) = lane.fleet.as_mut() {
-                    share.report_account_error(&f, lane.config.circuit.account_probe_ms);
-                }
-                if self.stop_for_account(l, &f, now) {
-                    // The service refused the submission, so nothing was paid: the task waits
-                    // with the others until the account works again (or the hold ends), unless
-                    // another provider takes it meanwhile.
-                    self.leave_flight(job);
-                    self.enqueue_submit(job, now, now);
-                    self.evacuate(l, now);
-                    return;
-                }
-                if at_submit {
-                    if let Some(j) = self.jobs.get_mut(&job) {
-                        j.attempts += 1;
-                    }
-                }
-                // Another provider takes the task and those waiting here, without a dead letter;
-                // with none left, they are dead-lettered as before.
-                if !self.fail_over(job, &f, now) {
-                    self.finish_dead(job, &f, now);
-                }
-                self.clear_lane_for_account(l, &f, now);
-            }
-            ErrorClass::FixInput | ErrorClass::Cancelled | ErrorClass::Application => {
-                if at_submit {
-                    j.attempts += 1;
-                }
-                self.finish_dead(job, &f, now);
-            }
-        }
-    }
-
-    /// Stops submissions at lane `l` for an account error: with hold mode (on the first error, or
-    /// while holding) the lane holds and this answers `true`; otherwise its circuit opens until
-    /// `reset_circuit`.
-    fn stop_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) -> bool {
-        let hold_ms = self.lanes[l].config.circuit.account_hold_ms;
-        let first = self.lanes[l].circuit.account_failure().is_none();
-        self.lanes[l].circuit.open_for_account(f.clone());
-        if hold_ms > 0 && (first || self.lanes[l].hold.is_some()) {
-            if self.lanes[l].hold.is_none() {
-                let until = now.add(Duration::from_millis(hold_ms));
-                let next_probe = now.add(Duration::from_millis(self.lanes[l].config.circuit.account_probe_ms));
-                self.lanes[l].hold = Some(Hold { failure: f.clone(), until, next_probe, probing: false });
-                let provider = self.label(l);
-                self.push_event(Event::AccountHold { code: f.code.clone(), until, provider });
-            }
-            return true;
-        }
-        if first {
-            let provider = self.label(l);
-            self.push_event(Event::CircuitOpened { cause: f.code.clone(), until: None, provider });
-        }
-        false
-    }
-
-    /// After an account error without a hold: what waits at lane `l` goes to another provider,
-    /// or is dead-lettered as `CircuitOpen`.
-    fn clear_lane_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) {
-        self.evacuate(l, now);
-        let queued: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
-        for other in queued {
-            self.dead_letter_circuit_open(other, f, now);
-        }
-    }
-
-    /// Another client of the fleet was answered an account error at lane `l`'s account: this
-    /// lane stops as if it had been answered it, without a request of its own.
-    fn account_failed_elsewhere(&mut self, l: usize, f: Failure, now: Timestamp) {
-        if self.stop_for_account(l, &f, now) {
-            self.evacuate(l, now);
-        } else {
-            self.clear_lane_for_account(l, &f, now);
-        }
-    }
-
-    fn retry_request(&mut self, job: JobId, phase: Phase, f: &Failure, delay: Duration, now: Timestamp) {
-        let attempt = self.jobs.get(&job).map_or(0, |j| j.attempts + u32::from(phase == Phase::Submit));
-        self.push_event(Event::Retrying {
-            job,
-            code: f.code.clone(),
-            class: f.class,
-            delay_ms: millis(delay),
-            attempt,
-        });
-        match phase {
-            Phase::Submit => {
-                self.leave_flight(job);
-                self.enqueue_submit(job, now.add(delay), now);
-            }
-            _ => self.set_waiting(job, now.add(delay)),
-        }
-    }
-
-    fn dead_letter_circuit_open(&mut self, job: JobId, cause: &Failure, now: Timestamp) {
-        self.fail(job, Phase::Submit, circuit_open_failure(cause), None, now, true);
     }
 
     /// The job is done. `persist`: a provider's fresh answer, to write into the journal entry
@@ -1499,43 +1265,6 @@ impl Engine {
             self.sweep_if_budget_spent(now);
             self.rebalance(kind, now);
         }
-    }
-
-    fn finish_dead(&mut self, job: JobId, f: &Failure, now: Timestamp) {
-        let Some(j) = self.remove_job(job) else { return };
-        let provider = &self.lanes[j.lane.unwrap_or(0)].name;
-        self.spend.record_dead_letter(provider, j.task.kind(), j.labels.iter());
-        let context = match (&j.provider_task_id, j.history.last()) {
-            (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
-            _ => String::new(),
-        };
-        let record = DeadLetterRecord {
-            schema: SCHEMA,
-            id: j.id.clone(),
-            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
-            reason: f.code.clone(),
-            description: format!("{}{context}", f.description),
-            class: f.class,
-            attempts: j.attempts,
-            replays: j.replays,
-            first_failed_at: j.first_failed_at.unwrap_or(now),
-            dead_lettered_at: now,
-            labels: j.labels.to_map(),
-            state: RecordState::Ready,
-            deliveries: 0,
-            parked_reason: None,
-            history: j.history,
-            // The journal entries written for it are gone (the driver performed them): no copy.
-            task: Arc::unwrap_or_clone(j.task),
-        };
-        self.push_event(Event::DeadLettered {
-            job,
-            id: record.id.clone(),
-            reason: record.reason.clone(),
-            class: record.class,
-            attempts: record.attempts,
-        });
-        self.actions.push_back(Action::DeadLetter { job, record, push: !j.lease_held });
     }
 
     // ----- bookkeeping ----------------------------------------------------
@@ -1705,19 +1434,6 @@ fn batchable_kind(kind: TaskKind) -> bool {
 /// that `poll_action` can ask while it holds a lane's poll queue mutably.
 fn job_batchable(jobs: &FxHashMap<JobId, Job>, job: JobId) -> bool {
     jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
-}
-
-/// What a task gets when submissions stopped on `cause` (an account error) before it was sent.
-fn circuit_open_failure(cause: &Failure) -> Failure {
-    Failure::new(
-        reason::CIRCUIT_OPEN,
-        ErrorClass::AccountTerminal,
-        format!("not sent: submissions stopped after {} ({})", cause.code, cause.description),
-    )
-}
-
-fn network_failure(e: &TransportError) -> Failure {
-    Failure::new(reason::NETWORK, ErrorClass::Transient, format!("no answer from the service: {}", e.message))
 }
 
 fn millis(d: Duration) -> u64 {

@@ -202,11 +202,13 @@ impl Provider {
     pub fn classify(&self, code: &str) -> Failure {
         if code == "ERROR_ZERO_BALANCE" && self.zero_balance_means_busy() {
             return Failure::new(code, ErrorClass::RetryAfter, "no free thread on the CaptchaAI plan right now")
-                .with_retry_after(Duration::from_secs(5));
+                .with_retry_after(Duration::from_secs(5))
+                .congested();
         }
         let (class, wait) = classify::class_of(code);
         let mut f = Failure::new(code, class, classify::describe(code));
         f.retry_after = wait;
+        f.congestion = classify::CONGESTION.contains(&code);
         f
     }
 
