@@ -22,8 +22,9 @@ use crate::driver::{Command, Delivery, Driver, DriverStatus, Outcome, SharedHeal
 use crate::error::{Error, Result};
 use crate::events::{EventLog, EventSink};
 use crate::fleet_calls::FleetCalls;
+use crate::fleet_status::FleetStatus;
 use crate::metrics::{Metrics, MetricsProvider, MetricsSnapshot};
-use crate::prometheus::{self, DlqGauges};
+use crate::prometheus::{self, DlqGauges, FleetGauges};
 use crate::runtime::Backends;
 use crate::store_calls::StoreCalls;
 
@@ -160,13 +161,42 @@ impl Client {
         self.inner.metrics.snapshot()
     }
 
-    /// [`metrics`](Self::metrics) and the DLQ's gauges (records by state, oldest age,
-    /// journal size) in the Prometheus text format ([`prometheus::CONTENT_TYPE`]). A store
-    /// that does not answer is reported as `captcha_dlq_dlq_up 0`, not as an error.
+    /// [`metrics`](Self::metrics), the DLQ's gauges (records by state, oldest age, journal
+    /// size), the fleet ledger's (clients live and gone; per account the tasks in flight, the
+    /// window, the pause, the account error) and this client's spend, in the Prometheus text
+    /// format ([`prometheus::CONTENT_TYPE`]). A store that does not answer is reported as
+    /// `captcha_dlq_dlq_up 0` (and `captcha_dlq_fleet_up 0`), not as an error; a store that
+    /// keeps no ledger (memory) has no fleet families.
     pub async fn prometheus_text(&self) -> String {
-        let stats = self.dlq().stats().await.ok();
-        let gauges = DlqGauges { stats, health: self.store_health(), now: self.inner.backends.runtime.now() };
-        prometheus::render(&self.metrics(), &gauges)
+        let dlq = self.dlq();
+        let (stats, fleet, spend) = futures::join!(dlq.stats(), self.fleet_view(), self.spend());
+        let gauges =
+            DlqGauges { stats: stats.ok(), health: self.store_health(), now: self.inner.backends.runtime.now() };
+        let fleet = match fleet {
+            Ok(None) => FleetGauges::NoLedger,
+            Ok(Some(view)) => FleetGauges::Read { status: FleetStatus::of(&view), own_accounts: self.fleet_accounts() },
+            Err(_) => FleetGauges::Unavailable,
+        };
+        let mut text = prometheus::render(&self.metrics(), &gauges);
+        text.push_str(&prometheus::render_fleet(&fleet));
+        // A closed client has no spend to report; its other families are still read.
+        if let Ok(spend) = spend {
+            text.push_str(&prometheus::render_spend(&spend));
+        }
+        text
+    }
+
+    /// Each provider's name and the account id the store's fleet ledger knows it by (a keyed
+    /// hash of the key and the provider's base URL, never the key), when the store keeps a
+    /// ledger; empty otherwise. Joins this client's providers to the fleet view's accounts.
+    pub fn fleet_accounts(&self) -> Vec<(String, String)> {
+        let Some(ledger) = self.inner.backends.store.fleet_ledger() else { return Vec::new() };
+        self.inner
+            .options
+            .providers()
+            .iter()
+            .map(|p| (p.name.clone(), ledger.account_id(p.provider.base_url(), &p.api_key)))
+            .collect()
     }
 
     pub(crate) fn send(&self, command: Command) -> Result<()> {

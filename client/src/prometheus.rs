@@ -1,6 +1,7 @@
 //! The Prometheus text exposition format (version 0.0.4) of a client's
-//! metrics and its DLQ's gauges: `captcha_dlq_` prefix, base units (seconds),
-//! `_total` counters, one `# HELP` and `# TYPE` per family.
+//! metrics, its DLQ's gauges, the store's fleet ledger and the client's spend:
+//! `captcha_dlq_` prefix, base units (seconds), `_total` counters, one `# HELP`
+//! and `# TYPE` per family.
 //!
 //! Written by hand: the format is a few lines per family, and the registry
 //! crates bring their own metric types where this only has numbers to print.
@@ -8,9 +9,11 @@
 use core::fmt::Write as _;
 
 use captcha_dlq_core::dlq::StoreStats;
+use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::Timestamp;
 
 use crate::driver::StoreHealth;
+use crate::fleet_status::{AccountStatus, FleetStatus};
 use crate::metrics::{MetricsSnapshot, DURATION_BUCKETS};
 
 /// The `Content-Type` of [`render`]'s text.
@@ -131,6 +134,101 @@ pub fn render(m: &MetricsSnapshot, dlq: &DlqGauges) -> String {
     out.out
 }
 
+/// What the store's fleet ledger says at scrape time.
+#[derive(Clone, Debug)]
+pub enum FleetGauges {
+    /// The store keeps no ledger (memory, a binding's own store object): one process is its
+    /// fleet, so there are no fleet families at all (not a `0` that would look like an outage).
+    NoLedger,
+    /// The ledger did not answer this scrape: `captcha_dlq_fleet_up 0`, the rest left out (as
+    /// the DLQ's gauges are when its store does not answer).
+    Unavailable,
+    Read {
+        status: FleetStatus,
+        /// This client's providers and the account id each has in the ledger, to join the
+        /// fleet's gauges (labelled by account) to a provider name.
+        own_accounts: Vec<(String, String)>,
+    },
+}
+
+/// The fleet ledger's gauges: clients live and gone, and per account (its keyed hash, never
+/// the key) the tasks in flight, the window, the pause and the account error. Labels are
+/// accounts and error codes only: owner ids change with every process, which would make a
+/// series per restart.
+pub fn render_fleet(fleet: &FleetGauges) -> String {
+    let mut out = Text { out: String::new() };
+    let (status, own) = match fleet {
+        FleetGauges::NoLedger => return out.out,
+        FleetGauges::Unavailable => (None, &[][..]),
+        FleetGauges::Read { status, own_accounts } => (Some(status), &own_accounts[..]),
+    };
+    out.family("captcha_dlq_fleet_up", "gauge", "1 if the store's fleet ledger answered this scrape.");
+    out.sample("captcha_dlq_fleet_up", &[], if status.is_some() { 1.0 } else { 0.0 });
+    let Some(status) = status else { return out.out };
+    out.family(
+        "captcha_dlq_fleet_owners",
+        "gauge",
+        "Clients in the store's fleet ledger: live (a heartbeat within the TTL) or gone (row kept for a while).",
+    );
+    out.sample("captcha_dlq_fleet_owners", &[("state", "live")], status.live() as f64);
+    out.sample("captcha_dlq_fleet_owners", &[("state", "gone")], status.gone() as f64);
+    type Value = fn(&AccountStatus) -> f64;
+    let per_account: [(&str, &str, Value); 4] = [
+        ("captcha_dlq_fleet_in_flight", "Tasks in flight at a provider account, over the fleet's live clients.", |a| {
+            a.in_flight as f64
+        }),
+        ("captcha_dlq_fleet_window", "The in-flight window the fleet shares at a provider account.", |a| {
+            a.window as f64
+        }),
+        (
+            "captcha_dlq_fleet_paused_seconds",
+            "Seconds the fleet's submissions to a provider account stay paused (0: not paused).",
+            |a| a.paused_ms as f64 / 1000.0,
+        ),
+        ("captcha_dlq_fleet_spent", "What the fleet's solved tasks at a provider account cost, ever.", |a| a.spent),
+    ];
+    for (name, help, value) in per_account {
+        out.family(name, "gauge", help);
+        for a in &status.accounts {
+            out.sample(name, &[("account", &a.account)], value(a));
+        }
+    }
+    out.family(
+        "captcha_dlq_fleet_account_error",
+        "gauge",
+        "1 while an account error (wrong key, no balance) holds the fleet at a provider account, by its code.",
+    );
+    for a in &status.accounts {
+        if let Some(e) = &a.account_error {
+            out.sample("captcha_dlq_fleet_account_error", &[("account", &a.account), ("code", &e.code)], 1.0);
+        }
+    }
+    out.family(
+        "captcha_dlq_fleet_account_info",
+        "gauge",
+        "1 for each provider of this client with the account id the ledger knows it by.",
+    );
+    for (provider, account) in own {
+        out.sample("captcha_dlq_fleet_account_info", &[("account", account), ("provider", provider)], 1.0);
+    }
+    out.out
+}
+
+/// This client's spend since it started, by provider (the fleet's, per account, is
+/// `captcha_dlq_fleet_spent`).
+pub fn render_spend(spend: &SpendReport) -> String {
+    let mut out = Text { out: String::new() };
+    out.family(
+        "captcha_dlq_spend_total",
+        "counter",
+        "Cost of the tasks this client solved since it started, by provider, in the prices' currency.",
+    );
+    for row in &spend.by_provider {
+        out.sample("captcha_dlq_spend_total", &[("provider", &row.key)], row.cost);
+    }
+    out.out
+}
+
 struct Text {
     out: String,
 }
@@ -231,5 +329,82 @@ mod tests {
         let text = render(&MetricsSnapshot::default(), &dlq);
         assert!(text.contains("captcha_dlq_dlq_up 0\n"));
         assert!(!text.contains("captcha_dlq_dlq_records"));
+    }
+
+    fn status() -> FleetStatus {
+        use captcha_dlq_core::fleet::{AccountState, FleetView, OwnerRow, SharedAccountError, OWNER_TTL_MS};
+        let now_ms = 2_000_000;
+        let row = |owner: &str, heartbeat_ms: u64, n: u32| OwnerRow {
+            owner: owner.into(),
+            host: "h".into(),
+            pid: 1,
+            started_at: Timestamp::EPOCH,
+            heartbeat_ms,
+            in_flight: [("acct".to_string(), n)].into(),
+            reserved_nano: Default::default(),
+        };
+        let state = AccountState {
+            window: 8,
+            paused_until_ms: now_ms + 2_500,
+            pause_code: Some("MAX_USER_TURN".into()),
+            account_error: Some(SharedAccountError {
+                code: "ERROR_ZERO_BALANCE".into(),
+                description: "d".into(),
+                hold_ms: 0,
+            }),
+            account_error_until_ms: now_ms + 1,
+            ..AccountState::default()
+        };
+        FleetStatus::of(&FleetView {
+            now_ms,
+            owners: vec![row("a", now_ms, 3), row("b", now_ms - 100, 2), row("c", now_ms - OWNER_TTL_MS, 9)],
+            accounts: [("acct".to_string(), state)].into(),
+        })
+    }
+
+    #[test]
+    fn the_fleet_is_counted_by_account_and_never_by_owner() {
+        let own = vec![("captchaai".to_string(), "acct".to_string())];
+        let text = render_fleet(&FleetGauges::Read { status: status(), own_accounts: own });
+        for line in [
+            "captcha_dlq_fleet_up 1\n",
+            "captcha_dlq_fleet_owners{state=\"live\"} 2\n",
+            "captcha_dlq_fleet_owners{state=\"gone\"} 1\n",
+            "captcha_dlq_fleet_in_flight{account=\"acct\"} 5\n",
+            "captcha_dlq_fleet_window{account=\"acct\"} 8\n",
+            "captcha_dlq_fleet_paused_seconds{account=\"acct\"} 2.5\n",
+            "captcha_dlq_fleet_account_error{account=\"acct\",code=\"ERROR_ZERO_BALANCE\"} 1\n",
+            "captcha_dlq_fleet_account_info{account=\"acct\",provider=\"captchaai\"} 1\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(!text.contains("owner="), "no series per process");
+    }
+
+    #[test]
+    fn a_silent_ledger_is_a_zero_and_no_ledger_is_no_family() {
+        let text = render_fleet(&FleetGauges::Unavailable);
+        assert!(text.contains("captcha_dlq_fleet_up 0\n"), "{text}");
+        assert!(!text.contains("captcha_dlq_fleet_owners"), "{text}");
+        assert_eq!(render_fleet(&FleetGauges::NoLedger), "");
+    }
+
+    #[test]
+    fn spend_is_a_counter_per_provider() {
+        let spend = SpendReport {
+            solved: 3,
+            cost: 0.009,
+            by_provider: vec![captcha_dlq_core::spend::SpendRow {
+                key: "captchaai".into(),
+                solved: 3,
+                cost: 0.009,
+                unpriced: 0,
+                dead_lettered: 1,
+            }],
+            ..SpendReport::default()
+        };
+        let text = render_spend(&spend);
+        assert!(text.contains("# TYPE captcha_dlq_spend_total counter\n"), "{text}");
+        assert!(text.contains("captcha_dlq_spend_total{provider=\"captchaai\"} 0.009\n"), "{text}");
     }
 }

@@ -1,6 +1,6 @@
-// captcha-dlq dashboard: live counts and replay progress (polling, with a
-// toggle kept in localStorage), the purge confirmation, row selection, and
-// lazily loaded numbers. Pages work without it; it only keeps them current.
+// captcha-dlq dashboard: live counts, replay progress and the fleet (polling,
+// with a toggle kept in localStorage), the purge confirmation, row selection,
+// and lazily loaded numbers. Pages work without it; it only keeps them current.
 (function () {
   "use strict";
   const base = document.querySelector('meta[name="dashboard-base"]')?.content || "";
@@ -57,9 +57,36 @@
     }
   }
 
+  // The fleet page: heartbeat ages and counts follow the ledger; when a client or an account
+  // comes, goes or changes state (live or gone, paused, an account error) the page reloads,
+  // since its rows' markup changes then.
+  async function refreshFleet() {
+    const section = document.getElementById("fleet");
+    if (!section) return;
+    try {
+      const f = await getJson(section.dataset.fleetUrl);
+      if (!f.ledger || f.signature !== section.dataset.fleetSignature) {
+        window.location.reload();
+        return;
+      }
+      setText(section, "data-fleet-stat", { live: f.live, gone: f.gone, accounts: f.accounts.length, in_flight: f.in_flight });
+      for (const o of f.owners) {
+        const row = section.querySelector('tr[data-owner="' + CSS.escape(o.owner) + '"]');
+        if (row) setText(row, "data-field", { heartbeat: o.heartbeat, in_flight: o.in_flight });
+      }
+      for (const a of f.accounts) {
+        const row = section.querySelector('tr[data-account="' + CSS.escape(a.account) + '"]');
+        if (row) setText(row, "data-field", { window: a.window, in_flight: a.in_flight, clients: a.clients, paused: a.paused, error: a.error });
+      }
+    } catch (e) {
+      console.warn("captcha-dlq dashboard:", e.message);
+    }
+  }
+
   function tick() {
     refreshSummary();
     refreshReplays();
+    refreshFleet();
   }
 
   function setLive(on) {

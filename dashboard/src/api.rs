@@ -1,5 +1,5 @@
 //! What the pages' script polls (counts, a replay's progress, the balance, a
-//! filter's count), the JSON/JSONL export download, and `/metrics`.
+//! filter's count, the fleet), the JSON/JSONL export download, and `/metrics`.
 
 use std::time::Instant;
 
@@ -111,6 +111,12 @@ pub(crate) async fn balance(State(state): State<Shared>) -> Response {
     }
 }
 
+/// The fleet as the Fleet page shows it: `{"ledger": false, "message": …}` when the store
+/// keeps no ledger (an answer, not an error), a 503 when it does not answer.
+pub(crate) async fn fleet(State(state): State<Shared>) -> Response {
+    json_or_error(crate::fleet::FleetRead::of(&state).await.map(|fleet| fleet.json()))
+}
+
 /// The records of a selection as a JSON or JSONL download.
 pub(crate) async fn export(State(state): State<Shared>, RawQuery(query): RawQuery) -> Response {
     let result = async {
@@ -145,7 +151,8 @@ pub(crate) async fn export(State(state): State<Shared>, RawQuery(query): RawQuer
     result.unwrap_or_else(Failure::json)
 }
 
-/// Prometheus text format: the client's counters and the DLQ's gauges.
+/// Prometheus text format: the client's counters, the DLQ's and the fleet ledger's gauges,
+/// and the client's spend.
 pub(crate) async fn metrics(State(state): State<Shared>) -> Response {
     let text = state.client.prometheus_text().await;
     ([(header::CONTENT_TYPE, prometheus::CONTENT_TYPE)], text).into_response()

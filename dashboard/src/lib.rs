@@ -5,8 +5,10 @@
 //! page host; failures over time; oldest age; the circuit and the balance),
 //! records (filter, search, paging that stays fast on large queues), groups
 //! with actions on a whole group (ServicePulse), a record's timeline, the
-//! journal with recovery of a dead owner's tasks, and replay requests at a
-//! chosen rate with live progress and cancel (the SQS console's redrive).
+//! journal with recovery of a dead owner's tasks, the fleet (every client
+//! sharing the store and each provider account's shared limits, from the
+//! store's fleet ledger), and replay requests at a chosen rate with live
+//! progress and cancel (the SQS console's redrive).
 //! Purges need the number of records typed (Service Bus Explorer).
 //!
 //! Security: [`serve`] listens on loopback unless given a token; every
@@ -23,6 +25,7 @@ mod actions;
 mod api;
 mod assets;
 pub mod config;
+mod fleet;
 mod overview;
 mod pages;
 mod query;
@@ -57,6 +60,7 @@ pub fn router(client: Client, config: DashboardConfig) -> Result<Router, Dashboa
         .route("/records/{id}", get(pages::record))
         .route("/groups", get(pages::groups))
         .route("/journal", get(pages::journal))
+        .route("/fleet", get(pages::fleet))
         .route("/replays", get(pages::replays))
         .route("/replays/{id}", get(pages::replay))
         .route("/login", get(pages::login_page).post(actions::login))
@@ -65,6 +69,7 @@ pub fn router(client: Client, config: DashboardConfig) -> Result<Router, Dashboa
         .route("/api/summary", get(api::summary))
         .route("/api/count", get(api::count_matching))
         .route("/api/balance", get(api::balance))
+        .route("/api/fleet", get(api::fleet))
         .route("/api/replays/{id}", get(api::replay_progress))
         .route("/actions/replay", post(actions::replay))
         .route("/actions/selected", post(actions::selected))

@@ -220,6 +220,12 @@ pub(crate) async fn journal(State(state): State<Shared>, Extension(ctx): Ctx) ->
     page_or_error(&chrome, result)
 }
 
+pub(crate) async fn fleet(State(state): State<Shared>, Extension(ctx): Ctx) -> Response {
+    let chrome = chrome(&state, &ctx);
+    let result = crate::fleet::FleetRead::of(&state).await.map(|fleet| html(views::fleet::render(&chrome, &fleet)));
+    page_or_error(&chrome, result)
+}
+
 pub(crate) async fn replays(State(state): State<Shared>, Extension(ctx): Ctx) -> Response {
     let chrome = chrome(&state, &ctx);
     html(views::replays::list(&chrome, &state.replays.list()))

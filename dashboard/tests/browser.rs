@@ -2,22 +2,29 @@
 //! operator uses it: a DLQ filled by the seeds' batch against the mock
 //! solver; the overview; a filter; a record; a group replayed while the
 //! count drops; a purge with its typed confirmation; a forged POST; a
-//! read-only dashboard; and `/metrics` read by Prometheus's own parser.
+//! read-only dashboard; `/metrics` read by Prometheus's own parser; and the
+//! Fleet page of two clients sharing a SQLite file (its `/metrics` parsed too).
 //!
 //! Needs `chromium` and `chromium-driver` (Debian) and a Python with
 //! `prometheus_client` (`CAPTCHA_DLQ_PYTHON`, default `python3`); `test.sh`
 //! installs them. `CAPTCHA_DLQ_SKIP_BROWSER=1` skips this file where they
-//! cannot be installed. Screenshots go to `target/dashboard-screenshots/`.
+//! cannot be installed. Screenshots go to `target/dashboard-screenshots/`
+//! (`docs/dashboard.png` and `docs/dashboard-fleet.png` are copies of
+//! `overview.png` and `fleet.png`).
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use captcha_dlq::Client;
+use captcha_dlq::store::SqliteStore;
+use captcha_dlq::{Client, Task};
 use captcha_dlq_dashboard::DashboardConfig;
+use captcha_dlq_mock::{Behavior, MockConfig, MockSolver};
 use fantoccini::{Client as Browser, ClientBuilder, Locator};
 use serde_json::{json, Value};
 use support::{seeds_client, serve, API_KEY};
@@ -156,6 +163,7 @@ async fn an_operator_works_through_the_dashboard_in_chromium() {
     forged_post_is_refused(&browser, &base).await;
     read_only(&browser, &client).await;
     metrics_parse(&base).await;
+    fleet(&browser).await;
 
     browser.close().await.unwrap();
     dash.shutdown().await;
@@ -268,9 +276,11 @@ fn check_python() {
     );
 }
 
-/// `/metrics` read by prometheus_client's parser.
-async fn metrics_parse(base: &str) {
+/// `/metrics` of the dashboard at `base` read by prometheus_client's parser: its families as
+/// `{name: {"type": …, "samples": [[name, labels, value]]}}`.
+async fn parsed_metrics(base: &str) -> Value {
     let text = reqwest::get(format!("{base}/metrics")).await.unwrap().text().await.unwrap();
+    assert!(!text.contains(API_KEY));
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/parse_metrics.py");
     let mut child = Command::new(python())
         .arg(script)
@@ -284,6 +294,14 @@ async fn metrics_parse(base: &str) {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "the parser refused /metrics: {}\n{text}", String::from_utf8_lossy(&out.stderr));
     let families: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for name in families.as_object().unwrap().keys() {
+        assert!(name.starts_with("captcha_dlq_"), "{name}");
+    }
+    families
+}
+
+async fn metrics_parse(base: &str) {
+    let families = parsed_metrics(base).await;
     // The parser names counter families without `_total`; their samples keep it.
     let family = |name: &str| families.get(name).unwrap_or_else(|| panic!("no family {name} in {families}"));
     let total = |name: &str| -> f64 {
@@ -305,7 +323,116 @@ async fn metrics_parse(base: &str) {
     assert_eq!(family("captcha_dlq_dlq_records")["type"], "gauge");
     assert_eq!(total("captcha_dlq_dlq_records"), 0.0, "the DLQ is empty after the replay and the purge");
     assert_eq!(family("captcha_dlq_circuit_open")["samples"][0][2], 0.0);
-    for name in families.as_object().unwrap().keys() {
-        assert!(name.starts_with("captcha_dlq_"), "{name}");
+    assert!(families.get("captcha_dlq_fleet_up").is_none(), "a memory store keeps no fleet: {families}");
+}
+
+/// The Fleet page of a fleet on one SQLite file: two clients of the mock on one key (the
+/// second with three tasks at the provider), and a worker of another host that went silent
+/// with its account paused and stopped by an account error. Then that dashboard's `/metrics`
+/// through the parser.
+async fn fleet(browser: &Browser) {
+    let slow = MockConfig {
+        default_behavior: Behavior { solve_after_ms: 600_000, ..Behavior::default() },
+        ..MockConfig::default()
+    };
+    let mock = MockSolver::start(slow).await.expect("the mock solver starts");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    let (first, second) = (SqliteStore::open(&path).unwrap(), SqliteStore::open(&path).unwrap());
+    support::gone_worker(&first, Duration::from_secs(40)).await;
+    let fleet_client = |store: SqliteStore| {
+        // The default polling: the tasks stay with the provider for as long as the page is read.
+        captcha_dlq::builder()
+            .api_key(API_KEY)
+            .provider("captchaai")
+            .base_url(mock.base_url())
+            .dlq_store(Arc::new(store))
+            .build()
+    };
+    let a = fleet_client(first).await.expect("a client");
+    let b = fleet_client(second).await.expect("a client");
+    let mut at_the_provider = Vec::new();
+    for page in 0..3 {
+        let task = Task::from_json_value(json!({
+            "type": "recaptcha_v2",
+            "sitekey": "6Le-SITEKEY",
+            "page_url": format!("https://example.com/fleet/{page}"),
+        }))
+        .unwrap();
+        at_the_provider.push(b.submit(task, BTreeMap::new(), None).await.expect("accepted"));
     }
+    let dash = serve(&a, DashboardConfig::default()).await;
+    let base = dash.url().trim_end_matches('/').to_string();
+    let (account, provider) = {
+        let own = a.fleet_accounts();
+        (own[0].1.clone(), own[0].0.clone())
+    };
+
+    browser.goto(&format!("{base}/fleet")).await.unwrap();
+    // The page follows the ledger live: b's tasks show once its next sync reports them.
+    let row = |owner: &str| format!("tr[data-owner=\"{owner}\"]");
+    wait_text(browser, &format!("{} [data-field=in_flight]", row(b.owner())), "3").await;
+    wait_text(browser, &format!("tr[data-account=\"{account}\"] [data-field=in_flight]",), "3").await;
+    let rows = browser.find_all(Locator::Css("table.fleet-owners tbody tr")).await.unwrap();
+    assert_eq!(rows.len(), 3, "two clients and the gone worker");
+    let mine = text_of(browser, &row(a.owner())).await.unwrap();
+    assert!(mine.contains("this dashboard's client") && mine.contains("live"), "{mine}");
+    assert!(mine.contains(&std::process::id().to_string()) && mine.contains(" ago"), "{mine}");
+    let gone = text_of(browser, &row(support::GONE_OWNER)).await.unwrap();
+    assert!(gone.contains("worker-3.example") && gone.contains("4242") && gone.contains("gone"), "{gone}");
+    let ours = text_of(browser, &format!("tr[data-account=\"{account}\"]")).await.unwrap();
+    assert!(ours.contains(&provider) && ours.contains("none"), "{ours}");
+    let banned = text_of(browser, &format!("tr[data-account=\"{}\"]", support::BANNED_ACCOUNT)).await.unwrap();
+    assert!(
+        banned.contains("more (MAX_USER_TURN)") && banned.contains("ERROR_ZERO_BALANCE: the account has no money left"),
+        "{banned}"
+    );
+    assert_eq!(text_of(browser, "[data-fleet-stat=live]").await.as_deref(), Some("2"));
+    assert_eq!(text_of(browser, "[data-fleet-stat=gone]").await.as_deref(), Some("1"));
+    let spend = text_of(browser, "section.spend").await.unwrap();
+    assert!(spend.contains("The fleet's spend") && spend.contains("The fleet"), "{spend}");
+    assert!(!browser.source().await.unwrap().contains(API_KEY));
+    screenshot(browser, "fleet").await;
+
+    let families = parsed_metrics(&base).await;
+    let samples = |name: &str| {
+        families[name]["samples"].as_array().cloned().unwrap_or_else(|| panic!("no family {name} in {families}"))
+    };
+    let value = |name: &str, labels: Value| {
+        let found = samples(name).into_iter().find(|s| s[1] == labels);
+        found.unwrap_or_else(|| panic!("no {name} {labels} in {families}"))[2].as_f64().unwrap()
+    };
+    for name in [
+        "captcha_dlq_fleet_up",
+        "captcha_dlq_fleet_owners",
+        "captcha_dlq_fleet_in_flight",
+        "captcha_dlq_fleet_window",
+        "captcha_dlq_fleet_paused_seconds",
+        "captcha_dlq_fleet_account_error",
+        "captcha_dlq_fleet_account_info",
+    ] {
+        assert_eq!(families[name]["type"], "gauge", "{name}");
+    }
+    assert_eq!(families["captcha_dlq_spend"]["type"], "counter");
+    assert_eq!(value("captcha_dlq_fleet_up", json!({})), 1.0);
+    assert_eq!(value("captcha_dlq_fleet_owners", json!({"state": "live"})), 2.0);
+    assert_eq!(value("captcha_dlq_fleet_owners", json!({"state": "gone"})), 1.0);
+    assert_eq!(value("captcha_dlq_fleet_in_flight", json!({"account": account})), 3.0);
+    assert_eq!(value("captcha_dlq_fleet_in_flight", json!({"account": support::BANNED_ACCOUNT})), 0.0);
+    assert!(value("captcha_dlq_fleet_window", json!({"account": account})) >= 3.0);
+    assert!(value("captcha_dlq_fleet_paused_seconds", json!({"account": support::BANNED_ACCOUNT})) > 0.0);
+    assert_eq!(
+        value(
+            "captcha_dlq_fleet_account_error",
+            json!({"account": support::BANNED_ACCOUNT, "code": "ERROR_ZERO_BALANCE"})
+        ),
+        1.0
+    );
+    assert_eq!(value("captcha_dlq_fleet_account_info", json!({"account": account, "provider": provider})), 1.0);
+
+    drop(at_the_provider);
+    dash.shutdown().await;
+    b.close().await;
+    a.close().await;
+    mock.shutdown().await;
 }

@@ -1,7 +1,7 @@
 //! The dashboard over HTTP, without a browser: security from outside (CSP,
 //! CSRF, origins, loopback names, tokens, read-only, refusing a public bind),
-//! paging, filters, purge confirmation, export, replays with cancel, and the
-//! API key nowhere.
+//! paging, filters, purge confirmation, export, replays with cancel, the
+//! fleet (its page, `/api/fleet` and its gauges), and the API key nowhere.
 
 mod support;
 
@@ -81,7 +81,7 @@ async fn a_post_without_the_right_csrf_token_or_from_another_origin_is_refused()
 async fn read_only_hides_and_refuses_every_action() {
     let client = memory_client(6).await;
     let dash = serve(&client, DashboardConfig { read_only: true, ..DashboardConfig::default() }).await;
-    for path in ["", "records", "records/rec-00001", "groups", "journal", "replays"] {
+    for path in ["", "records", "records/rec-00001", "groups", "journal", "fleet", "replays"] {
         let (status, _, page) = get(&format!("{}{path}", dash.url())).await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert!(!page.contains("action=\"/actions"), "{path} shows an action form");
@@ -149,6 +149,8 @@ async fn with_a_token_pages_need_a_login_or_a_bearer_header() {
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     let r = http().get(format!("{}metrics", dash.url())).bearer_auth(TOKEN).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+    let r = http().get(format!("{}api/fleet", dash.url())).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "the fleet's data is behind the token too");
     let (_, _, login) = get(&format!("{}login", dash.url())).await;
     let csrf = csrf_of(&login);
     let (status, _) =
@@ -301,10 +303,12 @@ async fn the_api_key_is_in_no_page_or_response() {
         "records/rec-00001",
         "groups?by=provider",
         "journal",
+        "fleet",
         "replays",
         "metrics",
         "api/summary",
         "api/balance",
+        "api/fleet",
         "export?format=json",
         "records?reasn=bad",
     ] {
@@ -407,5 +411,278 @@ async fn after_an_action_it_goes_back_only_to_its_own_pages() {
         assert_eq!(r.status(), StatusCode::SEE_OTHER);
         assert_eq!(r.headers()["location"], expected, "back={back}");
     }
+    dash.shutdown().await;
+}
+
+/// Bounded wait for a fleet answer that `ready` accepts (clients join the ledger with their
+/// first sync, which runs on their own driver); panics with the last answer otherwise.
+async fn fleet_when(url: &str, ready: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let fleet: serde_json::Value = http().get(url).send().await.unwrap().json().await.unwrap();
+        if ready(&fleet) {
+            return fleet;
+        }
+        assert!(std::time::Instant::now() < deadline, "the fleet never got there: {fleet}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+fn listed(fleet: &serde_json::Value, owner: &str) -> bool {
+    fleet["owners"].as_array().is_some_and(|owners| owners.iter().any(|o| o["owner"] == owner))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_on_one_sqlite_file_and_a_gone_worker_are_the_fleet() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    // Two opens of the file, as two processes would have.
+    let first = captcha_dlq::store::SqliteStore::open(&path).unwrap();
+    let second = captcha_dlq::store::SqliteStore::open(&path).unwrap();
+    support::gone_worker(&first, std::time::Duration::from_secs(40)).await;
+    let a = support::client_over(std::sync::Arc::new(first), 0).await;
+    let b = support::client_over(std::sync::Arc::new(second), 0).await;
+    let dash = serve(&a, DashboardConfig::default()).await;
+    let api = format!("{}api/fleet", dash.url());
+    let fleet = fleet_when(&api, |f| listed(f, a.owner()) && listed(f, b.owner())).await;
+
+    assert_eq!(fleet["ledger"], true);
+    assert_eq!((fleet["live"].as_u64(), fleet["gone"].as_u64()), (Some(2), Some(1)), "{fleet}");
+    let owners = fleet["owners"].as_array().unwrap();
+    let row = |owner: &str| owners.iter().find(|o| o["owner"] == owner).unwrap();
+    for (client, mine) in [(&a, true), (&b, false)] {
+        let r = row(client.owner());
+        assert_eq!((r["state"].as_str(), r["alive"].as_bool()), (Some("live"), Some(true)), "{r}");
+        assert_eq!(r["pid"], std::process::id());
+        assert_eq!(r["mine"], mine, "{r}");
+        assert!(r["heartbeat"].as_str().unwrap().ends_with("s ago"), "{r}");
+        assert!(r["heartbeat_age_ms"].as_u64().unwrap() < 15_000, "live: a heartbeat within the TTL: {r}");
+    }
+    let gone = row(support::GONE_OWNER);
+    assert_eq!(
+        (gone["state"].as_str(), gone["host"].as_str(), gone["pid"].as_u64()),
+        (Some("gone"), Some("worker-3.example"), Some(4242))
+    );
+    assert_eq!(gone["in_flight"], 4);
+    assert!(gone["heartbeat_age_ms"].as_u64().unwrap() >= 40_000, "{gone}");
+    assert_eq!(owners.last().unwrap()["owner"], support::GONE_OWNER, "live clients first");
+
+    // One account for the two clients' shared key, named as the client names it.
+    let own = a.fleet_accounts();
+    assert_eq!(own, b.fleet_accounts(), "one key at one URL: one account");
+    let [(provider, account)] = own.as_slice() else { panic!("one provider: {own:?}") };
+    let accounts = fleet["accounts"].as_array().unwrap();
+    assert_eq!(accounts.len(), 2, "{fleet}");
+    let ours = accounts.iter().find(|x| &x["account"] == account).expect("the clients' account");
+    assert_eq!(ours["providers"], serde_json::json!([provider]));
+    assert!(ours["window"].as_u64().unwrap() > 0, "set by the first sync: {ours}");
+    assert_eq!((ours["paused"].as_str(), ours["error"].as_str()), (Some("no"), Some("none")));
+    let banned = accounts.iter().find(|x| x["account"] == support::BANNED_ACCOUNT).unwrap();
+    assert_eq!(banned["in_flight"], 0, "a gone worker's tasks do not count: {banned}");
+    assert_eq!(banned["pause_code"], "MAX_USER_TURN");
+    assert!(banned["paused"].as_str().unwrap().ends_with("more (MAX_USER_TURN)"), "{banned}");
+    assert_eq!(banned["account_error"]["code"], "ERROR_ZERO_BALANCE");
+    assert!(banned["error"].as_str().unwrap().starts_with("ERROR_ZERO_BALANCE: the account has no money left (holds "));
+    assert_eq!(fleet["spend"]["fleet"]["cost"], 0.0, "the fleet solved nothing yet: {fleet}");
+    assert_eq!(fleet["spend"]["client"]["solved"], 0);
+
+    // The page shows the same rows; the gone worker's heartbeat as an age on the ledger's clock.
+    let (status, _, page) = get(&format!("{}fleet", dash.url())).await;
+    assert_eq!(status, StatusCode::OK);
+    for owner in [a.owner(), b.owner(), support::GONE_OWNER] {
+        assert!(page.contains(&format!("data-owner=\"{owner}\"")), "{owner} has a row");
+    }
+    assert!(page.contains("this dashboard's client"), "{page}");
+    assert!(page.contains("worker-3.example") && page.contains(">gone<") && page.contains(">live<"));
+    assert!(page.contains("(MAX_USER_TURN)") && page.contains("ERROR_ZERO_BALANCE: the account has no money left"));
+    assert!(page.contains(&format!("data-account=\"{account}\"")));
+    assert!(!page.contains("no fleet to show"));
+    assert!(!page.contains(API_KEY));
+    let fleet_text = http().get(&api).send().await.unwrap().text().await.unwrap();
+    assert!(!fleet_text.contains(API_KEY));
+
+    // The gauges: by account and state, never by owner.
+    let (_, headers, metrics) = get(&format!("{}metrics", dash.url())).await;
+    assert!(headers["content-type"].to_str().unwrap().starts_with("text/plain; version=0.0.4"));
+    assert!(!metrics.contains(API_KEY));
+    for line in [
+        "captcha_dlq_fleet_up 1\n".to_string(),
+        "captcha_dlq_fleet_owners{state=\"live\"} 2\n".to_string(),
+        "captcha_dlq_fleet_owners{state=\"gone\"} 1\n".to_string(),
+        format!("captcha_dlq_fleet_in_flight{{account=\"{account}\"}} 0\n"),
+        format!("captcha_dlq_fleet_paused_seconds{{account=\"{account}\"}} 0\n"),
+        format!("captcha_dlq_fleet_in_flight{{account=\"{}\"}} 0\n", support::BANNED_ACCOUNT),
+        format!(
+            "captcha_dlq_fleet_account_error{{account=\"{}\",code=\"ERROR_ZERO_BALANCE\"}} 1\n",
+            support::BANNED_ACCOUNT
+        ),
+        format!("captcha_dlq_fleet_account_info{{account=\"{account}\",provider=\"{provider}\"}} 1\n"),
+        "# TYPE captcha_dlq_spend_total counter\n".to_string(),
+    ] {
+        assert!(metrics.contains(&line), "{line} in\n{metrics}");
+    }
+    let window = format!("captcha_dlq_fleet_window{{account=\"{account}\"}} {}\n", ours["window"]);
+    assert!(metrics.contains(&window), "{window} in\n{metrics}");
+    let paused = metrics
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(&format!("captcha_dlq_fleet_paused_seconds{{account=\"{}\"}} ", support::BANNED_ACCOUNT))
+        })
+        .expect("the banned account's pause");
+    assert!(paused.parse::<f64>().unwrap() > 0.0, "{paused}");
+    assert!(!metrics.contains(a.owner()) && !metrics.contains(support::GONE_OWNER), "no series per process");
+
+    // A closing client's row leaves at once; the page of a dashboard over it still reads the file.
+    b.close().await;
+    let after = fleet_when(&api, |f| !listed(f, b.owner())).await;
+    assert!(listed(&after, a.owner()), "the other client stays: {after}");
+    dash.shutdown().await;
+    a.close().await;
+}
+
+#[tokio::test]
+async fn a_memory_store_keeps_no_fleet_and_says_so() {
+    let client = memory_client(2).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let r = http().get(format!("{}api/fleet", dash.url())).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "an answer, not an error");
+    let fleet: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(fleet["ledger"], false);
+    assert!(fleet["message"].as_str().unwrap().contains("keeps no fleet ledger"), "{fleet}");
+    assert_eq!(fleet["owners"], serde_json::json!([]));
+    assert_eq!(fleet["spend"]["client"]["solved"], 0, "the client's own spend still shows");
+    let (status, _, page) = get(&format!("{}fleet", dash.url())).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("id=\"no-fleet\"") && page.contains("it keeps no fleet ledger"), "{page}");
+    assert!(!page.contains("data-owner="));
+    let (_, _, metrics) = get(&format!("{}metrics", dash.url())).await;
+    assert!(!metrics.contains("captcha_dlq_fleet_"), "no fleet, no fleet families (not a 0 that looks like an outage)");
+    assert!(metrics.contains("captcha_dlq_dlq_up 1\n") && metrics.contains("# TYPE captcha_dlq_spend_total counter"));
+    dash.shutdown().await;
+}
+
+/// A memory store whose fleet ledger never answers (a store that hangs).
+#[derive(Default)]
+struct SilentLedger {
+    store: captcha_dlq::core::dlq::MemoryStore,
+}
+
+mod silent {
+    use captcha_dlq::core::dlq::{
+        DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
+        StoreStats,
+    };
+    use captcha_dlq::core::fleet::{FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo};
+    use captcha_dlq::core::http::Secret;
+    use captcha_dlq::core::JournalEntry;
+    use captcha_dlq::core::Timestamp;
+    use std::time::Duration;
+
+    struct Hangs;
+
+    #[async_trait::async_trait]
+    impl FleetLedger for Hangs {
+        fn account_id(&self, _: &str, _: &Secret) -> String {
+            "silent-account".into()
+        }
+        async fn sync(&self, _: &str, _: &OwnerInfo, _: &FleetReport, _: Timestamp) -> Result<FleetGrant, StoreError> {
+            futures::future::pending().await
+        }
+        async fn leave(&self, _: &str) -> Result<(), StoreError> {
+            futures::future::pending().await
+        }
+        async fn view(&self, _: Timestamp) -> Result<FleetView, StoreError> {
+            futures::future::pending().await
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl DlqStore for super::SilentLedger {
+        async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
+            self.store.push(record).await
+        }
+        async fn receive(
+            &self,
+            f: &Filter,
+            max: usize,
+            lease: Duration,
+            now: Timestamp,
+        ) -> Result<Vec<Leased>, StoreError> {
+            self.store.receive(f, max, lease, now).await
+        }
+        async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
+            self.store.complete(t, now).await
+        }
+        async fn abandon(
+            &self,
+            t: &LeaseToken,
+            u: Option<DeadLetterRecord>,
+            now: Timestamp,
+        ) -> Result<RecordState, StoreError> {
+            self.store.abandon(t, u, now).await
+        }
+        async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
+            self.store.park(id, reason, now).await
+        }
+        async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError> {
+            self.store.unpark(id, now).await
+        }
+        async fn peek(&self, f: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
+            self.store.peek(f, page, now).await
+        }
+        async fn count(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+            self.store.count(f, now).await
+        }
+        async fn purge(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+            self.store.purge(f, now).await
+        }
+        async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
+            self.store.stats(now).await
+        }
+        async fn journal_upsert(&self, e: &JournalEntry) -> Result<(), StoreError> {
+            self.store.journal_upsert(e).await
+        }
+        async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
+            self.store.journal_forget(id, now).await
+        }
+        async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
+            self.store.journal_entries().await
+        }
+        async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
+            self.store.settled(prefix).await
+        }
+        async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
+            self.store.clear_settled(prefix).await
+        }
+        fn fleet_ledger(&self) -> Option<std::sync::Arc<dyn FleetLedger>> {
+            Some(std::sync::Arc::new(Hangs))
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_that_does_not_answer_is_a_zero_in_metrics_and_a_503_on_the_page() {
+    let client = captcha_dlq::builder()
+        .api_key(API_KEY)
+        .provider("captchaai")
+        .base_url("http://127.0.0.1:9/")
+        .dlq_store(std::sync::Arc::new(SilentLedger::default()))
+        .option("store", serde_json::json!({"timeout_ms": 300}))
+        .build()
+        .await
+        .expect("a client");
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let (status, _, metrics) = get(&format!("{}metrics", dash.url())).await;
+    assert_eq!(status, StatusCode::OK, "{metrics}");
+    assert!(metrics.contains("captcha_dlq_fleet_up 0\n"), "{metrics}");
+    assert!(!metrics.contains("captcha_dlq_fleet_owners"), "no numbers that were not read");
+    assert!(metrics.contains("captcha_dlq_dlq_up 1\n"), "the rest of the scrape is there");
+    let r = http().get(format!("{}api/fleet", dash.url())).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("did not answer within 300 ms"), "{body}");
+    let (status, _, page) = get(&format!("{}fleet", dash.url())).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(page.contains("did not answer within 300 ms") && !page.contains(API_KEY), "{page}");
     dash.shutdown().await;
 }

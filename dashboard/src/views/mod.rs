@@ -2,6 +2,7 @@
 //! formatting helpers. Pages carry no inline script or style: the CSP allows
 //! only the embedded `app.js` and `app.css`, by nonce.
 
+pub(crate) mod fleet;
 pub(crate) mod groups;
 pub(crate) mod journal;
 pub(crate) mod overview;
@@ -57,6 +58,7 @@ pub(crate) enum Nav {
     Records,
     Groups,
     Journal,
+    Fleet,
     Replays,
     None,
 }
@@ -85,6 +87,7 @@ pub(crate) fn page(chrome: &Chrome, title: &str, nav: Nav, body: Markup) -> Mark
                         (link(Nav::Records, "/records", "Records"))
                         (link(Nav::Groups, "/groups", "Groups"))
                         (link(Nav::Journal, "/journal", "Journal"))
+                        (link(Nav::Fleet, "/fleet", "Fleet"))
                         (link(Nav::Replays, "/replays", "Replays"))
                     }
                     span.pill #dlq-total title="records in the DLQ (live)" { "DLQ: " span data-stat="total" { "…" } }

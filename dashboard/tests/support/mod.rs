@@ -1,6 +1,7 @@
 //! What the dashboard's tests share: clients over a memory DLQ or over the
-//! seeds' batch against the mock solver, a dashboard served on loopback, and
-//! an HTTP client that does not follow redirects.
+//! seeds' batch against the mock solver, a fleet on one SQLite file, a
+//! dashboard served on loopback, and an HTTP client that does not follow
+//! redirects.
 
 #![allow(dead_code)] // each test binary uses its own part
 
@@ -11,6 +12,8 @@ use captcha_dlq::core::dlq::{DlqStore, MemoryStore};
 
 use captcha_dlq::core::dlq::testkit::sample_record;
 use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
+use captcha_dlq::core::fleet::{FleetReport, OwnerInfo, SharedAccountError, SharedPause};
+use captcha_dlq::core::Timestamp;
 use captcha_dlq::{Client, SolveInput, Task};
 use captcha_dlq_dashboard::{DashboardConfig, DashboardHandle, DashboardOptions};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
@@ -126,4 +129,43 @@ pub fn http() -> reqwest::Client {
 pub fn csrf_of(page: &str) -> String {
     let start = page.find("name=\"csrf-token\" content=\"").expect("a csrf meta tag") + 27;
     page[start..].split('"').next().expect("the token").to_string()
+}
+
+/// The wall clock, as a SQLite file's ledger reads it (its processes share one host).
+pub fn now() -> Timestamp {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    Timestamp::from_unix_millis(ms)
+}
+
+/// The owner id of the client [`gone_worker`] writes.
+pub const GONE_OWNER: &str = "worker-3.example/4242/01J0GONE";
+/// The account [`gone_worker`] paused and stopped.
+pub const BANNED_ACCOUNT: &str = "5f0c9a1b2d3e4f5061728394a5b6c7d8";
+
+/// What a worker on another host left in `store`'s fleet ledger: it synced `silent_for` ago
+/// (longer than the owner TTL: it is gone), with 4 tasks in flight at [`BANNED_ACCOUNT`],
+/// reporting that the provider paused the account for ten minutes (`MAX_USER_TURN`) and
+/// answered an account error that holds the fleet for ten minutes more.
+pub async fn gone_worker(store: &dyn DlqStore, silent_for: std::time::Duration) {
+    let ledger = store.fleet_ledger().expect("a store with a fleet ledger");
+    let heartbeat = Timestamp::from_unix_millis(now().as_unix_millis() - silent_for.as_millis() as u64);
+    let owner = OwnerInfo {
+        owner: GONE_OWNER.into(),
+        host: "worker-3.example".into(),
+        pid: 4242,
+        started_at: Timestamp::from_unix_millis(heartbeat.as_unix_millis() - 3_600_000),
+    };
+    let report = FleetReport {
+        in_flight: 4,
+        rate: 10.0,
+        window_max: 20,
+        pause: Some(SharedPause { ms: 600_000, code: "MAX_USER_TURN".into() }),
+        account_error: Some(SharedAccountError {
+            code: "ERROR_ZERO_BALANCE".into(),
+            description: "the account has no money left".into(),
+            hold_ms: 1_200_000,
+        }),
+        ..FleetReport::default()
+    };
+    ledger.sync(BANNED_ACCOUNT, &owner, &report, heartbeat).await.expect("the gone worker's last sync");
 }
