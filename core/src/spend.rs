@@ -15,6 +15,15 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// Nano-units per unit of money: budgets reserve and fleets report costs in whole nano-units,
+/// so their sums are exact.
+pub(crate) const NANO: f64 = 1e9;
+
+/// `amount` in whole nano-units (a finite amount of at least 0; the cast saturates).
+pub(crate) fn to_nano(amount: f64) -> u64 {
+    (amount * NANO).round() as u64
+}
+
 use serde::Serialize;
 use serde_json::Value;
 

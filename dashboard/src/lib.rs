@@ -33,6 +33,7 @@ mod recoveries;
 mod replays;
 mod respond;
 mod scan;
+mod secrets;
 mod security;
 mod server;
 mod state;

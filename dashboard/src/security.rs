@@ -17,10 +17,9 @@ use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
-use base64::Engine as _;
-use subtle::ConstantTimeEq;
 
-use crate::config::{is_loopback, DashboardError};
+use crate::config::is_loopback;
+pub(crate) use crate::secrets::{random_text, same_secret};
 use crate::state::Shared;
 
 /// The session cookie's name.
@@ -30,34 +29,6 @@ pub(crate) const CSRF_FIELD: &str = "csrf";
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
 /// Largest form body read (a filter, a list of selected ids).
 const MAX_FORM_BYTES: usize = 1 << 20;
-
-/// Per-instance secrets, drawn from the OS's randomness when the router is built.
-pub(crate) struct Secrets {
-    /// Required on every mutating request; embedded in the pages.
-    pub(crate) csrf: String,
-    /// The session cookie's value after a successful login (never the token itself).
-    pub(crate) session: String,
-}
-
-impl Secrets {
-    pub(crate) fn new() -> Result<Secrets, DashboardError> {
-        Ok(Secrets { csrf: random_text(32)?, session: random_text(32)? })
-    }
-}
-
-/// `n` random bytes as URL-safe base64.
-pub(crate) fn random_text(n: usize) -> Result<String, DashboardError> {
-    let mut bytes = vec![0u8; n];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        DashboardError::Config(format!("the OS could not provide random bytes for the dashboard's secrets: {e}"))
-    })?;
-    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
-}
-
-/// Equal, in time that depends only on the lengths.
-pub(crate) fn same_secret(given: &str, expected: &str) -> bool {
-    given.as_bytes().ct_eq(expected.as_bytes()).into()
-}
 
 /// What handlers need to know about the request they answer.
 #[derive(Clone, Debug)]
@@ -288,7 +259,7 @@ mod tests {
         assert!(same_secret("abc", "abc"));
         assert!(!same_secret("abd", "abc"));
         assert!(!same_secret("ab", "abc"));
-        assert_ne!(Secrets::new().unwrap().csrf, Secrets::new().unwrap().csrf);
+        assert_ne!(crate::secrets::Secrets::new().unwrap().csrf, crate::secrets::Secrets::new().unwrap().csrf);
     }
 
     #[test]

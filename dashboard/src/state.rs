@@ -12,7 +12,7 @@ use crate::config::{DashboardConfig, DashboardError};
 use crate::overview::OverviewCache;
 use crate::recoveries::Recoveries;
 use crate::replays::ReplayJobs;
-use crate::security::Secrets;
+use crate::secrets::Secrets;
 
 /// How long an overview's breakdowns are shared between requests.
 const OVERVIEW_FRESH_FOR: Duration = Duration::from_secs(5);

@@ -24,13 +24,7 @@ use crate::class::{reason, ErrorClass, Failure};
 use crate::float_text::float_text;
 use crate::time::Timestamp;
 
-/// Nano-units per unit of money.
-const NANO: f64 = 1e9;
-
-/// `amount` in whole nano-units (a finite amount of at least 0; the cast saturates).
-pub(super) fn to_nano(amount: f64) -> u64 {
-    (amount * NANO).round() as u64
-}
+use crate::spend::{to_nano, NANO};
 
 impl Engine {
     /// Whether the budget is the fleet's: some lane shares it through the store's ledger.

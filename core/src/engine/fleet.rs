@@ -252,7 +252,7 @@ impl FleetShare {
 impl Engine {
     /// Asks for the syncs that are due (see the module documentation).
     pub(super) fn ask_fleet_syncs(&mut self, now: Timestamp) {
-        let budget_nano = self.routing.budget.map(super::budget::to_nano);
+        let budget_nano = self.routing.budget.map(crate::spend::to_nano);
         for l in 0..self.lanes.len() {
             if self.lanes[l].fleet.is_none() {
                 continue;
