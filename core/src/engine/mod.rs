@@ -1,9 +1,15 @@
 //! The solving engine: a deterministic state machine that never performs I/O.
 //!
-//! See [`Engine`] for the calling contract. What the engine keeps per provider is in
-//! [`lane`]; which provider a task is sent to, in [`routing`] (the policy) and
-//! `placement` (the rules that move tasks between providers); what its answers say of a
-//! provider's health, in `health`; the budget cap, in `budget`.
+//! See [`Engine`] for the calling contract. This module holds the engine's state, its commands
+//! and the loop that turns time and answers into actions; the rest is one job a file:
+//! - what it keeps of a task and the bookkeeping of its stages: `job`;
+//! - what the engine keeps per provider: [`lane`]; its share of a fleet's limits: `fleet`;
+//! - sending submissions: `submits`; polling and what poll answers mean: `polls` and `rounds`
+//!   (poll ids shared by batches);
+//! - what a failure does to a task, decided once and applied once: `reaction`;
+//! - which provider a task is sent to: [`routing`] (the policy) and `placement` (the rules
+//!   that move tasks between providers); what answers say of a provider's health: `health`;
+//! - the budget cap: `budget`; taking over a stopped process's tasks: `recovery`.
 
 mod backoff;
 mod budget;
@@ -12,41 +18,42 @@ pub mod config;
 pub mod event;
 mod fleet;
 mod health;
+mod job;
 pub(crate) mod kind_ms;
 pub mod lane;
 mod limiter;
 mod placement;
+mod polls;
 mod reaction;
+mod recovery;
 mod rounds;
 pub mod routing;
+mod submits;
 
-use core::fmt;
 use core::time::Duration;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use serde::Serialize;
-
 pub use self::config::{
     Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
 pub use self::event::{Event, Level, PauseScope};
 pub use self::fleet::FleetSync;
+use self::job::{Job, Pending, Stage};
+pub use self::job::{JobId, RequestId};
 use self::lane::Lane;
 pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
 use self::reaction::{circuit_open_failure, network_failure, Reaction};
 use self::routing::Preference;
 pub use self::routing::{Health, Policy, RoutingConfig, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
-use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase};
+use crate::dlq::record::{DeadLetterRecord, Phase};
 use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
 use crate::journal::JournalEntry;
-use crate::json_read::{deserialize_from_json, FieldError, FromJson};
-use crate::labels::Labels;
-use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome, TaskPoll};
+use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome};
 use crate::quoted::Quoted;
 use crate::solution::Solution;
 use crate::spend::{SpendLedger, SpendReport};
@@ -56,29 +63,6 @@ use crate::time::Timestamp;
 /// History entries kept per task; older ones are dropped first (the count of
 /// attempts is kept separately and is never lost).
 const MAX_HISTORY: usize = 50;
-
-/// A task the engine is working on. Unique within one engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct JobId(pub u64);
-
-/// The bare number, as serde reads a newtype struct.
-impl FromJson for JobId {
-    fn from_json(value: serde_json::Value) -> Result<Self, FieldError> {
-        u64::from_json(value).map(JobId)
-    }
-}
-
-deserialize_from_json!(JobId);
-
-impl fmt::Display for JobId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "job#{}", self.0)
-    }
-}
-
-/// Names one [`Action::Send`], to be handed back with its answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RequestId(pub u64);
 
 /// What the engine asks its driver to do, in order.
 #[derive(Debug, Clone)]
@@ -124,108 +108,6 @@ pub enum Cancelled {
     RunsOn,
     /// No such job (it already ended).
     Unknown,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
-    /// Accepted; its journal entry is being written. Nothing is sent before it is durable.
-    Persisting,
-    /// Waiting at its lane for a submission slot, not before `at`.
-    Queued {
-        at: Timestamp,
-    },
-    Submitting(RequestId),
-    /// Submitted; next poll not before `at`.
-    Waiting {
-        at: Timestamp,
-    },
-    Polling(RequestId),
-}
-
-impl Stage {
-    fn is_submitted(self) -> bool {
-        !matches!(self, Stage::Queued { .. } | Stage::Persisting)
-    }
-}
-
-#[derive(Clone, Debug)]
-struct Job {
-    id: String,
-    /// Shared with the journal entries written for it.
-    task: Arc<Task>,
-    labels: Labels,
-    /// Provider submissions made over the task's whole life.
-    attempts: u32,
-    /// Submissions still allowed in this life (fresh, replayed or recovered).
-    attempts_left: u32,
-    replays: u32,
-    history: Vec<HistoryEntry>,
-    first_failed_at: Option<Timestamp>,
-    accepted_at: Timestamp,
-    deadline: Timestamp,
-    stage: Stage,
-    /// The lane the task waits at, is submitted to, or last ran at.
-    lane: Option<usize>,
-    /// Shared with the poll requests that carry it (a batch poll names up to 100).
-    provider_task_id: Option<Arc<str>>,
-    submitted_at: Timestamp,
-    /// When this engine sent the current submission (for the latency routing observes).
-    sent_at: Option<Timestamp>,
-    polls: u32,
-    request_failures: u32,
-    retry_after_failures: u32,
-    last_delay: Duration,
-    /// The caller's stable name for the task (see `JournalEntry::key`).
-    key: Option<String>,
-    replay_of: Option<String>,
-    /// A replay whose lease the driver holds: its dead letter settles that lease instead of
-    /// being pushed (a replay found in the journal after a restart has lost its lease).
-    lease_held: bool,
-    /// Its own routing (the `routing` label).
-    preference: Preference,
-    /// Lanes that cannot take it (one bit per lane).
-    unsupported: u32,
-    /// Lanes that answered a task-terminal error for it (avoided by routing).
-    avoid: u32,
-    /// A lane that may still be working on it and until when: it is sent nowhere else before.
-    pin: Option<(usize, Timestamp)>,
-    /// Sent to another lane than the fastest to measure it (left there by rebalancing).
-    explored: bool,
-    /// Its expected cost, reserved against the budget while it is submitted (nano-units).
-    reserved: u64,
-}
-
-#[derive(Debug)]
-enum Pending {
-    Submit {
-        job: JobId,
-        lane: usize,
-    },
-    Poll {
-        lane: usize,
-        jobs: Vec<JobId>,
-        ids: Vec<Arc<str>>,
-    },
-    /// A balance check while submissions are held for an account error.
-    Probe {
-        lane: usize,
-    },
-    /// A balance check that decides a half-open circuit nobody else sends to (several
-    /// providers only: with one, the next task is the probe).
-    Ping {
-        lane: usize,
-    },
-}
-
-impl Pending {
-    fn lane(&self) -> usize {
-        match self {
-            Pending::Submit { lane, .. }
-            | Pending::Poll { lane, .. }
-            | Pending::Probe { lane }
-            | Pending::Ping { lane } => *lane,
-        }
-    }
 }
 
 /// The CAPTCHA-solving state machine.
@@ -618,105 +500,6 @@ impl Engine {
         }
     }
 
-    /// Resumes a task found in the journal at start-up: polls its provider
-    /// task (at the provider the entry names) if it had one, else submits it again. An
-    /// entry older than `retry.recover_max_age_ms` (its answer would be stale), or naming a
-    /// provider task at a provider this client does not have, is dead-lettered as
-    /// `Interrupted` instead.
-    pub fn recover(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
-        let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
-        let invalid = entry.task.validate().err();
-        let unsupported = self.unsupported(&entry.task).unwrap_or(0);
-        let preference = self.preference_of(entry.labels.get(ROUTING_LABEL), false).unwrap_or_default();
-        let lane = self.lane_named(&entry.provider);
-        let allowed = self.config.retry.max_attempts.saturating_sub(entry.attempts).max(1);
-        let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, allowed);
-        if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts = entry.attempts;
-            j.replays = entry.replays;
-            j.history = entry.history;
-            j.replay_of = entry.replay_of;
-            j.key = entry.key;
-            j.provider_task_id = entry.provider_task_id.as_deref().map(Arc::from);
-            j.lane = lane;
-            j.unsupported = unsupported;
-            j.preference = preference;
-        }
-        if let Some(solution) = entry.solution {
-            // Solved before the process stopped, and maybe never handed over: hand it over now
-            // (the same record id and provider task id), however old, since it was paid for.
-            self.push_event(Event::Recovered { job, id: entry.id, resumed_polling: false });
-            self.solved(job, solution, now, false);
-            return job;
-        }
-        let lost_provider = entry.provider_task_id.is_some() && lane.is_none();
-        if stale || invalid.is_some() || lost_provider {
-            let description = match invalid {
-                Some(e) => format!("found in the journal after a restart, but the task is invalid: {e}"),
-                None if lost_provider => format!(
-                    "found in the journal after a restart with task {} at {}, a provider this client does not have; \
-                     replay it once that provider is configured again, or to submit it elsewhere",
-                    entry.provider_task_id.as_deref().unwrap_or("?"),
-                    Quoted(&entry.provider)
-                ),
-                None => format!(
-                    "the process stopped with this task in flight; found in the journal {} s later, too late to resume",
-                    now.since(entry.updated_at).as_secs()
-                ),
-            };
-            self.fail_as(
-                job,
-                Phase::Recover,
-                Failure::new(reason::INTERRUPTED, ErrorClass::Transient, description),
-                None,
-                now,
-                Reaction::DeadLetter,
-            );
-            return job;
-        }
-        let resumed_polling = entry.provider_task_id.is_some();
-        self.push_event(Event::Recovered { job, id: entry.id, resumed_polling });
-        match (entry.provider_task_id, lane) {
-            (Some(pid), Some(l)) => {
-                let working_time =
-                    self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.task.kind()));
-                if let Some(j) = self.jobs.get_mut(&job) {
-                    j.provider_task_id = Some(Arc::from(pid));
-                    j.submitted_at = now;
-                    // The provider has been working on it since the entry was written.
-                    j.pin = Some((l, entry.updated_at.add(working_time)));
-                }
-                self.lanes[l].in_flight += 1;
-                self.set_waiting(job, now);
-            }
-            _ => self.enqueue_submit(job, now, now),
-        }
-        job
-    }
-
-    /// Dead-letters a journal entry as `Interrupted` without resuming it.
-    pub fn interrupt(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
-        if entry.solution.is_some() {
-            // An answer is never thrown away: hand it over instead.
-            return self.recover(entry, now);
-        }
-        let lane = self.lane_named(&entry.provider);
-        let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, 0);
-        if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts = entry.attempts;
-            j.replays = entry.replays;
-            j.history = entry.history;
-            j.provider_task_id = entry.provider_task_id.map(Arc::from);
-            j.key = entry.key;
-            j.replay_of = entry.replay_of;
-            j.lane = lane;
-        }
-        let failure =
-            Failure::new(reason::INTERRUPTED, ErrorClass::Transient, "the process stopped with this task in flight");
-        self.fail_as(job, Phase::Recover, failure, None, now, Reaction::DeadLetter);
-        job
-    }
-
     /// The caller no longer wants `job`. Not sent yet: it is dead-lettered as `Cancelled`.
     /// Already with the provider: it runs on, and its answer is kept in the journal for
     /// `recover` (cancelling must never lead anyone to pay for it twice).
@@ -835,15 +618,6 @@ impl Engine {
         }
     }
 
-    /// Counts a submission whose answer was lost on the way (see `handle_response`): the
-    /// provider may be working on it until its working time for the kind is over.
-    fn count_unconfirmed_submission(&mut self, job: JobId, lane: usize, now: Timestamp) {
-        let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.pin = Some((lane, now.add(self.lanes[lane].working_time(j.task.kind()))));
-    }
-
     // ----- outputs --------------------------------------------------------
 
     /// The next thing to do, given that it is `now`.
@@ -928,311 +702,6 @@ impl Engine {
         self.ask_fleet_syncs(now);
     }
 
-    fn schedule_polls(&mut self, l: usize, now: Timestamp) {
-        let batch = self.poll_batch(l);
-        let lane = &self.lanes[l];
-        let horizon = if batch > 1 { now.add(Duration::from_millis(lane.config.polling.coalesce_ms)) } else { now };
-        while now >= self.lanes[l].polls_paused_until && self.lanes[l].circuit.allows_request() {
-            let Some(&(at, _)) = self.lanes[l].poll_queue.first() else { break };
-            if at > now {
-                break;
-            }
-            if self.next_round_at(l).is_some_and(|round| round > now) {
-                // The round waits for riders (see `rounds`); what is due now and cannot ride
-                // is polled on its own (while every waiting job can ride, nothing is walked).
-                if self.lanes[l].poll_queue.unbatchable() == 0 {
-                    break;
-                }
-                let alone: Vec<(Timestamp, JobId)> = self.lanes[l]
-                    .poll_queue
-                    .iter()
-                    .take_while(|(t, _)| *t <= now)
-                    .filter(|(_, j)| !self.batchable(*j))
-                    .copied()
-                    .collect();
-                for entry in alone {
-                    self.lanes[l].poll_queue.remove(&entry, false);
-                    self.send_poll(l, vec![entry.1]);
-                }
-                break;
-            }
-            let jobs_table = &self.jobs;
-            let batchable = |job: JobId| job_batchable(jobs_table, job);
-            let Some((_, first)) = self.lanes[l].poll_queue.pop_first(batchable) else { break };
-            let first_batchable = batchable(first);
-            let mut jobs = Vec::with_capacity(if first_batchable { batch } else { 1 });
-            jobs.push(first);
-            if batch > 1 && first_batchable {
-                // Gather more batchable jobs due soon; others stay queued for their own request.
-                let queue = &mut self.lanes[l].poll_queue;
-                if queue.unbatchable() == 0 {
-                    // Every waiting job can ride: the riders are the first ones due.
-                    while jobs.len() < batch && queue.first().is_some_and(|(t, _)| *t <= horizon) {
-                        jobs.extend(queue.pop_first(|_| true).map(|(_, j)| j));
-                    }
-                } else {
-                    let riders: Vec<(Timestamp, JobId)> = queue
-                        .iter()
-                        .take_while(|(t, _)| *t <= horizon)
-                        .filter(|(_, j)| batchable(*j))
-                        .take(batch - 1)
-                        .copied()
-                        .collect();
-                    for entry in riders {
-                        queue.remove(&entry, true);
-                        jobs.push(entry.1);
-                    }
-                }
-            }
-            self.send_poll(l, jobs);
-        }
-    }
-
-    /// One poll request for `jobs` (taken out of the poll queue) at lane `l`.
-    fn send_poll(&mut self, l: usize, mut jobs: Vec<JobId>) {
-        // The request's id is the next one: each job is looked up once, to mark it polled
-        // by that request and to read its provider task id.
-        let rid = RequestId(self.next_request);
-        let mut ids = Vec::with_capacity(jobs.len());
-        jobs.retain(|job| {
-            let Some(j) = self.jobs.get_mut(job) else { return false };
-            let Some(pid) = j.provider_task_id.clone() else { return false };
-            j.stage = Stage::Polling(rid);
-            j.polls += 1;
-            ids.push(pid);
-            true
-        });
-        if jobs.is_empty() {
-            return;
-        }
-        let id_refs: Vec<&str> = ids.iter().map(|id| &**id).collect();
-        let lane = &self.lanes[l];
-        let request = lane.provider.poll_request(&lane.key, &id_refs);
-        let sent = self.send(l, request);
-        debug_assert_eq!(sent, rid);
-        self.push_event(Event::Polled { tasks: jobs.len() });
-        self.requests.insert(rid, Pending::Poll { lane: l, jobs, ids });
-    }
-
-    /// Whether the job's answer can share a `|`-separated batch answer: tokens can, but
-    /// FunCaptcha tokens, GeeTest's JSON and recognised image text may contain `|` themselves.
-    fn batchable(&self, job: JobId) -> bool {
-        job_batchable(&self.jobs, job)
-    }
-
-    fn schedule_submits(&mut self, l: usize, now: Timestamp) {
-        while !self.store_down
-            && now >= self.lanes[l].submits_paused_until
-            && {
-                let lane = &self.lanes[l];
-                lane.circuit.allows_request()
-                    && lane.circuit.account_failure().is_none()
-                    && lane.limiter.may_submit(lane.in_flight, now)
-            }
-            && self.fleet_allows(l, now)
-        {
-            let Some(&(at, job)) = self.lanes[l].submit_queue.first() else { break };
-            if at > now {
-                break;
-            }
-            if let Some(f) = self.budget_refuses(l, job) {
-                self.fail_as(job, Phase::Submit, f, None, now, Reaction::DeadLetter);
-                continue;
-            }
-            if self.budget_waits(l, job) {
-                break; // what is in flight may use the rest of the budget: wait for it
-            }
-            self.lanes[l].submit_queue.pop_first();
-            let Some(j) = self.jobs.get(&job) else { continue };
-            let lane = &self.lanes[l];
-            // Validated once, when the engine took it (submit, replay, recover).
-            let request = match lane.provider.encode_submit(&lane.key, &j.task, &self.submit_options) {
-                Ok(r) => r,
-                Err(e) => {
-                    // Checked against the providers at acceptance; reachable only for recovered
-                    // or replayed tasks from an older version. Review, never retry.
-                    let f = Failure::new(reason::INVALID_TASK, ErrorClass::FixInput, e.to_string());
-                    self.fail_as(job, Phase::Submit, f, None, now, Reaction::DeadLetter);
-                    continue;
-                }
-            };
-            let expected = self.expected_cost(l, job);
-            let rid = self.send(l, request);
-            self.lanes[l].limiter.on_submit(now);
-            if let Some(share) = self.lanes[l].fleet.as_mut() {
-                share.take();
-            }
-            if let Some(j) = self.jobs.get_mut(&job) {
-                j.stage = Stage::Submitting(rid);
-                j.sent_at = Some(now);
-                j.reserved = expected;
-            }
-            self.reserved = self.reserved.saturating_add(expected);
-            self.lanes[l].reserved = self.lanes[l].reserved.saturating_add(expected);
-            self.lanes[l].in_flight += 1;
-            self.requests.insert(rid, Pending::Submit { job, lane: l });
-        }
-    }
-
-    fn send(&mut self, l: usize, mut request: HttpRequest) -> RequestId {
-        let rid = RequestId(self.next_request);
-        self.next_request += 1;
-        request.timeout = Duration::from_millis(self.config.retry.request_timeout_ms);
-        self.lanes[l].circuit.on_send();
-        self.actions.push_back(Action::Send { request_id: rid, request });
-        rid
-    }
-
-    fn on_accepted(&mut self, job: JobId, l: usize, provider_task_id: String, now: Timestamp) {
-        let working_time = match self.jobs.get(&job) {
-            Some(j) => self.lanes[l].working_time(j.task.kind()),
-            None => return,
-        };
-        let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.provider_task_id = Some(Arc::from(provider_task_id.as_str()));
-        j.submitted_at = now;
-        j.polls = 0;
-        j.request_failures = 0;
-        j.retry_after_failures = 0;
-        j.pin = Some((l, now.add(working_time)));
-        let attempt = j.attempts;
-        let first_poll = self.lanes[l].config.polling.first_poll_ms.for_kind(j.task.kind());
-        let provider = self.label(l);
-        self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
-        self.on_lane_accepted(l, provider);
-        self.journal_upsert(job, now);
-        self.set_waiting(job, now.add(first_poll));
-    }
-
-    /// The service answered in the submission itself (CapSolver's recognition tasks): the
-    /// attempt counts and the job ends without a poll.
-    fn on_solved_at_submit(&mut self, job: JobId, l: usize, solution: Solution, now: Timestamp) {
-        let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.provider_task_id = solution.provider_task_id.as_deref().map(Arc::from);
-        let (attempt, provider_task_id) = (j.attempts, solution.provider_task_id.clone().unwrap_or_default());
-        let provider = self.label(l);
-        self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
-        self.on_lane_accepted(l, provider);
-        self.solved(job, solution, now, true);
-    }
-
-    /// A submission was accepted at lane `l`: its window (and the fleet's) grows by one.
-    fn on_lane_accepted(&mut self, l: usize, provider: Option<String>) {
-        if let Some(share) = self.lanes[l].fleet.as_mut() {
-            share.report_accepted();
-        }
-        if let Some(limit) = self.lanes[l].limiter.on_accepted() {
-            self.push_event(Event::ConcurrencyChanged { limit, provider });
-        }
-    }
-
-    fn on_poll_outcome(
-        &mut self,
-        l: usize,
-        jobs: Vec<JobId>,
-        outcome: PollOutcome,
-        status: Option<u16>,
-        now: Timestamp,
-    ) {
-        match outcome {
-            PollOutcome::PerTask(polls) if polls.len() == jobs.len() => {
-                self.record_outcome(l, false, now);
-                if jobs.len() > 1 {
-                    self.lanes[l].garbled_batches = 0;
-                }
-                for (job, poll) in jobs.into_iter().zip(polls) {
-                    if !self.jobs.contains_key(&job) {
-                        continue;
-                    }
-                    match poll {
-                        TaskPoll::Ready(mut solution) => {
-                            if solution.provider_task_id.is_none() {
-                                solution.provider_task_id =
-                                    self.jobs.get(&job).and_then(|j| j.provider_task_id.as_deref().map(String::from));
-                            }
-                            self.solved(job, solution, now, true);
-                        }
-                        TaskPoll::NotReady => self.on_not_ready(job, now),
-                        TaskPoll::Failed(f) => self.fail(job, Phase::Poll, f, status, now),
-                    }
-                }
-            }
-            PollOutcome::PerTask(polls) => {
-                let f = Failure::new(
-                    reason::UNPARSEABLE,
-                    ErrorClass::Transient,
-                    format!("{} answer(s) for {} polled task(s)", polls.len(), jobs.len()),
-                );
-                self.on_poll_failure(l, jobs, f, status, now);
-            }
-            PollOutcome::Failed(f) => self.on_poll_failure(l, jobs, f, status, now),
-        }
-    }
-
-    fn on_poll_failure(&mut self, l: usize, jobs: Vec<JobId>, f: Failure, status: Option<u16>, now: Timestamp) {
-        let batch_garbled = jobs.len() > 1 && f.class == ErrorClass::Transient && status.is_some_and(|s| s < 500);
-        if batch_garbled {
-            self.lanes[l].garbled_batches += 1;
-            if self.lanes[l].garbled_batches >= GARBLED_BATCHES_BEFORE_FALLBACK {
-                // The provider does not answer `ids=` the way the protocol says: poll one by one
-                // from now on, and don't hold this against the tasks.
-                self.lanes[l].batch_disabled = true;
-                self.record_outcome(l, false, now);
-                let provider = self.label(l);
-                self.push_event(Event::BatchPollingDisabled {
-                    reason: format!("{}: {}", f.code, f.description),
-                    provider,
-                });
-                for job in jobs {
-                    if let Some(j) = self.jobs.get_mut(&job) {
-                        j.polls = j.polls.saturating_sub(1);
-                        self.set_waiting(job, now);
-                    }
-                }
-                return;
-            }
-        }
-        self.record_outcome(l, f.class == ErrorClass::Transient, now);
-        for job in jobs {
-            if self.jobs.contains_key(&job) {
-                self.fail(job, Phase::Poll, f.clone(), status, now);
-            }
-        }
-    }
-
-    fn on_not_ready(&mut self, job: JobId, now: Timestamp) {
-        let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.request_failures = 0;
-        j.retry_after_failures = 0;
-        let Some(l) = j.lane else { return };
-        // The poll budget follows the service's working time on the kind (config::PollingConfig).
-        let kind = j.task.kind();
-        let polling = &self.lanes[l].config.polling;
-        match polling.next_poll(kind, j.submitted_at, j.polls, now) {
-            Some(at) => self.set_waiting(job, at),
-            None => {
-                let description = format!(
-                    "task {} timed out: not ready after {} polls ({} s; {kind} tasks are given up after {} s)",
-                    j.provider_task_id.as_deref().unwrap_or("?"),
-                    j.polls,
-                    now.since(j.submitted_at).as_secs(),
-                    polling.give_up_ms.for_kind(kind).as_secs()
-                );
-                self.fail(
-                    job,
-                    Phase::Poll,
-                    Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description),
-                    None,
-                    now,
-                );
-            }
-        }
-    }
-
     /// The job is done. `persist`: a provider's fresh answer, to write into the journal entry
     /// before it is handed over; it is stamped with its provider and cost, observed for
     /// routing and counted as spent. Otherwise (a recovered answer, already in the entry and
@@ -1269,171 +738,9 @@ impl Engine {
 
     // ----- bookkeeping ----------------------------------------------------
 
-    fn insert_job(&mut self, id: String, task: Arc<Task>, labels: Labels, now: Timestamp, attempts_left: u32) -> JobId {
-        let job = JobId(self.next_job);
-        self.next_job += 1;
-        let deadline = now.add(Duration::from_millis(self.config.retry.task_deadline_ms));
-        self.deadlines.insert((deadline, job));
-        self.jobs.insert(
-            job,
-            Job {
-                id,
-                task,
-                labels,
-                attempts: 0,
-                attempts_left,
-                replays: 0,
-                history: Vec::new(),
-                first_failed_at: None,
-                accepted_at: now,
-                deadline,
-                stage: Stage::Persisting,
-                lane: None,
-                provider_task_id: None,
-                submitted_at: now,
-                sent_at: None,
-                polls: 0,
-                request_failures: 0,
-                retry_after_failures: 0,
-                last_delay: Duration::ZERO,
-                key: None,
-                replay_of: None,
-                lease_held: false,
-                preference: Preference::Client,
-                unsupported: 0,
-                avoid: 0,
-                pin: None,
-                explored: false,
-                reserved: 0,
-            },
-        );
-        job
-    }
-
-    fn remove_job(&mut self, job: JobId) -> Option<Job> {
-        self.leave_flight(job);
-        self.unqueue(job);
-        let j = self.jobs.remove(&job)?;
-        self.deadlines.remove(&(j.deadline, job));
-        Some(j)
-    }
-
-    /// Takes the job out of its lane's submit and poll queues (not out of pending requests:
-    /// their answers find no job and are dropped).
-    fn unqueue(&mut self, job: JobId) {
-        let Some(j) = self.jobs.get(&job) else { return };
-        let Some(lane) = j.lane.and_then(|l| self.lanes.get_mut(l)) else { return };
-        match j.stage {
-            Stage::Queued { at } => {
-                lane.submit_queue.remove(&(at, job));
-            }
-            Stage::Waiting { at } => {
-                lane.poll_queue.remove(&(at, job), batchable_kind(j.task.kind()));
-            }
-            Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
-        }
-    }
-
-    /// The job's current submission ended (or never was): it no longer counts in flight.
-    fn leave_flight(&mut self, job: JobId) {
-        let Some(j) = self.jobs.get_mut(&job) else { return };
-        if j.stage.is_submitted() {
-            if let Some(l) = j.lane {
-                self.lanes[l].in_flight = self.lanes[l].in_flight.saturating_sub(1);
-                self.lanes[l].reserved = self.lanes[l].reserved.saturating_sub(j.reserved);
-            }
-            self.reserved = self.reserved.saturating_sub(j.reserved);
-            j.reserved = 0;
-            j.stage = Stage::Queued { at: Timestamp::EPOCH };
-        }
-    }
-
-    fn set_waiting(&mut self, job: JobId, at: Timestamp) {
-        self.unqueue(job);
-        let Some(j) = self.jobs.get_mut(&job) else { return };
-        let Some(l) = j.lane else { return };
-        j.stage = Stage::Waiting { at };
-        self.lanes[l].poll_queue.insert(at, job, batchable_kind(j.task.kind()));
-    }
-
-    fn backoff(&mut self, job: JobId, n: u32) -> Duration {
-        let previous = self.jobs.get(&job).map_or(Duration::ZERO, |j| j.last_delay);
-        let d = backoff::delay(&self.config.retry.backoff, n, previous, &mut self.rng);
-        if let Some(j) = self.jobs.get_mut(&job) {
-            j.last_delay = d;
-        }
-        d
-    }
-
-    /// Rewrites the job's journal entry (attempts, provider, provider task id) without
-    /// holding it up.
-    fn journal_upsert(&mut self, job: JobId, now: Timestamp) {
-        if let Some(entry) = self.journal_entry(job, now) {
-            self.actions.push_back(Action::Journal { entry, gates: None });
-        }
-    }
-
-    /// The journal entry of a live job, as of `now`. Its task and labels are the job's own
-    /// (shared, not copied).
-    fn journal_entry(&self, job: JobId, now: Timestamp) -> Option<JournalEntry> {
-        let j = self.jobs.get(&job)?;
-        Some(JournalEntry {
-            id: j.id.clone(),
-            task: Arc::clone(&j.task),
-            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
-            labels: j.labels.clone(),
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
-            attempts: j.attempts,
-            replays: j.replays,
-            history: j.history.clone(),
-            accepted_at: j.accepted_at,
-            updated_at: now,
-            replay_of: j.replay_of.clone(),
-            owner: None,
-            key: j.key.clone(),
-            solution: None,
-        })
-    }
-
-    /// The journal entry of `j`, which it is made of.
-    fn entry_of(&self, j: Job, now: Timestamp) -> JournalEntry {
-        JournalEntry {
-            id: j.id,
-            task: j.task,
-            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
-            labels: j.labels,
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
-            attempts: j.attempts,
-            replays: j.replays,
-            history: j.history,
-            accepted_at: j.accepted_at,
-            updated_at: now,
-            replay_of: j.replay_of,
-            owner: None,
-            key: j.key,
-            solution: None,
-        }
-    }
-
     fn push_event(&mut self, e: Event) {
         self.actions.push_back(Action::Event(e));
     }
-
-    fn new_record_id(&mut self, now: Timestamp) -> String {
-        let random = (u128::from(self.rng.u64(..)) << 16) | u128::from(self.rng.u16(..));
-        ulid::Ulid::from_parts(now.as_unix_millis(), random).to_string()
-    }
-}
-
-/// Whether answers of `kind` can share a batch answer (see `Engine::batchable`).
-fn batchable_kind(kind: TaskKind) -> bool {
-    matches!(kind, TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha)
-}
-
-/// Whether `job`'s answer can share a batch poll (an unknown job cannot). A free function so
-/// that `poll_action` can ask while it holds a lane's poll queue mutably.
-fn job_batchable(jobs: &FxHashMap<JobId, Job>, job: JobId) -> bool {
-    jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
 }
 
 fn millis(d: Duration) -> u64 {

@@ -1,0 +1,305 @@
+//! A task inside the engine: its ids, its stage, what the engine keeps of it ([`Job`]), the
+//! requests waiting for an answer ([`Pending`]), and the bookkeeping every stage change goes
+//! through (entering and leaving flight, queues, backoff, its journal entry).
+
+use core::fmt;
+use core::time::Duration;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::backoff;
+use super::polls::batchable_kind;
+use super::routing::Preference;
+use super::{Action, Engine};
+use crate::dlq::record::HistoryEntry;
+use crate::journal::JournalEntry;
+use crate::json_read::{deserialize_from_json, FieldError, FromJson};
+use crate::labels::Labels;
+use crate::task::Task;
+use crate::time::Timestamp;
+
+/// A task the engine is working on. Unique within one engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct JobId(pub u64);
+
+/// The bare number, as serde reads a newtype struct.
+impl FromJson for JobId {
+    fn from_json(value: serde_json::Value) -> Result<Self, FieldError> {
+        u64::from_json(value).map(JobId)
+    }
+}
+
+deserialize_from_json!(JobId);
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "job#{}", self.0)
+    }
+}
+
+/// Names one [`Action::Send`], to be handed back with its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(pub u64);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// Accepted; its journal entry is being written. Nothing is sent before it is durable.
+    Persisting,
+    /// Waiting at its lane for a submission slot, not before `at`.
+    Queued {
+        at: Timestamp,
+    },
+    Submitting(RequestId),
+    /// Submitted; next poll not before `at`.
+    Waiting {
+        at: Timestamp,
+    },
+    Polling(RequestId),
+}
+
+impl Stage {
+    pub(super) fn is_submitted(self) -> bool {
+        !matches!(self, Stage::Queued { .. } | Stage::Persisting)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Job {
+    pub(super) id: String,
+    /// Shared with the journal entries written for it.
+    pub(super) task: Arc<Task>,
+    pub(super) labels: Labels,
+    /// Provider submissions made over the task's whole life.
+    pub(super) attempts: u32,
+    /// Submissions still allowed in this life (fresh, replayed or recovered).
+    pub(super) attempts_left: u32,
+    pub(super) replays: u32,
+    pub(super) history: Vec<HistoryEntry>,
+    pub(super) first_failed_at: Option<Timestamp>,
+    pub(super) accepted_at: Timestamp,
+    pub(super) deadline: Timestamp,
+    pub(super) stage: Stage,
+    /// The lane the task waits at, is submitted to, or last ran at.
+    pub(super) lane: Option<usize>,
+    /// Shared with the poll requests that carry it (a batch poll names up to 100).
+    pub(super) provider_task_id: Option<Arc<str>>,
+    pub(super) submitted_at: Timestamp,
+    /// When this engine sent the current submission (for the latency routing observes).
+    pub(super) sent_at: Option<Timestamp>,
+    pub(super) polls: u32,
+    pub(super) request_failures: u32,
+    pub(super) retry_after_failures: u32,
+    pub(super) last_delay: Duration,
+    /// The caller's stable name for the task (see `JournalEntry::key`).
+    pub(super) key: Option<String>,
+    pub(super) replay_of: Option<String>,
+    /// A replay whose lease the driver holds: its dead letter settles that lease instead of
+    /// being pushed (a replay found in the journal after a restart has lost its lease).
+    pub(super) lease_held: bool,
+    /// Its own routing (the `routing` label).
+    pub(super) preference: Preference,
+    /// Lanes that cannot take it (one bit per lane).
+    pub(super) unsupported: u32,
+    /// Lanes that answered a task-terminal error for it (avoided by routing).
+    pub(super) avoid: u32,
+    /// A lane that may still be working on it and until when: it is sent nowhere else before.
+    pub(super) pin: Option<(usize, Timestamp)>,
+    /// Sent to another lane than the fastest to measure it (left there by rebalancing).
+    pub(super) explored: bool,
+    /// Its expected cost, reserved against the budget while it is submitted (nano-units).
+    pub(super) reserved: u64,
+}
+
+#[derive(Debug)]
+pub(super) enum Pending {
+    Submit {
+        job: JobId,
+        lane: usize,
+    },
+    Poll {
+        lane: usize,
+        jobs: Vec<JobId>,
+        ids: Vec<Arc<str>>,
+    },
+    /// A balance check while submissions are held for an account error.
+    Probe {
+        lane: usize,
+    },
+    /// A balance check that decides a half-open circuit nobody else sends to (several
+    /// providers only: with one, the next task is the probe).
+    Ping {
+        lane: usize,
+    },
+}
+
+impl Pending {
+    pub(super) fn lane(&self) -> usize {
+        match self {
+            Pending::Submit { lane, .. }
+            | Pending::Poll { lane, .. }
+            | Pending::Probe { lane }
+            | Pending::Ping { lane } => *lane,
+        }
+    }
+}
+
+impl Engine {
+    pub(super) fn insert_job(
+        &mut self,
+        id: String,
+        task: Arc<Task>,
+        labels: Labels,
+        now: Timestamp,
+        attempts_left: u32,
+    ) -> JobId {
+        let job = JobId(self.next_job);
+        self.next_job += 1;
+        let deadline = now.add(Duration::from_millis(self.config.retry.task_deadline_ms));
+        self.deadlines.insert((deadline, job));
+        self.jobs.insert(
+            job,
+            Job {
+                id,
+                task,
+                labels,
+                attempts: 0,
+                attempts_left,
+                replays: 0,
+                history: Vec::new(),
+                first_failed_at: None,
+                accepted_at: now,
+                deadline,
+                stage: Stage::Persisting,
+                lane: None,
+                provider_task_id: None,
+                submitted_at: now,
+                sent_at: None,
+                polls: 0,
+                request_failures: 0,
+                retry_after_failures: 0,
+                last_delay: Duration::ZERO,
+                key: None,
+                replay_of: None,
+                lease_held: false,
+                preference: Preference::Client,
+                unsupported: 0,
+                avoid: 0,
+                pin: None,
+                explored: false,
+                reserved: 0,
+            },
+        );
+        job
+    }
+
+    pub(super) fn remove_job(&mut self, job: JobId) -> Option<Job> {
+        self.leave_flight(job);
+        self.unqueue(job);
+        let j = self.jobs.remove(&job)?;
+        self.deadlines.remove(&(j.deadline, job));
+        Some(j)
+    }
+
+    /// Takes the job out of its lane's submit and poll queues (not out of pending requests:
+    /// their answers find no job and are dropped).
+    pub(super) fn unqueue(&mut self, job: JobId) {
+        let Some(j) = self.jobs.get(&job) else { return };
+        let Some(lane) = j.lane.and_then(|l| self.lanes.get_mut(l)) else { return };
+        match j.stage {
+            Stage::Queued { at } => {
+                lane.submit_queue.remove(&(at, job));
+            }
+            Stage::Waiting { at } => {
+                lane.poll_queue.remove(&(at, job), batchable_kind(j.task.kind()));
+            }
+            Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
+        }
+    }
+
+    /// The job's current submission ended (or never was): it no longer counts in flight.
+    pub(super) fn leave_flight(&mut self, job: JobId) {
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        if j.stage.is_submitted() {
+            if let Some(l) = j.lane {
+                self.lanes[l].in_flight = self.lanes[l].in_flight.saturating_sub(1);
+                self.lanes[l].reserved = self.lanes[l].reserved.saturating_sub(j.reserved);
+            }
+            self.reserved = self.reserved.saturating_sub(j.reserved);
+            j.reserved = 0;
+            j.stage = Stage::Queued { at: Timestamp::EPOCH };
+        }
+    }
+
+    pub(super) fn set_waiting(&mut self, job: JobId, at: Timestamp) {
+        self.unqueue(job);
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        let Some(l) = j.lane else { return };
+        j.stage = Stage::Waiting { at };
+        self.lanes[l].poll_queue.insert(at, job, batchable_kind(j.task.kind()));
+    }
+
+    pub(super) fn backoff(&mut self, job: JobId, n: u32) -> Duration {
+        let previous = self.jobs.get(&job).map_or(Duration::ZERO, |j| j.last_delay);
+        let d = backoff::delay(&self.config.retry.backoff, n, previous, &mut self.rng);
+        if let Some(j) = self.jobs.get_mut(&job) {
+            j.last_delay = d;
+        }
+        d
+    }
+
+    /// Rewrites the job's journal entry (attempts, provider, provider task id) without
+    /// holding it up.
+    pub(super) fn journal_upsert(&mut self, job: JobId, now: Timestamp) {
+        if let Some(entry) = self.journal_entry(job, now) {
+            self.actions.push_back(Action::Journal { entry, gates: None });
+        }
+    }
+
+    /// The journal entry of a live job, as of `now`. Its task and labels are the job's own
+    /// (shared, not copied).
+    pub(super) fn journal_entry(&self, job: JobId, now: Timestamp) -> Option<JournalEntry> {
+        let j = self.jobs.get(&job)?;
+        Some(JournalEntry {
+            id: j.id.clone(),
+            task: Arc::clone(&j.task),
+            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
+            labels: j.labels.clone(),
+            provider_task_id: j.provider_task_id.as_deref().map(String::from),
+            attempts: j.attempts,
+            replays: j.replays,
+            history: j.history.clone(),
+            accepted_at: j.accepted_at,
+            updated_at: now,
+            replay_of: j.replay_of.clone(),
+            owner: None,
+            key: j.key.clone(),
+            solution: None,
+        })
+    }
+
+    /// The journal entry of `j`, which it is made of.
+    pub(super) fn entry_of(&self, j: Job, now: Timestamp) -> JournalEntry {
+        JournalEntry {
+            id: j.id,
+            task: j.task,
+            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
+            labels: j.labels,
+            provider_task_id: j.provider_task_id.as_deref().map(String::from),
+            attempts: j.attempts,
+            replays: j.replays,
+            history: j.history,
+            accepted_at: j.accepted_at,
+            updated_at: now,
+            replay_of: j.replay_of,
+            owner: None,
+            key: j.key,
+            solution: None,
+        }
+    }
+
+    pub(super) fn new_record_id(&mut self, now: Timestamp) -> String {
+        let random = (u128::from(self.rng.u64(..)) << 16) | u128::from(self.rng.u16(..));
+        ulid::Ulid::from_parts(now.as_unix_millis(), random).to_string()
+    }
+}

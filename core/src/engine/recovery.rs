@@ -1,0 +1,116 @@
+//! Taking over a task a stopped process left in the journal: resumed (polled where the provider
+//! has it, submitted where it never got it, handed over where its answer is already in the
+//! entry) or dead-lettered as `Interrupted`.
+
+use core::time::Duration;
+use std::sync::Arc;
+
+use super::reaction::Reaction;
+use super::{Engine, Event, JobId, ROUTING_LABEL};
+use crate::class::{reason, ErrorClass, Failure};
+use crate::dlq::record::Phase;
+use crate::journal::JournalEntry;
+use crate::quoted::Quoted;
+use crate::task::TaskKind;
+use crate::time::Timestamp;
+
+impl Engine {
+    /// Resumes a task found in the journal at start-up: polls its provider
+    /// task (at the provider the entry names) if it had one, else submits it again. An
+    /// entry older than `retry.recover_max_age_ms` (its answer would be stale), or naming a
+    /// provider task at a provider this client does not have, is dead-lettered as
+    /// `Interrupted` instead.
+    pub fn recover(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
+        let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
+        let invalid = entry.task.validate().err();
+        let unsupported = self.unsupported(&entry.task).unwrap_or(0);
+        let preference = self.preference_of(entry.labels.get(ROUTING_LABEL), false).unwrap_or_default();
+        let lane = self.lane_named(&entry.provider);
+        let allowed = self.config.retry.max_attempts.saturating_sub(entry.attempts).max(1);
+        let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, allowed);
+        if let Some(j) = self.jobs.get_mut(&job) {
+            j.attempts = entry.attempts;
+            j.replays = entry.replays;
+            j.history = entry.history;
+            j.replay_of = entry.replay_of;
+            j.key = entry.key;
+            j.provider_task_id = entry.provider_task_id.as_deref().map(Arc::from);
+            j.lane = lane;
+            j.unsupported = unsupported;
+            j.preference = preference;
+        }
+        if let Some(solution) = entry.solution {
+            // Solved before the process stopped, and maybe never handed over: hand it over now
+            // (the same record id and provider task id), however old, since it was paid for.
+            self.push_event(Event::Recovered { job, id: entry.id, resumed_polling: false });
+            self.solved(job, solution, now, false);
+            return job;
+        }
+        let lost_provider = entry.provider_task_id.is_some() && lane.is_none();
+        if stale || invalid.is_some() || lost_provider {
+            let description = match invalid {
+                Some(e) => format!("found in the journal after a restart, but the task is invalid: {e}"),
+                None if lost_provider => format!(
+                    "found in the journal after a restart with task {} at {}, a provider this client does not have; \
+                     replay it once that provider is configured again, or to submit it elsewhere",
+                    entry.provider_task_id.as_deref().unwrap_or("?"),
+                    Quoted(&entry.provider)
+                ),
+                None => format!(
+                    "the process stopped with this task in flight; found in the journal {} s later, too late to resume",
+                    now.since(entry.updated_at).as_secs()
+                ),
+            };
+            self.fail_as(
+                job,
+                Phase::Recover,
+                Failure::new(reason::INTERRUPTED, ErrorClass::Transient, description),
+                None,
+                now,
+                Reaction::DeadLetter,
+            );
+            return job;
+        }
+        let resumed_polling = entry.provider_task_id.is_some();
+        self.push_event(Event::Recovered { job, id: entry.id, resumed_polling });
+        match (entry.provider_task_id, lane) {
+            (Some(pid), Some(l)) => {
+                let working_time =
+                    self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.task.kind()));
+                if let Some(j) = self.jobs.get_mut(&job) {
+                    j.provider_task_id = Some(Arc::from(pid));
+                    j.submitted_at = now;
+                    // The provider has been working on it since the entry was written.
+                    j.pin = Some((l, entry.updated_at.add(working_time)));
+                }
+                self.lanes[l].in_flight += 1;
+                self.set_waiting(job, now);
+            }
+            _ => self.enqueue_submit(job, now, now),
+        }
+        job
+    }
+
+    /// Dead-letters a journal entry as `Interrupted` without resuming it.
+    pub fn interrupt(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
+        if entry.solution.is_some() {
+            // An answer is never thrown away: hand it over instead.
+            return self.recover(entry, now);
+        }
+        let lane = self.lane_named(&entry.provider);
+        let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, 0);
+        if let Some(j) = self.jobs.get_mut(&job) {
+            j.attempts = entry.attempts;
+            j.replays = entry.replays;
+            j.history = entry.history;
+            j.provider_task_id = entry.provider_task_id.map(Arc::from);
+            j.key = entry.key;
+            j.replay_of = entry.replay_of;
+            j.lane = lane;
+        }
+        let failure =
+            Failure::new(reason::INTERRUPTED, ErrorClass::Transient, "the process stopped with this task in flight");
+        self.fail_as(job, Phase::Recover, failure, None, now, Reaction::DeadLetter);
+        job
+    }
+}
