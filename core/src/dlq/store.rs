@@ -45,6 +45,12 @@ impl Filter {
         Filter::default()
     }
 
+    /// This filter as `receive` applies it: without `states`, since only ready records are
+    /// ever handed out (the one statement of that rule for every backend).
+    pub fn for_receive(&self) -> Filter {
+        Filter { states: Vec::new(), ..self.clone() }
+    }
+
     /// Whether `record`, whose state right now is `state`, is selected.
     pub fn matches(&self, record: &DeadLetterRecord, state: RecordState) -> bool {
         (self.ids.is_empty() || self.ids.contains(&record.id))

@@ -423,7 +423,7 @@ impl<B: TableBackend> TableStore<B> {
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
-        let filter = Filter { states: Vec::new(), ..filter.clone() };
+        let filter = filter.for_receive();
         let candidates = self
             .records(&|r| {
                 r.record.state != RecordState::Parked && !live(r, now) && filter.matches(&r.record, RecordState::Ready)

@@ -670,7 +670,7 @@ impl DlqStore for RedisStore {
         if max == 0 {
             return Ok(Vec::new());
         }
-        let filter = Filter { states: Vec::new(), ..filter.clone() };
+        let filter = filter.for_receive();
         let lease_until = now.add(lease);
         let mut out = Receipt::default();
         if filter == Filter::default() {

@@ -148,8 +148,7 @@ impl DlqStore for SqliteStore {
         if max == 0 {
             return Ok(Vec::new());
         }
-        // `receive` ignores the state filter: it only ever hands out ready records.
-        let filter = Filter { states: Vec::new(), ..filter.clone() };
+        let filter = filter.for_receive();
         let max_deliveries = self.max_deliveries;
         let lease_until = now.add(lease);
         let leases = self
