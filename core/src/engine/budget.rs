@@ -85,14 +85,14 @@ impl Engine {
     /// Whether `job`'s submission at lane `l` waits for the tasks in flight (the fleet's, when it
     /// shares the budget) to end.
     pub(super) fn budget_waits(&self, l: usize, job: JobId) -> bool {
-        self.budget_counts().1 > 0 && self.over_budget(l, job)
+        self.routing.budget.is_some() && self.budget_counts().1 > 0 && self.over_budget(l, job)
     }
 
     /// Why `job` cannot be submitted at lane `l` at all: the budget is spent, or its cost
     /// alone would pass it with nothing in flight.
     pub(super) fn budget_refuses(&self, l: usize, job: JobId) -> Option<Failure> {
         self.budget_refusal().or_else(|| {
-            (self.budget_counts().1 == 0 && self.over_budget(l, job)).then(|| {
+            (self.routing.budget.is_some() && self.budget_counts().1 == 0 && self.over_budget(l, job)).then(|| {
                 let mut f = self.exhausted();
                 f.description = format!(
                     "not sent: its known cost ({}) would take the spend ({}) past the client's budget of {}; \
