@@ -59,14 +59,29 @@ fn task(page: usize) -> Task {
 }
 
 async fn client_on(mock: &MockHandle, key: &str, store: Arc<dyn DlqStore>) -> Client {
-    captcha_dlq::builder()
-        .api_key(key)
-        .base_url(mock.base_url())
-        .dlq_store(store)
-        .config(fast_config())
-        .build()
-        .await
-        .expect("client builds")
+    client_with(mock, key, store, fast_config(), &[]).await
+}
+
+/// A client of `mock` on `store` with `config` and the options `extra` (name, JSON value).
+async fn client_with(
+    mock: &MockHandle,
+    key: &str,
+    store: Arc<dyn DlqStore>,
+    config: EngineConfig,
+    extra: &[(&str, serde_json::Value)],
+) -> Client {
+    let mut builder = captcha_dlq::builder().api_key(key).base_url(mock.base_url()).dlq_store(store).config(config);
+    for (name, value) in extra {
+        builder = builder.option(name, value.clone());
+    }
+    builder.build().await.expect("client builds")
+}
+
+/// `n` tasks for client number `c` (pages apart from the other clients').
+fn inputs(c: usize, n: usize) -> Vec<captcha_dlq::SolveInput> {
+    (0..n)
+        .map(|i| captcha_dlq::SolveInput { task: Ok(task(c * 100 + i)), labels: BTreeMap::new(), key: None })
+        .collect()
 }
 
 /// Waits (bounded) until the ledger holds an account error for some account.
@@ -133,12 +148,8 @@ async fn clients_share_the_schedule_and_the_view_lists_each_of_them() {
     let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
     let clients =
         [client_on(&mock, "shared-key", store.clone()).await, client_on(&mock, "shared-key", store.clone()).await];
-    let runs = clients.iter().enumerate().map(|(c, client)| async move {
-        let inputs = (0..10)
-            .map(|i| captcha_dlq::SolveInput { task: Ok(task(c * 100 + i)), labels: BTreeMap::new(), key: None })
-            .collect();
-        client.solve_many(inputs, Some(10)).await
-    });
+    let runs =
+        clients.iter().enumerate().map(|(c, client)| async move { client.solve_many(inputs(c, 10), Some(10)).await });
     for results in futures::future::join_all(runs).await {
         assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
     }
@@ -165,15 +176,7 @@ async fn a_client_with_the_fleet_off_keeps_its_own_limits() {
     let mock = MockSolver::start(MockConfig::default()).await.expect("mock starts");
     let dir = tempfile::tempdir().expect("tempdir");
     let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
-    let client = captcha_dlq::builder()
-        .api_key("alone")
-        .base_url(mock.base_url())
-        .dlq_store(store)
-        .config(fast_config())
-        .option("fleet", json!({"enabled": false}))
-        .build()
-        .await
-        .expect("client builds");
+    let client = client_with(&mock, "alone", store, fast_config(), &[("fleet", json!({"enabled": false}))]).await;
     client.solve(task(1)).await.expect("solved");
     let view = client.fleet_view().await.expect("view").expect("the store still has a ledger");
     assert!(view.owners.is_empty() && view.accounts.is_empty(), "it never synced: {view:?}");
@@ -255,22 +258,10 @@ async fn four_clients_on_one_key_stay_under_the_providers_limit_together() {
     config.rate.submits_per_second = 10.0;
     let mut clients = Vec::new();
     for _ in 0..4 {
-        let client = captcha_dlq::builder()
-            .api_key("fleet-key")
-            .base_url(mock.base_url())
-            .dlq_store(store.clone())
-            .config(config.clone())
-            .build()
-            .await
-            .expect("client builds");
-        clients.push(client);
+        clients.push(client_with(&mock, "fleet-key", store.clone(), config.clone(), &[]).await);
     }
-    let runs = clients.iter().enumerate().map(|(c, client)| async move {
-        let inputs = (0..8)
-            .map(|i| captcha_dlq::SolveInput { task: Ok(task(c * 100 + i)), labels: BTreeMap::new(), key: None })
-            .collect();
-        client.solve_many(inputs, Some(8)).await
-    });
+    let runs =
+        clients.iter().enumerate().map(|(c, client)| async move { client.solve_many(inputs(c, 8), Some(8)).await });
     for results in futures::future::join_all(runs).await {
         assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
     }
@@ -291,25 +282,12 @@ async fn four_clients_share_one_budget() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
     let mut clients = Vec::new();
+    let priced = [("budget", json!(0.02)), ("price", json!(0.001))];
     for _ in 0..4 {
-        let client = captcha_dlq::builder()
-            .api_key("budget-key")
-            .base_url(mock.base_url())
-            .dlq_store(store.clone())
-            .config(fast_config())
-            .option("budget", json!(0.02))
-            .option("price", json!(0.001))
-            .build()
-            .await
-            .expect("client builds");
-        clients.push(client);
+        clients.push(client_with(&mock, "budget-key", store.clone(), fast_config(), &priced).await);
     }
-    let runs = clients.iter().enumerate().map(|(c, client)| async move {
-        let inputs = (0..10)
-            .map(|i| captcha_dlq::SolveInput { task: Ok(task(c * 100 + i)), labels: BTreeMap::new(), key: None })
-            .collect();
-        client.solve_many(inputs, Some(10)).await
-    });
+    let runs =
+        clients.iter().enumerate().map(|(c, client)| async move { client.solve_many(inputs(c, 10), Some(10)).await });
     let (mut solved, mut cost, mut refused) = (0, 0.0, 0);
     for results in futures::future::join_all(runs).await {
         for r in results {
@@ -331,17 +309,8 @@ async fn four_clients_share_one_budget() {
     assert!(cost <= 0.02 + 1e-9, "the fleet spent {cost} ({solved} tasks) of a 0.02 budget");
     assert!(solved >= 10, "the budget was used: {solved} solved");
     assert_eq!(mock.counters().requests_to("/in.php"), solved, "nothing refused was paid for");
-    let process = captcha_dlq::builder()
-        .api_key("budget-key")
-        .base_url(mock.base_url())
-        .dlq_store(store.clone())
-        .config(fast_config())
-        .option("budget", json!(0.02))
-        .option("price", json!(0.001))
-        .option("fleet", json!({"budget": "process"}))
-        .build()
-        .await
-        .expect("client builds");
+    let own = [priced[0].clone(), priced[1].clone(), ("fleet", json!({"budget": "process"}))];
+    let process = client_with(&mock, "budget-key", store.clone(), fast_config(), &own).await;
     process.solve(task(999)).await.expect("a per-process budget ignores the fleet's spend");
     process.close().await;
     for client in clients {

@@ -260,13 +260,7 @@ impl Engine {
         j.retry_after_failures = 0;
         let (n, attempt) = (j.attempts.saturating_sub(1), j.attempts + 1);
         let delay = self.backoff(job, n);
-        self.push_event(Event::Retrying {
-            job,
-            code: f.code.clone(),
-            class: f.class,
-            delay_ms: millis(delay),
-            attempt,
-        });
+        self.retrying(job, f, delay, attempt);
         self.leave_flight(job);
         self.journal_upsert(job, now);
         self.enqueue_submit(job, now.add(delay), now);
@@ -274,13 +268,7 @@ impl Engine {
 
     fn retry_request(&mut self, job: JobId, phase: Phase, f: &Failure, delay: Duration, now: Timestamp) {
         let attempt = self.jobs.get(&job).map_or(0, |j| j.attempts + u32::from(phase == Phase::Submit));
-        self.push_event(Event::Retrying {
-            job,
-            code: f.code.clone(),
-            class: f.class,
-            delay_ms: millis(delay),
-            attempt,
-        });
+        self.retrying(job, f, delay, attempt);
         match phase {
             Phase::Submit => {
                 self.leave_flight(job);
@@ -288,6 +276,16 @@ impl Engine {
             }
             _ => self.set_waiting(job, now.add(delay)),
         }
+    }
+
+    fn retrying(&mut self, job: JobId, f: &Failure, delay: Duration, attempt: u32) {
+        self.push_event(Event::Retrying {
+            job,
+            code: f.code.clone(),
+            class: f.class,
+            delay_ms: millis(delay),
+            attempt,
+        });
     }
 
     /// The provider has no free worker: its window (and the fleet's) halves.
