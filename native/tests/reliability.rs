@@ -163,6 +163,15 @@ impl DlqStore for Faulty {
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
         self.inner.journal_entries().await
     }
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected: Option<&str>,
+        new: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        self.gate().await?;
+        self.inner.journal_claim(id, expected, new).await
+    }
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
         self.inner.settled(prefix).await
     }

@@ -18,9 +18,9 @@
 //! scores, for prefix ranges in key order) and `counters`. A namespace written
 //! before settled keys existed has no `jkey`/`settled`/`skeys` and works as is.
 //! Every move (push + journal removal + key settlement + eviction, lease,
-//! complete, abandon, park, unpark, purge, journal writes) is one Lua script,
-//! so it is atomic against every other worker; `peek`/`count`/`purge` read the
-//! records in pages.
+//! complete, abandon, park, unpark, purge, journal writes, a journal claim's
+//! compare-and-set) is one Lua script, so it is atomic against every other
+//! worker; `peek`/`count`/`purge` read the records in pages.
 //!
 //! Batching (`batch.rs`): the single-call writes (push, complete, abandon,
 //! park, unpark, journal_upsert, journal_forget) that arrive together run as
@@ -895,6 +895,49 @@ impl DlqStore for RedisStore {
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         let _: i64 = self.apply(Call::new(Op::JournalForget).arg(id).arg(now.as_unix_millis())).await?;
         Ok(())
+    }
+
+    /// The owner is checked here and the write is a compare-and-set of the entry's whole JSON in
+    /// a script (`JOURNAL_CLAIM`), so the entry's JSON is never re-encoded in Lua (cjson would
+    /// round numbers). An entry that changed between the read and the script (its owner wrote
+    /// it meanwhile) is read again, a few times at most.
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected_owner: Option<&str>,
+        new_owner: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        const TRIES: usize = 16;
+        for _ in 0..TRIES {
+            let mut conn = self.conn.clone();
+            let read: Option<String> = redis::cmd("HGET")
+                .arg(self.key("journal"))
+                .arg(id)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| backend(&self.location, &e))?;
+            let Some(json) = read else { return Ok(None) };
+            let mut entry: JournalEntry =
+                serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
+            if entry.owner.as_deref() != expected_owner {
+                return Ok(None);
+            }
+            entry.owner = new_owner.map(str::to_string);
+            let claimed =
+                serde_json::to_string(&entry).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
+            let written: i64 = self
+                .invoke(&self.scripts.journal_claim, |inv| {
+                    inv.arg(id).arg(&json).arg(&claimed);
+                })
+                .await?;
+            if written == 1 {
+                return Ok(Some(entry));
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "redis {}: journal entry {id} kept changing while it was claimed ({TRIES} tries)",
+            self.location
+        )))
     }
 
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {

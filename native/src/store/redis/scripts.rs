@@ -375,6 +375,15 @@ end
 return 1
 "#;
 
+/// ARGV: id, the entry's JSON as read, its JSON with the new owner. Writes the new JSON only if
+/// the entry still reads as it was read (compare-and-set of the whole entry: its owner, and
+/// anything its owner wrote meanwhile); returns 1, or 0 if it changed or is gone.
+const JOURNAL_CLAIM: &str = r#"
+if redis.call('HGET', JOURNAL, ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', JOURNAL, ARGV[1], ARGV[3])
+return 1
+"#;
+
 /// ARGV: id, now. Removes the entry, settles its key as solved, and removes a dead-letter record
 /// with the same id (a replay that is now solved), counting it as completed.
 const JOURNAL_FORGET: &str = r#"
@@ -480,6 +489,7 @@ pub(super) struct Scripts {
     pub(super) records: Script,
     pub(super) purge: Script,
     pub(super) clear_settled: Script,
+    pub(super) journal_claim: Script,
 }
 
 impl Scripts {
@@ -513,6 +523,7 @@ impl Scripts {
             records: s(RECORDS),
             purge: s(PURGE),
             clear_settled: s(CLEAR_SETTLED),
+            journal_claim: Script::new(&format!("{prelude}{JOURNAL_CLAIM}")),
         }
     }
 }

@@ -261,6 +261,27 @@ impl DlqStore for SqliteStore {
         self.writer.write(Box::new(move |conn, loc| ops::journal_forget(conn, loc, &id, now))).await
     }
 
+    /// One `UPDATE … RETURNING` in a write transaction: SQLite runs one writer at a time over
+    /// the file, so of two processes' claims the second sees the first's owner.
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected_owner: Option<&str>,
+        new_owner: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        let (owned_id, expected, new) =
+            (id.to_string(), expected_owner.map(str::to_string), new_owner.map(str::to_string));
+        let claimed = self
+            .writer
+            .write(Box::new(move |conn, loc| {
+                ops::journal_claim(conn, loc, &owned_id, expected.as_deref(), new.as_deref())
+            }))
+            .await?;
+        claimed
+            .map(|json| serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}"))))
+            .transpose()
+    }
+
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
         let rows = self.writer.read(Box::new(|conn, loc| ops::journal_entries(conn, loc))).await?;
         rows.into_iter()
