@@ -309,7 +309,12 @@ impl Driver {
                 Wake::Timer => self.timer = None,
             }
         }
-        if let Some(leave) = self.fleet.as_ref().map(|fleet| fleet.leave(&self.backends.runtime)) {
+        // A client closing with tasks in flight keeps its row: it lapses after the owners' TTL,
+        // and the fleet then adopts those tasks (their entries name this client). Leaving at
+        // once would leave them to `recover` alone.
+        let in_flight = self.engine.job_count() > 0;
+        if let Some(leave) = self.fleet.as_ref().filter(|_| !in_flight).map(|fleet| fleet.leave(&self.backends.runtime))
+        {
             leave.await;
         }
         self.backends.liveness.release(&self.owner);

@@ -124,18 +124,22 @@ pub struct FleetOptions {
     /// submit schedule, pauses, window and account errors for every client on it. Off, the
     /// client keeps its own limits, as if it were alone.
     pub enabled: bool,
+    /// On by default: while the client runs in a fleet (`enabled` and a store with a ledger), it
+    /// takes over the journal entries of fleet members whose heartbeat stopped and finishes
+    /// them, so a fleet heals without anyone running `recover`. Off, it leaves them to `recover`.
+    pub adopt: bool,
 }
 
 impl Default for FleetOptions {
     fn default() -> Self {
-        FleetOptions { enabled: true }
+        FleetOptions { enabled: true, adopt: true }
     }
 }
 
 impl FromJson for FleetOptions {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        let o = FleetOptions { enabled: f.or("enabled", true)? };
+        let o = FleetOptions { enabled: f.or("enabled", true)?, adopt: f.or("adopt", true)? };
         f.finish()?;
         Ok(o)
     }
@@ -638,6 +642,16 @@ mod tests {
         assert!(!camel(json!({"apiKey": "K", "fleet": {"enabled": false}})).unwrap().fleet.enabled);
         assert_eq!(camel(json!({"apiKey": "K", "fleet": {"enable": false}})).unwrap_err().field, "fleet.enable");
         assert_eq!(camel(json!({"apiKey": "K", "fleet": {"enabled": "no"}})).unwrap_err().field, "fleet.enabled");
+    }
+
+    #[test]
+    fn adoption_is_on_unless_turned_off_and_read_strictly() {
+        assert!(camel(json!({"apiKey": "K"})).unwrap().fleet.adopt);
+        let off = camel(json!({"apiKey": "K", "fleet": {"adopt": false}})).unwrap();
+        assert!(!off.fleet.adopt && off.fleet.enabled);
+        let e = camel(json!({"apiKey": "K", "fleet": {"adopt": "off"}})).unwrap_err();
+        assert_eq!(e.field, "fleet.adopt");
+        assert!(e.problem.contains("bool"), "{}", e.problem);
     }
 
     #[test]
