@@ -651,7 +651,7 @@ mod tests {
         assert!(!off.fleet.adopt && off.fleet.enabled);
         let e = camel(json!({"apiKey": "K", "fleet": {"adopt": "off"}})).unwrap_err();
         assert_eq!(e.field, "fleet.adopt");
-        assert!(e.problem.contains("bool"), "{}", e.problem);
+        assert!(e.problem.contains("true or false"), "{}", e.problem);
     }
 
     #[test]
