@@ -50,10 +50,11 @@ fn adopted_hook(callback: AdoptedCallback) -> AdoptedHook {
         let item = host::adopted(&answer, Casing::Camel);
         Box::pin(async move {
             let (tx, rx) = tokio::sync::oneshot::channel();
-            let status = callback.call_with_return_value(item, ThreadsafeFunctionCallMode::NonBlocking, move |answer, _| {
-                let _ = tx.send(answer);
-                Ok(())
-            });
+            let status =
+                callback.call_with_return_value(item, ThreadsafeFunctionCallMode::NonBlocking, move |answer, _| {
+                    let _ = tx.send(answer);
+                    Ok(())
+                });
             if status != Status::Ok {
                 return Err(format!("onAdopted could not be called ({status}); is Node shutting down?"));
             }

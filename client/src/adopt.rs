@@ -289,9 +289,10 @@ impl Deliver {
                     self.count(|s| s.dead_lettered += 1);
                     return;
                 }
-                // The client closed first: the entry keeps this client as its owner, and the
-                // fleet adopts it once this client's heartbeat stops.
-                Ok(Outcome::NotSubmitted(_) | Outcome::RunsOn { .. }) | Err(_) => return,
+                // Taken over again (this client was not heard from): the new owner's consumer
+                // gets it. Or the client closed first: the entry keeps this client as its
+                // owner, and the fleet adopts it once this client's heartbeat stops.
+                Ok(Outcome::NotSubmitted(_) | Outcome::RunsOn { .. } | Outcome::TakenOver(_)) | Err(_) => return,
             };
             if let Some(hook) = &self.hook {
                 let answer = AdoptedAnswer {

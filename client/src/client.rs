@@ -493,7 +493,7 @@ impl Outcome {
             Outcome::Solved(delivery) => Ok(delivery),
             Outcome::DeadLettered { record, stored } => Err(Error::SolveFailed { record, stored }),
             Outcome::FailedAgain(record) => Err(Error::SolveFailed { record, stored: false }),
-            Outcome::NotSubmitted(e) => Err(Error::Store(e)),
+            Outcome::NotSubmitted(e) | Outcome::TakenOver(e) => Err(Error::Store(e)),
             Outcome::RunsOn { id } => Err(Error::Cancelled { id, runs_on: true }),
         }
     }

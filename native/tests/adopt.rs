@@ -11,7 +11,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use captcha_dlq::core::dlq::DlqStore;
+use captcha_dlq::core::dlq::{
+    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
+    StoreStats,
+};
 use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::core::{JournalEntry, Task, Timestamp};
 use captcha_dlq::liveness::ProcessLiveness;
@@ -376,4 +379,186 @@ async fn with_adoption_off_nothing_is_adopted() {
     assert_eq!(mock.counters().tasks_created, DEAD as u64);
     off.close().await;
     on.close().await;
+}
+
+/// A member's store whose fleet ledger stops answering when `cut` is set (a host cut off from
+/// the store's ledger, or paused): its heartbeat stops while it still works on its tasks.
+struct Partitioned {
+    inner: Arc<dyn DlqStore>,
+    cut: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct CutLedger {
+    inner: Arc<dyn captcha_dlq::core::fleet::FleetLedger>,
+    cut: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[async_trait::async_trait]
+impl captcha_dlq::core::fleet::FleetLedger for CutLedger {
+    fn account_id(&self, base_url: &str, key: &captcha_dlq::core::Secret) -> String {
+        self.inner.account_id(base_url, key)
+    }
+    async fn sync(
+        &self,
+        account: &str,
+        owner: &captcha_dlq::core::fleet::OwnerInfo,
+        report: &captcha_dlq::core::fleet::FleetReport,
+        now: Timestamp,
+    ) -> Result<captcha_dlq::core::fleet::FleetGrant, StoreError> {
+        if self.cut.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Backend("the ledger is out of reach (injected)".into()));
+        }
+        self.inner.sync(account, owner, report, now).await
+    }
+    async fn leave(&self, owner: &str) -> Result<(), StoreError> {
+        self.inner.leave(owner).await
+    }
+    async fn view(&self, now: Timestamp) -> Result<captcha_dlq::core::fleet::FleetView, StoreError> {
+        self.inner.view(now).await
+    }
+}
+
+#[async_trait::async_trait]
+impl DlqStore for Partitioned {
+    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
+        self.inner.push(record).await
+    }
+    async fn receive(
+        &self,
+        f: &Filter,
+        max: usize,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Vec<Leased>, StoreError> {
+        self.inner.receive(f, max, lease, now).await
+    }
+    async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
+        self.inner.complete(t, now).await
+    }
+    async fn abandon(
+        &self,
+        t: &LeaseToken,
+        u: Option<DeadLetterRecord>,
+        now: Timestamp,
+    ) -> Result<RecordState, StoreError> {
+        self.inner.abandon(t, u, now).await
+    }
+    async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
+        self.inner.park(id, reason, now).await
+    }
+    async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError> {
+        self.inner.unpark(id, now).await
+    }
+    async fn peek(&self, f: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
+        self.inner.peek(f, page, now).await
+    }
+    async fn count(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        self.inner.count(f, now).await
+    }
+    async fn purge(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        self.inner.purge(f, now).await
+    }
+    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
+        self.inner.stats(now).await
+    }
+    async fn journal_upsert(&self, e: &JournalEntry) -> Result<(), StoreError> {
+        self.inner.journal_upsert(e).await
+    }
+    async fn journal_update(&self, e: &JournalEntry) -> Result<(), StoreError> {
+        self.inner.journal_update(e).await
+    }
+    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
+        self.inner.journal_forget(id, now).await
+    }
+    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
+        self.inner.journal_entries().await
+    }
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected: Option<&str>,
+        new: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        self.inner.journal_claim(id, expected, new).await
+    }
+    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
+        self.inner.settled(prefix).await
+    }
+    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
+        self.inner.clear_settled(prefix).await
+    }
+    fn fleet_ledger(&self) -> Option<Arc<dyn captcha_dlq::core::fleet::FleetLedger>> {
+        let inner = self.inner.fleet_ledger()?;
+        Some(Arc::new(CutLedger { inner, cut: self.cut.clone() }))
+    }
+}
+
+/// A member that is cut off from the ledger (its heartbeat stops) but keeps working is seen as
+/// dead and adopted; when it then gets the answers its journal writes are fenced off
+/// (`StoreError::Taken`): its callers hear that the task was taken over, and each answer reaches
+/// exactly one consumer (the adopter's hook). Nothing is submitted twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_cut_off_from_the_ledger_is_fenced_off_its_adopted_entries() {
+    const N: usize = 4;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let place = Place::Sqlite(dir.path().join("fenced.sqlite"));
+    // Answers come well after the adopter has claimed the entries (15 s TTL, 5 s rounds).
+    let mock = mock(35_000).await;
+    let store = place.open().await;
+    let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let partitioned: Arc<dyn DlqStore> = Arc::new(Partitioned { inner: place.open().await, cut: cut.clone() });
+    let options = captcha_dlq::builder()
+        .api_key(KEY)
+        .base_url(mock.base_url())
+        .config(fast_config())
+        .option("fleet", json!({"adopt": false}))
+        .options()
+        .expect("options");
+    let member = Client::start(
+        options.clone(),
+        Backends {
+            runtime: Arc::new(TokioRuntime::current().expect("tokio")),
+            transport: Arc::new(ReqwestTransport::new(options.secrets(), None).expect("transport")),
+            liveness: Arc::new(ProcessLiveness),
+            store: partitioned,
+        },
+        None,
+    )
+    .expect("member starts");
+    let runs: Vec<_> = (0..N)
+        .map(|i| {
+            let member = member.clone();
+            tokio::spawn(async move { member.solve(task(500 + i)).await })
+        })
+        .collect();
+    journaled(&store, member.owner(), N).await;
+    cut.store(true, std::sync::atomic::Ordering::SeqCst);
+    let taken = Taken::default();
+    let adopter = client(&mock, &place, Spec { hook: Some(taken.hook()), ..Spec::default() }).await;
+    until("the adopter claims the member's entries", || {
+        let claimed = adopter.adoption_stats().claimed;
+        async move { claimed >= N as u64 }
+    })
+    .await;
+
+    let mut fenced = Vec::new();
+    for run in runs {
+        match run.await.expect("join") {
+            Err(captcha_dlq::Error::Store(StoreError::Taken { id })) => fenced.push(id),
+            other => panic!("the member's caller must hear its task was taken over, got {other:?}"),
+        }
+    }
+    until("every answer reached the adopter's hook", || {
+        let n = taken.deliveries();
+        async move { n >= N }
+    })
+    .await;
+    fenced.sort();
+    assert_eq!(taken.ids(), fenced, "each answer went to the hook, and only there");
+    assert_eq!(taken.deliveries(), N, "once each");
+    assert_eq!(mock.counters().tasks_created, N as u64, "no task was submitted again");
+    adopter.flush().await.expect("flush");
+    assert!(journal(&store).await.is_empty());
+    member.close().await;
+    adopter.close().await;
 }

@@ -153,6 +153,10 @@ impl DlqStore for Faulty {
         self.gate().await?;
         self.inner.journal_upsert(e).await
     }
+    async fn journal_update(&self, e: &JournalEntry) -> Result<(), StoreError> {
+        self.gate().await?;
+        self.inner.journal_update(e).await
+    }
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         self.gate().await?;
         if self.slow_forget.load(Ordering::SeqCst) {

@@ -236,6 +236,14 @@ pub enum StoreError {
     /// The store did not answer in time (the driver's per-call timeout).
     #[error("the store did not answer: {0}")]
     Timeout(String),
+    /// A journal write of an entry that another owner holds now, or that is gone (the fence of
+    /// `journal_upsert` and `journal_update`): the writer was not heard from for the fleet's
+    /// owner TTL and another client took the task over (and may have finished it).
+    #[error(
+        "journal entry {id} is no longer this client's: another client took the task over while this one was not \
+         heard from for the fleet's owner TTL; its answer goes to that client's consumer"
+    )]
+    Taken { id: String },
 }
 
 impl StoreError {
@@ -272,6 +280,12 @@ impl<T: ?Sized> MaybeSendSync for T {}
 ///   history); if the record's deliveries reached the store's limit, or the
 ///   update says `parked`, it is parked. It removes the journal entry with the
 ///   record's id in the same transaction. Returns the resulting state.
+/// - `journal_upsert` of an entry that exists with another `owner` (absent counts as one)
+///   writes nothing and fails with `Taken`: an owner whose entry was claimed away cannot take
+///   it back by writing it (a process that was paused past the fleet's TTL, then resumed).
+/// - `journal_update` is `journal_upsert` of an entry that must exist: a missing one is not
+///   written again (`Taken`), so an old owner's late write cannot bring back an entry its new
+///   owner already finished and forgot.
 /// - `journal_claim` is a compare-and-set of an entry's `owner`: of two claims naming the
 ///   same expected owner, at most one succeeds (see the method).
 /// - `journal_forget` removes the entry after its answer was handed over; in
@@ -321,6 +335,9 @@ pub trait DlqStore: MaybeSendSync {
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError>;
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError>;
+    /// Rewrites an entry that exists and is still `entry.owner`'s (a task's later writes: its
+    /// provider task id, its answer); `Taken` if it is gone or another owner's.
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError>;
     /// Removes the entry of a task whose answer was handed over (see the contract above).
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError>;
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError>;

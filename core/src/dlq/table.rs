@@ -605,6 +605,16 @@ impl<B: TableBackend> TableStore<B> {
         self.backend.write(writes).await
     }
 
+    /// `must_exist`: `journal_update` (a missing entry is not written again).
+    async fn journal_write_locked(&self, entry: &JournalEntry, must_exist: bool) -> Result<(), StoreError> {
+        match self.journal_entry(&entry.id).await? {
+            Some(held) if held.owner != entry.owner => return Err(StoreError::Taken { id: entry.id.clone() }),
+            None if must_exist => return Err(StoreError::Taken { id: entry.id.clone() }),
+            _ => {}
+        }
+        self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]).await
+    }
+
     async fn journal_claim_locked(
         &self,
         id: &str,
@@ -762,7 +772,11 @@ impl<B: TableBackend> DlqStore for TableStore<B> {
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        exclusive!(self, self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]))
+        exclusive!(self, self.journal_write_locked(entry, false))
+    }
+
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        exclusive!(self, self.journal_write_locked(entry, true))
     }
 
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {

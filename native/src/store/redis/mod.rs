@@ -257,6 +257,28 @@ impl RedisStore {
         })
     }
 
+    /// `journal_upsert`, or with `must_exist` `journal_update`: one `JOURNAL_UPSERT` (batched with
+    /// the writes that arrive together).
+    async fn journal_write(&self, entry: &JournalEntry, must_exist: bool) -> Result<(), StoreError> {
+        let json =
+            serde_json::to_string(entry).map_err(|e| StoreError::Decode(format!("journal entry {}: {e}", entry.id)))?;
+        let has_key = if entry.key.is_some() { "1" } else { "0" };
+        let has_owner = if entry.owner.is_some() { "1" } else { "0" };
+        let call = Call::new(Op::JournalUpsert)
+            .arg(&entry.id)
+            .arg(&json)
+            .arg(has_key)
+            .arg(entry.key.as_deref().unwrap_or_default())
+            .arg(has_owner)
+            .arg(entry.owner.as_deref().unwrap_or_default())
+            .arg(if must_exist { "1" } else { "0" });
+        let written: i64 = self.apply(call).await?;
+        if written == 0 {
+            return Err(StoreError::Taken { id: entry.id.clone() });
+        }
+        Ok(())
+    }
+
     fn key(&self, name: &str) -> &str {
         let i = KEY_NAMES.iter().position(|k| *k == name).unwrap_or(0);
         self.keys.get(i).map(String::as_str).unwrap_or_default()
@@ -880,16 +902,11 @@ impl DlqStore for RedisStore {
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        let json =
-            serde_json::to_string(entry).map_err(|e| StoreError::Decode(format!("journal entry {}: {e}", entry.id)))?;
-        let has_key = if entry.key.is_some() { "1" } else { "0" };
-        let call = Call::new(Op::JournalUpsert)
-            .arg(&entry.id)
-            .arg(&json)
-            .arg(has_key)
-            .arg(entry.key.as_deref().unwrap_or_default());
-        let _: i64 = self.apply(call).await?;
-        Ok(())
+        self.journal_write(entry, false).await
+    }
+
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.journal_write(entry, true).await
     }
 
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {

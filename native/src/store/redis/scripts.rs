@@ -364,8 +364,22 @@ end
 return n
 "#;
 
-/// ARGV: id, JSON, has key ('1'/'0'), key.
+/// ARGV: id, JSON, has key ('1'/'0'), key, has owner ('1'/'0'), owner, must exist ('1'/'0':
+/// `journal_update`). Returns 1, or 0 when the entry exists with another owner or is missing
+/// and must exist (the fence: nothing is written). The stored entry is only decoded to read its
+/// owner, never re-encoded.
 const JOURNAL_UPSERT: &str = r#"
+local held = redis.call('HGET', JOURNAL, ARGV[1])
+if not held and ARGV[7] == '1' then return 0 end
+if held then
+  -- An entry cjson cannot read (none we write) is not fenced rather than never written again.
+  local ok, entry = pcall(cjson.decode, held)
+  local owner = nil
+  if ok and type(entry) == 'table' and entry.owner ~= cjson.null then owner = entry.owner end
+  local want = nil
+  if ARGV[5] == '1' then want = ARGV[6] end
+  if ok and owner ~= want then return 0 end
+end
 redis.call('HSET', JOURNAL, ARGV[1], ARGV[2])
 if ARGV[3] == '1' then
   redis.call('HSET', JKEY, ARGV[1], ARGV[4])

@@ -118,6 +118,17 @@ impl SqliteStore {
         Ok(self)
     }
 
+    /// `journal_upsert`, or with `must_exist` `journal_update`.
+    async fn journal_write(&self, entry: &JournalEntry, must_exist: bool) -> Result<(), StoreError> {
+        let json = encode(entry, || format!("journal entry {}", entry.id))?;
+        let (id, key, owner) = (entry.id.clone(), entry.key.clone(), entry.owner.clone());
+        self.writer
+            .write(Box::new(move |conn, loc| {
+                ops::journal_write(conn, loc, &id, key.as_deref(), owner.as_deref(), &json, must_exist)
+            }))
+            .await
+    }
+
     /// Where the store lives, for messages.
     pub fn location(&self) -> &str {
         &self.location
@@ -251,9 +262,11 @@ impl DlqStore for SqliteStore {
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        let json = encode(entry, || format!("journal entry {}", entry.id))?;
-        let (id, key) = (entry.id.clone(), entry.key.clone());
-        self.writer.write(Box::new(move |conn, loc| ops::journal_upsert(conn, loc, &id, key.as_deref(), &json))).await
+        self.journal_write(entry, false).await
+    }
+
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.journal_write(entry, true).await
     }
 
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
