@@ -513,6 +513,12 @@ export interface ReplayPolicyOptions {
 export interface FleetOptions {
   /** Default true; false keeps this client's limits its own, as if it were alone. */
   enabled?: boolean;
+  /**
+   * Default true: while in a fleet, this client takes over the tasks of a member whose heartbeat
+   * stopped (a killed process) and finishes them (polling the provider; never submitting a task
+   * the provider has again). Their answers go to `onAdopted`, or stay in the journal for `recover()`.
+   */
+  adopt?: boolean;
   /** Whose `budget` it is: `'fleet'` (default: every client on the store and account) or `'process'`. */
   budget?: 'fleet' | 'process';
 }
@@ -630,6 +636,13 @@ export interface ClientOptions {
   pingback?: string;
   /** Every event, as it happens. What the callback throws is reported, never passed to the client. */
   onEvent?: (event: CaptchaEvent) => void;
+  /**
+   * Each answer this client adopted from a dead fleet member (see `FleetOptions.adopt`), once, as
+   * `recoverStream()` yields it. Its journal entry goes once the callback returns (or its promise
+   * resolves); if it throws or rejects, the answer stays in the journal for `recover()`. Node
+   * only in effect: the browser's stores keep no fleet.
+   */
+  onAdopted?: (item: RecoverItem) => void | Promise<void>;
 }
 
 export interface SolveOptions {

@@ -4,7 +4,7 @@
 // this one file serves both packages: `bind(native)` returns the classes.
 //
 // It translates and decides nothing: options go to the native side as written
-// (minus what only JS holds: `onEvent`, a store object, an AbortSignal, an
+// (minus what only JS holds: `onEvent`, `onAdopted`, a store object, an AbortSignal, an
 // `onResult` callback), where the core reads them and refuses unknown keys; the
 // answers come back as plain objects. What lives here is JS idiom — promises,
 // async iterators, AbortSignal, error classes, `util.inspect` — and no rule of
@@ -90,6 +90,22 @@ function guardEvents(onEvent) {
       console.error('captcha-dlq: the onEvent callback threw (the event is dropped):', e);
     }
   };
+}
+
+/**
+ * The user's `onAdopted` as the native side calls it: always a promise of `null` (the answer was
+ * taken: its journal entry goes) or of the reason it was not (the hook threw or rejected: the
+ * answer stays in the journal for `recover()`), so nothing the hook does escapes into the client.
+ * The hook gets the object `recoverStream()` yields.
+ */
+function guardAdopted(onAdopted) {
+  return (item) =>
+    Promise.resolve()
+      .then(() => onAdopted(withError(item)))
+      .then(
+        () => null,
+        (e) => `the onAdopted hook threw: ${e?.message ?? String(e)}`,
+      );
 }
 
 /**
@@ -225,20 +241,25 @@ export function bind(native) {
 
     /**
      * Starts a client. Options are the core's (`apiKey`, `provider`, `baseUrl`, `dlq`, `retry`,
-     * `polling`, `rate`, `circuit`, `store`, `concurrency`, `replayPolicy`, …) plus `onEvent`; a
+     * `polling`, `rate`, `circuit`, `store`, `concurrency`, `replayPolicy`, `fleet`, …) plus `onEvent` and
+     * `onAdopted` (each answer this client adopts from a dead fleet member, once); a
      * problem with them rejects `ready()` and every call.
      */
     constructor(options) {
       if (!isObject(options)) throw invalidArgument('options', 'expected an object of options, like { apiKey, dlq }');
-      const { onEvent, ...rest } = options;
+      const { onEvent, onAdopted, ...rest } = options;
       checkFunction(onEvent, 'onEvent');
+      checkFunction(onAdopted, 'onAdopted');
       let store;
       if (isObject(rest.dlq)) {
         store = rest.dlq;
         delete rest.dlq;
       }
       const events = onEvent ? guardEvents(onEvent) : undefined;
-      this.#opening = call(() => native.open(plain(rest), store, events)).then((client) => (this.#native = client));
+      const adopted = onAdopted ? guardAdopted(onAdopted) : undefined;
+      this.#opening = call(() => native.open(plain(rest), store, events, adopted)).then(
+        (client) => (this.#native = client),
+      );
       // A failed open surfaces on the first call or ready(), never as an unhandled rejection.
       this.#opening.catch(() => {});
       this.#dlq = new Dlq(() => this.#opening);

@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use captcha_dlq::{host, Client, ExportFormat};
+use captcha_dlq::{host, AdoptedAnswer, AdoptedHook, Client, ExportFormat};
 use captcha_dlq_core::json_read::Casing;
 use captcha_dlq_core::options::ClientOptions;
 use captcha_dlq_core::Event;
 use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
-use napi::bindgen_prelude::{Function, Object, PromiseRaw};
+use napi::bindgen_prelude::{Function, Object, Promise, PromiseRaw};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
 use napi::{Env, Status};
 use napi_derive::napi;
@@ -36,18 +36,54 @@ impl std::fmt::Debug for NativeClient {
     }
 }
 
+/// `onAdopted(item)` as the JS wrapper hands it over: it always answers a promise of `null` (the
+/// answer was taken) or of the reason it was not (the user's hook threw or rejected). Weak, as
+/// `onEvent`: it never keeps Node alive.
+type AdoptedCallback = ThreadsafeFunction<Value, Promise<Option<String>>, Value, Status, false, true>;
+
+/// The client's hook over `onAdopted`: the answer (a solved recover item, camelCase) goes to the
+/// JS thread; the hook's verdict comes back once its promise settles.
+fn adopted_hook(callback: AdoptedCallback) -> AdoptedHook {
+    let callback = Arc::new(callback);
+    Arc::new(move |answer: AdoptedAnswer| {
+        let callback = callback.clone();
+        let item = host::adopted(&answer, Casing::Camel);
+        Box::pin(async move {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let status =
+                callback.call_with_return_value(item, ThreadsafeFunctionCallMode::NonBlocking, move |answer, _| {
+                    let _ = tx.send(answer);
+                    Ok(())
+                });
+            if status != Status::Ok {
+                return Err(format!("onAdopted could not be called ({status}); is Node shutting down?"));
+            }
+            let promise = rx.await.map_err(|_| "onAdopted was dropped before it answered".to_string())?;
+            match promise.map_err(|e| e.reason.clone())?.await {
+                Ok(None) => Ok(()),
+                Ok(Some(why)) => Err(why),
+                Err(e) => Err(e.reason.clone()),
+            }
+        })
+    })
+}
+
 /// Starts a client: `options` as the user wrote them (camelCase; read by the core),
-/// `store` a store object (the store protocol), `onEvent` a function receiving events.
+/// `store` a store object (the store protocol), `onEvent` a function receiving events,
+/// `onAdopted` the wrapper's function over the user's hook for adopted answers.
 #[napi(ts_return_type = "Promise<NativeClient>")]
 pub fn open<'env>(
     env: &'env Env,
     options: Value,
     store: Option<Object>,
     on_event: Option<Function<Value, UnknownReturnValue>>,
+    on_adopted: Option<Function<Value, Promise<Option<String>>>>,
 ) -> napi::Result<PromiseRaw<'env, NativeClient>> {
     let store = store.as_ref().map(JsStore::new).transpose()?;
     let events: Option<EventCallback> =
         on_event.map(|f| f.build_threadsafe_function::<Value>().weak::<true>().build()).transpose()?;
+    let adopted: Option<AdoptedCallback> =
+        on_adopted.map(|f| f.build_threadsafe_function::<Value>().weak::<true>().build()).transpose()?;
     let work = async move {
         let options = ClientOptions::from_value(options, Casing::Camel)
             .map_err(|e| error::payload(&captcha_dlq::Error::Config(e)))?;
@@ -66,7 +102,8 @@ pub fn open<'env>(
                 let _ = callback.call(host::value(event, Casing::Camel), ThreadsafeFunctionCallMode::NonBlocking);
             })
         });
-        captcha_dlq::connect(options, store, sink).await.map_err(|e| error::payload(&e))
+        let hook = adopted.map(adopted_hook);
+        captcha_dlq::connect_with(options, store, sink, hook).await.map_err(|e| error::payload(&e))
     };
     error::settle(env, work, |_, client| Ok(NativeClient { client }))
 }

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use captcha_dlq::core::json_read::Casing;
 use captcha_dlq::core::options::ClientOptions;
-use captcha_dlq::{host, Client, Error, ExportFormat, Outcome};
+use captcha_dlq::{host, AdoptedAnswer, AdoptedHook, Client, Error, ExportFormat, Outcome};
 use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -53,6 +53,23 @@ impl NativeDashboard {
     }
 }
 
+/// The Python `on_adopted` callable as the client's hook: called on a blocking thread (it takes
+/// the GIL, and may take its time) with the answer's JSON; returning is taking the answer, an
+/// exception is not (its text is what the client logs as the reason).
+fn adopted_hook(callable: Py<PyAny>) -> AdoptedHook {
+    let callable = std::sync::Arc::new(callable);
+    std::sync::Arc::new(move |answer: AdoptedAnswer| {
+        let callable = callable.clone();
+        let json = host::adopted(&answer, SNAKE).to_string();
+        Box::pin(async move {
+            let called = tokio::task::spawn_blocking(move || {
+                Python::attach(|py| callable.call1(py, (json,)).map(|_| ()).map_err(|e| e.to_string()))
+            });
+            called.await.map_err(|e| format!("the on_adopted hook did not run: {e}"))?
+        })
+    })
+}
+
 #[pyclass(module = "captcha_dlq._native", frozen)]
 pub(crate) struct NativeClient {
     client: Client,
@@ -83,16 +100,24 @@ impl NativeClient {
 impl NativeClient {
     /// `options_json`: the client options (`ClientOptions::from_value`, snake_case);
     /// `store`: a store object speaking the store protocol, in place of `dlq`.
+    /// `on_adopted`: called with an adopted answer's JSON (a solved recover item); it returns
+    /// once the answer is taken, and raises if it was not (see `adopted_hook`).
     #[new]
-    #[pyo3(signature = (options_json, store=None))]
-    fn new(py: Python<'_>, options_json: &str, store: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (options_json, store=None, on_adopted=None))]
+    fn new(
+        py: Python<'_>,
+        options_json: &str,
+        store: Option<Bound<'_, PyAny>>,
+        on_adopted: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
         let options =
             ClientOptions::from_value(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&Error::Config(e)))?;
         let store = match store {
             Some(object) => Some(store_of(&object).map_err(|problem| config("dlq", problem))?),
             None => None,
         };
-        let client = block_on(py, captcha_dlq::connect(options, store, None))?.map_err(|e| to_py(&e))?;
+        let hook = on_adopted.map(adopted_hook);
+        let client = block_on(py, captcha_dlq::connect_with(options, store, None, hook))?.map_err(|e| to_py(&e))?;
         Ok(NativeClient { client, closed: AtomicBool::new(false) })
     }
 

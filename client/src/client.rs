@@ -7,7 +7,7 @@
 
 use core::future::Future;
 use core::time::Duration;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use captcha_dlq_core::dlq::StoreError;
@@ -18,6 +18,7 @@ use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::{ConfigError, Engine, Failure, HttpRequest, JobId, Provider, Solution, Task};
 use futures::channel::{mpsc, oneshot};
 
+use crate::adopt::{AdoptedHook, Adopter, AdoptionStats, SharedStats};
 use crate::driver::{Command, Delivery, Driver, DriverStatus, Outcome, SharedHealth, StoreHealth};
 use crate::error::{Error, Result};
 use crate::events::{EventLog, EventSink};
@@ -35,6 +36,7 @@ pub(crate) struct Inner {
     pub(crate) owner: String,
     pub(crate) health: SharedHealth,
     pub(crate) metrics: Arc<Metrics>,
+    pub(crate) adoption: SharedStats,
 }
 
 /// A solving client. Cheap to clone; all clones share one engine, driver and store.
@@ -55,6 +57,17 @@ impl Client {
     /// Starts a client over the backends a front end plugs in: the driver is spawned on
     /// `backends.runtime` and runs until [`close`](Self::close) or until every clone is gone.
     pub fn start(options: ClientOptions, backends: Backends, events: Option<EventSink>) -> Result<Client> {
+        Client::start_with(options, backends, events, None)
+    }
+
+    /// [`start`](Self::start), with a hook for the answers this client adopts from dead fleet
+    /// members (see [`crate::adopt`]); without one they are released for `recover`.
+    pub fn start_with(
+        options: ClientOptions,
+        backends: Backends,
+        events: Option<EventSink>,
+        on_adopted: Option<AdoptedHook>,
+    ) -> Result<Client> {
         let mut lanes = options.lane_specs();
         if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {
             first.config.seed = backends.runtime.random_seed();
@@ -68,6 +81,11 @@ impl Client {
                 });
             }
         }
+        // This client's account at each provider, by name: adoption takes only the entries of
+        // providers whose account it shares with their dead owner.
+        let accounts: HashMap<String, String> =
+            lanes.iter().filter_map(|lane| Some((lane.name.clone(), lane.fleet.as_ref()?.account.clone()))).collect();
+        let adopting = options.fleet.adopt && !accounts.is_empty();
         let engine = Engine::with_lanes(lanes, options.routing.clone())?.with_submit_options(options.submit.clone());
         let owner = backends.liveness.register();
         let (tx, rx) = mpsc::unbounded();
@@ -95,7 +113,19 @@ impl Client {
         backends.runtime.spawn(Box::pin(driver.run()));
         // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
         #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
-        let inner = Arc::new(Inner { commands: tx, backends, options, owner, health, metrics });
+        let adoption: SharedStats =
+            Arc::new(Mutex::new(AdoptionStats { enabled: adopting, ..AdoptionStats::default() }));
+        let inner = Arc::new(Inner { commands: tx, backends, options, owner, health, metrics, adoption });
+        if adopting {
+            let adopter = Adopter {
+                client: Arc::downgrade(&inner),
+                runtime: inner.backends.runtime.clone(),
+                accounts,
+                hook: on_adopted,
+                stats: inner.adoption.clone(),
+            };
+            inner.backends.runtime.spawn(Box::pin(adopter.run()));
+        }
         Ok(Client { inner })
     }
 
@@ -149,6 +179,12 @@ impl Client {
             "the fleet ledger did not answer within {} ms",
             timeout.as_millis()
         ))))
+    }
+
+    /// What this client's adoption of dead fleet members' entries did so far (see
+    /// [`crate::adopt`]).
+    pub fn adoption_stats(&self) -> AdoptionStats {
+        self.inner.adoption.lock().map(|s| *s).unwrap_or_default()
     }
 
     /// The store's health as the driver last saw it; `failures` counts writes given up.
@@ -491,7 +527,7 @@ impl Outcome {
             Outcome::Solved(delivery) => Ok(delivery),
             Outcome::DeadLettered { record, stored } => Err(Error::SolveFailed { record, stored }),
             Outcome::FailedAgain(record) => Err(Error::SolveFailed { record, stored: false }),
-            Outcome::NotSubmitted(e) => Err(Error::Store(e)),
+            Outcome::NotSubmitted(e) | Outcome::TakenOver(e) => Err(Error::Store(e)),
             Outcome::RunsOn { id } => Err(Error::Cancelled { id, runs_on: true }),
         }
     }

@@ -54,6 +54,10 @@ pub enum Outcome {
     NotSubmitted(StoreError),
     /// The caller cancelled after the provider had the task: it runs on without a waiter.
     RunsOn { id: String },
+    /// Another client of the fleet took the task over while this one was not heard from (its
+    /// journal write was fenced off, `StoreError::Taken`): the answer goes to that client's
+    /// consumer, never to two.
+    TakenOver(StoreError),
 }
 
 /// A solved task's answer, with the receipt that lets its journal entry go.
@@ -309,7 +313,12 @@ impl Driver {
                 Wake::Timer => self.timer = None,
             }
         }
-        if let Some(leave) = self.fleet.as_ref().map(|fleet| fleet.leave(&self.backends.runtime)) {
+        // A client closing with tasks in flight keeps its row: it lapses after the owners' TTL,
+        // and the fleet then adopts those tasks (their entries name this client). Leaving at
+        // once would leave them to `recover` alone.
+        let in_flight = self.engine.job_count() > 0;
+        if let Some(leave) = self.fleet.as_ref().filter(|_| !in_flight).map(|fleet| fleet.leave(&self.backends.runtime))
+        {
             leave.await;
         }
         self.backends.liveness.release(&self.owner);
@@ -611,6 +620,33 @@ impl Driver {
                 }
                 Op::Upsert { gate: None, .. } | Op::Forget { .. } => {}
             },
+            // Not a store failure: another client took the task over while this one was not
+            // heard from (see `Outcome::TakenOver`). This client lets the task go; the new
+            // owner polls the provider and hands the answer to its own consumer.
+            StoreEvent::Finished(op, Err(e @ StoreError::Taken { .. })) => {
+                tracing::warn!(target: "captcha_dlq", "{e}");
+                let job = match &op {
+                    Op::Upsert { gate: Some(job), .. } | Op::Push { job, .. } => Some(*job),
+                    Op::Answer { handoff, .. } => Some(handoff.job),
+                    Op::Upsert { entry, gate: None } => self.jobs_by_id.get(&entry.id).copied(),
+                    Op::Forget { .. } => None,
+                };
+                if let Some(job) = job {
+                    if self.engine.let_go(job) {
+                        self.log.metrics().job_withdrawn(job);
+                    }
+                    if let Some(id) = self.ids.get(&job).cloned() {
+                        self.detached.remove(&id);
+                    }
+                    self.untrack(job);
+                    if let Op::Answer { handoff, .. } = &op {
+                        self.detached.remove(&handoff.id);
+                    }
+                    if let Some(waiter) = self.waiters.remove(&job) {
+                        let _ = waiter.send(Outcome::TakenOver(e));
+                    }
+                }
+            }
             StoreEvent::Finished(op, Err(e)) => {
                 self.set_health(!self.store_calls.is_down(), Some(e.to_string()), 1);
                 self.log.emit(&Event::StoreGaveUp { what: op.describe(), error: e.to_string() }, now);

@@ -16,6 +16,7 @@ use captcha_dlq_core::options::spelled_as;
 use captcha_dlq_core::{ConfigError, InvalidTask, Solution, Task};
 use serde_json::{json, Map, Value};
 
+use crate::adopt::AdoptedAnswer;
 use crate::error::Error;
 use crate::recover::{RecoverItem, RecoverOptions};
 use crate::replay::{ReplayItem, ReplayOptions, ReplayOutcome};
@@ -307,6 +308,19 @@ pub fn recover_item(item: &RecoverItem, casing: Casing) -> Value {
     v
 }
 
+/// An answer adopted from a dead fleet member, as the host's `on_adopted` hook gets it: the
+/// shape of a solved [`recover_item`] (`{id, key, labels, ok: true, solution}`), so a host
+/// builds the very object its `recover` yields.
+pub fn adopted(answer: &AdoptedAnswer, casing: Casing) -> Value {
+    json!({
+        "id": answer.id,
+        "key": answer.key,
+        "labels": answer.labels,
+        "ok": true,
+        "solution": solution(&answer.solution, casing),
+    })
+}
+
 /// Any answer (a report, stats, a status) in the host's casing.
 pub fn value<T: serde::Serialize>(v: &T, casing: Casing) -> Value {
     cased::to_value(v, casing).unwrap_or(Value::Null)
@@ -360,6 +374,24 @@ pub fn balances(all: &[(String, Result<f64, Error>)], casing: Casing) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_adopted_answer_has_the_shape_of_a_recovered_one_in_the_hosts_casing() {
+        let mut solution = Solution::text("03AG-token");
+        solution.provider_task_id = Some("7182".into());
+        let answer = AdoptedAnswer {
+            id: "01J-ID".into(),
+            key: Some("batch:f/id:t1".into()),
+            labels: BTreeMap::from([("job_id".to_string(), "j".to_string())]),
+            solution,
+        };
+        let camel = adopted(&answer, Casing::Camel);
+        assert_eq!(camel["ok"], true);
+        assert_eq!((camel["id"].as_str(), camel["key"].as_str()), (Some("01J-ID"), Some("batch:f/id:t1")));
+        assert_eq!(camel["solution"]["providerTaskId"], "7182");
+        assert_eq!(camel["labels"]["job_id"], "j", "label keys are data");
+        assert_eq!(adopted(&answer, Casing::Snake)["solution"]["provider_task_id"], "7182");
+    }
 
     #[test]
     fn batch_items_are_tasks_or_wrapped_tasks_and_bad_ones_name_their_place() {

@@ -14,6 +14,7 @@
 //!
 //! The Python, Node and browser packages are thin translations of this API.
 
+pub mod adopt;
 pub mod client;
 pub mod dlq;
 pub mod driver;
@@ -31,6 +32,7 @@ pub mod solve_stream;
 mod store_calls;
 mod stream_end;
 
+pub use adopt::{AdoptedAnswer, AdoptedHook, AdoptionStats};
 pub use captcha_dlq_core as core;
 pub use client::{Client, SolveHandle};
 pub use dlq::{Dlq, ExportFormat};

@@ -2,9 +2,12 @@
 //! in flight is finished and handed over, one answer at a time.
 //!
 //! An entry is taken over when its owner is gone (another process that
-//! died, a client of this process that closed), or when it belongs to a job
-//! of this client that runs without a waiter (its caller cancelled after the
-//! provider had it). An entry that already holds an answer is handed over at
+//! died, a client of this process that closed, a fleet member whose heartbeat
+//! stopped), when it has none (an adopter released it with its answer, see
+//! `adopt`), or when it belongs to a job of this client that runs without a
+//! waiter (its caller cancelled after the provider had it). Another owner's
+//! entry is taken through the store's claim (`DlqStore::journal_claim`), so a
+//! recovery and an adopter, or two recoveries, never both take one. An entry that already holds an answer is handed over at
 //! once (again, recognisably: same record id and provider task id); one with
 //! a provider task id is polled; one without is submitted. Each answer goes
 //! out as it comes, and its entry goes only once the caller acknowledges it.
@@ -200,7 +203,20 @@ impl Recoverer {
                     Some(owner) => silent(owner) || liveness.is_gone(owner, entry.updated_at, now, grace).await,
                 };
                 if gone {
-                    self.take_over(&entry, resume).await
+                    // Taken through the store's claim: of this recovery, another one and the
+                    // fleet's adopters, exactly one gets the entry (the others find its owner
+                    // changed and leave it).
+                    let claimed = client
+                        .store_write(|| store.journal_claim(&entry.id, entry.owner.as_deref(), Some(client.owner())))
+                        .await;
+                    match claimed {
+                        Ok(Some(claimed)) => self.take_over(&claimed, resume).await,
+                        Ok(None) => Some((Claim::Busy, None)),
+                        Err(e) => {
+                            let _ = self.tx.unbounded_send(Err(e));
+                            return;
+                        }
+                    }
                 } else {
                     Some((Claim::Busy, None))
                 }

@@ -315,6 +315,8 @@ impl Replayer {
                 ReplayOutcome::Error(Error::Store(e))
             }
             Ok(Outcome::RunsOn { id }) => ReplayOutcome::Error(Error::Cancelled { id, runs_on: true }),
+            // Another client finishes the replay (its journal entry is that client's now).
+            Ok(Outcome::TakenOver(e)) => ReplayOutcome::Error(Error::Store(e)),
             Err(e) => ReplayOutcome::Error(e),
         };
         self.emit(Ok(ReplayItem { id, labels, outcome }));

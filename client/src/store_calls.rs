@@ -286,9 +286,16 @@ impl StoreCalls {
     fn call(&self, op: &Op) -> BoxFuture<'static, Result<(), StoreError>> {
         let store = self.store.clone();
         match op {
-            Op::Upsert { entry, .. } | Op::Answer { entry, .. } => {
+            // A new task's entry is created; every later write (its provider task id, its answer)
+            // needs the entry still there and still this client's: an entry another client took
+            // over (or took over and finished) is not written back (`StoreError::Taken`).
+            Op::Upsert { entry, gate: Some(_) } => {
                 let entry = entry.clone();
                 Box::pin(async move { store.journal_upsert(&entry).await })
+            }
+            Op::Upsert { entry, gate: None } | Op::Answer { entry, .. } => {
+                let entry = entry.clone();
+                Box::pin(async move { store.journal_update(&entry).await })
             }
             Op::Forget { id } => {
                 let id = id.clone();

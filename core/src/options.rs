@@ -124,6 +124,11 @@ pub struct FleetOptions {
     /// submit schedule, pauses, window and account errors for every client on it. Off, the
     /// client keeps its own limits, as if it were alone.
     pub enabled: bool,
+    /// On by default: while the client runs in a fleet (`enabled` and a store with a ledger), it
+    /// takes over the journal entries of fleet members whose heartbeat stopped and finishes
+    /// them, so a fleet heals without anyone running `recover`. Off, it leaves them to `recover`.
+    pub adopt: bool,
+
     /// Whose `budget` it is: the fleet's (the default, with the fleet on) or this client's.
     pub budget: BudgetScope,
 }
@@ -158,14 +163,18 @@ impl FromJson for BudgetScope {
 
 impl Default for FleetOptions {
     fn default() -> Self {
-        FleetOptions { enabled: true, budget: BudgetScope::Fleet }
+        FleetOptions { enabled: true, adopt: true, budget: BudgetScope::Fleet }
     }
 }
 
 impl FromJson for FleetOptions {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        let o = FleetOptions { enabled: f.or("enabled", true)?, budget: f.or_default("budget")? };
+        let o = FleetOptions {
+            enabled: f.or("enabled", true)?,
+            adopt: f.or("adopt", true)?,
+            budget: f.or_default("budget")?,
+        };
         f.finish()?;
         Ok(o)
     }
@@ -672,6 +681,16 @@ mod tests {
         let own = camel(json!({"apiKey": "K", "fleet": {"budget": "process"}})).unwrap();
         assert_eq!(own.fleet.budget, BudgetScope::Process);
         assert_eq!(camel(json!({"apiKey": "K", "fleet": {"budget": "mine"}})).unwrap_err().field, "fleet.budget");
+    }
+
+    #[test]
+    fn adoption_is_on_unless_turned_off_and_read_strictly() {
+        assert!(camel(json!({"apiKey": "K"})).unwrap().fleet.adopt);
+        let off = camel(json!({"apiKey": "K", "fleet": {"adopt": false}})).unwrap();
+        assert!(!off.fleet.adopt && off.fleet.enabled);
+        let e = camel(json!({"apiKey": "K", "fleet": {"adopt": "off"}})).unwrap_err();
+        assert_eq!(e.field, "fleet.adopt");
+        assert!(e.problem.contains("true or false"), "{}", e.problem);
     }
 
     #[test]

@@ -642,11 +642,22 @@ mod silent {
         async fn journal_upsert(&self, e: &JournalEntry) -> Result<(), StoreError> {
             self.store.journal_upsert(e).await
         }
+        async fn journal_update(&self, e: &JournalEntry) -> Result<(), StoreError> {
+            self.store.journal_update(e).await
+        }
         async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
             self.store.journal_forget(id, now).await
         }
         async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
             self.store.journal_entries().await
+        }
+        async fn journal_claim(
+            &self,
+            id: &str,
+            expected_owner: Option<&str>,
+            new_owner: Option<&str>,
+        ) -> Result<Option<JournalEntry>, StoreError> {
+            self.store.journal_claim(id, expected_owner, new_owner).await
         }
         async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
             self.store.settled(prefix).await

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use captcha_dlq_client::{Backends, Client, Error, EventSink, Result};
+use captcha_dlq_client::{AdoptedAnswer, AdoptedHook, Backends, Client, Error, EventSink, Result};
 use captcha_dlq_core::dlq::replay::ReplayPolicy;
 use captcha_dlq_core::dlq::DlqStore;
 use captcha_dlq_core::json_read::Casing;
@@ -23,6 +23,17 @@ pub async fn connect(
     store: Option<Arc<dyn DlqStore>>,
     events: Option<EventSink>,
 ) -> Result<Client> {
+    connect_with(options, store, events, None).await
+}
+
+/// [`connect`], with a hook for the answers the client adopts from dead fleet members (see
+/// [`captcha_dlq_client::adopt`]).
+pub async fn connect_with(
+    options: ClientOptions,
+    store: Option<Arc<dyn DlqStore>>,
+    events: Option<EventSink>,
+    on_adopted: Option<AdoptedHook>,
+) -> Result<Client> {
     let runtime = TokioRuntime::current()
         .ok_or_else(|| Error::Io("a captcha-dlq client needs a tokio runtime to run on".into()))?;
     let store = open_dlq(options.dlq.as_deref(), &options.store, store).await?;
@@ -33,7 +44,7 @@ pub async fn connect(
         liveness: Arc::new(ProcessLiveness),
         store,
     };
-    Client::start(options, backends, events)
+    Client::start_with(options, backends, events, on_adopted)
 }
 
 /// The DLQ of a client: the host's `store` object, else the store at `location` (the default
@@ -87,6 +98,7 @@ pub struct ClientBuilder {
     replay_policy: Option<ReplayPolicy>,
     store: Option<Arc<dyn DlqStore>>,
     events: Option<EventSink>,
+    on_adopted: Option<AdoptedHook>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -171,6 +183,27 @@ impl ClientBuilder {
         self
     }
 
+    /// Where the answers this client adopts from dead fleet members go (see
+    /// [`captcha_dlq_client::adopt`]): `hook` gets each once, and its journal entry goes when
+    /// it returns `Ok`; `Err` leaves the answer to `recover`. Without a hook, adopted answers
+    /// are kept in the journal, released for `recover` (or the resumed `captcha-dlq batch`).
+    pub fn on_adopted(
+        self,
+        hook: impl Fn(&AdoptedAnswer) -> std::result::Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        let hook = Arc::new(hook);
+        self.on_adopted_async(Arc::new(move |answer: AdoptedAnswer| {
+            let taken = hook(&answer);
+            Box::pin(async move { taken })
+        }))
+    }
+
+    /// [`on_adopted`](Self::on_adopted) with a hook that answers later (its future).
+    pub fn on_adopted_async(mut self, hook: AdoptedHook) -> Self {
+        self.on_adopted = Some(hook);
+        self
+    }
+
     /// The options, checked.
     pub fn options(&self) -> Result<ClientOptions> {
         let mut options = ClientOptions::from_value(Value::Object(self.options.clone()), Casing::Snake)?;
@@ -208,7 +241,7 @@ impl ClientBuilder {
     /// Opens the store and starts the client on the current tokio runtime.
     pub async fn build(self) -> Result<Client> {
         let options = self.options()?;
-        connect(options, self.store, self.events).await
+        connect_with(options, self.store, self.events, self.on_adopted).await
     }
 }
 

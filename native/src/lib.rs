@@ -24,7 +24,7 @@ pub mod runtime;
 pub mod store;
 pub mod transport;
 
-pub use builder::{builder, connect, ClientBuilder};
+pub use builder::{builder, connect, connect_with, ClientBuilder};
 pub use captcha_dlq_client::*;
 pub use captcha_dlq_core::{EngineConfig, Event, Solution, Task};
 pub use open::{check_durability, open_store, open_store_with, DEFAULT_DLQ};

@@ -153,6 +153,10 @@ impl DlqStore for Faulty {
         self.gate().await?;
         self.inner.journal_upsert(e).await
     }
+    async fn journal_update(&self, e: &JournalEntry) -> Result<(), StoreError> {
+        self.gate().await?;
+        self.inner.journal_update(e).await
+    }
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         self.gate().await?;
         if self.slow_forget.load(Ordering::SeqCst) {
@@ -162,6 +166,15 @@ impl DlqStore for Faulty {
     }
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
         self.inner.journal_entries().await
+    }
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected: Option<&str>,
+        new: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        self.gate().await?;
+        self.inner.journal_claim(id, expected, new).await
     }
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
         self.inner.settled(prefix).await

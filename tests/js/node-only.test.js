@@ -3,7 +3,7 @@
 // client it never closed sits idle.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,6 +130,51 @@ test('a process whose client was never closed exits once it is idle', () => {
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout.trim(), TOKEN);
 });
+
+test('a killed process\'s tasks are adopted by a running client: each answer reaches onAdopted once, nothing is paid twice', async () => {
+  await script({ default: { solve_after_ms: 4000 } });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-adopt-'));
+  const dlq = path.join(dir, 'dlq.sqlite');
+  const patient = { polling: { firstPollMs: 100, intervalMs: 100, maxPolls: 100000 } };
+  const before = (await (await fetch(`${mock.url}/mock/counters`)).json()).tasks_created;
+  const N = 4;
+  // A child with N tasks in flight on the SQLite DLQ, killed once they are with the provider.
+  const program = `
+    import { Client } from ${JSON.stringify(path.join(PACKAGE, 'index.js'))};
+    const client = new Client(${JSON.stringify(options({ dlq, ...patient }))});
+    const tasks = Array.from({ length: ${N} }, (_, i) => ({ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: 'https://example.com/adopt/' + i }));
+    await client.solveMany(tasks);
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: 'ignore' });
+  const taken = [];
+  const adopter = new Client(options({ dlq, ...patient, onAdopted: (item) => { taken.push(item); } }));
+  try {
+    const journaled = async () => (await adopter.dlq.journal()).filter((e) => e.providerTaskId).length;
+    await until(async () => (await journaled()) === N, 'the child\'s tasks are with the provider');
+    child.kill('SIGKILL');
+    await until(async () => taken.length >= N, 'every adopted answer reached onAdopted');
+    assert.equal(new Set(taken.map((item) => item.id)).size, N, 'each answer once');
+    assert.ok(taken.every((item) => item.ok && item.solution.providerTaskId && item.solution.text.startsWith(TOKEN)));
+    await until(async () => (await adopter.dlq.journal()).length === 0, 'the taken answers leave the journal');
+    assert.equal(taken.length, N);
+    const after = (await (await fetch(`${mock.url}/mock/counters`)).json()).tasks_created;
+    assert.equal(after - before, N, 'adopted tasks were polled, not submitted again');
+  } finally {
+    child.kill('SIGKILL');
+    await adopter.close();
+    fs.rmSync(dir, { recursive: true });
+  }
+  assert.throws(() => new Client(options({ onAdopted: 'log' })), (e) => e instanceof InvalidConfig && e.field === 'onAdopted');
+});
+
+/** Polls `check` every 50 ms for at most a minute (a bounded wait, not a timing assertion). */
+async function until(check, what) {
+  const deadline = Date.now() + 60_000;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, `${what} did not happen within a minute`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 const vectors = process.env.CAPTCHA_DLQ_VECTORS ?? path.join(ROOT, 'tests', 'vectors');
 for (const file of fs.readdirSync(vectors).filter((f) => f.endsWith('.json'))) {

@@ -20,7 +20,7 @@ from ._config import (
     _D,
 )
 from ._dlq import Dlq, Filter
-from ._errors import CaptchaDlqError, InvalidTask, from_details
+from ._errors import CaptchaDlqError, InvalidConfig, InvalidTask, from_details
 from ._native import NativeClient
 from ._results import RecoverItem, RecoverResult, ReplayItem, ReplayResult, Solution, SolveResult
 from ._store import DlqSpec, location_of
@@ -95,6 +95,16 @@ def _solve_result(local: Dict[int, CaptchaDlqError]) -> Callable[[str], SolveRes
     return convert
 
 
+def _adopted_hook(on_adopted: Callable[[RecoverItem], Any]) -> Callable[[str], None]:
+    """The user's hook over the JSON the client hands it: it gets the object ``recover()``
+    yields; its exception reaches the client, which leaves the answer to ``recover()``."""
+
+    def hook(text: str) -> None:
+        on_adopted(RecoverItem.from_dict(json.loads(text)))
+
+    return hook
+
+
 class Client:
     """A solving client. Thread-safe; one engine, store and connection pool per client.
 
@@ -114,7 +124,13 @@ class Client:
     are the default provider's, see ``captcha_dlq.defaults(provider)``). ``concurrency``:
     tasks a ``solve_many``/``solve_iter`` keeps in flight unless the call says. ``seed``:
     jitter seed (tests). ``proxy``: an HTTP or SOCKS5 proxy for the client's own traffic.
-    ``soft_id``/``pingback``: passed to services that take them.
+    ``soft_id``/``pingback``: passed to services that take them. ``fleet``:
+    ``{"enabled": bool, "adopt": bool}`` (both on by default): clients sharing a SQLite file or
+    a Redis namespace share each account's limits, and a running client adopts the tasks of a
+    fleet member whose heartbeat stopped (a killed process), finishing them itself.
+    ``on_adopted``: called once with each answer adopted that way, as the ``RecoverItem``
+    ``recover()`` yields (from a worker thread); the answer's journal entry goes once it
+    returns. Without it, or when it raises, the answer stays in the journal for ``recover()``.
 
     The API key is kept natively and appears in no repr, error, log line or record.
     """
@@ -145,6 +161,7 @@ class Client:
         concurrency: int = _D["concurrency"],
         soft_id: Optional[str] = None,
         pingback: Optional[str] = None,
+        on_adopted: Optional[Callable[[RecoverItem], Any]] = None,
     ) -> None:
         location, store_object = location_of(dlq)
         given: Dict[str, Any] = {
@@ -180,7 +197,13 @@ class Client:
         checked = {name: json.loads(dumps(value, name)) for name, value in given.items() if value is not None}
         options = {name: value for name, value in checked.items() if value != {}}
         _logging.connect()
-        self._native: NativeClient = call(NativeClient, json.dumps(options), store_object)
+        if on_adopted is not None and not callable(on_adopted):
+            raise InvalidConfig(
+                f"on_adopted: expected a callable taking a RecoverItem, got {type(on_adopted).__name__}",
+                field="on_adopted",
+            )
+        hook = None if on_adopted is None else _adopted_hook(on_adopted)
+        self._native: NativeClient = call(NativeClient, json.dumps(options), store_object, hook)
         #: The dead-letter queue and the journal of tasks in flight.
         self.dlq = Dlq(self._native)
 

@@ -23,6 +23,14 @@ pub enum StoreError {
     /// The store did not answer in time (the driver's per-call timeout).
     #[error("the store did not answer: {0}")]
     Timeout(String),
+    /// A journal write of an entry that another owner holds now, or that is gone (the fence of
+    /// `journal_upsert` and `journal_update`): the writer was not heard from for the fleet's
+    /// owner TTL and another client took the task over (and may have finished it).
+    #[error(
+        "journal entry {id} is no longer this client's: another client took the task over while this one was not \
+         heard from for the fleet's owner TTL; its answer goes to that client's consumer"
+    )]
+    Taken { id: String },
 }
 
 impl StoreError {

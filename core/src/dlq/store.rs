@@ -240,6 +240,14 @@ pub use super::error::{MaybeSendSync, StoreError};
 ///   history); if the record's deliveries reached the store's limit, or the
 ///   update says `parked`, it is parked. It removes the journal entry with the
 ///   record's id in the same transaction. Returns the resulting state.
+/// - `journal_upsert` of an entry that exists with another `owner` (absent counts as one)
+///   writes nothing and fails with `Taken`: an owner whose entry was claimed away cannot take
+///   it back by writing it (a process that was paused past the fleet's TTL, then resumed).
+/// - `journal_update` is `journal_upsert` of an entry that must exist: a missing one is not
+///   written again (`Taken`), so an old owner's late write cannot bring back an entry its new
+///   owner already finished and forgot.
+/// - `journal_claim` is a compare-and-set of an entry's `owner`: of two claims naming the
+///   same expected owner, at most one succeeds (see the method).
 /// - `journal_forget` removes the entry after its answer was handed over; in
 ///   the same transaction it settles the entry's `key` as `solved` and removes
 ///   a dead-letter record with the same id (a replayed task that is now
@@ -287,9 +295,26 @@ pub trait DlqStore: MaybeSendSync {
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError>;
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError>;
+    /// Rewrites an entry that exists and is still `entry.owner`'s (a task's later writes: its
+    /// provider task id, its answer); `Taken` if it is gone or another owner's.
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError>;
     /// Removes the entry of a task whose answer was handed over (see the contract above).
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError>;
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError>;
+    /// Takes the journal entry `id` over: if its `owner` is `expected_owner` (`None`: it has
+    /// none), sets it to `new_owner` (`None`: releases it to whoever recovers it) and returns
+    /// the entry as it now is; `None` if the entry is gone or its owner is another (someone
+    /// took it first). Nothing else of the entry changes (its `updated_at` keeps the age the
+    /// stale rule reads). Atomic against every other call of the store, in this process and in
+    /// others sharing the store, so two takers (two adopting clients, an adopter and
+    /// `recover`) never both get one entry. Time plays no part: whoever claims decides first
+    /// that the owner is gone (by the fleet ledger's clock or the front end's liveness).
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected_owner: Option<&str>,
+        new_owner: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError>;
 
     /// Settled keys starting with `prefix` (all with `""`), in key order.
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError>;

@@ -605,6 +605,31 @@ impl<B: TableBackend> TableStore<B> {
         self.backend.write(writes).await
     }
 
+    /// `must_exist`: `journal_update` (a missing entry is not written again).
+    async fn journal_write_locked(&self, entry: &JournalEntry, must_exist: bool) -> Result<(), StoreError> {
+        match self.journal_entry(&entry.id).await? {
+            Some(held) if held.owner != entry.owner => return Err(StoreError::Taken { id: entry.id.clone() }),
+            None if must_exist => return Err(StoreError::Taken { id: entry.id.clone() }),
+            _ => {}
+        }
+        self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]).await
+    }
+
+    async fn journal_claim_locked(
+        &self,
+        id: &str,
+        expected_owner: Option<&str>,
+        new_owner: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        let Some(mut entry) = self.journal_entry(id).await? else { return Ok(None) };
+        if entry.owner.as_deref() != expected_owner {
+            return Ok(None);
+        }
+        entry.owner = new_owner.map(str::to_string);
+        self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]).await?;
+        Ok(Some(entry))
+    }
+
     async fn settled_locked(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
         let keep = |row: &Row| row.key().starts_with(prefix);
         let mut out = Vec::new();
@@ -747,11 +772,26 @@ impl<B: TableBackend> DlqStore for TableStore<B> {
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        exclusive!(self, self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]))
+        exclusive!(self, self.journal_write_locked(entry, false))
+    }
+
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        exclusive!(self, self.journal_write_locked(entry, true))
     }
 
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         exclusive!(self, self.journal_forget_locked(id, now))
+    }
+
+    /// Read and written under the store's lock (and the backend's, for host stores shared by
+    /// several processes), so two claims of one entry run one after the other.
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected_owner: Option<&str>,
+        new_owner: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        exclusive!(self, self.journal_claim_locked(id, expected_owner, new_owner))
     }
 
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {

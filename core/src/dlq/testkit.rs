@@ -106,7 +106,7 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
 }
 
 /// The cases, in the order [`run_store_suite`] runs them.
-pub const CASES: [&str; 22] = [
+pub const CASES: [&str; 24] = [
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -129,6 +129,8 @@ pub const CASES: [&str; 22] = [
     "forget_settles_the_key_and_the_replayed_record",
     "push_settles_the_key_and_abandon_forgets_the_entry",
     "settled_keys_by_prefix",
+    "journal_claim_is_a_compare_and_set",
+    "journal_upsert_is_fenced_by_the_owner",
 ];
 
 /// Runs every case on a fresh store from `make_empty_store`; returns the number of cases run.
@@ -174,6 +176,8 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
             push_settles_the_key_and_abandon_forgets_the_entry(store).await
         }
         "settled_keys_by_prefix" => settled_keys_by_prefix(store).await,
+        "journal_claim_is_a_compare_and_set" => journal_claim_is_a_compare_and_set(store).await,
+        "journal_upsert_is_fenced_by_the_owner" => journal_upsert_is_fenced_by_the_owner(store).await,
         other => panic!("testkit: no case named {other:?}"),
     }
 }
@@ -778,4 +782,117 @@ async fn settled_keys_by_prefix<S: DlqStore>(store: &S) {
     assert_eq!(ok(case, "clear b/", store.clear_settled("b/").await), 2, "[{case}] clear_settled count");
     assert_eq!(keys(ok(case, "settled all", store.settled("").await)), vec!["a/1", "c"], "[{case}] after clear");
     assert_eq!(ok(case, "clear none", store.clear_settled("zz").await), 0, "[{case}] clearing nothing");
+}
+
+/// Two takers of a dead owner's entry: one gets it, the other is told it is gone; a released
+/// entry (no owner) is taken once more by whoever recovers it.
+async fn journal_claim_is_a_compare_and_set<S: DlqStore>(store: &S) {
+    let case = "journal_claim_is_a_compare_and_set";
+    let mut entry = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R12", 2);
+    entry.owner = Some("host-a/41/1".into());
+    entry.key = Some("batch:abc/line:9".into());
+    let mut solution = Solution::text("03AGdBq24-claimed");
+    solution.provider_task_id = Some("71823461".into());
+    entry.solution = Some(solution);
+    ok(case, "upsert", store.journal_upsert(&entry).await);
+    let other = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R13", 1);
+    ok(case, "upsert other", store.journal_upsert(&other).await);
+
+    let claimed = ok(case, "claim", store.journal_claim(&entry.id, Some("host-a/41/1"), Some("host-b/7/1")).await);
+    let expected = JournalEntry { owner: Some("host-b/7/1".into()), ..entry.clone() };
+    assert_eq!(
+        claimed.as_ref(),
+        Some(&expected),
+        "[{case}] the claim returns the entry with its new owner, else unchanged"
+    );
+    let again = ok(case, "second claim", store.journal_claim(&entry.id, Some("host-a/41/1"), Some("host-c/9/1")).await);
+    assert_eq!(again, None, "[{case}] a second claim naming the old owner must fail");
+    let unowned = ok(case, "claim as unowned", store.journal_claim(&entry.id, None, Some("host-c/9/1")).await);
+    assert_eq!(unowned, None, "[{case}] an owned entry is not taken as one without an owner");
+    let missing = ok(case, "claim missing", store.journal_claim("01JD7Z6Q8V3K9R2M4N5P6Q7R99", None, Some("x")).await);
+    assert_eq!(missing, None, "[{case}] claiming a missing entry gives None");
+    let entries = ok(case, "entries", store.journal_entries().await);
+    assert_eq!(
+        entries,
+        vec![expected.clone(), other.clone()],
+        "[{case}] the journal holds the claimed entry, the other untouched"
+    );
+
+    // Released (no owner), then taken by a recovery: once.
+    let released = ok(case, "release", store.journal_claim(&entry.id, Some("host-b/7/1"), None).await);
+    assert_eq!(released.and_then(|e| e.owner), None, "[{case}] a released entry has no owner");
+    let taken = ok(case, "take released", store.journal_claim(&entry.id, None, Some("host-d/3/2")).await);
+    assert_eq!(taken.map(|e| (e.owner, e.solution)), Some((Some("host-d/3/2".into()), expected.solution.clone())));
+    let twice = ok(case, "take released twice", store.journal_claim(&entry.id, None, Some("host-e/3/2")).await);
+    assert_eq!(twice, None, "[{case}] a released entry is taken once");
+    // A claimed entry keeps its key: its acknowledgement settles it as for any entry.
+    ok(case, "forget", store.journal_forget(&entry.id, at(60)).await);
+    let settled = ok(case, "settled", store.settled("batch:abc/").await);
+    assert_eq!(
+        settled.iter().map(|s| (s.key.as_str(), s.outcome)).collect::<Vec<_>>(),
+        [("batch:abc/line:9", Settlement::Solved)]
+    );
+    let gone = ok(case, "claim forgotten", store.journal_claim(&entry.id, Some("host-d/3/2"), Some("x")).await);
+    assert_eq!(gone, None, "[{case}] a forgotten entry cannot be claimed");
+}
+
+/// An owner whose entry was claimed away cannot take it back by writing it (a process paused past
+/// the fleet's TTL that resumes and writes the answer it polled): the write fails with `Taken`
+/// and the entry stays the new owner's.
+async fn journal_upsert_is_fenced_by_the_owner<S: DlqStore>(store: &S) {
+    let case = "journal_upsert_is_fenced_by_the_owner";
+    let mut entry = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R14", 1);
+    entry.owner = Some("host-a/41/1".into());
+    ok(case, "upsert", store.journal_upsert(&entry).await);
+    entry.attempts = 2;
+    ok(case, "upsert by its owner", store.journal_upsert(&entry).await);
+    let claimed = ok(case, "claim", store.journal_claim(&entry.id, Some("host-a/41/1"), Some("host-b/7/1")).await);
+    let claimed = match claimed {
+        Some(c) => c,
+        None => panic!("[{case}] the claim must succeed"),
+    };
+    let mut stale = entry.clone();
+    stale.solution = Some(Solution::text("03AG-late"));
+    match store.journal_upsert(&stale).await {
+        Err(StoreError::Taken { id }) => assert_eq!(id, entry.id, "[{case}] Taken names the entry"),
+        other => panic!("[{case}] a write by the old owner must fail with Taken, got {other:?}"),
+    }
+    let mut unowned = entry.clone();
+    unowned.owner = None;
+    match store.journal_upsert(&unowned).await {
+        Err(StoreError::Taken { .. }) => {}
+        other => panic!("[{case}] a write without an owner over an owned entry must fail with Taken, got {other:?}"),
+    }
+    assert_eq!(
+        ok(case, "entries", store.journal_entries().await),
+        vec![claimed.clone()],
+        "[{case}] the entry stays the new owner's, unchanged"
+    );
+    match store.journal_update(&stale).await {
+        Err(StoreError::Taken { .. }) => {}
+        other => panic!("[{case}] an update by the old owner must fail with Taken, got {other:?}"),
+    }
+    let mut next = claimed.clone();
+    next.provider_task_id = Some("71823499".into());
+    ok(case, "update by the new owner", store.journal_update(&next).await);
+    assert_eq!(
+        ok(case, "entries", store.journal_entries().await),
+        vec![next.clone()],
+        "[{case}] the new owner writes it"
+    );
+    // The new owner finished the task: the old owner's late write does not bring the entry back.
+    ok(case, "forget", store.journal_forget(&next.id, at(90)).await);
+    match store.journal_update(&stale).await {
+        Err(StoreError::Taken { id }) => assert_eq!(id, next.id),
+        other => panic!("[{case}] an update of a forgotten entry must fail with Taken, got {other:?}"),
+    }
+    assert!(ok(case, "entries", store.journal_entries().await).is_empty(), "[{case}] nothing was written back");
+    let fresh = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R15", 0);
+    match store.journal_update(&fresh).await {
+        Err(StoreError::Taken { .. }) => {}
+        other => panic!("[{case}] journal_update never creates an entry, got {other:?}"),
+    }
+    ok(case, "upsert creates it", store.journal_upsert(&fresh).await);
+    ok(case, "update by its owner", store.journal_update(&fresh).await);
+    assert_eq!(ok(case, "entries", store.journal_entries().await), vec![fresh], "[{case}] created, then updated");
 }

@@ -454,6 +454,13 @@ impl Engine {
         true
     }
 
+    /// Another client of the fleet took `job` over (its journal entry names that client now; a
+    /// write of it was fenced off): the job is dropped without a trace, since the new owner
+    /// finishes it. Returns whether there was such a job.
+    pub fn let_go(&mut self, job: JobId) -> bool {
+        self.remove_job(job).is_some()
+    }
+
     /// The driver's store has not answered for as long as the driver waits for it: every
     /// task waiting for a submission is let go rather than held until its deadline. A task
     /// never sent is removed and returned (nothing was paid; its journal entry, if it was

@@ -18,9 +18,9 @@
 //! scores, for prefix ranges in key order) and `counters`. A namespace written
 //! before settled keys existed has no `jkey`/`settled`/`skeys` and works as is.
 //! Every move (push + journal removal + key settlement + eviction, lease,
-//! complete, abandon, park, unpark, purge, journal writes) is one Lua script,
-//! so it is atomic against every other worker; `peek`/`count`/`purge` read the
-//! records in pages.
+//! complete, abandon, park, unpark, purge, journal writes, a journal claim's
+//! compare-and-set) is one Lua script, so it is atomic against every other
+//! worker; `peek`/`count`/`purge` read the records in pages.
 //!
 //! Batching (`batch.rs`): the single-call writes (push, complete, abandon,
 //! park, unpark, journal_upsert, journal_forget) that arrive together run as
@@ -255,6 +255,28 @@ impl RedisStore {
         redis::from_redis_value(value).map_err(|e| {
             StoreError::Backend(format!("redis {}: unexpected reply to {}: {e}", self.location, op.name()))
         })
+    }
+
+    /// `journal_upsert`, or with `must_exist` `journal_update`: one `JOURNAL_UPSERT` (batched with
+    /// the writes that arrive together).
+    async fn journal_write(&self, entry: &JournalEntry, must_exist: bool) -> Result<(), StoreError> {
+        let json =
+            serde_json::to_string(entry).map_err(|e| StoreError::Decode(format!("journal entry {}: {e}", entry.id)))?;
+        let has_key = if entry.key.is_some() { "1" } else { "0" };
+        let has_owner = if entry.owner.is_some() { "1" } else { "0" };
+        let call = Call::new(Op::JournalUpsert)
+            .arg(&entry.id)
+            .arg(&json)
+            .arg(has_key)
+            .arg(entry.key.as_deref().unwrap_or_default())
+            .arg(has_owner)
+            .arg(entry.owner.as_deref().unwrap_or_default())
+            .arg(if must_exist { "1" } else { "0" });
+        let written: i64 = self.apply(call).await?;
+        if written == 0 {
+            return Err(StoreError::Taken { id: entry.id.clone() });
+        }
+        Ok(())
     }
 
     fn key(&self, name: &str) -> &str {
@@ -880,21 +902,59 @@ impl DlqStore for RedisStore {
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        let json =
-            serde_json::to_string(entry).map_err(|e| StoreError::Decode(format!("journal entry {}: {e}", entry.id)))?;
-        let has_key = if entry.key.is_some() { "1" } else { "0" };
-        let call = Call::new(Op::JournalUpsert)
-            .arg(&entry.id)
-            .arg(&json)
-            .arg(has_key)
-            .arg(entry.key.as_deref().unwrap_or_default());
-        let _: i64 = self.apply(call).await?;
-        Ok(())
+        self.journal_write(entry, false).await
+    }
+
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.journal_write(entry, true).await
     }
 
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         let _: i64 = self.apply(Call::new(Op::JournalForget).arg(id).arg(now.as_unix_millis())).await?;
         Ok(())
+    }
+
+    /// The owner is checked here and the write is a compare-and-set of the entry's whole JSON in
+    /// a script (`JOURNAL_CLAIM`), so the entry's JSON is never re-encoded in Lua (cjson would
+    /// round numbers). An entry that changed between the read and the script (its owner wrote
+    /// it meanwhile) is read again, a few times at most.
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected_owner: Option<&str>,
+        new_owner: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        const TRIES: usize = 16;
+        for _ in 0..TRIES {
+            let mut conn = self.conn.clone();
+            let read: Option<String> = redis::cmd("HGET")
+                .arg(self.key("journal"))
+                .arg(id)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| backend(&self.location, &e))?;
+            let Some(json) = read else { return Ok(None) };
+            let mut entry: JournalEntry =
+                serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
+            if entry.owner.as_deref() != expected_owner {
+                return Ok(None);
+            }
+            entry.owner = new_owner.map(str::to_string);
+            let claimed =
+                serde_json::to_string(&entry).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
+            let written: i64 = self
+                .invoke(&self.scripts.journal_claim, |inv| {
+                    inv.arg(id).arg(&json).arg(&claimed);
+                })
+                .await?;
+            if written == 1 {
+                return Ok(Some(entry));
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "redis {}: journal entry {id} kept changing while it was claimed ({TRIES} tries)",
+            self.location
+        )))
     }
 
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {

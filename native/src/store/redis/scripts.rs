@@ -364,14 +364,37 @@ end
 return n
 "#;
 
-/// ARGV: id, JSON, has key ('1'/'0'), key.
+/// ARGV: id, JSON, has key ('1'/'0'), key, has owner ('1'/'0'), owner, must exist ('1'/'0':
+/// `journal_update`). Returns 1, or 0 when the entry exists with another owner or is missing
+/// and must exist (the fence: nothing is written). The stored entry is only decoded to read its
+/// owner, never re-encoded.
 const JOURNAL_UPSERT: &str = r#"
+local held = redis.call('HGET', JOURNAL, ARGV[1])
+if not held and ARGV[7] == '1' then return 0 end
+if held then
+  -- An entry cjson cannot read (none we write) is not fenced rather than never written again.
+  local ok, entry = pcall(cjson.decode, held)
+  local owner = nil
+  if ok and type(entry) == 'table' and entry.owner ~= cjson.null then owner = entry.owner end
+  local want = nil
+  if ARGV[5] == '1' then want = ARGV[6] end
+  if ok and owner ~= want then return 0 end
+end
 redis.call('HSET', JOURNAL, ARGV[1], ARGV[2])
 if ARGV[3] == '1' then
   redis.call('HSET', JKEY, ARGV[1], ARGV[4])
 else
   redis.call('HDEL', JKEY, ARGV[1])
 end
+return 1
+"#;
+
+/// ARGV: id, the entry's JSON as read, its JSON with the new owner. Writes the new JSON only if
+/// the entry still reads as it was read (compare-and-set of the whole entry: its owner, and
+/// anything its owner wrote meanwhile); returns 1, or 0 if it changed or is gone.
+const JOURNAL_CLAIM: &str = r#"
+if redis.call('HGET', JOURNAL, ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', JOURNAL, ARGV[1], ARGV[3])
 return 1
 "#;
 
@@ -480,6 +503,7 @@ pub(super) struct Scripts {
     pub(super) records: Script,
     pub(super) purge: Script,
     pub(super) clear_settled: Script,
+    pub(super) journal_claim: Script,
 }
 
 impl Scripts {
@@ -513,6 +537,7 @@ impl Scripts {
             records: s(RECORDS),
             purge: s(PURGE),
             clear_settled: s(CLEAR_SETTLED),
+            journal_claim: Script::new(&format!("{prelude}{JOURNAL_CLAIM}")),
         }
     }
 }

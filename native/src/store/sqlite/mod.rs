@@ -118,6 +118,17 @@ impl SqliteStore {
         Ok(self)
     }
 
+    /// `journal_upsert`, or with `must_exist` `journal_update`.
+    async fn journal_write(&self, entry: &JournalEntry, must_exist: bool) -> Result<(), StoreError> {
+        let json = encode(entry, || format!("journal entry {}", entry.id))?;
+        let (id, key, owner) = (entry.id.clone(), entry.key.clone(), entry.owner.clone());
+        self.writer
+            .write(Box::new(move |conn, loc| {
+                ops::journal_write(conn, loc, &id, key.as_deref(), owner.as_deref(), &json, must_exist)
+            }))
+            .await
+    }
+
     /// Where the store lives, for messages.
     pub fn location(&self) -> &str {
         &self.location
@@ -250,14 +261,37 @@ impl DlqStore for SqliteStore {
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        let json = encode(entry, || format!("journal entry {}", entry.id))?;
-        let (id, key) = (entry.id.clone(), entry.key.clone());
-        self.writer.write(Box::new(move |conn, loc| ops::journal_upsert(conn, loc, &id, key.as_deref(), &json))).await
+        self.journal_write(entry, false).await
+    }
+
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.journal_write(entry, true).await
     }
 
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         let id = id.to_string();
         self.writer.write(Box::new(move |conn, loc| ops::journal_forget(conn, loc, &id, now))).await
+    }
+
+    /// One `UPDATE … RETURNING` in a write transaction: SQLite runs one writer at a time over
+    /// the file, so of two processes' claims the second sees the first's owner.
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected_owner: Option<&str>,
+        new_owner: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        let (owned_id, expected, new) =
+            (id.to_string(), expected_owner.map(str::to_string), new_owner.map(str::to_string));
+        let claimed = self
+            .writer
+            .write(Box::new(move |conn, loc| {
+                ops::journal_claim(conn, loc, &owned_id, expected.as_deref(), new.as_deref())
+            }))
+            .await?;
+        claimed
+            .map(|json| serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}"))))
+            .transpose()
     }
 
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {

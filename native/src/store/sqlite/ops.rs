@@ -592,19 +592,30 @@ pub(super) fn stats(conn: &mut Connection, loc: &str, now: Timestamp) -> Result<
     Ok(((count(total), count(parked), count(leased), oldest.map(from_ms)), counters, count(in_flight)))
 }
 
-pub(super) fn journal_upsert(
+/// Inserts the entry (unless `must_exist`), or replaces it if it is still `owner`'s (the fence:
+/// an entry another owner claimed, or one gone when it must exist, is left alone and the write
+/// fails with `Taken`).
+pub(super) fn journal_write(
     conn: &Connection,
     loc: &str,
     id: &str,
     key: Option<&str>,
+    owner: Option<&str>,
     json: &str,
+    must_exist: bool,
 ) -> Result<(), StoreError> {
-    conn.prepare_cached(
+    let sql = if must_exist {
+        "UPDATE journal SET key = ?2, json = ?3 WHERE id = ?1 AND json_extract(json, '$.owner') IS ?4"
+    } else {
         "INSERT INTO journal (id, key, json) VALUES (?1, ?2, ?3) \
-         ON CONFLICT(id) DO UPDATE SET key = excluded.key, json = excluded.json",
-    )
-    .and_then(|mut s| s.execute(params![id, key, json]))
-    .map_err(db_error(loc))?;
+         ON CONFLICT(id) DO UPDATE SET key = excluded.key, json = excluded.json \
+         WHERE json_extract(journal.json, '$.owner') IS ?4"
+    };
+    let written =
+        conn.prepare_cached(sql).and_then(|mut s| s.execute(params![id, key, json, owner])).map_err(db_error(loc))?;
+    if written == 0 {
+        return Err(StoreError::Taken { id: id.to_string() });
+    }
     Ok(())
 }
 
@@ -616,6 +627,26 @@ pub(super) fn journal_forget(conn: &Connection, loc: &str, id: &str, now: Timest
         .and_then(|mut s| s.execute([id]))
         .map_err(db_error(loc))?;
     bump(conn, loc, "completed", removed as u64)
+}
+
+/// Sets the `owner` of entry `id` to `new_owner` (removes it for `None`) if it is
+/// `expected_owner` (absent for `None`), in one statement; returns the entry's JSON as claimed,
+/// or `None` when the entry is gone or someone else owns it. The JSON functions edit the text
+/// in place, so every other field reads back as it was written.
+pub(super) fn journal_claim(
+    conn: &Connection,
+    loc: &str,
+    id: &str,
+    expected_owner: Option<&str>,
+    new_owner: Option<&str>,
+) -> Result<Option<String>, StoreError> {
+    conn.prepare_cached(
+        "UPDATE journal SET json = CASE WHEN ?3 IS NULL THEN json_remove(json, '$.owner') \
+                                   ELSE json_set(json, '$.owner', ?3) END \
+         WHERE id = ?1 AND json_extract(json, '$.owner') IS ?2 RETURNING json",
+    )
+    .and_then(|mut s| s.query_row(params![id, expected_owner, new_owner], |r| r.get(0)).optional())
+    .map_err(db_error(loc))
 }
 
 /// (id, JSON) of every journal entry, by id.
