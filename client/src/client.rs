@@ -111,10 +111,10 @@ impl Client {
         )
         .with_fleet(fleet);
         backends.runtime.spawn(Box::pin(driver.run()));
-        // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
-        #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
         let adoption: SharedStats =
             Arc::new(Mutex::new(AdoptionStats { enabled: adopting, ..AdoptionStats::default() }));
+        // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
+        #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
         let inner = Arc::new(Inner { commands: tx, backends, options, owner, health, metrics, adoption });
         if adopting {
             let adopter = Adopter {
