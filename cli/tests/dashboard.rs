@@ -88,7 +88,11 @@ fn the_demos_kept_dlq_is_served_and_read_only_refuses_actions() {
         .unwrap();
     let mut running = Running(child);
     let mut first = String::new();
-    BufReader::new(running.0.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    // Kept open to the end: a pipe closed after the first line makes the dashboard's next line
+    // fail with EPIPE, and `println!` then ends the process (whether it has printed it by then
+    // is a race with this read).
+    let mut stdout = BufReader::new(running.0.stdout.take().unwrap());
+    stdout.read_line(&mut first).unwrap();
     let addr = first.split("http://").nth(1).expect("the URL is printed").trim().trim_end_matches('/').to_string();
     let (status, summary) = get(&addr, "/api/summary");
     assert_eq!(status, 200, "{summary}");
