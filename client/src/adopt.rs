@@ -138,6 +138,8 @@ impl Adopter {
             }
         };
         let dead = self.dead_owners(client.owner(), &view);
+        // Owners gone from the view (their rows forgotten) or alive again are not kept.
+        drained.retain(|(owner, heartbeat)| dead.get(owner).is_some_and(|row| row.heartbeat == *heartbeat));
         if dead.iter().all(|(owner, row)| drained.contains(&(owner.clone(), row.heartbeat))) {
             return true;
         }
