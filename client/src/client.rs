@@ -72,20 +72,19 @@ impl Client {
         if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {
             first.config.seed = backends.runtime.random_seed();
         }
-        let ledger = if options.fleet.enabled { backends.store.fleet_ledger() } else { None };
-        if let Some(ledger) = &ledger {
-            for (lane, provider) in lanes.iter_mut().zip(options.providers()) {
-                lane.fleet = Some(LaneFleet {
-                    account: ledger.account_id(provider.provider.base_url(), &provider.api_key),
-                    shares_budget: options.fleet.budget == BudgetScope::Fleet,
-                });
-            }
-        }
+        let ledger = if options.fleet.enabled { ledger_of(&backends) } else { None };
         // This client's account at each provider, by name: adoption takes only the entries of
         // providers whose account it shares with their dead owner.
-        let accounts: HashMap<String, String> =
-            lanes.iter().filter_map(|lane| Some((lane.name.clone(), lane.fleet.as_ref()?.account.clone()))).collect();
-        let adopting = options.fleet.adopt && !accounts.is_empty();
+        let mut accounts: HashMap<String, String> = HashMap::new();
+        if let Some(ledger) = &ledger {
+            for (lane, provider) in lanes.iter_mut().zip(options.providers()) {
+                let account = ledger.account_id(provider.provider.base_url(), &provider.api_key);
+                accounts.insert(lane.name.clone(), account.clone());
+                lane.fleet = Some(LaneFleet { account, shares_budget: options.fleet.budget == BudgetScope::Fleet });
+            }
+        }
+        // Decided on the ledger itself, so that a build without one (the browser) has no adopter.
+        let adopting = ledger.is_some() && options.fleet.adopt && !accounts.is_empty();
         let engine = Engine::with_lanes(lanes, options.routing.clone())?.with_submit_options(options.submit.clone());
         let owner = backends.liveness.register();
         let (tx, rx) = mpsc::unbounded();
@@ -167,7 +166,7 @@ impl Client {
     /// account's state), or `None` when the store has no ledger (memory: one process is the
     /// fleet). Read with the store's timeout.
     pub async fn fleet_view(&self) -> Result<Option<captcha_dlq_core::fleet::FleetView>> {
-        let Some(ledger) = self.inner.backends.store.fleet_ledger() else { return Ok(None) };
+        let Some(ledger) = ledger_of(&self.inner.backends) else { return Ok(None) };
         let runtime = &self.inner.backends.runtime;
         let timeout = self.inner.options.store.timeout();
         if let futures::future::Either::Left((view, _)) =
@@ -226,7 +225,7 @@ impl Client {
     /// hash of the key and the provider's base URL, never the key), when the store keeps a
     /// ledger; empty otherwise. Joins this client's providers to the fleet view's accounts.
     pub fn fleet_accounts(&self) -> Vec<(String, String)> {
-        let Some(ledger) = self.inner.backends.store.fleet_ledger() else { return Vec::new() };
+        let Some(ledger) = ledger_of(&self.inner.backends) else { return Vec::new() };
         self.inner
             .options
             .providers()
@@ -530,5 +529,19 @@ impl Outcome {
             Outcome::NotSubmitted(e) | Outcome::TakenOver(e) => Err(Error::Store(e)),
             Outcome::RunsOn { id } => Err(Error::Cancelled { id, runs_on: true }),
         }
+    }
+}
+
+/// The store's fleet ledger, where a fleet can be: natively. The browser's stores (IndexedDB,
+/// a JS store object) are one tab's or one worker's and keep no ledger, so in the `.wasm` this
+/// is `None` outright and the fleet's machinery (syncs, adoption, the fleet view) is left out
+/// of the build rather than carried as dead weight under the size guard.
+fn ledger_of(backends: &Backends) -> Option<Arc<dyn captcha_dlq_core::fleet::FleetLedger>> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return backends.store.fleet_ledger();
+    #[cfg(target_arch = "wasm32")]
+    {
+        let _ = backends;
+        None
     }
 }
