@@ -6,17 +6,17 @@ use core::fmt;
 use core::time::Duration;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::backoff;
-use super::polls::batchable_kind;
 use super::routing::Preference;
 use super::{Action, Engine};
 use crate::dlq::record::HistoryEntry;
 use crate::journal::JournalEntry;
 use crate::json_read::{deserialize_from_json, FieldError, FromJson};
 use crate::labels::Labels;
-use crate::task::Task;
+use crate::task::{Task, TaskKind};
 use crate::time::Timestamp;
 
 /// A task the engine is working on. Unique within one engine.
@@ -302,4 +302,15 @@ impl Engine {
         let random = (u128::from(self.rng.u64(..)) << 16) | u128::from(self.rng.u16(..));
         ulid::Ulid::from_parts(now.as_unix_millis(), random).to_string()
     }
+}
+
+/// Whether answers of `kind` can share a batch answer (see `Engine::batchable`).
+pub(super) fn batchable_kind(kind: TaskKind) -> bool {
+    matches!(kind, TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha)
+}
+
+/// Whether `job`'s answer can share a batch poll (an unknown job cannot). A free function so
+/// that `poll_action` can ask while it holds a lane's poll queue mutably.
+pub(super) fn job_batchable(jobs: &FxHashMap<JobId, Job>, job: JobId) -> bool {
+    jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
 }

@@ -1,14 +1,11 @@
 //! Polling: which tasks a lane polls now (alone or riding in a batch, see `rounds`), the poll
 //! requests, and what their answers mean for each task (solved, not ready yet, failed).
 
-use rustc_hash::FxHashMap;
-
-use super::job::{Job, Pending, Stage};
+use super::job::{job_batchable, Pending, Stage};
 use super::{Engine, Event, JobId, RequestId, GARBLED_BATCHES_BEFORE_FALLBACK};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
 use crate::provider::{PollOutcome, TaskPoll};
-use crate::task::TaskKind;
 use crate::time::Timestamp;
 use core::time::Duration;
 
@@ -214,15 +211,4 @@ impl Engine {
             }
         }
     }
-}
-
-/// Whether answers of `kind` can share a batch answer (see `Engine::batchable`).
-pub(super) fn batchable_kind(kind: TaskKind) -> bool {
-    matches!(kind, TaskKind::RecaptchaV2 | TaskKind::RecaptchaV3 | TaskKind::Turnstile | TaskKind::Hcaptcha)
-}
-
-/// Whether `job`'s answer can share a batch poll (an unknown job cannot). A free function so
-/// that `poll_action` can ask while it holds a lane's poll queue mutably.
-pub(super) fn job_batchable(jobs: &FxHashMap<JobId, Job>, job: JobId) -> bool {
-    jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
 }
