@@ -333,9 +333,21 @@ export interface ReplayOptions {
   perSecond?: number;
 }
 
+/** An answer a collect-all call handed over (its record or journal entry is gone). `key`: a recovered task's key; replayed records have none. */
+export interface Answer {
+  id: string;
+  key: string | null;
+  labels: Labels;
+  solution: Solution;
+}
+
+/** What `replay()` returns (the client's `ReplayResult`, the same in every language). */
 export interface ReplayResult {
   report: ReplayReport;
-  solved: Array<{ id: string; labels: Labels; solution: Solution }>;
+  /** The answers, in the order they came. */
+  solved: Answer[];
+  /** Every record's outcome, in the order they came. */
+  items: ReplayItem[];
 }
 
 export interface RecoverOptions {
@@ -358,11 +370,13 @@ export interface RecoverSummary {
   deadLettered: number;
 }
 
+/** What `recover()` returns (the client's `RecoverResult`, the same in every language). */
 export interface RecoverResult {
-  found: number;
-  skippedLive: number;
-  deadLettered: number;
-  solved: Array<{ id: string; key: string | null; labels: Labels; solution: Solution }>;
+  report: RecoverSummary;
+  /** The answers, in the order they came. */
+  solved: Answer[];
+  /** The tasks that failed, each with its error. */
+  failed: Array<Extract<RecoverItem, { ok: false }>>;
 }
 
 export interface ReplayStream extends AsyncGenerator<ReplayItem, void, undefined> {

@@ -96,7 +96,7 @@ export async function main(mockUrl?: string): Promise<void> {
   const { report, solved } = await client.replay({ filter: { labels: { jobId: '1' } } });
   console.log(report.recovered + report.failedAgain + report.parked, solved.map((s) => s.solution.text));
   const recovered = await client.recover({ resume: true });
-  console.log(recovered.found, recovered.solved.map((s) => s.solution.text));
+  console.log(recovered.report.found, recovered.solved.map((s) => s.solution.text), recovered.failed.map((f) => f.error.code));
 
   console.log(await client.balance(), (await client.status()).inFlight, (await client.storeHealth()).available);
   const n: number = await client.dlq.count({ reasons: ['ERROR_CAPTCHA_UNSOLVABLE'], deadLetteredAfter: new Date(0) });

@@ -348,25 +348,28 @@ export function bind(native) {
      * starting records; those started finish.
      */
     replayStream(options) {
+      return this.#replayStream(options, false);
+    }
+
+    #replayStream(options, collect) {
       const opening = this.#opening;
       let replay = null;
       const items = (async function* replayStream() {
         const client = await opening;
-        replay = await call(() => client.replayStream(plain(options) ?? null));
+        replay = await call(() => client.replayStream(plain(options) ?? null, collect));
         yield* pull(replay, withError, () => replay.cancel());
       })();
       items.report = () => (replay ? replay.report() : null);
+      items.result = () => (replay ? replay.result() : null);
       return items;
     }
 
-    /** Replays records: `{report, solved: [{id, labels, solution}]}`. */
+    /** Replays records: `{report, solved: [{id, key, labels, solution}], items}` (the client's `ReplayResult`). */
     async replay(options) {
-      const stream = this.replayStream(options);
-      const solved = [];
-      for await (const item of stream) {
-        if (item.outcome === 'recovered') solved.push({ id: item.id, labels: item.labels, solution: item.solution });
-      }
-      return { report: stream.report(), solved };
+      const stream = this.#replayStream(options, true);
+      for await (const _ of stream);
+      const result = stream.result();
+      return { ...result, items: result.items.map(withError) };
     }
 
     /**
@@ -375,25 +378,28 @@ export function bind(native) {
      * gives the counts.
      */
     recoverStream(options) {
+      return this.#recoverStream(options, false);
+    }
+
+    #recoverStream(options, collect) {
       const opening = this.#opening;
       let recovery = null;
       const items = (async function* recoverStream() {
         const client = await opening;
-        recovery = await call(() => client.recoverStream(plain(options) ?? null));
+        recovery = await call(() => client.recoverStream(plain(options) ?? null, collect));
         yield* pull(recovery, withError, () => {});
       })();
       items.summary = () => (recovery ? recovery.summary() : null);
+      items.result = () => (recovery ? recovery.result() : null);
       return items;
     }
 
-    /** Recovers the journal: `{found, skippedLive, deadLettered, solved: [{id, key, labels, solution}]}`. */
+    /** Recovers the journal: `{report, solved: [{id, key, labels, solution}], failed}` (the client's `RecoverResult`). */
     async recover(options) {
-      const stream = this.recoverStream(options);
-      const solved = [];
-      for await (const item of stream) {
-        if (item.ok) solved.push({ id: item.id, key: item.key, labels: item.labels, solution: item.solution });
-      }
-      return { ...stream.summary(), solved };
+      const stream = this.#recoverStream(options, true);
+      for await (const _ of stream);
+      const result = stream.result();
+      return { ...result, failed: result.failed.map(withError) };
     }
 
     /** The account balance, as the provider reports it. */

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use captcha_dlq::{host, AdoptedAnswer, AdoptedHook, Client, ExportFormat};
-use captcha_dlq_core::json_read::Casing;
 use captcha_dlq_core::options::ClientOptions;
+use captcha_dlq_core::support::json_read::Casing;
 use captcha_dlq_core::Event;
 use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
 use napi::bindgen_prelude::{Function, Object, Promise, PromiseRaw};
@@ -169,20 +169,32 @@ impl NativeClient {
         Ok(NativeStream::new(self.client.solve_stream(inputs, options.concurrency)))
     }
 
-    /// Replays DLQ records (`{reasons, ids, filter, limit, perSecond}`).
+    /// Replays DLQ records (`{reasons, ids, filter, limit, perSecond}`); with `collect`, the
+    /// stream also keeps what `replay()` returns (`result()`).
     #[napi]
-    pub fn replay_stream(&self, env: &Env, options: Option<Value>) -> napi::Result<NativeReplay> {
+    pub fn replay_stream(
+        &self,
+        env: &Env,
+        options: Option<Value>,
+        collect: Option<bool>,
+    ) -> napi::Result<NativeReplay> {
         let options =
             host::replay_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(|e| error::throw(env, &e))?;
-        Ok(NativeReplay::new(self.client.replay_stream(options)))
+        Ok(NativeReplay::new(self.client.replay_stream(options), collect.unwrap_or(false)))
     }
 
-    /// Recovers the journal (`{resume}`).
+    /// Recovers the journal (`{resume}`); with `collect`, the stream also keeps what
+    /// `recover()` returns (`result()`).
     #[napi]
-    pub fn recover_stream(&self, env: &Env, options: Option<Value>) -> napi::Result<NativeRecover> {
+    pub fn recover_stream(
+        &self,
+        env: &Env,
+        options: Option<Value>,
+        collect: Option<bool>,
+    ) -> napi::Result<NativeRecover> {
         let options =
             host::recover_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(|e| error::throw(env, &e))?;
-        Ok(NativeRecover::new(self.client.recover_stream(options)))
+        Ok(NativeRecover::new(self.client.recover_stream(options), collect.unwrap_or(false)))
     }
 
     /// One DLQ operation by name (`count`, `peek`, `clear_settled`…) with its arguments.

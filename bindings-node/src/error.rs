@@ -9,7 +9,7 @@
 use core::future::Future;
 
 use captcha_dlq::host;
-use captcha_dlq_core::json_read::Casing;
+use captcha_dlq_core::support::json_read::Casing;
 use napi::bindgen_prelude::{JsObjectValue, JsValue, PromiseRaw, ToNapiValue};
 use napi::Env;
 use serde_json::Value;

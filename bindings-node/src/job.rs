@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use captcha_dlq::{host, Outcome, Receipt, SolveHandle};
-use captcha_dlq_core::json_read::Casing;
+use captcha_dlq_core::support::json_read::Casing;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
 use napi_derive::napi;

@@ -10,9 +10,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq::{host, Receipt, RecoverStream, RecoverSummary, ReplayOutcome, ReplayStream, SolveStream};
+use captcha_dlq::{host, Receipt, RecoverStream, RecoverSummary, ReplayStream, SolveStream};
+use captcha_dlq::{RecoverCollector, ReplayCollector};
 use captcha_dlq_core::dlq::replay::ReplayReport;
-use captcha_dlq_core::json_read::Casing;
+use captcha_dlq_core::support::json_read::Casing;
 use futures::StreamExt;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
@@ -116,6 +117,8 @@ pub struct NativeReplay {
     slot: Arc<Slot<ReplayStream>>,
     report: Arc<Mutex<ReplayReport>>,
     cancel: Arc<std::sync::atomic::AtomicBool>,
+    /// What `replay()` returns, kept as the items are handed over (only when it asked).
+    collected: Option<Arc<Mutex<ReplayCollector>>>,
 }
 
 impl std::fmt::Debug for NativeReplay {
@@ -125,9 +128,10 @@ impl std::fmt::Debug for NativeReplay {
 }
 
 impl NativeReplay {
-    pub fn new(stream: ReplayStream) -> Self {
+    pub fn new(stream: ReplayStream, collect: bool) -> Self {
         let cancel = stream.canceller();
-        NativeReplay { report: Arc::new(Mutex::new(stream.report())), slot: Slot::new(stream), cancel }
+        let collected = collect.then(Arc::default);
+        NativeReplay { report: Arc::new(Mutex::new(stream.report())), slot: Slot::new(stream), cancel, collected }
     }
 }
 
@@ -136,7 +140,7 @@ impl NativeReplay {
     /// `{id, labels, outcome, solution?, record?, parked?, reason?, why?, error?}`, or `null`.
     #[napi(ts_return_type = "Promise<any>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Value>>> {
-        let (slot, report) = (self.slot.clone(), self.report.clone());
+        let (slot, report, collected) = (self.slot.clone(), self.report.clone(), self.collected.clone());
         hand_over(env, async move {
             let item = slot
                 .next(|stream| {
@@ -149,11 +153,11 @@ impl NativeReplay {
                 None => Ok(None),
                 Some(Err(e)) => Err(error::payload(&e)),
                 Some(Ok(item)) => {
+                    let (item, receipt) = item.handed_over();
                     let value = host::replay_item(&item, Casing::Camel);
-                    let receipt = match item.outcome {
-                        ReplayOutcome::Recovered(delivery) => Some(delivery.receipt),
-                        _ => None,
-                    };
+                    if let Some(Ok(mut collected)) = collected.as_ref().map(|c| c.lock()) {
+                        collected.push(item);
+                    }
                     Ok(Some((value, receipt)))
                 }
             }
@@ -165,6 +169,15 @@ impl NativeReplay {
     pub fn report(&self) -> Value {
         let report = self.report.lock().map(|r| *r).unwrap_or_default();
         host::value(&report, Casing::Camel)
+    }
+
+    /// What `replay()` returns (`host::replay_result`), once `next()` answered `null`; `null`
+    /// when the stream was not opened to collect.
+    #[napi(ts_return_type = "any")]
+    pub fn result(&self) -> Option<Value> {
+        let mut collected = self.collected.as_ref()?.lock().ok()?;
+        let report = self.report.lock().map(|r| *r).unwrap_or_default();
+        Some(host::replay_result(&std::mem::take(&mut *collected).finish(report), Casing::Camel))
     }
 
     /// Stops starting records; those already started finish and are reported.
@@ -179,6 +192,8 @@ impl NativeReplay {
 pub struct NativeRecover {
     slot: Arc<Slot<RecoverStream>>,
     summary: Arc<Mutex<RecoverSummary>>,
+    /// What `recover()` returns, kept as the items are handed over (only when it asked).
+    collected: Option<Arc<Mutex<RecoverCollector>>>,
 }
 
 impl std::fmt::Debug for NativeRecover {
@@ -188,8 +203,9 @@ impl std::fmt::Debug for NativeRecover {
 }
 
 impl NativeRecover {
-    pub fn new(stream: RecoverStream) -> Self {
-        NativeRecover { summary: Arc::new(Mutex::new(stream.summary())), slot: Slot::new(stream) }
+    pub fn new(stream: RecoverStream, collect: bool) -> Self {
+        let collected = collect.then(Arc::default);
+        NativeRecover { summary: Arc::new(Mutex::new(stream.summary())), slot: Slot::new(stream), collected }
     }
 }
 
@@ -198,7 +214,7 @@ impl NativeRecover {
     /// `{id, key, labels, ok, solution | error}`, or `null` at the end.
     #[napi(ts_return_type = "Promise<any>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Value>>> {
-        let (slot, summary) = (self.slot.clone(), self.summary.clone());
+        let (slot, summary, collected) = (self.slot.clone(), self.summary.clone(), self.collected.clone());
         hand_over(env, async move {
             let item = slot
                 .next(|stream| {
@@ -211,11 +227,24 @@ impl NativeRecover {
                 None => Ok(None),
                 Some(Err(e)) => Err(error::payload(&e)),
                 Some(Ok(item)) => {
+                    let (item, receipt) = item.handed_over();
                     let value = host::recover_item(&item, Casing::Camel);
-                    Ok(Some((value, item.outcome.ok().map(|d| d.receipt))))
+                    if let Some(Ok(mut collected)) = collected.as_ref().map(|c| c.lock()) {
+                        collected.push(item);
+                    }
+                    Ok(Some((value, receipt)))
                 }
             }
         })
+    }
+
+    /// What `recover()` returns (`host::recover_result`), once `next()` answered `null`; `null`
+    /// when the stream was not opened to collect.
+    #[napi(ts_return_type = "any")]
+    pub fn result(&self) -> Option<Value> {
+        let mut collected = self.collected.as_ref()?.lock().ok()?;
+        let summary = self.summary.lock().map(|s| *s).unwrap_or_default();
+        Some(host::recover_result(&std::mem::take(&mut *collected).finish(summary), Casing::Camel))
     }
 
     /// `{found, skippedLive, solved, deadLettered}` so far; final once `next()` answered `null`.

@@ -39,9 +39,9 @@ def run(client: Client) -> List[str]:
     )
     tokens += [r.text for r in results if isinstance(r, Solution)]
     replayed: ReplayResult = client.replay(reasons=["Timeout"], limit=10)
-    tokens += [i.solution.text for i in replayed.solved if i.solution is not None]
+    tokens += [a.solution.text for a in replayed.solved]
     recovered: RecoverResult = client.recover()
-    tokens += [i.solution.text for i in recovered.solved if i.solution is not None]
+    tokens += [a.solution.text for a in recovered.solved]
     status: Dict[str, object] = client.status()
     print(replayed.report["recovered"], client.dlq.stats()["total"], client.dlq.count(reasons=["Timeout"]), status)
     return tokens

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use captcha_dlq::core::json_read::Casing;
 use captcha_dlq::core::options::ClientOptions;
+use captcha_dlq::core::support::json_read::Casing;
 use captcha_dlq::{host, AdoptedAnswer, AdoptedHook, Client, Error, ExportFormat, Outcome};
 use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
 use pyo3::prelude::*;
@@ -158,18 +158,20 @@ impl NativeClient {
         Ok(NativeSolveStream::new(client.solve_stream(inputs, options.concurrency), keep))
     }
 
-    fn replay_stream(&self, options_json: &str) -> PyResult<NativeReplayStream> {
+    #[pyo3(signature = (options_json, collect=false))]
+    fn replay_stream(&self, options_json: &str, collect: bool) -> PyResult<NativeReplayStream> {
         let options = host::replay_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         let _guard = crate::wait::runtime().enter();
-        Ok(NativeReplayStream::new(client.replay_stream(options)))
+        Ok(NativeReplayStream::new(client.replay_stream(options), collect))
     }
 
-    fn recover_stream(&self, options_json: &str) -> PyResult<NativeRecoverStream> {
+    #[pyo3(signature = (options_json, collect=false))]
+    fn recover_stream(&self, options_json: &str, collect: bool) -> PyResult<NativeRecoverStream> {
         let options = host::recover_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         let _guard = crate::wait::runtime().enter();
-        Ok(NativeRecoverStream::new(client.recover_stream(options)))
+        Ok(NativeRecoverStream::new(client.recover_stream(options), collect))
     }
 
     /// One DLQ operation by name (`Dlq::op`), its arguments and answer as JSON.

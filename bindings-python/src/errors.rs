@@ -5,7 +5,7 @@
 //! `runs_on`, `id`). `captcha_dlq._errors` builds the public exception from them, in one
 //! place. Nothing here holds the API key: the client's errors and records never do.
 
-use captcha_dlq::core::json_read::Casing;
+use captcha_dlq::core::support::json_read::Casing;
 use captcha_dlq::core::ConfigError;
 use captcha_dlq::{host, Error};
 use pyo3::create_exception;

@@ -13,10 +13,12 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq::core::json_read::Casing;
+use captcha_dlq::core::dlq::replay::ReplayReport;
+use captcha_dlq::core::support::json_read::Casing;
 use captcha_dlq::{
-    host, Error, Receipt, RecoverItem, RecoverStream, ReplayItem, ReplayOutcome, ReplayStream, SolveResult, SolveStream,
+    host, Error, Receipt, RecoverItem, RecoverStream, ReplayItem, ReplayStream, SolveResult, SolveStream,
 };
+use captcha_dlq::{RecoverCollector, RecoverSummary, ReplayCollector};
 use futures::stream::{Stream, StreamExt};
 use pyo3::prelude::*;
 
@@ -27,6 +29,18 @@ use crate::wait::{runtime, wait, Waited};
 /// An item as JSON text and the receipt of the answer it carries (if any), or its error.
 type Converted = Result<(String, Option<Receipt>), Error>;
 
+/// What `replay()` / `recover()` return, kept as the items are handed over (only when they
+/// asked: a stream iterated item by item keeps nothing).
+/// The stream's counts are copied in after each item, as the stream itself is dropped once
+/// Python has taken its last item.
+#[derive(Default)]
+enum Collected {
+    #[default]
+    Nothing,
+    Replay(ReplayCollector, ReplayReport),
+    Recover(RecoverCollector, RecoverSummary),
+}
+
 /// What the three stream objects share: the client's stream and what was taken from it.
 pub(crate) struct Shared<S: Stream> {
     stream: tokio::sync::Mutex<Option<S>>,
@@ -34,9 +48,11 @@ pub(crate) struct Shared<S: Stream> {
     stash: Mutex<VecDeque<S::Item>>,
     /// Every item handed over, when the caller collects them all (`solve_many`).
     kept: Option<Mutex<Vec<String>>>,
-    convert: fn(S::Item) -> Converted,
-    /// A summary of the stream (a replay's report), refreshed after each item.
-    observe: fn(&S) -> Option<String>,
+    convert: fn(S::Item, Option<&Mutex<Collected>>) -> Converted,
+    collected: Option<Mutex<Collected>>,
+    /// A summary of the stream (a replay's report), refreshed after each item (into the
+    /// collected result too).
+    observe: fn(&S, Option<&Mutex<Collected>>) -> Option<String>,
     observed: Mutex<Option<String>>,
 }
 
@@ -45,13 +61,29 @@ where
     S: Stream + Unpin + Send + 'static,
     S::Item: Send + 'static,
 {
-    fn new(stream: S, keep: bool, convert: fn(S::Item) -> Converted, observe: fn(&S) -> Option<String>) -> Arc<Self> {
-        let observed = Mutex::new(observe(&stream));
+    fn new(
+        stream: S,
+        keep: bool,
+        convert: fn(S::Item, Option<&Mutex<Collected>>) -> Converted,
+        observe: fn(&S, Option<&Mutex<Collected>>) -> Option<String>,
+    ) -> Arc<Self> {
+        Shared::collecting(stream, keep, convert, observe, None)
+    }
+
+    fn collecting(
+        stream: S,
+        keep: bool,
+        convert: fn(S::Item, Option<&Mutex<Collected>>) -> Converted,
+        observe: fn(&S, Option<&Mutex<Collected>>) -> Option<String>,
+        collected: Option<Collected>,
+    ) -> Arc<Self> {
+        let observed = Mutex::new(observe(&stream, None));
         Arc::new(Shared {
             stream: tokio::sync::Mutex::new(Some(stream)),
             stash: Mutex::new(VecDeque::new()),
             kept: keep.then(|| Mutex::new(Vec::new())),
             convert,
+            collected: collected.map(Mutex::new),
             observe,
             observed,
         })
@@ -62,7 +94,7 @@ where
         let mut guard = self.stream.lock().await;
         let stream = guard.as_mut()?;
         let item = stream.next().await;
-        if let Some(summary) = (self.observe)(stream) {
+        if let Some(summary) = (self.observe)(stream, self.collected.as_ref()) {
             if let Ok(mut observed) = self.observed.lock() {
                 *observed = Some(summary);
             }
@@ -72,7 +104,7 @@ where
 
     /// Hands an item over to Python: its answer is acknowledged, and kept if asked.
     fn hand(&self, item: S::Item) -> PyResult<String> {
-        let (json, receipt) = (self.convert)(item).map_err(|e| to_py(&e))?;
+        let (json, receipt) = (self.convert)(item, self.collected.as_ref()).map_err(|e| to_py(&e))?;
         let json = hand_over(json, receipt);
         if let Some(kept) = &self.kept {
             if let Ok(mut kept) = kept.lock() {
@@ -130,7 +162,7 @@ where
             match item {
                 None => Ok(None),
                 Some(item) => {
-                    let (json, receipt) = (this.convert)(item).map_err(|e| to_py(&e))?;
+                    let (json, receipt) = (this.convert)(item, this.collected.as_ref()).map_err(|e| to_py(&e))?;
                     Ok(Some(NativeItem::new(json, receipt)))
                 }
             }
@@ -145,6 +177,12 @@ where
 
     fn taken(&self) -> Vec<String> {
         self.kept.as_ref().and_then(|k| k.lock().ok().map(|k| k.clone())).unwrap_or_default()
+    }
+
+    /// What was collected, taken out (the stream keeps nothing after); `None` when this
+    /// stream does not collect.
+    fn take_collected(&self) -> Option<Collected> {
+        Some(std::mem::take(&mut *self.collected.as_ref()?.lock().ok()?))
     }
 
     fn observed(&self) -> Option<String> {
@@ -168,37 +206,55 @@ where
     }
 }
 
-fn solve_item(r: SolveResult) -> Converted {
+fn solve_item(r: SolveResult, _: Option<&Mutex<Collected>>) -> Converted {
     let json = host::solve_result(&r, Casing::Snake).to_string();
     Ok((json, r.receipt))
 }
 
-fn replay_item(item: Result<ReplayItem, Error>) -> Converted {
-    let item = item?;
+fn replay_item(item: Result<ReplayItem, Error>, collected: Option<&Mutex<Collected>>) -> Converted {
+    let (item, receipt) = item?.handed_over();
     let json = host::replay_item(&item, Casing::Snake).to_string();
-    let receipt = match item.outcome {
-        ReplayOutcome::Recovered(delivery) => Some(delivery.receipt),
-        _ => None,
-    };
+    if let Some(Ok(mut collected)) = collected.map(|c| c.lock()) {
+        if let Collected::Replay(collected, _) = &mut *collected {
+            collected.push(item);
+        }
+    }
     Ok((json, receipt))
 }
 
-fn recover_item(item: Result<RecoverItem, Error>) -> Converted {
-    let item = item?;
+fn recover_item(item: Result<RecoverItem, Error>, collected: Option<&Mutex<Collected>>) -> Converted {
+    let (item, receipt) = item?.handed_over();
     let json = host::recover_item(&item, Casing::Snake).to_string();
-    Ok((json, item.outcome.ok().map(|d| d.receipt)))
+    if let Some(Ok(mut collected)) = collected.map(|c| c.lock()) {
+        if let Collected::Recover(collected, _) = &mut *collected {
+            collected.push(item);
+        }
+    }
+    Ok((json, receipt))
 }
 
-fn nothing<S>(_: &S) -> Option<String> {
+fn nothing<S>(_: &S, _: Option<&Mutex<Collected>>) -> Option<String> {
     None
 }
 
-fn replay_report(s: &ReplayStream) -> Option<String> {
-    Some(host::value(&s.report(), Casing::Snake).to_string())
+fn replay_report(s: &ReplayStream, collected: Option<&Mutex<Collected>>) -> Option<String> {
+    let report = s.report();
+    if let Some(Ok(mut collected)) = collected.map(|c| c.lock()) {
+        if let Collected::Replay(_, counts) = &mut *collected {
+            *counts = report;
+        }
+    }
+    Some(host::value(&report, Casing::Snake).to_string())
 }
 
-fn recover_summary(s: &RecoverStream) -> Option<String> {
-    Some(host::value(&s.summary(), Casing::Snake).to_string())
+fn recover_summary(s: &RecoverStream, collected: Option<&Mutex<Collected>>) -> Option<String> {
+    let summary = s.summary();
+    if let Some(Ok(mut collected)) = collected.map(|c| c.lock()) {
+        if let Collected::Recover(_, counts) = &mut *collected {
+            *counts = summary;
+        }
+    }
+    Some(host::value(&summary, Casing::Snake).to_string())
 }
 
 /// Results of `solve_iter` / `solve_many`, in completion order.
@@ -247,9 +303,14 @@ pub(crate) struct NativeReplayStream {
 }
 
 impl NativeReplayStream {
-    pub(crate) fn new(stream: ReplayStream) -> Self {
+    /// With `collect`, the stream also keeps what `replay()` returns (`result()`).
+    pub(crate) fn new(stream: ReplayStream, collect: bool) -> Self {
         let canceller = stream.canceller();
-        NativeReplayStream { shared: Shared::new(stream, false, replay_item, replay_report), canceller }
+        let collected = collect.then(|| Collected::Replay(ReplayCollector::default(), stream.report()));
+        NativeReplayStream {
+            shared: Shared::collecting(stream, false, replay_item, replay_report, collected),
+            canceller,
+        }
     }
 }
 
@@ -266,6 +327,11 @@ impl NativeReplayStream {
     }
     fn report(&self) -> String {
         self.shared.observed().unwrap_or_else(|| "{}".into())
+    }
+    /// What `replay()` returns (`host::replay_result`, JSON), once the stream has ended.
+    fn result(&self) -> Option<String> {
+        let Collected::Replay(collected, report) = self.shared.take_collected()? else { return None };
+        Some(host::replay_result(&collected.finish(report), Casing::Snake).to_string())
     }
     /// Stops starting records; those already started finish and are still yielded.
     fn cancel(&self) {
@@ -287,8 +353,10 @@ impl Drop for NativeReplayStream {
 pub(crate) struct NativeRecoverStream(Arc<Shared<RecoverStream>>);
 
 impl NativeRecoverStream {
-    pub(crate) fn new(stream: RecoverStream) -> Self {
-        NativeRecoverStream(Shared::new(stream, false, recover_item, recover_summary))
+    /// With `collect`, the stream also keeps what `recover()` returns (`result()`).
+    pub(crate) fn new(stream: RecoverStream, collect: bool) -> Self {
+        let collected = collect.then(|| Collected::Recover(RecoverCollector::default(), stream.summary()));
+        NativeRecoverStream(Shared::collecting(stream, false, recover_item, recover_summary, collected))
     }
 }
 
@@ -305,6 +373,11 @@ impl NativeRecoverStream {
     }
     fn summary(&self) -> String {
         self.0.observed().unwrap_or_else(|| "{}".into())
+    }
+    /// What `recover()` returns (`host::recover_result`, JSON), once the stream has ended.
+    fn result(&self) -> Option<String> {
+        let Collected::Recover(collected, summary) = self.0.take_collected()? else { return None };
+        Some(host::recover_result(&collected.finish(summary), Casing::Snake).to_string())
     }
     fn close(&self) {
         self.0.close();

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 from typing import Any, List
 
 import pytest
-from conftest import API_KEY, FAST, DictStore, Mock, eventually, redis_flush
+from conftest import API_KEY, FAST, REPO, DictStore, Mock, eventually, redis_flush
 
 from captcha_dlq import Client, MemoryDlq, RecaptchaV2, RedisDlq, SolveFailed, Solution
 
@@ -74,7 +76,15 @@ def test_seed_batch_then_replay_returns_the_tokens(mock: Mock, replay_dlq: Any) 
         assert replayed.report["received"] == 2
         assert replayed.report["recovered"] == 2
         assert sorted(i.id for i in replayed.solved) == sorted(str(e.id) for e in failed.values())
-        assert all(i.outcome == "recovered" and i.solution is not None and i.solution.text for i in replayed.solved)
+        assert all(a.solution.text for a in replayed.solved)
+        assert [i.id for i in replayed.items if i.outcome == "recovered"] == [a.id for a in replayed.solved]
+        shapes = json.loads((REPO / "tests" / "shapes" / "results.json").read_text())
+        assert [f.name for f in dataclasses.fields(replayed)] == shapes["replay"]
+        assert [f.name for f in dataclasses.fields(replayed.solved[0])] == shapes["answer"]
+        assert sorted(replayed.report) == sorted(shapes["replay_report"])
+        recovered = client.recover()
+        assert [f.name for f in dataclasses.fields(recovered)] == shapes["recover"]
+        assert sorted(recovered.report) == sorted(shapes["recover_report"])
         eventually(lambda: client.dlq.count() == 0, "the replayed records go once their answers are taken", 10)
         assert client.dlq.journal() == []
     if isinstance(dlq, DictStore):

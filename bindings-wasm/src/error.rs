@@ -3,7 +3,7 @@
 //! `captcha_dlq_client::host::error` gives every binding. The JS wrapper turns
 //! the `code` into the matching error class.
 
-use captcha_dlq_client::core::json_read::Casing;
+use captcha_dlq_client::core::support::json_read::Casing;
 use captcha_dlq_client::core::ConfigError;
 use captcha_dlq_client::{host, Error};
 use serde_json::Value;

@@ -11,16 +11,17 @@
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use captcha_dlq_client::core::json_read::{Casing, FromJson};
 use captcha_dlq_client::core::options::ClientOptions;
+use captcha_dlq_client::core::support::json_read::{Casing, FromJson};
 use captcha_dlq_client::core::{Event, InvalidTask};
 use captcha_dlq_client::{
-    host, Backends, Client, Error, EventSink, Outcome, RecoverStream, ReplayOutcome, ReplayStream, SolveHandle,
-    SolveStream,
+    host, Backends, Client, Error, EventSink, Outcome, RecoverStream, ReplayStream, SolveHandle, SolveStream,
 };
+use captcha_dlq_client::{RecoverCollector, ReplayCollector};
 use futures::channel::oneshot;
 use js_sys::{Function, Promise};
 use serde_json::{json, Value};
@@ -136,18 +137,22 @@ impl NativeClient {
 
     /// Replays DLQ records; `options` as `host::replay_options` reads them.
     #[wasm_bindgen(js_name = replayStream)]
-    pub fn replay_stream(&self, options: JsValue) -> Result<NativeReplay, JsValue> {
+    /// With `collect`, the stream also keeps what `replay()` returns (`result()`).
+    pub fn replay_stream(&self, options: JsValue, collect: Option<bool>) -> Result<NativeReplay, JsValue> {
         let options = host::replay_options(arg(options, "options")?, CAMEL).js()?;
         let stream = self.client.replay_stream(options);
         let canceller = stream.canceller();
-        Ok(NativeReplay { stream: Shared::new(stream), canceller })
+        let collected = collect.unwrap_or(false).then(Rc::default);
+        Ok(NativeReplay { stream: Shared::new(stream), canceller, collected })
     }
 
     /// Recovers the journal; `options` as `host::recover_options` reads them.
     #[wasm_bindgen(js_name = recoverStream)]
-    pub fn recover_stream(&self, options: JsValue) -> Result<NativeRecover, JsValue> {
+    /// With `collect`, the stream also keeps what `recover()` returns (`result()`).
+    pub fn recover_stream(&self, options: JsValue, collect: Option<bool>) -> Result<NativeRecover, JsValue> {
         let options = host::recover_options(arg(options, "options")?, CAMEL).js()?;
-        Ok(NativeRecover { stream: Shared::new(self.client.recover_stream(options)) })
+        let collected = collect.unwrap_or(false).then(Rc::default);
+        Ok(NativeRecover { stream: Shared::new(self.client.recover_stream(options)), collected })
     }
 
     /// One DLQ operation by name (`Dlq::op`), its arguments an object.
@@ -347,27 +352,41 @@ impl NativeStream {
 pub struct NativeReplay {
     stream: Shared<ReplayStream>,
     canceller: Arc<AtomicBool>,
+    /// What `replay()` returns, kept as the items are handed over (only when it asked).
+    collected: Option<Rc<RefCell<ReplayCollector>>>,
 }
 
 #[wasm_bindgen]
 impl NativeReplay {
     /// The next replayed record (`host::replay_item`), or `null` at the end.
     pub fn next(&self) -> Promise {
-        let stream = self.stream.clone();
+        let (stream, collected) = (self.stream.clone(), self.collected.clone());
         promise(async move {
             match stream.next().await {
                 None => Ok(JsValue::NULL),
                 Some(Err(e)) => Err(to_js_error(&e)),
                 Some(Ok(item)) => {
+                    let (item, receipt) = item.handed_over();
                     let value = json_to_js(&host::replay_item(&item, CAMEL));
                     // The answer is in the caller's hands: its record and journal entry may go.
-                    if let ReplayOutcome::Recovered(delivery) = item.outcome {
-                        delivery.receipt.ack();
+                    if let Some(receipt) = receipt {
+                        receipt.ack();
+                    }
+                    if let Some(collected) = collected {
+                        collected.borrow_mut().push(item);
                     }
                     Ok(value)
                 }
             }
         })
+    }
+
+    /// What `replay()` returns (`host::replay_result`), once `next()` gave `null`; `null` when
+    /// the stream was not opened to collect.
+    pub fn result(&self) -> JsValue {
+        let Some(collected) = &self.collected else { return JsValue::NULL };
+        let report = self.stream.with(|s| s.report()).unwrap_or_default();
+        json_to_js(&host::replay_result(&collected.take().finish(report), CAMEL))
     }
 
     /// The counts so far (final once `next()` gave `null`).
@@ -386,26 +405,40 @@ impl NativeReplay {
 #[derive(Debug)]
 pub struct NativeRecover {
     stream: Shared<RecoverStream>,
+    /// What `recover()` returns, kept as the items are handed over (only when it asked).
+    collected: Option<Rc<RefCell<RecoverCollector>>>,
 }
 
 #[wasm_bindgen]
 impl NativeRecover {
     /// The next recovered task (`host::recover_item`), or `null` at the end.
     pub fn next(&self) -> Promise {
-        let stream = self.stream.clone();
+        let (stream, collected) = (self.stream.clone(), self.collected.clone());
         promise(async move {
             match stream.next().await {
                 None => Ok(JsValue::NULL),
                 Some(Err(e)) => Err(to_js_error(&e)),
                 Some(Ok(item)) => {
+                    let (item, receipt) = item.handed_over();
                     let value = json_to_js(&host::recover_item(&item, CAMEL));
-                    if let Ok(delivery) = item.outcome {
-                        delivery.receipt.ack();
+                    if let Some(receipt) = receipt {
+                        receipt.ack();
+                    }
+                    if let Some(collected) = collected {
+                        collected.borrow_mut().push(item);
                     }
                     Ok(value)
                 }
             }
         })
+    }
+
+    /// What `recover()` returns (`host::recover_result`), once `next()` gave `null`; `null`
+    /// when the stream was not opened to collect.
+    pub fn result(&self) -> JsValue {
+        let Some(collected) = &self.collected else { return JsValue::NULL };
+        let summary = self.stream.with(|s| s.summary()).unwrap_or_default();
+        json_to_js(&host::recover_result(&collected.take().finish(summary), CAMEL))
     }
 
     /// What the recovery found so far (final once `next()` gave `null`).

@@ -29,16 +29,16 @@
 
 use core::time::Duration;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use captcha_dlq_core::dlq::DlqStore;
 use captcha_dlq_core::fleet::{FleetView, HEARTBEAT_MS};
-use captcha_dlq_core::{JournalEntry, Solution};
+use captcha_dlq_core::JournalEntry;
 use futures::channel::oneshot;
-use serde::Serialize;
 
-use crate::client::{Client, Inner};
+use crate::adopted::{AdoptedAnswer, AdoptedHook, AdoptionStats, SharedStats};
 use crate::driver::{Claim, Command, Outcome};
+use crate::inner::{Client, Inner};
 use crate::runtime::{BoxFuture, Runtime};
 
 pub use captcha_dlq_core::fleet::OWNER_TTL_MS;
@@ -49,46 +49,6 @@ pub const ADOPT_PERIOD_MS: u64 = HEARTBEAT_MS;
 /// Most entries one round claims: a fleet that lost a busy member takes its work over a few
 /// rounds rather than all at once, and a round's store calls stay short.
 pub const ADOPT_MAX_PER_ROUND: usize = 64;
-
-/// An answer this client adopted from a dead fleet member, as its `on_adopted` hook gets it
-/// (the same fields as a recovered answer: hosts build the object `recover` yields from it).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct AdoptedAnswer {
-    /// The task's record id (the same id the dead owner's caller knew).
-    pub id: String,
-    pub key: Option<String>,
-    pub labels: BTreeMap<String, String>,
-    pub solution: Solution,
-}
-
-/// A host's hook for adopted answers. Called once per answer; the answer's journal entry goes
-/// once the returned future gives `Ok`. `Err` (the hook raised) means it did not take the
-/// answer: the entry is released for `recover`, the error logged.
-#[cfg(not(target_arch = "wasm32"))]
-pub type AdoptedHook = Arc<dyn Fn(AdoptedAnswer) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
-#[cfg(target_arch = "wasm32")]
-pub type AdoptedHook = Arc<dyn Fn(AdoptedAnswer) -> BoxFuture<'static, Result<(), String>>>;
-
-/// What this client's adoption did since it started.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct AdoptionStats {
-    /// Whether adoption runs (a fleet ledger, `fleet.enabled` and `fleet.adopt`).
-    pub enabled: bool,
-    /// Rounds run (each reads the ledger's view).
-    pub rounds: u64,
-    /// Entries this client claimed from dead owners.
-    pub claimed: u64,
-    /// Entries another taker claimed first (the claim found another owner).
-    pub lost_races: u64,
-    /// Answers its `on_adopted` hook took.
-    pub handed_to_hook: u64,
-    /// Answers written into their entry and released for `recover`.
-    pub released: u64,
-    /// Adopted tasks that ended in the DLQ.
-    pub dead_lettered: u64,
-}
-
-pub(crate) type SharedStats = Arc<Mutex<AdoptionStats>>;
 
 /// The adoption loop of one client: what it needs besides the client itself, which it holds
 /// weakly so that it never keeps a client alive.

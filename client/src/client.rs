@@ -10,48 +10,26 @@ use core::time::Duration;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq_core::dlq::StoreError;
 use captcha_dlq_core::engine::LaneFleet;
 use captcha_dlq_core::options::{BudgetScope, ClientOptions, ProviderOptions};
-use captcha_dlq_core::quoted::Quoted;
 use captcha_dlq_core::spend::SpendReport;
+use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, Engine, Failure, HttpRequest, JobId, Provider, Solution, Task};
 use futures::channel::{mpsc, oneshot};
 
-use crate::adopt::{AdoptedHook, Adopter, AdoptionStats, SharedStats};
+use crate::adopt::Adopter;
+use crate::adopted::{AdoptedHook, AdoptionStats, SharedStats};
 use crate::driver::{Command, Delivery, Driver, DriverStatus, Outcome, SharedHealth, StoreHealth};
 use crate::error::{Error, Result};
 use crate::events::{EventLog, EventSink};
 use crate::fleet_calls::FleetCalls;
 use crate::fleet_status::FleetStatus;
+pub use crate::inner::Client;
+use crate::inner::{ledger_of, Inner};
 use crate::metrics::{Metrics, MetricsProvider, MetricsSnapshot};
 use crate::prometheus::{self, DlqGauges, FleetGauges};
 use crate::runtime::Backends;
 use crate::store_calls::StoreCalls;
-
-pub(crate) struct Inner {
-    pub(crate) commands: mpsc::UnboundedSender<Command>,
-    pub(crate) backends: Backends,
-    pub(crate) options: ClientOptions,
-    pub(crate) owner: String,
-    pub(crate) health: SharedHealth,
-    pub(crate) metrics: Arc<Metrics>,
-    pub(crate) adoption: SharedStats,
-}
-
-/// A solving client. Cheap to clone; all clones share one engine, driver and store.
-#[derive(Clone)]
-pub struct Client {
-    pub(crate) inner: Arc<Inner>,
-}
-
-impl core::fmt::Debug for Client {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let providers: Vec<(&str, &str)> =
-            self.inner.options.providers().iter().map(|p| (p.name.as_str(), p.provider.base_url())).collect();
-        f.debug_struct("Client").field("providers", &providers).field("api_key", &"***").finish_non_exhaustive()
-    }
-}
 
 impl Client {
     /// Starts a client over the backends a front end plugs in: the driver is spawned on
@@ -137,15 +115,6 @@ impl Client {
         &self.inner.options
     }
 
-    /// This client's owner id, as stamped on its journal entries.
-    pub fn owner(&self) -> &str {
-        &self.inner.owner
-    }
-
-    pub fn backends(&self) -> &Backends {
-        &self.inner.backends
-    }
-
     /// Waits until every store write asked for so far has ended: journal entries, dead
     /// letters and the removals acknowledged receipts asked for (each written, or given up
     /// after its retries, which [`store_health`](Self::store_health) counts). A read of the
@@ -160,24 +129,6 @@ impl Client {
         let (done, written) = oneshot::channel();
         let _ = self.send(Command::Flush { done });
         written
-    }
-
-    /// The fleet as the store's ledger sees it (every client's heartbeat row and each shared
-    /// account's state), or `None` when the store has no ledger (memory: one process is the
-    /// fleet). Read with the store's timeout.
-    pub async fn fleet_view(&self) -> Result<Option<captcha_dlq_core::fleet::FleetView>> {
-        let Some(ledger) = ledger_of(&self.inner.backends) else { return Ok(None) };
-        let runtime = &self.inner.backends.runtime;
-        let timeout = self.inner.options.store.timeout();
-        if let futures::future::Either::Left((view, _)) =
-            futures::future::select(ledger.view(runtime.now()), runtime.sleep(timeout)).await
-        {
-            return Ok(Some(view?));
-        }
-        Err(Error::Store(captcha_dlq_core::dlq::StoreError::Timeout(format!(
-            "the fleet ledger did not answer within {} ms",
-            timeout.as_millis()
-        ))))
     }
 
     /// What this client's adoption of dead fleet members' entries did so far (see
@@ -232,10 +183,6 @@ impl Client {
             .iter()
             .map(|p| (p.name.clone(), ledger.account_id(p.provider.base_url(), &p.api_key)))
             .collect()
-    }
-
-    pub(crate) fn send(&self, command: Command) -> Result<()> {
-        self.inner.commands.unbounded_send(command).map_err(|_| Error::Closed)
     }
 
     /// What the driver is doing right now.
@@ -380,42 +327,6 @@ impl Client {
             let _ = rx.await;
         }
     }
-
-    /// Calls the store with the client's per-call timeout.
-    pub(crate) async fn store_call<T>(&self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T> {
-        let timeout = self.inner.backends.runtime.sleep(self.inner.options.store.timeout());
-        let ms = self.inner.options.store.timeout_ms;
-        futures::pin_mut!(call);
-        match futures::future::select(call, timeout).await {
-            futures::future::Either::Left((result, _)) => result.map_err(Error::Store),
-            futures::future::Either::Right(_) => {
-                Err(Error::Store(StoreError::Timeout(format!("the DLQ store did not answer within {ms} ms"))))
-            }
-        }
-    }
-
-    /// A store write that must not be lost (settling a lease): retried with backoff while
-    /// the store fails transiently, for at most the client's `store.retry_for`.
-    pub(crate) async fn store_write<T, F, Fut>(&self, mut call: F) -> Result<T>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, StoreError>>,
-    {
-        let runtime = &self.inner.backends.runtime;
-        let started = runtime.now();
-        let mut delay = Duration::from_millis(250);
-        loop {
-            match self.store_call(call()).await {
-                Err(Error::Store(e))
-                    if e.is_transient() && runtime.now().since(started) < self.inner.options.store.retry_for() =>
-                {
-                    runtime.sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(5));
-                }
-                other => return other,
-            }
-        }
-    }
 }
 
 type AcceptReply = oneshot::Receiver<Result<(JobId, String), captcha_dlq_core::InvalidTask>>;
@@ -529,19 +440,5 @@ impl Outcome {
             Outcome::NotSubmitted(e) | Outcome::TakenOver(e) => Err(Error::Store(e)),
             Outcome::RunsOn { id } => Err(Error::Cancelled { id, runs_on: true }),
         }
-    }
-}
-
-/// The store's fleet ledger, where a fleet can be: natively. The browser's stores (IndexedDB,
-/// a JS store object) are one tab's or one worker's and keep no ledger, so in the `.wasm` this
-/// is `None` outright and the fleet's machinery (syncs, adoption, the fleet view) is left out
-/// of the build rather than carried as dead weight under the size guard.
-fn ledger_of(backends: &Backends) -> Option<Arc<dyn captcha_dlq_core::fleet::FleetLedger>> {
-    #[cfg(not(target_arch = "wasm32"))]
-    return backends.store.fleet_ledger();
-    #[cfg(target_arch = "wasm32")]
-    {
-        let _ = backends;
-        None
     }
 }

@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use captcha_dlq_core::cased;
 use captcha_dlq_core::dlq::{self, Analysis, DeadLetterRecord, DlqStore, Filter, Page, SettledKey, StoreStats};
-use captcha_dlq_core::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
-use captcha_dlq_core::quoted::Quoted;
+use captcha_dlq_core::support::cased;
+use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
+use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, JournalEntry};
 use serde_json::{json, Value};
 

@@ -9,17 +9,19 @@
 
 use std::collections::BTreeMap;
 
-use captcha_dlq_core::cased;
 use captcha_dlq_core::dlq::Filter;
-use captcha_dlq_core::json_read::{read_cased, spelled, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::options::spelled_as;
+use captcha_dlq_core::support::cased;
+use captcha_dlq_core::support::json_read::{read_cased, spelled, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::{ConfigError, InvalidTask, Solution, Task};
 use serde_json::{json, Map, Value};
 
-use crate::adopt::AdoptedAnswer;
+use crate::adopted::AdoptedAnswer;
+use crate::answer::Answer;
+use crate::driver::Delivery;
 use crate::error::Error;
-use crate::recover::{RecoverItem, RecoverOptions};
-use crate::replay::{ReplayItem, ReplayOptions, ReplayOutcome};
+use crate::recover::{RecoverItem, RecoverOptions, RecoverResult};
+use crate::replay::{ReplayItem, ReplayOptions, ReplayOutcome, ReplayResult};
 use crate::solve_stream::{SolveInput, SolveResult};
 
 /// Options of one call: unknown keys are errors naming the key as written.
@@ -244,13 +246,13 @@ pub fn replay_options(value: Value, casing: Casing) -> Result<ReplayOptions, Err
 
 /// One replayed record: `{id, labels, outcome, solution?, record?, parked?, reason?, why?, error?}`
 /// with `outcome` one of `recovered`, `failed_again`, `parked`, `skipped`, `error`.
-pub fn replay_item(item: &ReplayItem, casing: Casing) -> Value {
+pub fn replay_item<A: Answered>(item: &ReplayItem<A>, casing: Casing) -> Value {
     let mut v = json!({ "id": item.id, "labels": item.labels });
     let key = |name: &str| spelled_as(casing, name);
     match &item.outcome {
         ReplayOutcome::Recovered(d) => {
             v["outcome"] = json!("recovered");
-            v["solution"] = solution(&d.solution, casing);
+            v["solution"] = solution(d.solution(), casing);
         }
         ReplayOutcome::FailedAgain { record, parked } => {
             v["outcome"] = json!("failed_again");
@@ -293,12 +295,12 @@ pub fn recover_options(value: Value, casing: Casing) -> Result<RecoverOptions, E
 }
 
 /// One recovered task: `{id, key, labels, ok: true, solution}` or `{…, ok: false, error}`.
-pub fn recover_item(item: &RecoverItem, casing: Casing) -> Value {
+pub fn recover_item<A: Answered>(item: &RecoverItem<A>, casing: Casing) -> Value {
     let mut v = json!({ "id": item.id, "key": item.key, "labels": item.labels });
     match &item.outcome {
         Ok(d) => {
             v["ok"] = json!(true);
-            v["solution"] = solution(&d.solution, casing);
+            v["solution"] = solution(d.solution(), casing);
         }
         Err(e) => {
             v["ok"] = json!(false);
@@ -306,6 +308,47 @@ pub fn recover_item(item: &RecoverItem, casing: Casing) -> Value {
         }
     }
     v
+}
+
+/// An answer a collect-all call handed over: `{id, key, labels, solution}`.
+pub fn answer(a: &Answer, casing: Casing) -> Value {
+    json!({ "id": a.id, "key": a.key, "labels": a.labels, "solution": solution(&a.solution, casing) })
+}
+
+/// What `replay()` returns in every language: `{report, solved: [answer], items: [replay_item]}`.
+pub fn replay_result(r: &ReplayResult, casing: Casing) -> Value {
+    json!({
+        "report": value(&r.report, casing),
+        "solved": r.solved.iter().map(|a| answer(a, casing)).collect::<Vec<_>>(),
+        "items": r.items.iter().map(|i| replay_item(i, casing)).collect::<Vec<_>>(),
+    })
+}
+
+/// What `recover()` returns in every language: `{report, solved: [answer], failed: [recover_item]}`.
+pub fn recover_result(r: &RecoverResult, casing: Casing) -> Value {
+    json!({
+        "report": value(&r.report, casing),
+        "solved": r.solved.iter().map(|a| answer(a, casing)).collect::<Vec<_>>(),
+        "failed": r.failed.iter().map(|i| recover_item(i, casing)).collect::<Vec<_>>(),
+    })
+}
+
+/// The answer an item carries: a delivery (with its receipt) while the stream hands it out,
+/// or the bare solution once it is handed over.
+pub trait Answered {
+    fn solution(&self) -> &Solution;
+}
+
+impl Answered for Delivery {
+    fn solution(&self) -> &Solution {
+        &self.solution
+    }
+}
+
+impl Answered for Solution {
+    fn solution(&self) -> &Solution {
+        self
+    }
 }
 
 /// An answer adopted from a dead fleet member, as the host's `on_adopted` hook gets it: the
@@ -455,5 +498,62 @@ mod tests {
         s.fields.insert("userAgent".into(), json!("UA"));
         let v = solution(&s, Casing::Snake);
         assert_eq!(v, json!({"text": "t", "fields": {"userAgent": "UA"}, "provider_task_id": "71823460"}));
+    }
+}
+
+#[cfg(test)]
+mod result_shapes {
+    use std::collections::BTreeSet;
+
+    use captcha_dlq_core::support::json_read::Casing;
+    use serde_json::Value;
+
+    use captcha_dlq_core::dlq::replay::ReplayReport;
+
+    use super::*;
+    use crate::host;
+    use crate::recover::{RecoverCollector, RecoverSummary};
+    use crate::replay::ReplayCollector;
+
+    fn keys(v: &Value) -> BTreeSet<String> {
+        v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+    }
+
+    fn shape(name: &str) -> BTreeSet<String> {
+        let shapes: Value = serde_json::from_str(include_str!("../../tests/shapes/results.json")).unwrap();
+        shapes[name].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_string()).collect()
+    }
+
+    #[test]
+    fn results_have_the_shapes_every_language_returns() {
+        let answer = Answer { id: "r1".into(), key: None, labels: BTreeMap::new(), solution: Solution::text("t") };
+        let mut replay = ReplayCollector::default();
+        replay.push(ReplayItem {
+            id: "r1".into(),
+            labels: BTreeMap::new(),
+            outcome: ReplayOutcome::Recovered(Solution::text("t")),
+        });
+        let replayed = host::replay_result(&replay.finish(ReplayReport::default()), Casing::Snake);
+        assert_eq!(keys(&replayed), shape("replay"));
+        assert_eq!(keys(&replayed["report"]), shape("replay_report"));
+        assert_eq!(keys(&replayed["solved"][0]), shape("answer"));
+        assert_eq!(replayed["solved"][0]["id"], "r1");
+
+        let mut recover = RecoverCollector::default();
+        recover.push(RecoverItem {
+            id: "e1".into(),
+            key: Some("k".into()),
+            labels: BTreeMap::new(),
+            outcome: Ok(Solution::text("t")),
+        });
+        let recovered = host::recover_result(&recover.finish(RecoverSummary::default()), Casing::Snake);
+        assert_eq!(keys(&recovered), shape("recover"));
+        assert_eq!(keys(&recovered["report"]), shape("recover_report"));
+        assert_eq!(keys(&recovered["solved"][0]), shape("answer"));
+        assert_eq!(
+            (recovered["report"]["solved"].as_u64(), recovered["solved"][0]["key"].as_str()),
+            (Some(1), Some("k"))
+        );
+        assert_eq!(keys(&host::answer(&answer, Casing::Snake)), shape("answer"));
     }
 }

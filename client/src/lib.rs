@@ -15,6 +15,8 @@
 //! The Python, Node and browser packages are thin translations of this API.
 
 pub mod adopt;
+mod adopted;
+mod answer;
 pub mod client;
 pub mod dlq;
 pub mod driver;
@@ -23,6 +25,7 @@ pub mod events;
 mod fleet_calls;
 pub mod fleet_status;
 pub mod host;
+mod inner;
 pub mod metrics;
 pub mod prometheus;
 pub mod recover;
@@ -32,7 +35,8 @@ pub mod solve_stream;
 mod store_calls;
 mod stream_end;
 
-pub use adopt::{AdoptedAnswer, AdoptedHook, AdoptionStats};
+pub use adopted::{AdoptedAnswer, AdoptedHook, AdoptionStats};
+pub use answer::Answer;
 pub use captcha_dlq_core as core;
 pub use client::{Client, SolveHandle};
 pub use dlq::{Dlq, ExportFormat};
@@ -41,7 +45,7 @@ pub use error::{Error, Result};
 pub use events::EventSink;
 pub use fleet_status::{AccountStatus, FleetStatus, OwnerStatus};
 pub use metrics::MetricsSnapshot;
-pub use recover::{RecoverItem, RecoverOptions, RecoverReport, RecoverStream, RecoverSummary, RecoveredSolution};
-pub use replay::{ReplayItem, ReplayOptions, ReplayOutcome, ReplayStream};
+pub use recover::{RecoverCollector, RecoverItem, RecoverOptions, RecoverResult, RecoverStream, RecoverSummary};
+pub use replay::{ReplayCollector, ReplayItem, ReplayOptions, ReplayOutcome, ReplayResult, ReplayStream};
 pub use runtime::{Backends, BoxFuture, Liveness, Runtime, Transport};
 pub use solve_stream::{SolveInput, SolveResult, SolveStream};

@@ -18,25 +18,41 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq_core::JournalEntry;
+use captcha_dlq_core::{JournalEntry, Solution};
 use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 use serde::Serialize;
 
+use crate::answer::Answer;
 use crate::client::Client;
-use crate::driver::{Claim, Command, Delivery, Outcome};
+use crate::driver::{Claim, Command, Delivery, Outcome, Receipt};
 use crate::error::{Error, Result};
 use crate::runtime::BoxFuture;
 use crate::stream_end::StreamEnd;
 
 /// One recovered task: its answer (acknowledge the receipt once it is handed over) or why
 /// it failed (`Error::SolveFailed` with its DLQ record).
+///
+/// `A` is the answer: a [`Delivery`] as the stream yields it, or the bare [`Solution`] once
+/// it is handed over ([`RecoverItem::handed_over`]).
 #[derive(Debug)]
-pub struct RecoverItem {
+pub struct RecoverItem<A = Delivery> {
     pub id: String,
     pub key: Option<String>,
     pub labels: BTreeMap<String, String>,
-    pub outcome: Result<Delivery>,
+    pub outcome: Result<A>,
+}
+
+impl RecoverItem {
+    /// The item as a caller keeps it after taking its answer, and the answer's receipt (to
+    /// acknowledge once the answer is safe with the caller).
+    pub fn handed_over(self) -> (RecoverItem<Solution>, Option<Receipt>) {
+        let (outcome, receipt) = match self.outcome {
+            Ok(d) => (Ok(d.solution), Some(d.receipt)),
+            Err(e) => (Err(e), None),
+        };
+        (RecoverItem { id: self.id, key: self.key, labels: self.labels, outcome }, receipt)
+    }
 }
 
 /// Which journal entries a recovery takes, and what it does with them.
@@ -97,22 +113,6 @@ impl Stream for RecoverStream {
     }
 }
 
-/// A recovered task's answer, as `recover` returns it.
-#[derive(Debug, Serialize)]
-pub struct RecoveredSolution {
-    pub id: String,
-    pub labels: BTreeMap<String, String>,
-    pub solution: captcha_dlq_core::Solution,
-}
-
-/// What `recover` did, with every answer it handed over.
-#[derive(Debug, Default, Serialize)]
-pub struct RecoverReport {
-    #[serde(flatten)]
-    pub summary: RecoverSummary,
-    pub solved: Vec<RecoveredSolution>,
-}
-
 impl Client {
     /// Recovers the journal; see the module documentation.
     pub fn recover_stream(&self, options: RecoverOptions) -> RecoverStream {
@@ -123,22 +123,20 @@ impl Client {
         RecoverStream { items: rx, summary, end: StreamEnd::new(self.clone()) }
     }
 
-    /// Recovers the journal and returns every answer (each acknowledged).
-    pub async fn recover(&self, options: RecoverOptions) -> Result<RecoverReport> {
+    /// Recovers the journal and returns the counts, every answer and every failure (the
+    /// shape every language's `recover` returns); each answer is acknowledged.
+    pub async fn recover(&self, options: RecoverOptions) -> Result<RecoverResult> {
         let mut stream = self.recover_stream(options);
-        let mut solved = Vec::new();
+        let mut collected = RecoverCollector::default();
         while let Some(item) = stream.next().await {
-            let item = item?;
-            if let Ok(delivery) = item.outcome {
-                let (id, labels, solution) = (delivery.id.clone(), delivery.labels.clone(), delivery.solution.clone());
-                delivery.receipt.ack();
-                solved.push(RecoveredSolution { id, labels, solution });
+            let (item, receipt) = item?.handed_over();
+            if let Some(receipt) = receipt {
+                receipt.ack();
             }
+            collected.push(item);
         }
         // The stream ended after their journal entries were gone (a second recover finds none).
-        let mut summary = stream.summary();
-        summary.solved = solved.len() as u64;
-        Ok(RecoverReport { summary, solved })
+        Ok(collected.finish(stream.summary()))
     }
 }
 
@@ -264,5 +262,36 @@ impl Recoverer {
         self.client.send(command(done, claimed)).ok()?;
         let claim = claimed_rx.await.ok()?;
         Some((claim, (claim == Claim::Taken).then_some(done_rx)))
+    }
+}
+
+/// What `recover` returns: the counts, each answer, and each task that failed (with its
+/// error: `SolveFailed` with its DLQ record).
+#[derive(Debug)]
+pub struct RecoverResult {
+    pub report: RecoverSummary,
+    pub solved: Vec<Answer>,
+    pub failed: Vec<RecoverItem<Solution>>,
+}
+
+/// A recovery's items as they are handed over, into a [`RecoverResult`].
+#[derive(Debug, Default)]
+pub struct RecoverCollector {
+    solved: Vec<Answer>,
+    failed: Vec<RecoverItem<Solution>>,
+}
+
+impl RecoverCollector {
+    pub fn push(&mut self, item: RecoverItem<Solution>) {
+        match item.outcome {
+            Ok(solution) => self.solved.push(Answer { id: item.id, key: item.key, labels: item.labels, solution }),
+            Err(_) => self.failed.push(item),
+        }
+    }
+
+    /// The result, with the stream's final summary; `solved` counts the answers handed over.
+    pub fn finish(self, mut report: RecoverSummary) -> RecoverResult {
+        report.solved = self.solved.len() as u64;
+        RecoverResult { report, solved: self.solved, failed: self.failed }
     }
 }

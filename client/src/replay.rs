@@ -23,11 +23,13 @@ use std::sync::{Arc, Mutex};
 use captcha_dlq_core::dlq::replay::{ReplayDecision, ReplayReport};
 use captcha_dlq_core::dlq::{DeadLetterRecord, Filter, Leased, RecordState};
 use captcha_dlq_core::options::DEFAULT_REPLAY_LIMIT;
+use captcha_dlq_core::Solution;
 use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 
+use crate::answer::Answer;
 use crate::client::Client;
-use crate::driver::{Command, Delivery, Outcome};
+use crate::driver::{Command, Delivery, Outcome, Receipt};
 use crate::error::{Error, Result};
 use crate::runtime::BoxFuture;
 use crate::stream_end::StreamEnd;
@@ -45,11 +47,13 @@ pub struct ReplayOptions {
     pub per_second: Option<f64>,
 }
 
-/// What happened to one leased record.
+/// What happened to one leased record. `A` is the answer: a [`Delivery`] (with the receipt
+/// that removes the record once acknowledged) as the stream yields it, or the bare
+/// [`Solution`] once it is handed over ([`ReplayItem::handed_over`]).
 #[derive(Debug)]
-pub enum ReplayOutcome {
-    /// Solved: the answer, whose receipt removes the record once acknowledged.
-    Recovered(Delivery),
+pub enum ReplayOutcome<A = Delivery> {
+    /// Solved: the answer.
+    Recovered(A),
     /// Failed again and returned to the DLQ (`parked` once worn out).
     FailedAgain { record: Box<DeadLetterRecord>, parked: bool },
     /// Parked by the policy without a new attempt.
@@ -61,10 +65,25 @@ pub enum ReplayOutcome {
 }
 
 #[derive(Debug)]
-pub struct ReplayItem {
+pub struct ReplayItem<A = Delivery> {
     pub id: String,
     pub labels: BTreeMap<String, String>,
-    pub outcome: ReplayOutcome,
+    pub outcome: ReplayOutcome<A>,
+}
+
+impl ReplayItem {
+    /// The item as a caller keeps it after taking its answer, and the answer's receipt (to
+    /// acknowledge once the answer is safe with the caller).
+    pub fn handed_over(self) -> (ReplayItem<Solution>, Option<Receipt>) {
+        let (outcome, receipt) = match self.outcome {
+            ReplayOutcome::Recovered(d) => (ReplayOutcome::Recovered(d.solution), Some(d.receipt)),
+            ReplayOutcome::FailedAgain { record, parked } => (ReplayOutcome::FailedAgain { record, parked }, None),
+            ReplayOutcome::Parked { reason } => (ReplayOutcome::Parked { reason }, None),
+            ReplayOutcome::Skipped { why } => (ReplayOutcome::Skipped { why }, None),
+            ReplayOutcome::Error(e) => (ReplayOutcome::Error(e), None),
+        };
+        (ReplayItem { id: self.id, labels: self.labels, outcome }, receipt)
+    }
 }
 
 /// Replay outcomes as they come; the report is complete once the stream ends.
@@ -125,16 +144,20 @@ impl Client {
         ReplayStream { items: rx, report, cancelled, end: StreamEnd::new(self.clone()) }
     }
 
-    /// Replays records and returns the counts; each recovered answer is acknowledged, and
-    /// its record is gone from the store when this returns.
-    pub async fn replay(&self, options: ReplayOptions) -> Result<ReplayReport> {
+    /// Replays records and returns the counts, every answer and every outcome (the shape
+    /// every language's `replay` returns); each answer is acknowledged, and its record is
+    /// gone from the store when this returns.
+    pub async fn replay(&self, options: ReplayOptions) -> Result<ReplayResult> {
         let mut stream = self.replay_stream(options);
+        let mut collected = ReplayCollector::default();
         while let Some(item) = stream.next().await {
-            if let ReplayOutcome::Recovered(delivery) = item?.outcome {
-                delivery.receipt.ack();
+            let (item, receipt) = item?.handed_over();
+            if let Some(receipt) = receipt {
+                receipt.ack();
             }
+            collected.push(item);
         }
-        Ok(stream.report())
+        Ok(collected.finish(stream.report()))
     }
 }
 
@@ -320,5 +343,37 @@ impl Replayer {
             Err(e) => ReplayOutcome::Error(e),
         };
         self.emit(Ok(ReplayItem { id, labels, outcome }));
+    }
+}
+
+/// What `replay` returns: the counts, each answer, and every record's outcome in the order
+/// they came (answers included).
+#[derive(Debug)]
+pub struct ReplayResult {
+    pub report: ReplayReport,
+    pub solved: Vec<Answer>,
+    pub items: Vec<ReplayItem<Solution>>,
+}
+
+/// A replay's items as they are handed over, into a [`ReplayResult`].
+#[derive(Debug, Default)]
+pub struct ReplayCollector {
+    solved: Vec<Answer>,
+    items: Vec<ReplayItem<Solution>>,
+}
+
+impl ReplayCollector {
+    pub fn push(&mut self, item: ReplayItem<Solution>) {
+        if let ReplayOutcome::Recovered(solution) = &item.outcome {
+            let answer =
+                Answer { id: item.id.clone(), key: None, labels: item.labels.clone(), solution: solution.clone() };
+            self.solved.push(answer);
+        }
+        self.items.push(item);
+    }
+
+    /// The result, with the stream's final report.
+    pub fn finish(self, report: ReplayReport) -> ReplayResult {
+        ReplayResult { report, solved: self.solved, items: self.items }
     }
 }

@@ -100,7 +100,7 @@ impl Client {
         // The stream ends once the store holds what its results say.
         let mut results: Vec<SolveResult> = self.solve_stream(inputs, concurrency).collect().await;
         // One result per index: an unstable sort orders them the same.
-        captcha_dlq_core::sort::sort_unstable_by(&mut results, |a, b| a.index.cmp(&b.index));
+        captcha_dlq_core::support::sort::sort_unstable_by(&mut results, |a, b| a.index.cmp(&b.index));
         debug_assert_eq!(results.len(), total);
         results
     }

@@ -6,31 +6,25 @@
 //! `fetch`) execute its [`Action`]s and feed back responses and the time.
 //! See [`Engine`] for the calling contract.
 
-pub mod cased;
 pub mod class;
 pub mod classify;
 pub mod dlq;
 pub mod engine;
 pub mod error;
 pub mod fleet;
-pub mod float_text;
 pub mod http;
 pub mod journal;
-pub mod json_field;
-pub mod json_read;
 pub mod labels;
 pub mod options;
 pub mod provider;
-pub mod quoted;
 #[cfg(feature = "testkit")]
 pub mod sim;
 pub mod solution;
-pub mod sort;
 pub mod spend;
+#[doc(hidden)]
+pub mod support;
 pub mod task;
-pub mod time;
 pub mod vectors;
-pub mod weburl;
 
 pub use class::{ErrorClass, Failure};
 pub use engine::{Action, Cancelled, Engine, EngineConfig, Event, JobId, RequestId};
@@ -40,5 +34,7 @@ pub use journal::JournalEntry;
 pub use labels::Labels;
 pub use provider::Provider;
 pub use solution::Solution;
+pub use support::time::Timestamp;
 pub use task::{Task, TaskKind};
-pub use time::Timestamp;
+// The plumbing under its old paths inside the crate (`crate::json_read`, …).
+pub(crate) use support::{cased, float_text, json_field, json_read, quoted, sort, time, weburl};

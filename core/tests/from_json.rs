@@ -15,8 +15,8 @@ use captcha_dlq_core::dlq::{DeadLetterRecord, Filter, LeaseToken, Page, Phase, R
 use captcha_dlq_core::engine::{
     Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
-use captcha_dlq_core::json_read::FromJson;
-use captcha_dlq_core::json_read::{decode, FieldError};
+use captcha_dlq_core::support::json_read::FromJson;
+use captcha_dlq_core::support::json_read::{decode, FieldError};
 use captcha_dlq_core::{ErrorClass, JobId, JournalEntry, Labels, Solution, Task, TaskKind};
 use serde::de::DeserializeOwned;
 use serde::Serialize;

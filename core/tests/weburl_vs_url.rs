@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use captcha_dlq_core::weburl::{self, Host, UrlError, WebUrl};
+use captcha_dlq_core::support::weburl::{self, Host, UrlError, WebUrl};
 
 /// Spellings the Standard repairs and `weburl` refuses (see `weburl::parse`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -6,7 +6,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use captcha_dlq_core::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
+use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
 
 /// The address `serve` listens on unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";

@@ -601,14 +601,14 @@ mod silent {
         async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
             self.store.push(record).await
         }
-        async fn receive(
+        async fn receive_ready(
             &self,
             f: &Filter,
-            max: usize,
+            max: core::num::NonZeroUsize,
             lease: Duration,
             now: Timestamp,
         ) -> Result<Vec<Leased>, StoreError> {
-            self.store.receive(f, max, lease, now).await
+            self.store.receive_ready(f, max, lease, now).await
         }
         async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
             self.store.complete(t, now).await

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::{DlqStore, StoreError};
 use captcha_dlq_core::options::{dlq_location_problem, Durability};
-use captcha_dlq_core::quoted::Quoted;
+use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::ConfigError;
 
 use crate::store::redis::{is_redis_location, shown_location};

@@ -328,9 +328,9 @@ async fn without_a_hook_adopted_answers_wait_for_recover_released() {
     );
     let recoverer = client(&mock, &place, Spec { adopt_off: true, ..Spec::default() }).await;
     let report = recoverer.recover(RecoverOptions::default()).await.expect("recover");
-    assert_eq!((report.summary.found, report.solved.len()), (DEAD as u64, DEAD));
+    assert_eq!((report.report.found, report.solved.len()), (DEAD as u64, DEAD));
     let again = recoverer.recover(RecoverOptions::default()).await.expect("recover again");
-    assert_eq!(again.summary.found, 0, "each answer is handed over once");
+    assert_eq!(again.report.found, 0, "each answer is handed over once");
     assert!(journal(&store).await.is_empty());
     assert_eq!(mock.counters().tasks_created, DEAD as u64, "no task was submitted again");
     adopter.close().await;
@@ -423,14 +423,14 @@ impl DlqStore for Partitioned {
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         self.inner.push(record).await
     }
-    async fn receive(
+    async fn receive_ready(
         &self,
         f: &Filter,
-        max: usize,
+        max: core::num::NonZeroUsize,
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
-        self.inner.receive(f, max, lease, now).await
+        self.inner.receive_ready(f, max, lease, now).await
     }
     async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
         self.inner.complete(t, now).await

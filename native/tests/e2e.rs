@@ -99,7 +99,7 @@ async fn seeds_batch_over_http_then_replay_recovers_both() {
     let mut healthy = mock.config();
     healthy.rules.clear();
     mock.set_script(healthy).unwrap();
-    let report = client.replay(ReplayOptions::default()).await.unwrap();
+    let report = client.replay(ReplayOptions::default()).await.unwrap().report;
     assert_eq!((report.received, report.retried, report.recovered), (2, 2, 2));
     client.close().await; // finishes the acknowledged removals
     let reopened = captcha_dlq::builder().api_key("test-key").dlq(dlq.to_str().unwrap()).build().await.unwrap();

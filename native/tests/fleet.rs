@@ -27,7 +27,7 @@ async fn the_sqlite_ledger_follows_the_rules() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open");
     let ledger = store.fleet_ledger().expect("a SQLite file keeps a fleet ledger");
-    assert_eq!(run_ledger_suite(ledger.as_ref(), now(), 1).await, 7);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), now(), 1).await, 8);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -36,9 +36,9 @@ async fn the_redis_ledger_follows_the_rules_on_the_servers_clock() {
     let store = RedisStore::connect(&server.url(), "fleet-suite").await.expect("connect");
     let ledger = store.fleet_ledger().expect("a Redis namespace keeps a fleet ledger");
     // The hosts' clocks do not matter: a `now` a minute off gives the same answers.
-    assert_eq!(run_ledger_suite(ledger.as_ref(), now().add(Duration::from_secs(60)), 2).await, 7);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), now().add(Duration::from_secs(60)), 2).await, 8);
     let skewed_back = Timestamp::from_unix_millis(now().as_unix_millis() - 60_000);
-    assert_eq!(run_ledger_suite(ledger.as_ref(), skewed_back, 3).await, 7);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), skewed_back, 3).await, 8);
 }
 
 fn fast_config() -> EngineConfig {
@@ -235,7 +235,7 @@ async fn recover_takes_a_silent_owners_entries_at_once_and_leaves_a_live_ones() 
     let live = entry_of_another_host(&store, "another-host/4243/LIVE", Duration::from_secs(1)).await;
     let client = client_on(&mock, "shared-key", Arc::new(store.clone())).await;
     let report = client.recover(captcha_dlq::RecoverOptions::default()).await.expect("recover");
-    assert_eq!((report.summary.found, report.summary.skipped_live), (1, 1), "{:?}", report.summary);
+    assert_eq!((report.report.found, report.report.skipped_live), (1, 1), "{:?}", report.report);
     assert_eq!(report.solved.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec![dead.as_str()]);
     let left: Vec<String> = store.journal_entries().await.expect("journal").into_iter().map(|e| e.id).collect();
     assert_eq!(left, vec![live], "the live owner's entry stays with it");

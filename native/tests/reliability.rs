@@ -105,15 +105,15 @@ impl DlqStore for Faulty {
         self.gate().await?;
         self.inner.push(record).await
     }
-    async fn receive(
+    async fn receive_ready(
         &self,
         f: &Filter,
-        max: usize,
+        max: core::num::NonZeroUsize,
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
         self.gate().await?;
-        self.inner.receive(f, max, lease, now).await
+        self.inner.receive_ready(f, max, lease, now).await
     }
     async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
         self.gate().await?;

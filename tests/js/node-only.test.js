@@ -79,6 +79,19 @@ test('export(path) writes a file only its owner can read, in the format its name
   fs.rmSync(dir, { recursive: true });
 });
 
+test('replay() and recover() return the shapes of tests/shapes/results.json, in camelCase', async () => {
+  const shapes = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/shapes/results.json'), 'utf8'));
+  const camel = (names) => names.map((n) => n.replace(/_([a-z])/g, (_, c) => c.toUpperCase())).sort();
+  const client = new Client(options());
+  const replayed = await client.replay();
+  assert.deepEqual(Object.keys(replayed).sort(), camel(shapes.replay));
+  assert.deepEqual(Object.keys(replayed.report).sort(), camel(shapes.replay_report));
+  const recovered = await client.recover();
+  assert.deepEqual(Object.keys(recovered).sort(), camel(shapes.recover));
+  assert.deepEqual(Object.keys(recovered.report).sort(), camel(shapes.recover_report));
+  await client.close();
+});
+
 test('util.inspect shows the provider and base URL, never the key', async () => {
   await script({});
   const client = new Client(options());

@@ -184,6 +184,7 @@ export function suite(pkg, { mock }) {
         equal(report.recovered, 2, `recovered in ${show(report)}`);
         deepEqual(solved.map((s) => s.id).sort(), records.filter(Boolean).map((r) => r.id).sort(), 'replay returns the solutions of the records it took');
         for (const s of solved) checkSolution(s.solution, `replayed ${s.id}`);
+        for (const s of solved) deepEqual(Object.keys(s).sort(), ['id', 'key', 'labels', 'solution'], `an answer's fields (tests/shapes/results.json)`);
         equal(await client.dlq.count(), 0, 'count after the replay');
         await client.close();
       },
@@ -235,8 +236,9 @@ export function suite(pkg, { mock }) {
 
         const b = new Client(options(name, { dlq: store, polling: PATIENT }));
         const r = await b.recover();
-        equal(r.found, 1, `found in ${show(r)}`);
-        equal(r.deadLettered, 0, `deadLettered in ${show(r)}`);
+        equal(r.report.found, 1, `found in ${show(r)}`);
+        equal(r.report.deadLettered, 0, `deadLettered in ${show(r)}`);
+        deepEqual(r.failed, [], `failed in ${show(r)}`);
         equal(r.solved.length, 1, `solved in ${show(r)}`);
         checkSolution(r.solved[0].solution, 'the recovered answer');
         equal(await submits(name), 1, 'recover polled the task the provider had: nothing submitted twice');

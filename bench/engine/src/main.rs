@@ -25,7 +25,7 @@ use captcha_dlq_core::http::{HttpResponse, Secret, TransportError};
 use captcha_dlq_core::provider::Provider;
 use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, T0};
 use captcha_dlq_core::task::Task;
-use captcha_dlq_core::time::Timestamp;
+use captcha_dlq_core::Timestamp;
 use cpu_time::ProcessTime;
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 

@@ -35,7 +35,7 @@ from ._errors import (
     StoreError,
 )
 from ._native import __version__
-from ._results import RecoverItem, RecoverResult, ReplayItem, ReplayResult, Solution, SolveResult
+from ._results import Answer, RecoverItem, RecoverResult, ReplayItem, ReplayResult, Solution, SolveResult
 from ._store import DlqSpec, DlqStore, MemoryDlq, RedisDlq, SqliteDlq
 from ._streams import (
     AsyncRecoverIterator,
@@ -63,7 +63,7 @@ from ._tasks import (
 
 __all__ = [
     "Client", "DashboardServer", "Dlq", "Filter", "defaults",
-    "Solution", "SolveResult", "ReplayItem", "ReplayResult", "RecoverItem", "RecoverResult",
+    "Answer", "Solution", "SolveResult", "ReplayItem", "ReplayResult", "RecoverItem", "RecoverResult",
     "ResultIterator", "AsyncResultIterator", "ReplayIterator", "AsyncReplayIterator",
     "RecoverIterator", "AsyncRecoverIterator",
     "RetryConfig", "PollingConfig", "RateConfig", "CircuitConfig", "ReplayPolicy", "StoreOptions",

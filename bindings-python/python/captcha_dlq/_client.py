@@ -388,14 +388,19 @@ class Client:
         limit: Optional[int] = None,
         per_second: Optional[float] = None,
     ) -> ReplayResult:
-        """``replay_iter`` to the end: the report, the recovered records with their solutions
-        (``solved``), and every outcome (``items``)."""
-        items: List[ReplayItem] = []
-        with self.replay_iter(reasons=reasons, ids=ids, filter=filter, limit=limit, per_second=per_second) as stream:
-            for item in stream:
-                items.append(item)
-            report = stream.report
-        return ReplayResult(report=report, solved=[i for i in items if i.solution is not None], items=items)
+        """``replay_iter`` to the end: the report, the answers (``solved``) and every outcome
+        (``items``)."""
+        options = _options(
+            reasons=None if reasons is None else list(reasons),
+            ids=None if ids is None else list(ids),
+            filter=filter,
+            limit=limit,
+            per_second=per_second,
+        )
+        with ReplayIterator(call(self._native.replay_stream, options, True)) as stream:
+            for _ in stream:
+                pass
+            return ReplayResult.from_dict(json.loads(stream.result()))
 
     def recover_iter(self, *, resume: Optional[bool] = None) -> RecoverIterator:
         """Finishes what a dead process (or a cancelled caller) left in the journal and yields
@@ -409,19 +414,12 @@ class Client:
         return AsyncRecoverIterator(call(self._native.recover_stream, _options(resume=resume)))
 
     def recover(self, *, resume: Optional[bool] = None) -> RecoverResult:
-        """``recover_iter`` to the end."""
-        items: List[RecoverItem] = []
-        with self.recover_iter(resume=resume) as stream:
-            for item in stream:
-                items.append(item)
-            summary = stream.summary
-        return RecoverResult(
-            found=int(summary.get("found", 0)),
-            skipped_live=int(summary.get("skipped_live", 0)),
-            dead_lettered=int(summary.get("dead_lettered", 0)),
-            solved=[i for i in items if i.solution is not None],
-            failed=[i for i in items if i.solution is None],
-        )
+        """``recover_iter`` to the end: the report, the answers (``solved``) and the tasks that
+        failed (``failed``)."""
+        with RecoverIterator(call(self._native.recover_stream, _options(resume=resume), True)) as stream:
+            for _ in stream:
+                pass
+            return RecoverResult.from_dict(json.loads(stream.result()))
 
     # ----- the account and the client ---------------------------------------------------
 

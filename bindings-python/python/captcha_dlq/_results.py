@@ -128,14 +128,40 @@ class ReplayItem:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """An answer ``replay()`` or ``recover()`` handed over (its record or journal entry is
+    gone). ``key``: a recovered task's key; replayed records have none."""
+
+    id: str
+    key: Optional[str]
+    labels: Dict[str, str]
+    solution: Solution
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Answer":
+        solution = _solution(data)
+        if solution is None:
+            raise ValueError(f"answer {data.get('id')!r} has no solution")
+        return cls(id=str(data["id"]), key=data.get("key"), labels=dict(data.get("labels") or {}), solution=solution)
+
+
+@dataclass(frozen=True)
 class ReplayResult:
-    """A finished replay: ``report`` counts (``received``, ``retried``, ``recovered``,
-    ``failed_again``, ``parked``, ``skipped``), ``solved`` the recovered records with their
-    solutions, ``items`` every outcome in the order they came."""
+    """What ``replay()`` returns (the client's ``ReplayResult``, the same in every language):
+    ``report`` counts (``received``, ``retried``, ``recovered``, ``failed_again``, ``parked``,
+    ``skipped``), ``solved`` the answers, ``items`` every outcome in the order they came."""
 
     report: Dict[str, int]
-    solved: List[ReplayItem]
+    solved: List[Answer]
     items: List[ReplayItem]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "ReplayResult":
+        return cls(
+            report=dict(data["report"]),
+            solved=[Answer.from_dict(a) for a in data["solved"]],
+            items=[ReplayItem.from_dict(i) for i in data["items"]],
+        )
 
 
 @dataclass(frozen=True)
@@ -165,12 +191,19 @@ class RecoverItem:
 
 @dataclass(frozen=True)
 class RecoverResult:
-    """A finished recovery: ``found`` entries taken over, ``skipped_live`` left to owners that
-    are alive, ``dead_lettered`` of them failed; ``solved`` the tasks with their solutions,
-    ``failed`` the others (each with its error)."""
+    """What ``recover()`` returns (the client's ``RecoverResult``, the same in every language):
+    ``report`` counts (``found`` entries taken over, ``skipped_live`` left to owners that are
+    alive, ``solved``, ``dead_lettered``), ``solved`` the answers, ``failed`` the tasks that
+    failed (each with its error)."""
 
-    found: int
-    skipped_live: int
-    dead_lettered: int
-    solved: List[RecoverItem]
+    report: Dict[str, int]
+    solved: List[Answer]
     failed: List[RecoverItem]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "RecoverResult":
+        return cls(
+            report=dict(data["report"]),
+            solved=[Answer.from_dict(a) for a in data["solved"]],
+            failed=[RecoverItem.from_dict(i) for i in data["failed"]],
+        )

@@ -127,6 +127,10 @@ class _Replay:
         """Starts no more records; those already started finish and are still yielded."""
         self._native.cancel()
 
+    def result(self) -> str:
+        """What ``replay()`` returns, as JSON, once the stream has ended (opened to collect)."""
+        return str(self._native.result())
+
 
 class ReplayIterator(_Replay, ResultIterator[ReplayItem]):
     """Outcomes of ``Client.replay_iter``, each as it comes; ``report`` at the end."""
@@ -149,6 +153,10 @@ class _Recover:
     def summary(self) -> Dict[str, int]:
         """``found``, ``skipped_live``, ``solved``, ``dead_lettered`` so far; final at the end."""
         return dict(json.loads(self._native.summary()))
+
+    def result(self) -> str:
+        """What ``recover()`` returns, as JSON, once the stream has ended (opened to collect)."""
+        return str(self._native.result())
 
 
 class RecoverIterator(_Recover, ResultIterator[RecoverItem]):

@@ -22,7 +22,7 @@ use captcha_dlq_client::core::dlq::host::HostTable;
 use captcha_dlq_client::core::dlq::table::{MemoryTable, Row, Table, Write};
 use captcha_dlq_client::core::dlq::{DlqStore, StoreError, TableBackend, TableStore};
 use captcha_dlq_client::core::options::Durability;
-use captcha_dlq_client::core::quoted::Quoted;
+use captcha_dlq_client::core::support::quoted::Quoted;
 use captcha_dlq_client::core::ConfigError;
 use captcha_dlq_client::Error;
 use js_sys::Promise;

@@ -66,15 +66,21 @@ pub async fn serve_until_interrupted(client: &Client, options: DashboardOptions,
     let handle = captcha_dlq_dashboard::serve(client.clone(), options)
         .await
         .map_err(|e| Error::Io(format!("dashboard: {e}")))?;
-    println!("captcha-dlq dashboard for {dlq} at {}", handle.url());
+    let mut banner = format!("captcha-dlq dashboard for {dlq} at {}\n", handle.url());
     if read_only {
-        println!("read-only: actions are hidden and refused");
+        banner.push_str("read-only: actions are hidden and refused\n");
     }
     if token {
-        println!("log in with the token you gave (it is not printed)");
+        banner.push_str("log in with the token you gave (it is not printed)\n");
     }
-    println!("metrics at {}metrics · Ctrl-C to stop", handle.url());
-    super::flush_stdout()?;
+    banner.push_str(&format!("metrics at {}metrics · Ctrl-C to stop\n", handle.url()));
+    // A server outlives whoever read its banner: stdout closed (a supervisor that read the URL
+    // and went away) is no reason to stop serving, so a failed write is only logged.
+    if let Err(e) = std::io::Write::write_all(&mut std::io::stdout().lock(), banner.as_bytes())
+        .and_then(|()| std::io::Write::flush(&mut std::io::stdout()))
+    {
+        tracing::debug!(target: "captcha_dlq", error = %e, "the dashboard's banner could not be written");
+    }
     let _ = tokio::signal::ctrl_c().await;
     handle.shutdown().await;
     Ok(exit::OK)

@@ -184,7 +184,7 @@ async fn run_batch(
     let mut healthy = mock.config();
     healthy.rules.clear();
     mock.set_script(healthy).map_err(Error::Io)?;
-    let report = client.replay(ReplayOptions::default()).await?;
+    let report = client.replay(ReplayOptions::default()).await?.report;
     let after = store.count(&Filter::all()).await?;
     let stats_after = store.stats().await?;
     if quiet {

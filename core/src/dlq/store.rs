@@ -258,10 +258,29 @@ pub use super::error::{MaybeSendSync, StoreError};
 #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
 pub trait DlqStore: MaybeSendSync {
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError>;
+    /// Leases up to `max` ready records matching `filter`. The rules every backend would
+    /// otherwise repeat are applied here, once: nothing is asked of the backend for `max == 0`,
+    /// and the filter's `states` are ignored (only ready records are handed out;
+    /// [`Filter::for_receive`]). Backends implement [`receive_ready`](Self::receive_ready) and
+    /// leave this as it is.
     async fn receive(
         &self,
         filter: &Filter,
         max: usize,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Vec<Leased>, StoreError> {
+        match core::num::NonZeroUsize::new(max) {
+            Some(max) => self.receive_ready(&filter.for_receive(), max, lease, now).await,
+            None => Ok(Vec::new()),
+        }
+    }
+    /// `receive` as the backend does it: `filter` has no `states` (it is `for_receive`'s) and
+    /// at least one record is asked for.
+    async fn receive_ready(
+        &self,
+        filter: &Filter,
+        max: core::num::NonZeroUsize,
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError>;

@@ -423,7 +423,6 @@ impl<B: TableBackend> TableStore<B> {
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
-        let filter = filter.for_receive();
         let candidates = self
             .records(&|r| {
                 r.record.state != RecordState::Parked && !live(r, now) && filter.matches(&r.record, RecordState::Ready)
@@ -722,14 +721,14 @@ impl<B: TableBackend> DlqStore for TableStore<B> {
         exclusive!(self, self.push_locked(record))
     }
 
-    async fn receive(
+    async fn receive_ready(
         &self,
         filter: &Filter,
-        max: usize,
+        max: core::num::NonZeroUsize,
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
-        exclusive!(self, self.receive_locked(filter, max, lease, now))
+        exclusive!(self, self.receive_locked(filter, max.get(), lease, now))
     }
 
     async fn complete(&self, token: &LeaseToken, _now: Timestamp) -> Result<(), StoreError> {

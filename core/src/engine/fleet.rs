@@ -76,6 +76,13 @@ pub(crate) struct FleetShare {
     others_reserved: u64,
     /// The cost each permit on hand reserves (what it was asked at).
     permit_cost: u64,
+    /// The lane holds for an account error and its balance check is due: ask the fleet for the
+    /// probe turn, for this long (0: not asking).
+    probe_ask_ms: u64,
+    /// The fleet gave this client the probe turn: it checks the balance for all.
+    probe_turn: bool,
+    /// The last grant said an account error holds the fleet.
+    fleet_held: bool,
 }
 
 impl FleetShare {
@@ -97,6 +104,9 @@ impl FleetShare {
             fleet_spent: 0,
             others_reserved: 0,
             permit_cost: 0,
+            probe_ask_ms: 0,
+            probe_turn: false,
+            fleet_held: false,
         }
     }
 
@@ -174,6 +184,7 @@ impl FleetShare {
             accepted: core::mem::take(&mut self.accepted),
             account_error: self.account_error.take(),
             account_ok: core::mem::take(&mut self.account_ok),
+            probe_ms: core::mem::take(&mut self.probe_ask_ms),
         })
     }
 
@@ -181,9 +192,14 @@ impl FleetShare {
         &self.account
     }
 
-    /// Takes a grant in: its permits, in this engine's clock (offsets from now).
-    pub(crate) fn granted(&mut self, asked: u32, grant: &FleetGrant, now: Timestamp) {
+    /// Takes a grant in: its permits, in this engine's clock (offsets from now), and the probe
+    /// turn. Answers whether an account error that held the fleet has ended (another client's
+    /// balance check found the account working, or the error lapsed).
+    pub(crate) fn granted(&mut self, asked: u32, grant: &FleetGrant, now: Timestamp) -> bool {
         self.syncing = false;
+        self.probe_turn |= grant.probe;
+        let hold_ended = self.fleet_held && grant.account_error.is_none();
+        self.fleet_held = grant.account_error.is_some();
         self.fleet_spent = grant.spent_nano;
         self.others_reserved = grant.others_reserved_nano;
         self.next_sync = now.add(Duration::from_millis(HEARTBEAT_MS));
@@ -194,6 +210,17 @@ impl FleetShare {
             let from = now.add(Duration::from_millis(*offset));
             self.permits.push_back((from, from.add(Duration::from_millis(PERMIT_GRACE_MS))));
         }
+        hold_ended
+    }
+
+    /// Asks the fleet for the probe turn at the next sync (soon: it is news to report).
+    pub(crate) fn ask_probe(&mut self, turn_ms: u64) {
+        self.probe_ask_ms = turn_ms.max(1);
+    }
+
+    /// Whether this client has the fleet's probe turn; taking it uses it.
+    pub(crate) fn take_probe_turn(&mut self) -> bool {
+        core::mem::take(&mut self.probe_turn)
     }
 
     /// A sync failed: what it reported is reported again next time, after a pause.
@@ -206,6 +233,7 @@ impl FleetShare {
         self.accepted = self.accepted.saturating_add(report.accepted);
         self.account_error = self.account_error.take().or(report.account_error);
         self.account_ok |= report.account_ok;
+        self.probe_ask_ms = self.probe_ask_ms.max(report.probe_ms);
         self.spent_unsynced = self.spent_unsynced.saturating_add(report.spent_nano);
     }
 
@@ -239,7 +267,7 @@ impl FleetShare {
     }
 
     fn has_report(&self) -> bool {
-        self.pause.is_some() || self.no_slot || self.account_error.is_some() || self.account_ok
+        self.pause.is_some() || self.no_slot || self.account_error.is_some() || self.account_ok || self.probe_ask_ms > 0
     }
 
     fn drop_lapsed(&mut self, now: Timestamp) {
@@ -285,7 +313,16 @@ impl Engine {
             Ok(grant) => grant,
             Err(_) => return share.failed(sync.report, now),
         };
-        share.granted(sync.report.want, &grant, now);
+        let fleet_hold_ended = share.granted(sync.report.want, &grant, now);
+        if grant.probe {
+            // This client checks the balance for the fleet: now, not at its own next turn.
+            if let Some(hold) = self.lanes[l].hold.as_mut() {
+                hold.next_probe = now;
+            }
+        }
+        if fleet_hold_ended && self.lanes[l].hold.is_some() {
+            self.end_hold(l);
+        }
         // The fleet may have spent the budget meanwhile: what waits here is refused now.
         self.sweep_if_budget_spent(now);
         if grant.paused_ms > 0 {

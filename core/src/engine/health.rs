@@ -23,16 +23,26 @@ impl Engine {
         hold.probing = false;
         let balance = response.and_then(|r| lane.provider.parse_balance(&r).ok());
         if balance.is_some_and(|b| b > 0.0) {
-            lane.hold = None;
-            lane.circuit.reset_account();
             if let Some(share) = lane.fleet.as_mut() {
                 share.report_account_ok();
             }
-            let provider = self.label(l);
-            self.push_event(Event::CircuitClosed { provider });
+            self.end_hold(l);
         } else {
             hold.next_probe = now.add(Duration::from_millis(lane.config.circuit.account_probe_ms));
+            // Still failing: the fleet keeps holding on this client's word (the error it reports
+            // again outlives the next turn), and no other client needs to check.
+            let failure = hold.failure.clone();
+            self.report_account_error(l, &failure);
         }
+    }
+
+    /// Ends lane `l`'s hold: the account works again (its balance check, or the fleet's).
+    pub(super) fn end_hold(&mut self, l: usize) {
+        let lane = &mut self.lanes[l];
+        lane.hold = None;
+        lane.circuit.reset_account();
+        let provider = self.label(l);
+        self.push_event(Event::CircuitClosed { provider });
     }
 
     /// Checks the balance when a hold's probe is due; ends the hold at its deadline.
@@ -49,6 +59,19 @@ impl Engine {
             return;
         }
         if !hold.probing && now >= hold.next_probe {
+            let lane = &mut self.lanes[l];
+            let turn_ms = lane.config.circuit.account_probe_ms;
+            if let Some(share) = lane.fleet.as_mut() {
+                // One client checks for the fleet: without the turn, ask for it and wait (the
+                // turn's holder reports what it finds; a grant with the turn probes at once).
+                if !share.take_probe_turn() {
+                    share.ask_probe(turn_ms);
+                    if let Some(h) = lane.hold.as_mut() {
+                        h.next_probe = now.add(Duration::from_millis(turn_ms));
+                    }
+                    return;
+                }
+            }
             let lane = &self.lanes[l];
             let request = lane.provider.balance_request(&lane.key);
             let rid = self.send(l, request);

@@ -306,10 +306,18 @@ impl Engine {
     }
 
     /// Tells the fleet (when the lane shares its account) of an account error it was answered.
-    fn report_account_error(&mut self, l: usize, f: &Failure) {
+    /// It holds the fleet for one probe period; in hold mode for two, so that the hold outlives
+    /// the turn of the client that checks the balance for all (each failed check renews it).
+    pub(super) fn report_account_error(&mut self, l: usize, f: &Failure) {
         let lane = &mut self.lanes[l];
+        let circuit = &lane.config.circuit;
+        let hold_ms = if circuit.account_hold_ms > 0 {
+            circuit.account_probe_ms.saturating_mul(2)
+        } else {
+            circuit.account_probe_ms
+        };
         if let Some(share) = lane.fleet.as_mut() {
-            share.report_account_error(f, lane.config.circuit.account_probe_ms);
+            share.report_account_error(f, hold_ms);
         }
     }
 

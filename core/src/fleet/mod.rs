@@ -109,6 +109,9 @@ pub struct FleetReport {
     /// The known cost of a task sent with one of the permits asked for (0: unknown, so the
     /// budget does not limit them, as with one process).
     pub permit_cost_nano: u64,
+    /// This client holds for an account error and its balance check is due: it asks for the
+    /// fleet's probe turn, which lasts this long (its `circuit.account_probe_ms`; 0: not asking).
+    pub probe_ms: u64,
 }
 
 /// Who a client is, for the owner rows (the fleet view) and the in-flight counts.
@@ -144,6 +147,9 @@ pub struct FleetGrant {
     /// An account error holding the fleet, with the time it still holds (`hold_ms` from `now_ms`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub account_error: Option<SharedAccountError>,
+    /// This client has the fleet's probe turn: it checks the balance for every client holding
+    /// on the account (the others wait for what it reports).
+    pub probe: bool,
 }
 
 /// An account's shared state, as a store keeps it.
@@ -163,6 +169,9 @@ pub struct AccountState {
     pub account_error_until_ms: u64,
     /// What the fleet's solved tasks at the account cost, ever (nano-units).
     pub spent_nano: u64,
+    /// Until when the probe turn given last is the one client's that has it, in ms since the
+    /// epoch: while an account error holds the fleet, one client at a time checks the balance.
+    pub probe_until_ms: u64,
 }
 
 /// What the other live clients hold at an account, from their rows.
@@ -189,6 +198,7 @@ impl AccountState {
         if report.account_ok {
             self.account_error = None;
             self.account_error_until_ms = 0;
+            self.probe_until_ms = 0;
         }
         if let Some(error) = &report.account_error {
             self.account_error_until_ms = now_ms.saturating_add(error.hold_ms);
@@ -206,6 +216,12 @@ impl AccountState {
         }
 
         let held = self.account_error_until_ms > now_ms;
+        // One balance check per turn for the whole fleet: the first holder to ask after the last
+        // turn ran out gets the next (a prober that died loses its turn when it ends).
+        let probe = held && report.probe_ms > 0 && self.probe_until_ms <= now_ms;
+        if probe {
+            self.probe_until_ms = now_ms.saturating_add(report.probe_ms);
+        }
         let paused_until_ms = self.paused_until_ms.max(if held { self.account_error_until_ms } else { 0 });
         let mut permits = Vec::new();
         if !held && report.rate.is_finite() && report.rate > 0.0 {
@@ -233,6 +249,7 @@ impl AccountState {
         }
         if !held && self.account_error.is_some() {
             self.account_error = None;
+            self.probe_until_ms = 0;
         }
         FleetGrant {
             now_ms,
@@ -247,6 +264,7 @@ impl AccountState {
                 e.hold_ms = self.account_error_until_ms.saturating_sub(now_ms);
                 e
             }),
+            probe,
         }
     }
 }
@@ -367,6 +385,7 @@ impl FromJson for FleetGrant {
             spent_nano: f.or_default("spent_nano")?,
             others_reserved_nano: f.or_default("others_reserved_nano")?,
             account_error: f.opt("account_error")?,
+            probe: f.or_default("probe")?,
         })
     }
 }
@@ -383,6 +402,7 @@ impl FromJson for AccountState {
             account_error: f.opt("account_error")?,
             account_error_until_ms: f.or_default("account_error_until_ms")?,
             spent_nano: f.or_default("spent_nano")?,
+            probe_until_ms: f.or_default("probe_until_ms")?,
         })
     }
 }

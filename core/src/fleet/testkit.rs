@@ -33,7 +33,8 @@ pub async fn run_ledger_suite(ledger: &dyn FleetLedger, now: Timestamp, nonce: u
     an_account_error_holds_the_fleet(ledger, now, nonce).await;
     the_view_lists_owners_and_accounts(ledger, now, nonce).await;
     the_budget_binds_the_fleet(ledger, now, nonce).await;
-    7
+    one_client_checks_the_balance_for_the_fleet(ledger, now, nonce).await;
+    8
 }
 
 fn account_ids_are_keyed_hashes(ledger: &dyn FleetLedger) {
@@ -110,6 +111,33 @@ async fn an_account_error_holds_the_fleet(ledger: &dyn FleetLedger, now: Timesta
     let fixed = FleetReport { account_ok: true, ..asking(1, 10.0) };
     let c = ledger.sync(&acct, &owner("c", nonce), &fixed, now).await.expect("sync");
     assert_eq!((c.account_error, c.permits.len()), (None, 1));
+}
+
+/// While an account error holds the fleet, the probe turn goes to one asker at a time, the next
+/// turn only once it ran out; a working account ends the hold and the turns.
+async fn one_client_checks_the_balance_for_the_fleet(ledger: &dyn FleetLedger, now: Timestamp, nonce: u64) {
+    let acct = account(ledger, "probe", nonce);
+    let error =
+        SharedAccountError { code: "ERROR_ZERO_BALANCE".into(), description: "no money".into(), hold_ms: 60_000 };
+    ledger
+        .sync(&acct, &owner("a", nonce), &FleetReport { account_error: Some(error), ..asking(0, 10.0) }, now)
+        .await
+        .expect("report");
+    let probing = |ms: u64| FleetReport { probe_ms: ms, ..asking(0, 10.0) };
+    let mut turns = Vec::new();
+    for name in ["a", "b", "c", "d"] {
+        let grant = ledger.sync(&acct, &owner(name, nonce), &probing(30_000), now).await.expect("sync");
+        assert!(grant.account_error.is_some(), "{name} still holds: {grant:?}");
+        turns.push(grant.probe);
+    }
+    assert_eq!(turns, [true, false, false, false], "one probe turn for the fleet");
+    let quiet = ledger.sync(&acct, &owner("b", nonce), &asking(0, 10.0), now).await.expect("sync");
+    assert!(!quiet.probe, "a client that does not ask gets no turn");
+    let fixed = FleetReport { account_ok: true, ..asking(1, 10.0) };
+    let after = ledger.sync(&acct, &owner("a", nonce), &fixed, now).await.expect("sync");
+    assert_eq!((after.account_error, after.probe), (None, false));
+    let unheld = ledger.sync(&acct, &owner("c", nonce), &probing(30_000), now).await.expect("sync");
+    assert!(!unheld.probe, "no turns without an error holding the fleet: {unheld:?}");
 }
 
 async fn the_view_lists_owners_and_accounts(ledger: &dyn FleetLedger, now: Timestamp, nonce: u64) {

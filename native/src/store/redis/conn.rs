@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use captcha_dlq_core::dlq::StoreError;
-use captcha_dlq_core::quoted::Quoted;
+use captcha_dlq_core::support::quoted::Quoted;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;

@@ -32,7 +32,7 @@ const FORGET_OWNERS_AFTER_MS: u64 = 120 * OWNER_TTL_MS;
 
 /// `AccountState::apply` in Lua. KEYS: the account's hash, the owners' hash, the accounts' set.
 /// Replies `{now_ms, paused_ms, pause_code, window, others_in_flight, error_code, error_description,
-/// error_hold_ms, spent_nano, others_reserved_nano, permit…}` (an empty code: none; the nano
+/// error_hold_ms, spent_nano, others_reserved_nano, probe (1: this client's turn), permit…}` (an empty code: none; the nano
 /// amounts as text, past what an integer reply from a Lua double keeps exactly).
 const SYNC: &str = r#"
 local ACCOUNT, OWNERS, ACCOUNTS = KEYS[1], KEYS[2], KEYS[3]
@@ -44,15 +44,17 @@ local err_code, err_description, err_hold = ARGV[12], ARGV[13], tonumber(ARGV[14
 local account_ok = ARGV[15] == '1'
 local TTL, HORIZON, HALVE, MAXP, FORGET = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
 local budget, spent, reserved, permit_cost = tonumber(ARGV[21]), tonumber(ARGV[22]), tonumber(ARGV[23]), tonumber(ARGV[24])
+local probe_ms = tonumber(ARGV[25])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local s = redis.call('HMGET', ACCOUNT, 'next_slot_us', 'paused_until_ms', 'pause_code', 'window', 'last_halved_ms',
-  'err_code', 'err_description', 'err_hold_ms', 'err_until_ms', 'spent_nano')
+  'err_code', 'err_description', 'err_hold_ms', 'err_until_ms', 'spent_nano', 'probe_until_ms')
 local next_slot, paused_until, p_code = tonumber(s[1]) or 0, tonumber(s[2]) or 0, s[3] or ''
 local window, last_halved = tonumber(s[4]) or 0, tonumber(s[5]) or 0
 local e_code, e_description, e_hold, e_until = s[6] or '', s[7] or '', tonumber(s[8]) or 0, tonumber(s[9]) or 0
 local spent_total = (tonumber(s[10]) or 0) + spent
+local probe_until = tonumber(s[11]) or 0
 
 -- What the other live owners hold (and rows long silent go).
 local others, others_reserved, mine = 0, 0, nil
@@ -77,6 +79,7 @@ if pause_ms >= 0 and now + pause_ms > paused_until then
 end
 if account_ok then
   e_code, e_description, e_hold, e_until = '', '', 0, 0
+  probe_until = 0
 end
 if err_code ~= '' then
   e_until = now + err_hold
@@ -92,6 +95,8 @@ elseif accepted > 0 then
 end
 
 local held = e_until > now
+local probe = held and probe_ms > 0 and probe_until <= now
+if probe then probe_until = now + probe_ms end
 local blocked_until = paused_until
 if held and e_until > blocked_until then blocked_until = e_until end
 local permits = {}
@@ -114,12 +119,13 @@ if not held and rate > 0 then
 end
 if not held and e_code ~= '' then
   e_code, e_description, e_hold, e_until = '', '', 0, 0
+  probe_until = 0
 end
 
 local f = function(n) return string.format('%.0f', n) end
 redis.call('HSET', ACCOUNT, 'next_slot_us', f(next_slot), 'paused_until_ms', f(paused_until), 'pause_code', p_code,
   'window', f(window), 'last_halved_ms', f(last_halved), 'err_code', e_code, 'err_description', e_description,
-  'err_hold_ms', f(e_hold), 'err_until_ms', f(e_until), 'spent_nano', f(spent_total))
+  'err_hold_ms', f(e_hold), 'err_until_ms', f(e_until), 'spent_nano', f(spent_total), 'probe_until_ms', f(probe_until))
 redis.call('SADD', ACCOUNTS, account)
 
 local row = cjson.decode(owner_json)
@@ -135,7 +141,7 @@ redis.call('HSET', OWNERS, me, cjson.encode(row))
 
 local paused_ms = math.max(paused_until - now, 0)
 if paused_ms == 0 then p_code = '' end
-local reply = { now, paused_ms, p_code, window, others, '', '', 0, f(spent_total), f(others_reserved) }
+local reply = { now, paused_ms, p_code, window, others, '', '', 0, f(spent_total), f(others_reserved), probe and 1 or 0 }
 if held then
   reply[6], reply[7], reply[8] = e_code, e_description, e_until - now
 end
@@ -185,7 +191,7 @@ fn grant_of(reply: Vec<redis::Value>, location: &str) -> Result<FleetGrant, Stor
     };
     let amount =
         |v: &redis::Value| -> Result<u64, StoreError> { text(v)?.parse().map_err(|_| garbled(location, "sync")) };
-    if reply.len() < 10 {
+    if reply.len() < 11 {
         return Err(garbled(location, "sync"));
     }
     let (pause_code, error_code) = (text(&reply[2])?, text(&reply[5])?);
@@ -205,7 +211,8 @@ fn grant_of(reply: Vec<redis::Value>, location: &str) -> Result<FleetGrant, Stor
         },
         spent_nano: amount(&reply[8])?,
         others_reserved_nano: amount(&reply[9])?,
-        permits: reply[10..].iter().map(number).collect::<Result<_, _>>()?,
+        probe: number(&reply[10])? == 1,
+        permits: reply[11..].iter().map(number).collect::<Result<_, _>>()?,
     })
 }
 
@@ -226,6 +233,7 @@ fn account_of(fields: &BTreeMap<String, String>) -> AccountState {
         }),
         account_error_until_ms: number("err_until_ms"),
         spent_nano: number("spent_nano"),
+        probe_until_ms: number("probe_until_ms"),
     }
 }
 
@@ -272,7 +280,8 @@ impl FleetLedger for RedisStore {
             .arg(report.budget_nano.map_or(-1, |b| i64::try_from(b).unwrap_or(i64::MAX)))
             .arg(report.spent_nano)
             .arg(report.reserved_nano)
-            .arg(report.permit_cost_nano);
+            .arg(report.permit_cost_nano)
+            .arg(report.probe_ms);
         let mut conn = self.conn.clone();
         let reply: Vec<redis::Value> = inv.invoke_async(&mut conn).await.map_err(|e| backend(&self.location, &e))?;
         grant_of(reply, &self.location)

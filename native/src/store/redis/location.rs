@@ -19,7 +19,7 @@
 use std::path::PathBuf;
 
 use captcha_dlq_core::dlq::StoreError;
-use captcha_dlq_core::quoted::Quoted;
+use captcha_dlq_core::support::quoted::Quoted;
 use redis::{ConnectionInfo, IntoConnectionInfo};
 
 /// The namespace of a URL that names none.

@@ -682,20 +682,17 @@ impl DlqStore for RedisStore {
         Ok(PushOutcome { replaced: replaced == 1, evicted })
     }
 
-    async fn receive(
+    async fn receive_ready(
         &self,
         filter: &Filter,
-        max: usize,
+        max: core::num::NonZeroUsize,
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
-        if max == 0 {
-            return Ok(Vec::new());
-        }
-        let filter = filter.for_receive();
+        let max = max.get();
         let lease_until = now.add(lease);
         let mut out = Receipt::default();
-        if filter == Filter::default() {
+        if *filter == Filter::default() {
             // Every ready record matches: lease while walking, touching only the records handed
             // out plus the parked and live-leased ones in front of them.
             let mut cursor = Cursor::default();
@@ -720,7 +717,7 @@ impl DlqStore for RedisStore {
                         inv.arg(now.as_unix_millis()).arg(chunk);
                     })
                     .await?;
-                let matching = matching_ids(&candidates, &filter)?;
+                let matching = matching_ids(&candidates, filter)?;
                 self.lease_ids(&matching, max, now, lease_until, &mut out).await?;
                 if out.len() >= max {
                     break;
@@ -733,7 +730,7 @@ impl DlqStore for RedisStore {
             let mut page = max.clamp(PAGE_MIN, PAGE_MAX);
             loop {
                 let (more, candidates) = self.walk(&mut cursor, page, Walk::Peek, now, lease_until).await?;
-                let matching = matching_ids(&candidates, &filter)?;
+                let matching = matching_ids(&candidates, filter)?;
                 self.lease_ids(&matching, max, now, lease_until, &mut out).await?;
                 if !more || out.len() >= max {
                     break;

@@ -149,17 +149,14 @@ impl DlqStore for SqliteStore {
         self.writer.write(Box::new(move |conn, loc| ops::push(conn, loc, &row, capacity))).await
     }
 
-    async fn receive(
+    async fn receive_ready(
         &self,
         filter: &Filter,
-        max: usize,
+        max: core::num::NonZeroUsize,
         lease: Duration,
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
-        if max == 0 {
-            return Ok(Vec::new());
-        }
-        let filter = filter.for_receive();
+        let (filter, max) = (filter.clone(), max.get());
         let max_deliveries = self.max_deliveries;
         let lease_until = now.add(lease);
         let leases = self
