@@ -1,12 +1,12 @@
 //! The native client of docs/bindings.md over `captcha_dlq::Client`: every call
-//! turns its JS values into `serde_json::Value`, lets `client::host` (in
+//! turns its JS values into `serde_json::Value`, lets `client::api_values` (in
 //! camelCase) or `Dlq::op` read them, and answers with host values. Work runs
 //! on napi's tokio runtime; nothing here blocks the event loop or decides
 //! anything the client does not.
 
 use std::sync::Arc;
 
-use captcha_dlq::{host, AdoptedAnswer, AdoptedHook, Client, ExportFormat};
+use captcha_dlq::{api_values, AdoptedAnswer, AdoptedHook, Client, ExportFormat};
 use captcha_dlq_core::options::ClientOptions;
 use captcha_dlq_core::support::json_read::Casing;
 use captcha_dlq_core::Event;
@@ -47,7 +47,7 @@ fn adopted_hook(callback: AdoptedCallback) -> AdoptedHook {
     let callback = Arc::new(callback);
     Arc::new(move |answer: AdoptedAnswer| {
         let callback = callback.clone();
-        let item = host::adopted(&answer, Casing::Camel);
+        let item = api_values::adopted(&answer, Casing::Camel);
         Box::pin(async move {
             let (tx, rx) = tokio::sync::oneshot::channel();
             let status =
@@ -99,7 +99,7 @@ pub fn open<'env>(
         };
         let sink = events.map(|callback| -> captcha_dlq::EventSink {
             Arc::new(move |event: &Event| {
-                let _ = callback.call(host::value(event, Casing::Camel), ThreadsafeFunctionCallMode::NonBlocking);
+                let _ = callback.call(api_values::value(event, Casing::Camel), ThreadsafeFunctionCallMode::NonBlocking);
             })
         });
         let hook = adopted.map(adopted_hook);
@@ -153,8 +153,8 @@ impl NativeClient {
     ) -> napi::Result<PromiseRaw<'env, NativeJob>> {
         let client = self.client.clone();
         let work = async move {
-            let options = host::solve_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(fail)?;
-            let task = host::task(task).map_err(fail)?;
+            let options = api_values::solve_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(fail)?;
+            let task = api_values::task(task).map_err(fail)?;
             client.submit(task, options.labels, None).await.map_err(fail)
         };
         error::settle(env, work, |_, handle| Ok(NativeJob::new(handle)))
@@ -163,9 +163,9 @@ impl NativeClient {
     /// Many tasks (tasks, or `{task, labels, key}`), results as they end.
     #[napi]
     pub fn solve_stream(&self, env: &Env, tasks: Value, options: Option<Value>) -> napi::Result<NativeStream> {
-        let options =
-            host::batch_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(|e| error::throw(env, &e))?;
-        let inputs = host::batch(tasks, &options, Casing::Camel).map_err(|e| error::throw(env, &e))?;
+        let options = api_values::batch_options(options.unwrap_or(Value::Null), Casing::Camel)
+            .map_err(|e| error::throw(env, &e))?;
+        let inputs = api_values::batch(tasks, &options, Casing::Camel).map_err(|e| error::throw(env, &e))?;
         Ok(NativeStream::new(self.client.solve_stream(inputs, options.concurrency)))
     }
 
@@ -178,8 +178,8 @@ impl NativeClient {
         options: Option<Value>,
         collect: Option<bool>,
     ) -> napi::Result<NativeReplay> {
-        let options =
-            host::replay_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(|e| error::throw(env, &e))?;
+        let options = api_values::replay_options(options.unwrap_or(Value::Null), Casing::Camel)
+            .map_err(|e| error::throw(env, &e))?;
         Ok(NativeReplay::new(self.client.replay_stream(options), collect.unwrap_or(false)))
     }
 
@@ -192,8 +192,8 @@ impl NativeClient {
         options: Option<Value>,
         collect: Option<bool>,
     ) -> napi::Result<NativeRecover> {
-        let options =
-            host::recover_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(|e| error::throw(env, &e))?;
+        let options = api_values::recover_options(options.unwrap_or(Value::Null), Casing::Camel)
+            .map_err(|e| error::throw(env, &e))?;
         Ok(NativeRecover::new(self.client.recover_stream(options), collect.unwrap_or(false)))
     }
 
@@ -215,7 +215,7 @@ impl NativeClient {
     pub fn balance_of<'env>(&self, env: &'env Env, name: Value) -> napi::Result<PromiseRaw<'env, f64>> {
         let client = self.client.clone();
         error::promise(env, async move {
-            let name: String = host::argument(name, "name").map_err(fail)?;
+            let name: String = api_values::argument(name, "name").map_err(fail)?;
             client.balance_of(&name).await.map_err(fail)
         })
     }
@@ -224,7 +224,7 @@ impl NativeClient {
     #[napi(ts_return_type = "Promise<any>")]
     pub fn balances<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
         let client = self.client.clone();
-        error::promise(env, async move { Ok(host::balances(&client.balances().await, Casing::Camel)) })
+        error::promise(env, async move { Ok(api_values::balances(&client.balances().await, Casing::Camel)) })
     }
 
     /// Tells the provider that solved `solution` (as handed out) whether it was right.
@@ -237,8 +237,8 @@ impl NativeClient {
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let client = self.client.clone();
         error::promise(env, async move {
-            let solution = host::solution_ref(solution, Casing::Camel).map_err(fail)?;
-            let good: bool = host::argument(good, "good").map_err(fail)?;
+            let solution = api_values::solution_ref(solution, Casing::Camel).map_err(fail)?;
+            let good: bool = api_values::argument(good, "good").map_err(fail)?;
             client.report_solution(&solution, good).await.map_err(fail)
         })
     }
@@ -247,13 +247,16 @@ impl NativeClient {
     #[napi(ts_return_type = "Promise<any>")]
     pub fn spend<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
         let client = self.client.clone();
-        error::promise(env, async move { client.spend().await.map(|r| host::value(&r, Casing::Camel)).map_err(fail) })
+        error::promise(
+            env,
+            async move { client.spend().await.map(|r| api_values::value(&r, Casing::Camel)).map_err(fail) },
+        )
     }
 
     /// The client's counters and gauges now (`Client::metrics`).
     #[napi(ts_return_type = "any")]
     pub fn metrics(&self) -> Value {
-        host::value(&self.client.metrics(), Casing::Camel)
+        api_values::value(&self.client.metrics(), Casing::Camel)
     }
 
     /// Node only: the metrics and the DLQ's gauges in the Prometheus text format.
@@ -295,8 +298,8 @@ impl NativeClient {
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let client = self.client.clone();
         error::promise(env, async move {
-            let id: String = host::argument(provider_task_id, "providerTaskId").map_err(fail)?;
-            let good: bool = host::argument(good, "good").map_err(fail)?;
+            let id: String = api_values::argument(provider_task_id, "providerTaskId").map_err(fail)?;
+            let good: bool = api_values::argument(good, "good").map_err(fail)?;
             client.report(&id, good).await.map_err(fail)
         })
     }
@@ -311,13 +314,16 @@ impl NativeClient {
     #[napi(ts_return_type = "Promise<any>")]
     pub fn status<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
         let client = self.client.clone();
-        error::promise(env, async move { client.status().await.map(|s| host::value(&s, Casing::Camel)).map_err(fail) })
+        error::promise(
+            env,
+            async move { client.status().await.map(|s| api_values::value(&s, Casing::Camel)).map_err(fail) },
+        )
     }
 
     /// `{available, failures, lastError}` as the driver last saw the store.
     #[napi(ts_return_type = "any")]
     pub fn store_health(&self) -> Value {
-        host::value(&self.client.store_health(), Casing::Camel)
+        api_values::value(&self.client.store_health(), Casing::Camel)
     }
 
     /// Resolves once every store write asked for so far has ended (`Client::flush`).
@@ -356,7 +362,7 @@ impl NativeClient {
     ) -> napi::Result<PromiseRaw<'env, u32>> {
         let dlq = self.client.dlq();
         error::promise(env, async move {
-            let path: String = host::argument(path, "path").map_err(fail)?;
+            let path: String = api_values::argument(path, "path").map_err(fail)?;
             let mut args = match args {
                 None | Some(Value::Null) => json!({}),
                 Some(other) => other,
@@ -386,7 +392,7 @@ impl NativeClient {
     pub fn import_file<'env>(&self, env: &'env Env, path: Value) -> napi::Result<PromiseRaw<'env, Value>> {
         let dlq = self.client.dlq();
         error::promise(env, async move {
-            let path: String = host::argument(path, "path").map_err(fail)?;
+            let path: String = api_values::argument(path, "path").map_err(fail)?;
             let read = path.clone();
             let text = tokio::task::spawn_blocking(move || std::fs::read_to_string(read))
                 .await

@@ -1,5 +1,5 @@
 //! Errors as JavaScript receives them: an `Error` object whose own properties are
-//! those of `host::error` (`code`, `message`, `field`, `record`, `stored`, `runsOn`),
+//! those of `api_values::error` (`code`, `message`, `field`, `record`, `stored`, `runsOn`),
 //! so the package's `lib/errors.js` only has to pick the class for `code`.
 //!
 //! Work that may fail runs as a future resolving to `Result<T, Value>` (the error
@@ -8,7 +8,7 @@
 
 use core::future::Future;
 
-use captcha_dlq::host;
+use captcha_dlq::api_values;
 use captcha_dlq_core::support::json_read::Casing;
 use napi::bindgen_prelude::{JsObjectValue, JsValue, PromiseRaw, ToNapiValue};
 use napi::Env;
@@ -16,7 +16,7 @@ use serde_json::Value;
 
 /// An error of the client API as a host value (camelCase, as JavaScript spells it).
 pub fn payload(e: &captcha_dlq::Error) -> Value {
-    host::error(e, Casing::Camel)
+    api_values::error(e, Casing::Camel)
 }
 
 /// The JS `Error` for a payload, as a napi error that throws (or rejects with) that object.

@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use captcha_dlq::{host, Outcome, Receipt, SolveHandle};
+use captcha_dlq::{api_values, Outcome, Receipt, SolveHandle};
 use captcha_dlq_core::support::json_read::Casing;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
@@ -76,7 +76,7 @@ impl NativeJob {
                 }
             };
             match handle.outcome_or_cancel(cancelled).await.and_then(Outcome::into_delivery) {
-                Ok(delivery) => Ok((host::solution(&delivery.solution, Casing::Camel), delivery.receipt)),
+                Ok(delivery) => Ok((api_values::solution(&delivery.solution, Casing::Camel), delivery.receipt)),
                 Err(e) => Err(error::payload(&e)),
             }
         };

@@ -2,7 +2,7 @@
 //!
 //! It exports the native surface of `docs/bindings.md` — `open`, then
 //! `NativeClient`, `NativeJob` and the three streams — over the one
-//! orchestration (`captcha_dlq::connect` and `captcha_dlq_client::host`), the
+//! orchestration (`captcha_dlq::connect` and `captcha_dlq_client::api_values`), the
 //! same surface the browser package's wasm exports, so one JS wrapper
 //! (`lib/`) serves both packages. Values cross as JS objects; errors as `Error`
 //! objects carrying `code`, `field`, `record`… (see [`error`]). Node-only

@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq::{host, Receipt, RecoverStream, RecoverSummary, ReplayStream, SolveStream};
+use captcha_dlq::{api_values, Receipt, RecoverStream, RecoverSummary, ReplayStream, SolveStream};
 use captcha_dlq::{RecoverCollector, ReplayCollector};
 use captcha_dlq_core::dlq::replay::ReplayReport;
 use captcha_dlq_core::support::json_read::Casing;
@@ -74,7 +74,7 @@ fn hand_over<'env>(
     })
 }
 
-/// A batch's results in completion order (`host::solve_result`).
+/// A batch's results in completion order (`api_values::solve_result`).
 #[napi]
 pub struct NativeStream {
     slot: Arc<Slot<SolveStream>>,
@@ -98,10 +98,9 @@ impl NativeStream {
     #[napi(ts_return_type = "Promise<any>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Value>>> {
         let slot = self.slot.clone();
-        hand_over(
-            env,
-            async move { Ok(slot.next(|_| {}).await.map(|r| (host::solve_result(&r, Casing::Camel), None))) },
-        )
+        hand_over(env, async move {
+            Ok(slot.next(|_| {}).await.map(|r| (api_values::solve_result(&r, Casing::Camel), None)))
+        })
     }
 
     /// Stops the batch: what is not finished is cancelled.
@@ -111,7 +110,7 @@ impl NativeStream {
     }
 }
 
-/// A replay's outcomes as they come (`host::replay_item`), and its report.
+/// A replay's outcomes as they come (`api_values::replay_item`), and its report.
 #[napi]
 pub struct NativeReplay {
     slot: Arc<Slot<ReplayStream>>,
@@ -154,7 +153,7 @@ impl NativeReplay {
                 Some(Err(e)) => Err(error::payload(&e)),
                 Some(Ok(item)) => {
                     let (item, receipt) = item.handed_over();
-                    let value = host::replay_item(&item, Casing::Camel);
+                    let value = api_values::replay_item(&item, Casing::Camel);
                     if let Some(Ok(mut collected)) = collected.as_ref().map(|c| c.lock()) {
                         collected.push(item);
                     }
@@ -168,16 +167,16 @@ impl NativeReplay {
     #[napi(ts_return_type = "any")]
     pub fn report(&self) -> Value {
         let report = self.report.lock().map(|r| *r).unwrap_or_default();
-        host::value(&report, Casing::Camel)
+        api_values::value(&report, Casing::Camel)
     }
 
-    /// What `replay()` returns (`host::replay_result`), once `next()` answered `null`; `null`
+    /// What `replay()` returns (`api_values::replay_result`), once `next()` answered `null`; `null`
     /// when the stream was not opened to collect.
     #[napi(ts_return_type = "any")]
     pub fn result(&self) -> Option<Value> {
         let mut collected = self.collected.as_ref()?.lock().ok()?;
         let report = self.report.lock().map(|r| *r).unwrap_or_default();
-        Some(host::replay_result(&std::mem::take(&mut *collected).finish(report), Casing::Camel))
+        Some(api_values::replay_result(&std::mem::take(&mut *collected).finish(report), Casing::Camel))
     }
 
     /// Stops starting records; those already started finish and are reported.
@@ -187,7 +186,7 @@ impl NativeReplay {
     }
 }
 
-/// A recovery's tasks as they end (`host::recover_item`), and its summary.
+/// A recovery's tasks as they end (`api_values::recover_item`), and its summary.
 #[napi]
 pub struct NativeRecover {
     slot: Arc<Slot<RecoverStream>>,
@@ -228,7 +227,7 @@ impl NativeRecover {
                 Some(Err(e)) => Err(error::payload(&e)),
                 Some(Ok(item)) => {
                     let (item, receipt) = item.handed_over();
-                    let value = host::recover_item(&item, Casing::Camel);
+                    let value = api_values::recover_item(&item, Casing::Camel);
                     if let Some(Ok(mut collected)) = collected.as_ref().map(|c| c.lock()) {
                         collected.push(item);
                     }
@@ -238,19 +237,19 @@ impl NativeRecover {
         })
     }
 
-    /// What `recover()` returns (`host::recover_result`), once `next()` answered `null`; `null`
+    /// What `recover()` returns (`api_values::recover_result`), once `next()` answered `null`; `null`
     /// when the stream was not opened to collect.
     #[napi(ts_return_type = "any")]
     pub fn result(&self) -> Option<Value> {
         let mut collected = self.collected.as_ref()?.lock().ok()?;
         let summary = self.summary.lock().map(|s| *s).unwrap_or_default();
-        Some(host::recover_result(&std::mem::take(&mut *collected).finish(summary), Casing::Camel))
+        Some(api_values::recover_result(&std::mem::take(&mut *collected).finish(summary), Casing::Camel))
     }
 
     /// `{found, skippedLive, solved, deadLettered}` so far; final once `next()` answered `null`.
     #[napi(ts_return_type = "any")]
     pub fn summary(&self) -> Value {
         let summary = self.summary.lock().map(|s| *s).unwrap_or_default();
-        host::value(&summary, Casing::Camel)
+        api_values::value(&summary, Casing::Camel)
     }
 }

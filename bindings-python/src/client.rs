@@ -1,6 +1,6 @@
 //! `NativeClient`: the shared client (`captcha_dlq::connect`) driven from Python.
 //!
-//! Values cross as JSON text in snake_case and are read and written by `client::host`
+//! Values cross as JSON text in snake_case and are read and written by `client::api_values`
 //! (options of each call, tasks, results, errors) and `Dlq::op`; the Python layer turns
 //! them into objects and exceptions. Sync methods block through [`crate::wait`] (GIL
 //! released, Ctrl-C honoured); `solve_async` and the streams' `next_async` are asyncio
@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use captcha_dlq::core::options::ClientOptions;
 use captcha_dlq::core::support::json_read::Casing;
-use captcha_dlq::{host, AdoptedAnswer, AdoptedHook, Client, Error, ExportFormat, Outcome};
+use captcha_dlq::{api_values, AdoptedAnswer, AdoptedHook, Client, Error, ExportFormat, Outcome};
 use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -60,7 +60,7 @@ fn adopted_hook(callable: Py<PyAny>) -> AdoptedHook {
     let callable = std::sync::Arc::new(callable);
     std::sync::Arc::new(move |answer: AdoptedAnswer| {
         let callable = callable.clone();
-        let json = host::adopted(&answer, SNAKE).to_string();
+        let json = api_values::adopted(&answer, SNAKE).to_string();
         Box::pin(async move {
             let called = tokio::task::spawn_blocking(move || {
                 Python::attach(|py| callable.call1(py, (json,)).map(|_| ()).map_err(|e| e.to_string()))
@@ -124,26 +124,26 @@ impl NativeClient {
     /// One task; the solution JSON. Ctrl-C cancels it: not yet sent, it is dead-lettered as
     /// `Cancelled`; already with the provider, it runs on and its answer waits in the journal.
     fn solve(&self, py: Python<'_>, task_json: &str, options_json: &str) -> PyResult<String> {
-        let task = host::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
-        let options = host::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
+        let task = api_values::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
+        let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let delivery = self.run(py, move |client| async move {
             client.submit(task, options.labels, None).await?.outcome().await.and_then(Outcome::into_delivery)
         })?;
-        Ok(hand_over(host::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
+        Ok(hand_over(api_values::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
     }
 
     /// `solve` as an awaitable resolving to a `NativeItem` (its answer acknowledged when
     /// taken). Cancelling it cancels the task as Ctrl-C does for `solve`.
     fn solve_async<'py>(&self, py: Python<'py>, task_json: &str, options_json: &str) -> PyResult<Bound<'py, PyAny>> {
-        let task = host::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
-        let options = host::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
+        let task = api_values::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
+        let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let solved = async {
                 client.submit(task, options.labels, None).await?.outcome().await.and_then(Outcome::into_delivery)
             };
             let delivery = solved.await.map_err(|e| to_py(&e))?;
-            Ok(NativeItem::new(host::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
+            Ok(NativeItem::new(api_values::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
         })
     }
 
@@ -151,8 +151,8 @@ impl NativeClient {
     /// results in completion order. `keep`: remember every result (`taken()`), for
     /// `solve_many` and the answers an interrupt must not lose.
     fn solve_stream(&self, tasks_json: &str, options_json: &str, keep: bool) -> PyResult<NativeSolveStream> {
-        let options = host::batch_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
-        let inputs = host::batch(parse(tasks_json, "tasks")?, &options, SNAKE).map_err(|e| to_py(&e))?;
+        let options = api_values::batch_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
+        let inputs = api_values::batch(parse(tasks_json, "tasks")?, &options, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         let _guard = crate::wait::runtime().enter();
         Ok(NativeSolveStream::new(client.solve_stream(inputs, options.concurrency), keep))
@@ -160,7 +160,7 @@ impl NativeClient {
 
     #[pyo3(signature = (options_json, collect=false))]
     fn replay_stream(&self, options_json: &str, collect: bool) -> PyResult<NativeReplayStream> {
-        let options = host::replay_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
+        let options = api_values::replay_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         let _guard = crate::wait::runtime().enter();
         Ok(NativeReplayStream::new(client.replay_stream(options), collect))
@@ -168,7 +168,7 @@ impl NativeClient {
 
     #[pyo3(signature = (options_json, collect=false))]
     fn recover_stream(&self, options_json: &str, collect: bool) -> PyResult<NativeRecoverStream> {
-        let options = host::recover_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
+        let options = api_values::recover_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         let _guard = crate::wait::runtime().enter();
         Ok(NativeRecoverStream::new(client.recover_stream(options), collect))
@@ -227,7 +227,7 @@ impl NativeClient {
 
     /// `[{provider, balance} | {provider, error}]` as JSON.
     fn balances(&self, py: Python<'_>) -> PyResult<String> {
-        self.run(py, |client| async move { Ok(host::balances(&client.balances().await, SNAKE).to_string()) })
+        self.run(py, |client| async move { Ok(api_values::balances(&client.balances().await, SNAKE).to_string()) })
     }
 
     fn report(&self, py: Python<'_>, provider_task_id: String, good: bool) -> PyResult<()> {
@@ -236,16 +236,16 @@ impl NativeClient {
 
     /// `solution_json`: a solution as handed out (its `provider` and `provider_task_id` are used).
     fn report_solution(&self, py: Python<'_>, solution_json: &str, good: bool) -> PyResult<()> {
-        let solution = host::solution_ref(parse(solution_json, "solution")?, SNAKE).map_err(|e| to_py(&e))?;
+        let solution = api_values::solution_ref(parse(solution_json, "solution")?, SNAKE).map_err(|e| to_py(&e))?;
         self.run(py, move |client| async move { client.report_solution(&solution, good).await })
     }
 
     fn spend(&self, py: Python<'_>) -> PyResult<String> {
-        self.run(py, |client| async move { client.spend().await.map(|r| host::value(&r, SNAKE).to_string()) })
+        self.run(py, |client| async move { client.spend().await.map(|r| api_values::value(&r, SNAKE).to_string()) })
     }
 
     fn metrics(&self) -> PyResult<String> {
-        Ok(host::value(&self.live()?.metrics(), SNAKE).to_string())
+        Ok(api_values::value(&self.live()?.metrics(), SNAKE).to_string())
     }
 
     fn metrics_text(&self, py: Python<'_>) -> PyResult<String> {
@@ -269,7 +269,7 @@ impl NativeClient {
 
     /// What the driver is doing (`in_flight`, `in_flight_limit`, `jobs`, …) as JSON.
     fn status(&self, py: Python<'_>) -> PyResult<String> {
-        self.run(py, |client| async move { client.status().await.map(|s| host::value(&s, SNAKE).to_string()) })
+        self.run(py, |client| async move { client.status().await.map(|s| api_values::value(&s, SNAKE).to_string()) })
     }
 
     /// Returns once every store write asked for so far has ended (`Client::flush`).
@@ -278,7 +278,7 @@ impl NativeClient {
     }
 
     fn store_health(&self) -> PyResult<String> {
-        Ok(host::value(&self.live()?.store_health(), SNAKE).to_string())
+        Ok(api_values::value(&self.live()?.store_health(), SNAKE).to_string())
     }
 
     /// Stops the client once its queued writes are done; tasks in flight stay in the

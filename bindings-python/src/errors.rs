@@ -1,13 +1,13 @@
 //! The one native exception, and `captcha_dlq::Error` turned into it.
 //!
 //! `NativeError(code, message, details_json)`: the code is the client's stable code, the
-//! details are `client::host::error` in snake_case (`field`, `record`, `stored`,
+//! details are `client::api_values::error` in snake_case (`field`, `record`, `stored`,
 //! `runs_on`, `id`). `captcha_dlq._errors` builds the public exception from them, in one
 //! place. Nothing here holds the API key: the client's errors and records never do.
 
 use captcha_dlq::core::support::json_read::Casing;
 use captcha_dlq::core::ConfigError;
-use captcha_dlq::{host, Error};
+use captcha_dlq::{api_values, Error};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::PyErr;
@@ -16,7 +16,7 @@ use serde_json::Value;
 create_exception!(_native, NativeError, PyException, "A native failure: args are (code, message, details_json).");
 
 pub(crate) fn to_py(e: &Error) -> PyErr {
-    NativeError::new_err((e.code(), e.to_string(), host::error(e, Casing::Snake).to_string()))
+    NativeError::new_err((e.code(), e.to_string(), api_values::error(e, Casing::Snake).to_string()))
 }
 
 pub(crate) fn config(field: impl Into<String>, problem: impl Into<String>) -> PyErr {

@@ -19,7 +19,7 @@ use captcha_dlq::core::dlq::{Page, ReplayPolicy};
 use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::core::options::{self, StoreCallOptions, DEFAULT_CONCURRENCY, DEFAULT_PROVIDER, DEFAULT_REPLAY_LIMIT};
 use captcha_dlq::core::support::json_read::Casing;
-use captcha_dlq::{host, Error};
+use captcha_dlq::{api_values, Error};
 use pyo3::prelude::*;
 use serde_json::json;
 
@@ -36,8 +36,8 @@ fn evaluate_vector(case_json: &str) -> PyResult<String> {
 /// `NativeError` `INVALID_TASK` naming the field.
 #[pyfunction]
 fn check_task(task_json: &str) -> PyResult<String> {
-    let task = host::task(errors::parse(task_json, "task")?).map_err(|e| errors::to_py(&e))?;
-    Ok(host::value(&task, Casing::Snake).to_string())
+    let task = api_values::task(errors::parse(task_json, "task")?).map_err(|e| errors::to_py(&e))?;
+    Ok(api_values::value(&task, Casing::Snake).to_string())
 }
 
 /// Every default the client applies for `provider` (the default provider if `None`), as
@@ -53,16 +53,16 @@ fn defaults(provider: Option<&str>) -> PyResult<String> {
         "provider": provider.name(),
         "base_url": provider.base_url(),
         "dlq": captcha_dlq::DEFAULT_DLQ,
-        "retry": host::value(&engine.retry, Casing::Snake),
-        "polling": host::value(&engine.polling, Casing::Snake),
-        "rate": host::value(&engine.rate, Casing::Snake),
-        "circuit": host::value(&engine.circuit, Casing::Snake),
+        "retry": api_values::value(&engine.retry, Casing::Snake),
+        "polling": api_values::value(&engine.polling, Casing::Snake),
+        "rate": api_values::value(&engine.rate, Casing::Snake),
+        "circuit": api_values::value(&engine.circuit, Casing::Snake),
         "seed": engine.seed,
-        "replay_policy": host::value(&ReplayPolicy::default(), Casing::Snake),
-        "store": host::value(&StoreCallOptions::default(), Casing::Snake),
+        "replay_policy": api_values::value(&ReplayPolicy::default(), Casing::Snake),
+        "store": api_values::value(&StoreCallOptions::default(), Casing::Snake),
         "concurrency": DEFAULT_CONCURRENCY,
         "replay_limit": DEFAULT_REPLAY_LIMIT,
-        "page": host::value(&Page::default(), Casing::Snake),
+        "page": api_values::value(&Page::default(), Casing::Snake),
     });
     Ok(out.to_string())
 }

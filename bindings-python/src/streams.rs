@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use captcha_dlq::core::dlq::replay::ReplayReport;
 use captcha_dlq::core::support::json_read::Casing;
 use captcha_dlq::{
-    host, Error, Receipt, RecoverItem, RecoverStream, ReplayItem, ReplayStream, SolveResult, SolveStream,
+    api_values, Error, Receipt, RecoverItem, RecoverStream, ReplayItem, ReplayStream, SolveResult, SolveStream,
 };
 use captcha_dlq::{RecoverCollector, RecoverSummary, ReplayCollector};
 use futures::stream::{Stream, StreamExt};
@@ -207,13 +207,13 @@ where
 }
 
 fn solve_item(r: SolveResult, _: Option<&Mutex<Collected>>) -> Converted {
-    let json = host::solve_result(&r, Casing::Snake).to_string();
+    let json = api_values::solve_result(&r, Casing::Snake).to_string();
     Ok((json, r.receipt))
 }
 
 fn replay_item(item: Result<ReplayItem, Error>, collected: Option<&Mutex<Collected>>) -> Converted {
     let (item, receipt) = item?.handed_over();
-    let json = host::replay_item(&item, Casing::Snake).to_string();
+    let json = api_values::replay_item(&item, Casing::Snake).to_string();
     if let Some(Ok(mut collected)) = collected.map(|c| c.lock()) {
         if let Collected::Replay(collected, _) = &mut *collected {
             collected.push(item);
@@ -224,7 +224,7 @@ fn replay_item(item: Result<ReplayItem, Error>, collected: Option<&Mutex<Collect
 
 fn recover_item(item: Result<RecoverItem, Error>, collected: Option<&Mutex<Collected>>) -> Converted {
     let (item, receipt) = item?.handed_over();
-    let json = host::recover_item(&item, Casing::Snake).to_string();
+    let json = api_values::recover_item(&item, Casing::Snake).to_string();
     if let Some(Ok(mut collected)) = collected.map(|c| c.lock()) {
         if let Collected::Recover(collected, _) = &mut *collected {
             collected.push(item);
@@ -244,7 +244,7 @@ fn replay_report(s: &ReplayStream, collected: Option<&Mutex<Collected>>) -> Opti
             *counts = report;
         }
     }
-    Some(host::value(&report, Casing::Snake).to_string())
+    Some(api_values::value(&report, Casing::Snake).to_string())
 }
 
 fn recover_summary(s: &RecoverStream, collected: Option<&Mutex<Collected>>) -> Option<String> {
@@ -254,7 +254,7 @@ fn recover_summary(s: &RecoverStream, collected: Option<&Mutex<Collected>>) -> O
             *counts = summary;
         }
     }
-    Some(host::value(&summary, Casing::Snake).to_string())
+    Some(api_values::value(&summary, Casing::Snake).to_string())
 }
 
 /// Results of `solve_iter` / `solve_many`, in completion order.
@@ -328,10 +328,10 @@ impl NativeReplayStream {
     fn report(&self) -> String {
         self.shared.observed().unwrap_or_else(|| "{}".into())
     }
-    /// What `replay()` returns (`host::replay_result`, JSON), once the stream has ended.
+    /// What `replay()` returns (`api_values::replay_result`, JSON), once the stream has ended.
     fn result(&self) -> Option<String> {
         let Collected::Replay(collected, report) = self.shared.take_collected()? else { return None };
-        Some(host::replay_result(&collected.finish(report), Casing::Snake).to_string())
+        Some(api_values::replay_result(&collected.finish(report), Casing::Snake).to_string())
     }
     /// Stops starting records; those already started finish and are still yielded.
     fn cancel(&self) {
@@ -374,10 +374,10 @@ impl NativeRecoverStream {
     fn summary(&self) -> String {
         self.0.observed().unwrap_or_else(|| "{}".into())
     }
-    /// What `recover()` returns (`host::recover_result`, JSON), once the stream has ended.
+    /// What `recover()` returns (`api_values::recover_result`, JSON), once the stream has ended.
     fn result(&self) -> Option<String> {
         let Collected::Recover(collected, summary) = self.0.take_collected()? else { return None };
-        Some(host::recover_result(&collected.finish(summary), Casing::Snake).to_string())
+        Some(api_values::recover_result(&collected.finish(summary), Casing::Snake).to_string())
     }
     fn close(&self) {
         self.0.close();

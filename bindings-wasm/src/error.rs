@@ -1,11 +1,11 @@
 //! The one mapping of the client's errors to JS: an `Error` whose message and
 //! properties (`code`, `field`, `record`, `stored`, `id`, `runsOn`) are those
-//! `captcha_dlq_client::host::error` gives every binding. The JS wrapper turns
+//! `captcha_dlq_client::api_values::error` gives every binding. The JS wrapper turns
 //! the `code` into the matching error class.
 
 use captcha_dlq_client::core::support::json_read::Casing;
 use captcha_dlq_client::core::ConfigError;
-use captcha_dlq_client::{host, Error};
+use captcha_dlq_client::{api_values, Error};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
@@ -13,7 +13,7 @@ use crate::convert::json_to_js;
 
 /// The JS value to reject or throw with.
 pub fn to_js_error(e: &Error) -> JsValue {
-    let value = host::error(e, Casing::Camel);
+    let value = api_values::error(e, Casing::Camel);
     let message = value.get("message").and_then(Value::as_str).unwrap_or_default();
     let error = js_sys::Error::new(message);
     if let Value::Object(fields) = &value {

@@ -15,7 +15,7 @@
 //!
 //! Every value crosses the boundary through serde-wasm-bindgen ([`convert`]);
 //! the binding decides nothing (options, tasks, results, errors are read and
-//! written by `captcha_dlq_client::host`). Nothing here assumes a `window`:
+//! written by `captcha_dlq_client::api_values`). Nothing here assumes a `window`:
 //! the package runs in a page, a dedicated worker and an MV3 service worker.
 //!
 //! The crate is empty on other targets, so workspace-wide native builds and

@@ -4,7 +4,7 @@
 //! JS wrapper (the package's public API) serves both packages.
 //!
 //! Each call turns its JS arguments into `serde_json::Value`, lets
-//! `captcha_dlq_client::host` (or `Dlq::op`) read them in camelCase, calls the
+//! `captcha_dlq_client::api_values` (or `Dlq::op`) read them in camelCase, calls the
 //! client, and hands the answer back as a plain JS object. Rejections are the
 //! `Error`s of [`crate::error`]. Nothing is decided here.
 
@@ -19,7 +19,7 @@ use captcha_dlq_client::core::options::ClientOptions;
 use captcha_dlq_client::core::support::json_read::{Casing, FromJson};
 use captcha_dlq_client::core::{Event, InvalidTask};
 use captcha_dlq_client::{
-    host, Backends, Client, Error, EventSink, Outcome, RecoverStream, ReplayStream, SolveHandle, SolveStream,
+    api_values, Backends, Client, Error, EventSink, Outcome, RecoverStream, ReplayStream, SolveHandle, SolveStream,
 };
 use captcha_dlq_client::{RecoverCollector, ReplayCollector};
 use futures::channel::oneshot;
@@ -51,9 +51,9 @@ fn arg(value: JsValue, field: &str) -> Result<Value, JsValue> {
     from_js(value).map_err(|e| config(field, e))
 }
 
-/// A positional JS argument read as `T` by the core's rules (`host::argument`), named `field`.
+/// A positional JS argument read as `T` by the core's rules (`api_values::argument`), named `field`.
 fn positional<T: FromJson>(value: JsValue, field: &str) -> Result<T, JsValue> {
-    host::argument(arg(value, field)?, field).js()
+    api_values::argument(arg(value, field)?, field).js()
 }
 
 /// Starts a client: `options` without `onEvent` (and without `dlq` when that is a store
@@ -95,7 +95,7 @@ fn event_sink(on_event: JsValue) -> Result<Option<EventSink>, JsValue> {
     #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the sink holds a JS function
     let sink: EventSink = Arc::new(move |event: &Event| {
         // What the callback throws is the application's: it must not stop the driver.
-        let _ = callback.call1(&JsValue::NULL, &json_to_js(&host::value(event, CAMEL)));
+        let _ = callback.call1(&JsValue::NULL, &json_to_js(&api_values::value(event, CAMEL)));
     });
     Ok(Some(sink))
 }
@@ -110,12 +110,12 @@ pub struct NativeClient {
 #[wasm_bindgen]
 impl NativeClient {
     /// Submits one task; resolves to a [`NativeJob`] once the driver accepted it. `options`
-    /// are `solve`'s without its signal (`{labels}`), read by `host::solve_options`.
+    /// are `solve`'s without its signal (`{labels}`), read by `api_values::solve_options`.
     pub fn submit(&self, task: JsValue, options: JsValue) -> Promise {
         let client = self.client.clone();
         promise(async move {
-            let options = host::solve_options(arg(options, "options")?, CAMEL).js()?;
-            let task = host::task(from_js(task).map_err(|e| invalid_task("task", e))?).js()?;
+            let options = api_values::solve_options(arg(options, "options")?, CAMEL).js()?;
+            let task = api_values::task(from_js(task).map_err(|e| invalid_task("task", e))?).js()?;
             let handle = client.submit(task, options.labels, None).await.js()?;
             Ok(NativeJob {
                 id: handle.id().to_string(),
@@ -126,31 +126,31 @@ impl NativeClient {
         })
     }
 
-    /// Many tasks, results in completion order; `options` as `host::batch_options` reads them.
+    /// Many tasks, results in completion order; `options` as `api_values::batch_options` reads them.
     #[wasm_bindgen(js_name = solveStream)]
     pub fn solve_stream(&self, tasks: JsValue, options: JsValue) -> Result<NativeStream, JsValue> {
-        let options = host::batch_options(arg(options, "options")?, CAMEL).js()?;
+        let options = api_values::batch_options(arg(options, "options")?, CAMEL).js()?;
         let tasks = from_js(tasks).map_err(|e| invalid_task("tasks", e))?;
-        let inputs = host::batch(tasks, &options, CAMEL).js()?;
+        let inputs = api_values::batch(tasks, &options, CAMEL).js()?;
         Ok(NativeStream { stream: Shared::new(self.client.solve_stream(inputs, options.concurrency)) })
     }
 
-    /// Replays DLQ records; `options` as `host::replay_options` reads them.
+    /// Replays DLQ records; `options` as `api_values::replay_options` reads them.
     #[wasm_bindgen(js_name = replayStream)]
     /// With `collect`, the stream also keeps what `replay()` returns (`result()`).
     pub fn replay_stream(&self, options: JsValue, collect: Option<bool>) -> Result<NativeReplay, JsValue> {
-        let options = host::replay_options(arg(options, "options")?, CAMEL).js()?;
+        let options = api_values::replay_options(arg(options, "options")?, CAMEL).js()?;
         let stream = self.client.replay_stream(options);
         let canceller = stream.canceller();
         let collected = collect.unwrap_or(false).then(Rc::default);
         Ok(NativeReplay { stream: Shared::new(stream), canceller, collected })
     }
 
-    /// Recovers the journal; `options` as `host::recover_options` reads them.
+    /// Recovers the journal; `options` as `api_values::recover_options` reads them.
     #[wasm_bindgen(js_name = recoverStream)]
     /// With `collect`, the stream also keeps what `recover()` returns (`result()`).
     pub fn recover_stream(&self, options: JsValue, collect: Option<bool>) -> Result<NativeRecover, JsValue> {
-        let options = host::recover_options(arg(options, "options")?, CAMEL).js()?;
+        let options = api_values::recover_options(arg(options, "options")?, CAMEL).js()?;
         let collected = collect.unwrap_or(false).then(Rc::default);
         Ok(NativeRecover { stream: Shared::new(self.client.recover_stream(options)), collected })
     }
@@ -194,7 +194,7 @@ impl NativeClient {
     /// `[{provider, balance} | {provider, error}]`, in configuration order.
     pub fn balances(&self) -> Promise {
         let client = self.client.clone();
-        promise(async move { Ok(json_to_js(&host::balances(&client.balances().await, CAMEL))) })
+        promise(async move { Ok(json_to_js(&api_values::balances(&client.balances().await, CAMEL))) })
     }
 
     /// Tells the provider that solved `solution` (as handed out) whether it was right.
@@ -202,7 +202,7 @@ impl NativeClient {
     pub fn report_solution(&self, solution: JsValue, good: JsValue) -> Promise {
         let client = self.client.clone();
         promise(async move {
-            let solution = host::solution_ref(arg(solution, "solution")?, CAMEL).js()?;
+            let solution = api_values::solution_ref(arg(solution, "solution")?, CAMEL).js()?;
             let good: bool = positional(good, "good")?;
             client.report_solution(&solution, good).await.js()?;
             Ok(JsValue::UNDEFINED)
@@ -212,12 +212,12 @@ impl NativeClient {
     /// What this client spent since it started (`Client::spend`).
     pub fn spend(&self) -> Promise {
         let client = self.client.clone();
-        promise(async move { Ok(json_to_js(&host::value(&client.spend().await.js()?, CAMEL))) })
+        promise(async move { Ok(json_to_js(&api_values::value(&client.spend().await.js()?, CAMEL))) })
     }
 
     /// The client's counters and gauges now (`Client::metrics`).
     pub fn metrics(&self) -> JsValue {
-        json_to_js(&host::value(&self.client.metrics(), CAMEL))
+        json_to_js(&api_values::value(&self.client.metrics(), CAMEL))
     }
 
     /// Lets submissions flow again after an account error was fixed.
@@ -229,13 +229,13 @@ impl NativeClient {
     /// What the driver is doing right now.
     pub fn status(&self) -> Promise {
         let client = self.client.clone();
-        promise(async move { Ok(json_to_js(&host::value(&client.status().await.js()?, CAMEL))) })
+        promise(async move { Ok(json_to_js(&api_values::value(&client.status().await.js()?, CAMEL))) })
     }
 
     /// The store's health as the driver last saw it.
     #[wasm_bindgen(js_name = storeHealth)]
     pub fn store_health(&self) -> JsValue {
-        json_to_js(&host::value(&self.client.store_health(), CAMEL))
+        json_to_js(&api_values::value(&self.client.store_health(), CAMEL))
     }
 
     /// Resolves once every store write asked for so far has ended (`Client::flush`).
@@ -302,7 +302,7 @@ impl NativeJob {
                 }
             };
             let delivery = handle.outcome_or_cancel(cancelled).await.and_then(Outcome::into_delivery).js()?;
-            let solution = json_to_js(&host::solution(&delivery.solution, CAMEL));
+            let solution = json_to_js(&api_values::solution(&delivery.solution, CAMEL));
             delivery.receipt.ack();
             Ok(solution)
         })
@@ -333,7 +333,7 @@ impl NativeStream {
         let stream = self.stream.clone();
         promise(async move {
             Ok(match stream.next().await {
-                Some(result) => json_to_js(&host::solve_result(&result, CAMEL)),
+                Some(result) => json_to_js(&api_values::solve_result(&result, CAMEL)),
                 None => JsValue::NULL,
             })
         })
@@ -358,7 +358,7 @@ pub struct NativeReplay {
 
 #[wasm_bindgen]
 impl NativeReplay {
-    /// The next replayed record (`host::replay_item`), or `null` at the end.
+    /// The next replayed record (`api_values::replay_item`), or `null` at the end.
     pub fn next(&self) -> Promise {
         let (stream, collected) = (self.stream.clone(), self.collected.clone());
         promise(async move {
@@ -367,7 +367,7 @@ impl NativeReplay {
                 Some(Err(e)) => Err(to_js_error(&e)),
                 Some(Ok(item)) => {
                     let (item, receipt) = item.handed_over();
-                    let value = json_to_js(&host::replay_item(&item, CAMEL));
+                    let value = json_to_js(&api_values::replay_item(&item, CAMEL));
                     // The answer is in the caller's hands: its record and journal entry may go.
                     if let Some(receipt) = receipt {
                         receipt.ack();
@@ -381,17 +381,17 @@ impl NativeReplay {
         })
     }
 
-    /// What `replay()` returns (`host::replay_result`), once `next()` gave `null`; `null` when
+    /// What `replay()` returns (`api_values::replay_result`), once `next()` gave `null`; `null` when
     /// the stream was not opened to collect.
     pub fn result(&self) -> JsValue {
         let Some(collected) = &self.collected else { return JsValue::NULL };
         let report = self.stream.with(|s| s.report()).unwrap_or_default();
-        json_to_js(&host::replay_result(&collected.take().finish(report), CAMEL))
+        json_to_js(&api_values::replay_result(&collected.take().finish(report), CAMEL))
     }
 
     /// The counts so far (final once `next()` gave `null`).
     pub fn report(&self) -> JsValue {
-        self.stream.with(|s| json_to_js(&host::value(&s.report(), CAMEL))).unwrap_or(JsValue::NULL)
+        self.stream.with(|s| json_to_js(&api_values::value(&s.report(), CAMEL))).unwrap_or(JsValue::NULL)
     }
 
     /// Stops starting records; those already started finish and are reported.
@@ -411,7 +411,7 @@ pub struct NativeRecover {
 
 #[wasm_bindgen]
 impl NativeRecover {
-    /// The next recovered task (`host::recover_item`), or `null` at the end.
+    /// The next recovered task (`api_values::recover_item`), or `null` at the end.
     pub fn next(&self) -> Promise {
         let (stream, collected) = (self.stream.clone(), self.collected.clone());
         promise(async move {
@@ -420,7 +420,7 @@ impl NativeRecover {
                 Some(Err(e)) => Err(to_js_error(&e)),
                 Some(Ok(item)) => {
                     let (item, receipt) = item.handed_over();
-                    let value = json_to_js(&host::recover_item(&item, CAMEL));
+                    let value = json_to_js(&api_values::recover_item(&item, CAMEL));
                     if let Some(receipt) = receipt {
                         receipt.ack();
                     }
@@ -433,16 +433,16 @@ impl NativeRecover {
         })
     }
 
-    /// What `recover()` returns (`host::recover_result`), once `next()` gave `null`; `null`
+    /// What `recover()` returns (`api_values::recover_result`), once `next()` gave `null`; `null`
     /// when the stream was not opened to collect.
     pub fn result(&self) -> JsValue {
         let Some(collected) = &self.collected else { return JsValue::NULL };
         let summary = self.stream.with(|s| s.summary()).unwrap_or_default();
-        json_to_js(&host::recover_result(&collected.take().finish(summary), CAMEL))
+        json_to_js(&api_values::recover_result(&collected.take().finish(summary), CAMEL))
     }
 
     /// What the recovery found so far (final once `next()` gave `null`).
     pub fn summary(&self) -> JsValue {
-        self.stream.with(|s| json_to_js(&host::value(&s.summary(), CAMEL))).unwrap_or(JsValue::NULL)
+        self.stream.with(|s| json_to_js(&api_values::value(&s.summary(), CAMEL))).unwrap_or(JsValue::NULL)
     }
 }

@@ -1,6 +1,6 @@
 //! The answer a collect-all call (`replay`, `recover`) hands over: the results of both calls
 //! (`replay::ReplayResult`, `recover::RecoverResult`) list them, and every binding returns
-//! them in the same shape (`host::answer`, checked against `tests/shapes/results.json`).
+//! them in the same shape (`api_values::answer`, checked against `tests/shapes/results.json`).
 //! Answers are included so that a caller never pays for a re-solved answer it does not see.
 
 use std::collections::BTreeMap;

@@ -17,6 +17,7 @@
 pub mod adopt;
 mod adopted;
 mod answer;
+pub mod api_values;
 pub mod client;
 pub mod dlq;
 pub mod driver;
@@ -24,7 +25,6 @@ pub mod error;
 pub mod events;
 mod fleet_calls;
 pub mod fleet_status;
-pub mod host;
 mod inner;
 pub mod metrics;
 pub mod prometheus;

@@ -1,6 +1,6 @@
 """What the client hands back: solutions, batch results, replay and recovery outcomes.
 
-Each is built from the JSON the client writes (``client::host``), field for field.
+Each is built from the JSON the client writes (``client::api_values``), field for field.
 """
 
 from __future__ import annotations

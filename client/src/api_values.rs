@@ -511,7 +511,7 @@ mod result_shapes {
     use captcha_dlq_core::dlq::replay::ReplayReport;
 
     use super::*;
-    use crate::host;
+    use crate::api_values;
     use crate::recover::{RecoverCollector, RecoverSummary};
     use crate::replay::ReplayCollector;
 
@@ -533,7 +533,7 @@ mod result_shapes {
             labels: BTreeMap::new(),
             outcome: ReplayOutcome::Recovered(Solution::text("t")),
         });
-        let replayed = host::replay_result(&replay.finish(ReplayReport::default()), Casing::Snake);
+        let replayed = api_values::replay_result(&replay.finish(ReplayReport::default()), Casing::Snake);
         assert_eq!(keys(&replayed), shape("replay"));
         assert_eq!(keys(&replayed["report"]), shape("replay_report"));
         assert_eq!(keys(&replayed["solved"][0]), shape("answer"));
@@ -546,7 +546,7 @@ mod result_shapes {
             labels: BTreeMap::new(),
             outcome: Ok(Solution::text("t")),
         });
-        let recovered = host::recover_result(&recover.finish(RecoverSummary::default()), Casing::Snake);
+        let recovered = api_values::recover_result(&recover.finish(RecoverSummary::default()), Casing::Snake);
         assert_eq!(keys(&recovered), shape("recover"));
         assert_eq!(keys(&recovered["report"]), shape("recover_report"));
         assert_eq!(keys(&recovered["solved"][0]), shape("answer"));
@@ -554,6 +554,6 @@ mod result_shapes {
             (recovered["report"]["solved"].as_u64(), recovered["solved"][0]["key"].as_str()),
             (Some(1), Some("k"))
         );
-        assert_eq!(keys(&host::answer(&answer, Casing::Snake)), shape("answer"));
+        assert_eq!(keys(&api_values::answer(&answer, Casing::Snake)), shape("answer"));
     }
 }
