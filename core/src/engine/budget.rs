@@ -29,7 +29,7 @@ use crate::spend::{to_nano, NANO};
 impl Engine {
     /// Whether the budget is the fleet's: some lane shares it through the store's ledger.
     fn fleet_budget(&self) -> bool {
-        self.lanes.iter().any(|lane| lane.fleet.as_ref().is_some_and(|share| share.shares_budget()))
+        self.lanes.iter().any(|lane| lane.fleet().is_some_and(|share| share.shares_budget()))
     }
 
     /// What was spent (in money) and what is reserved (nano-units), as the budget counts them:
@@ -41,7 +41,7 @@ impl Engine {
         let (spent, others) = self
             .lanes
             .iter()
-            .filter_map(|lane| lane.fleet.as_ref().map(|share| share.fleet_budget_view()))
+            .filter_map(|lane| lane.fleet().map(|share| share.fleet_budget_view()))
             .fold((0u64, 0u64), |(s, o), (spent, others)| (s.saturating_add(spent), o.saturating_add(others)));
         (spent as f64 / NANO, self.reserved.saturating_add(others))
     }
@@ -117,8 +117,7 @@ impl Engine {
     /// is dead-lettered now rather than when its turn comes.
     pub(super) fn sweep_if_budget_spent(&mut self, now: Timestamp) {
         let Some(failure) = self.budget_refusal() else { return };
-        let waiting: Vec<JobId> =
-            self.lanes.iter().flat_map(|lane| lane.submit_queue.iter().map(|(_, job)| *job)).collect();
+        let waiting: Vec<JobId> = self.lanes.iter().flat_map(|lane| lane.waiting().into_iter()).collect();
         for job in waiting {
             self.fail_as(job, Phase::Submit, failure.clone(), None, now, Reaction::DeadLetter);
         }

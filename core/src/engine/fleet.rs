@@ -282,21 +282,21 @@ impl Engine {
     pub(super) fn ask_fleet_syncs(&mut self, now: Timestamp) {
         let budget_nano = self.routing.budget.map(crate::spend::to_nano);
         for l in 0..self.lanes.len() {
-            if self.lanes[l].fleet.is_none() {
+            if self.lanes[l].fleet().is_none() {
                 continue;
             }
-            let next_cost_nano = self.lanes[l].submit_queue.first().map_or(0, |(_, job)| self.expected_cost(l, *job));
+            let next_cost_nano = self.lanes[l].next_waiting().map_or(0, |(_, job)| self.expected_cost(l, job));
             let lane = &mut self.lanes[l];
             let demand = LaneDemand {
-                waiting: lane.submit_queue.len(),
-                in_flight: lane.in_flight,
-                rate: lane.config.rate.submits_per_second,
-                window_max: lane.config.rate.max_in_flight,
+                waiting: lane.waiting_count(),
+                in_flight: lane.in_flight(),
+                rate: lane.config().rate.submits_per_second,
+                window_max: lane.config().rate.max_in_flight,
                 budget_nano,
-                reserved_nano: lane.reserved,
+                reserved_nano: lane.reserved(),
                 next_cost_nano,
             };
-            let Some(share) = lane.fleet.as_mut() else { continue };
+            let Some(share) = lane.fleet_mut() else { continue };
             if let Some(report) = share.sync_due(demand, now) {
                 let account = share.account().to_string();
                 self.actions.push_back(Action::FleetSync(FleetSync { lane: l, account, report }));
@@ -308,7 +308,7 @@ impl Engine {
     /// was sent) the failure, after which the lane syncs again shortly and reports it again.
     pub fn fleet_synced(&mut self, sync: FleetSync, result: Result<FleetGrant, String>, now: Timestamp) {
         let l = sync.lane;
-        let Some(share) = self.lanes.get_mut(l).and_then(|lane| lane.fleet.as_mut()) else { return };
+        let Some(share) = self.lanes.get_mut(l).and_then(|lane| lane.fleet_mut()) else { return };
         let grant = match result {
             Ok(grant) => grant,
             Err(_) => return share.failed(sync.report, now),
@@ -316,11 +316,11 @@ impl Engine {
         let fleet_hold_ended = share.granted(sync.report.want, &grant, now);
         if grant.probe {
             // This client checks the balance for the fleet: now, not at its own next turn.
-            if let Some(hold) = self.lanes[l].hold.as_mut() {
+            if let Some(hold) = self.lanes[l].hold_mut() {
                 hold.next_probe = now;
             }
         }
-        if fleet_hold_ended && self.lanes[l].hold.is_some() {
+        if fleet_hold_ended && self.lanes[l].hold().is_some() {
             self.end_hold(l);
         }
         // The fleet may have spent the budget meanwhile: what waits here is refused now.
@@ -330,7 +330,7 @@ impl Engine {
             self.pause(l, super::PauseScope::Submits, &code, now.add(Duration::from_millis(grant.paused_ms)));
         }
         if let Some(error) = grant.account_error {
-            if self.lanes[l].circuit.account_failure().is_none() {
+            if self.lanes[l].circuit().account_failure().is_none() {
                 let failure = Failure::new(&error.code, crate::class::ErrorClass::AccountTerminal, error.description);
                 self.account_failed_elsewhere(l, failure, now);
             }
@@ -340,7 +340,7 @@ impl Engine {
     /// Whether lane `l`'s share (if it has one) lets a submission go out now.
     pub(super) fn fleet_allows(&mut self, l: usize, now: Timestamp) -> bool {
         let lane = &mut self.lanes[l];
-        let in_flight = lane.in_flight;
-        lane.fleet.as_mut().is_none_or(|share| share.allows(in_flight, now))
+        let in_flight = lane.in_flight();
+        lane.fleet_mut().is_none_or(|share| share.allows(in_flight, now))
     }
 }

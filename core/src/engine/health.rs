@@ -19,16 +19,17 @@ impl Engine {
     /// paced by the submit rate, so the waiting tasks do not go out in a storm).
     pub(super) fn on_probe(&mut self, l: usize, response: Option<HttpResponse>, now: Timestamp) {
         let lane = &mut self.lanes[l];
-        let Some(hold) = lane.hold.as_mut() else { return };
+        let balance = response.and_then(|r| lane.provider().parse_balance(&r).ok());
+        let probe_ms = lane.config().circuit.account_probe_ms;
+        let Some(hold) = lane.hold_mut() else { return };
         hold.probing = false;
-        let balance = response.and_then(|r| lane.provider.parse_balance(&r).ok());
         if balance.is_some_and(|b| b > 0.0) {
-            if let Some(share) = lane.fleet.as_mut() {
+            if let Some(share) = lane.fleet_mut() {
                 share.report_account_ok();
             }
             self.end_hold(l);
         } else {
-            hold.next_probe = now.add(Duration::from_millis(lane.config.circuit.account_probe_ms));
+            hold.next_probe = now.add(Duration::from_millis(probe_ms));
             // Still failing: the fleet keeps holding on this client's word (the error it reports
             // again outlives the next turn), and no other client needs to check.
             let failure = hold.failure.clone();
@@ -39,20 +40,20 @@ impl Engine {
     /// Ends lane `l`'s hold: the account works again (its balance check, or the fleet's).
     pub(super) fn end_hold(&mut self, l: usize) {
         let lane = &mut self.lanes[l];
-        lane.hold = None;
-        lane.circuit.reset_account();
+        lane.release_hold();
+        lane.circuit_mut().reset_account();
         let provider = self.label(l);
         self.push_event(Event::CircuitClosed { provider });
     }
 
     /// Checks the balance when a hold's probe is due; ends the hold at its deadline.
     pub(super) fn advance_hold(&mut self, l: usize, now: Timestamp) {
-        let Some(hold) = &self.lanes[l].hold else { return };
+        let Some(hold) = self.lanes[l].hold() else { return };
         if now >= hold.until {
             let failure = hold.failure.clone();
-            self.lanes[l].hold = None;
+            self.lanes[l].release_hold();
             self.evacuate(l, now);
-            let queued: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
+            let queued: Vec<JobId> = self.lanes[l].waiting();
             for job in queued {
                 self.dead_letter_circuit_open(job, &failure, now);
             }
@@ -60,23 +61,23 @@ impl Engine {
         }
         if !hold.probing && now >= hold.next_probe {
             let lane = &mut self.lanes[l];
-            let turn_ms = lane.config.circuit.account_probe_ms;
-            if let Some(share) = lane.fleet.as_mut() {
+            let turn_ms = lane.config().circuit.account_probe_ms;
+            if let Some(share) = lane.fleet_mut() {
                 // One client checks for the fleet: without the turn, ask for it and wait (the
                 // turn's holder reports what it finds; a grant with the turn probes at once).
                 if !share.take_probe_turn() {
                     share.ask_probe(turn_ms);
-                    if let Some(h) = lane.hold.as_mut() {
+                    if let Some(h) = lane.hold_mut() {
                         h.next_probe = now.add(Duration::from_millis(turn_ms));
                     }
                     return;
                 }
             }
             let lane = &self.lanes[l];
-            let request = lane.provider.balance_request(&lane.key);
+            let request = lane.provider().balance_request(lane.key());
             let rid = self.send(l, request);
             self.requests.insert(rid, Pending::Probe { lane: l });
-            if let Some(h) = self.lanes[l].hold.as_mut() {
+            if let Some(h) = self.lanes[l].hold_mut() {
                 h.probing = true;
             }
         }
@@ -92,16 +93,14 @@ impl Engine {
     pub(super) fn track_reachability(&mut self, l: usize, error: Option<&TransportError>, now: Timestamp) {
         let lane = &mut self.lanes[l];
         let Some(error) = error else {
-            lane.answered = true;
-            lane.transport_streak = None;
+            lane.heard_from();
             return;
         };
-        let (since, count) = lane.transport_streak.map_or((now, 1), |(since, n)| (since, n + 1));
-        lane.transport_streak = Some((since, count));
-        let cfg = &lane.config.circuit;
+        let (since, count) = lane.transport_failed(now);
+        let cfg = &lane.config().circuit;
         let enough = count >= cfg.unreachable_after_failures.max(1);
         let long_enough = now.since(since) >= Duration::from_millis(cfg.unreachable_after_ms);
-        if lane.unreachable.is_some() || !enough || (lane.answered && !long_enough) {
+        if lane.unreachable().is_some() || !enough || (lane.ever_answered() && !long_enough) {
             return;
         }
         let failure = Failure::new(
@@ -109,14 +108,13 @@ impl Engine {
             ErrorClass::Transient,
             format!(
                 "{} cannot be reached: {count} request(s) in a row got no answer over {} s: {}",
-                lane.provider.base_url(),
+                lane.provider().base_url(),
                 now.since(since).as_secs(),
                 error.message
             ),
         );
-        let until = lane.circuit.open_until(now);
-        lane.unreachable = Some(failure.clone());
-        lane.unreachable_episodes += 1;
+        let until = lane.circuit_mut().open_until(now);
+        lane.found_unreachable(failure.clone());
         let provider = self.label(l);
         self.push_event(Event::CircuitOpened { cause: failure.description, until: Some(until), provider });
         self.fail_waiting_submissions(l, now);
@@ -124,7 +122,7 @@ impl Engine {
 
     pub(super) fn tick_circuits(&mut self, now: Timestamp) {
         for l in 0..self.lanes.len() {
-            if let Some(t) = self.lanes[l].circuit.tick(now) {
+            if let Some(t) = self.lanes[l].circuit_mut().tick(now) {
                 self.report_transition(l, t, now);
             }
         }
@@ -135,31 +133,25 @@ impl Engine {
     /// it nothing while it is not healthy.
     pub(super) fn ping_if_probing(&mut self, l: usize) {
         let lane = &self.lanes[l];
-        if !self.multi() || lane.pinging || !lane.circuit.is_half_open() || !lane.circuit.allows_request() {
+        if !self.multi() || lane.pinging() || !lane.circuit().is_half_open() || !lane.circuit().allows_request() {
             return;
         }
-        let request = lane.provider.balance_request(&lane.key);
+        let request = lane.provider().balance_request(lane.key());
         let rid = self.send(l, request);
-        self.lanes[l].pinging = true;
+        self.lanes[l].set_pinging(true);
         self.requests.insert(rid, Pending::Ping { lane: l });
     }
 
     pub(super) fn pause(&mut self, l: usize, scope: PauseScope, code: &str, until: Timestamp) {
-        let lane = &mut self.lanes[l];
-        let slot = match scope {
-            PauseScope::Submits => &mut lane.submits_paused_until,
-            PauseScope::Polls => &mut lane.polls_paused_until,
-        };
-        if until > *slot {
-            *slot = until;
+        if self.lanes[l].pause(scope, until) {
             let provider = self.label(l);
             self.push_event(Event::Paused { scope, code: code.to_string(), until, provider });
         }
     }
 
     pub(super) fn record_outcome(&mut self, l: usize, transient_failure: bool, now: Timestamp) {
-        if let Some(t) = self.lanes[l].circuit.record(transient_failure, now) {
-            let reopened_unreachable = matches!(t, Transition::Opened { .. }) && self.lanes[l].unreachable.is_some();
+        if let Some(t) = self.lanes[l].circuit_mut().record(transient_failure, now) {
+            let reopened_unreachable = matches!(t, Transition::Opened { .. }) && self.lanes[l].unreachable().is_some();
             self.report_transition(l, t, now);
             if reopened_unreachable {
                 self.fail_waiting_submissions(l, now);
@@ -170,9 +162,9 @@ impl Engine {
     /// Moves what waits at lane `l` for a submission to another provider, and dead-letters
     /// with its unreachable failure what no provider has taken yet and none can take now.
     pub(super) fn fail_waiting_submissions(&mut self, l: usize, now: Timestamp) {
-        let Some(failure) = self.lanes[l].unreachable.clone() else { return };
+        let Some(failure) = self.lanes[l].unreachable().cloned() else { return };
         self.evacuate(l, now);
-        let waiting: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
+        let waiting: Vec<JobId> = self.lanes[l].waiting();
         for job in waiting {
             if self.jobs.get(&job).is_some_and(|j| j.provider_task_id.is_none()) {
                 self.fail_as(job, Phase::Submit, failure.clone(), None, now, Reaction::DeadLetter);
@@ -184,7 +176,7 @@ impl Engine {
         let provider = self.label(l);
         let event = match t {
             Transition::Opened { until } => {
-                let cause = match &self.lanes[l].unreachable {
+                let cause = match self.lanes[l].unreachable() {
                     Some(f) => f.description.clone(),
                     None => "transient failure ratio".to_string(),
                 };
@@ -192,7 +184,7 @@ impl Engine {
             }
             Transition::HalfOpened => Event::CircuitHalfOpen { provider },
             Transition::Closed => {
-                self.lanes[l].unreachable = None;
+                self.lanes[l].reachable_again();
                 Event::CircuitClosed { provider }
             }
         };

@@ -208,10 +208,10 @@ impl Engine {
         let Some(lane) = j.lane.and_then(|l| self.lanes.get_mut(l)) else { return };
         match j.stage {
             Stage::Queued { at } => {
-                lane.submit_queue.remove(&(at, job));
+                lane.dequeue(at, job);
             }
             Stage::Waiting { at } => {
-                lane.poll_queue.remove(&(at, job), batchable_kind(j.task.kind()));
+                lane.poll_queue_mut().remove(&(at, job), batchable_kind(j.task.kind()));
             }
             Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
         }
@@ -222,8 +222,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         if j.stage.is_submitted() {
             if let Some(l) = j.lane {
-                self.lanes[l].in_flight = self.lanes[l].in_flight.saturating_sub(1);
-                self.lanes[l].reserved = self.lanes[l].reserved.saturating_sub(j.reserved);
+                self.lanes[l].ended(j.reserved);
             }
             self.reserved = self.reserved.saturating_sub(j.reserved);
             j.reserved = 0;
@@ -236,7 +235,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let Some(l) = j.lane else { return };
         j.stage = Stage::Waiting { at };
-        self.lanes[l].poll_queue.insert(at, job, batchable_kind(j.task.kind()));
+        self.lanes[l].poll_queue_mut().insert(at, job, batchable_kind(j.task.kind()));
     }
 
     pub(super) fn backoff(&mut self, job: JobId, n: u32) -> Duration {
@@ -263,7 +262,7 @@ impl Engine {
         Some(JournalEntry {
             id: j.id.clone(),
             task: Arc::clone(&j.task),
-            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
+            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
             labels: j.labels.clone(),
             provider_task_id: j.provider_task_id.as_deref().map(String::from),
             attempts: j.attempts,
@@ -283,7 +282,7 @@ impl Engine {
         JournalEntry {
             id: j.id,
             task: j.task,
-            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
+            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
             labels: j.labels,
             provider_task_id: j.provider_task_id.as_deref().map(String::from),
             attempts: j.attempts,

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::circuit::Circuit;
 use super::config::EngineConfig;
+use super::event::PauseScope;
 use super::fleet::FleetShare;
 use super::limiter::Limiter;
 use super::rounds::PollQueue;
@@ -117,42 +118,48 @@ pub struct LaneStatus {
     pub unreachable_episodes: u32,
 }
 
+/// A lane's state. Its parts are small owned types (the circuit, the limiter, the poll queue,
+/// the fleet share, routing's stats) reached through accessors; what is the lane's own
+/// bookkeeping (its queue of submissions, what it has in flight, pauses, batch polling,
+/// reachability, the account hold) changes only through the methods below, each stating one
+/// rule.
 #[derive(Debug)]
 pub(crate) struct Lane {
-    pub name: String,
-    pub provider: Provider,
-    pub key: Secret,
-    pub config: EngineConfig,
-    pub prices: Prices,
-    pub circuit: Circuit,
-    pub limiter: Limiter,
-    pub submit_queue: BTreeSet<(Timestamp, JobId)>,
-    pub poll_queue: PollQueue,
+    name: String,
+    provider: Provider,
+    key: Secret,
+    config: EngineConfig,
+    prices: Prices,
+    circuit: Circuit,
+    limiter: Limiter,
+    /// Jobs waiting here for a submission, by when they may go.
+    submit_queue: BTreeSet<(Timestamp, JobId)>,
+    poll_queue: PollQueue,
     /// Jobs submitted here and not finished.
-    pub in_flight: usize,
-    pub submits_paused_until: Timestamp,
-    pub polls_paused_until: Timestamp,
-    pub batch_disabled: bool,
+    in_flight: usize,
+    /// The known cost of its tasks in flight, reserved against the budget (nano-units).
+    reserved: u64,
+    submits_paused_until: Timestamp,
+    polls_paused_until: Timestamp,
+    batch_disabled: bool,
     /// Garbled answers to batch polls in a row; one can be a truncated transfer, several mean
     /// the provider does not support `ids=`.
-    pub garbled_batches: u32,
+    garbled_batches: u32,
     /// Whether the provider ever answered (any HTTP status) since this engine started.
-    pub answered: bool,
+    answered: bool,
     /// Transport failures in a row with no answer in between: (first at, count).
-    pub transport_streak: Option<(Timestamp, u32)>,
+    transport_streak: Option<(Timestamp, u32)>,
     /// Set while the circuit is open because the provider cannot be reached; tasks that would
     /// wait for it are dead-lettered with this failure instead (class transient: replayable).
-    pub unreachable: Option<Failure>,
+    unreachable: Option<Failure>,
     /// Times the provider was found unreachable since this engine started.
-    pub unreachable_episodes: u32,
-    pub hold: Option<Hold>,
+    unreachable_episodes: u32,
+    hold: Option<Hold>,
     /// A reachability check (balance request) is out while the circuit is half-open.
-    pub pinging: bool,
-    pub stats: LaneStats,
+    pinging: bool,
+    stats: LaneStats,
     /// Its share of the account's fleet-wide limits, when the store keeps a fleet ledger.
-    pub fleet: Option<FleetShare>,
-    /// The known cost of its tasks in flight, reserved against the budget (nano-units).
-    pub reserved: u64,
+    fleet: Option<FleetShare>,
 }
 
 impl Lane {
@@ -168,6 +175,7 @@ impl Lane {
             submit_queue: BTreeSet::new(),
             poll_queue: PollQueue::default(),
             in_flight: 0,
+            reserved: 0,
             submits_paused_until: Timestamp::EPOCH,
             polls_paused_until: Timestamp::EPOCH,
             batch_disabled: false,
@@ -180,8 +188,241 @@ impl Lane {
             pinging: false,
             stats: LaneStats::default(),
             fleet: spec.fleet.map(|f| FleetShare::new(f.account, f.shares_budget)),
-            reserved: 0,
         }
+    }
+
+    // ----- what it is (as configured) and its parts
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn provider(&self) -> &Provider {
+        &self.provider
+    }
+
+    pub fn key(&self) -> &Secret {
+        &self.key
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub fn circuit(&self) -> &Circuit {
+        &self.circuit
+    }
+
+    pub fn circuit_mut(&mut self) -> &mut Circuit {
+        &mut self.circuit
+    }
+
+    pub fn limiter(&self) -> &Limiter {
+        &self.limiter
+    }
+
+    pub fn limiter_mut(&mut self) -> &mut Limiter {
+        &mut self.limiter
+    }
+
+    pub fn poll_queue(&self) -> &PollQueue {
+        &self.poll_queue
+    }
+
+    pub fn poll_queue_mut(&mut self) -> &mut PollQueue {
+        &mut self.poll_queue
+    }
+
+    pub fn prices(&self) -> &Prices {
+        &self.prices
+    }
+
+    pub fn stats(&self) -> &LaneStats {
+        &self.stats
+    }
+
+    pub fn stats_mut(&mut self) -> &mut LaneStats {
+        &mut self.stats
+    }
+
+    pub fn fleet(&self) -> Option<&FleetShare> {
+        self.fleet.as_ref()
+    }
+
+    pub fn fleet_mut(&mut self) -> Option<&mut FleetShare> {
+        self.fleet.as_mut()
+    }
+
+    // ----- submissions waiting here
+
+    /// `job` waits here for a submission from `at`.
+    pub fn enqueue(&mut self, at: Timestamp, job: JobId) {
+        self.submit_queue.insert((at, job));
+    }
+
+    /// `job` (waiting from `at`) no longer waits here.
+    pub fn dequeue(&mut self, at: Timestamp, job: JobId) {
+        self.submit_queue.remove(&(at, job));
+    }
+
+    /// The job that waits longest, with when it may go.
+    pub fn next_waiting(&self) -> Option<(Timestamp, JobId)> {
+        self.submit_queue.first().copied()
+    }
+
+    /// Takes the job [`next_waiting`](Self::next_waiting) named off the queue.
+    pub fn take_next_waiting(&mut self) {
+        self.submit_queue.pop_first();
+    }
+
+    /// The jobs waiting here, longest first.
+    pub fn waiting(&self) -> Vec<JobId> {
+        self.submit_queue.iter().map(|(_, job)| *job).collect()
+    }
+
+    pub fn waiting_count(&self) -> usize {
+        self.submit_queue.len()
+    }
+
+    // ----- what it has in flight
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// The known cost of its tasks in flight (nano-units).
+    pub fn reserved(&self) -> u64 {
+        self.reserved
+    }
+
+    /// A task was sent here, reserving `cost` (nano-units) against the budget.
+    pub fn sent(&mut self, cost: u64) {
+        self.in_flight += 1;
+        self.reserved = self.reserved.saturating_add(cost);
+    }
+
+    /// A task recovered from the journal runs here again (its cost was paid before).
+    pub fn resumed(&mut self) {
+        self.in_flight += 1;
+    }
+
+    /// A task sent here ended, freeing what it reserved.
+    pub fn ended(&mut self, cost: u64) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.reserved = self.reserved.saturating_sub(cost);
+    }
+
+    // ----- pauses a provider asked for
+
+    /// Until when `scope` is paused (the epoch: not paused).
+    pub fn paused_until(&self, scope: PauseScope) -> Timestamp {
+        match scope {
+            PauseScope::Submits => self.submits_paused_until,
+            PauseScope::Polls => self.polls_paused_until,
+        }
+    }
+
+    /// Pauses `scope` until `until`, unless it is paused longer already; whether it was extended.
+    pub fn pause(&mut self, scope: PauseScope, until: Timestamp) -> bool {
+        let slot = match scope {
+            PauseScope::Submits => &mut self.submits_paused_until,
+            PauseScope::Polls => &mut self.polls_paused_until,
+        };
+        let extended = until > *slot;
+        *slot = (*slot).max(until);
+        extended
+    }
+
+    // ----- batch polling
+
+    /// Whether answers are fetched several at a time here: configured, supported by the
+    /// provider, and not given up on after garbled answers.
+    pub fn polls_in_batches(&self) -> bool {
+        self.config.polling.batch && !self.batch_disabled && self.provider.supports_batch_poll()
+    }
+
+    /// A batch poll was answered sensibly.
+    pub fn batch_answered(&mut self) {
+        self.garbled_batches = 0;
+    }
+
+    /// A batch poll's answer was garbled; whether, `limit` in a row, batches are given up now.
+    pub fn batch_garbled(&mut self, limit: u32) -> bool {
+        self.garbled_batches += 1;
+        if self.garbled_batches >= limit && !self.batch_disabled {
+            self.batch_disabled = true;
+            return true;
+        }
+        false
+    }
+
+    // ----- reachability
+
+    /// The provider answered (any HTTP status): it is reachable, whatever failed before.
+    pub fn heard_from(&mut self) {
+        self.answered = true;
+        self.transport_streak = None;
+    }
+
+    /// A transport failure: the streak's start and length, this one included.
+    pub fn transport_failed(&mut self, now: Timestamp) -> (Timestamp, u32) {
+        let (since, count) = self.transport_streak.map_or((now, 1), |(since, n)| (since, n + 1));
+        self.transport_streak = Some((since, count));
+        (since, count)
+    }
+
+    /// Whether the provider ever answered since this engine started.
+    pub fn ever_answered(&self) -> bool {
+        self.answered
+    }
+
+    /// Why the provider is unreachable, while it is found so.
+    pub fn unreachable(&self) -> Option<&Failure> {
+        self.unreachable.as_ref()
+    }
+
+    /// The provider is found unreachable for `failure` (one more episode).
+    pub fn found_unreachable(&mut self, failure: Failure) {
+        self.unreachable = Some(failure);
+        self.unreachable_episodes += 1;
+    }
+
+    /// The provider is reachable again; what it had been unreachable for.
+    pub fn reachable_again(&mut self) -> Option<Failure> {
+        self.unreachable.take()
+    }
+
+    /// Times the provider was found unreachable since this engine started.
+    pub fn unreachable_episodes(&self) -> u32 {
+        self.unreachable_episodes
+    }
+
+    /// Whether a reachability check (a balance request while half-open) is out.
+    pub fn pinging(&self) -> bool {
+        self.pinging
+    }
+
+    pub fn set_pinging(&mut self, out: bool) {
+        self.pinging = out;
+    }
+
+    // ----- the account hold
+
+    pub fn hold(&self) -> Option<&Hold> {
+        self.hold.as_ref()
+    }
+
+    pub fn hold_mut(&mut self) -> Option<&mut Hold> {
+        self.hold.as_mut()
+    }
+
+    pub fn start_hold(&mut self, hold: Hold) {
+        self.hold = Some(hold);
+    }
+
+    /// Ends the hold (if any): the account works again, or the hold's time is up.
+    pub fn release_hold(&mut self) {
+        self.hold = None;
     }
 
     /// How usable the lane is for new submissions (whatever the task).

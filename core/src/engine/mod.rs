@@ -191,7 +191,7 @@ impl Engine {
     }
 
     fn build(lanes: Vec<Lane>, routing: RoutingConfig) -> Self {
-        let config = lanes[0].config.clone();
+        let config = lanes[0].config().clone();
         Engine {
             rng: fastrand::Rng::with_seed(config.seed),
             config,
@@ -218,7 +218,7 @@ impl Engine {
 
     /// The first provider (the only one of a single-provider engine).
     pub fn provider(&self) -> &Provider {
-        &self.lanes[0].provider
+        self.lanes[0].provider()
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -236,24 +236,24 @@ impl Engine {
 
     /// Jobs submitted to a provider and not finished.
     pub fn in_flight(&self) -> usize {
-        self.lanes.iter().map(|l| l.in_flight).sum()
+        self.lanes.iter().map(Lane::in_flight).sum()
     }
 
     /// Current in-flight limit (lowered by `ERROR_NO_SLOT_AVAILABLE`), over every provider.
     pub fn concurrency_limit(&self) -> u32 {
-        self.lanes.iter().fold(0u32, |sum, l| sum.saturating_add(l.limiter.limit()))
+        self.lanes.iter().fold(0u32, |sum, l| sum.saturating_add(l.limiter().limit()))
     }
 
     /// The account error that stopped submissions, if any: with several providers, only
     /// once every one of them has one (the first provider's is given).
     pub fn account_failure(&self) -> Option<&Failure> {
-        let failures: Option<Vec<&Failure>> = self.lanes.iter().map(|l| l.circuit.account_failure()).collect();
+        let failures: Option<Vec<&Failure>> = self.lanes.iter().map(|l| l.circuit().account_failure()).collect();
         failures.and_then(|f| f.first().copied())
     }
 
     /// How often a provider was found unreachable (see `track_reachability`) since start.
     pub fn unreachable_episodes(&self) -> u32 {
-        self.lanes.iter().map(|l| l.unreachable_episodes).sum()
+        self.lanes.iter().map(Lane::unreachable_episodes).sum()
     }
 
     /// Each provider's state, in configuration order.
@@ -279,11 +279,11 @@ impl Engine {
 
     /// A lane's name for its events, when there are several.
     fn label(&self, lane: usize) -> Option<String> {
-        self.multi().then(|| self.lanes[lane].name.clone())
+        self.multi().then(|| self.lanes[lane].name().to_string())
     }
 
     fn lane_named(&self, name: &str) -> Option<usize> {
-        self.lanes.iter().position(|l| l.name == name).or_else(|| (!self.multi()).then_some(0))
+        self.lanes.iter().position(|l| l.name() == name).or_else(|| (!self.multi()).then_some(0))
     }
 
     // ----- commands -------------------------------------------------------
@@ -356,7 +356,7 @@ impl Engine {
         let mut mask = 0u32;
         let mut first_error = None;
         for (i, lane) in self.lanes.iter().enumerate() {
-            if let Err(e) = lane.provider.check_submit(task) {
+            if let Err(e) = lane.provider().check_submit(task) {
                 mask |= 1 << i;
                 first_error.get_or_insert(e);
             }
@@ -364,8 +364,11 @@ impl Engine {
         match first_error {
             Some(mut e) if mask.count_ones() as usize == self.lanes.len() => {
                 if self.multi() {
-                    e.problem =
-                        format!("{} (at {}; no configured provider can take this task)", e.problem, self.lanes[0].name);
+                    e.problem = format!(
+                        "{} (at {}; no configured provider can take this task)",
+                        e.problem,
+                        self.lanes[0].name()
+                    );
                 }
                 Err(e)
             }
@@ -381,7 +384,7 @@ impl Engine {
     }
 
     fn preference_of(&self, label: Option<&str>, strict: bool) -> Result<Preference, InvalidTask> {
-        let names: Vec<&str> = self.lanes.iter().map(|l| l.name.as_str()).collect();
+        let names: Vec<&str> = self.lanes.iter().map(Lane::name).collect();
         match Preference::from_label(label, &names) {
             Err(e) if strict => Err(e),
             other => Ok(other.unwrap_or_default()),
@@ -436,7 +439,7 @@ impl Engine {
         // The best lane it could go to cannot be reached: fail fast rather than wait.
         let lane = self.jobs.get(&job).and_then(|j| j.lane);
         if let Some(failure) =
-            lane.and_then(|l| self.lanes[l].unreachable.clone().filter(|_| self.lanes[l].circuit.is_open()))
+            lane.and_then(|l| self.lanes[l].unreachable().cloned().filter(|_| self.lanes[l].circuit().is_open()))
         {
             self.fail_as(job, Phase::Submit, failure, None, now, Reaction::DeadLetter);
         }
@@ -500,7 +503,7 @@ impl Engine {
     /// that much concurrency); `ERROR_NO_SLOT_AVAILABLE` still halves it.
     pub fn ensure_in_flight_limit(&mut self, limit: u32) {
         for l in 0..self.lanes.len() {
-            if let Some(limit) = self.lanes[l].limiter.raise_ceiling(limit) {
+            if let Some(limit) = self.lanes[l].limiter_mut().raise_ceiling(limit) {
                 let provider = self.label(l);
                 self.push_event(Event::ConcurrencyChanged { limit, provider });
             }
@@ -545,9 +548,9 @@ impl Engine {
     /// Lets submissions flow again (at every provider) after an account error was fixed.
     pub fn reset_circuit(&mut self) {
         for l in 0..self.lanes.len() {
-            self.lanes[l].circuit.reset_account();
-            self.lanes[l].hold = None;
-            if let Some(share) = self.lanes[l].fleet.as_mut() {
+            self.lanes[l].circuit_mut().reset_account();
+            self.lanes[l].release_hold();
+            if let Some(share) = self.lanes[l].fleet_mut() {
                 share.report_account_ok();
             }
             let provider = self.label(l);
@@ -558,7 +561,7 @@ impl Engine {
     /// Whether submissions are held for an account error, and until when at the latest
     /// (the earliest end of a hold, with several providers).
     pub fn held_until(&self) -> Option<Timestamp> {
-        self.lanes.iter().filter_map(|l| l.hold.as_ref().map(|h| h.until)).min()
+        self.lanes.iter().filter_map(|l| l.hold().map(|h| h.until)).min()
     }
 
     // ----- inputs ---------------------------------------------------------
@@ -577,7 +580,7 @@ impl Engine {
         match pending {
             Pending::Submit { job, lane } => {
                 let outcome = match &result {
-                    Ok(resp) => self.lanes[lane].provider.parse_submit(resp),
+                    Ok(resp) => self.lanes[lane].provider().parse_submit(resp),
                     Err(e) => SubmitOutcome::Failed(network_failure(e)),
                 };
                 let transient = matches!(&outcome, SubmitOutcome::Failed(f) if f.class == ErrorClass::Transient);
@@ -594,7 +597,7 @@ impl Engine {
                         self.count_unconfirmed_submission(job, lane, now);
                     }
                 }
-                if let (Some(_), SubmitOutcome::Failed(own)) = (&self.lanes[lane].unreachable, &outcome) {
+                if let (Some(_), SubmitOutcome::Failed(own)) = (self.lanes[lane].unreachable(), &outcome) {
                     // The provider cannot be reached: another takes the task, or it fails fast
                     // rather than wait for the deadline.
                     if own.class == ErrorClass::Transient {
@@ -610,14 +613,14 @@ impl Engine {
             }
             Pending::Probe { lane } => self.on_probe(lane, result.ok(), now),
             Pending::Ping { lane } => {
-                self.lanes[lane].pinging = false;
+                self.lanes[lane].set_pinging(false);
                 let failed = result.as_ref().map_or(true, |r| r.status >= 500);
                 self.record_outcome(lane, failed, now);
             }
             Pending::Poll { lane, jobs, ids } => {
                 let id_refs: Vec<&str> = ids.iter().map(|id| &**id).collect();
                 let outcome = match &result {
-                    Ok(resp) => self.lanes[lane].provider.parse_poll(resp, &id_refs),
+                    Ok(resp) => self.lanes[lane].provider().parse_poll(resp, &id_refs),
                     Err(e) => PollOutcome::Failed(network_failure(e)),
                 };
                 self.on_poll_outcome(lane, jobs, outcome, status, now);
@@ -641,32 +644,36 @@ impl Engine {
         let mut next: Option<Timestamp> = self.deadlines.first().map(|(t, _)| *t);
         let mut consider = |t: Timestamp| next = Some(next.map_or(t, |n| n.min(t)));
         for (l, lane) in self.lanes.iter().enumerate() {
-            if let Some(hold) = &lane.hold {
+            if let Some(hold) = lane.hold() {
                 consider(hold.until);
                 if !hold.probing {
                     consider(hold.next_probe);
                 }
             }
-            if let Some(reopen) = lane.circuit.reopens_at() {
+            if let Some(reopen) = lane.circuit().reopens_at() {
                 consider(reopen);
                 continue;
             }
-            if !lane.circuit.allows_request() {
+            if !lane.circuit().allows_request() {
                 continue; // half-open with the probe in flight: wait for its answer
             }
             if let Some(at) = self.next_round_at(l) {
-                consider(at.max(lane.polls_paused_until));
+                consider(at.max(lane.paused_until(PauseScope::Polls)));
             }
-            if let Some(share) = &lane.fleet {
-                consider(share.next_sync_at(lane.submit_queue.len()));
+            if let Some(share) = lane.fleet() {
+                consider(share.next_sync_at(lane.waiting_count()));
             }
-            let submits_blocked = self.store_down || lane.circuit.account_failure().is_some();
-            if let Some((at, job)) = lane.submit_queue.first().filter(|_| !submits_blocked) {
+            let submits_blocked = self.store_down || lane.circuit().account_failure().is_some();
+            if let Some((at, job)) = lane.next_waiting().filter(|_| !submits_blocked) {
                 // A fleet lane without a permit on hand waits for the sync considered above.
-                let permit = lane.fleet.as_ref().map_or(Some(Timestamp::EPOCH), |share| share.next_permit_at());
-                if let Some(permit) = permit.filter(|_| lane.in_flight < lane.limiter.limit() as usize) {
-                    if !self.budget_waits(l, *job) {
-                        consider((*at).max(lane.limiter.next_submit_at()).max(lane.submits_paused_until).max(permit));
+                let permit = lane.fleet().map_or(Some(Timestamp::EPOCH), |share| share.next_permit_at());
+                if let Some(permit) = permit.filter(|_| lane.in_flight() < lane.limiter().limit() as usize) {
+                    if !self.budget_waits(l, job) {
+                        consider(
+                            at.max(lane.limiter().next_submit_at())
+                                .max(lane.paused_until(PauseScope::Submits))
+                                .max(permit),
+                        );
                     }
                 }
             }
@@ -718,18 +725,18 @@ impl Engine {
         let kind = j.task.kind();
         if let Some(l) = j.lane.filter(|_| persist) {
             let lane = &mut self.lanes[l];
-            solution.provider = Some(lane.name.clone());
+            solution.provider = Some(lane.name().to_string());
             if let Some(cost) = solution.cost {
-                lane.stats.observe_cost(kind, cost);
+                lane.stats_mut().observe_cost(kind, cost);
             }
             if let Some(t) = j.sent_at {
-                lane.stats.observe_latency(kind, now.since(t));
+                lane.stats_mut().observe_latency(kind, now.since(t));
             }
-            solution.cost = solution.cost.or_else(|| lane.prices.get(kind));
-            if let (Some(share), Some(cost)) = (lane.fleet.as_mut(), solution.cost) {
+            solution.cost = solution.cost.or_else(|| lane.prices().get(kind));
+            if let (Some(share), Some(cost)) = (lane.fleet_mut(), solution.cost) {
                 share.report_spent(crate::spend::to_nano(cost));
             }
-            self.spend.record(&lane.name, kind, j.labels.iter(), solution.cost);
+            self.spend.record(lane.name(), kind, j.labels.iter(), solution.cost);
         }
         let Some(j) = self.remove_job(job) else { return };
         self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });

@@ -32,7 +32,7 @@ use crate::time::Timestamp;
 fn score(lane: &Lane, policy: Policy, kind: TaskKind) -> Option<f64> {
     match policy {
         Policy::Ordered => None,
-        Policy::Fastest => lane.stats.latency_ms(kind),
+        Policy::Fastest => lane.stats().latency_ms(kind),
         Policy::Cheapest => lane.expected_cost(kind),
     }
 }
@@ -82,7 +82,7 @@ impl Engine {
                 },
                 avoided: j.avoid & (1 << i) != 0,
                 score: score(lane, policy, kind),
-                idle: lane.in_flight == 0,
+                idle: lane.in_flight() == 0,
             })
             .collect();
         if let Some((pinned, until)) = j.pin.filter(|(_, until)| *until > now) {
@@ -125,7 +125,7 @@ impl Engine {
         if let Some(j) = self.jobs.get_mut(&job) {
             j.lane = Some(lane);
             j.stage = Stage::Queued { at };
-            self.lanes[lane].submit_queue.insert((at, job));
+            self.lanes[lane].enqueue(at, job);
         }
     }
 
@@ -135,8 +135,8 @@ impl Engine {
         if !self.multi() {
             return;
         }
-        let reason = format!("{}: {}", self.lanes[l].name, leaving(self.lanes[l].health()));
-        let queued: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
+        let reason = format!("{}: {}", self.lanes[l].name(), leaving(self.lanes[l].health()));
+        let queued: Vec<JobId> = self.lanes[l].waiting();
         for job in queued {
             self.reroute(job, now, &reason);
         }
@@ -186,13 +186,13 @@ impl Engine {
             j.polls = 0;
         }
         self.queue_at(job, lane, at);
-        let reason = format!("{} at {}", f.code, self.lanes[from].name);
+        let reason = format!("{} at {}", f.code, self.lanes[from].name());
         self.moved(job, from, lane, reason);
         true
     }
 
     fn moved(&mut self, job: JobId, from: usize, to: usize, reason: String) {
-        let (from, to) = (self.lanes[from].name.clone(), self.lanes[to].name.clone());
+        let (from, to) = (self.lanes[from].name().to_string(), self.lanes[to].name().to_string());
         self.push_event(Event::Rerouted { job, from, to, reason });
     }
 
@@ -210,7 +210,7 @@ impl Engine {
                     health: lane.health(),
                     avoided: false,
                     score: score(lane, policy, kind),
-                    idle: lane.in_flight == 0,
+                    idle: lane.in_flight() == 0,
                 })
                 .collect();
             let best = routing::choose(&candidates, policy, None);
@@ -223,7 +223,7 @@ impl Engine {
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| *i != best)
-                .flat_map(|(_, lane)| lane.submit_queue.iter().map(|(_, job)| *job))
+                .flat_map(|(_, lane)| lane.waiting().into_iter())
                 .filter(|job| {
                     self.jobs.get(job).is_some_and(|j| {
                         j.task.kind() == kind
@@ -234,7 +234,7 @@ impl Engine {
                     })
                 })
                 .collect();
-            let reason = format!("{} is now the {} provider for {kind}", self.lanes[best].name, policy.as_str());
+            let reason = format!("{} is now the {} provider for {kind}", self.lanes[best].name(), policy.as_str());
             for job in movable {
                 self.reroute(job, now, &reason);
             }

@@ -2,7 +2,7 @@
 //! requests, and what their answers mean for each task (solved, not ready yet, failed).
 
 use super::job::{job_batchable, Pending, Stage};
-use super::{Engine, Event, JobId, RequestId, GARBLED_BATCHES_BEFORE_FALLBACK};
+use super::{Engine, Event, JobId, PauseScope, RequestId, GARBLED_BATCHES_BEFORE_FALLBACK};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
 use crate::provider::{PollOutcome, TaskPoll};
@@ -13,40 +13,40 @@ impl Engine {
     pub(super) fn schedule_polls(&mut self, l: usize, now: Timestamp) {
         let batch = self.poll_batch(l);
         let lane = &self.lanes[l];
-        let horizon = if batch > 1 { now.add(Duration::from_millis(lane.config.polling.coalesce_ms)) } else { now };
-        while now >= self.lanes[l].polls_paused_until && self.lanes[l].circuit.allows_request() {
-            let Some(&(at, _)) = self.lanes[l].poll_queue.first() else { break };
+        let horizon = if batch > 1 { now.add(Duration::from_millis(lane.config().polling.coalesce_ms)) } else { now };
+        while now >= self.lanes[l].paused_until(PauseScope::Polls) && self.lanes[l].circuit().allows_request() {
+            let Some(&(at, _)) = self.lanes[l].poll_queue().first() else { break };
             if at > now {
                 break;
             }
             if self.next_round_at(l).is_some_and(|round| round > now) {
                 // The round waits for riders (see `rounds`); what is due now and cannot ride
                 // is polled on its own (while every waiting job can ride, nothing is walked).
-                if self.lanes[l].poll_queue.unbatchable() == 0 {
+                if self.lanes[l].poll_queue().unbatchable() == 0 {
                     break;
                 }
                 let alone: Vec<(Timestamp, JobId)> = self.lanes[l]
-                    .poll_queue
+                    .poll_queue()
                     .iter()
                     .take_while(|(t, _)| *t <= now)
                     .filter(|(_, j)| !self.batchable(*j))
                     .copied()
                     .collect();
                 for entry in alone {
-                    self.lanes[l].poll_queue.remove(&entry, false);
+                    self.lanes[l].poll_queue_mut().remove(&entry, false);
                     self.send_poll(l, vec![entry.1]);
                 }
                 break;
             }
             let jobs_table = &self.jobs;
             let batchable = |job: JobId| job_batchable(jobs_table, job);
-            let Some((_, first)) = self.lanes[l].poll_queue.pop_first(batchable) else { break };
+            let Some((_, first)) = self.lanes[l].poll_queue_mut().pop_first(batchable) else { break };
             let first_batchable = batchable(first);
             let mut jobs = Vec::with_capacity(if first_batchable { batch } else { 1 });
             jobs.push(first);
             if batch > 1 && first_batchable {
                 // Gather more batchable jobs due soon; others stay queued for their own request.
-                let queue = &mut self.lanes[l].poll_queue;
+                let queue = self.lanes[l].poll_queue_mut();
                 if queue.unbatchable() == 0 {
                     // Every waiting job can ride: the riders are the first ones due.
                     while jobs.len() < batch && queue.first().is_some_and(|(t, _)| *t <= horizon) {
@@ -89,7 +89,7 @@ impl Engine {
         }
         let id_refs: Vec<&str> = ids.iter().map(|id| &**id).collect();
         let lane = &self.lanes[l];
-        let request = lane.provider.poll_request(&lane.key, &id_refs);
+        let request = lane.provider().poll_request(lane.key(), &id_refs);
         let sent = self.send(l, request);
         debug_assert_eq!(sent, rid);
         self.push_event(Event::Polled { tasks: jobs.len() });
@@ -114,7 +114,7 @@ impl Engine {
             PollOutcome::PerTask(polls) if polls.len() == jobs.len() => {
                 self.record_outcome(l, false, now);
                 if jobs.len() > 1 {
-                    self.lanes[l].garbled_batches = 0;
+                    self.lanes[l].batch_answered();
                 }
                 for (job, poll) in jobs.into_iter().zip(polls) {
                     if !self.jobs.contains_key(&job) {
@@ -154,26 +154,19 @@ impl Engine {
         now: Timestamp,
     ) {
         let batch_garbled = jobs.len() > 1 && f.class == ErrorClass::Transient && status.is_some_and(|s| s < 500);
-        if batch_garbled {
-            self.lanes[l].garbled_batches += 1;
-            if self.lanes[l].garbled_batches >= GARBLED_BATCHES_BEFORE_FALLBACK {
-                // The provider does not answer `ids=` the way the protocol says: poll one by one
-                // from now on, and don't hold this against the tasks.
-                self.lanes[l].batch_disabled = true;
-                self.record_outcome(l, false, now);
-                let provider = self.label(l);
-                self.push_event(Event::BatchPollingDisabled {
-                    reason: format!("{}: {}", f.code, f.description),
-                    provider,
-                });
-                for job in jobs {
-                    if let Some(j) = self.jobs.get_mut(&job) {
-                        j.polls = j.polls.saturating_sub(1);
-                        self.set_waiting(job, now);
-                    }
+        if batch_garbled && self.lanes[l].batch_garbled(GARBLED_BATCHES_BEFORE_FALLBACK) {
+            // The provider does not answer `ids=` the way the protocol says: poll one by one
+            // from now on, and don't hold this against the tasks.
+            self.record_outcome(l, false, now);
+            let provider = self.label(l);
+            self.push_event(Event::BatchPollingDisabled { reason: format!("{}: {}", f.code, f.description), provider });
+            for job in jobs {
+                if let Some(j) = self.jobs.get_mut(&job) {
+                    j.polls = j.polls.saturating_sub(1);
+                    self.set_waiting(job, now);
                 }
-                return;
             }
+            return;
         }
         self.record_outcome(l, f.class == ErrorClass::Transient, now);
         for job in jobs {
@@ -190,7 +183,7 @@ impl Engine {
         let Some(l) = j.lane else { return };
         // The poll budget follows the service's working time on the kind (config::PollingConfig).
         let kind = j.task.kind();
-        let polling = &self.lanes[l].config.polling;
+        let polling = &self.lanes[l].config().polling;
         match polling.next_poll(kind, j.submitted_at, j.polls, now) {
             Some(at) => self.set_waiting(job, at),
             None => {

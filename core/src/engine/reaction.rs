@@ -124,8 +124,8 @@ impl Engine {
             retry_after_failures: j.retry_after_failures,
         };
         let lane = &self.lanes[j.lane.unwrap_or(0)];
-        let lane_holds = lane.config.circuit.account_hold_ms > 0
-            && (lane.circuit.account_failure().is_none() || lane.hold.is_some());
+        let lane_holds = lane.config().circuit.account_hold_ms > 0
+            && (lane.circuit().account_failure().is_none() || lane.hold().is_some());
         let decision = decide(facts, lane_holds, &f, &self.config.retry);
         self.fail_with(job, phase, f, status, now, decision);
     }
@@ -163,7 +163,7 @@ impl Engine {
                     self.fewer_at_once(l);
                 }
                 if let Some((scope, wanted)) = pause {
-                    if let Some(share) = self.lanes[l].fleet.as_mut().filter(|_| scope == PauseScope::Submits) {
+                    if let Some(share) = self.lanes[l].fleet_mut().filter(|_| scope == PauseScope::Submits) {
                         // The provider's limit binds its account: the whole fleet pauses.
                         share.report_pause(&f.code, millis(wanted));
                     }
@@ -220,7 +220,7 @@ impl Engine {
 
     /// Adds `f` to the job's history, naming the provider it happened at.
     fn record_failure(&mut self, job: JobId, phase: Phase, f: &Failure, status: Option<u16>, now: Timestamp) {
-        let provider = self.jobs.get(&job).and_then(|j| j.lane).map(|l| self.lanes[l].name.clone());
+        let provider = self.jobs.get(&job).and_then(|j| j.lane).map(|l| self.lanes[l].name().to_string());
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.history.push(HistoryEntry {
             at: now,
@@ -248,7 +248,7 @@ impl Engine {
         }
         let spent = j.sent_at.filter(|_| phase == Phase::Poll).map(|t| now.since(t))?;
         let kind = j.task.kind();
-        self.lanes[l].stats.observe_latency(kind, spent);
+        self.lanes[l].stats_mut().observe_latency(kind, spent);
         Some(kind)
     }
 
@@ -290,10 +290,10 @@ impl Engine {
 
     /// The provider has no free worker: its window (and the fleet's) halves.
     fn fewer_at_once(&mut self, l: usize) {
-        if let Some(share) = self.lanes[l].fleet.as_mut() {
+        if let Some(share) = self.lanes[l].fleet_mut() {
             share.report_no_slot();
         }
-        if let Some(limit) = self.lanes[l].limiter.on_no_slot() {
+        if let Some(limit) = self.lanes[l].limiter_mut().on_no_slot() {
             let provider = self.label(l);
             self.push_event(Event::ConcurrencyChanged { limit, provider });
         }
@@ -310,13 +310,13 @@ impl Engine {
     /// the turn of the client that checks the balance for all (each failed check renews it).
     pub(super) fn report_account_error(&mut self, l: usize, f: &Failure) {
         let lane = &mut self.lanes[l];
-        let circuit = &lane.config.circuit;
+        let circuit = &lane.config().circuit;
         let hold_ms = if circuit.account_hold_ms > 0 {
             circuit.account_probe_ms.saturating_mul(2)
         } else {
             circuit.account_probe_ms
         };
-        if let Some(share) = lane.fleet.as_mut() {
+        if let Some(share) = lane.fleet_mut() {
             share.report_account_error(f, hold_ms);
         }
     }
@@ -325,14 +325,14 @@ impl Engine {
     /// while holding) the lane holds and this answers `true`; otherwise its circuit opens until
     /// `reset_circuit`.
     pub(super) fn stop_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) -> bool {
-        let hold_ms = self.lanes[l].config.circuit.account_hold_ms;
-        let first = self.lanes[l].circuit.account_failure().is_none();
-        self.lanes[l].circuit.open_for_account(f.clone());
-        if hold_ms > 0 && (first || self.lanes[l].hold.is_some()) {
-            if self.lanes[l].hold.is_none() {
+        let hold_ms = self.lanes[l].config().circuit.account_hold_ms;
+        let first = self.lanes[l].circuit().account_failure().is_none();
+        self.lanes[l].circuit_mut().open_for_account(f.clone());
+        if hold_ms > 0 && (first || self.lanes[l].hold().is_some()) {
+            if self.lanes[l].hold().is_none() {
                 let until = now.add(Duration::from_millis(hold_ms));
-                let next_probe = now.add(Duration::from_millis(self.lanes[l].config.circuit.account_probe_ms));
-                self.lanes[l].hold = Some(Hold { failure: f.clone(), until, next_probe, probing: false });
+                let next_probe = now.add(Duration::from_millis(self.lanes[l].config().circuit.account_probe_ms));
+                self.lanes[l].start_hold(Hold { failure: f.clone(), until, next_probe, probing: false });
                 let provider = self.label(l);
                 self.push_event(Event::AccountHold { code: f.code.clone(), until, provider });
             }
@@ -349,7 +349,7 @@ impl Engine {
     /// or is dead-lettered as `CircuitOpen`.
     pub(super) fn clear_lane_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) {
         self.evacuate(l, now);
-        let queued: Vec<JobId> = self.lanes[l].submit_queue.iter().map(|(_, j)| *j).collect();
+        let queued: Vec<JobId> = self.lanes[l].waiting();
         for other in queued {
             self.dead_letter_circuit_open(other, f, now);
         }
@@ -373,7 +373,7 @@ impl Engine {
     /// Ends `job` with its dead letter (pushed, or settling the replay lease the driver holds).
     fn dead_letter_job(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
-        let provider = &self.lanes[j.lane.unwrap_or(0)].name;
+        let provider = &self.lanes[j.lane.unwrap_or(0)].name();
         self.spend.record_dead_letter(provider, j.task.kind(), j.labels.iter());
         let context = match (&j.provider_task_id, j.history.last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
@@ -382,7 +382,7 @@ impl Engine {
         let record = DeadLetterRecord {
             schema: SCHEMA,
             id: j.id.clone(),
-            provider: self.lanes[j.lane.unwrap_or(0)].name.clone(),
+            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
             reason: f.code.clone(),
             description: format!("{}{context}", f.description),
             class: f.class,

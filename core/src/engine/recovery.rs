@@ -83,7 +83,7 @@ impl Engine {
                     // The provider has been working on it since the entry was written.
                     j.pin = Some((l, entry.updated_at.add(working_time)));
                 }
-                self.lanes[l].in_flight += 1;
+                self.lanes[l].resumed();
                 self.set_waiting(job, now);
             }
             _ => self.enqueue_submit(job, now, now),

@@ -123,8 +123,8 @@ impl Engine {
     /// Ids one poll request of lane `l` may carry (1: one task per request).
     pub(super) fn poll_batch(&self, l: usize) -> usize {
         let lane = &self.lanes[l];
-        if lane.config.polling.batch && !lane.batch_disabled && lane.provider.supports_batch_poll() {
-            lane.provider.max_batch().max(1)
+        if lane.polls_in_batches() {
+            lane.provider().max_batch().max(1)
         } else {
             1
         }
@@ -134,7 +134,7 @@ impl Engine {
     /// first job is due, or later for a batched round that gains riders by waiting (see
     /// the module doc).
     pub(super) fn next_round_at(&self, l: usize) -> Option<Timestamp> {
-        let queue = &self.lanes[l].poll_queue;
+        let queue = &self.lanes[l].poll_queue();
         let &first = queue.first()?;
         let batch = self.poll_batch(l);
         if let Some(at) = queue.kept_plan(batch) {
@@ -149,8 +149,8 @@ impl Engine {
     /// time the plan depends on.
     fn plan_round(&self, l: usize, batch: usize, (due, first): (Timestamp, JobId)) -> (Timestamp, Timestamp) {
         let lane = &self.lanes[l];
-        let queue = &lane.poll_queue;
-        let window = Duration::from_millis(lane.config.polling.coalesce_ms);
+        let queue = &lane.poll_queue();
+        let window = Duration::from_millis(lane.config().polling.coalesce_ms);
         // While every waiting job can ride, none is looked up.
         let all_ride = queue.unbatchable() == 0;
         let rides = |job: JobId| all_ride || self.batchable(job);
@@ -199,7 +199,7 @@ mod tests {
     fn kept_plan_matches_a_fresh_plan() {
         let provider = Provider::preset("captchaai").expect("preset");
         let mut engine = Engine::new(provider, Secret::new("test-key-0123456789abcdef0123"), EngineConfig::default());
-        let window = engine.lanes[0].config.polling.coalesce_ms;
+        let window = engine.lanes[0].config().polling.coalesce_ms;
         assert!(engine.poll_batch(0) > 1 && window > 0, "the preset polls in batched rounds");
         let mut rng = fastrand::Rng::with_seed(18);
         let mut waiting: Vec<(Timestamp, JobId, bool)> = Vec::new();
@@ -218,17 +218,17 @@ mod tests {
                     let task = Arc::new(Task::from_json_value(task).expect("a valid task"));
                     let job = engine.insert_job(step.to_string(), task, Labels::default(), at, 1);
                     assert_eq!(engine.batchable(job), batchable);
-                    assert!(engine.lanes[0].poll_queue.insert(at, job, batchable));
+                    assert!(engine.lanes[0].poll_queue_mut().insert(at, job, batchable));
                     waiting.push((at, job, batchable));
                 }
                 6..=7 if !waiting.is_empty() => {
                     let (at, job, batchable) = waiting.swap_remove(rng.usize(..waiting.len()));
-                    assert!(engine.lanes[0].poll_queue.remove(&(at, job), batchable));
+                    assert!(engine.lanes[0].poll_queue_mut().remove(&(at, job), batchable));
                 }
                 8 if !waiting.is_empty() => {
-                    let first = engine.lanes[0].poll_queue.first().copied();
+                    let first = engine.lanes[0].poll_queue().first().copied();
                     let popped = engine.lanes[0]
-                        .poll_queue
+                        .poll_queue_mut()
                         .pop_first(|job| waiting.iter().find(|(_, j, _)| *j == job).is_some_and(|(_, _, b)| *b));
                     assert_eq!(popped, first);
                     waiting.retain(|(at, job, _)| Some((*at, *job)) != popped);
@@ -236,9 +236,9 @@ mod tests {
                 _ => {}
             }
             let unbatchable = waiting.iter().filter(|(_, _, b)| !b).count();
-            assert_eq!(engine.lanes[0].poll_queue.unbatchable(), unbatchable);
+            assert_eq!(engine.lanes[0].poll_queue().unbatchable(), unbatchable);
             let fresh =
-                engine.lanes[0].poll_queue.first().map(|&first| engine.plan_round(0, engine.poll_batch(0), first).0);
+                engine.lanes[0].poll_queue().first().map(|&first| engine.plan_round(0, engine.poll_batch(0), first).0);
             assert_eq!(engine.next_round_at(0), fresh, "step {step}");
             // Asked twice without a change, the kept plan answers.
             assert_eq!(engine.next_round_at(0), fresh, "step {step}, kept");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::job::{Pending, Stage};
 use super::reaction::Reaction;
-use super::{Action, Engine, Event, JobId, RequestId};
+use super::{Action, Engine, Event, JobId, PauseScope, RequestId};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
 use crate::http::HttpRequest;
@@ -16,16 +16,16 @@ use crate::time::Timestamp;
 impl Engine {
     pub(super) fn schedule_submits(&mut self, l: usize, now: Timestamp) {
         while !self.store_down
-            && now >= self.lanes[l].submits_paused_until
+            && now >= self.lanes[l].paused_until(PauseScope::Submits)
             && {
                 let lane = &self.lanes[l];
-                lane.circuit.allows_request()
-                    && lane.circuit.account_failure().is_none()
-                    && lane.limiter.may_submit(lane.in_flight, now)
+                lane.circuit().allows_request()
+                    && lane.circuit().account_failure().is_none()
+                    && lane.limiter().may_submit(lane.in_flight(), now)
             }
             && self.fleet_allows(l, now)
         {
-            let Some(&(at, job)) = self.lanes[l].submit_queue.first() else { break };
+            let Some((at, job)) = self.lanes[l].next_waiting() else { break };
             if at > now {
                 break;
             }
@@ -36,11 +36,11 @@ impl Engine {
             if self.budget_waits(l, job) {
                 break; // what is in flight may use the rest of the budget: wait for it
             }
-            self.lanes[l].submit_queue.pop_first();
+            self.lanes[l].take_next_waiting();
             let Some(j) = self.jobs.get(&job) else { continue };
             let lane = &self.lanes[l];
             // Validated once, when the engine took it (submit, replay, recover).
-            let request = match lane.provider.encode_submit(&lane.key, &j.task, &self.submit_options) {
+            let request = match lane.provider().encode_submit(lane.key(), &j.task, &self.submit_options) {
                 Ok(r) => r,
                 Err(e) => {
                     // Checked against the providers at acceptance; reachable only for recovered
@@ -52,8 +52,8 @@ impl Engine {
             };
             let expected = self.expected_cost(l, job);
             let rid = self.send(l, request);
-            self.lanes[l].limiter.on_submit(now);
-            if let Some(share) = self.lanes[l].fleet.as_mut() {
+            self.lanes[l].limiter_mut().on_submit(now);
+            if let Some(share) = self.lanes[l].fleet_mut() {
                 share.take();
             }
             if let Some(j) = self.jobs.get_mut(&job) {
@@ -62,8 +62,7 @@ impl Engine {
                 j.reserved = expected;
             }
             self.reserved = self.reserved.saturating_add(expected);
-            self.lanes[l].reserved = self.lanes[l].reserved.saturating_add(expected);
-            self.lanes[l].in_flight += 1;
+            self.lanes[l].sent(expected);
             self.requests.insert(rid, Pending::Submit { job, lane: l });
         }
     }
@@ -72,7 +71,7 @@ impl Engine {
         let rid = RequestId(self.next_request);
         self.next_request += 1;
         request.timeout = Duration::from_millis(self.config.retry.request_timeout_ms);
-        self.lanes[l].circuit.on_send();
+        self.lanes[l].circuit_mut().on_send();
         self.actions.push_back(Action::Send { request_id: rid, request });
         rid
     }
@@ -92,7 +91,7 @@ impl Engine {
         j.retry_after_failures = 0;
         j.pin = Some((l, now.add(working_time)));
         let attempt = j.attempts;
-        let first_poll = self.lanes[l].config.polling.first_poll_ms.for_kind(j.task.kind());
+        let first_poll = self.lanes[l].config().polling.first_poll_ms.for_kind(j.task.kind());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
         self.on_lane_accepted(l, provider);
@@ -116,10 +115,10 @@ impl Engine {
 
     /// A submission was accepted at lane `l`: its window (and the fleet's) grows by one.
     pub(super) fn on_lane_accepted(&mut self, l: usize, provider: Option<String>) {
-        if let Some(share) = self.lanes[l].fleet.as_mut() {
+        if let Some(share) = self.lanes[l].fleet_mut() {
             share.report_accepted();
         }
-        if let Some(limit) = self.lanes[l].limiter.on_accepted() {
+        if let Some(limit) = self.lanes[l].limiter_mut().on_accepted() {
             self.push_event(Event::ConcurrencyChanged { limit, provider });
         }
     }
