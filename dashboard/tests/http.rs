@@ -561,22 +561,22 @@ async fn a_memory_store_keeps_no_fleet_and_says_so() {
     dash.shutdown().await;
 }
 
-/// A memory store whose fleet ledger never answers (a store that hangs).
-#[derive(Default)]
-struct SilentLedger {
-    store: captcha_dlq::core::dlq::MemoryStore,
+/// What makes a memory store's fleet ledger never answer (a store that hangs).
+struct SilentLedger;
+
+fn silent_ledger_store() -> std::sync::Arc<captcha_dlq::core::dlq::interpose::Interposed<SilentLedger>> {
+    let store = std::sync::Arc::new(captcha_dlq::core::dlq::MemoryStore::default());
+    std::sync::Arc::new(captcha_dlq::core::dlq::interpose::Interposed { store, hooks: SilentLedger })
 }
 
 mod silent {
-    use captcha_dlq::core::dlq::{
-        DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
-        StoreStats,
-    };
+    use std::sync::Arc;
+
+    use captcha_dlq::core::dlq::interpose::Interpose;
+    use captcha_dlq::core::dlq::StoreError;
     use captcha_dlq::core::fleet::{FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo};
     use captcha_dlq::core::http::Secret;
-    use captcha_dlq::core::JournalEntry;
     use captcha_dlq::core::Timestamp;
-    use std::time::Duration;
 
     struct Hangs;
 
@@ -597,76 +597,9 @@ mod silent {
     }
 
     #[async_trait::async_trait]
-    impl DlqStore for super::SilentLedger {
-        async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
-            self.store.push(record).await
-        }
-        async fn receive_ready(
-            &self,
-            f: &Filter,
-            max: core::num::NonZeroUsize,
-            lease: Duration,
-            now: Timestamp,
-        ) -> Result<Vec<Leased>, StoreError> {
-            self.store.receive_ready(f, max, lease, now).await
-        }
-        async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
-            self.store.complete(t, now).await
-        }
-        async fn abandon(
-            &self,
-            t: &LeaseToken,
-            u: Option<DeadLetterRecord>,
-            now: Timestamp,
-        ) -> Result<RecordState, StoreError> {
-            self.store.abandon(t, u, now).await
-        }
-        async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
-            self.store.park(id, reason, now).await
-        }
-        async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError> {
-            self.store.unpark(id, now).await
-        }
-        async fn peek(&self, f: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
-            self.store.peek(f, page, now).await
-        }
-        async fn count(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-            self.store.count(f, now).await
-        }
-        async fn purge(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-            self.store.purge(f, now).await
-        }
-        async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
-            self.store.stats(now).await
-        }
-        async fn journal_upsert(&self, e: &JournalEntry) -> Result<(), StoreError> {
-            self.store.journal_upsert(e).await
-        }
-        async fn journal_update(&self, e: &JournalEntry) -> Result<(), StoreError> {
-            self.store.journal_update(e).await
-        }
-        async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
-            self.store.journal_forget(id, now).await
-        }
-        async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
-            self.store.journal_entries().await
-        }
-        async fn journal_claim(
-            &self,
-            id: &str,
-            expected_owner: Option<&str>,
-            new_owner: Option<&str>,
-        ) -> Result<Option<JournalEntry>, StoreError> {
-            self.store.journal_claim(id, expected_owner, new_owner).await
-        }
-        async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
-            self.store.settled(prefix).await
-        }
-        async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
-            self.store.clear_settled(prefix).await
-        }
-        fn fleet_ledger(&self) -> Option<std::sync::Arc<dyn FleetLedger>> {
-            Some(std::sync::Arc::new(Hangs))
+    impl Interpose for super::SilentLedger {
+        fn ledger(&self, _: Option<Arc<dyn FleetLedger>>) -> Option<Arc<dyn FleetLedger>> {
+            Some(Arc::new(Hangs))
         }
     }
 }
@@ -677,7 +610,7 @@ async fn a_ledger_that_does_not_answer_is_a_zero_in_metrics_and_a_503_on_the_pag
         .api_key(API_KEY)
         .provider("captchaai")
         .base_url("http://127.0.0.1:9/")
-        .dlq_store(std::sync::Arc::new(SilentLedger::default()))
+        .dlq_store(silent_ledger_store())
         .option("store", serde_json::json!({"timeout_ms": 300}))
         .build()
         .await

@@ -11,10 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use captcha_dlq::core::dlq::{
-    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
-    StoreStats,
-};
+use captcha_dlq::core::dlq::interpose::{Interpose, Interposed};
+use captcha_dlq::core::dlq::{DlqStore, StoreError};
 use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::core::{JournalEntry, Task, Timestamp};
 use captcha_dlq::liveness::ProcessLiveness;
@@ -384,7 +382,6 @@ async fn with_adoption_off_nothing_is_adopted() {
 /// A member's store whose fleet ledger stops answering when `cut` is set (a host cut off from
 /// the store's ledger, or paused): its heartbeat stops while it still works on its tasks.
 struct Partitioned {
-    inner: Arc<dyn DlqStore>,
     cut: Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -419,76 +416,12 @@ impl captcha_dlq::core::fleet::FleetLedger for CutLedger {
 }
 
 #[async_trait::async_trait]
-impl DlqStore for Partitioned {
-    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
-        self.inner.push(record).await
-    }
-    async fn receive_ready(
+impl Interpose for Partitioned {
+    fn ledger(
         &self,
-        f: &Filter,
-        max: core::num::NonZeroUsize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
-        self.inner.receive_ready(f, max, lease, now).await
-    }
-    async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
-        self.inner.complete(t, now).await
-    }
-    async fn abandon(
-        &self,
-        t: &LeaseToken,
-        u: Option<DeadLetterRecord>,
-        now: Timestamp,
-    ) -> Result<RecordState, StoreError> {
-        self.inner.abandon(t, u, now).await
-    }
-    async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
-        self.inner.park(id, reason, now).await
-    }
-    async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError> {
-        self.inner.unpark(id, now).await
-    }
-    async fn peek(&self, f: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
-        self.inner.peek(f, page, now).await
-    }
-    async fn count(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-        self.inner.count(f, now).await
-    }
-    async fn purge(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-        self.inner.purge(f, now).await
-    }
-    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
-        self.inner.stats(now).await
-    }
-    async fn journal_upsert(&self, e: &JournalEntry) -> Result<(), StoreError> {
-        self.inner.journal_upsert(e).await
-    }
-    async fn journal_update(&self, e: &JournalEntry) -> Result<(), StoreError> {
-        self.inner.journal_update(e).await
-    }
-    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
-        self.inner.journal_forget(id, now).await
-    }
-    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
-        self.inner.journal_entries().await
-    }
-    async fn journal_claim(
-        &self,
-        id: &str,
-        expected: Option<&str>,
-        new: Option<&str>,
-    ) -> Result<Option<JournalEntry>, StoreError> {
-        self.inner.journal_claim(id, expected, new).await
-    }
-    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
-        self.inner.settled(prefix).await
-    }
-    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
-        self.inner.clear_settled(prefix).await
-    }
-    fn fleet_ledger(&self) -> Option<Arc<dyn captcha_dlq::core::fleet::FleetLedger>> {
-        let inner = self.inner.fleet_ledger()?;
+        inner: Option<Arc<dyn captcha_dlq::core::fleet::FleetLedger>>,
+    ) -> Option<Arc<dyn captcha_dlq::core::fleet::FleetLedger>> {
+        let inner = inner?;
         Some(Arc::new(CutLedger { inner, cut: self.cut.clone() }))
     }
 }
@@ -506,7 +439,8 @@ async fn a_member_cut_off_from_the_ledger_is_fenced_off_its_adopted_entries() {
     let mock = mock(35_000).await;
     let store = place.open().await;
     let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let partitioned: Arc<dyn DlqStore> = Arc::new(Partitioned { inner: place.open().await, cut: cut.clone() });
+    let partitioned: Arc<dyn DlqStore> =
+        Arc::new(Interposed { store: place.open().await, hooks: Partitioned { cut: cut.clone() } });
     let options = captcha_dlq::builder()
         .api_key(KEY)
         .base_url(mock.base_url())

@@ -9,12 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use captcha_dlq::core::class::reason;
-use captcha_dlq::core::dlq::{
-    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, MemoryStore, Page, PushOutcome, RecordState, SettledKey,
-    StoreError, StoreStats,
-};
+use captcha_dlq::core::dlq::interpose::{Call, Interpose, Interposed};
+use captcha_dlq::core::dlq::{DlqStore, Filter, MemoryStore, StoreError};
 use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
-use captcha_dlq::core::{Event, JournalEntry, Task, Timestamp};
+use captcha_dlq::core::{Event, Task};
 use captcha_dlq::{Client, Error, Outcome, RecoverOptions, SolveInput};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockHandle, MockSolver, Outcome as MockOutcome, Rule};
 use futures::StreamExt;
@@ -70,118 +68,44 @@ const HANG: u8 = 2;
 /// Fails after a moment, as a store across a thread or a network does.
 const FAIL_SLOWLY: u8 = 3;
 
-/// A memory store that fails, or hangs, on demand.
+/// What makes a memory store fail, or hang, on demand: its writes (reads always answer).
 #[derive(Debug, Default)]
-struct Faulty {
-    inner: MemoryStore,
+struct Faults {
     mode: AtomicU8,
     /// `journal_forget` waits a while first, without holding the store, so that a
     /// read made meanwhile runs before it (a store that does not keep call order).
     slow_forget: AtomicBool,
 }
 
-impl Faulty {
-    async fn gate(&self) -> Result<(), StoreError> {
+type Faulty = Interposed<Faults>;
+
+fn faulty() -> Arc<Faulty> {
+    Arc::new(Interposed { store: Arc::new(MemoryStore::default()), hooks: Faults::default() })
+}
+
+#[async_trait::async_trait]
+impl Interpose for Faults {
+    async fn before(&self, call: Call) -> Result<(), StoreError> {
+        if call.reads_only() {
+            return Ok(());
+        }
         match self.mode.load(Ordering::SeqCst) {
-            FAIL => Err(StoreError::Backend("disk I/O error (injected)".into())),
+            FAIL => return Err(StoreError::Backend("disk I/O error (injected)".into())),
             FAIL_SLOWLY => {
                 tokio::time::sleep(Duration::from_millis(30)).await;
-                Err(StoreError::Backend("disk I/O error (injected, slowly)".into()))
+                return Err(StoreError::Backend("disk I/O error (injected, slowly)".into()));
             }
             HANG => {
                 while self.mode.load(Ordering::SeqCst) == HANG {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                Ok(())
             }
-            _ => Ok(()),
+            _ => {}
         }
-    }
-}
-
-#[async_trait::async_trait]
-impl DlqStore for Faulty {
-    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
-        self.gate().await?;
-        self.inner.push(record).await
-    }
-    async fn receive_ready(
-        &self,
-        f: &Filter,
-        max: core::num::NonZeroUsize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
-        self.gate().await?;
-        self.inner.receive_ready(f, max, lease, now).await
-    }
-    async fn complete(&self, t: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
-        self.gate().await?;
-        self.inner.complete(t, now).await
-    }
-    async fn abandon(
-        &self,
-        t: &LeaseToken,
-        u: Option<DeadLetterRecord>,
-        now: Timestamp,
-    ) -> Result<RecordState, StoreError> {
-        self.gate().await?;
-        self.inner.abandon(t, u, now).await
-    }
-    async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
-        self.gate().await?;
-        self.inner.park(id, reason, now).await
-    }
-    async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError> {
-        self.gate().await?;
-        self.inner.unpark(id, now).await
-    }
-    async fn peek(&self, f: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
-        self.inner.peek(f, page, now).await
-    }
-    async fn count(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-        self.inner.count(f, now).await
-    }
-    async fn purge(&self, f: &Filter, now: Timestamp) -> Result<u64, StoreError> {
-        self.gate().await?;
-        self.inner.purge(f, now).await
-    }
-    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
-        self.inner.stats(now).await
-    }
-    async fn journal_upsert(&self, e: &JournalEntry) -> Result<(), StoreError> {
-        self.gate().await?;
-        self.inner.journal_upsert(e).await
-    }
-    async fn journal_update(&self, e: &JournalEntry) -> Result<(), StoreError> {
-        self.gate().await?;
-        self.inner.journal_update(e).await
-    }
-    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
-        self.gate().await?;
-        if self.slow_forget.load(Ordering::SeqCst) {
+        if call == Call::JournalForget && self.slow_forget.load(Ordering::SeqCst) {
             tokio::time::sleep(Duration::from_millis(120)).await;
         }
-        self.inner.journal_forget(id, now).await
-    }
-    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
-        self.inner.journal_entries().await
-    }
-    async fn journal_claim(
-        &self,
-        id: &str,
-        expected: Option<&str>,
-        new: Option<&str>,
-    ) -> Result<Option<JournalEntry>, StoreError> {
-        self.gate().await?;
-        self.inner.journal_claim(id, expected, new).await
-    }
-    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
-        self.inner.settled(prefix).await
-    }
-    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
-        self.gate().await?;
-        self.inner.clear_settled(prefix).await
+        Ok(())
     }
 }
 
@@ -241,8 +165,8 @@ async fn a_dlq_location_that_cannot_hold_a_store_fails_the_build_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journal_that_cannot_be_written_means_nothing_is_submitted() {
     let mock = mock(30, vec![]).await;
-    let store = Arc::new(Faulty::default());
-    store.mode.store(FAIL, Ordering::SeqCst);
+    let store = faulty();
+    store.hooks.mode.store(FAIL, Ordering::SeqCst);
     let client = client_over(&mock, store.clone(), None).await;
     let err = within("solve", client.solve(task(0))).await.unwrap_err();
     match &err {
@@ -259,8 +183,8 @@ async fn a_journal_that_cannot_be_written_means_nothing_is_submitted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_keeps_failing_slowly_is_retried_then_given_up() {
     let mock = mock(30, vec![]).await;
-    let store = Arc::new(Faulty::default());
-    store.mode.store(FAIL_SLOWLY, Ordering::SeqCst);
+    let store = faulty();
+    store.hooks.mode.store(FAIL_SLOWLY, Ordering::SeqCst);
     let client = client_over(&mock, store.clone(), None).await;
     // Each retry is scheduled when a failure arrives, between two timer wake-ups: the driver
     // must re-arm its timer for it (it used to sleep on, and the task hung).
@@ -275,10 +199,10 @@ async fn a_write_that_keeps_failing_slowly_is_retried_then_given_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_store_is_reported_and_the_work_resumes_when_it_is_back() {
     let mock = mock(30, vec![]).await;
-    let store = Arc::new(Faulty::default());
+    let store = faulty();
     let events = Arc::new(Mutex::new(Vec::new()));
     let client = client_over(&mock, store.clone(), Some(events.clone())).await;
-    store.mode.store(HANG, Ordering::SeqCst);
+    store.hooks.mode.store(HANG, Ordering::SeqCst);
     let running = {
         let client = client.clone();
         tokio::spawn(async move { client.solve_many((0..5).map(|i| SolveInput::new(task(i))).collect(), None).await })
@@ -298,7 +222,7 @@ async fn a_hung_store_is_reported_and_the_work_resumes_when_it_is_back() {
         }
     })
     .await;
-    store.mode.store(OK, Ordering::SeqCst);
+    store.hooks.mode.store(OK, Ordering::SeqCst);
     let results = within("the batch", running).await.unwrap();
     assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
     client.flush().await.unwrap();
@@ -344,8 +268,8 @@ async fn streams_end_once_the_store_holds_what_their_items_say() {
         behavior: Behavior { outcome: MockOutcome::Unsolvable, ..Behavior::default() },
     };
     let mock = mock(30, vec![unsolvable]).await;
-    let store = Arc::new(Faulty::default());
-    store.slow_forget.store(true, Ordering::SeqCst);
+    let store = faulty();
+    store.hooks.slow_forget.store(true, Ordering::SeqCst);
     let client = client_over(&mock, store.clone(), None).await;
 
     // Answers are acknowledged as the consumer takes them (as the bindings do); their journal
@@ -543,10 +467,10 @@ async fn concurrency_means_what_it_says() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_submission_dropped_before_its_caller_heard_of_it_is_cancelled_not_sent() {
     let mock = mock(30, vec![]).await;
-    let store = Arc::new(Faulty::default());
+    let store = faulty();
     let client = client_over(&mock, store.clone(), None).await;
     // The journal holds every job before its submission, so none can go out before the drops.
-    store.mode.store(HANG, Ordering::SeqCst);
+    store.hooks.mode.store(HANG, Ordering::SeqCst);
     for page in 0..20 {
         // Polled once (the command is sent), then dropped: a cancelled future, Ctrl-C. The
         // driver may have answered by then or not; either way the job must be cancelled.
@@ -556,7 +480,7 @@ async fn a_submission_dropped_before_its_caller_heard_of_it_is_cancelled_not_sen
     }
     // Commands are handled in order: the cancellations came before this question.
     assert_eq!(client.status().await.unwrap().jobs, 0, "every dropped submission was cancelled");
-    store.mode.store(OK, Ordering::SeqCst);
+    store.hooks.mode.store(OK, Ordering::SeqCst);
     let cancelled = Filter { reasons: vec!["Cancelled".into()], ..Filter::default() };
     within("the cancellations", async {
         while client.dlq().count(&cancelled).await.unwrap() < 20 {

@@ -5,6 +5,8 @@ pub mod analysis;
 pub mod error;
 pub mod export;
 pub mod host;
+#[cfg(any(test, feature = "testkit"))]
+pub mod interpose;
 pub mod memory;
 pub mod record;
 pub mod replay;

@@ -1,0 +1,165 @@
+//! A store around another, for tests that make a real store misbehave: fail or hang on some
+//! calls, or lose its fleet ledger. [`Interposed`] forwards every [`DlqStore`] call to the store
+//! it wraps after asking its [`Interpose`] hooks first, so a test writes only what differs
+//! (one `before`, one `ledger`) instead of forwarding twenty methods by hand.
+
+use core::num::NonZeroUsize;
+use core::time::Duration;
+use std::sync::Arc;
+
+use crate::dlq::record::{DeadLetterRecord, RecordState};
+use crate::dlq::store::{
+    DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError, StoreStats,
+};
+use crate::fleet::FleetLedger;
+use crate::journal::JournalEntry;
+use crate::time::Timestamp;
+
+/// Which store call is about to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    Push,
+    Receive,
+    Complete,
+    Abandon,
+    Park,
+    Unpark,
+    Peek,
+    Count,
+    Purge,
+    Stats,
+    JournalUpsert,
+    JournalUpdate,
+    JournalForget,
+    JournalEntries,
+    JournalClaim,
+    Settled,
+    ClearSettled,
+}
+
+impl Call {
+    /// Whether the call only reads (a store that fails writes often still answers these).
+    pub fn reads_only(self) -> bool {
+        matches!(self, Call::Peek | Call::Count | Call::Stats | Call::JournalEntries | Call::Settled)
+    }
+}
+
+/// What a test changes about the store it wraps.
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+pub trait Interpose: MaybeSendSync {
+    /// Runs before `call`; an error is the call's answer (the wrapped store is not asked).
+    async fn before(&self, call: Call) -> Result<(), StoreError> {
+        let _ = call;
+        Ok(())
+    }
+
+    /// The fleet ledger the wrapped store offers (`inner`), as this store offers it.
+    fn ledger(&self, inner: Option<Arc<dyn FleetLedger>>) -> Option<Arc<dyn FleetLedger>> {
+        inner
+    }
+}
+
+/// `store`, with `hooks` asked before each call.
+pub struct Interposed<I> {
+    pub store: Arc<dyn DlqStore>,
+    pub hooks: I,
+}
+
+impl<I> core::fmt::Debug for Interposed<I> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Interposed").finish_non_exhaustive()
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+impl<I: Interpose> DlqStore for Interposed<I> {
+    async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
+        self.hooks.before(Call::Push).await?;
+        self.store.push(record).await
+    }
+    async fn receive_ready(
+        &self,
+        filter: &Filter,
+        max: NonZeroUsize,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Vec<Leased>, StoreError> {
+        self.hooks.before(Call::Receive).await?;
+        self.store.receive_ready(filter, max, lease, now).await
+    }
+    async fn complete(&self, token: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
+        self.hooks.before(Call::Complete).await?;
+        self.store.complete(token, now).await
+    }
+    async fn abandon(
+        &self,
+        token: &LeaseToken,
+        update: Option<DeadLetterRecord>,
+        now: Timestamp,
+    ) -> Result<RecordState, StoreError> {
+        self.hooks.before(Call::Abandon).await?;
+        self.store.abandon(token, update, now).await
+    }
+    async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
+        self.hooks.before(Call::Park).await?;
+        self.store.park(id, reason, now).await
+    }
+    async fn unpark(&self, id: &str, now: Timestamp) -> Result<bool, StoreError> {
+        self.hooks.before(Call::Unpark).await?;
+        self.store.unpark(id, now).await
+    }
+    async fn peek(&self, filter: &Filter, page: Page, now: Timestamp) -> Result<Vec<DeadLetterRecord>, StoreError> {
+        self.hooks.before(Call::Peek).await?;
+        self.store.peek(filter, page, now).await
+    }
+    async fn count(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        self.hooks.before(Call::Count).await?;
+        self.store.count(filter, now).await
+    }
+    async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+        self.hooks.before(Call::Purge).await?;
+        self.store.purge(filter, now).await
+    }
+    async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
+        self.hooks.before(Call::Stats).await?;
+        self.store.stats(now).await
+    }
+    async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.hooks.before(Call::JournalUpsert).await?;
+        self.store.journal_upsert(entry).await
+    }
+    async fn journal_update(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.hooks.before(Call::JournalUpdate).await?;
+        self.store.journal_update(entry).await
+    }
+    async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
+        self.hooks.before(Call::JournalForget).await?;
+        self.store.journal_forget(id, now).await
+    }
+    async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
+        self.hooks.before(Call::JournalEntries).await?;
+        self.store.journal_entries().await
+    }
+    async fn journal_claim(
+        &self,
+        id: &str,
+        expected_owner: Option<&str>,
+        new_owner: Option<&str>,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        self.hooks.before(Call::JournalClaim).await?;
+        self.store.journal_claim(id, expected_owner, new_owner).await
+    }
+    async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
+        self.hooks.before(Call::Settled).await?;
+        self.store.settled(prefix).await
+    }
+    async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
+        self.hooks.before(Call::ClearSettled).await?;
+        self.store.clear_settled(prefix).await
+    }
+    fn fleet_ledger(&self) -> Option<Arc<dyn FleetLedger>> {
+        self.hooks.ledger(self.store.fleet_ledger())
+    }
+}
