@@ -10,7 +10,7 @@
 //! rejection is the store failing. The functions are weak references: an
 //! idle client does not keep Node alive.
 
-use captcha_dlq_core::dlq::host::{HostCall, HostError};
+use captcha_dlq_core::dlq::host::{HostCall, HostError, SHARED};
 use napi::bindgen_prelude::{Either, FnArgs, Function, JsObjectValue, Object, Promise, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, ValueType};
@@ -37,6 +37,8 @@ pub struct JsStore {
     write: Option<Method<Value>>,
     lock: Option<Method<()>>,
     unlock: Option<Method<()>>,
+    /// Its `shared` property as JSON, read once.
+    shared: Option<Value>,
 }
 
 impl std::fmt::Debug for JsStore {
@@ -59,16 +61,29 @@ where
 }
 
 impl JsStore {
-    /// Takes the store object's methods (on the JS thread, where `open` is called).
-    pub fn new(store: &Object) -> napi::Result<JsStore> {
+    /// Takes the store object's methods and its declaration (on the JS thread, where `open` is
+    /// called).
+    pub fn new(env: &Env, store: &Object) -> napi::Result<JsStore> {
         Ok(JsStore {
             get: method(store, "get")?,
             scan: method(store, "scan")?,
             write: method(store, "write")?,
             lock: method(store, "lock")?,
             unlock: method(store, "unlock")?,
+            shared: declaration(env, store, SHARED)?,
         })
     }
+}
+
+/// The object's property `name` as JSON (`None` when it is undefined or null); a value that is
+/// not JSON data (a function) as its type, which the core's error then shows.
+fn declaration(env: &Env, store: &Object, name: &str) -> napi::Result<Option<Value>> {
+    let value: Unknown = store.get_named_property(name)?;
+    Ok(match value.get_type()? {
+        ValueType::Undefined | ValueType::Null => None,
+        ValueType::Function => Some(Value::String("a function".into())),
+        kind => Some(env.from_js_value::<Value, _>(value).unwrap_or_else(|_| Value::String(format!("a {kind}")))),
+    })
 }
 
 /// Calls `f` with `args` on the JS thread; the answer, once any promise it returned settled.
@@ -143,6 +158,10 @@ impl HostCall for JsStore {
             "unlock" => self.unlock.is_some(),
             _ => false,
         }
+    }
+
+    fn declared(&self, name: &'static str) -> Option<Value> {
+        (name == SHARED).then(|| self.shared.clone()).flatten()
     }
 
     fn label(&self) -> &str {
