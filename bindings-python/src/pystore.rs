@@ -42,13 +42,25 @@ impl PyHostCall {
 }
 
 /// The object's attribute `name` as JSON (`None` when it has none or it is `None`); a value that
-/// is not JSON data as its `repr`, which the core's error then shows.
+/// is not JSON data as its `repr`, which the core's error then shows. Only an attribute the
+/// object or its class defines counts (looked up with `inspect.getattr_static`): a store whose
+/// `__getattr__` answers every name (a proxy) has declared nothing.
 fn declaration(object: &Bound<'_, PyAny>, name: &str) -> Option<Value> {
     let py = object.py();
+    let unreadable = |e: PyErr| Some(Value::String(format!("unreadable ({})", describe(py, &e))));
+    let missing = PyTuple::empty(py);
+    let defined = py
+        .import("inspect")
+        .and_then(|inspect| inspect.call_method1("getattr_static", (object, name, &missing)))
+        .map(|found| !found.is(&missing));
+    match defined {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(e) => return unreadable(e),
+    }
     let value = match object.getattr(name) {
         Ok(value) => value,
-        Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => return None,
-        Err(e) => return Some(Value::String(format!("unreadable ({})", describe(py, &e)))),
+        Err(e) => return unreadable(e),
     };
     if value.is_none() {
         return None;
@@ -176,6 +188,17 @@ class VaguelySharedStore(SharedStore):
 
 class SharedWithoutLock(DictStore):
     shared = True
+
+class Proxy(DictStore):
+    def __getattr__(self, name):
+        return lambda *args: None
+
+class SharedByProperty(SharedStore):
+    shared = property(lambda self: True)
+
+class SharedByMethod(SharedStore):
+    def shared(self):
+        return True
 "#;
 
     fn new_object(class: &str) -> Py<PyAny> {
@@ -211,6 +234,13 @@ class SharedWithoutLock(DictStore):
         assert!(e.contains("the custom store's `shared` is \"yes\""), "{e}");
         let e = opened("SharedWithoutLock").map(|_| ()).unwrap_err();
         assert!(e.contains("declared `shared` but has no `lock` method"), "{e}");
+        let e = opened("SharedByMethod").map(|_| ()).unwrap_err();
+        assert!(e.contains("the custom store's `shared` is \"<bound method"), "{e}");
+        assert!(opened("SharedByProperty").unwrap().fleet_ledger().is_some(), "a property is read");
+        assert!(
+            opened("Proxy").unwrap().fleet_ledger().is_none(),
+            "a __getattr__ answering everything declares nothing"
+        );
     }
 
     #[test]
