@@ -100,11 +100,36 @@ async fn invoke<A: napi::bindgen_prelude::JsValuesTupleIntoVec + 'static>(
         return Err(HostError(format!("could not be called ({status}); is Node shutting down?")));
     }
     let reply = rx.await.map_err(|_| HostError("the call was dropped before it answered".into()))??;
-    match reply {
-        Reply::Now(value) => Ok(value),
+    let answer = match reply {
+        Reply::Now(value) => value,
         Reply::Later(promise) => {
-            promise.await.map(|v| v.unwrap_or(Value::Null)).map_err(|e| HostError(e.reason.clone()))
+            promise.await.map(|v| v.unwrap_or(Value::Null)).map_err(|e| HostError(e.reason.clone()))?
         }
+    };
+    Ok(safe_integers(answer))
+}
+
+/// The largest whole number a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// JS has one number type, and napi hands a whole number past 32 bits over as a float
+/// (`1795255200150000.0`: the fleet ledger's times in µs), which the schema's integer fields
+/// refuse. A whole number that a JS number holds exactly is an integer again.
+fn safe_integers(value: Value) -> Value {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER => {
+                if f < 0.0 {
+                    Value::from(f as i64)
+                } else {
+                    Value::from(f as u64)
+                }
+            }
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(safe_integers).collect()),
+        Value::Object(fields) => Value::Object(fields.into_iter().map(|(k, v)| (k, safe_integers(v))).collect()),
+        other => other,
     }
 }
 

@@ -7,6 +7,7 @@ refused, naming it."""
 from __future__ import annotations
 
 import json
+import select
 import socket
 import subprocess
 import sys
@@ -62,6 +63,9 @@ def test_two_processes_on_one_shared_store_spend_within_one_budget(mock: Mock, t
         outcomes: List[Dict[str, Any]] = []
         for child in children:
             assert child.stdout is not None
+            # Bounded: members whose ledger never answers submit nothing and would wait for ever.
+            ready, _, _ = select.select([child.stdout], [], [], 120)
+            assert ready, "a fleet member gave no results within two minutes"
             line = child.stdout.readline()
             assert line, child.stderr.read() if child.stderr else "the child ended without its results"
             outcomes += json.loads(line)
@@ -90,7 +94,11 @@ def test_two_processes_on_one_shared_store_spend_within_one_budget(mock: Mock, t
                 child.stdin.write("close\n")
                 child.stdin.close()
         for child in children:
-            child.wait(timeout=60)
+            try:
+                child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
     assert all(child.returncode == 0 for child in children)
     assert store.rows("fleet_owners") == [], "each client left the ledger as it closed"
 

@@ -232,7 +232,9 @@ test('two processes on one shared JS store spend within the fleet\'s one budget'
   const memberOptions = JSON.stringify(options({ dlq: undefined, budget, price, rate: { submitsPerSecond: 1000, maxInFlight: 100 } }));
   const children = ['a', 'b'].map((name) => spawn(process.execPath, [member, PACKAGE, memberOptions, dir, name, String(perClient)], { stdio: ['pipe', 'pipe', 'inherit'] }));
   const ended = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  // Bounded: members whose ledger never answers submit nothing and would wait for ever.
   const firstLine = (child) => new Promise((resolve, reject) => {
+    setTimeout(() => reject(new Error('a fleet member gave no results within two minutes')), 120_000).unref();
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk) => {
@@ -259,7 +261,9 @@ test('two processes on one shared JS store spend within the fleet\'s one budget'
     assert.equal(rows('fleet_accounts').length, 1, 'one key, one account');
   } finally {
     for (const child of children) child.stdin.end('close\n');
+    const stuck = setTimeout(() => children.forEach((child) => child.kill('SIGKILL')), 60_000);
     const codes = await Promise.all(ended);
+    clearTimeout(stuck);
     assert.deepEqual(codes, [0, 0]);
   }
   assert.deepEqual(rows('fleet_owners'), [], 'each member left the ledger as it closed');
