@@ -196,20 +196,8 @@ test('the fleet ledger suite passes over a JS store declared shared, as over SQL
   await assert.rejects(native.runLedgerSuiteOn(new MapStore(), 3), /not declared shared/);
 });
 
-test('a store declares shared true or false, and a shared one takes turns through lock and unlock', async () => {
-  await assert.rejects(
-    new Client(options({ dlq: Object.assign(new MapStore(), { shared: true }) })).solve(page(1)),
-    (e) => e.code === 'STORE_ERROR' && e.message.includes('declared `shared` but has no `lock` method'),
-  );
-  for (const [shared, shown] of [['yes', '"yes"'], [1, '1'], [() => true, '"a function"']]) {
-    await assert.rejects(
-      new Client(options({ dlq: Object.assign(new SharedMapStore(), { shared }) })).solve(page(1)),
-      (e) => e.code === 'STORE_ERROR' && e.message.includes(`the custom store's \`shared\` is ${shown}`),
-      String(shared),
-    );
-  }
+test('a store that does not declare itself shared is asked about its four tables only', async () => {
   class TableNoting extends MapStore {
-    shared = false;
     tables = new Set();
     get(table, key) { this.tables.add(table); return super.get(table, key); }
     scan(table) { this.tables.add(table); return super.scan(table); }
