@@ -565,6 +565,13 @@ export interface StoreObject {
   lock?(): unknown;
   /** Optional: release the lock or withdraw a waiting `lock()`; also called when nothing is held, then a no-op. */
   unlock?(): unknown;
+  /**
+   * `true`: several processes share this store's storage (then `lock` and `unlock` are required). In Node the
+   * clients on it form a fleet, keeping each provider account's schedule, pauses and budget in two more tables,
+   * `fleet_accounts` and `fleet_owners`, on the clients' clocks (hosts sharing one keep their clocks in step).
+   * The browser keeps no fleet ledger. Left out, `null` or `false`: one process's store; anything else is refused.
+   */
+  shared?: boolean | null;
 }
 
 /** One of several providers. */

@@ -16,6 +16,8 @@ import {
 
 /** The store of docs/custom-store.md. */
 class MapStore implements StoreObject {
+  /** One process's store (as when left out); `true` would make the clients sharing it one fleet. */
+  readonly shared = false;
   #tables = new Map<string, Map<string, unknown>>();
   #table(name: string): Map<string, unknown> {
     let t = this.#tables.get(name);

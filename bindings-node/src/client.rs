@@ -79,7 +79,7 @@ pub fn open<'env>(
     on_event: Option<Function<Value, UnknownReturnValue>>,
     on_adopted: Option<Function<Value, Promise<Option<String>>>>,
 ) -> napi::Result<PromiseRaw<'env, NativeClient>> {
-    let store = store.as_ref().map(JsStore::new).transpose()?;
+    let store = store.as_ref().map(|object| JsStore::new(env, object)).transpose()?;
     let events: Option<EventCallback> =
         on_event.map(|f| f.build_threadsafe_function::<Value>().weak::<true>().build()).transpose()?;
     let adopted: Option<AdoptedCallback> =
@@ -90,11 +90,7 @@ pub fn open<'env>(
         let store = match store {
             None => None,
             Some(js) => {
-                let table = captcha_dlq_core::dlq::host::HostTable::new(js)
-                    .map_err(|e| error::payload(&captcha_dlq::Error::Store(e)))?;
-                let store: Arc<dyn captcha_dlq_core::dlq::DlqStore> =
-                    Arc::new(captcha_dlq_core::dlq::table::TableStore::over(table));
-                Some(store)
+                Some(captcha_dlq::store::host_store(js).map_err(|e| error::payload(&captcha_dlq::Error::Store(e)))?)
             }
         };
         let sink = events.map(|callback| -> captcha_dlq::EventSink {

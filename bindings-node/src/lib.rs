@@ -6,7 +6,8 @@
 //! same surface the browser package's wasm exports, so one JS wrapper
 //! (`lib/`) serves both packages. Values cross as JS objects; errors as `Error`
 //! objects carrying `code`, `field`, `record`… (see [`error`]). Node-only
-//! extras: writing/reading export files, and the shared wire vectors.
+//! extras: writing/reading export files, the shared wire vectors and the fleet
+//! ledger suite over a JS store (test hooks).
 
 // Under `cfg(test)` (clippy --all-targets) napi registers nothing, so exports look unused.
 #![cfg_attr(test, allow(dead_code))]
@@ -14,6 +15,7 @@
 mod client;
 mod error;
 mod job;
+mod ledger_suite;
 mod store;
 mod streams;
 

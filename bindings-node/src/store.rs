@@ -10,7 +10,7 @@
 //! rejection is the store failing. The functions are weak references: an
 //! idle client does not keep Node alive.
 
-use captcha_dlq_core::dlq::host::{HostCall, HostError};
+use captcha_dlq_core::dlq::host::{HostCall, HostError, SHARED};
 use napi::bindgen_prelude::{Either, FnArgs, Function, JsObjectValue, Object, Promise, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, ValueType};
@@ -37,6 +37,8 @@ pub struct JsStore {
     write: Option<Method<Value>>,
     lock: Option<Method<()>>,
     unlock: Option<Method<()>>,
+    /// Its `shared` property as JSON, read once.
+    shared: Option<Value>,
 }
 
 impl std::fmt::Debug for JsStore {
@@ -59,16 +61,29 @@ where
 }
 
 impl JsStore {
-    /// Takes the store object's methods (on the JS thread, where `open` is called).
-    pub fn new(store: &Object) -> napi::Result<JsStore> {
+    /// Takes the store object's methods and its declaration (on the JS thread, where `open` is
+    /// called).
+    pub fn new(env: &Env, store: &Object) -> napi::Result<JsStore> {
         Ok(JsStore {
             get: method(store, "get")?,
             scan: method(store, "scan")?,
             write: method(store, "write")?,
             lock: method(store, "lock")?,
             unlock: method(store, "unlock")?,
+            shared: declaration(env, store, SHARED)?,
         })
     }
+}
+
+/// The object's property `name` as JSON (`None` when it is undefined or null); a value that is
+/// not JSON data (a function) as its type, which the core's error then shows.
+fn declaration(env: &Env, store: &Object, name: &str) -> napi::Result<Option<Value>> {
+    let value: Unknown = store.get_named_property(name)?;
+    Ok(match value.get_type()? {
+        ValueType::Undefined | ValueType::Null => None,
+        ValueType::Function => Some(Value::String("a function".into())),
+        kind => Some(env.from_js_value::<Value, _>(value).unwrap_or_else(|_| Value::String(format!("a {kind}")))),
+    })
 }
 
 /// Calls `f` with `args` on the JS thread; the answer, once any promise it returned settled.
@@ -85,11 +100,36 @@ async fn invoke<A: napi::bindgen_prelude::JsValuesTupleIntoVec + 'static>(
         return Err(HostError(format!("could not be called ({status}); is Node shutting down?")));
     }
     let reply = rx.await.map_err(|_| HostError("the call was dropped before it answered".into()))??;
-    match reply {
-        Reply::Now(value) => Ok(value),
+    let answer = match reply {
+        Reply::Now(value) => value,
         Reply::Later(promise) => {
-            promise.await.map(|v| v.unwrap_or(Value::Null)).map_err(|e| HostError(e.reason.clone()))
+            promise.await.map(|v| v.unwrap_or(Value::Null)).map_err(|e| HostError(e.reason.clone()))?
         }
+    };
+    Ok(safe_integers(answer))
+}
+
+/// The largest whole number a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// JS has one number type, and napi hands a whole number past 32 bits over as a float
+/// (`1795255200150000.0`: the fleet ledger's times in µs), which the schema's integer fields
+/// refuse. A whole number that a JS number holds exactly is an integer again.
+fn safe_integers(value: Value) -> Value {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER => {
+                if f < 0.0 {
+                    Value::from(f as i64)
+                } else {
+                    Value::from(f as u64)
+                }
+            }
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(safe_integers).collect()),
+        Value::Object(fields) => Value::Object(fields.into_iter().map(|(k, v)| (k, safe_integers(v))).collect()),
+        other => other,
     }
 }
 
@@ -143,6 +183,10 @@ impl HostCall for JsStore {
             "unlock" => self.unlock.is_some(),
             _ => false,
         }
+    }
+
+    fn declared(&self, name: &'static str) -> Option<Value> {
+        (name == SHARED).then(|| self.shared.clone()).flatten()
     }
 
     fn label(&self) -> &str {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 from captcha_dlq import (
     CaptchaDlqError,
@@ -14,6 +14,7 @@ from captcha_dlq import (
     RecaptchaV2,
     RecoverResult,
     ReplayResult,
+    SharedDlqStore,
     SolveFailed,
     SolveResult,
     Solution,
@@ -53,6 +54,39 @@ async def run_async(client: Client) -> List[str]:
     async for result in client.solve_iter_async([RecaptchaV2(sitekey="6Le-K", page_url="https://example.com/2")]):
         texts.append(result.unwrap().text)
     return texts
+
+
+class SharedRows:
+    """A store several processes share, as types see it (one over a SQLite file: tests/test_fleet_store.py)."""
+
+    shared = True
+
+    def __init__(self) -> None:
+        self.tables: Dict[str, Dict[str, Any]] = {}
+
+    def get(self, table: str, key: str) -> Optional[Dict[str, Any]]:
+        return self.tables.get(table, {}).get(key)
+
+    def scan(self, table: str) -> List[Dict[str, Any]]:
+        return list(self.tables.get(table, {}).values())
+
+    def write(self, ops: List[Dict[str, Any]]) -> None:
+        for op in ops:
+            rows = self.tables.setdefault(op["table"], {})
+            if op["op"] == "put":
+                rows[op["key"]] = op["row"]
+            else:
+                rows.pop(op["key"], None)
+
+    def lock(self) -> None:
+        pass
+
+    def unlock(self) -> None:
+        pass
+
+
+def fleet_store() -> SharedDlqStore:
+    return SharedRows()
 
 
 def main() -> None:

@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use captcha_dlq::core::dlq::host::{HostCall, HostError, HostTable, METHODS};
-use captcha_dlq::core::dlq::{DlqStore, TableStore};
+use captcha_dlq::core::dlq::host::{HostCall, HostError, METHODS, SHARED};
+use captcha_dlq::core::dlq::DlqStore;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde_json::Value;
@@ -22,6 +22,8 @@ pub(crate) struct PyHostCall {
     object: Arc<Py<PyAny>>,
     /// Which protocol methods the object has, read once.
     provided: Vec<&'static str>,
+    /// Its `shared` attribute as JSON, read once.
+    shared: Option<Value>,
 }
 
 impl std::fmt::Debug for PyHostCall {
@@ -34,18 +36,51 @@ impl PyHostCall {
     pub(crate) fn new(object: &Bound<'_, PyAny>) -> Self {
         let provided =
             METHODS.into_iter().filter(|m| object.getattr(*m).is_ok_and(|attr| attr.is_callable())).collect();
-        PyHostCall { object: Arc::new(object.clone().unbind()), provided }
+        let shared = declaration(object, SHARED);
+        PyHostCall { object: Arc::new(object.clone().unbind()), provided, shared }
     }
 }
 
-/// A Python object as a DLQ store, or why it cannot be one (a missing method).
-pub(crate) fn store_of(object: &Bound<'_, PyAny>) -> Result<Arc<dyn DlqStore>, String> {
-    Ok(Arc::new(table_store(object)?))
+/// The object's attribute `name` as JSON (`None` when it has none or it is `None`); a value that
+/// is not JSON data as its `repr`, which the core's error then shows. Only an attribute the
+/// object or its class defines counts (looked up with `inspect.getattr_static`): a store whose
+/// `__getattr__` answers every name (a proxy) has declared nothing.
+fn declaration(object: &Bound<'_, PyAny>, name: &str) -> Option<Value> {
+    let py = object.py();
+    let unreadable = |e: PyErr| Some(Value::String(format!("unreadable ({})", describe(py, &e))));
+    let missing = PyTuple::empty(py);
+    let defined = py
+        .import("inspect")
+        .and_then(|inspect| inspect.call_method1("getattr_static", (object, name, &missing)))
+        .map(|found| !found.is(&missing));
+    match defined {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(e) => return unreadable(e),
+    }
+    let value = match object.getattr(name) {
+        Ok(value) => value,
+        Err(e) => return unreadable(e),
+    };
+    if value.is_none() {
+        return None;
+    }
+    let repr = || Some(Value::String(value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into())));
+    if value.is_callable() {
+        return repr();
+    }
+    let text: Option<String> =
+        py.import("json").and_then(|json| json.call_method1("dumps", (&value,))).and_then(|t| t.extract()).ok();
+    match text.and_then(|t| serde_json::from_str(&t).ok()) {
+        Some(json) => Some(json),
+        None => repr(),
+    }
 }
 
-fn table_store(object: &Bound<'_, PyAny>) -> Result<TableStore<HostTable<PyHostCall>>, String> {
-    let table = HostTable::new(PyHostCall::new(object)).map_err(|e| e.to_string())?;
-    Ok(TableStore::over(table))
+/// A Python object as a DLQ store (keeping the fleet ledger if it declares `shared = True`), or
+/// why it cannot be one (a missing method, a bad declaration).
+pub(crate) fn store_of(object: &Bound<'_, PyAny>) -> Result<Arc<dyn DlqStore>, String> {
+    captcha_dlq::store::host_store(PyHostCall::new(object)).map_err(|e| e.to_string())
 }
 
 fn describe(py: Python<'_>, e: &PyErr) -> String {
@@ -100,6 +135,10 @@ impl HostCall for PyHostCall {
         self.provided.contains(&method)
     }
 
+    fn declared(&self, name: &'static str) -> Option<Value> {
+        (name == SHARED).then(|| self.shared.clone()).flatten()
+    }
+
     fn label(&self) -> &str {
         LABEL
     }
@@ -107,11 +146,14 @@ impl HostCall for PyHostCall {
 
 #[cfg(test)]
 mod tests {
-    //! The conformance suite every store runs (`dlq::testkit`), over a Python dict store
-    //! in an embedded interpreter, through this binding's `HostCall`.
+    //! The conformance suites every store runs (`dlq::testkit`, and `fleet::testkit` for a store
+    //! declared shared), over a Python dict store in an embedded interpreter, through this
+    //! binding's `HostCall`.
 
     use super::*;
+    use captcha_dlq::core::dlq::host::HostTable;
     use captcha_dlq::core::dlq::testkit::{run_store_suite, CASES};
+    use captcha_dlq::core::dlq::TableStore;
     use std::ffi::CString;
 
     const DICT_STORE: &str = r#"
@@ -133,6 +175,30 @@ class DictStore:
 class AsyncStore(DictStore):
     async def get(self, table, key):
         return None
+
+class SharedStore(DictStore):
+    shared = True
+    def lock(self):
+        pass
+    def unlock(self):
+        pass
+
+class VaguelySharedStore(SharedStore):
+    shared = "yes"
+
+class SharedWithoutLock(DictStore):
+    shared = True
+
+class Proxy(DictStore):
+    def __getattr__(self, name):
+        return lambda *args: None
+
+class SharedByProperty(SharedStore):
+    shared = property(lambda self: True)
+
+class SharedByMethod(SharedStore):
+    def shared(self):
+        return True
 "#;
 
     fn new_object(class: &str) -> Py<PyAny> {
@@ -145,7 +211,36 @@ class AsyncStore(DictStore):
 
     fn store(class: &str) -> TableStore<HostTable<PyHostCall>> {
         let object = new_object(class);
-        Python::attach(|py| table_store(object.bind(py)).unwrap())
+        Python::attach(|py| TableStore::over(HostTable::new(PyHostCall::new(object.bind(py))).unwrap()))
+    }
+
+    fn opened(class: &str) -> Result<Arc<dyn DlqStore>, String> {
+        let object = new_object(class);
+        Python::attach(|py| store_of(object.bind(py)))
+    }
+
+    #[test]
+    fn a_python_store_declared_shared_passes_the_fleet_ledger_suite() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let ledger = opened("SharedStore").unwrap().fleet_ledger().expect("a shared store keeps the ledger");
+        let now = captcha_dlq::core::Timestamp::from_unix_millis(1_795_255_200_000);
+        assert_eq!(rt.block_on(captcha_dlq::core::fleet::testkit::run_ledger_suite(&*ledger, now, 1)), 7);
+        assert!(opened("DictStore").unwrap().fleet_ledger().is_none(), "undeclared: one process's store");
+    }
+
+    #[test]
+    fn a_bad_shared_declaration_is_named() {
+        let e = opened("VaguelySharedStore").map(|_| ()).unwrap_err();
+        assert!(e.contains("the custom store's `shared` is \"yes\""), "{e}");
+        let e = opened("SharedWithoutLock").map(|_| ()).unwrap_err();
+        assert!(e.contains("declared `shared` but has no `lock` method"), "{e}");
+        let e = opened("SharedByMethod").map(|_| ()).unwrap_err();
+        assert!(e.contains("the custom store's `shared` is \"<bound method"), "{e}");
+        assert!(opened("SharedByProperty").unwrap().fleet_ledger().is_some(), "a property is read");
+        assert!(
+            opened("Proxy").unwrap().fleet_ledger().is_none(),
+            "a __getattr__ answering everything declares nothing"
+        );
     }
 
     #[test]

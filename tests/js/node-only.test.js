@@ -1,6 +1,6 @@
 // What only the Node package has, next to the shared suite: export and import files, util.inspect,
-// the CommonJS entry, the shared wire vectors through the addon, and a process that exits while a
-// client it never closed sits idle.
+// the CommonJS entry, the shared wire vectors and the fleet ledger suite through the addon, a process
+// that exits while a client it never closed sits idle, and a fleet of processes on a JS store.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -10,7 +10,9 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import util from 'node:util';
+import { DirectoryStore } from './node/directory-store.js';
 import { startMock } from './node/mock.js';
+import { MapStore } from './map-store.js';
 import { SECRET, TOKEN } from './suite.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -188,6 +190,86 @@ async function until(check, what) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** The map store of docs/custom-store.md, declared shared (its lock is one process's: enough for the suite). */
+class SharedMapStore extends MapStore {
+  shared = true;
+  lock() {}
+  unlock() {}
+}
+
+test('the fleet ledger suite passes over a JS store declared shared, as over SQLite and Redis', async () => {
+  assert.equal(await native.runLedgerSuiteOn(new SharedMapStore(), 1), 7);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ledger-'));
+  try {
+    assert.equal(await native.runLedgerSuiteOn(new DirectoryStore(dir), 2), 7, 'and over the shared directory store');
+  } finally {
+    fs.rmSync(dir, { recursive: true });
+  }
+  await assert.rejects(native.runLedgerSuiteOn(new MapStore(), 3), /not declared shared/);
+});
+
+test('a store that does not declare itself shared is asked about its four tables only', async () => {
+  class TableNoting extends MapStore {
+    tables = new Set();
+    get(table, key) { this.tables.add(table); return super.get(table, key); }
+    scan(table) { this.tables.add(table); return super.scan(table); }
+    write(ops) { for (const op of ops) this.tables.add(op.table); return super.write(ops); }
+  }
+  const plain = new TableNoting();
+  const client = new Client(options({ dlq: plain, budget: 1, price: 0.001 }));
+  await script({ default: { solve_after_ms: 0 } });
+  await client.solve(page(1));
+  await client.close();
+  assert.ok([...plain.tables].every((t) => ['records', 'journal', 'settled', 'meta'].includes(t)), `a store of one process keeps no ledger: ${[...plain.tables]}`);
+});
+
+test('two processes on one shared JS store spend within the fleet\'s one budget', async () => {
+  await script({ default: { solve_after_ms: 0 } });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-fleet-'));
+  const [perClient, budget, price] = [10, 0.01, 0.001];
+  const before = (await (await fetch(`${mock.url}/mock/counters`)).json()).tasks_created;
+  const member = path.join(HERE, 'node', 'fleet-member.js');
+  const memberOptions = JSON.stringify(options({ dlq: undefined, budget, price, rate: { submitsPerSecond: 1000, maxInFlight: 100 } }));
+  const children = ['a', 'b'].map((name) => spawn(process.execPath, [member, PACKAGE, memberOptions, dir, name, String(perClient)], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const ended = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  // Bounded: members whose ledger never answers submit nothing and would wait for ever.
+  const firstLine = (child) => new Promise((resolve, reject) => {
+    setTimeout(() => reject(new Error('a fleet member gave no results within two minutes')), 120_000).unref();
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+    });
+    child.once('exit', (code) => reject(new Error(`a fleet member exited (${code}) before its results: ${out}`)));
+  });
+  const rows = (table) => Object.values(JSON.parse(fs.readFileSync(path.join(dir, 'rows.json'), 'utf8'))[table] ?? {});
+  try {
+    const outcomes = (await Promise.all(children.map(firstLine))).flatMap((line) => JSON.parse(line));
+    const solved = outcomes.filter((o) => 'cost' in o);
+    const refused = outcomes.filter((o) => 'reason' in o);
+    assert.equal(solved.length + refused.length, 2 * perClient);
+    // Alone, each client would solve all its tasks: twice the budget.
+    assert.ok(solved.reduce((sum, o) => sum + o.cost, 0) <= budget + 1e-9, `the fleet spent over its budget: ${solved.length} solved`);
+    assert.ok(refused.every((o) => o.reason === 'BudgetExhausted' && o.description.includes("fleet's budget")), JSON.stringify(refused));
+    const after = (await (await fetch(`${mock.url}/mock/counters`)).json()).tasks_created;
+    assert.equal(after - before, solved.length, 'nothing refused was paid for');
+    assert.equal(rows('fleet_owners').length, 2, 'both members are in the ledger, in the user\'s store');
+    // Each member reports its spend at its next sync (its heartbeat at the latest).
+    const spent = () => rows('fleet_accounts').reduce((sum, a) => sum + a.state.spent_nano, 0);
+    await until(async () => spent() === Math.round(solved.length * price * 1e9), "the fleet's spend is in the user's store");
+    assert.equal(rows('fleet_accounts').length, 1, 'one key, one account');
+  } finally {
+    for (const child of children) child.stdin.end('close\n');
+    const stuck = setTimeout(() => children.forEach((child) => child.kill('SIGKILL')), 60_000);
+    const codes = await Promise.all(ended);
+    clearTimeout(stuck);
+    assert.deepEqual(codes, [0, 0]);
+  }
+  assert.deepEqual(rows('fleet_owners'), [], 'each member left the ledger as it closed');
+  fs.rmSync(dir, { recursive: true });
+});
 
 const vectors = process.env.CAPTCHA_DLQ_VECTORS ?? path.join(ROOT, 'tests', 'vectors');
 for (const file of fs.readdirSync(vectors).filter((f) => f.endsWith('.json'))) {

@@ -221,6 +221,32 @@ export function suite(pkg, { mock }) {
     },
 
     {
+      name: 'a store object declares `shared` true (with lock and unlock) or false; anything else is refused, naming it',
+      async run() {
+        const name = 'shared-declaration';
+        class SharedMapStore extends MapStore {
+          shared = true;
+          lock() {}
+          unlock() {}
+        }
+        await script({});
+        for (const store of [new SharedMapStore(), Object.assign(new MapStore(), { shared: false })]) {
+          const client = new Client(options(name, { dlq: store }));
+          checkSolution(await client.solve(page(1)), `shared: ${store.shared}`);
+          await client.close();
+        }
+        const lockless = new Client(options(name, { dlq: Object.assign(new MapStore(), { shared: true }) }));
+        const e = await rejects(lockless.solve(page(1)), StoreError, { code: 'STORE_ERROR' }, 'shared without lock');
+        includes(e.message, 'declared `shared` but has no `lock` method', 'shared without lock');
+        for (const [shared, shown] of [['yes', '"yes"'], [1, '1'], [() => true, '']]) {
+          const client = new Client(options(name, { dlq: Object.assign(new SharedMapStore(), { shared }) }));
+          const refused = await rejects(client.solve(page(1)), StoreError, { code: 'STORE_ERROR' }, `shared: ${show(shared)}`);
+          includes(refused.message, `the custom store's \`shared\` is ${shown}`, `shared: ${show(shared)}`);
+        }
+      },
+    },
+
+    {
       name: "a closed client's task is recovered by the next client on the same store, without a second submission",
       async run() {
         const name = 'recover';

@@ -36,7 +36,7 @@ from ._errors import (
 )
 from ._native import __version__
 from ._results import Answer, RecoverItem, RecoverResult, ReplayItem, ReplayResult, Solution, SolveResult
-from ._store import DlqSpec, DlqStore, MemoryDlq, RedisDlq, SqliteDlq
+from ._store import DlqSpec, DlqStore, MemoryDlq, RedisDlq, SharedDlqStore, SqliteDlq
 from ._streams import (
     AsyncRecoverIterator,
     AsyncReplayIterator,
@@ -68,7 +68,7 @@ __all__ = [
     "RecoverIterator", "AsyncRecoverIterator",
     "RetryConfig", "PollingConfig", "RateConfig", "CircuitConfig", "ReplayPolicy", "StoreOptions",
     "KindMs", "Backoff",
-    "DlqStore", "DlqSpec", "MemoryDlq", "RedisDlq", "SqliteDlq",
+    "DlqStore", "SharedDlqStore", "DlqSpec", "MemoryDlq", "RedisDlq", "SqliteDlq",
     "Task", "TaskLike", "Proxy", "ImageTask", "TextCaptcha", "RecaptchaV2", "RecaptchaV3", "Turnstile",
     "GeeTestV3", "GeeTestV4", "FunCaptcha", "HCaptcha", "RawTask",
     "CaptchaDlqError", "SolveFailed", "AccountError", "InvalidTask", "InvalidConfig",

@@ -10,6 +10,10 @@ methods are plain functions (not ``async def``): the client calls them on a work
 thread, holding the GIL, never on the asyncio loop. Arguments and answers are plain JSON
 data (dicts, lists, strings, numbers). Any exception a method raises becomes a
 ``StoreError`` naming the method (``the custom store's write failed: …``).
+
+A store that several processes share (a file, a database) says so with ``shared = True``
+(:class:`SharedDlqStore`): the clients on it are then one fleet, keeping the provider's limits,
+pauses and the budget in two more tables, ``fleet_accounts`` and ``fleet_owners``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Protocol, Tuple, Union, runtime_checkable
 
-__all__ = ["DlqStore", "MemoryDlq", "RedisDlq", "SqliteDlq", "DlqSpec", "location_of"]
+__all__ = ["DlqStore", "SharedDlqStore", "MemoryDlq", "RedisDlq", "SqliteDlq", "DlqSpec", "location_of"]
 
 
 @runtime_checkable
@@ -37,6 +41,23 @@ class DlqStore(Protocol):
     def get(self, table: str, key: str) -> Optional[Dict[str, Any]]: ...
     def scan(self, table: str) -> List[Dict[str, Any]]: ...
     def write(self, ops: List[Dict[str, Any]]) -> None: ...
+
+
+@runtime_checkable
+class SharedDlqStore(DlqStore, Protocol):
+    """A store whose storage several processes share, declared with the class attribute
+    ``shared = True``: the clients on it form a fleet (one schedule, pause and budget per
+    provider account; dead members' tasks adopted), kept in two more tables, ``fleet_accounts``
+    and ``fleet_owners``, whose rows it keeps as any other. It needs ``lock()`` and ``unlock()``,
+    through which the processes take turns. The ledger runs on the clients' clocks: hosts
+    sharing one must keep their clocks in step (NTP). ``shared`` absent, None or False: a store
+    of one process; anything else is an ``InvalidConfig``.
+    """
+
+    shared: bool
+
+    def lock(self) -> None: ...
+    def unlock(self) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::convert::{describe, from_js, json_to_js};
+use crate::convert::{absent, describe, from_js, json_to_js};
 
 /// A JS store object and how errors name it.
 #[derive(Debug)]
@@ -44,6 +44,13 @@ impl HostCall for JsHostCall {
 
     fn provides(&self, method: &'static str) -> bool {
         self.method(method).is_some()
+    }
+
+    /// Read so that a bad `shared` is refused here as in Node; a shared store keeps no fleet
+    /// ledger in the browser (`docs/DESIGN.md` item 49), its lock still serialises the tabs.
+    fn declared(&self, name: &'static str) -> Option<Value> {
+        let value = Reflect::get(&self.object, &JsValue::from_str(name)).ok().filter(|v| !absent(v))?;
+        Some(from_js(value).unwrap_or_else(Value::String))
     }
 
     fn label(&self) -> &str {

@@ -12,6 +12,13 @@
 //! | `lock` (optional) | — | nothing, once this caller has the storage to itself |
 //! | `unlock` (optional) | — | nothing |
 //!
+//! An object may also declare `shared: true`: several processes share its
+//! storage (it then needs `lock` and `unlock`), so the client keeps the fleet
+//! ledger in it, in two more tables (`fleet_accounts`, `fleet_owners`; see
+//! [`crate::dlq::table::fleet`]). Absent, `null` or `false`: the store is one
+//! process's and is never asked about those tables. Anything else is an error
+//! naming it.
+//!
 //! Tables are `records`, `journal`, `settled` and `meta`; keys are strings;
 //! rows are JSON objects in the schema's own spelling, opaque to the store
 //! (time is inside rows, as RFC 3339 strings; no call passes a clock). A
@@ -43,6 +50,12 @@ pub trait HostCall: MaybeSendSync {
     async fn call(&self, method: &'static str, args: Value) -> Result<Value, HostError>;
     /// Whether the object has this (optional) method.
     fn provides(&self, method: &'static str) -> bool;
+    /// The value of the object's attribute `name` (a declaration such as [`SHARED`], not a
+    /// method) as JSON, read when the store is opened; `None` if it has none. A value that is not
+    /// JSON data comes as a string describing it (the error then shows it).
+    fn declared(&self, _name: &'static str) -> Option<Value> {
+        None
+    }
     /// How errors name the store (`the custom store`, `indexeddb:captcha-dlq`).
     fn label(&self) -> &str;
 }
@@ -50,14 +63,19 @@ pub trait HostCall: MaybeSendSync {
 /// The methods an object must have to be a store (the others are optional).
 pub const REQUIRED: [&str; 3] = ["get", "scan", "write"];
 
+/// The declaration that several processes share a store object's storage.
+pub const SHARED: &str = "shared";
+
 /// A host object as a [`TableBackend`].
 #[derive(Debug)]
 pub struct HostTable<C> {
     host: C,
+    shared: bool,
 }
 
 impl<C: HostCall> HostTable<C> {
-    /// Checks that the object has the required methods, naming the first missing one.
+    /// Checks that the object has the required methods, naming the first missing one, and reads
+    /// its `shared` declaration.
     pub fn new(host: C) -> Result<Self, StoreError> {
         if let Some(missing) = REQUIRED.iter().find(|m| !host.provides(m)) {
             return Err(StoreError::Backend(format!(
@@ -65,11 +83,36 @@ impl<C: HostCall> HostTable<C> {
                 host.label()
             )));
         }
-        Ok(HostTable { host })
+        let shared = match host.declared(SHARED) {
+            None | Some(Value::Null | Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(other) => {
+                return Err(StoreError::Backend(format!(
+                    "{}'s `{SHARED}` is {other}: declare `{SHARED}` true (several processes share the storage, \
+                     and the client keeps the fleet ledger in it) or false, or leave it out",
+                    host.label()
+                )))
+            }
+        };
+        if shared {
+            if let Some(missing) = ["lock", "unlock"].into_iter().find(|m| !host.provides(m)) {
+                return Err(StoreError::Backend(format!(
+                    "{} is declared `{SHARED}` but has no `{missing}` method: the processes sharing a store \
+                     take turns through lock and unlock",
+                    host.label()
+                )));
+            }
+        }
+        Ok(HostTable { host, shared })
     }
 
     pub fn host(&self) -> &C {
         &self.host
+    }
+
+    /// Whether the object declared that several processes share its storage.
+    pub fn shared(&self) -> bool {
+        self.shared
     }
 
     async fn call(&self, method: &'static str, args: Value) -> Result<Value, StoreError> {
@@ -298,5 +341,40 @@ mod tests {
         }
         let e = HostTable::new(Missing).unwrap_err().to_string();
         assert!(e.contains("no `scan` method"), "{e}");
+    }
+
+    /// An object declaring `shared` as the given JSON, with or without `lock` and `unlock`.
+    #[derive(Debug)]
+    struct Declaring(Option<Value>, bool);
+
+    #[async_trait::async_trait]
+    impl HostCall for Declaring {
+        async fn call(&self, _m: &'static str, _a: Value) -> Result<Value, HostError> {
+            Ok(Value::Null)
+        }
+        fn provides(&self, method: &'static str) -> bool {
+            REQUIRED.contains(&method) || self.1
+        }
+        fn declared(&self, name: &'static str) -> Option<Value> {
+            (name == SHARED).then(|| self.0.clone()).flatten()
+        }
+        fn label(&self) -> &str {
+            "the custom store"
+        }
+    }
+
+    #[test]
+    fn a_store_is_shared_only_when_it_says_so_and_can_take_turns() {
+        let shared = |value: Option<Value>, locks: bool| HostTable::new(Declaring(value, locks)).map(|t| t.shared());
+        assert_eq!(shared(None, false), Ok(false), "a store of four tables, as before");
+        assert_eq!(shared(Some(Value::Null), false), Ok(false));
+        assert_eq!(shared(Some(json!(false)), true), Ok(false));
+        assert_eq!(shared(Some(json!(true)), true), Ok(true));
+        let e = shared(Some(json!(true)), false).unwrap_err().to_string();
+        assert!(e.contains("declared `shared` but has no `lock` method"), "{e}");
+        for bad in [json!("yes"), json!(1), json!({"fleet": true})] {
+            let e = shared(Some(bad.clone()), true).unwrap_err().to_string();
+            assert!(e.contains(&format!("the custom store's `shared` is {bad}: declare `shared` true")), "{e}");
+        }
     }
 }

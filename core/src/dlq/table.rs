@@ -3,7 +3,8 @@
 //! [`TableStore`] implements every rule of [`DlqStore`] (leases, delivery
 //! limits, parking, capacity, the journal, settled keys) on top of a
 //! [`TableBackend`] that only knows how to get, scan and atomically write rows
-//! of four tables. The memory store ([`MemoryTable`]), the browser's
+//! of four tables (six for a store that several processes share and that so
+//! keeps the fleet ledger: see [`fleet`]). The memory store ([`MemoryTable`]), the browser's
 //! IndexedDB store and every store an application writes in Python or
 //! JavaScript are table backends, so the lease rules exist once; SQLite (SQL)
 //! and Redis (Lua) keep atomic server-side versions of the same rules, and all
@@ -32,7 +33,7 @@
 //! serialised in process; backends shared by several processes provide
 //! [`TableBackend::lock`] (the browser uses a Web Lock).
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::AtomicBool;
 use core::time::Duration;
 use std::collections::BTreeMap;
 
@@ -49,6 +50,9 @@ use crate::error::ConfigError;
 use crate::journal::JournalEntry;
 use crate::json_read::{Casing, FieldError, Fields, FromJson};
 use crate::time::Timestamp;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use fleet::{AccountNaming, FleetAccountRow};
 
 /// Azure Service Bus's default `MaxDeliveryCount`, used by every backend unless configured.
 pub const DEFAULT_MAX_DELIVERIES: u32 = 10;
@@ -86,9 +90,21 @@ pub enum Table {
     Settled,
     /// One [`Counters`] row, [`COUNTERS_KEY`].
     Meta,
+    /// [`FleetAccountRow`]s by account id: only in a store keeping the fleet ledger. Not in the
+    /// browser build, which keeps none (`docs/DESIGN.md` item 49).
+    #[cfg(not(target_arch = "wasm32"))]
+    FleetAccounts,
+    /// [`OwnerRow`](crate::fleet::OwnerRow)s by owner id: only in a store keeping the fleet ledger.
+    #[cfg(not(target_arch = "wasm32"))]
+    FleetOwners,
 }
 
 impl Table {
+    /// Every table; a store that keeps no fleet ledger is never asked about the last two.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub const ALL: [Table; 6] =
+        [Table::Records, Table::Journal, Table::Settled, Table::Meta, Table::FleetAccounts, Table::FleetOwners];
+    #[cfg(target_arch = "wasm32")]
     pub const ALL: [Table; 4] = [Table::Records, Table::Journal, Table::Settled, Table::Meta];
 
     pub fn as_str(self) -> &'static str {
@@ -97,6 +113,10 @@ impl Table {
             Table::Journal => "journal",
             Table::Settled => "settled",
             Table::Meta => "meta",
+            #[cfg(not(target_arch = "wasm32"))]
+            Table::FleetAccounts => "fleet_accounts",
+            #[cfg(not(target_arch = "wasm32"))]
+            Table::FleetOwners => "fleet_owners",
         }
     }
 
@@ -133,6 +153,10 @@ pub enum Row {
     Journal(JournalEntry),
     Settled(SettledKey),
     Meta(Counters),
+    #[cfg(not(target_arch = "wasm32"))]
+    FleetAccount(FleetAccountRow),
+    #[cfg(not(target_arch = "wasm32"))]
+    FleetOwner(crate::fleet::OwnerRow),
 }
 
 impl Row {
@@ -142,6 +166,10 @@ impl Row {
             Row::Journal(_) => Table::Journal,
             Row::Settled(_) => Table::Settled,
             Row::Meta(_) => Table::Meta,
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::FleetAccount(_) => Table::FleetAccounts,
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::FleetOwner(_) => Table::FleetOwners,
         }
     }
 
@@ -152,6 +180,10 @@ impl Row {
             Row::Journal(e) => &e.id,
             Row::Settled(s) => &s.key,
             Row::Meta(_) => COUNTERS_KEY,
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::FleetAccount(a) => &a.account,
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::FleetOwner(o) => &o.owner,
         }
     }
 
@@ -162,6 +194,10 @@ impl Row {
             Row::Journal(e) => cased::to_value(e, Casing::Snake),
             Row::Settled(s) => cased::to_value(s, Casing::Snake),
             Row::Meta(c) => cased::to_value(c, Casing::Snake),
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::FleetAccount(a) => cased::to_value(a, Casing::Snake),
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::FleetOwner(o) => cased::to_value(o, Casing::Snake),
         };
         value.unwrap_or(Value::Null)
     }
@@ -173,6 +209,10 @@ impl Row {
             Table::Journal => Row::Journal(JournalEntry::from_json(value)?),
             Table::Settled => Row::Settled(SettledKey::from_json(value)?),
             Table::Meta => Row::Meta(Counters::from_json(value)?),
+            #[cfg(not(target_arch = "wasm32"))]
+            Table::FleetAccounts => Row::FleetAccount(FleetAccountRow::from_json(value)?),
+            #[cfg(not(target_arch = "wasm32"))]
+            Table::FleetOwners => Row::FleetOwner(crate::fleet::OwnerRow::from_json(value)?),
         })
     }
 }
@@ -251,6 +291,9 @@ pub struct TableStore<B> {
     /// operation was dropped in between (its caller timed out), so the backend may hold
     /// or be waiting for a lock nobody will release. The next operation unlocks first.
     lock_unreleased: AtomicBool,
+    /// Set when several processes share the backend: the store then keeps the fleet ledger.
+    #[cfg(not(target_arch = "wasm32"))]
+    fleet: Option<fleet::Fleet<B>>,
 }
 
 impl<B: TableBackend> TableStore<B> {
@@ -262,6 +305,8 @@ impl<B: TableBackend> TableStore<B> {
             capacity: None,
             serial: async_lock::Mutex::new(()),
             lock_unreleased: AtomicBool::new(false),
+            #[cfg(not(target_arch = "wasm32"))]
+            fleet: None,
         }
     }
 
@@ -699,24 +744,28 @@ macro_rules! exclusive {
     ($self:ident, $body:expr) => {{
         let _serial = $self.serial.lock().await;
         // Under `serial`: no other operation reads or writes the flag meanwhile.
-        if $self.lock_unreleased.load(Ordering::Relaxed) {
+        if $self.lock_unreleased.load(core::sync::atomic::Ordering::Relaxed) {
             $self.backend.unlock().await?;
         }
-        $self.lock_unreleased.store(true, Ordering::Relaxed);
+        $self.lock_unreleased.store(true, core::sync::atomic::Ordering::Relaxed);
         $self.backend.lock().await?;
         let result = $body.await;
         let unlocked = $self.backend.unlock().await;
         // A failed unlock may have left the lock held: the next operation tries again.
-        $self.lock_unreleased.store(unlocked.is_err(), Ordering::Relaxed);
+        $self.lock_unreleased.store(unlocked.is_err(), core::sync::atomic::Ordering::Relaxed);
         let value = result?;
         unlocked?;
         Ok(value)
     }};
 }
 
+// After `exclusive!`, which it uses (a macro is in scope below its definition only).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod fleet;
+
 #[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
 #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
-impl<B: TableBackend> DlqStore for TableStore<B> {
+impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         exclusive!(self, self.push_locked(record))
     }
@@ -813,6 +862,12 @@ impl<B: TableBackend> DlqStore for TableStore<B> {
 
     async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
         exclusive!(self, self.clear_settled_locked(prefix))
+    }
+
+    /// The ledger of a store made with [`TableStore::keeping_fleet_ledger`]; `None` otherwise.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn fleet_ledger(&self) -> Option<std::sync::Arc<dyn crate::fleet::FleetLedger>> {
+        self.fleet_ledger_of_table()
     }
 }
 

@@ -37,12 +37,16 @@ use crate::http::Secret;
 use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 use crate::time::Timestamp;
 
-#[cfg(feature = "testkit")]
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 
 /// An owner whose last sync is older than this is gone: its in-flight tasks no longer count
 /// against the window, and the fleet view shows it as dead.
 pub const OWNER_TTL_MS: u64 = 15_000;
+/// Owner rows silent for this long are deleted by the next sync (the fleet view shows dead
+/// owners, and `recover` takes their entries by them, until then): longer than any task
+/// deadline, after which the front end's liveness takes such entries anyway.
+pub const FORGET_OWNERS_AFTER_MS: u64 = 120 * OWNER_TTL_MS;
 /// A client syncs each shared account at least this often, with or without work (its heartbeat).
 pub const HEARTBEAT_MS: u64 = 5_000;
 /// Permits are granted at most this far ahead of the ledger's clock.

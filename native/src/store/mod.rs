@@ -1,10 +1,14 @@
 //! Dead-letter stores backed by real databases: [`SqliteStore`] (one file,
-//! the default) and [`RedisStore`] (shared by a fleet of workers).
+//! the default) and [`RedisStore`] (shared by a fleet of workers); and
+//! [`host_store`], a store object written in a binding's language.
 
 pub(crate) mod redis;
 mod sqlite;
 
-use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
+use std::sync::Arc;
+
+use captcha_dlq_core::dlq::host::{HostCall, HostTable};
+use captcha_dlq_core::dlq::{DeadLetterRecord, DlqStore, StoreError, TableStore};
 
 pub use self::redis::{BatchStats as RedisBatchStats, RedisStore};
 pub use self::sqlite::{
@@ -21,10 +25,21 @@ pub use captcha_dlq_core::options::Durability;
 /// an HMAC-SHA256 keyed by the API key over the provider's base URL, in hex. The store never
 /// sees the key, and the id cannot be turned back into it; the same key at another provider
 /// is another account.
-fn fleet_account_id(base_url: &str, key: &captcha_dlq_core::Secret) -> String {
+pub fn fleet_account_id(base_url: &str, key: &captcha_dlq_core::Secret) -> String {
     let hmac = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key.expose().as_bytes());
     let tag = ring::hmac::sign(&hmac, format!("captcha-dlq fleet account\n{base_url}").as_bytes());
     tag.as_ref().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A store object written in Python or JavaScript (the protocol of `docs/custom-store.md`) as a
+/// DLQ store: the core's table store over it, keeping the fleet ledger in it (named as the
+/// native stores name accounts) when the object declares `shared: true`. The bindings' one way
+/// in, so that they decide nothing.
+pub fn host_store<C: HostCall + 'static>(host: C) -> Result<Arc<dyn DlqStore>, StoreError> {
+    let table = HostTable::new(host)?;
+    let shared = table.shared();
+    let store = TableStore::over(table);
+    Ok(if shared { store.keeping_fleet_ledger(fleet_account_id) } else { Arc::new(store) })
 }
 
 /// A fresh lease nonce: 128 random bits, so an old token never matches a new lease.

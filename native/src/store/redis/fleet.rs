@@ -17,18 +17,13 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::StoreError;
 use captcha_dlq_core::fleet::{
-    AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, SharedAccountError, HALVE_SPACING_MS,
-    MAX_PERMITS_PER_SYNC, OWNER_TTL_MS, PERMIT_HORIZON_MS,
+    AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, SharedAccountError,
+    FORGET_OWNERS_AFTER_MS, HALVE_SPACING_MS, MAX_PERMITS_PER_SYNC, OWNER_TTL_MS, PERMIT_HORIZON_MS,
 };
 use captcha_dlq_core::{Secret, Timestamp};
 use redis::Script;
 
 use super::{backend, RedisStore};
-
-/// Owner rows silent for this long are deleted (the fleet view shows dead owners, and `recover`
-/// takes their entries by them, until then): longer than any task deadline, after which the
-/// front end's liveness takes such entries anyway.
-const FORGET_OWNERS_AFTER_MS: u64 = 120 * OWNER_TTL_MS;
 
 /// `AccountState::apply` in Lua. KEYS: the account's hash, the owners' hash, the accounts' set.
 /// Replies `{now_ms, paused_ms, pause_code, window, others_in_flight, error_code, error_description,

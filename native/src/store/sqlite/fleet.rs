@@ -8,18 +8,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::StoreError;
 use captcha_dlq_core::fleet::{
-    others, AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, OwnerRow, OWNER_TTL_MS,
+    others, AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, OwnerRow, FORGET_OWNERS_AFTER_MS,
 };
 use captcha_dlq_core::{Secret, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::errors::db_error;
 use super::{encode, SqliteStore};
-
-/// Owner rows silent for this long are deleted (the fleet view shows dead owners, and `recover`
-/// takes their entries by them, until then): longer than any task deadline, after which the
-/// front end's liveness takes such entries anyway.
-const FORGET_OWNERS_AFTER_MS: u64 = 120 * OWNER_TTL_MS;
 
 fn decode<T: serde::de::DeserializeOwned>(json: &str, what: impl Fn() -> String) -> Result<T, StoreError> {
     serde_json::from_str(json).map_err(|e| StoreError::Decode(format!("{}: {e}", what())))
