@@ -317,9 +317,17 @@ impl Driver {
         // and the fleet then adopts those tasks (their entries name this client). Leaving at
         // once would leave them to `recover` alone.
         let in_flight = self.engine.job_count() > 0;
-        if let Some(leave) = self.fleet.as_ref().filter(|_| !in_flight).map(|fleet| fleet.leave(&self.backends.runtime))
-        {
-            leave.await;
+        let now = self.now();
+        let goodbye = self.fleet.as_ref().map(|fleet| {
+            // What this client spent since its last sync reaches the fleet before it goes.
+            let last = fleet.report_finally(self.engine.fleet_final_syncs(now), &self.backends.runtime, now);
+            (last, (!in_flight).then(|| fleet.leave(&self.backends.runtime)))
+        });
+        if let Some((last, leave)) = goodbye {
+            last.await;
+            if let Some(leave) = leave {
+                leave.await;
+            }
         }
         self.backends.liveness.release(&self.owner);
         if let Some(ack) = self.shutting_down.take() {

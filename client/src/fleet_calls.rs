@@ -69,11 +69,36 @@ impl FleetCalls {
         }
     }
 
+    /// Sends a closing client's last reports (each within the store's timeout; a ledger that
+    /// does not answer loses them, as it would a killed client's).
+    pub(crate) fn report_finally(
+        &self,
+        syncs: Vec<FleetSync>,
+        runtime: &Arc<dyn Runtime>,
+        now: Timestamp,
+    ) -> BoxFuture<'static, ()> {
+        let (ledger, owner, runtime, timeout) =
+            (self.ledger.clone(), self.owner.clone(), runtime.clone(), self.timeout);
+        Box::pin(async move {
+            for sync in syncs {
+                let call = ledger.sync(&sync.account, &owner, &sync.report, now);
+                if let futures::future::Either::Left((Err(e), _)) =
+                    futures::future::select(call, runtime.sleep(timeout)).await
+                {
+                    tracing::debug!(target: "captcha_dlq", error = %e, "a closing client's last fleet report was not taken");
+                }
+            }
+        })
+    }
+
     /// Takes the client's row out of the ledger (within the store's timeout; a ledger that does
     /// not answer forgets the row by itself once its heartbeat is older than the owners' TTL).
     pub(crate) fn leave(&self, runtime: &Arc<dyn Runtime>) -> BoxFuture<'static, ()> {
-        let (ledger, owner, sleep) = (self.ledger.clone(), self.owner.owner.clone(), runtime.sleep(self.timeout));
+        let (ledger, owner, runtime, timeout) =
+            (self.ledger.clone(), self.owner.owner.clone(), runtime.clone(), self.timeout);
         Box::pin(async move {
+            // The timeout starts when the call does (after the last reports), not before.
+            let sleep = runtime.sleep(timeout);
             let leave = ledger.leave(&owner);
             if let futures::future::Either::Left((Err(e), _)) = futures::future::select(leave, sleep).await {
                 tracing::debug!(target: "captcha_dlq", error = %e, "the fleet ledger kept this client's row; it lapses by itself");

@@ -317,3 +317,26 @@ async fn four_clients_share_one_budget() {
         client.close().await;
     }
 }
+
+/// Clients that run one after another, each closing right after its last answer, within a
+/// heartbeat: each one's spend reaches the ledger as it closes, so the second one sees the
+/// first one's spend and the fleet's budget holds across them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closing_client_reports_its_spend_before_it_leaves() {
+    let mock = MockSolver::start(MockConfig::default()).await.expect("mock starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
+    let priced = [("budget", json!(0.01)), ("price", json!(0.001))];
+    let mut solved = 0;
+    for c in 0..2 {
+        let client = client_with(&mock, "closing-key", store.clone(), fast_config(), &priced).await;
+        solved += client.solve_many(inputs(c, 10), Some(10)).await.iter().filter(|r| r.outcome.is_ok()).count();
+        client.close().await;
+    }
+    assert_eq!(solved, 10, "the second client had only what the first left of the budget");
+    let viewer = client_with(&mock, "closing-key", store.clone(), fast_config(), &priced).await;
+    let view = viewer.fleet_view().await.expect("view").expect("a ledger");
+    let spent: u64 = view.accounts.values().map(|a| a.spent_nano).sum();
+    assert_eq!(spent, 10_000_000, "ten tasks at 0.001 in nano-units: {view:?}");
+    viewer.close().await;
+}

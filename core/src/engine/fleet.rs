@@ -22,6 +22,8 @@ use crate::time::Timestamp;
 const RETRY_AFTER_FAILED_SYNC: Duration = Duration::from_secs(1);
 /// How long a lane waits before asking again after a sync that granted no permit.
 const EMPTY_GRANT_RETRY_MS: u64 = 100;
+/// Spend is reported at most this long after it was made (ms).
+const SPEND_REPORT_MS: u64 = 1000;
 
 /// What the engine asks the driver to settle with the store's fleet ledger.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,8 +71,9 @@ pub(crate) struct FleetShare {
     accepted: u32,
     account_error: Option<SharedAccountError>,
     account_ok: bool,
-    /// Solved tasks' cost since the last sync, to report.
+    /// Solved tasks' cost since the last sync, to report, and since when some is unreported.
     spent_unsynced: u64,
+    spent_since: Option<Timestamp>,
     /// The fleet's spend at the account and the others' reservations, at the last grant.
     fleet_spent: u64,
     others_reserved: u64,
@@ -101,6 +104,7 @@ impl FleetShare {
             account_error: None,
             account_ok: false,
             spent_unsynced: 0,
+            spent_since: None,
             fleet_spent: 0,
             others_reserved: 0,
             permit_cost: 0,
@@ -145,10 +149,13 @@ impl FleetShare {
             return Timestamp::from_unix_millis(u64::MAX);
         }
         let short = self.permits.len() < waiting.min(2);
+        // Spend is reported within a second, not only at the heartbeat: a client that is killed
+        // loses at most that much of the fleet's spend (its reservation covered it until then).
+        let spend_due = self.spent_since.map(|since| since.add(Duration::from_millis(SPEND_REPORT_MS)));
         if short || self.has_report() {
             self.retry_at.unwrap_or(Timestamp::EPOCH).min(self.next_sync)
         } else {
-            self.next_sync
+            spend_due.map_or(self.next_sync, |due| due.min(self.next_sync))
         }
     }
 
@@ -176,7 +183,10 @@ impl FleetShare {
             rate: lane.rate,
             window_max: lane.window_max,
             budget_nano: lane.budget_nano.filter(|_| self.shares_budget),
-            spent_nano: core::mem::take(&mut self.spent_unsynced),
+            spent_nano: {
+                self.spent_since = None;
+                core::mem::take(&mut self.spent_unsynced)
+            },
             reserved_nano: lane.reserved_nano.saturating_add(held),
             permit_cost_nano,
             pause: self.pause.take(),
@@ -235,10 +245,26 @@ impl FleetShare {
         self.account_ok |= report.account_ok;
         self.probe_ask_ms = self.probe_ask_ms.max(report.probe_ms);
         self.spent_unsynced = self.spent_unsynced.saturating_add(report.spent_nano);
+        if report.spent_nano > 0 {
+            self.spent_since.get_or_insert(now);
+        }
     }
 
-    pub(crate) fn report_spent(&mut self, nano: u64) {
+    pub(crate) fn report_spent(&mut self, nano: u64, now: Timestamp) {
         self.spent_unsynced = self.spent_unsynced.saturating_add(nano);
+        self.spent_since.get_or_insert(now);
+    }
+
+    /// What is left to report when the client closes (spend, a pause, an account error…),
+    /// whatever the timers say; `None` when nothing is.
+    pub(crate) fn final_report(&mut self, lane: LaneDemand, now: Timestamp) -> Option<FleetReport> {
+        if self.spent_unsynced == 0 && !self.has_report() {
+            return None;
+        }
+        self.syncing = false;
+        self.next_sync = now;
+        self.retry_at = None;
+        self.sync_due(LaneDemand { waiting: 0, ..lane }, now)
     }
 
     pub(crate) fn report_pause(&mut self, code: &str, ms: u64) {
@@ -280,28 +306,45 @@ impl FleetShare {
 impl Engine {
     /// Asks for the syncs that are due (see the module documentation).
     pub(super) fn ask_fleet_syncs(&mut self, now: Timestamp) {
-        let budget_nano = self.routing.budget.map(crate::spend::to_nano);
         for l in 0..self.lanes.len() {
-            if self.lanes[l].fleet().is_none() {
-                continue;
-            }
-            let next_cost_nano = self.lanes[l].next_waiting().map_or(0, |(_, job)| self.expected_cost(l, job));
-            let lane = &mut self.lanes[l];
-            let demand = LaneDemand {
-                waiting: lane.waiting_count(),
-                in_flight: lane.in_flight(),
-                rate: lane.config().rate.submits_per_second,
-                window_max: lane.config().rate.max_in_flight,
-                budget_nano,
-                reserved_nano: lane.reserved(),
-                next_cost_nano,
-            };
-            let Some(share) = lane.fleet_mut() else { continue };
+            let Some(demand) = self.lane_demand(l) else { continue };
+            let Some(share) = self.lanes[l].fleet_mut() else { continue };
             if let Some(report) = share.sync_due(demand, now) {
                 let account = share.account().to_string();
                 self.actions.push_back(Action::FleetSync(FleetSync { lane: l, account, report }));
             }
         }
+    }
+
+    /// The syncs a closing client still owes the fleet: what it spent, and any news, not yet
+    /// reported (the driver sends them before it leaves the ledger; their answers do not
+    /// matter any more). Without them a client that closes within a heartbeat of its last
+    /// solve would take that spend with it.
+    pub fn fleet_final_syncs(&mut self, now: Timestamp) -> Vec<FleetSync> {
+        let mut syncs = Vec::new();
+        for l in 0..self.lanes.len() {
+            let Some(demand) = self.lane_demand(l) else { continue };
+            let Some(share) = self.lanes[l].fleet_mut() else { continue };
+            if let Some(report) = share.final_report(demand, now) {
+                syncs.push(FleetSync { lane: l, account: share.account().to_string(), report });
+            }
+        }
+        syncs
+    }
+
+    /// What lane `l` tells its share when a sync is due (`None`: the lane is not in a fleet).
+    fn lane_demand(&self, l: usize) -> Option<LaneDemand> {
+        let lane = &self.lanes[l];
+        lane.fleet()?;
+        Some(LaneDemand {
+            waiting: lane.waiting_count(),
+            in_flight: lane.in_flight(),
+            rate: lane.config().rate.submits_per_second,
+            window_max: lane.config().rate.max_in_flight,
+            budget_nano: self.routing.budget.map(crate::spend::to_nano),
+            reserved_nano: lane.reserved(),
+            next_cost_nano: lane.next_waiting().map_or(0, |(_, job)| self.expected_cost(l, job)),
+        })
     }
 
     /// Feeds back the result of an [`Action::FleetSync`]: the grant, or (with the report that

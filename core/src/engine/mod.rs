@@ -734,7 +734,7 @@ impl Engine {
             }
             solution.cost = solution.cost.or_else(|| lane.prices().get(kind));
             if let (Some(share), Some(cost)) = (lane.fleet_mut(), solution.cost) {
-                share.report_spent(crate::spend::to_nano(cost));
+                share.report_spent(crate::spend::to_nano(cost), now);
             }
             self.spend.record(lane.name(), kind, j.labels.iter(), solution.cost);
         }
