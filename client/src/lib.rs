@@ -24,6 +24,7 @@ mod fleet_calls;
 pub mod fleet_status;
 pub mod host;
 pub mod metrics;
+pub mod page;
 pub mod prometheus;
 pub mod recover;
 pub mod replay;
