@@ -55,7 +55,7 @@ before(async () => {
     apiKey: 'sk-page-test',
     baseUrl: mock.url,
     dlq: 'memory',
-    polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 50, coalesceMs: 5 },
+    polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 },
     rate: { submitsPerSecond: 1000 },
   });
   await client.ready();
@@ -169,13 +169,13 @@ test('AWS WAF is reported with its fields and as not solvable yet; the image CAP
 });
 
 test('a page closed before the answer comes: the answer is returned and dead-lettered as PageGone with why', async () => {
-  await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '', rules: [{ match: { site_key: '6LfCHECKBOX-key' }, behavior: { solve_after_ms: 400 } }] }) });
+  await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '', rules: [{ match: { site_key: '6LfCHECKBOX-key' }, behavior: { solve_after_ms: 1500 } }] }) });
   try {
     await withPuppeteer(async (p) => {
       await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
       const solving = solveOnPage(client, p, { labels: { run: 'gone' } });
       // The slower widget's answer arrives after the page is gone.
-      setTimeout(() => p.close().catch(() => {}), 150);
+      setTimeout(() => p.close().catch(() => {}), 300);
       const results = await solving;
       const gone = results.find((r) => r.params.sitekey === '6LfCHECKBOX-key');
       assert.equal(gone.injected, false);
