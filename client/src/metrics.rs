@@ -409,6 +409,31 @@ mod tests {
     }
 
     #[test]
+    fn page_verdicts_count_by_the_provider_that_solved_kind_and_host() {
+        let m = Metrics::new(vec![provider("captchaai", "https://a"), provider("2captcha", "https://b")]);
+        let second = "2captcha".to_string();
+        m.page_verdict(Some(&second), TaskKind::Turnstile, "shop.example:8443", true);
+        m.page_verdict(Some(&second), TaskKind::Turnstile, "shop.example:8443", true);
+        m.page_verdict(Some(&second), TaskKind::Turnstile, "shop.example:8443", false);
+        m.page_verdict(None, TaskKind::RecaptchaV2, "login.example", false);
+        let verdict = |provider: &str, task_type: &str, host: &str, verdict: &str, count| PageVerdictCount {
+            provider: provider.into(),
+            task_type: task_type.into(),
+            host: host.into(),
+            verdict: verdict.into(),
+            count,
+        };
+        assert_eq!(
+            m.snapshot().page_verdicts,
+            vec![
+                verdict("captchaai", "recaptcha_v2", "login.example", "rejected", 1),
+                verdict("2captcha", "turnstile", "shop.example:8443", "accepted", 2),
+                verdict("2captcha", "turnstile", "shop.example:8443", "rejected", 1),
+            ]
+        );
+    }
+
+    #[test]
     fn events_count_by_the_type_their_job_started_with() {
         let m = Metrics::new(vec![provider("captchaai", "https://ocr.captchaai.com")]);
         m.job_started(JobId(1), TaskKind::RecaptchaV2);
