@@ -114,6 +114,7 @@ const server = createServer(async (req, res) => {
       return json({ ok: true });
     }
     if (url.pathname === '/captcha.png') return send(200, 'image/png', PNG);
+    if (url.pathname === '/hcaptcha/checkbox.html') return send(200, TYPES['.html'], '<!doctype html><title>hCaptcha checkbox stand-in</title>');
     if (/^\/(recaptcha|hcaptcha|turnstile|arkose|geetest)\//.test(url.pathname)) {
       return send(200, TYPES['.js'], await readFile(join(SITE, 'standins.js')));
     }

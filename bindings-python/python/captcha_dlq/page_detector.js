@@ -302,15 +302,24 @@
     for (const { element } of recaptchaClientParams(null)) {
       if (element && !Array.from(containers).some((c) => c.contains(element))) containers.add(element);
     }
+    // Google's anchor frame names the sitekey (`k=`) and size; its parent is the widget.
+    const anchors = new Map();
+    for (const frame of iframes()) {
+      if (!/\/recaptcha\/(api2|enterprise)\/anchor/.test(frame.src) || !urlParam(frame.src, 'k')) continue;
+      const holder = frame.parentElement;
+      if (holder && !Array.from(containers).some((c) => c.contains(frame))) containers.add(holder);
+      anchors.set(holder, frame);
+    }
     for (const el of containers) {
       if (taken.has(el)) continue;
       taken.add(el);
       const render = renderOf('recaptcha', el);
       const params = (render && render.params) || (recaptchaClientParams(el)[0] || {}).params || {};
-      const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey);
+      const anchor = anchors.get(el) || el.querySelector('iframe[src*="/recaptcha/api2/anchor"], iframe[src*="/recaptcha/enterprise/anchor"]');
+      const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey) || (anchor && urlParam(anchor.src, 'k'));
       if (!sitekey) continue;
-      const action = text(el.getAttribute('data-action')) || text(params.action);
-      const enterprise = Boolean((render && render.enterprise) || enterpriseScript());
+      const action = text(el.getAttribute('data-action')) || text(params.action) || (anchor && urlParam(anchor.src, 'sa'));
+      const enterprise = Boolean((render && render.enterprise) || enterpriseScript() || (anchor && /\/enterprise\/anchor/.test(anchor.src)));
       const dataCallback = el.getAttribute('data-callback');
       const callback = namedFunction(dataCallback) || callbackOf(params.callback);
       const source = namedFunction(dataCallback) ? 'data-callback' : callback ? (render ? 'render' : 'client') : null;
@@ -320,7 +329,7 @@
         out.push(add('recaptcha_v3', { task: clean(task), supported: true, callback: source }, { element: el, callback, source }));
         continue;
       }
-      const size = text(el.getAttribute('data-size')) || text(params.size);
+      const size = text(el.getAttribute('data-size')) || text(params.size) || (anchor && urlParam(anchor.src, 'size'));
       const task = {
         type: 'recaptcha_v2',
         sitekey,
@@ -362,12 +371,16 @@
   function detectHcaptcha(out, taken) {
     const containers = new Set(doc.querySelectorAll('.h-captcha'));
     for (const r of seen.renders) if (r.client === 'hcaptcha' && r.container) containers.add(r.container);
+    // Rendered from code: hCaptcha's frame carries the widget id and the sitekey in its URL's hash.
+    for (const frame of doc.querySelectorAll('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]')) {
+      if (frame.parentElement && !Array.from(containers).some((c) => c.contains(frame))) containers.add(frame.parentElement);
+    }
     for (const el of containers) {
       if (taken.has(el)) continue;
       taken.add(el);
       const render = renderOf('hcaptcha', el);
       const params = (render && render.params) || {};
-      const frame = el.querySelector('iframe[src*="hcaptcha"]');
+      const frame = el.querySelector('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]');
       const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey) || (frame && urlParam(frame.src, 'sitekey'));
       if (!sitekey) continue;
       const size = text(el.getAttribute('data-size')) || text(params.size);
@@ -390,13 +403,21 @@
   function detectTurnstile(out, taken) {
     const containers = new Set(doc.querySelectorAll('.cf-turnstile'));
     for (const r of seen.renders) if (r.client === 'turnstile' && r.container) containers.add(r.container);
+    // Rendered from code: Cloudflare's frame has the sitekey in its path (`/0x4AAAA…/`) next to the response input.
+    for (const frame of iframes()) {
+      if (/challenges\.cloudflare\.com\/.*\/(0x[0-9A-Za-z_-]{10,})\//.test(frame.src) && frame.parentElement && !Array.from(containers).some((c) => c.contains(frame))) {
+        containers.add(frame.parentElement);
+      }
+    }
     const chl = global._cf_chl_opt;
     for (const el of containers) {
       if (taken.has(el)) continue;
       taken.add(el);
       const render = renderOf('turnstile', el);
       const params = (render && render.params) || {};
-      const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey);
+      const cfFrame = el.querySelector('iframe[src*="challenges.cloudflare.com"]');
+      const cfKey = cfFrame && /\/(0x[0-9A-Za-z_-]{10,})\//.exec(cfFrame.src);
+      const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey) || (cfKey && cfKey[1]);
       if (!sitekey) continue;
       const dataCallback = el.getAttribute('data-callback');
       const callback = namedFunction(dataCallback) || callbackOf(params.callback);
