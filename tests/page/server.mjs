@@ -1,6 +1,7 @@
 // The page tests' fixture site: serves tests/page/site (pages, the vendors' stand-ins, the site's own page code)
 // and plays the site's backend, which checks every answer the pages send against the mock solver's /siteverify:
-//   POST /callback {widget, token}           a widget's callback reported a token
+//   POST /callback {widget, token, asked?}   a widget's callback reported a token (and what the widget client's
+//                                            getResponse() answered then, which must be the same token)
 //   POST /submit {document, form, fields}    a form was posted
 //   GET  /report?page=multi.html             per widget of that page: { callback, form } verdicts, plus wrong
 //                                            injections (answers in forms that must have none, a widget's token
@@ -26,7 +27,7 @@ if (!mockUrl || !/^http:\/\/127\.0\.0\.1:\d+$/.test(mockUrl)) {
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.json': 'application/json' };
 
-let callbacks = new Map(); // widget -> [token]
+let callbacks = new Map(); // widget -> [{ token, asked }]
 let submits = []; // { document, form, fields }
 /** token -> siteverify answer, asked once per token (the vendors' tokens verify once). */
 const verdicts = new Map();
@@ -59,8 +60,12 @@ async function report(page) {
   for (const w of widgets) {
     const entry = {};
     if (w.callback) {
-      const tokens = callbacks.get(w.name) || [];
-      entry.callback = tokens.length ? await judge(w, tokens[tokens.length - 1]) : { ok: false, error: 'the callback was not called' };
+      const calls = callbacks.get(w.name) || [];
+      const last = calls[calls.length - 1];
+      entry.callback = last ? await judge(w, last.token) : { ok: false, error: 'the callback was not called' };
+      if (last && 'asked' in last && last.asked !== last.token) {
+        entry.callback = { ok: false, error: `getResponse() answered ${JSON.stringify(last.asked)}, not the token the callback got` };
+      }
     }
     if (w.form) {
       const doc = w.frame || w.page;
@@ -98,9 +103,9 @@ const server = createServer(async (req, res) => {
   const json = (value) => send(200, 'application/json', JSON.stringify(value));
   try {
     if (req.method === 'POST' && url.pathname === '/callback') {
-      const { widget, token } = await readJson(req);
+      const { widget, token, ...rest } = await readJson(req);
       if (!callbacks.has(widget)) callbacks.set(widget, []);
-      callbacks.get(widget).push(token);
+      callbacks.get(widget).push({ token, ...rest });
       return json({ ok: true });
     }
     if (req.method === 'POST' && url.pathname === '/submit') {

@@ -396,7 +396,7 @@
         data: (data && data.rqdata) || text(el.getAttribute('data-rqdata')) || text(params.rqdata),
         user_agent: userAgent(),
       };
-      out.push(add('hcaptcha', { task: clean(task), supported: true, callback: source }, { element: el, callback, source }));
+      out.push(add('hcaptcha', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, widgetId: render && render.widgetId }));
     }
   }
 
@@ -432,7 +432,7 @@
         user_agent: userAgent(),
       };
       const fieldName = text(el.getAttribute('data-response-field-name')) || text(params['response-field-name']) || 'cf-turnstile-response';
-      out.push(add('turnstile', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, fieldName }));
+      out.push(add('turnstile', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, fieldName, widgetId: render && render.widgetId }));
     }
   }
 
@@ -629,10 +629,15 @@
     let callbackCalled = false;
     let source = widget.source || null;
     switch (widget.kind) {
-      case 'recaptcha_v2':
+      case 'recaptcha_v2': {
         write(widget, 'g-recaptcha-response', token, written);
+        const client = global.grecaptcha;
+        const id = widgetIdOf(widget);
+        patchGetResponse(client, id, token);
+        if (client) patchGetResponse(client.enterprise, id, token);
         if (widget.callback) callbackCalled = call(widget.callback, [token]);
         break;
+      }
       case 'recaptcha_v3':
         if (widget.calls) {
           for (const c of widget.calls) {
@@ -653,10 +658,12 @@
         write(widget, 'h-captcha-response', token, written);
         // hCaptcha mirrors its token into a g-recaptcha-response of its own; never another widget's.
         write(widget, 'g-recaptcha-response', token, written, true);
+        patchGetResponse(global.hcaptcha, widgetIdOf(widget), token);
         if (widget.callback) callbackCalled = call(widget.callback, [token]);
         break;
       case 'turnstile':
         write(widget, widget.fieldName, token, written);
+        patchGetResponse(global.turnstile, widgetIdOf(widget), token);
         if (widget.callback) callbackCalled = call(widget.callback, [token]);
         break;
       case 'funcaptcha': {
@@ -718,6 +725,58 @@
     if (!Object.values(out).every(Boolean)) return undefined;
     const id = pick('captcha_id');
     return id ? { captcha_id: id, ...out } : out;
+  }
+
+  /**
+   * Makes the widget client's `getResponse(id)` answer the injected token: the vendors' clients keep the response
+   * in their own state, so a page asking them (not the field) would see none ("token injected but the captcha
+   * doesn't vanish"). Without an id, the call means the first widget; it answers the token when one was injected.
+   */
+  const injectedTokens = new Map(); // client object -> Map(widget id -> token)
+  function patchGetResponse(client, widgetId, token) {
+    if (!client || !isFn(client.getResponse)) return false;
+    if (!injectedTokens.has(client)) {
+      injectedTokens.set(client, new Map());
+      const original = client.getResponse;
+      const tokens = injectedTokens.get(client);
+      client.getResponse = function (id) {
+        if (id !== undefined && tokens.has(id)) return tokens.get(id);
+        if (id === undefined && tokens.size === 1) return tokens.values().next().value;
+        if (id === undefined && tokens.has(0)) return tokens.get(0);
+        return original.apply(this, arguments);
+      };
+    }
+    injectedTokens.get(client).set(widgetId === undefined || widgetId === null ? 0 : widgetId, token);
+    return true;
+  }
+
+  /** The widget id a vendor gave the widget: from the hook, reCAPTCHA's state, or the ids it puts in the DOM. */
+  function widgetIdOf(widget) {
+    if (widget.widgetId !== undefined && widget.widgetId !== null) return widget.widgetId;
+    const el = widget.element;
+    if (!el) return undefined;
+    if (widget.kind === 'recaptcha_v2') {
+      const cfg = global.___grecaptcha_cfg;
+      if (cfg && cfg.clients) {
+        for (const [id, client] of Object.entries(cfg.clients)) {
+          let found = false;
+          const walk = (v, depth) => {
+            if (found || !v || typeof v !== 'object' || depth > 4) return;
+            if (v === el) found = true;
+            else if (v.nodeType !== 1) for (const k of Object.keys(v)) walk(v[k], depth + 1);
+          };
+          walk(client, 0);
+          if (found) return Number(id);
+        }
+      }
+      const area = el.querySelector('textarea[id^="g-recaptcha-response"]');
+      if (area) return area.id === 'g-recaptcha-response' ? 0 : Number(area.id.replace('g-recaptcha-response-', ''));
+    }
+    if (widget.kind === 'hcaptcha') {
+      const frame = el.querySelector('[data-hcaptcha-widget-id]');
+      if (frame) return frame.getAttribute('data-hcaptcha-widget-id');
+    }
+    return undefined;
   }
 
   function patchNextExecute(sitekey, token) {

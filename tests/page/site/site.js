@@ -5,7 +5,12 @@
   'use strict';
   const post = (path, body) =>
     fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
-  window.report = (widget, token) => post('/callback', { widget, token: typeof token === 'string' ? token : token && token.token });
+  // `asked`: what the widget client's getResponse() answered at that moment, where the page asks it.
+  window.report = function (widget, token, asked) {
+    const body = { widget, token: typeof token === 'string' ? token : token && token.token };
+    if (arguments.length > 2) body.asked = asked === undefined ? null : asked;
+    return post('/callback', body);
+  };
   window.fixtureSubmit = () =>
     Promise.all(
       Array.from(document.forms).map((form) => {

@@ -1,7 +1,8 @@
 // Stand-ins for the CAPTCHA vendors' client scripts, for the page tests' fixture site. Each implements the
 // vendor's documented DOM and JS API (render/execute/getResponse/reset, auto-rendering of its class, the response
 // fields it creates, data-callback), with no challenge anyone could pass: like a bot in a real page, the only way
-// to a token the site's backend accepts (the mock solver's /siteverify) is a solver's answer, injected.
+// to a token the site's backend accepts (the mock solver's /siteverify) is a solver's answer, injected. As the real
+// clients, getResponse() answers the client's own state (a solved challenge), not what a field holds.
 // Served as /recaptcha/api.js, /recaptcha/enterprise.js, /hcaptcha/api.js, /turnstile/v0/api.js,
 // /arkose/v2/<key>/api.js, /geetest/gt.js and /geetest/gt4.js (server.mjs); the path says which vendor it plays.
 (function () {
@@ -57,7 +58,7 @@
       if (!p.sitekey) throw new Error('Missing required parameters: sitekey');
       challengeFrame(el, 'reCAPTCHA');
       const response = field(el, 'textarea', 'g-recaptcha-response', id ? `g-recaptcha-response-${id}` : 'g-recaptcha-response');
-      widgets.push({ el, params: p, response });
+      widgets.push({ el, params: p, response, solved: '' });
       // As in Google's client: the params sit a few levels down in an obfuscated object next to the element.
       cfg.clients[id] = { id, D: { Q: { l: p }, j: el } };
       return id;
@@ -65,7 +66,7 @@
     const widget = (id) => widgets[id === undefined ? 0 : id];
     const api = {
       render,
-      getResponse: (id) => (widget(id) ? widget(id).response.value : ''),
+      getResponse: (id) => (widget(id) ? widget(id).solved : ''),
       reset: (id) => {
         if (widget(id)) widget(id).response.value = '';
       },
@@ -116,14 +117,14 @@
       el.appendChild(frame);
       const response = field(el, 'textarea', 'h-captcha-response');
       field(el, 'textarea', 'g-recaptcha-response');
-      widgets.push({ id, el, params: Object.assign({}, params), response, data: {} });
+      widgets.push({ id, el, params: Object.assign({}, params), response, data: {}, solved: '' });
       el.setAttribute('data-hcaptcha-widget-id', id);
       return id;
     }
     const widget = (id) => (id === undefined ? widgets[0] : widgets.find((w) => w.id === id));
     global.hcaptcha = {
       render,
-      getResponse: (id) => (widget(id) ? widget(id).response.value : ''),
+      getResponse: (id) => (widget(id) ? widget(id).solved : ''),
       getRespKey: () => '',
       reset: (id) => {
         if (widget(id)) widget(id).response.value = '';
@@ -153,13 +154,13 @@
       const p = Object.assign({}, params);
       challengeFrame(el, 'Cloudflare');
       const response = field(el, 'input', p['response-field-name'] || 'cf-turnstile-response');
-      widgets.push({ id, el, params: p, response });
+      widgets.push({ id, el, params: p, response, solved: undefined });
       return id;
     }
     const widget = (id) => (id === undefined ? widgets[0] : widgets.find((w) => w.id === id));
     global.turnstile = {
       render,
-      getResponse: (id) => (widget(id) ? widget(id).response.value : undefined),
+      getResponse: (id) => (widget(id) ? widget(id).solved : undefined),
       reset: (id) => {
         if (widget(id)) widget(id).response.value = '';
       },
