@@ -218,7 +218,15 @@ fn control(shared: &Shared, parts: &Parts, path: &str, body: &[u8]) -> Option<Re
             }
         }
         (&Method::GET | &Method::POST, "/siteverify") => {
-            let params = v1_params(parts, body);
+            let mut params = v1_params(parts, body);
+            // Some backends post JSON (`{"secret", "response", "sitekey"}`) rather than a form.
+            if let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice::<serde_json::Value>(body) {
+                for (name, value) in fields {
+                    if let serde_json::Value::String(text) = value {
+                        params.insert(name, text);
+                    }
+                }
+            }
             let response = params.get("response").map(String::as_str);
             let site_key = params.get("sitekey").map(String::as_str);
             Reply::json(&lock(shared).issued.verify(response, site_key))

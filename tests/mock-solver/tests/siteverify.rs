@@ -41,6 +41,18 @@ async fn an_issued_token_verifies_once_for_its_sitekey_with_its_task_values() {
 }
 
 #[tokio::test]
+async fn a_json_body_is_read_like_a_form() {
+    let mock = start("{}").await;
+    let id = submit_ok(&mock, "https://shop.example/login").await;
+    let answer = poll(&mock, &id).await;
+    let token = answer.strip_prefix("OK|").unwrap_or_else(|| panic!("not solved: {answer}"));
+    let body = serde_json::json!({ "secret": "s", "response": token, "sitekey": "6Le-SITEKEY" });
+    let (status, ok) = common::post_json(&format!("{}/siteverify", mock.base_url()), &body).await;
+    assert_eq!(status, 200);
+    assert_eq!(ok["success"], true, "{ok}");
+}
+
+#[tokio::test]
 async fn made_up_and_missing_tokens_fail() {
     let mock = start("{}").await;
     let base = mock.base_url();
