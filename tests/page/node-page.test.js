@@ -93,21 +93,33 @@ function assertSolved(page, report, results, { hooked }) {
 
 const PAGES = [...new Set(MANIFEST.widgets.map((w) => w.page))];
 
+// One browser per driver for the whole file; each test gets a fresh context (Playwright) or page (Puppeteer).
+let playwrightBrowser;
+let puppeteerBrowser;
+before(async () => {
+  playwrightBrowser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  puppeteerBrowser = await puppeteer.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+});
+after(async () => {
+  await playwrightBrowser?.close();
+  await puppeteerBrowser?.close();
+});
+
 async function withPlaywright(run) {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  const context = await playwrightBrowser.newContext();
   try {
-    return await run(await browser.newPage());
+    return await run(await context.newPage());
   } finally {
-    await browser.close();
+    await context.close();
   }
 }
 
 async function withPuppeteer(run) {
-  const browser = await puppeteer.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  const context = await puppeteerBrowser.createBrowserContext();
   try {
-    return await run(await browser.newPage());
+    return await run(await context.newPage());
   } finally {
-    await browser.close();
+    await context.close();
   }
 }
 
