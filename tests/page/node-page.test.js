@@ -244,5 +244,9 @@ test('options are checked: unknown keys and bad values name the option', async (
   await assert.rejects(solveOnPage(client, fakePage, { check: { navigation: true, predicate: () => true } }), /exactly one of navigation, response, predicate/);
   await assert.rejects(solveOnPage(client, fakePage, { check: { navigation: true, timeout: 5 } }), /options\.check\.timeout: unknown option/);
   await assert.rejects(solveOnPage(client, {}, {}), /not a Playwright or Puppeteer page/);
+  const outcome = { verdict: 'accepted', task: { type: 'turnstile', sitekey: '0x4AAAAAAA-k', pageUrl: 'https://a.example/' }, solution: { text: 't' }, host: 'a.example' };
+  await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, verdict: 'maybe' }), (e) => e.code === 'INVALID_CONFIG' && /verdict/.test(e.message) && /accepted, rejected, gone/.test(e.message));
+  await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, colour: 'red' }), (e) => e.code === 'INVALID_CONFIG' && /colour/.test(e.message));
+  await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, task: { type: 'turnstile' } }), (e) => /sitekey/.test(e.message));
   assert.match(DETECTOR_SOURCE, /__captchaDlqPage/);
 });
