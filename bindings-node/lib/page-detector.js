@@ -27,6 +27,8 @@
     geetest: [], // { version: 3|4, config, captchaObj, successHandlers: [] }
     arkose: [], // { publicKey, surl, config, enforcement }
   };
+  /** How long a prepared page's v3 execute() call waits for a solver's token (a token's lifetime). */
+  const V3_HOLD_MS = 120000;
   /** Widgets handed out by detect(), by id, so that inject() finds the same element and callback again. */
   const widgets = new Map();
   let nextId = 0;
@@ -127,8 +129,17 @@
               // v3: execute(sitekey, { action }) answers a promise of a token. The call is held until the solver's
               // token is injected (the page was prepared for solving), then the page's own code uses it.
               if (typeof sitekey === 'string' && options && typeof options === 'object') {
-                return new Promise((resolve) => {
-                  seen.v3Calls.push({ sitekey, action: text(options.action), enterprise, resolve, settled: false });
+                const self = this;
+                const args = arguments;
+                return new Promise((resolve, reject) => {
+                  const call = { sitekey, action: text(options.action), enterprise, resolve, settled: false };
+                  seen.v3Calls.push(call);
+                  // Nobody solved it within a token's lifetime: the page gets the client's own answer after all.
+                  setTimeout(() => {
+                    if (call.settled) return;
+                    call.settled = true;
+                    Promise.resolve(execute.apply(self, args)).then(resolve, reject);
+                  }, V3_HOLD_MS);
                 });
               }
               return execute.apply(this, arguments);

@@ -55,7 +55,7 @@ function readCheck(check) {
 
 /**
  * Makes the page's future documents hookable: the detector runs in every frame before the page's scripts, so it
- * sees render parameters, reCAPTCHA v3 `execute` actions (those calls then wait for `solveOnPage`'s answer),
+ * sees render parameters, reCAPTCHA v3 `execute` actions (those calls then wait for `solveOnPage`'s answer, at most 2 minutes),
  * hCaptcha's `setData`, GeeTest's and Arkose's configurations. Call it before `page.goto`.
  */
 export async function preparePage(page) {
