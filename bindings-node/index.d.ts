@@ -592,7 +592,7 @@ export interface ClientOptions {
   /** Several providers, in place of `apiKey`/`provider`/`baseUrl`/`price`: each its own rate, circuit and balance. */
   providers?: ProviderEntry[];
   /** How tasks are spread over `providers`: `ordered` (failover in list order, the default), `fastest`, `cheapest`. */
-  routing?: 'ordered' | 'fastest' | 'cheapest';
+  routing?: 'ordered' | 'fastest' | 'cheapest' | 'accepted';
   /** Try an unsolvable task at the next provider. */
   failoverOnUnsolvable?: boolean;
   /** Share of tasks `fastest` sends elsewhere to notice a provider that recovered. */

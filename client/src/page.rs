@@ -2,7 +2,7 @@
 //! browser package's content-script module) report it: the one place that decides what each outcome means.
 //!
 //! - `accepted` / `rejected`: the site's verdict from the caller's acceptance check. Both count in the metrics by
-//!   provider × kind × page host; a rejection is also reported to the provider as a bad answer (where it refunds),
+//!   provider × kind × page host and in the engine's lane statistics (`accepted` routing); a rejection is also reported to the provider as a bad answer (where it refunds),
 //!   and dead-lettered as `RejectedBySite` naming the provider.
 //! - `gone`: the page or frame was gone (closed, navigated, widget removed) when the answer came. The answer was
 //!   paid for: it is dead-lettered as `PageGone` with why, its provider task id, and the answer itself in the
@@ -17,6 +17,7 @@ use captcha_dlq_core::{ConfigError, ErrorClass, Solution, Task};
 use serde_json::{json, Value};
 
 use crate::dlq::Dlq;
+use crate::driver::Command;
 use crate::error::{Error, Result};
 use crate::host;
 
@@ -82,10 +83,13 @@ impl Dlq {
         match a.verdict {
             Verdict::Accepted => {
                 client.metrics_handle().page_verdict(Some(&provider), task.kind(), &a.host, true);
+                client.send(Command::PageVerdict { provider, kind: task.kind(), accepted: true })?;
                 Ok(json!({ "recorded": null, "reported": null }))
             }
             Verdict::Rejected => {
                 client.metrics_handle().page_verdict(Some(&provider), task.kind(), &a.host, false);
+                let kind = task.kind();
+                client.send(Command::PageVerdict { provider: provider.clone(), kind, accepted: false })?;
                 let report = client.report_solution(&solution, false).await;
                 let (reported, note) = match &report {
                     Ok(()) => (true, format!("reported to {provider} as a bad answer")),

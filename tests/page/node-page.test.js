@@ -238,6 +238,32 @@ test('acceptance: a navigation counts as accepted; no navigation is a rejection,
   assert.match(await client.metricsText(), /captcha_dlq_page_verdicts_total\{provider="captchaai",task_type="recaptcha_v2",host="127\.0\.0\.1:\d+",verdict="rejected"\} 2/);
 });
 
+test('routing "accepted": after sites refuse one provider\'s tokens, the next task goes to the other', async () => {
+  const second = await startMock();
+  const routed = new Client({
+    providers: [
+      { provider: '2captcha', name: 'cheap', apiKey: 'sk-page-a', baseUrl: mock.url, price: 0.001 },
+      { provider: '2captcha', name: 'dear', apiKey: 'sk-page-b', baseUrl: second.url, price: 0.0015 },
+    ],
+    routing: 'accepted',
+    dlq: 'memory',
+    polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 },
+  });
+  try {
+    const task = { type: 'recaptcha_v2', sitekey: '6LfROUTED-key', pageUrl: `${site}/recaptcha.html` };
+    const first = await routed.solve(task);
+    assert.equal(first.provider, 'cheap', 'without verdicts the cost decides');
+    for (let i = 0; i < 6; i++) {
+      await routed.dlq.recordPageOutcome({ verdict: 'rejected', task, solution: first, host: 'site.test' });
+    }
+    const next = await routed.solve(task);
+    assert.equal(next.provider, 'dear', 'cheap costs more per accepted token now');
+  } finally {
+    await routed.close();
+    second.stop();
+  }
+});
+
 test('options are checked: unknown keys and bad values name the option', async () => {
   const fakePage = { frames: () => [], addInitScript: () => {} };
   await assert.rejects(solveOnPage(client, fakePage, { lables: {} }), /options\.lables: unknown option/);
