@@ -613,7 +613,7 @@ export interface ClientOptions {
   /** Several providers, in place of `apiKey`/`provider`/`baseUrl`/`price`: each its own rate, circuit and balance. */
   providers?: ProviderEntry[];
   /** How tasks are spread over `providers`: `ordered` (failover in list order, the default), `fastest`, `cheapest`. */
-  routing?: 'ordered' | 'fastest' | 'cheapest';
+  routing?: 'ordered' | 'fastest' | 'cheapest' | 'accepted';
   /** Try an unsolvable task at the next provider. */
   failoverOnUnsolvable?: boolean;
   /** Share of tasks `fastest` sends elsewhere to notice a provider that recovered. */
@@ -888,4 +888,34 @@ export declare class Aborted extends CaptchaDlqError {
   readonly record?: DeadLetterRecord;
   /** `solveMany`: the results delivered before the abort (by input index). */
   partial?: SolveResult[];
+}
+
+// ---------------------------------------------------------------- page outcomes (captcha-dlq/page)
+
+/** What became of an answer on a page, as `captcha-dlq/page` (or your own page code) reports it. */
+export interface PageOutcome {
+  /** `accepted`/`rejected`: the site's verdict (metrics; a rejection is reported and dead-lettered as `RejectedBySite`); `gone`: the page was gone when the answer came (dead-lettered as `PageGone`, the answer in its labels). */
+  verdict: 'accepted' | 'rejected' | 'gone';
+  /** The task that was solved. */
+  task: Task | (Record<string, unknown> & { type: string });
+  /** The answer, as `solve` returned it. */
+  solution: Solution;
+  /** The page's host, a metrics label. */
+  host?: string;
+  /** Why (the check's detail, what was gone). */
+  detail?: string;
+  labels?: Labels;
+}
+
+export interface PageOutcomeRecorded {
+  /** The id of the dead-letter record written, if any. */
+  recorded: string | null;
+  /** Whether the provider took the bad-answer report (`null`: none was due). */
+  reported: boolean | null;
+  reportError?: string;
+}
+
+export declare interface Dlq {
+  /** Records what became of an answer on a page (see `PageOutcome`). */
+  recordPageOutcome(outcome: PageOutcome): Promise<PageOutcomeRecorded>;
 }

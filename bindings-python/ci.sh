@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI for the Python package: the Rust side's own test (the store conformance suite over a
 # Python store, in an embedded interpreter), a fresh venv, `pip install ./bindings-python[test]`
-# (a real wheel build through maturin), the mock solver binary, stubtest + mypy, then pytest.
+# (a real wheel build through maturin), the mock solver binary, stubtest + mypy, then pytest, then the page tests
+# (tests_page: Playwright and Selenium in headless Chromium; needs node, chromium, chromedriver).
 # CAPTCHA_DLQ_WHEEL=dist/<wheel> installs that wheel instead of building one from the source tree.
 # Usage: bindings-python/ci.sh   (from anywhere; needs cargo, python3 >= 3.9, network to PyPI)
 set -euo pipefail
@@ -43,3 +44,9 @@ python -m mypy --strict "$HERE/examples/typed_example.py"
 
 echo "== pytest"
 python -m pytest -q -p no:cacheprovider "$HERE/tests"
+
+echo "== page tests: captcha_dlq.page with Playwright (sync, async) and Selenium in the system's headless Chromium"
+# Playwright's wheel carries its driver, never a browser: the tests launch the system's chromium (executable_path)
+# and chromedriver; `playwright install` is never run. The fixture site is tests/page/server.mjs (node).
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 python -m pip install --quiet "playwright==1.65.2" "selenium==4.51.0"
+python -m pytest -q -p no:cacheprovider "$HERE/tests_page"

@@ -47,9 +47,9 @@ mv "$WASM.opt" "$WASM"
 # index.d.ts), bound to the wasm by this package's entry (js/index.js).
 NODE_PKG="$ROOT/bindings-node"
 mkdir -p "$OUT/lib"
-cp "$NODE_PKG/lib/client.js" "$NODE_PKG/lib/errors.js" "$OUT/lib/"
+cp "$NODE_PKG/lib/client.js" "$NODE_PKG/lib/errors.js" "$NODE_PKG/lib/page-detector.js" "$OUT/lib/"
 cp "$NODE_PKG/index.d.ts" "$OUT/index.d.ts"
-cp "$HERE/js/index.js" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
+cp "$HERE/js/index.js" "$HERE/js/page.js" "$HERE/js/page.d.ts" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
 # Shipped JS without comments and whitespace: the readable sources are in the repository; index.d.ts documents
 # the API. Identifiers are not mangled (error classes' names are part of the API).
 for js in $(cd "$OUT" && find . -name '*.js'); do

@@ -16,6 +16,9 @@ PKG="$HERE/../../bindings-wasm/pkg"
 WASM_TARGET=$((230 * 1024))   # issue 14's target, not met yet: reported, not enforced
 WASM_BUDGET=$((310 * 1024))   # enforced: a guard against growth (310,524 B on 2026-11-23)
 JS_BUDGET=$((15 * 1024))
+# The page detector (lib/page-detector.js) and its content-script module (page.js) are injected into pages or
+# bundled into content scripts, never loaded with the client: they have a budget of their own.
+PAGE_JS_BUDGET=$((8 * 1024))
 [ "${1:-}" = "--no-build" ] || "$HERE/../../bindings-wasm/build.sh" >/dev/null
 
 row() { printf '%-60s %10s %10s\n' "$1" "$2" "$3"; }
@@ -46,15 +49,19 @@ fs.writeFileSync(process.argv[2], JSON.stringify(graph));
 row "floor: the same .wasm, solve exports only" "$(wc -c <"$floor/solve-only.opt.wasm")" "$(gzip -9c "$floor/solve-only.opt.wasm" | wc -c)"
 js_raw=0
 js_gz=0
-# Every JS file ships: the wasm-bindgen glue, its snippets (the IndexedDB table), the wrapper and its errors.
+page_gz=0
+# Every JS file ships: the wasm-bindgen glue, its snippets (the IndexedDB table), the wrapper and its errors; the
+# page detector and its module apart.
 for f in $(cd "$PKG" && find . -name '*.js' ! -path './node_modules/*' | sed 's|^\./||' | sort); do
   raw=$(wc -c <"$PKG/$f")
   z=$(gz "$f")
   row "$f" "$raw" "$z"
-  js_raw=$((js_raw + raw))
-  js_gz=$((js_gz + z))
+  case "$f" in
+    page.js | lib/page-detector.js) page_gz=$((page_gz + z)) ;;
+    *) js_raw=$((js_raw + raw)); js_gz=$((js_gz + z)) ;;
+  esac
 done
-row "shipped JS (total)" "$js_raw" "$js_gz"
+row "shipped JS (total, without the page detector)" "$js_raw" "$js_gz"
 status=0
 if [ "$wasm_gz" -gt "$WASM_BUDGET" ]; then
   echo "over budget: the .wasm is $wasm_gz bytes gzipped, the budget is $WASM_BUDGET" >&2
@@ -64,6 +71,11 @@ if [ "$js_gz" -gt "$JS_BUDGET" ]; then
   echo "over budget: the shipped JS is $js_gz bytes gzipped, the budget is $JS_BUDGET" >&2
   status=1
 fi
+if [ "$page_gz" -gt "$PAGE_JS_BUDGET" ]; then
+  echo "over budget: the page detector and its module are $page_gz bytes gzipped, their budget is $PAGE_JS_BUDGET" >&2
+  status=1
+fi
+[ "$status" = 0 ] && echo "within budget: page JS $page_gz <= $PAGE_JS_BUDGET bytes gzipped"
 [ "$status" = 0 ] && echo "within budget: .wasm $wasm_gz <= $WASM_BUDGET, JS $js_gz <= $JS_BUDGET bytes gzipped"
 if [ "$wasm_gz" -gt "$WASM_TARGET" ]; then
   echo "NOT MET: issue 14's target for the .wasm is $WASM_TARGET bytes gzipped; it is $wasm_gz ($((wasm_gz - WASM_TARGET)) over)"

@@ -227,6 +227,15 @@ export function bind(native) {
       return this.#op('clear_settled', { prefix });
     }
 
+    /**
+     * What became of an answer on a page (the page front ends call it): `accepted`/`rejected` count in the
+     * metrics; a rejection is reported to the provider and dead-lettered as `RejectedBySite`, a page gone as
+     * `PageGone` with the answer. The rules are the client's (client/src/page.rs).
+     */
+    recordPageOutcome(outcome) {
+      return this.#op('record_page_outcome', outcome);
+    }
+
     [INSPECT]() {
       return 'Dlq {}';
     }

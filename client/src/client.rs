@@ -142,6 +142,11 @@ impl Client {
         self.inner.health.lock().map(|h| h.clone()).unwrap_or_default()
     }
 
+    /// Where the client counts; the page outcomes (crate::page) add to it.
+    pub(crate) fn metrics_handle(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
     /// This client's counters and gauges (tasks, HTTP exchanges, circuit) right now.
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.metrics.snapshot()

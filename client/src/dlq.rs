@@ -62,6 +62,11 @@ impl Client {
 }
 
 impl Dlq {
+    /// The client this DLQ belongs to.
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
     pub fn store(&self) -> &Arc<dyn DlqStore> {
         &self.client.backends().store
     }
@@ -158,7 +163,7 @@ impl Dlq {
     }
 
     /// One operation by name (`count`, `peek`, `stats`, `analysis`, `export`, `import`,
-    /// `purge`, `park`, `unpark`, `journal`, `settled`, `clear_settled`), its arguments an
+    /// `purge`, `park`, `unpark`, `journal`, `settled`, `clear_settled`, `record_page_outcome`), its arguments an
     /// object in `casing`, its answer in `casing`.
     pub async fn op(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
         let args = if args.is_null() { json!({}) } else { args };
@@ -212,10 +217,11 @@ impl Dlq {
                 let a: PrefixArgs = read(args, casing, name)?;
                 Ok(json!(self.clear_settled(&a.prefix).await?))
             }
+            "record_page_outcome" => self.record_page_outcome(args, casing).await,
             other => Err(Error::Config(ConfigError::new(
                 "op",
                 format!(
-                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled",
+                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled, record_page_outcome",
                     Quoted(other)
                 ),
             ))),

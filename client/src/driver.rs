@@ -128,6 +128,12 @@ pub(crate) enum Command {
         id: String,
     },
     ResetCircuit,
+    /// A site's verdict on an answer (client/src/page.rs), for `accepted` routing.
+    PageVerdict {
+        provider: String,
+        kind: captcha_dlq_core::TaskKind,
+        accepted: bool,
+    },
     EnsureInFlight(u32),
     Status {
         reply: Reply<DriverStatus>,
@@ -493,6 +499,9 @@ impl Driver {
             Command::Delivered { id } => self.store_calls.push(Op::Forget { id }, now),
             Command::Flush { done } => self.store_calls.flush(done),
             Command::ResetCircuit => self.engine.reset_circuit(),
+            Command::PageVerdict { provider, kind, accepted } => {
+                self.engine.page_verdict(&provider, kind, accepted, now)
+            }
             Command::EnsureInFlight(limit) => self.engine.ensure_in_flight_limit(limit),
             Command::Status { reply } => {
                 let _ = reply.send(DriverStatus {

@@ -27,6 +27,7 @@ mod fleet_calls;
 pub mod fleet_status;
 mod inner;
 pub mod metrics;
+pub mod page;
 pub mod prometheus;
 pub mod recover;
 pub mod replay;

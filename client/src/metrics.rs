@@ -62,6 +62,19 @@ pub struct DurationHistogram {
     pub sum_seconds: f64,
 }
 
+/// Answers a site judged (the page front ends' acceptance check), by provider, task type and page host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PageVerdictCount {
+    pub provider: String,
+    pub task_type: String,
+    /// The host of the page that took or refused the answer: the one label with a site in it, because
+    /// acceptance is a property of a site (a provider's tokens may pass at one and fail at another).
+    pub host: String,
+    /// `accepted` or `rejected`.
+    pub verdict: String,
+    pub count: u64,
+}
+
 /// One provider's circuit breaker.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CircuitState {
@@ -88,6 +101,8 @@ pub struct MetricsSnapshot {
     pub tasks_in_flight: u64,
     /// Each provider's circuit, in routing order.
     pub circuits: Vec<CircuitState>,
+    /// Answers sites accepted or rejected, where a page front end checked.
+    pub page_verdicts: Vec<PageVerdictCount>,
 }
 
 impl MetricsSnapshot {
@@ -115,6 +130,8 @@ struct Registry {
     /// `(provider, task type, error class)`.
     dead_lettered: Counts,
     http: Counts,
+    /// `(provider, "task type\nhost", verdict)`: one more key of the same shape instead of a new one.
+    page_verdicts: Counts,
     durations: BTreeMap<(ProviderIx, String), Histogram>,
     active: u64,
     in_flight: u64,
@@ -267,6 +284,13 @@ impl Metrics {
         });
     }
 
+    /// A site's verdict on an answer of `provider` (as the solution names it) for a task of `kind`.
+    pub fn page_verdict(&self, provider: Option<&String>, kind: TaskKind, host: &str, accepted: bool) {
+        let ix = self.provider_named(provider);
+        let verdict = if accepted { "accepted" } else { "rejected" };
+        self.with(|r| *r.page_verdicts.entry((ix, format!("{}\n{host}", kind.as_str()), verdict)).or_default() += 1);
+    }
+
     pub fn snapshot(&self) -> MetricsSnapshot {
         let providers: Vec<String> = self.providers.iter().map(|p| p.name.clone()).collect();
         let task_counts = |counts: &Counts| -> Vec<TaskCount> {
@@ -325,6 +349,20 @@ impl Metrics {
                     }
                 })
                 .collect(),
+            page_verdicts: r
+                .page_verdicts
+                .iter()
+                .map(|((provider, kind_host, verdict), count)| {
+                    let (kind, host) = kind_host.split_once('\n').unwrap_or((kind_host, ""));
+                    PageVerdictCount {
+                        provider: self.name(*provider),
+                        task_type: kind.to_string(),
+                        host: host.to_string(),
+                        verdict: (*verdict).to_string(),
+                        count: *count,
+                    }
+                })
+                .collect(),
             tasks_active: r.active,
             tasks_in_flight: r.in_flight,
             circuits: providers
@@ -368,6 +406,31 @@ mod tests {
             provider_task_id: format!("{job}-{attempt}"),
             provider: provider.map(Into::into),
         }
+    }
+
+    #[test]
+    fn page_verdicts_count_by_the_provider_that_solved_kind_and_host() {
+        let m = Metrics::new(vec![provider("captchaai", "https://a"), provider("2captcha", "https://b")]);
+        let second = "2captcha".to_string();
+        m.page_verdict(Some(&second), TaskKind::Turnstile, "shop.example:8443", true);
+        m.page_verdict(Some(&second), TaskKind::Turnstile, "shop.example:8443", true);
+        m.page_verdict(Some(&second), TaskKind::Turnstile, "shop.example:8443", false);
+        m.page_verdict(None, TaskKind::RecaptchaV2, "login.example", false);
+        let verdict = |provider: &str, task_type: &str, host: &str, verdict: &str, count| PageVerdictCount {
+            provider: provider.into(),
+            task_type: task_type.into(),
+            host: host.into(),
+            verdict: verdict.into(),
+            count,
+        };
+        assert_eq!(
+            m.snapshot().page_verdicts,
+            vec![
+                verdict("captchaai", "recaptcha_v2", "login.example", "rejected", 1),
+                verdict("2captcha", "turnstile", "shop.example:8443", "accepted", 2),
+                verdict("2captcha", "turnstile", "shop.example:8443", "rejected", 1),
+            ]
+        );
     }
 
     #[test]

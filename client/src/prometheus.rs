@@ -65,6 +65,20 @@ pub fn render(m: &MetricsSnapshot, dlq: &DlqGauges) -> String {
         out.sample("captcha_dlq_tasks_dead_lettered_total", &labels, c.count as f64);
     }
     out.family(
+        "captcha_dlq_page_verdicts_total",
+        "counter",
+        "Answers a site accepted or rejected, as a page front end's acceptance check saw it, by page host.",
+    );
+    for c in &m.page_verdicts {
+        let labels = [
+            ("provider", c.provider.as_str()),
+            ("task_type", c.task_type.as_str()),
+            ("host", c.host.as_str()),
+            ("verdict", c.verdict.as_str()),
+        ];
+        out.sample("captcha_dlq_page_verdicts_total", &labels, c.count as f64);
+    }
+    out.family(
         "captcha_dlq_http_requests_total",
         "counter",
         "HTTP exchanges with the provider, by endpoint and outcome.",

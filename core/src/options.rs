@@ -537,7 +537,7 @@ fn check_name(name: &str) -> Result<(), &'static str> {
     } else if name.chars().count() > 64 || name.chars().any(char::is_control) {
         Err("must be at most 64 characters, without control characters")
     } else if Policy::parse(name).is_some() {
-        Err("must not be a routing policy's name (ordered, fastest, cheapest)")
+        Err("must not be a routing policy's name (ordered, fastest, cheapest, accepted)")
     } else {
         Ok(())
     }

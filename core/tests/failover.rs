@@ -294,6 +294,45 @@ fn cheapest_follows_prices_and_a_label_overrides_the_policy() {
 }
 
 #[test]
+fn accepted_ranks_by_cost_per_token_sites_took() {
+    let priced = |name, price: f64| {
+        let mut p = provider(name, solving(15));
+        p.prices = Prices::uniform(price);
+        p
+    };
+    let mut h = Harness::multi(
+        vec![priced("cheap", 0.001), priced("dear", 0.0015)],
+        RoutingConfig { policy: Policy::Accepted, ..RoutingConfig::default() },
+    );
+    // No verdicts yet: the cost decides.
+    let first = h.submit(seed_task(0), &[]);
+    h.run();
+    assert_eq!(solved_at(&h)[&first], "cheap");
+    // Sites refuse most of cheap's tokens and take dear's: 0.001 / (1/8) > 0.0015 / (7/8).
+    for _ in 0..6 {
+        h.engine.page_verdict("cheap", TaskKind::RecaptchaV2, false, h.now);
+        h.engine.page_verdict("dear", TaskKind::RecaptchaV2, true, h.now);
+    }
+    h.engine.page_verdict("nobody", TaskKind::RecaptchaV2, true, h.now);
+    let later: Vec<JobId> = (1..5).map(|i| h.submit(seed_task(i), &[])).collect();
+    let labelled = h.submit(seed_task(9), &[("routing", "cheapest")]);
+    h.run();
+    let at = solved_at(&h);
+    assert!(later.iter().all(|j| at[j] == "dear"), "{at:?}");
+    assert_eq!(at[&labelled], "cheap", "a task's label still picks its own policy");
+    // Another kind has its own verdicts: none, so the cost decides there.
+    let turnstile = h.submit(
+        captcha_dlq_core::Task::from_json_str(
+            r#"{"type":"turnstile","sitekey":"0x4AAA-k","page_url":"https://a.example/"}"#,
+        )
+        .expect("a task"),
+        &[],
+    );
+    h.run();
+    assert_eq!(solved_at(&h)[&turnstile], "cheap");
+}
+
+#[test]
 fn a_budget_stops_submitting_once_spent_without_passing_it() {
     let mut config = EngineConfig::default();
     config.rate.submits_per_second = 100.0;

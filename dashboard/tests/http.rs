@@ -6,6 +6,7 @@
 mod support;
 
 use captcha_dlq::core::dlq::{Filter, RecordState};
+use captcha_dlq::core::json_read::Casing;
 use captcha_dlq::Client;
 use captcha_dlq_dashboard::{DashboardConfig, DashboardOptions};
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -28,6 +29,37 @@ async fn post(url: &str, form: &[(&str, &str)], headers: &[(&str, &str)]) -> (St
 
 async fn count(client: &Client, filter: &Filter) -> u64 {
     client.dlq().count(filter).await.expect("count")
+}
+
+#[tokio::test]
+async fn the_overview_shows_what_sites_accepted_by_provider_kind_and_host() {
+    let client = memory_client(0).await;
+    let dash = serve(&client, DashboardConfig::default()).await;
+    let (_, _, page) = get(&dash.url()).await;
+    assert!(!page.contains("Acceptance on pages"), "no section before any page outcome");
+    let outcome = |verdict: &str| {
+        serde_json::json!({
+            "verdict": verdict,
+            "task": { "type": "turnstile", "sitekey": "0x4AAAAAAA-k", "page_url": "https://shop.example/login" },
+            "solution": { "text": "0.token", "provider": "captchaai" },
+            "host": "shop.example",
+        })
+    };
+    for verdict in ["accepted", "accepted", "rejected"] {
+        client.dlq().record_page_outcome(outcome(verdict), Casing::Snake).await.expect("recorded");
+    }
+    let (_, _, page) = get(&dash.url()).await;
+    assert!(page.contains("Acceptance on pages"), "{page}");
+    let row = page
+        .split("data-acceptance=\"captchaai turnstile shop.example\"")
+        .nth(1)
+        .expect("a row")
+        .split("</tr>")
+        .next()
+        .unwrap();
+    let cells: Vec<&str> = row.split("<td>").skip(1).map(|c| c.split("</td>").next().unwrap()).collect();
+    assert_eq!(cells, ["captchaai", "turnstile", "shop.example", "2", "1", "67%"]);
+    dash.shutdown().await;
 }
 
 #[tokio::test]

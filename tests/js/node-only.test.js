@@ -350,3 +350,13 @@ test('several providers: failover at an account error, spend, balances, reportSo
     dry.stop();
   }
 });
+
+test('captcha-dlq/page ships: its export, types and the page detector it evaluates', async () => {
+  const manifest = JSON.parse(fs.readFileSync(path.join(PACKAGE, 'package.json'), 'utf8'));
+  assert.deepEqual(manifest.exports['./page'], { types: './page.d.ts', default: './lib/page.js' });
+  assert.ok(fs.existsSync(path.join(PACKAGE, 'page.d.ts')));
+  const page = await import(path.join(PACKAGE, 'lib/page.js'));
+  assert.equal(typeof page.solveOnPage, 'function');
+  assert.equal(typeof page.preparePage, 'function');
+  assert.equal(page.DETECTOR_SOURCE, fs.readFileSync(path.join(PACKAGE, 'lib/page-detector.js'), 'utf8'));
+});

@@ -114,7 +114,7 @@ class Client:
     cost. Several providers: ``providers=[{"provider": "capsolver", "api_key": …},
     {"provider": "2captcha", "api_key": …, "name": …, "base_url": …, "price": …, "rate": …}]``
     in place of ``api_key``/``provider``/``base_url``/``price``, with ``routing``
-    (``ordered``, the default, ``fastest`` or ``cheapest``), ``failover_on_unsolvable`` and
+    (``ordered``, the default, ``fastest``, ``cheapest`` or ``accepted``), ``failover_on_unsolvable`` and
     ``routing_explore``; ``budget`` caps the spend (``BudgetExhausted`` once reached). ``base_url`` sends the
     provider's protocol to another host (your own server, a mock on ``http://127.0.0.1:…``;
     plain http is refused for other hosts unless ``allow_insecure_http``). ``dlq``: a SQLite

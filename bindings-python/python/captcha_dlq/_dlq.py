@@ -84,3 +84,22 @@ class Dlq:
     def clear_settled(self, prefix: str = "") -> int:
         """Forgets the settled keys under ``prefix``; returns how many."""
         return int(self._op("clear_settled", prefix=prefix))
+
+    def record_page_outcome(
+        self,
+        *,
+        verdict: str,
+        task: Mapping[str, Any],
+        solution: Mapping[str, Any],
+        host: str = "",
+        detail: str = "",
+        labels: Optional[Mapping[str, str]] = None,
+    ) -> Dict[str, Any]:
+        """What became of an answer on a page (``captcha_dlq.page`` calls it): ``accepted`` and
+        ``rejected`` count in the metrics by provider, kind and host; a rejection is reported to the
+        provider and dead-lettered as ``RejectedBySite``; ``gone`` (the page was gone when the answer
+        came) is dead-lettered as ``PageGone`` with the answer in its labels. Returns
+        ``{"recorded": id or None, "reported": True/False/None}``."""
+        return dict(
+            self._op("record_page_outcome", verdict=verdict, task=task, solution=solution, host=host, detail=detail, labels=labels)
+        )

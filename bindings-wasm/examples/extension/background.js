@@ -1,6 +1,7 @@
 // The extension's service worker: one captcha-dlq client with its DLQ and journal in IndexedDB.
 // Settings ({ apiKey, provider, baseUrl }) come from chrome.storage.local; the popup and content scripts talk
 // to it with chrome.runtime.sendMessage. A restarted worker resumes the tasks its predecessor left in flight.
+// `solveTab` solves the CAPTCHA widgets of a tab's page in place (chrome.scripting, the package's page detector).
 import { Client } from './captcha-dlq-web/index.js';
 
 let client = null;
@@ -16,6 +17,52 @@ async function getClient() {
   return client;
 }
 
+/**
+ * Solves the CAPTCHAs of tab `tabId` in all its frames: the package's page detector (lib/page-detector.js, the same
+ * file captcha-dlq/page and captcha_dlq.page run) goes into every frame's own world, each widget's task is solved
+ * here through the client (journal, retries, DLQ), and the answer goes back into the frame it came from. A frame
+ * gone before its answer came is recorded in the DLQ as PageGone, with the answer.
+ */
+async function solveTab(tabId) {
+  const c = await getClient();
+  const target = { tabId, allFrames: true };
+  await chrome.scripting.executeScript({ target, world: 'MAIN', files: ['captcha-dlq-web/lib/page-detector.js'] });
+  const frames = await chrome.scripting.executeScript({
+    target,
+    world: 'MAIN',
+    func: () => ({ url: location.href, widgets: globalThis.__captchaDlqPage.detect() }),
+  });
+  const jobs = frames.flatMap(({ frameId, result }) => (result?.widgets ?? []).map((widget) => ({ frameId, url: result.url, widget })));
+  return Promise.all(
+    jobs.map(async ({ frameId, url, widget }) => {
+      const out = { kind: widget.kind, frame: url, params: widget.task, injected: false, callbackCalled: false };
+      if (!widget.supported || !widget.task) return { ...out, error: widget.error ?? `the ${widget.kind} widget gave no task` };
+      let solution;
+      try {
+        solution = await c.solve(widget.task, { labels: { page_host: new URL(url).host, widget: widget.kind } });
+      } catch (e) {
+        return { ...out, error: e.message, code: e.code };
+      }
+      let injected;
+      try {
+        const [done] = await chrome.scripting.executeScript({
+          target: { tabId, frameIds: [frameId] },
+          world: 'MAIN',
+          func: (id, answer) => globalThis.__captchaDlqPage.inject(id, answer),
+          args: [widget.id, { text: solution.text, fields: solution.fields }],
+        });
+        injected = done.result;
+      } catch (e) {
+        injected = { injected: false, error: `the tab or frame was gone: ${e.message}` };
+      }
+      if (injected.error) {
+        await c.dlq.recordPageOutcome({ verdict: 'gone', task: widget.task, solution, host: new URL(url).host, detail: injected.error });
+      }
+      return { ...out, injected: injected.injected, callbackCalled: injected.callbackCalled, callback: injected.callback, error: injected.error };
+    }),
+  );
+}
+
 async function handle(message) {
   switch (message?.cmd) {
     case 'configure':
@@ -29,6 +76,12 @@ async function handle(message) {
       return results.map((r) =>
         r.ok ? { ok: true, text: r.solution.text } : { ok: false, code: r.error.code, message: r.error.message },
       );
+    }
+    case 'solveTab': {
+      // The tab whose URL is `url` (the popup or a content script names it).
+      const [tab] = await chrome.tabs.query({ url: message.url });
+      if (!tab) return { error: `no tab at ${message.url}` };
+      return solveTab(tab.id);
     }
     case 'count':
       return (await getClient()).dlq.count();

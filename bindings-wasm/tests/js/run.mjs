@@ -1,7 +1,8 @@
 // Drives headless Chromium over the captcha-dlq-web package as a project that installed it sees it: a page, the JS
 // suite shared with the Node package (tests/js/suite.js, served at /shared/) and the browser's own (site/suite.js),
 // each in a page and in a module dedicated worker, a module service worker (including a worker restart in the middle
-// of a task), a service without CORS headers, and the example Manifest V3 extension loaded with --load-extension.
+// of a task), a service without CORS headers, and the example Manifest V3 extension loaded with --load-extension
+// (its popup and DLQ, and solving a page of the fixture site, tests/page, in place).
 // Pages import the package by its bare specifier through an import map (/node_modules/captcha-dlq-web/, served from
 // the project); the workers run esbuild bundles of site/worker.js and site/sw.js that resolve it from the project's
 // node_modules, with the .wasm copied next to them; the extension holds a copy of the package's folder.
@@ -269,6 +270,64 @@ await check('example extension loaded with --load-extension: solve, DLQ count in
     await popup.waitForFunction(() => document.querySelector('#count').textContent === '0');
   } finally {
     await context.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** The page tests' fixture site (tests/page/server.mjs), whose backend verifies answers against the mock's /siteverify. */
+async function startFixtureSite() {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [path.resolve(HERE, '../../../tests/page/server.mjs'), mock], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.on('exit', (code) => reject(new Error(`the fixture site exited (${code}): ${out}`)));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const m = /^listening (http:\/\/127\.0\.0\.1:\d+)$/m.exec(out);
+      if (m) resolve(m[1]);
+    });
+  });
+  return { url, stop: () => child.kill() };
+}
+
+await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-page-'));
+  const ext = path.join(dir, 'extension');
+  fs.cpSync(EXTENSION, ext, { recursive: true });
+  fs.cpSync(PKG, path.join(ext, 'captcha-dlq-web'), { recursive: true });
+  await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+  const site = await startFixtureSite();
+  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
+  });
+  try {
+    let [worker] = context.serviceWorkers();
+    worker ??= await context.waitForEvent('serviceworker', { timeout: 30_000 });
+    const id = new URL(worker.url()).host;
+    const popup = await context.newPage();
+    await popup.goto(`chrome-extension://${id}/popup.html`);
+    const send = (m) => popup.evaluate((msg) => chrome.runtime.sendMessage(msg), m);
+    assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
+      polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 50 } } }), { ok: true });
+    const tab = await context.newPage();
+    await tab.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
+    const results = await send({ cmd: 'solveTab', url: `${site.url}/multi.html` });
+    assert.ok(Array.isArray(results), JSON.stringify(results));
+    assert.deepEqual(results.map((r) => r.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
+    assert.ok(results.every((r) => r.injected && r.callbackCalled && !r.error), JSON.stringify(results));
+    for (const frame of tab.frames()) await frame.evaluate(() => window.fixtureSubmit && window.fixtureSubmit());
+    const report = await (await fetch(`${site.url}/report?page=multi.html`)).json();
+    for (const [name, verdict] of Object.entries(report.widgets)) {
+      assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
+    }
+    assert.deepEqual(report.wrong, []);
+  } finally {
+    await context.close();
+    site.stop();
+    await fetch(`${mock}/mock/script`, { method: 'POST', body: '{}' });
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

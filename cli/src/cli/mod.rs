@@ -66,8 +66,8 @@ pub struct Global {
     /// "api_key": "…", "base_url"?, "name"?, "price"?}]. Tasks fail over in list order (see --routing).
     #[arg(long, env = "CAPTCHA_DLQ_PROVIDERS", hide_env_values = true, global = true)]
     pub providers: Option<String>,
-    /// How tasks are spread over several providers: ordered (failover in list order), fastest, cheapest.
-    #[arg(long, global = true, value_parser = ["ordered", "fastest", "cheapest"])]
+    /// How tasks are spread over several providers: ordered (failover in list order), fastest, cheapest, accepted.
+    #[arg(long, global = true, value_parser = ["ordered", "fastest", "cheapest", "accepted"])]
     pub routing: Option<String>,
     /// Stop submitting once this much was spent (reported costs, else configured prices).
     #[arg(long, global = true)]

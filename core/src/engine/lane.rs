@@ -79,6 +79,8 @@ pub(crate) struct LaneStats {
     latency_ms: [Option<f64>; TaskKind::ALL.len()],
     /// Reported cost of a solved task, EWMA.
     cost: [Option<f64>; TaskKind::ALL.len()],
+    /// Answers sites accepted, and answers they judged (page verdicts).
+    verdicts: [(u32, u32); TaskKind::ALL.len()],
 }
 
 impl LaneStats {
@@ -98,6 +100,19 @@ impl LaneStats {
 
     pub fn reported_cost(&self, kind: TaskKind) -> Option<f64> {
         self.cost[kind.index()]
+    }
+
+    pub fn observe_verdict(&mut self, kind: TaskKind, accepted: bool) {
+        let (took, judged) = &mut self.verdicts[kind.index()];
+        *took = took.saturating_add(u32::from(accepted));
+        *judged = judged.saturating_add(1);
+    }
+
+    /// The share of answers sites accepted, with one accepted and one refused assumed (so a
+    /// lane without verdicts counts at half, and one refusal does not rule a lane out).
+    pub fn accepted_share(&self, kind: TaskKind) -> f64 {
+        let (took, judged) = self.verdicts[kind.index()];
+        (f64::from(took) + 1.0) / (f64::from(judged) + 2.0)
     }
 }
 
@@ -446,6 +461,11 @@ impl Lane {
     /// reported lately, else the configured price.
     pub fn expected_cost(&self, kind: TaskKind) -> Option<f64> {
         self.stats.reported_cost(kind).or_else(|| self.prices.get(kind))
+    }
+
+    /// The cost of a token of `kind` that a site accepts here (`accepted` routing).
+    pub fn cost_per_accepted(&self, kind: TaskKind) -> Option<f64> {
+        Some(self.expected_cost(kind)? / self.stats.accepted_share(kind))
     }
 
     /// How long after a submission the provider may still be working on a task of `kind`

@@ -545,6 +545,16 @@ impl Engine {
         true
     }
 
+    /// A site's verdict on an answer of the provider named `provider` for a task of `kind`
+    /// (the page front ends' acceptance check): `accepted` routing ranks by it. Unknown names
+    /// are ignored (a record of another client's provider).
+    pub fn page_verdict(&mut self, provider: &str, kind: TaskKind, accepted: bool, now: Timestamp) {
+        if let Some(lane) = self.lanes.iter_mut().find(|l| l.name == provider) {
+            lane.stats.observe_verdict(kind, accepted);
+            self.rebalance(kind, now);
+        }
+    }
+
     /// Lets submissions flow again (at every provider) after an account error was fixed.
     pub fn reset_circuit(&mut self) {
         for l in 0..self.lanes.len() {

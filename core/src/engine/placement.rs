@@ -16,7 +16,7 @@
 //!   past their limits), as long as another provider is usable and the task's deadline
 //!   leaves time after the pin. With none, the provider's own rules decide, as with one
 //!   provider.
-//! - **Rebalancing.** Under `fastest` and `cheapest`, tasks waiting for a submission move
+//! - **Rebalancing.** Under `fastest`, `cheapest` and `accepted`, tasks waiting for a submission move
 //!   when another provider becomes the best for their kind; tasks sent elsewhere to
 //!   explore stay where they are.
 //!
@@ -34,6 +34,7 @@ fn score(lane: &Lane, policy: Policy, kind: TaskKind) -> Option<f64> {
         Policy::Ordered => None,
         Policy::Fastest => lane.stats().latency_ms(kind),
         Policy::Cheapest => lane.expected_cost(kind),
+        Policy::Accepted => lane.cost_per_accepted(kind),
     }
 }
 
@@ -196,13 +197,13 @@ impl Engine {
         self.push_event(Event::Rerouted { job, from, to, reason });
     }
 
-    /// After an observation of `kind` (latency, cost): if `fastest` or `cheapest` now prefer
+    /// After an observation of `kind` (latency, cost, a page verdict): if a policy now prefers
     /// another lane for it, the tasks of that kind waiting elsewhere under that policy move.
     pub(super) fn rebalance(&mut self, kind: TaskKind, now: Timestamp) {
         if !self.multi() {
             return;
         }
-        for policy in [Policy::Fastest, Policy::Cheapest] {
+        for policy in [Policy::Fastest, Policy::Cheapest, Policy::Accepted] {
             let candidates: Vec<Candidate> = self
                 .lanes
                 .iter()

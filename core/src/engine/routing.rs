@@ -52,16 +52,20 @@ pub enum Policy {
     Fastest,
     /// The lowest known cost for the task's kind.
     Cheapest,
+    /// The lowest known cost per token sites accepted, for the task's kind: the cost divided by
+    /// the share of its answers the sites took (page verdicts, `Engine::page_verdict`).
+    Accepted,
 }
 
 impl Policy {
-    pub const ALL: [Policy; 3] = [Policy::Ordered, Policy::Fastest, Policy::Cheapest];
+    pub const ALL: [Policy; 4] = [Policy::Ordered, Policy::Fastest, Policy::Cheapest, Policy::Accepted];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Policy::Ordered => "ordered",
             Policy::Fastest => "fastest",
             Policy::Cheapest => "cheapest",
+            Policy::Accepted => "accepted",
         }
     }
 
@@ -139,7 +143,7 @@ impl Preference {
         Err(InvalidTask::new(
             format!("labels.{ROUTING_LABEL}"),
             format!(
-                "{} is neither a routing policy (ordered, fastest, cheapest) nor a configured provider ({})",
+                "{} is neither a routing policy (ordered, fastest, cheapest, accepted) nor a configured provider ({})",
                 Quoted(value),
                 lane_names.join(", ")
             ),
@@ -201,7 +205,7 @@ pub(crate) fn choose(candidates: &[Candidate], policy: Policy, first: Option<usi
         let policy_key = match (first, policy) {
             (Some(f), _) => f64::from(u8::from(f != i)),
             (None, Policy::Ordered) => 0.0,
-            (None, Policy::Fastest | Policy::Cheapest) => c.score.unwrap_or(f64::INFINITY),
+            (None, Policy::Fastest | Policy::Cheapest | Policy::Accepted) => c.score.unwrap_or(f64::INFINITY),
         };
         (!c.health.usable(), c.avoided && c.health.usable(), c.health, policy_key)
     };

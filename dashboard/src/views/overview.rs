@@ -1,6 +1,10 @@
 //! The overview: counts by state (live), the client's circuit, store health
-//! and balance, failures over time, and the top groups of every dimension.
+//! and balance, what sites accepted of the answers solved on pages, failures
+//! over time, and the top groups of every dimension.
 
+use std::collections::BTreeMap;
+
+use captcha_dlq_client::metrics::PageVerdictCount;
 use captcha_dlq_client::{DriverStatus, MetricsSnapshot, StoreHealth};
 use captcha_dlq_core::dlq::StoreStats;
 use maud::{html, Markup};
@@ -78,6 +82,9 @@ pub(crate) fn render(chrome: &Chrome, p: &OverviewPage<'_>) -> Markup {
                 }
             }
         }
+        @if !p.metrics.page_verdicts.is_empty() {
+            (acceptance(&p.metrics.page_verdicts))
+        }
         @match &p.overview.overview {
             Some(overview) => {
                 section.chart {
@@ -95,6 +102,40 @@ pub(crate) fn render(chrome: &Chrome, p: &OverviewPage<'_>) -> Markup {
         }
     };
     page(chrome, "Overview", Nav::Overview, body)
+}
+
+/// Answers solved on pages (the page front ends' acceptance check) by provider, kind and host: how many the
+/// site took, how many it refused, and the share it took.
+fn acceptance(verdicts: &[PageVerdictCount]) -> Markup {
+    let mut rows: BTreeMap<(&str, &str, &str), (u64, u64)> = BTreeMap::new();
+    for v in verdicts {
+        let row = rows.entry((v.provider.as_str(), v.task_type.as_str(), v.host.as_str())).or_default();
+        if v.verdict == "accepted" {
+            row.0 += v.count;
+        } else {
+            row.1 += v.count;
+        }
+    }
+    html! {
+        section.acceptance {
+            h2 { "Acceptance on pages" }
+            table.report.page-verdicts {
+                thead { tr { th { "Provider" } th { "Kind" } th { "Site" } th { "Accepted" } th { "Rejected" } th { "Accepted share" } } }
+                tbody {
+                    @for ((provider, kind, host), (accepted, rejected)) in &rows {
+                        tr data-acceptance=(format!("{provider} {kind} {host}")) {
+                            td { (provider) }
+                            td { (kind) }
+                            td { (host) }
+                            td { (count(*accepted)) }
+                            td { (count(*rejected)) }
+                            td { (format!("{:.0}%", *accepted as f64 * 100.0 / (*accepted + *rejected).max(1) as f64)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// When and how the breakdowns were computed.

@@ -227,7 +227,7 @@ pub struct Matcher {
     pub page_url_contains: Option<String>,
     /// Exact site key (`googlekey`/`sitekey`/`publickey`/`gt`/`captcha_id`, or `websiteKey`...).
     pub site_key: Option<String>,
-    /// Task kind: `image`, `recaptcha_v2`, `recaptcha_v3`, `turnstile`, `geetest`, `geetest_v4`, `funcaptcha`.
+    /// Task kind: `image`, `recaptcha_v2`, `recaptcha_v3`, `turnstile`, `geetest`, `geetest_v4`, `funcaptcha`, `hcaptcha`.
     pub kind: Option<String>,
     /// Substring of any submitted parameter value.
     pub any_contains: Option<String>,

@@ -101,6 +101,7 @@ fn kind_of(state: &State, task: &Map<String, Value>) -> Result<Kind, Reply> {
                 Kind::Geetest
             }
         }
+        "hcaptchatask" | "hcaptchaenterprisetask" if state.config.hcaptcha_code.is_empty() => Kind::Hcaptcha,
         "hcaptchatask" | "hcaptchaenterprisetask" => {
             return Err(error(&state.config.hcaptcha_code, "hCaptcha is not supported"));
         }
@@ -124,7 +125,7 @@ fn parse_task(state: &State, task: &Map<String, Value>) -> Result<Submission, Re
             let url = need("websiteURL", "ERROR_PAGEURL")?;
             (Some(need("websiteKey", "ERROR_GOOGLEKEY")?), Some(url))
         }
-        Kind::Turnstile => {
+        Kind::Turnstile | Kind::Hcaptcha => {
             let url = need("websiteURL", "ERROR_PAGEURL")?;
             (Some(need("websiteKey", "ERROR_BAD_PARAMETERS")?), Some(url))
         }

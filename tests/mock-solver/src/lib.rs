@@ -34,6 +34,7 @@ mod json_api;
 pub mod redis_server;
 mod reply;
 mod server;
+mod siteverify;
 mod state;
 mod tokens;
 mod v1;

@@ -197,7 +197,7 @@ fn v1_params(parts: &Parts, body: &[u8]) -> Params {
     params
 }
 
-/// `/mock/*`: counters, script replacement, reset. `None` for every other path.
+/// `/mock/*`: counters, script replacement, reset; `/siteverify` for fixture sites. `None` for every other path.
 fn control(shared: &Shared, parts: &Parts, path: &str, body: &[u8]) -> Option<Reply> {
     let reply = match (&parts.method, path) {
         (&Method::GET, "/mock/counters") => {
@@ -216,6 +216,20 @@ fn control(shared: &Shared, parts: &Parts, path: &str, body: &[u8]) -> Option<Re
                 }
                 Err(message) => Reply::json(&json!({ "ok": false, "error": message })).with_status(400),
             }
+        }
+        (&Method::GET | &Method::POST, "/siteverify") => {
+            let mut params = v1_params(parts, body);
+            // Some backends post JSON (`{"secret", "response", "sitekey"}`) rather than a form.
+            if let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice::<serde_json::Value>(body) {
+                for (name, value) in fields {
+                    if let serde_json::Value::String(text) = value {
+                        params.insert(name, text);
+                    }
+                }
+            }
+            let response = params.get("response").map(String::as_str);
+            let site_key = params.get("sitekey").map(String::as_str);
+            Reply::json(&lock(shared).issued.verify(response, site_key))
         }
         (&Method::POST, "/mock/reset") => {
             lock(shared).reset();

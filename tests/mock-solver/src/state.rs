@@ -10,6 +10,7 @@ use tokio::time::{Duration, Instant};
 use crate::ban::{Bans, Verdict};
 use crate::config::{Behavior, MockConfig, Outcome};
 use crate::counters::Counters;
+use crate::siteverify::Issued;
 use crate::tokens::Kind;
 
 /// The first task id handed out (the seeds' example id).
@@ -35,6 +36,10 @@ struct Task {
     behavior: Behavior,
     delivered: bool,
     key: Option<String>,
+    /// What `siteverify` tells a site about the answer.
+    site_key: Option<String>,
+    page_url: Option<String>,
+    values: Vec<String>,
 }
 
 /// What a poll sees of a task.
@@ -82,6 +87,8 @@ pub(crate) struct State {
     bans: Bans,
     /// Connections accepted and not yet closed; not a counter, so `reset` leaves it alone.
     pub open_connections: usize,
+    /// Answers handed out, for `/siteverify`.
+    pub issued: Issued,
 }
 
 impl State {
@@ -98,6 +105,7 @@ impl State {
             refusals,
             bans: Bans::default(),
             open_connections: 0,
+            issued: Issued::default(),
         }
     }
 
@@ -118,6 +126,7 @@ impl State {
         self.bans.clear();
         self.tasks.clear();
         self.order.clear();
+        self.issued = Issued::default();
         self.rng = fastrand::Rng::with_seed(self.config.faults.seed);
         self.refusals = vec![0; self.config.rules.len() + 1];
     }
@@ -212,7 +221,16 @@ impl State {
         if let Some(key) = &submission.key {
             self.counters.key(key).tasks_created += 1;
         }
-        let task = Task { kind: submission.kind, submitted: now, behavior, delivered: false, key: submission.key };
+        let task = Task {
+            kind: submission.kind,
+            submitted: now,
+            behavior,
+            delivered: false,
+            key: submission.key,
+            site_key: submission.site_key,
+            page_url: submission.page_url,
+            values: submission.values,
+        };
         self.tasks.insert(id, task);
         self.order.push_back(id);
         self.counters.tasks_created += 1;
@@ -233,6 +251,11 @@ impl State {
             Outcome::Solve => {
                 if !task.delivered {
                     task.delivered = true;
+                    let response = crate::tokens::verifiable_response(task.kind, id, task.behavior.token.as_deref());
+                    // The API key is a submitted value too; a site never sees it.
+                    let values: Vec<String> =
+                        task.values.iter().filter(|v| Some(*v) != task.key.as_ref()).cloned().collect();
+                    self.issued.issue(response, task.kind, &task.site_key, &task.page_url, &values);
                     self.counters.tasks_solved += 1;
                     if let Some(key) = &task.key {
                         self.counters.key(key).tasks_solved += 1;

@@ -20,6 +20,8 @@ pub enum Kind {
     GeetestV4,
     /// FunCaptcha / Arkose.
     Funcaptcha,
+    /// hCaptcha, solved only when the script's `hcaptcha_code` is `""`.
+    Hcaptcha,
 }
 
 impl Kind {
@@ -33,6 +35,7 @@ impl Kind {
             Kind::Geetest => "geetest",
             Kind::GeetestV4 => "geetest_v4",
             Kind::Funcaptcha => "funcaptcha",
+            Kind::Hcaptcha => "hcaptcha",
         }
     }
 }
@@ -58,6 +61,7 @@ pub fn answer_text(kind: Kind, id: u64, fixed: Option<&str>) -> String {
             format!("03AGdBq2{:x}{}", id, chars(id, 2, 480, ALPHABET))
         }
         Kind::Turnstile => format!("0.{:x}{}", id, chars(id, 3, 300, ALPHABET)),
+        Kind::Hcaptcha => format!("P1_eyJ{:x}{}", id, chars(id, 11, 400, ALPHABET)),
         Kind::Funcaptcha => format!(
             "{:x}{}|r=eu-west-1|meta=3|meta_width=558|metabgclr=transparent|pk=mock|at=40|rid=1|ag=101|cdn_url=https://client-api.arkoselabs.com/cdn/fc",
             id,
@@ -107,9 +111,23 @@ pub fn solution(kind: Kind, id: u64, fixed: Option<&str>) -> Value {
             "userAgent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
         }),
         Kind::Funcaptcha => json!({ "token": answer_text(kind, id, fixed) }),
+        Kind::Hcaptcha => {
+            let token = answer_text(kind, id, fixed);
+            json!({ "gRecaptchaResponse": token, "token": token })
+        }
         Kind::Geetest | Kind::GeetestV4 => match fixed {
             Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({ "token": text })),
             None => geetest_answer(kind, id),
         },
+    }
+}
+
+/// What a site sends to `siteverify` for the answer of task `id`: the token, the recognised text, GeeTest v3's
+/// `validate` or v4's `pass_token`.
+pub fn verifiable_response(kind: Kind, id: u64, fixed: Option<&str>) -> String {
+    match (kind, fixed) {
+        (Kind::Geetest, None) => geetest_answer(kind, id)["validate"].as_str().unwrap_or_default().to_string(),
+        (Kind::GeetestV4, None) => geetest_answer(kind, id)["pass_token"].as_str().unwrap_or_default().to_string(),
+        _ => answer_text(kind, id, fixed),
     }
 }

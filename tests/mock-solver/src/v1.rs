@@ -124,6 +124,10 @@ fn parse_task(state: &State, params: &Params) -> Result<Submission, String> {
             check_image(params.get("body").map(String::as_str).unwrap_or_default())?;
             (Kind::Image, None, None)
         }
+        "hcaptcha" if state.config.hcaptcha_code.is_empty() => {
+            let site_key = need("sitekey", "ERROR_BAD_PARAMETERS")?;
+            (Kind::Hcaptcha, Some(site_key), Some(need("pageurl", "ERROR_PAGEURL")?))
+        }
         "hcaptcha" => return Err(state.config.hcaptcha_code.clone()),
         _ => return Err("ERROR_BAD_PARAMETERS".to_string()),
     };

@@ -1,0 +1,25 @@
+// A typed example of `captcha-dlq/page` with Playwright, checked by `tsc --noEmit` (ci.sh) to keep page.d.ts honest.
+import { Client } from 'captcha-dlq';
+import { preparePage, solveOnPage, type WidgetResult } from 'captcha-dlq/page';
+import { chromium } from 'playwright-core';
+
+export async function solveLogin(apiKey: string): Promise<WidgetResult[]> {
+  const client = new Client({ apiKey, dlq: 'captcha-dlq.sqlite' });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
+  const page = await browser.newPage();
+  await preparePage(page);
+  await page.goto('https://example.com/login');
+  const results = await solveOnPage(client, page, {
+    labels: { flow: 'login' },
+    check: { response: (r) => (r.url().endsWith('/session') ? r.status() === 200 : undefined), timeoutMs: 15_000 },
+  });
+  for (const r of results) {
+    if (r.error) console.log(r.kind, r.frame, r.error.message);
+    else console.log(r.kind, r.injected, r.callbackCalled, r.callback, r.accepted);
+  }
+  const outcome = await client.dlq.recordPageOutcome({ verdict: 'accepted', task: { type: 'turnstile', sitekey: 'k', pageUrl: 'https://example.com' }, solution: results[0]!.solution!, host: 'example.com' });
+  console.log(outcome.recorded, outcome.reported);
+  await browser.close();
+  await client.close();
+  return results;
+}

@@ -1,0 +1,86 @@
+// Types of `captcha-dlq/page`: solving a Playwright or Puppeteer page's CAPTCHAs through a captcha-dlq client.
+import type { Client, Labels, Solution, CaptchaDlqError } from './index.js';
+
+/** The widget kinds the page detector knows. `aws_waf` is reported with its fields; it is solvable once the client has the kind. */
+export type WidgetKind =
+  | 'recaptcha_v2'
+  | 'recaptcha_v3'
+  | 'hcaptcha'
+  | 'turnstile'
+  | 'funcaptcha'
+  | 'geetest_v3'
+  | 'geetest_v4'
+  | 'aws_waf'
+  | 'image';
+
+/** Structural page types: a Playwright `Page` or a Puppeteer `Page` fits (no import of either package). */
+export interface DriverFrame {
+  url(): string;
+  evaluate(fn: unknown, arg?: unknown): Promise<unknown>;
+}
+export interface DriverPage {
+  frames(): DriverFrame[];
+  mainFrame(): DriverFrame;
+  on(event: string, listener: (...args: any[]) => unknown): unknown;
+  off(event: string, listener: (...args: any[]) => unknown): unknown;
+}
+
+/** A response, as both drivers give it. */
+export interface DriverResponse {
+  url(): string;
+  status(): number;
+}
+
+/** Did the site take the answer? Exactly one of `navigation`, `response`, `predicate`. */
+export interface AcceptanceCheck {
+  /** Accepted if the main frame navigates within `timeoutMs`; rejected if not. */
+  navigation?: true;
+  /** Called with each response: `true` accepted, `false` rejected, `undefined` not the one (no verdict by `timeoutMs`: unknown). */
+  response?: (response: DriverResponse) => boolean | undefined | Promise<boolean | undefined>;
+  /** Asked once the answers are in: truthy accepted, falsy rejected. */
+  predicate?: (page: any) => boolean | Promise<boolean>;
+  /** Default 10000. */
+  timeoutMs?: number;
+}
+
+export interface SolveOnPageOptions {
+  /** Labels for every task (each also gets `page_host` and `widget`). */
+  labels?: Labels;
+  /** Cancels the solves (see `SolveOptions.signal`). */
+  signal?: AbortSignal;
+  check?: AcceptanceCheck;
+}
+
+/** One widget found on the page and what became of it. */
+export interface WidgetResult {
+  kind: WidgetKind;
+  /** The URL of the frame it was in. */
+  frame: string;
+  /** The task JSON the detector read from the page (the client validated it). */
+  params: Record<string, unknown> & { type: string };
+  /** The answer was written where the widget expects it (or handed to its callback). */
+  injected: boolean;
+  callbackCalled: boolean;
+  /** Which callback: `data-callback`, `render` (render parameters), `client` (the widget client's own state), `execute` (reCAPTCHA v3 calls), `onCompleted` (Arkose), `onSuccess` (GeeTest), or null. */
+  callback: string | null;
+  /** The fields written (`g-recaptcha-response#g-recaptcha-response-1`, `cf-turnstile-response`…). */
+  fields?: string[];
+  solution?: Solution;
+  /** The acceptance check's verdict (`null`: none came); absent without a check. */
+  accepted?: boolean | null;
+  /** Why it was not solved or not injected: a client error, `NOT_SOLVABLE` (a kind this build lacks, an unreadable image), `PAGE_GONE`. */
+  error?: CaptchaDlqError | { code: 'NOT_SOLVABLE' | 'PAGE_GONE'; message: string; cause?: unknown };
+  /** For `PAGE_GONE`: the dead-letter record that keeps the answer and why. */
+  recorded?: { recorded: string | null; reported: boolean | null };
+  /** What the detector could not read without `preparePage`. */
+  note?: string;
+}
+
+/** The detector's source (lib/page-detector.js), for pages you drive yourself. */
+export declare const DETECTOR_SOURCE: string;
+
+/** Hooks the page's future documents (call before `goto`): render parameters, v3 actions, GeeTest and Arkose configurations. */
+export declare function preparePage(page: DriverPage): Promise<void>;
+
+/** Finds the page's CAPTCHAs in all its frames, solves each through `client`, injects the answers and calls the page's callbacks. */
+export declare function solveOnPage(client: Client, page: DriverPage, options?: SolveOnPageOptions): Promise<WidgetResult[]>;

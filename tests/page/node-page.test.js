@@ -1,0 +1,287 @@
+// `captcha-dlq/page` end to end in headless Chromium (the system's; nothing is downloaded): playwright-core and
+// puppeteer-core drive the fixture site (tests/page/site, served by server.mjs), solveOnPage solves every widget
+// through a real client against the mock solver, and the site's backend verifies what the page's callbacks and
+// forms received against the mock's /siteverify. A token in the wrong frame or field, a callback not called, a
+// task without the page's values fails there.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startMock } from '../js/node/mock.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '../..');
+const PACKAGE = path.join(ROOT, 'bindings-node');
+const { Client } = await import(path.join(PACKAGE, 'index.js'));
+const { solveOnPage, preparePage, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
+const requireDev = createRequire(path.join(PACKAGE, 'package.json'));
+const { chromium } = requireDev('playwright-core');
+const puppeteer = requireDev('puppeteer-core');
+
+const MANIFEST = JSON.parse(readFileSync(path.join(HERE, 'site/fixtures.json'), 'utf8'));
+const CHROMIUM = process.env.CHROMIUM ?? execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'];
+
+let mock;
+let site;
+let siteProcess;
+let client;
+
+/** Starts server.mjs for `mockUrl`; resolves with its URL. */
+function startSite(mockUrl) {
+  siteProcess = spawn(process.execPath, [path.join(HERE, 'server.mjs'), mockUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    siteProcess.on('exit', (code) => reject(new Error(`the fixture site exited (${code}): ${out}`)));
+    siteProcess.stdout.setEncoding('utf8');
+    siteProcess.stdout.on('data', (chunk) => {
+      out += chunk;
+      const m = /^listening (http:\/\/127\.0\.0\.1:\d+)$/m.exec(out);
+      if (m) resolve(m[1]);
+    });
+  });
+}
+
+before(async () => {
+  mock = await startMock();
+  // The fixtures include hCaptcha, which the mock refuses by default.
+  const r = await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+  assert.equal(r.status, 200, await r.text());
+  site = await startSite(mock.url);
+  client = new Client({
+    apiKey: 'sk-page-test',
+    baseUrl: mock.url,
+    dlq: 'memory',
+    polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 },
+    rate: { submitsPerSecond: 1000 },
+  });
+  await client.ready();
+});
+
+after(async () => {
+  if (client) await client.close();
+  if (siteProcess) siteProcess.kill();
+  if (mock) mock.stop();
+});
+
+/** What the site's backend says about `page`'s widgets, after every frame posted its forms. */
+async function siteReport(driverPage, page) {
+  for (const frame of driverPage.frames()) await frame.evaluate(() => window.fixtureSubmit && window.fixtureSubmit());
+  return fetch(`${site}/report?page=${page}`).then((r) => r.json());
+}
+
+/** Every widget of `page` verified by the site: callback and form, no stray answers; one result per widget. */
+function assertSolved(page, report, results, { hooked }) {
+  const expected = MANIFEST.widgets.filter((w) => w.page === page && (hooked || !w.hooked));
+  for (const w of expected) {
+    const verdict = report.widgets[w.name];
+    if (w.callback) assert.deepEqual({ widget: w.name, ok: verdict.callback.ok, error: verdict.callback.error }, { widget: w.name, ok: true, error: undefined });
+    if (w.form) assert.deepEqual({ widget: w.name, ok: verdict.form.ok, error: verdict.form.error }, { widget: w.name, ok: true, error: undefined });
+  }
+  assert.deepEqual(report.wrong, [], 'no answer lands where it does not belong');
+  const solvable = results.filter((r) => !r.error);
+  assert.equal(solvable.length, expected.length, `one solved result per widget: ${JSON.stringify(results.map((r) => [r.kind, r.error && r.error.message]))}`);
+  for (const r of solvable) {
+    assert.equal(r.injected, true, `${r.kind} in ${r.frame} was injected`);
+    assert.match(r.frame, /^http:\/\/127\.0\.0\.1:\d+\//);
+    assert.equal(typeof r.solution.text, 'string');
+  }
+}
+
+const PAGES = [...new Set(MANIFEST.widgets.map((w) => w.page))];
+
+// One browser per driver for the whole file; each test gets a fresh context (Playwright) or page (Puppeteer).
+let playwrightBrowser;
+let puppeteerBrowser;
+before(async () => {
+  playwrightBrowser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  puppeteerBrowser = await puppeteer.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+});
+after(async () => {
+  await playwrightBrowser?.close();
+  await puppeteerBrowser?.close();
+});
+
+async function withPlaywright(run) {
+  const context = await playwrightBrowser.newContext();
+  try {
+    return await run(await context.newPage());
+  } finally {
+    await context.close();
+  }
+}
+
+async function withPuppeteer(run) {
+  const context = await puppeteerBrowser.createBrowserContext();
+  try {
+    return await run(await context.newPage());
+  } finally {
+    await context.close();
+  }
+}
+
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  for (const page of PAGES) {
+    test(`${driver}: every widget of ${page} solved, injected where it belongs and its callback called (prepared page)`, async () => {
+      await fetch(`${site}/reset`, { method: 'POST' });
+      await withBrowser(async (p) => {
+        await preparePage(p);
+        await p.goto(`${site}/${page}`, { waitUntil: 'load' });
+        const results = await solveOnPage(client, p, { labels: { suite: 'page' } });
+        const report = await siteReport(p, page);
+        assertSolved(page, report, results, { hooked: true });
+        for (const r of results.filter((x) => !x.error)) {
+          const w = MANIFEST.widgets.find((x) => x.page === page && x.kind.replace(/^geetest$/, 'geetest_v3') === r.kind && r.callbackCalled === x.callback);
+          assert.ok(w, `${r.kind}: the callback was called as the page expects (${r.callback})`);
+        }
+      });
+    });
+  }
+}
+
+test('puppeteer-core, page not prepared: reCAPTCHA v2 and Turnstile in the page and hCaptcha in a frame, from their markup', async () => {
+  await fetch(`${site}/reset`, { method: 'POST' });
+  await withPuppeteer(async (p) => {
+    await p.goto(`${site}/multi.html`, { waitUntil: 'load' });
+    const results = await solveOnPage(client, p);
+    assert.deepEqual(results.map((r) => r.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
+    assert.equal(results.find((r) => r.kind === 'hcaptcha').frame, `${site}/hcaptcha-frame.html`);
+    assert.ok(results.every((r) => r.callbackCalled && r.callback === 'data-callback'));
+    assertSolved('multi.html', await siteReport(p, 'multi.html'), results, { hooked: false });
+  });
+});
+
+test('two reCAPTCHA widgets: the render-parameter callback is found from the client state without hooks', async () => {
+  await fetch(`${site}/reset`, { method: 'POST' });
+  await withPlaywright(async (p) => {
+    await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+    const results = await solveOnPage(client, p);
+    const invisible = results.find((r) => r.params.sitekey === '6LfINVISIBLE-key');
+    assert.equal(invisible.params.invisible, true);
+    assert.equal(invisible.callback, 'client');
+    assertSolved('recaptcha.html', await siteReport(p, 'recaptcha.html'), results, { hooked: false });
+  });
+});
+
+test('AWS WAF is reported with its fields and as not solvable yet; the image CAPTCHA next to it is solved', async () => {
+  await withPlaywright(async (p) => {
+    await p.goto(`${site}/image.html`, { waitUntil: 'load' });
+    const results = await solveOnPage(client, p);
+    const aws = results.find((r) => r.kind === 'aws_waf');
+    const expected = MANIFEST.unsolvable['image.html'][0].fields;
+    for (const [k, v] of Object.entries(expected)) assert.equal(aws.params[k], v, k);
+    assert.equal(aws.params.page_url, `${site}/image.html`);
+    assert.equal(aws.injected, false);
+    assert.equal(aws.error.code, 'NOT_SOLVABLE');
+    assert.match(aws.error.message, /aws_waf is not solvable yet/);
+  });
+});
+
+test('a page closed before the answer comes: the answer is returned and dead-lettered as PageGone with why', async () => {
+  await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '', rules: [{ match: { site_key: '6LfCHECKBOX-key' }, behavior: { solve_after_ms: 1500 } }] }) });
+  try {
+    await withPuppeteer(async (p) => {
+      await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+      const solving = solveOnPage(client, p, { labels: { run: 'gone' } });
+      // The slower widget's answer arrives after the page is gone.
+      setTimeout(() => p.close().catch(() => {}), 300);
+      const results = await solving;
+      const gone = results.find((r) => r.params.sitekey === '6LfCHECKBOX-key');
+      assert.equal(gone.injected, false);
+      assert.equal(gone.error.code, 'PAGE_GONE');
+      assert.ok(gone.solution.text.startsWith('03AGdBq2'));
+      const [record] = await client.dlq.peek({ ids: [gone.recorded.recorded] });
+      assert.equal(record.reason, 'PageGone');
+      assert.equal(record.class, 'application');
+      assert.equal(record.labels.answer, gone.solution.text, 'the paid answer is kept');
+      assert.equal(record.labels.run, 'gone');
+      assert.equal(record.history[0].providerTaskId, gone.solution.providerTaskId);
+      assert.match(record.description, /was gone before the recaptcha_v2 answer/);
+    });
+  } finally {
+    await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+  }
+});
+
+test('acceptance: a navigation counts as accepted; no navigation is a rejection, reported and dead-lettered as RejectedBySite', async () => {
+  const before = await fetch(`${mock.url}/mock/counters`).then((r) => r.json());
+  await fetch(`${site}/reset`, { method: 'POST' });
+  await withPlaywright(async (p) => {
+    // The site's callback navigates on a good token: accepted.
+    await p.goto(`${site}/multi.html`, { waitUntil: 'load' });
+    // The site moves on once both of the page's widgets reported (the framed one is taken out, so no answer
+    // arrives for a page already left).
+    await p.evaluate(() => {
+      document.getElementById('comments').remove();
+      const done = new Set();
+      const step = (name) => {
+        done.add(name);
+        if (done.size === 2) location.href = '/recaptcha.html';
+      };
+      window.onLogin = () => step('login');
+      window.onNews = () => step('news');
+    });
+    const accepted = await solveOnPage(client, p, { check: { navigation: true, timeoutMs: 5000 } });
+    assert.deepEqual(accepted.map((r) => [r.kind, r.injected, r.accepted]).sort(), [['recaptcha_v2', true, true], ['turnstile', true, true]]);
+  });
+  await withPlaywright(async (p) => {
+    await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+    const rejected = await solveOnPage(client, p, { check: { predicate: async (page) => page.url().endsWith('/welcome'), timeoutMs: 2000 } });
+    assert.ok(rejected.length > 0 && rejected.every((r) => r.accepted === false));
+  });
+  const metrics = await client.metrics();
+  const verdicts = metrics.pageVerdicts;
+  const host = new URL(site).host;
+  const accepted = verdicts.filter((v) => v.verdict === 'accepted' && v.host === host).reduce((n, v) => n + v.count, 0);
+  const rejected = verdicts.find((v) => v.verdict === 'rejected' && v.taskType === 'recaptcha_v2' && v.host === host);
+  assert.equal(accepted, 2, JSON.stringify(verdicts));
+  assert.equal(rejected.count, 2);
+  const records = await client.dlq.peek({ reasons: ['RejectedBySite'] });
+  assert.equal(records.length, 2);
+  assert.match(records[0].description, /rejected the recaptcha_v2 answer from captchaai.*reported to captchaai as a bad answer/);
+  const counters = await fetch(`${mock.url}/mock/counters`).then((r) => r.json());
+  assert.equal(counters.reports_bad - before.reports_bad, 2, 'each rejected answer was reported to the provider');
+  assert.match(await client.metricsText(), /captcha_dlq_page_verdicts_total\{provider="captchaai",task_type="recaptcha_v2",host="127\.0\.0\.1:\d+",verdict="rejected"\} 2/);
+});
+
+test('routing "accepted": after sites refuse one provider\'s tokens, the next task goes to the other', async () => {
+  const second = await startMock();
+  const routed = new Client({
+    providers: [
+      { provider: '2captcha', name: 'cheap', apiKey: 'sk-page-a', baseUrl: mock.url, price: 0.001 },
+      { provider: '2captcha', name: 'dear', apiKey: 'sk-page-b', baseUrl: second.url, price: 0.0015 },
+    ],
+    routing: 'accepted',
+    dlq: 'memory',
+    polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 },
+  });
+  try {
+    const task = { type: 'recaptcha_v2', sitekey: '6LfROUTED-key', pageUrl: `${site}/recaptcha.html` };
+    const first = await routed.solve(task);
+    assert.equal(first.provider, 'cheap', 'without verdicts the cost decides');
+    for (let i = 0; i < 6; i++) {
+      await routed.dlq.recordPageOutcome({ verdict: 'rejected', task, solution: first, host: 'site.test' });
+    }
+    const next = await routed.solve(task);
+    assert.equal(next.provider, 'dear', 'cheap costs more per accepted token now');
+  } finally {
+    await routed.close();
+    second.stop();
+  }
+});
+
+test('options are checked: unknown keys and bad values name the option', async () => {
+  const fakePage = { frames: () => [], addInitScript: () => {} };
+  await assert.rejects(solveOnPage(client, fakePage, { lables: {} }), /options\.lables: unknown option/);
+  await assert.rejects(solveOnPage(client, fakePage, { check: { navigation: true, predicate: () => true } }), /exactly one of navigation, response, predicate/);
+  await assert.rejects(solveOnPage(client, fakePage, { check: { navigation: true, timeout: 5 } }), /options\.check\.timeout: unknown option/);
+  await assert.rejects(solveOnPage(client, {}, {}), /not a Playwright or Puppeteer page/);
+  const outcome = { verdict: 'accepted', task: { type: 'turnstile', sitekey: '0x4AAAAAAA-k', pageUrl: 'https://a.example/' }, solution: { text: 't' }, host: 'a.example' };
+  await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, verdict: 'maybe' }), (e) => e.code === 'INVALID_CONFIG' && /verdict/.test(e.message) && /accepted, rejected, gone/.test(e.message));
+  await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, colour: 'red' }), (e) => e.code === 'INVALID_CONFIG' && /colour/.test(e.message));
+  await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, task: { type: 'turnstile' } }), (e) => /sitekey/.test(e.message));
+  assert.match(DETECTOR_SOURCE, /__captchaDlqPage/);
+});
