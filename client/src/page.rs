@@ -12,14 +12,14 @@ use std::collections::BTreeMap;
 
 use captcha_dlq_core::dlq::record::SCHEMA;
 use captcha_dlq_core::dlq::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
-use captcha_dlq_core::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
+use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::{ConfigError, ErrorClass, Solution, Task};
 use serde_json::{json, Value};
 
+use crate::api_values;
 use crate::dlq::Dlq;
 use crate::driver::Command;
 use crate::error::{Error, Result};
-use crate::host;
 
 /// The reason of a record whose answer a site refused.
 pub const REJECTED_BY_SITE: &str = "RejectedBySite";
@@ -75,9 +75,9 @@ impl Dlq {
     pub async fn record_page_outcome(&self, args: Value, casing: Casing) -> Result<Value> {
         let a: PageOutcome = read_cased(args, casing)
             .map_err(|e| Error::Config(ConfigError::new(format!("record_page_outcome: {}", e.field), e.problem)))?;
-        let task = host::task(a.task).map_err(|e| e.in_field("task"))?;
+        let task = api_values::task(a.task).map_err(|e| e.in_field("task"))?;
         let solution = full_solution(a.solution, casing)?;
-        let mut labels = if a.labels.is_null() { BTreeMap::new() } else { host::labels(a.labels, "labels")? };
+        let mut labels = if a.labels.is_null() { BTreeMap::new() } else { api_values::labels(a.labels, "labels")? };
         let client = self.client();
         let provider = solution.provider.clone().unwrap_or_else(|| client.provider().name().to_string());
         match a.verdict {
@@ -174,7 +174,7 @@ impl Dlq {
 /// The solution a host hands back, with its text and fields (the answer a `PageGone` record keeps).
 fn full_solution(value: Value, casing: Casing) -> Result<Solution> {
     let fields = value.get("fields").and_then(Value::as_object).cloned().unwrap_or_default();
-    let mut solution = host::solution_ref(value, casing)?;
+    let mut solution = api_values::solution_ref(value, casing)?;
     solution.fields = fields;
     Ok(solution)
 }

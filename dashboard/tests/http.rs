@@ -6,7 +6,7 @@
 mod support;
 
 use captcha_dlq::core::dlq::{Filter, RecordState};
-use captcha_dlq::core::json_read::Casing;
+use captcha_dlq::core::support::json_read::Casing;
 use captcha_dlq::Client;
 use captcha_dlq_dashboard::{DashboardConfig, DashboardOptions};
 use reqwest::header::{HeaderMap, HeaderValue};

@@ -549,8 +549,8 @@ impl Engine {
     /// (the page front ends' acceptance check): `accepted` routing ranks by it. Unknown names
     /// are ignored (a record of another client's provider).
     pub fn page_verdict(&mut self, provider: &str, kind: TaskKind, accepted: bool, now: Timestamp) {
-        if let Some(lane) = self.lanes.iter_mut().find(|l| l.name == provider) {
-            lane.stats.observe_verdict(kind, accepted);
+        if let Some(lane) = self.lanes.iter_mut().find(|l| l.name() == provider) {
+            lane.stats_mut().observe_verdict(kind, accepted);
             self.rebalance(kind, now);
         }
     }
