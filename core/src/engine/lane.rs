@@ -174,6 +174,7 @@ pub(crate) struct Lane {
     pinging: bool,
     stats: LaneStats,
     /// Its share of the account's fleet-wide limits, when the store keeps a fleet ledger.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     fleet: Option<FleetShare>,
 }
 
@@ -260,11 +261,20 @@ impl Lane {
         &mut self.stats
     }
 
+    /// Its fleet share. Never in the browser build: its stores keep no fleet ledger (the client
+    /// gives no lane a fleet account there), and answering `None` outright lets the compiler
+    /// leave the fleet's code out of the `.wasm`.
     pub fn fleet(&self) -> Option<&FleetShare> {
+        #[cfg(target_arch = "wasm32")]
+        return None;
+        #[cfg(not(target_arch = "wasm32"))]
         self.fleet.as_ref()
     }
 
     pub fn fleet_mut(&mut self) -> Option<&mut FleetShare> {
+        #[cfg(target_arch = "wasm32")]
+        return None;
+        #[cfg(not(target_arch = "wasm32"))]
         self.fleet.as_mut()
     }
 
