@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 
 use super::Dialect;
 use crate::error::InvalidTask;
-use crate::task::{Proxy, Task};
+use crate::task::kinds::{CreateTaskDecl, FieldType};
+use crate::task::{Declared, Proxy, Task};
 
 struct Obj {
     map: Map<String, Value>,
@@ -514,6 +515,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             with_proxy(&mut o, &t.proxy);
             Ok(o.done())
         }
+        Task::Declared(t) => declared_object(d, t),
         Task::Raw(t) => match &t.task {
             Some(obj) => Ok(obj.clone()),
             None => Err(InvalidTask::new(
@@ -522,6 +524,73 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             )),
         },
     }
+}
+
+/// The task object of a declared kind: the type for with or without a proxy, the fixed keys,
+/// then each given field under its key (a dotted key one object down).
+fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, InvalidTask> {
+    let form = declared_form(d, t)?;
+    let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
+    let ty = ty.ok_or_else(|| {
+        let problem = if t.proxy().is_some() {
+            format!("{} solves {} tasks only without a proxy", d.as_str(), t.kind())
+        } else {
+            format!("{} solves {} tasks only through your proxy", d.as_str(), t.kind())
+        };
+        InvalidTask::new("proxy", problem)
+    })?;
+    let mut o = Obj::new(d, ty.to_string());
+    for (k, v) in form.fixed {
+        o.put(k, *v);
+    }
+    for field in form.requires {
+        if t.get(field).is_none() {
+            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
+        }
+    }
+    for (field, value) in t.values() {
+        let Some((_, key)) = form.params.iter().find(|(f, _)| f == field) else {
+            return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+        };
+        let value = if crate::task::kinds::decl(t.kind()).field(field).is_some_and(|f| f.ty == FieldType::Cookies) {
+            Value::String(create_task_cookies(value.as_str().unwrap_or_default()))
+        } else {
+            value.clone()
+        };
+        match key.split_once('.') {
+            Some((outer, inner)) => {
+                let slot = o.map.entry(outer).or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(nested) = slot {
+                    nested.insert(inner.to_string(), value);
+                }
+            }
+            None => o.put(key, value),
+        }
+    }
+    with_proxy(&mut o, &t.proxy().cloned());
+    Ok(o.done())
+}
+
+fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
+    match crate::task::kinds::create_task_form(t.kind(), d) {
+        Some(Some(form)) => Ok(form),
+        _ => Err(InvalidTask::new(
+            "type",
+            format!(
+                "{} does not solve {} tasks (solved by: {})",
+                d.as_str(),
+                t.kind(),
+                crate::task::kinds::services_of(t.kind()).join(", ")
+            ),
+        )),
+    }
+}
+
+/// Cookies as the createTask APIs take them: `name=value; name2=value2`, the form the task
+/// holds (checked when it was read), written once more without stray spaces.
+fn create_task_cookies(cookies: &str) -> String {
+    let pairs = crate::task::kinds::cookie_pairs("cookies", cookies).unwrap_or_default();
+    pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
 }
 
 fn geetest_type(d: Dialect, proxied: bool) -> String {

@@ -379,6 +379,19 @@ pub(crate) fn unparseable(resp: &HttpResponse, what: &str) -> Failure {
     )
 }
 
+/// The refusal of a task whose kind `p` does not solve, naming the services that do.
+pub(crate) fn not_solved(p: &Provider, kind: TaskKind) -> InvalidTask {
+    let solving = crate::task::kinds::services_of(kind);
+    let elsewhere = if solving.is_empty() { "no preset".to_string() } else { solving.join(", ") };
+    InvalidTask::new("type", format!("{} does not solve {kind} tasks (solved by: {elsewhere})", p.name()))
+}
+
+/// The refusal of a field `service` has no place for: sending the task without it would
+/// produce answers the site rejects.
+pub(crate) fn no_equivalent(service: &str, field: &str) -> InvalidTask {
+    InvalidTask::new(field, format!("{service} has no equivalent of this field; use a raw task"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,3 +521,4 @@ mod tests {
         assert_eq!((b.class, b.retry_after), (ErrorClass::AccountTerminal, None));
     }
 }
+

@@ -14,7 +14,8 @@ use crate::classify;
 use crate::error::InvalidTask;
 use crate::http::{HttpRequest, HttpResponse, Method, Secret};
 use crate::solution::Solution;
-use crate::task::{Proxy, Raw, Task};
+use crate::task::kinds::{self, FieldType, V1Decl};
+use crate::task::{Declared, Proxy, Raw, Task};
 
 const FORM: &str = "application/x-www-form-urlencoded";
 
@@ -59,12 +60,55 @@ fn raw_method<'t>(p: &Provider, t: &'t Raw) -> Result<&'t str, InvalidTask> {
     })
 }
 
-/// Whether a (valid) task can be sent over v1: the one thing [`submit_request`] can refuse.
+/// Whether a (valid) task can be sent over v1: what [`submit_request`] can refuse, without
+/// building the request.
 pub(super) fn check(p: &Provider, task: &Task) -> Result<(), InvalidTask> {
     match task {
         Task::Raw(t) => raw_method(p, t).map(drop),
+        Task::Declared(t) => declared_form(p, t).map(drop),
         _ => Ok(()),
     }
+}
+
+/// The declared v1 form of `t`, or the refusal of a provider that does not solve its kind.
+fn declared_form(p: &Provider, t: &Declared) -> Result<&'static V1Decl, InvalidTask> {
+    match kinds::v1_form(t.kind(), p) {
+        Some(Some(form)) => Ok(form),
+        _ => Err(super::not_solved(p, t.kind())),
+    }
+}
+
+/// The parameters of a declared kind: the method, its fixed values, then each given field
+/// under its parameter name (a flag as `1`, cookies as `name:value;...`).
+fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), InvalidTask> {
+    let form = declared_form(p, t)?;
+    q.put("method", form.method);
+    for (k, v) in form.fixed {
+        q.put(k, v);
+    }
+    for (field, value) in t.values() {
+        let Some((_, param)) = form.params.iter().find(|(f, _)| f == field) else {
+            return Err(super::no_equivalent(p.name(), field));
+        };
+        if kinds::decl(t.kind()).field(field).is_some_and(|d| d.ty == FieldType::Cookies) {
+            q.put(param, &v1_cookies(value.as_str().unwrap_or_default()));
+        } else if let Some(text) = kinds::param_text(value) {
+            q.put(param, &text);
+        }
+    }
+    if t.proxy().is_some() && !form.params.iter().any(|(f, _)| *f == "proxy") {
+        return Err(super::no_equivalent(p.name(), "proxy"));
+    }
+    q.proxy(&t.proxy().cloned());
+    Ok(())
+}
+
+/// Cookies as the v1 API writes them: `name:value;name2:value2` (2captcha's `cookies`
+/// parameter, https://2captcha.com/2captcha-api#solving_recaptchav2_new). The task's cookies
+/// were checked to be `name=value` pairs when it was read.
+pub(super) fn v1_cookies(cookies: &str) -> String {
+    let pairs = kinds::cookie_pairs("cookies", cookies).unwrap_or_default();
+    pairs.iter().map(|(k, v)| format!("{k}:{v}")).collect::<Vec<_>>().join(";")
 }
 
 pub(super) fn submit_request(
@@ -184,6 +228,7 @@ pub(super) fn submit_request(
                 q.put(k, v);
             }
         }
+        Task::Declared(t) => declared_params(p, &mut q, t)?,
     }
     q.opt("soft_id", &opts.soft_id);
     q.opt("pingback", &opts.pingback);

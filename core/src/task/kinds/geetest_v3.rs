@@ -1,0 +1,25 @@
+//! `geetest_v3`: GeeTest v3 (coded wire form).
+
+use super::common::{opt, req, PAGE_URL, PROXY, USER_AGENT};
+use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, Wire};
+use crate::task::TaskKind;
+
+pub(super) const DECL: KindDecl = KindDecl {
+    kind: TaskKind::GeetestV3,
+    class: "GeeTestV3",
+    summary: "GeeTest v3 (`gt` and a fresh `challenge`).",
+    fields: &[
+        req("gt", FieldType::Key, "The site's `gt`."),
+        req("challenge", FieldType::Key, "A fresh `challenge` (each is good once)."),
+        PAGE_URL,
+        opt("api_server", FieldType::Url, "The GeeTest API server the page uses."),
+        USER_AGENT,
+        PROXY,
+    ],
+    answer: &[
+        AnswerDecl { name: "challenge", ty: AnswerType::Text, keys: &["challenge", "geetest_challenge"], required: true, doc: "`geetest_challenge`." },
+        AnswerDecl { name: "validate", ty: AnswerType::Text, keys: &["validate", "geetest_validate"], required: true, doc: "`geetest_validate`." },
+        AnswerDecl { name: "seccode", ty: AnswerType::Text, keys: &["seccode", "geetest_seccode"], required: true, doc: "`geetest_seccode`." },
+    ],
+    wire: Wire::Coded,
+};

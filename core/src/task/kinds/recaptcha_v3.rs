@@ -1,0 +1,21 @@
+//! `recaptcha_v3`: score-based reCAPTCHA v3 (coded wire form: score queues).
+
+use super::common::{opt, PAGE_URL, SITEKEY, TOKEN};
+use super::decl::{FieldType, KindDecl, Wire};
+use crate::task::TaskKind;
+
+pub(super) const DECL: KindDecl = KindDecl {
+    kind: TaskKind::RecaptchaV3,
+    class: "RecaptchaV3",
+    summary: "reCAPTCHA v3 (score based).",
+    fields: &[
+        SITEKEY,
+        PAGE_URL,
+        opt("action", FieldType::Key, "The action the page passes to `grecaptcha.execute`."),
+        opt("min_score", FieldType::Number { min: 0.1, max: 0.9 }, "The least score wanted (0.1..=0.9)."),
+        opt("enterprise", FieldType::Flag, "reCAPTCHA Enterprise."),
+        opt("domain", FieldType::Choice(&["google.com", "recaptcha.net"]), "`google.com` or `recaptcha.net`."),
+    ],
+    answer: TOKEN,
+    wire: Wire::Coded,
+};
