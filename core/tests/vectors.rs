@@ -9,7 +9,7 @@ use captcha_dlq_core::class::ErrorClass;
 use captcha_dlq_core::classify;
 use captcha_dlq_core::http::HttpResponse;
 use captcha_dlq_core::provider::{PollOutcome, Protocol, Provider, SubmitOutcome, TaskPoll, PRESETS};
-use captcha_dlq_core::task::TaskKind;
+use captcha_dlq_core::task::{kinds, TaskKind};
 use captcha_dlq_core::vectors::{check_source, evaluate};
 use serde_json::Value;
 
@@ -54,6 +54,23 @@ fn tasks_json() {
     let cases = run("tasks.json");
     for preset in preset_names() {
         for kind in TaskKind::ALL {
+            if kinds::decl(kind).wire_is_declared() {
+                // A declared kind has a request case for every service its declaration sends it
+                // to; the others refuse it on `type` before anything is sent.
+                let solves = kinds::services_of(kind).contains(&preset);
+                let sent = cases.iter().any(|c| {
+                    c["provider"] == preset && c["task"]["type"] == kind.as_str() && c["expected"].get("request").is_some()
+                });
+                assert_eq!(sent, solves, "tasks.json: {kind} on {preset}: a request case iff the declaration sends it there");
+                if !solves {
+                    let refused = evaluate(&serde_json::json!({"provider": preset, "task": {"type": kind.as_str()}}));
+                    let first_case = cases.iter().find(|c| c["task"]["type"] == kind.as_str()).expect("a case");
+                    let task = first_case["task"].clone();
+                    let refusal = evaluate(&serde_json::json!({"provider": preset, "task": task})).unwrap();
+                    assert_eq!(refusal["error"]["field"], "type", "{kind} on {preset}: {refusal} ({refused:?})");
+                }
+                continue;
+            }
             let of: Vec<&Value> = cases
                 .iter()
                 .filter(|c| c["provider"] == preset && c["task"]["type"] == kind.as_str() && c.get("options").is_none())

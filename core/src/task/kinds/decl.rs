@@ -139,6 +139,11 @@ pub enum Source {
 }
 
 impl KindDecl {
+    /// Whether the wire form is declared (not coded).
+    pub fn wire_is_declared(&self) -> bool {
+        matches!(self.wire, Wire::Declared { .. })
+    }
+
     pub fn field(&self, name: &str) -> Option<&FieldDecl> {
         self.fields.iter().find(|f| f.name == name)
     }

@@ -9,7 +9,7 @@ pub(super) const DECL: KindDecl = KindDecl {
     class: "KeyCaptcha",
     summary: "KeyCaptcha, by the page's four `s_s_c_*` values.",
     fields: &[
-        req("s_s_c_user_id", FieldType::Key, "`s_s_c_user_id`."),
+        req("s_s_c_user_id", FieldType::Int { min: 0, max: u64::MAX }, "`s_s_c_user_id`, a number."),
         req("s_s_c_session_id", FieldType::Key, "`s_s_c_session_id`."),
         req("s_s_c_web_server_sign", FieldType::Key, "`s_s_c_web_server_sign`."),
         req("s_s_c_web_server_sign2", FieldType::Key, "`s_s_c_web_server_sign2`."),
