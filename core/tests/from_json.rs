@@ -437,5 +437,8 @@ fn a_partial_config_reads_over_a_providers_documented_defaults() {
     let old =
         EngineConfig::from_json(r#"{"polling": {"first_poll_ms": {"image": 60}, "interval_ms": 50, "max_polls": 3}}"#)
             .unwrap();
-    assert_eq!((old.polling.first_poll_ms.ms(TaskKind::Image), old.polling.interval_ms, old.polling.max_polls), (60, 50, 3));
+    assert_eq!(
+        (old.polling.first_poll_ms.ms(TaskKind::Image), old.polling.interval_ms, old.polling.max_polls),
+        (60, 50, 3)
+    );
 }

@@ -101,7 +101,12 @@ fn schedules_per_kind_match() {
         assert_eq!(columns, schedules, "{name}: not one column per schedule");
         for kind in TaskKind::ALL {
             for l in limits::SERVICES {
-                assert_eq!(figure(l, kind), figure(l, kind.schedule()), "{name}: {} {kind} is not its schedule's", l.service);
+                assert_eq!(
+                    figure(l, kind),
+                    figure(l, kind.schedule()),
+                    "{name}: {} {kind} is not its schedule's",
+                    l.service
+                );
             }
         }
         for l in limits::SERVICES {

@@ -59,9 +59,14 @@ fn tasks_json() {
                 // to; the others refuse it on `type` before anything is sent.
                 let solves = kinds::services_of(kind).contains(&preset);
                 let sent = cases.iter().any(|c| {
-                    c["provider"] == preset && c["task"]["type"] == kind.as_str() && c["expected"].get("request").is_some()
+                    c["provider"] == preset
+                        && c["task"]["type"] == kind.as_str()
+                        && c["expected"].get("request").is_some()
                 });
-                assert_eq!(sent, solves, "tasks.json: {kind} on {preset}: a request case iff the declaration sends it there");
+                assert_eq!(
+                    sent, solves,
+                    "tasks.json: {kind} on {preset}: a request case iff the declaration sends it there"
+                );
                 if !solves {
                     let refused = evaluate(&serde_json::json!({"provider": preset, "task": {"type": kind.as_str()}}));
                     let first_case = cases.iter().find(|c| c["task"]["type"] == kind.as_str()).expect("a case");
@@ -80,6 +85,11 @@ fn tasks_json() {
             let sent = of.iter().any(|c| c["expected"].get("request").is_some());
             let refused_on_type = of.iter().all(|c| c["expected"]["error"]["field"] == "type");
             assert!(sent || refused_on_type, "tasks.json: {kind} on {preset} is neither sent nor refused on `type`");
+            let listed = kinds::services_of(kind).contains(&preset);
+            assert_eq!(
+                !refused_on_type, listed,
+                "{kind} on {preset}: the declaration's services and the vectors differ"
+            );
         }
         for call in ["poll", "balance", "report"] {
             assert!(

@@ -521,4 +521,3 @@ mod tests {
         assert_eq!((b.class, b.retry_after), (ErrorClass::AccountTerminal, None));
     }
 }
-

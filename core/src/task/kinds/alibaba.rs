@@ -1,6 +1,6 @@
 //! `alibaba`: Alibaba Cloud (Aliyun) captcha.
 
-use super::common::{PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT, opt, req, two_captcha_test};
+use super::common::{opt, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -25,7 +25,19 @@ pub(super) const DECL: KindDecl = KindDecl {
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "alibaba",
-            params: &[("page_url", "pageurl"), ("scene_id", "scene_id"), ("prefix", "prefix"), ("user_id", "user_id"), ("user_user_id", "user_user_id"), ("verify_type", "verify_type"), ("region", "region"), ("user_certify_id", "user_certify_id"), ("api_get_lib", "api_get_lib"), ("user_agent", "useragent"), ("proxy", "proxy")],
+            params: &[
+                ("page_url", "pageurl"),
+                ("scene_id", "scene_id"),
+                ("prefix", "prefix"),
+                ("user_id", "user_id"),
+                ("user_user_id", "user_user_id"),
+                ("verify_type", "verify_type"),
+                ("region", "region"),
+                ("user_certify_id", "user_certify_id"),
+                ("api_get_lib", "api_get_lib"),
+                ("user_agent", "useragent"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_alibaba.py", "test_all_params"),

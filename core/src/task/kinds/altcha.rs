@@ -1,6 +1,6 @@
 //! `altcha`: ALTCHA proof of work: its challenge as JSON, or the URL it is fetched from.
 
-use super::common::{PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, opt, two_captcha_test};
+use super::common::{opt, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -18,7 +18,12 @@ pub(super) const DECL: KindDecl = KindDecl {
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "altcha",
-            params: &[("page_url", "pageurl"), ("challenge_json", "challenge_json"), ("challenge_url", "challenge_url"), ("proxy", "proxy")],
+            params: &[
+                ("page_url", "pageurl"),
+                ("challenge_json", "challenge_json"),
+                ("challenge_url", "challenge_url"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_altcha.py", "test_all_params"),

@@ -1,6 +1,6 @@
 //! `amazon_waf`: Amazon AWS WAF: the `aws-waf-token` cookie from `window.gokuProps` (`key`, `iv`, `context`).
 
-use super::common::{PAGE_URL, PROXY, TWO_CAPTCHA, capmonster_client, opt, req, two_captcha_test};
+use super::common::{capmonster_client, opt, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, Source, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
@@ -19,13 +19,33 @@ pub(super) const DECL: KindDecl = KindDecl {
         PROXY,
     ],
     answer: &[
-        AnswerDecl { name: "cookie", ty: AnswerType::Text, keys: &["existing_token", "cookie", "cookies.aws-waf-token", "token"], required: true, doc: "The `aws-waf-token` cookie's value." },
-        AnswerDecl { name: "captcha_voucher", ty: AnswerType::Text, keys: &["captcha_voucher"], required: false, doc: "2captcha's `captcha_voucher`, where given." },
+        AnswerDecl {
+            name: "cookie",
+            ty: AnswerType::Text,
+            keys: &["existing_token", "cookie", "cookies.aws-waf-token", "token"],
+            required: true,
+            doc: "The `aws-waf-token` cookie's value.",
+        },
+        AnswerDecl {
+            name: "captcha_voucher",
+            ty: AnswerType::Text,
+            keys: &["captcha_voucher"],
+            required: false,
+            doc: "2captcha's `captcha_voucher`, where given.",
+        },
     ],
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "amazon_waf",
-            params: &[("sitekey", "sitekey"), ("page_url", "pageurl"), ("iv", "iv"), ("context", "context"), ("challenge_script", "challenge_script"), ("captcha_script", "captcha_script"), ("proxy", "proxy")],
+            params: &[
+                ("sitekey", "sitekey"),
+                ("page_url", "pageurl"),
+                ("iv", "iv"),
+                ("context", "context"),
+                ("challenge_script", "challenge_script"),
+                ("captcha_script", "captcha_script"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_amazon_waf.py", "test_all_params"),
@@ -35,7 +55,14 @@ pub(super) const DECL: KindDecl = KindDecl {
                 dialect: Dialect::AntiCaptcha,
                 proxyless: Some("AmazonTaskProxyless"),
                 proxied: Some("AmazonTask"),
-                params: &[("page_url", "websiteURL"), ("sitekey", "websiteKey"), ("iv", "iv"), ("context", "context"), ("captcha_script", "captchaScript"), ("challenge_script", "challengeScript")],
+                params: &[
+                    ("page_url", "websiteURL"),
+                    ("sitekey", "websiteKey"),
+                    ("iv", "iv"),
+                    ("context", "context"),
+                    ("captcha_script", "captchaScript"),
+                    ("challenge_script", "challengeScript"),
+                ],
                 fixed: &[],
                 requires: &[],
                 source: Source::Doc("https://anti-captcha.com/apidoc/task-types/AmazonTaskProxyless"),
@@ -44,7 +71,13 @@ pub(super) const DECL: KindDecl = KindDecl {
                 dialect: Dialect::CapSolver,
                 proxyless: Some("AntiAwsWafTaskProxyLess"),
                 proxied: Some("AntiAwsWafTask"),
-                params: &[("page_url", "websiteURL"), ("sitekey", "awsKey"), ("iv", "awsIv"), ("context", "awsContext"), ("challenge_script", "awsChallengeJS")],
+                params: &[
+                    ("page_url", "websiteURL"),
+                    ("sitekey", "awsKey"),
+                    ("iv", "awsIv"),
+                    ("context", "awsContext"),
+                    ("challenge_script", "awsChallengeJS"),
+                ],
                 fixed: &[],
                 requires: &[],
                 source: Source::Doc("https://docs.capsolver.com/guide/captcha/awsWaf"),
@@ -53,7 +86,14 @@ pub(super) const DECL: KindDecl = KindDecl {
                 dialect: Dialect::CapMonster,
                 proxyless: Some("AmazonTask"),
                 proxied: Some("AmazonTask"),
-                params: &[("page_url", "websiteURL"), ("challenge_script", "challengeScript"), ("captcha_script", "captchaScript"), ("sitekey", "websiteKey"), ("context", "context"), ("iv", "iv")],
+                params: &[
+                    ("page_url", "websiteURL"),
+                    ("challenge_script", "challengeScript"),
+                    ("captcha_script", "captchaScript"),
+                    ("sitekey", "websiteKey"),
+                    ("context", "context"),
+                    ("iv", "iv"),
+                ],
                 fixed: &[],
                 requires: &[],
                 source: capmonster_client("capmonstercloud_client/requests/AmazonWafRequest.py"),

@@ -127,7 +127,8 @@ mod tests {
     fn cookies_and_geetest_fields_are_named() {
         let waf = typed(decl(TaskKind::AmazonWaf), &solution("{}", json!({"cookies": {"aws-waf-token": "T"}})));
         assert_eq!(waf.unwrap()["cookie"], "T");
-        let v4 = json!({"captcha_id": "c", "lot_number": "l", "pass_token": "p", "gen_time": "1", "captcha_output": "o"});
+        let v4 =
+            json!({"captcha_id": "c", "lot_number": "l", "pass_token": "p", "gen_time": "1", "captcha_output": "o"});
         let typed_v4 = typed(decl(TaskKind::GeetestV4), &solution("{...}", v4.clone())).unwrap();
         assert_eq!(Value::Object(typed_v4), v4);
         let turnstile = typed(decl(TaskKind::Turnstile), &solution("0.tok", json!({"userAgent": "UA"}))).unwrap();

@@ -1,6 +1,6 @@
 //! `audio`: An audio CAPTCHA: the words in an mp3 clip.
 
-use super::common::{TEXT, TWO_CAPTCHA, req};
+use super::common::{req, TEXT, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, Source, V1Decl, Wire};
 use crate::task::TaskKind;
 

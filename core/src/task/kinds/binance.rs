@@ -1,6 +1,6 @@
 //! `binance`: Binance's captcha, by its `bizId` and `validateId`.
 
-use super::common::{PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT, capmonster_client, req, two_captcha_test};
+use super::common::{capmonster_client, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
@@ -20,21 +20,30 @@ pub(super) const DECL: KindDecl = KindDecl {
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "binance",
-            params: &[("sitekey", "sitekey"), ("page_url", "pageurl"), ("validate_id", "validate_id"), ("user_agent", "useragent"), ("proxy", "proxy")],
+            params: &[
+                ("sitekey", "sitekey"),
+                ("page_url", "pageurl"),
+                ("validate_id", "validate_id"),
+                ("user_agent", "useragent"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_binance.py", "test_all_params"),
         }),
-        create_task: &[
-            CreateTaskDecl {
-                dialect: Dialect::CapMonster,
-                proxyless: Some("BinanceTask"),
-                proxied: Some("BinanceTask"),
-                params: &[("validate_id", "validateId"), ("page_url", "websiteURL"), ("sitekey", "websiteKey"), ("user_agent", "userAgent")],
-                fixed: &[],
-                requires: &[],
-                source: capmonster_client("capmonstercloud_client/requests/BinanceTaskRequest.py"),
-            },
-        ],
+        create_task: &[CreateTaskDecl {
+            dialect: Dialect::CapMonster,
+            proxyless: Some("BinanceTask"),
+            proxied: Some("BinanceTask"),
+            params: &[
+                ("validate_id", "validateId"),
+                ("page_url", "websiteURL"),
+                ("sitekey", "websiteKey"),
+                ("user_agent", "userAgent"),
+            ],
+            fixed: &[],
+            requires: &[],
+            source: capmonster_client("capmonstercloud_client/requests/BinanceTaskRequest.py"),
+        }],
     },
 };

@@ -1,6 +1,6 @@
 //! `captchafox`: CaptchaFox, through your proxy and user agent.
 
-use super::common::{PAGE_URL, PROXY_REQUIRED, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED, two_captcha_test};
+use super::common::{two_captcha_test, PAGE_URL, PROXY_REQUIRED, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
 use super::decl::{KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -8,12 +8,7 @@ pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Captchafox,
     class: "CaptchaFox",
     summary: "CaptchaFox, through your proxy and user agent.",
-    fields: &[
-        SITEKEY,
-        PAGE_URL,
-        USER_AGENT_REQUIRED,
-        PROXY_REQUIRED,
-    ],
+    fields: &[SITEKEY, PAGE_URL, USER_AGENT_REQUIRED, PROXY_REQUIRED],
     answer: TOKEN,
     wire: Wire::Declared {
         v1: Some(V1Decl {

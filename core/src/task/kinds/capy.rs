@@ -1,6 +1,6 @@
 //! `capy`: Capy puzzle.
 
-use super::common::{PAGE_URL, PROXY, TWO_CAPTCHA, req, two_captcha_test};
+use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -8,14 +8,22 @@ pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Capy,
     class: "Capy",
     summary: "Capy puzzle.",
-    fields: &[
-        req("sitekey", FieldType::Key, "The `captchakey` of the page."),
-        PAGE_URL,
-        PROXY,
-    ],
+    fields: &[req("sitekey", FieldType::Key, "The `captchakey` of the page."), PAGE_URL, PROXY],
     answer: &[
-        AnswerDecl { name: "captchakey", ty: AnswerType::Text, keys: &["captchakey"], required: true, doc: "`captchakey`." },
-        AnswerDecl { name: "challengekey", ty: AnswerType::Text, keys: &["challengekey"], required: true, doc: "`challengekey`." },
+        AnswerDecl {
+            name: "captchakey",
+            ty: AnswerType::Text,
+            keys: &["captchakey"],
+            required: true,
+            doc: "`captchakey`.",
+        },
+        AnswerDecl {
+            name: "challengekey",
+            ty: AnswerType::Text,
+            keys: &["challengekey"],
+            required: true,
+            doc: "`challengekey`.",
+        },
         AnswerDecl { name: "answer", ty: AnswerType::Text, keys: &["answer"], required: true, doc: "`answer`." },
     ],
     wire: Wire::Declared {

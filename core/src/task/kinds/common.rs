@@ -29,12 +29,26 @@ pub(super) const IMG_INSTRUCTIONS: FieldDecl =
     opt("imginstructions", FieldType::Image, "An image (base64) with instructions shown to the worker.");
 
 /// The answer of a token kind: the token, as the answer's text.
-pub(super) const TOKEN: &[AnswerDecl] =
-    &[AnswerDecl { name: "token", ty: AnswerType::Text, keys: &[], required: true, doc: "The token to submit with the form." }];
+pub(super) const TOKEN: &[AnswerDecl] = &[AnswerDecl {
+    name: "token",
+    ty: AnswerType::Text,
+    keys: &[],
+    required: true,
+    doc: "The token to submit with the form.",
+}];
 
 /// The answer of a recognition kind: the text.
-pub(super) const TEXT: &[AnswerDecl] =
-    &[AnswerDecl { name: "text", ty: AnswerType::Text, keys: &[], required: true, doc: "The answer as the worker typed it." }];
+pub(super) const TEXT: &[AnswerDecl] = &[AnswerDecl {
+    name: "text",
+    ty: AnswerType::Text,
+    keys: &[],
+    required: true,
+    doc: "The answer as the worker typed it.",
+}];
+
+/// Every preset (`provider::PRESETS`).
+pub(super) const ALL_PRESETS: &[&str] =
+    &["captchaai", "2captcha", "rucaptcha", "anti-captcha", "capsolver", "2captcha-v2", "capmonster"];
 
 /// The 2captcha-compatible presets that document every method of 2captcha's API
 /// (rucaptcha is the same API); CaptchaAI documents a subset.

@@ -1,6 +1,6 @@
 //! `coordinates`: Click points on an image, as the instructions ask.
 
-use super::common::{BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA, two_captcha_test};
+use super::common::{two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, KindDecl, Source, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
@@ -9,33 +9,35 @@ pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Coordinates,
     class: "CoordinatesTask",
     summary: "Click points on an image, as the instructions ask.",
-    fields: &[
-        BODY,
-        LANG,
-        TEXT_INSTRUCTIONS,
-        IMG_INSTRUCTIONS,
-    ],
-    answer: &[
-        AnswerDecl { name: "points", ty: AnswerType::Points, keys: &["coordinates"], required: true, doc: "The points, `[{x, y}, ...]`, in image pixels." },
-    ],
+    fields: &[BODY, LANG, TEXT_INSTRUCTIONS, IMG_INSTRUCTIONS],
+    answer: &[AnswerDecl {
+        name: "points",
+        ty: AnswerType::Points,
+        keys: &["coordinates"],
+        required: true,
+        doc: "The points, `[{x, y}, ...]`, in image pixels.",
+    }],
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "base64",
-            params: &[("body", "body"), ("lang", "lang"), ("textinstructions", "textinstructions"), ("imginstructions", "imginstructions")],
+            params: &[
+                ("body", "body"),
+                ("lang", "lang"),
+                ("textinstructions", "textinstructions"),
+                ("imginstructions", "imginstructions"),
+            ],
             fixed: &[("coordinatescaptcha", "1")],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_coordinates.py", "test_base64_param"),
         }),
-        create_task: &[
-            CreateTaskDecl {
-                dialect: Dialect::AntiCaptcha,
-                proxyless: Some("ImageToCoordinatesTask"),
-                proxied: None,
-                params: &[("body", "body"), ("textinstructions", "comment")],
-                fixed: &[("mode", "points")],
-                requires: &[],
-                source: Source::Doc("https://anti-captcha.com/apidoc/task-types/ImageToCoordinatesTask"),
-            },
-        ],
+        create_task: &[CreateTaskDecl {
+            dialect: Dialect::AntiCaptcha,
+            proxyless: Some("ImageToCoordinatesTask"),
+            proxied: None,
+            params: &[("body", "body"), ("textinstructions", "comment")],
+            fixed: &[("mode", "points")],
+            requires: &[],
+            source: Source::Doc("https://anti-captcha.com/apidoc/task-types/ImageToCoordinatesTask"),
+        }],
     },
 };

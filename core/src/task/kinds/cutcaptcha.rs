@@ -1,6 +1,6 @@
 //! `cutcaptcha`: CutCaptcha.
 
-use super::common::{PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, req, two_captcha_test};
+use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -18,7 +18,12 @@ pub(super) const DECL: KindDecl = KindDecl {
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "cutcaptcha",
-            params: &[("misery_key", "misery_key"), ("api_key", "api_key"), ("page_url", "pageurl"), ("proxy", "proxy")],
+            params: &[
+                ("misery_key", "misery_key"),
+                ("api_key", "api_key"),
+                ("page_url", "pageurl"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_cutcaptcha.py", "test_all_params"),

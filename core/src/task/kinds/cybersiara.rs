@@ -1,6 +1,6 @@
 //! `cybersiara`: CyberSiARA slider.
 
-use super::common::{PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED, req, two_captcha_test};
+use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -9,7 +9,11 @@ pub(super) const DECL: KindDecl = KindDecl {
     class: "CyberSiara",
     summary: "CyberSiARA slider.",
     fields: &[
-        req("master_url_id", FieldType::Key, "The `MasterUrlId` of the page's request to `API/CyberSiara/GetCyberSiara`."),
+        req(
+            "master_url_id",
+            FieldType::Key,
+            "The `MasterUrlId` of the page's request to `API/CyberSiara/GetCyberSiara`.",
+        ),
         PAGE_URL,
         USER_AGENT_REQUIRED,
         PROXY,
@@ -18,7 +22,12 @@ pub(super) const DECL: KindDecl = KindDecl {
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "cybersiara",
-            params: &[("master_url_id", "master_url_id"), ("page_url", "pageurl"), ("user_agent", "userAgent"), ("proxy", "proxy")],
+            params: &[
+                ("master_url_id", "master_url_id"),
+                ("page_url", "pageurl"),
+                ("user_agent", "userAgent"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_cybersiara.py", "test_all_params"),

@@ -1,6 +1,8 @@
 //! `datadome`: DataDome's slider or interstitial: the `datadome` cookie, through your proxy and user agent.
 
-use super::common::{PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT_REQUIRED, capmonster_client, opt, req, two_captcha_test};
+use super::common::{
+    capmonster_client, opt, req, two_captcha_test, PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT_REQUIRED,
+};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, Source, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
@@ -16,13 +18,22 @@ pub(super) const DECL: KindDecl = KindDecl {
         PROXY_REQUIRED,
         opt("cookie", FieldType::Token, "Your current `datadome=...` cookie (CapMonster needs it)."),
     ],
-    answer: &[
-        AnswerDecl { name: "cookie", ty: AnswerType::Text, keys: &["cookie", "cookies.datadome"], required: true, doc: "The `datadome` cookie to send." },
-    ],
+    answer: &[AnswerDecl {
+        name: "cookie",
+        ty: AnswerType::Text,
+        keys: &["cookie", "cookies.datadome"],
+        required: true,
+        doc: "The `datadome` cookie to send.",
+    }],
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "datadome",
-            params: &[("captcha_url", "captcha_url"), ("page_url", "pageurl"), ("user_agent", "userAgent"), ("proxy", "proxy")],
+            params: &[
+                ("captcha_url", "captcha_url"),
+                ("page_url", "pageurl"),
+                ("user_agent", "userAgent"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_datadome.py", "test_all_params"),
@@ -41,7 +52,12 @@ pub(super) const DECL: KindDecl = KindDecl {
                 dialect: Dialect::CapMonster,
                 proxyless: Some("CustomTask"),
                 proxied: Some("CustomTask"),
-                params: &[("page_url", "websiteURL"), ("captcha_url", "metadata.captchaUrl"), ("cookie", "metadata.datadomeCookie"), ("user_agent", "userAgent")],
+                params: &[
+                    ("page_url", "websiteURL"),
+                    ("captcha_url", "metadata.captchaUrl"),
+                    ("cookie", "metadata.datadomeCookie"),
+                    ("user_agent", "userAgent"),
+                ],
                 fixed: &[("class", "DataDome")],
                 requires: &["cookie"],
                 source: capmonster_client("capmonstercloud_client/requests/DataDomeCustomTaskRequest.py"),

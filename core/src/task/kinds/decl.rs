@@ -53,9 +53,15 @@ pub enum FieldType {
     /// A base64 image (or audio clip): decodable, at most `MAX_IMAGE_BYTES`.
     Image,
     /// A whole number in `min..=max`.
-    Int { min: u64, max: u64 },
+    Int {
+        min: u64,
+        max: u64,
+    },
     /// A number in `min..=max`.
-    Number { min: f64, max: f64 },
+    Number {
+        min: f64,
+        max: f64,
+    },
     Flag,
     /// One of a few names.
     Choice(&'static [&'static str]),
@@ -93,8 +99,9 @@ pub enum AnswerType {
 #[derive(Debug)]
 pub enum Wire {
     /// Written as code in `provider::v1` and `provider::dialect`, for the kinds whose
-    /// mapping has more than renames (score queues, per-dialect type choices).
-    Coded,
+    /// mapping has more than renames (score queues, per-dialect type choices); `services`: the
+    /// presets it goes to (checked against the vectors by `core/tests/vectors.rs`).
+    Coded { services: &'static [&'static str] },
     /// Renames and fixed values, per protocol.
     Declared { v1: Option<V1Decl>, create_task: &'static [CreateTaskDecl] },
 }
@@ -142,6 +149,14 @@ impl KindDecl {
     /// Whether the wire form is declared (not coded).
     pub fn wire_is_declared(&self) -> bool {
         matches!(self.wire, Wire::Declared { .. })
+    }
+
+    /// The presets of a coded kind (`None` for a declared one: see `kinds::services_of`).
+    pub fn coded_services(&self) -> Option<&'static [&'static str]> {
+        match self.wire {
+            Wire::Coded { services } => Some(services),
+            Wire::Declared { .. } => None,
+        }
     }
 
     pub fn field(&self, name: &str) -> Option<&FieldDecl> {

@@ -17,7 +17,7 @@ use crate::task::{base64_image, http_url, limits, Proxy, TaskKind};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Declared {
     kind: TaskKind,
-    /// The values given, by field name (snake_case), in declaration order; no proxy.
+    /// The values given, by field name (snake_case); the proxy is apart.
     values: Map<String, Value>,
     proxy: Option<Proxy>,
 }
@@ -118,10 +118,7 @@ impl Declared {
                     }
                 }
                 (FieldType::Choice(names), Value::String(s)) if !names.contains(&s.as_str()) => {
-                    return Err(InvalidTask::new(
-                        name,
-                        format!("{} is not one of {}", Quoted(s), names.join(", ")),
-                    ));
+                    return Err(InvalidTask::new(name, format!("{} is not one of {}", Quoted(s), names.join(", "))));
                 }
                 (FieldType::Url, Value::String(s)) => {
                     limits::check_field(name, s, field.ty)?;
@@ -141,10 +138,8 @@ impl Declared {
                     }
                     limits::check_field(name, s, ty)?;
                 }
-                (FieldType::StringMap, Value::Object(map)) => {
-                    if map.keys().any(|k| k.is_empty()) {
-                        return Err(InvalidTask::new(name, "keys must be non-empty"));
-                    }
+                (FieldType::StringMap, Value::Object(map)) if map.keys().any(|k| k.is_empty()) => {
+                    return Err(InvalidTask::new(name, "keys must be non-empty"));
                 }
                 _ => {}
             }
@@ -174,7 +169,7 @@ pub(crate) fn cookie_pairs<'a>(field: &str, text: &'a str) -> Result<Vec<(&'a st
     Ok(pairs)
 }
 
-/// The task's JSON: `type`, then its values in declaration order, then the proxy.
+/// The task's JSON: `type`, its values, then the proxy.
 impl Serialize for Declared {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;

@@ -1,6 +1,6 @@
 //! `friendly_captcha`: Friendly Captcha.
 
-use super::common::{PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, two_captcha_test};
+use super::common::{two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
 use super::decl::{KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -8,11 +8,7 @@ pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::FriendlyCaptcha,
     class: "FriendlyCaptcha",
     summary: "Friendly Captcha.",
-    fields: &[
-        SITEKEY,
-        PAGE_URL,
-        PROXY,
-    ],
+    fields: &[SITEKEY, PAGE_URL, PROXY],
     answer: TOKEN,
     wire: Wire::Declared {
         v1: Some(V1Decl {

@@ -17,5 +17,7 @@ pub(super) const DECL: KindDecl = KindDecl {
         PROXY,
     ],
     answer: TOKEN,
-    wire: Wire::Coded,
+    wire: Wire::Coded {
+        services: &["captchaai", "2captcha", "rucaptcha", "anti-captcha", "2captcha-v2", "capmonster"],
+    },
 };

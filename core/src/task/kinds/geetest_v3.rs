@@ -1,6 +1,6 @@
 //! `geetest_v3`: GeeTest v3 (coded wire form).
 
-use super::common::{opt, req, PAGE_URL, PROXY, USER_AGENT};
+use super::common::{opt, req, ALL_PRESETS, PAGE_URL, PROXY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
@@ -17,9 +17,27 @@ pub(super) const DECL: KindDecl = KindDecl {
         PROXY,
     ],
     answer: &[
-        AnswerDecl { name: "challenge", ty: AnswerType::Text, keys: &["challenge", "geetest_challenge"], required: true, doc: "`geetest_challenge`." },
-        AnswerDecl { name: "validate", ty: AnswerType::Text, keys: &["validate", "geetest_validate"], required: true, doc: "`geetest_validate`." },
-        AnswerDecl { name: "seccode", ty: AnswerType::Text, keys: &["seccode", "geetest_seccode"], required: true, doc: "`geetest_seccode`." },
+        AnswerDecl {
+            name: "challenge",
+            ty: AnswerType::Text,
+            keys: &["challenge", "geetest_challenge"],
+            required: true,
+            doc: "`geetest_challenge`.",
+        },
+        AnswerDecl {
+            name: "validate",
+            ty: AnswerType::Text,
+            keys: &["validate", "geetest_validate"],
+            required: true,
+            doc: "`geetest_validate`.",
+        },
+        AnswerDecl {
+            name: "seccode",
+            ty: AnswerType::Text,
+            keys: &["seccode", "geetest_seccode"],
+            required: true,
+            doc: "`geetest_seccode`.",
+        },
     ],
-    wire: Wire::Coded,
+    wire: Wire::Coded { services: ALL_PRESETS },
 };

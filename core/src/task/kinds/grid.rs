@@ -1,6 +1,6 @@
 //! `grid`: An image grid: which cells match the instructions (reCAPTCHA-style).
 
-use super::common::{BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA, opt, two_captcha_test};
+use super::common::{opt, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -17,13 +17,25 @@ pub(super) const DECL: KindDecl = KindDecl {
         TEXT_INSTRUCTIONS,
         IMG_INSTRUCTIONS,
     ],
-    answer: &[
-        AnswerDecl { name: "cells", ty: AnswerType::Text, keys: &[], required: true, doc: "The matching cells, as the service lists them (`click:3/1/6`)." },
-    ],
+    answer: &[AnswerDecl {
+        name: "cells",
+        ty: AnswerType::Text,
+        keys: &[],
+        required: true,
+        doc: "The matching cells, as the service lists them (`click:3/1/6`).",
+    }],
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "base64",
-            params: &[("body", "body"), ("rows", "recaptcharows"), ("cols", "recaptchacols"), ("can_skip", "can_no_answer"), ("lang", "lang"), ("textinstructions", "textinstructions"), ("imginstructions", "imginstructions")],
+            params: &[
+                ("body", "body"),
+                ("rows", "recaptcharows"),
+                ("cols", "recaptchacols"),
+                ("can_skip", "can_no_answer"),
+                ("lang", "lang"),
+                ("textinstructions", "textinstructions"),
+                ("imginstructions", "imginstructions"),
+            ],
             fixed: &[("recaptcha", "1")],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_grid.py", "test_base64_param"),

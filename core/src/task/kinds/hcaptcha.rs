@@ -18,8 +18,22 @@ pub(super) const DECL: KindDecl = KindDecl {
     ],
     answer: &[
         AnswerDecl { name: "token", ty: AnswerType::Text, keys: &[], required: true, doc: "The token." },
-        AnswerDecl { name: "resp_key", ty: AnswerType::Text, keys: &["respKey"], required: false, doc: "`respKey`, where the service gives it." },
-        AnswerDecl { name: "user_agent", ty: AnswerType::Text, keys: &["userAgent", "useragent"], required: false, doc: "The user agent the token is bound to." },
+        AnswerDecl {
+            name: "resp_key",
+            ty: AnswerType::Text,
+            keys: &["respKey"],
+            required: false,
+            doc: "`respKey`, where the service gives it.",
+        },
+        AnswerDecl {
+            name: "user_agent",
+            ty: AnswerType::Text,
+            keys: &["userAgent", "useragent"],
+            required: false,
+            doc: "The user agent the token is bound to.",
+        },
     ],
-    wire: Wire::Coded,
+    wire: Wire::Coded {
+        services: &["captchaai", "2captcha", "rucaptcha", "anti-captcha", "2captcha-v2", "capmonster"],
+    },
 };

@@ -1,6 +1,6 @@
 //! `hunt`: HUMAN (HUNT) challenge.
 
-use super::common::{PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT, opt, req, two_captcha_test};
+use super::common::{opt, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -19,7 +19,13 @@ pub(super) const DECL: KindDecl = KindDecl {
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "hunt",
-            params: &[("page_url", "pageurl"), ("api_get_lib", "api_get_lib"), ("data", "data"), ("user_agent", "useragent"), ("proxy", "proxy")],
+            params: &[
+                ("page_url", "pageurl"),
+                ("api_get_lib", "api_get_lib"),
+                ("data", "data"),
+                ("user_agent", "useragent"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_hunt.py", "test_all_params"),

@@ -1,6 +1,6 @@
 //! `image`: text recognition from an image (the wire form is coded in `provider::v1` and `provider::dialect`).
 
-use super::common::{opt, BODY, IMG_INSTRUCTIONS, LANG, TEXT, TEXT_INSTRUCTIONS};
+use super::common::{opt, ALL_PRESETS, BODY, IMG_INSTRUCTIONS, LANG, TEXT, TEXT_INSTRUCTIONS};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
@@ -12,7 +12,11 @@ pub(super) const DECL: KindDecl = KindDecl {
         BODY,
         opt("phrase", FieldType::Flag, "The answer contains at least two words."),
         opt("regsense", FieldType::Flag, "The answer is case-sensitive (also taken as `caseSensitive`)."),
-        opt("numeric", FieldType::Int { min: 0, max: 4 }, "0 any, 1 digits only, 2 letters only, 3 digits or letters, 4 both."),
+        opt(
+            "numeric",
+            FieldType::Int { min: 0, max: 4 },
+            "0 any, 1 digits only, 2 letters only, 3 digits or letters, 4 both.",
+        ),
         opt("calc", FieldType::Flag, "The image shows arithmetic to compute."),
         opt("min_len", FieldType::Int { min: 0, max: u32::MAX as u64 }, "The answer's least length."),
         opt("max_len", FieldType::Int { min: 1, max: u32::MAX as u64 }, "The answer's greatest length."),
@@ -22,5 +26,5 @@ pub(super) const DECL: KindDecl = KindDecl {
         IMG_INSTRUCTIONS,
     ],
     answer: TEXT,
-    wire: Wire::Coded,
+    wire: Wire::Coded { services: ALL_PRESETS },
 };

@@ -1,6 +1,6 @@
 //! `keycaptcha`: KeyCaptcha, by the page's four `s_s_c_*` values.
 
-use super::common::{PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, req, two_captcha_test};
+use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -20,7 +20,14 @@ pub(super) const DECL: KindDecl = KindDecl {
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "keycaptcha",
-            params: &[("s_s_c_user_id", "s_s_c_user_id"), ("s_s_c_session_id", "s_s_c_session_id"), ("s_s_c_web_server_sign", "s_s_c_web_server_sign"), ("s_s_c_web_server_sign2", "s_s_c_web_server_sign2"), ("page_url", "pageurl"), ("proxy", "proxy")],
+            params: &[
+                ("s_s_c_user_id", "s_s_c_user_id"),
+                ("s_s_c_session_id", "s_s_c_session_id"),
+                ("s_s_c_web_server_sign", "s_s_c_web_server_sign"),
+                ("s_s_c_web_server_sign2", "s_s_c_web_server_sign2"),
+                ("page_url", "pageurl"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_keycaptcha.py", "test_all_params"),

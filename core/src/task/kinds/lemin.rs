@@ -1,6 +1,6 @@
 //! `lemin`: Lemin cropped captcha.
 
-use super::common::{PAGE_URL, PROXY, TWO_CAPTCHA, opt, req, two_captcha_test};
+use super::common::{opt, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -11,18 +11,30 @@ pub(super) const DECL: KindDecl = KindDecl {
     fields: &[
         req("captcha_id", FieldType::Key, "The captcha's id."),
         req("div_id", FieldType::Key, "The id of the widget's `div`."),
-        opt("api_server", FieldType::Url, "The Lemin API server the page uses."),
         PAGE_URL,
+        opt("api_server", FieldType::Url, "The Lemin API server the page uses."),
         PROXY,
     ],
     answer: &[
         AnswerDecl { name: "answer", ty: AnswerType::Text, keys: &["answer"], required: true, doc: "`answer`." },
-        AnswerDecl { name: "challenge_id", ty: AnswerType::Text, keys: &["challenge_id"], required: true, doc: "`challenge_id`." },
+        AnswerDecl {
+            name: "challenge_id",
+            ty: AnswerType::Text,
+            keys: &["challenge_id"],
+            required: true,
+            doc: "`challenge_id`.",
+        },
     ],
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "lemin",
-            params: &[("captcha_id", "captcha_id"), ("div_id", "div_id"), ("api_server", "api_server"), ("page_url", "pageurl"), ("proxy", "proxy")],
+            params: &[
+                ("captcha_id", "captcha_id"),
+                ("div_id", "div_id"),
+                ("api_server", "api_server"),
+                ("page_url", "pageurl"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_lemin.py", "test_all_params"),

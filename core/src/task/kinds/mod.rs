@@ -14,53 +14,51 @@ mod common;
 pub mod decl;
 mod declared;
 
+mod alibaba;
+mod altcha;
 mod amazon_waf;
+mod atb_captcha;
 mod audio;
+mod basilisk;
+mod binance;
 mod canvas;
+mod captchafox;
+mod capy;
 mod coordinates;
+mod cutcaptcha;
+mod cybersiara;
 mod datadome;
+mod friendly_captcha;
 mod funcaptcha;
 mod geetest_v3;
 mod geetest_v4;
 mod grid;
 mod hcaptcha;
+mod hunt;
 mod image;
+mod keycaptcha;
+mod lemin;
+mod mtcaptcha;
+mod prosopo;
 mod raw;
 mod recaptcha_v2;
 mod recaptcha_v3;
 mod rotate;
 mod temu;
-mod text;
-mod turnstile;
-mod vk_image;
-mod altcha;
-mod mtcaptcha;
-mod friendly_captcha;
-mod prosopo;
 mod tencent;
-mod cutcaptcha;
-mod lemin;
-mod keycaptcha;
-mod capy;
-mod cybersiara;
-mod yandex_smart;
-mod captchafox;
-mod atb_captcha;
-mod vk_captcha;
-mod binance;
-mod yidun;
-mod basilisk;
+mod text;
 mod tspd;
-mod alibaba;
-mod hunt;
+mod turnstile;
+mod vk_captcha;
+mod vk_image;
+mod yandex_smart;
+mod yidun;
 
 pub mod answer;
 
 use serde_json::Value;
 
-pub use decl::{
-    AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire,
-};
+pub use decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire};
 pub(crate) use declared::cookie_pairs;
 pub use declared::Declared;
 
@@ -129,8 +127,11 @@ pub(crate) fn create_task_form(kind: TaskKind, dialect: Dialect) -> Option<Optio
     Some(create_task.iter().find(|c| c.dialect == dialect))
 }
 
-/// The presets that solve a declared kind, for the error that says where it can go.
+/// The presets that solve `kind`, for the error that says where it can go.
 pub fn services_of(kind: TaskKind) -> Vec<&'static str> {
+    if let Some(services) = decl(kind).coded_services() {
+        return services.to_vec();
+    }
     let mut out = Vec::new();
     for (name, _, protocol) in crate::provider::PRESETS {
         let provider = Provider::preset(name).expect("a preset");
@@ -152,5 +153,106 @@ pub(crate) fn param_text(value: &Value) -> Option<String> {
         Value::Bool(true) => Some("1".into()),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Map, Value};
+
+    use super::*;
+    use crate::task::Task;
+
+    /// A value every check of `ty` takes.
+    fn sample(ty: FieldType) -> Value {
+        match ty {
+            FieldType::Url => json!("https://a.test/page"),
+            FieldType::Image => json!("aGk="),
+            FieldType::Cookies => json!("a=b; c=d"),
+            FieldType::Int { min, max } => json!(min.max(1).min(max)),
+            FieldType::Number { min, .. } => json!(min),
+            FieldType::Flag => json!(true),
+            FieldType::Choice(names) => json!(names[0]),
+            FieldType::Proxy => json!({"type": "http", "host": "h", "port": 1}),
+            FieldType::StringMap => json!({"k": "v"}),
+            FieldType::Object => json!({"type": "T"}),
+            _ => json!("v"),
+        }
+    }
+
+    fn full_task(d: &KindDecl) -> Map<String, Value> {
+        let mut task = Map::new();
+        task.insert("type".into(), json!(d.kind.as_str()));
+        for f in d.fields {
+            task.insert(f.name.into(), sample(f.ty));
+        }
+        task
+    }
+
+    /// Every kind, the typed structs of the coded ones included, reads exactly its declared
+    /// fields under both spellings, writes them back under their names, and names a missing
+    /// required field: a field added to a struct or a reader but not to its declaration (or
+    /// the other way round) fails here.
+    #[test]
+    fn every_kind_reads_and_writes_exactly_its_declared_fields() {
+        for d in DECLS {
+            let task = Task::from_json_value(Value::Object(full_task(d)))
+                .unwrap_or_else(|e| panic!("{}: a task with every field: {e}", d.kind));
+            let written = serde_json::to_value(&task).unwrap();
+            let mut keys: Vec<&str> = written.as_object().unwrap().keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            let mut declared: Vec<&str> = d.fields.iter().map(|f| f.name).chain(["type"]).collect();
+            declared.sort_unstable();
+            assert_eq!(keys, declared, "{}: written fields", d.kind);
+
+            let mut js = Map::new();
+            for (k, v) in full_task(d) {
+                let name = d.field(&k).map_or(k.clone(), FieldDecl::js_name);
+                js.insert(name, v);
+            }
+            assert_eq!(
+                Task::from_json_value(Value::Object(js)).as_ref(),
+                Ok(&task),
+                "{}: JavaScript spellings",
+                d.kind
+            );
+
+            for f in d.fields.iter().filter(|f| f.required) {
+                let mut missing = full_task(d);
+                missing.remove(f.name);
+                let e = Task::from_json_value(Value::Object(missing)).unwrap_err();
+                assert_eq!(e.field, f.name, "{}: without {}", d.kind, f.name);
+            }
+            let mut unknown = full_task(d);
+            unknown.insert("not_a_field".into(), json!("x"));
+            assert_eq!(Task::from_json_value(Value::Object(unknown)).unwrap_err().field, "not_a_field");
+        }
+    }
+
+    #[test]
+    fn a_declared_kind_refuses_bad_values_naming_the_field() {
+        let bad = |patch: Value| {
+            let mut task = full_task(decl(TaskKind::Datadome));
+            task.extend(patch.as_object().unwrap().clone());
+            Task::from_json_value(Value::Object(task)).unwrap_err().field
+        };
+        assert_eq!(bad(json!({"captcha_url": "not a url"})), "captcha_url");
+        assert_eq!(bad(json!({"page_url": " "})), "page_url");
+        assert_eq!(bad(json!({"cookie": ""})), "cookie");
+        assert_eq!(bad(json!({"user_agent": "UA\r\nX: 1"})), "user_agent");
+        assert_eq!(bad(json!({"proxy": {"type": "ftp", "host": "h", "port": 1}})), "proxy.type");
+        let mut no_proxy = full_task(decl(TaskKind::Datadome));
+        no_proxy.remove("proxy");
+        assert_eq!(Task::from_json_value(Value::Object(no_proxy)).unwrap_err().field, "proxy");
+        let rotate = json!({"type": "rotate", "body": "aGk=", "angle": 400});
+        assert_eq!(Task::from_json_value(rotate).unwrap_err().field, "angle");
+        let audio = json!({"type": "audio", "body": "aGk=", "lang": "xx"});
+        assert_eq!(Task::from_json_value(audio).unwrap_err().field, "lang");
+    }
+
+    #[test]
+    fn cookies_are_written_in_each_protocols_form() {
+        assert_eq!(cookie_pairs("cookies", "a=1; b=2;").unwrap(), vec![("a", "1"), ("b", "2")]);
+        assert_eq!(cookie_pairs("cookies", "a:1").unwrap_err().field, "cookies");
     }
 }

@@ -1,6 +1,6 @@
 //! `mtcaptcha`: MTCaptcha.
 
-use super::common::{PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT, capmonster_client, two_captcha_test};
+use super::common::{capmonster_client, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{CreateTaskDecl, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
@@ -9,12 +9,7 @@ pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Mtcaptcha,
     class: "MtCaptcha",
     summary: "MTCaptcha.",
-    fields: &[
-        SITEKEY,
-        PAGE_URL,
-        USER_AGENT,
-        PROXY,
-    ],
+    fields: &[SITEKEY, PAGE_URL, USER_AGENT, PROXY],
     answer: TOKEN,
     wire: Wire::Declared {
         v1: Some(V1Decl {
@@ -24,16 +19,14 @@ pub(super) const DECL: KindDecl = KindDecl {
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_mtcaptcha.py", "test_all_params"),
         }),
-        create_task: &[
-            CreateTaskDecl {
-                dialect: Dialect::CapMonster,
-                proxyless: Some("MTCaptchaTask"),
-                proxied: Some("MTCaptchaTask"),
-                params: &[("page_url", "websiteURL"), ("sitekey", "websiteKey"), ("user_agent", "userAgent")],
-                fixed: &[],
-                requires: &[],
-                source: capmonster_client("capmonstercloud_client/requests/MTCaptchaRequest.py"),
-            },
-        ],
+        create_task: &[CreateTaskDecl {
+            dialect: Dialect::CapMonster,
+            proxyless: Some("MTCaptchaTask"),
+            proxied: Some("MTCaptchaTask"),
+            params: &[("page_url", "websiteURL"), ("sitekey", "websiteKey"), ("user_agent", "userAgent")],
+            fixed: &[],
+            requires: &[],
+            source: capmonster_client("capmonstercloud_client/requests/MTCaptchaRequest.py"),
+        }],
     },
 };

@@ -1,6 +1,6 @@
 //! `prosopo`: Prosopo Procaptcha.
 
-use super::common::{PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, capmonster_client, two_captcha_test};
+use super::common::{capmonster_client, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
 use super::decl::{CreateTaskDecl, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
@@ -9,11 +9,7 @@ pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Prosopo,
     class: "Prosopo",
     summary: "Prosopo Procaptcha.",
-    fields: &[
-        SITEKEY,
-        PAGE_URL,
-        PROXY,
-    ],
+    fields: &[SITEKEY, PAGE_URL, PROXY],
     answer: TOKEN,
     wire: Wire::Declared {
         v1: Some(V1Decl {
@@ -23,16 +19,14 @@ pub(super) const DECL: KindDecl = KindDecl {
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_prosopo.py", "test_all_params"),
         }),
-        create_task: &[
-            CreateTaskDecl {
-                dialect: Dialect::CapMonster,
-                proxyless: Some("ProsopoTask"),
-                proxied: Some("ProsopoTask"),
-                params: &[("page_url", "websiteURL"), ("sitekey", "websiteKey")],
-                fixed: &[],
-                requires: &[],
-                source: capmonster_client("capmonstercloud_client/requests/ProsopoTaskRequest.py"),
-            },
-        ],
+        create_task: &[CreateTaskDecl {
+            dialect: Dialect::CapMonster,
+            proxyless: Some("ProsopoTask"),
+            proxied: Some("ProsopoTask"),
+            params: &[("page_url", "websiteURL"), ("sitekey", "websiteKey")],
+            fixed: &[],
+            requires: &[],
+            source: capmonster_client("capmonstercloud_client/requests/ProsopoTaskRequest.py"),
+        }],
     },
 };

@@ -1,6 +1,6 @@
 //! `raw`: the escape hatch, sent as given (coded wire form).
 
-use super::common::{opt, TEXT};
+use super::common::{opt, ALL_PRESETS, TEXT};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
@@ -14,5 +14,5 @@ pub(super) const DECL: KindDecl = KindDecl {
         opt("task", FieldType::Object, "A createTask `task` object, with its `type`."),
     ],
     answer: TEXT,
-    wire: Wire::Coded,
+    wire: Wire::Coded { services: ALL_PRESETS },
 };

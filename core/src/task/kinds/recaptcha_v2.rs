@@ -1,6 +1,6 @@
 //! `recaptcha_v2`: reCAPTCHA v2, checkbox or invisible, optionally Enterprise (coded wire form).
 
-use super::common::{opt, PAGE_URL, PROXY, SITEKEY, TOKEN, USER_AGENT};
+use super::common::{opt, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, TOKEN, USER_AGENT};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
@@ -21,5 +21,5 @@ pub(super) const DECL: KindDecl = KindDecl {
         opt("action", FieldType::Key, "The widget's action, where the site sets one."),
     ],
     answer: TOKEN,
-    wire: Wire::Coded,
+    wire: Wire::Coded { services: ALL_PRESETS },
 };

@@ -1,6 +1,6 @@
 //! `recaptcha_v3`: score-based reCAPTCHA v3 (coded wire form: score queues).
 
-use super::common::{opt, PAGE_URL, SITEKEY, TOKEN};
+use super::common::{opt, ALL_PRESETS, PAGE_URL, SITEKEY, TOKEN};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
@@ -17,5 +17,5 @@ pub(super) const DECL: KindDecl = KindDecl {
         opt("domain", FieldType::Choice(&["google.com", "recaptcha.net"]), "`google.com` or `recaptcha.net`."),
     ],
     answer: TOKEN,
-    wire: Wire::Coded,
+    wire: Wire::Coded { services: ALL_PRESETS },
 };

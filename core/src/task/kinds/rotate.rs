@@ -1,6 +1,6 @@
 //! `rotate`: Rotate an image upright: the angle to turn it by.
 
-use super::common::{BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA, opt, two_captcha_test};
+use super::common::{opt, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -15,13 +15,23 @@ pub(super) const DECL: KindDecl = KindDecl {
         TEXT_INSTRUCTIONS,
         IMG_INSTRUCTIONS,
     ],
-    answer: &[
-        AnswerDecl { name: "angle", ty: AnswerType::Number, keys: &["rotate"], required: true, doc: "The angle, in degrees." },
-    ],
+    answer: &[AnswerDecl {
+        name: "angle",
+        ty: AnswerType::Number,
+        keys: &["rotate"],
+        required: true,
+        doc: "The angle, in degrees.",
+    }],
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "rotatecaptcha",
-            params: &[("body", "body"), ("angle", "angle"), ("lang", "lang"), ("textinstructions", "textinstructions"), ("imginstructions", "imginstructions")],
+            params: &[
+                ("body", "body"),
+                ("angle", "angle"),
+                ("lang", "lang"),
+                ("textinstructions", "textinstructions"),
+                ("imginstructions", "imginstructions"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_rotate.py", "test_all_params"),

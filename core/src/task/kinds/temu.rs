@@ -1,6 +1,6 @@
 //! `temu`: Temu's puzzle: the background image and its three pieces.
 
-use super::common::{BODY, TWO_CAPTCHA, req, two_captcha_test};
+use super::common::{req, two_captcha_test, BODY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -14,9 +14,13 @@ pub(super) const DECL: KindDecl = KindDecl {
         req("part2", FieldType::Image, "The second piece, base64."),
         req("part3", FieldType::Image, "The third piece, base64."),
     ],
-    answer: &[
-        AnswerDecl { name: "points", ty: AnswerType::Points, keys: &[], required: true, doc: "Where each piece goes." },
-    ],
+    answer: &[AnswerDecl {
+        name: "points",
+        ty: AnswerType::Points,
+        keys: &[],
+        required: true,
+        doc: "Where each piece goes.",
+    }],
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "temuimage",

@@ -10,5 +10,5 @@ pub(super) const DECL: KindDecl = KindDecl {
     summary: "A text question a worker answers (\"Is today Monday?\"), at most 140 characters.",
     fields: &[req("text", FieldType::Text, "The question, as the site shows it."), LANG],
     answer: TEXT,
-    wire: Wire::Coded,
+    wire: Wire::Coded { services: &["captchaai", "2captcha", "rucaptcha", "2captcha-v2"] },
 };

@@ -1,6 +1,6 @@
 //! `turnstile`: Cloudflare Turnstile (coded wire form).
 
-use super::common::{opt, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
+use super::common::{opt, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldDecl, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
@@ -27,5 +27,5 @@ pub(super) const DECL: KindDecl = KindDecl {
             doc: "The user agent the token is bound to, where the service says.",
         },
     ],
-    wire: Wire::Coded,
+    wire: Wire::Coded { services: ALL_PRESETS },
 };

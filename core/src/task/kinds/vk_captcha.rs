@@ -1,6 +1,6 @@
 //! `vk_captcha`: VK's captcha (`not_robot_captcha`), through your proxy and user agent.
 
-use super::common::{PROXY_REQUIRED, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED, req, two_captcha_test};
+use super::common::{req, two_captcha_test, PROXY_REQUIRED, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

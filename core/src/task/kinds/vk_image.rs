@@ -1,6 +1,6 @@
 //! `vk_image`: VK's image captcha: the steps of the slider.
 
-use super::common::{BODY, TEXT, TWO_CAPTCHA, req, two_captcha_test};
+use super::common::{req, two_captcha_test, BODY, TEXT, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -8,10 +8,7 @@ pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::VkImage,
     class: "VkImage",
     summary: "VK's image captcha: the steps of the slider.",
-    fields: &[
-        BODY,
-        req("steps", FieldType::Token, "The `steps` array of the captcha, as JSON text."),
-    ],
+    fields: &[BODY, req("steps", FieldType::Token, "The `steps` array of the captcha, as JSON text.")],
     answer: TEXT,
     wire: Wire::Declared {
         v1: Some(V1Decl {

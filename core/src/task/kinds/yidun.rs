@@ -1,6 +1,8 @@
 //! `yidun`: NetEase Yidun.
 
-use super::common::{PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT, capmonster_client, opt, two_captcha_test};
+use super::common::{
+    capmonster_client, opt, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT,
+};
 use super::decl::{CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
@@ -24,21 +26,29 @@ pub(super) const DECL: KindDecl = KindDecl {
     wire: Wire::Declared {
         v1: Some(V1Decl {
             method: "yidun",
-            params: &[("sitekey", "sitekey"), ("page_url", "pageurl"), ("yidun_get_lib", "yidun_get_lib"), ("yidun_api_server_subdomain", "yidun_api_server_subdomain"), ("challenge", "challenge"), ("hcg", "hcg"), ("hct", "hct"), ("user_agent", "useragent"), ("proxy", "proxy")],
+            params: &[
+                ("sitekey", "sitekey"),
+                ("page_url", "pageurl"),
+                ("yidun_get_lib", "yidun_get_lib"),
+                ("yidun_api_server_subdomain", "yidun_api_server_subdomain"),
+                ("challenge", "challenge"),
+                ("hcg", "hcg"),
+                ("hct", "hct"),
+                ("user_agent", "useragent"),
+                ("proxy", "proxy"),
+            ],
             fixed: &[],
             services: TWO_CAPTCHA,
             source: two_captcha_test("tests/sync/test_yidun.py", "test_all_params"),
         }),
-        create_task: &[
-            CreateTaskDecl {
-                dialect: Dialect::CapMonster,
-                proxyless: Some("YidunTask"),
-                proxied: Some("YidunTask"),
-                params: &[("page_url", "websiteURL"), ("sitekey", "websiteKey"), ("user_agent", "userAgent")],
-                fixed: &[],
-                requires: &[],
-                source: capmonster_client("capmonstercloud_client/requests/YidunRequest.py"),
-            },
-        ],
+        create_task: &[CreateTaskDecl {
+            dialect: Dialect::CapMonster,
+            proxyless: Some("YidunTask"),
+            proxied: Some("YidunTask"),
+            params: &[("page_url", "websiteURL"), ("sitekey", "websiteKey"), ("user_agent", "userAgent")],
+            fixed: &[],
+            requires: &[],
+            source: capmonster_client("capmonstercloud_client/requests/YidunRequest.py"),
+        }],
     },
 };
