@@ -985,6 +985,8 @@ export interface Solution {
   provider?: string;
   /** What it cost: as the provider reported it, else the configured `price`. */
   cost?: number;
+  /** The answer's values by the names its kind declares (`cookie`, `points`…): see the `…Answer` types. */
+  answer?: Record<string, unknown>;
 }
 
 /** One finished task of a batch (`solveStream`, `solveMany`). */

@@ -208,6 +208,7 @@ fn engine_types_round_trip() {
         provider_task_id: Some("7".into()),
         provider: Some("anti-captcha".into()),
         cost: Some(0.0007),
+        answer: serde_json::json!({"token": "03AGdBq2"}).as_object().cloned().unwrap(),
     });
     round_trip(&Solution::text("abc"));
     round_trip(&sample_task("k", "https://a.example/"));

@@ -366,7 +366,7 @@ fn solution(value: Value, fields: serde_json::Map<String, Value>, id: &str) -> S
         other => (other.to_string(), fields),
     };
     // The v1 API does not report a task's cost (`action=get`); the configured price applies.
-    Solution { text, fields, provider_task_id: Some(id.to_string()), provider: None, cost: None }
+    Solution { fields, provider_task_id: Some(id.to_string()), ..Solution::text(text) }
 }
 
 pub(super) fn parse_poll(p: &Provider, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
@@ -439,13 +439,7 @@ fn parse_batch(p: &Provider, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
                     TaskPoll::Failed(p.classify(part))
                 }
             } else {
-                TaskPoll::Ready(Solution {
-                    text: (*part).to_string(),
-                    fields: serde_json::Map::new(),
-                    provider_task_id: Some((*id).to_string()),
-                    provider: None,
-                    cost: None,
-                })
+                TaskPoll::Ready(Solution { provider_task_id: Some((*id).to_string()), ..Solution::text(*part) })
             }
         })
         .collect();

@@ -401,6 +401,11 @@ impl FromJson for Task {
 deserialize_from_json!(TaskKind, Task);
 
 impl Task {
+    /// The declaration of the task's kind.
+    pub fn kind_decl(&self) -> &'static kinds::KindDecl {
+        kinds::decl(self.kind())
+    }
+
     pub fn kind(&self) -> TaskKind {
         match self {
             Task::Image(_) => TaskKind::Image,

@@ -16,8 +16,10 @@ pub fn typed(decl: &KindDecl, solution: &Solution) -> Result<Map<String, Value>,
             Some(Value::String(solution.text.clone()))
         } else {
             a.keys.iter().find_map(|k| lookup(&solution.fields, k)).cloned().or_else(|| {
-                // A one-value answer the provider sent as plain text (2captcha's v1 answers).
-                (decl.answer.len() == 1 && !solution.text.is_empty()).then(|| Value::String(solution.text.clone()))
+                // The one required value, which the provider sent as plain text (2captcha's v1
+                // answers, such as AWS WAF's cookie).
+                let only_required = a.required && decl.answer.iter().filter(|x| x.required).count() == 1;
+                (only_required && !solution.text.is_empty()).then(|| Value::String(solution.text.clone()))
             })
         };
         let value = raw.and_then(|v| convert(a.ty, v));
