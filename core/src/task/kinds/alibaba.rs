@@ -1,13 +1,13 @@
 //! `alibaba`: Alibaba Cloud (Aliyun) captcha.
 
-use super::common::{opt, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
+use super::common::{strip, opt, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Alibaba,
-    class: "Alibaba",
-    summary: "Alibaba Cloud (Aliyun) captcha.",
+    class: strip("Alibaba"),
+    summary: strip("Alibaba Cloud (Aliyun) captcha."),
     fields: &[
         PAGE_URL,
         req("scene_id", FieldType::Key, "The widget's `SceneId`."),

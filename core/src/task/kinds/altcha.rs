@@ -1,13 +1,13 @@
 //! `altcha`: ALTCHA proof of work: its challenge as JSON, or the URL it is fetched from.
 
-use super::common::{opt, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
+use super::common::{strip, opt, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Altcha,
-    class: "Altcha",
-    summary: "ALTCHA proof of work: its challenge as JSON, or the URL it is fetched from.",
+    class: strip("Altcha"),
+    summary: strip("ALTCHA proof of work: its challenge as JSON, or the URL it is fetched from."),
     fields: &[
         PAGE_URL,
         opt("challenge_json", FieldType::Token, "The challenge object, as JSON text."),

@@ -1,14 +1,14 @@
 //! `amazon_waf`: Amazon AWS WAF: the `aws-waf-token` cookie from `window.gokuProps` (`key`, `iv`, `context`).
 
-use super::common::{capmonster_client, opt, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
+use super::common::{strip, capmonster_client, opt, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, Source, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::AmazonWaf,
-    class: "AmazonWaf",
-    summary: "Amazon AWS WAF: the `aws-waf-token` cookie from `window.gokuProps` (`key`, `iv`, `context`).",
+    class: strip("AmazonWaf"),
+    summary: strip("Amazon AWS WAF: the `aws-waf-token` cookie from `window.gokuProps` (`key`, `iv`, `context`)."),
     fields: &[
         req("sitekey", FieldType::Token, "The `key` of `window.gokuProps`."),
         PAGE_URL,
@@ -24,14 +24,14 @@ pub(super) const DECL: KindDecl = KindDecl {
             ty: AnswerType::Text,
             keys: &["existing_token", "cookie", "cookies.aws-waf-token", "token"],
             required: true,
-            doc: "The `aws-waf-token` cookie's value.",
+            doc: strip("The `aws-waf-token` cookie's value."),
         },
         AnswerDecl {
             name: "captcha_voucher",
             ty: AnswerType::Text,
             keys: &["captcha_voucher"],
             required: false,
-            doc: "2captcha's `captcha_voucher`, where given.",
+            doc: strip("2captcha's `captcha_voucher`, where given."),
         },
     ],
     wire: Wire::Declared {
@@ -65,7 +65,7 @@ pub(super) const DECL: KindDecl = KindDecl {
                 ],
                 fixed: &[],
                 requires: &[],
-                source: Source::Doc("https://anti-captcha.com/apidoc/task-types/AmazonTaskProxyless"),
+                source: Source::Doc(strip("https://anti-captcha.com/apidoc/task-types/AmazonTaskProxyless")),
             },
             CreateTaskDecl {
                 dialect: Dialect::CapSolver,
@@ -80,7 +80,7 @@ pub(super) const DECL: KindDecl = KindDecl {
                 ],
                 fixed: &[],
                 requires: &[],
-                source: Source::Doc("https://docs.capsolver.com/guide/captcha/awsWaf"),
+                source: Source::Doc(strip("https://docs.capsolver.com/guide/captcha/awsWaf")),
             },
             CreateTaskDecl {
                 dialect: Dialect::CapMonster,

@@ -52,7 +52,7 @@ fn convert(ty: AnswerType, value: Value) -> Option<Value> {
         (AnswerType::Number, Value::Number(n)) => Some(Value::Number(n)),
         (AnswerType::Number, Value::String(s)) => {
             let digits = s.trim().trim_start_matches("rotate:").trim_start_matches("angle=");
-            digits.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)
+            crate::float_text::parse_float(digits).and_then(serde_json::Number::from_f64).map(Value::Number)
         }
         (AnswerType::Points, v) => points(&v).map(Value::Array),
         (AnswerType::Object, v @ Value::Object(_)) => Some(v),
@@ -79,8 +79,9 @@ fn points(value: &Value) -> Option<Vec<Value>> {
                     let mut y = None;
                     for kv in part.split(',') {
                         match kv.trim().split_once('=') {
-                            Some(("x", v)) => x = v.trim().parse().ok(),
-                            Some(("y", v)) => y = v.trim().parse().ok(),
+                            // The core's float reader: std's brings its own tables into the .wasm.
+                            Some(("x", v)) => x = crate::float_text::parse_float(v.trim()),
+                            Some(("y", v)) => y = crate::float_text::parse_float(v.trim()),
                             _ => {}
                         }
                     }

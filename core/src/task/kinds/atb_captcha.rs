@@ -1,13 +1,13 @@
 //! `atb_captcha`: atbCAPTCHA (aisecurius).
 
-use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
+use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::AtbCaptcha,
-    class: "AtbCaptcha",
-    summary: "atbCAPTCHA (aisecurius).",
+    class: strip("AtbCaptcha"),
+    summary: strip("atbCAPTCHA (aisecurius)."),
     fields: &[
         req("app_id", FieldType::Key, "The widget's `appId`."),
         req("api_server", FieldType::Url, "The widget's `apiServer`."),

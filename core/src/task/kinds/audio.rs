@@ -1,13 +1,13 @@
 //! `audio`: An audio CAPTCHA: the words in an mp3 clip.
 
-use super::common::{req, TEXT, TWO_CAPTCHA};
+use super::common::{strip, req, TEXT, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, Source, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Audio,
-    class: "AudioTask",
-    summary: "An audio CAPTCHA: the words in an mp3 clip.",
+    class: strip("AudioTask"),
+    summary: strip("An audio CAPTCHA: the words in an mp3 clip."),
     fields: &[
         req("body", FieldType::Image, "The clip (mp3), base64."),
         req("lang", FieldType::Choice(&["en", "ru", "de", "el", "pt", "fr"]), "The clip's language."),
@@ -19,7 +19,7 @@ pub(super) const DECL: KindDecl = KindDecl {
             params: &[("body", "body"), ("lang", "lang")],
             fixed: &[],
             services: TWO_CAPTCHA,
-            source: Source::Client { repo: "2captcha/2captcha-python", file: "twocaptcha/solver.py", test: None },
+            source: Source::Client { repo: strip("2captcha/2captcha-python"), file: strip("twocaptcha/solver.py"), test: None },
         }),
         create_task: &[],
     },

@@ -1,14 +1,14 @@
 //! `basilisk`: Basilisk (FaucetPay's captcha).
 
-use super::common::{capmonster_client, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT};
+use super::common::{strip, capmonster_client, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{CreateTaskDecl, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Basilisk,
-    class: "Basilisk",
-    summary: "Basilisk (FaucetPay's captcha).",
+    class: strip("Basilisk"),
+    summary: strip("Basilisk (FaucetPay's captcha)."),
     fields: &[SITEKEY, PAGE_URL, USER_AGENT, PROXY],
     answer: TOKEN,
     wire: Wire::Declared {

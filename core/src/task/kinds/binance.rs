@@ -1,14 +1,14 @@
 //! `binance`: Binance's captcha, by its `bizId` and `validateId`.
 
-use super::common::{capmonster_client, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
+use super::common::{strip, capmonster_client, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Binance,
-    class: "Binance",
-    summary: "Binance's captcha, by its `bizId` and `validateId`.",
+    class: strip("Binance"),
+    summary: strip("Binance's captcha, by its `bizId` and `validateId`."),
     fields: &[
         req("sitekey", FieldType::Key, "The `bizId` (e.g. `register`)."),
         PAGE_URL,

@@ -1,13 +1,13 @@
 //! `canvas`: Draw around an object on an image (a bounding line), as the instructions ask.
 
-use super::common::{opt, req, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TWO_CAPTCHA};
+use super::common::{strip, opt, req, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Canvas,
-    class: "CanvasTask",
-    summary: "Draw around an object on an image (a bounding line), as the instructions ask.",
+    class: strip("CanvasTask"),
+    summary: strip("Draw around an object on an image (a bounding line), as the instructions ask."),
     fields: &[
         BODY,
         req("textinstructions", FieldType::Text, "Instructions shown to the worker."),
@@ -20,7 +20,7 @@ pub(super) const DECL: KindDecl = KindDecl {
         ty: AnswerType::Points,
         keys: &["coordinates"],
         required: true,
-        doc: "The line's points.",
+        doc: strip("The line's points."),
     }],
     wire: Wire::Declared {
         v1: Some(V1Decl {

@@ -1,13 +1,13 @@
 //! `captchafox`: CaptchaFox, through your proxy and user agent.
 
-use super::common::{two_captcha_test, PAGE_URL, PROXY_REQUIRED, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
+use super::common::{strip, two_captcha_test, PAGE_URL, PROXY_REQUIRED, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
 use super::decl::{KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Captchafox,
-    class: "CaptchaFox",
-    summary: "CaptchaFox, through your proxy and user agent.",
+    class: strip("CaptchaFox"),
+    summary: strip("CaptchaFox, through your proxy and user agent."),
     fields: &[SITEKEY, PAGE_URL, USER_AGENT_REQUIRED, PROXY_REQUIRED],
     answer: TOKEN,
     wire: Wire::Declared {

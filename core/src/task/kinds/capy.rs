@@ -1,13 +1,13 @@
 //! `capy`: Capy puzzle.
 
-use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
+use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Capy,
-    class: "Capy",
-    summary: "Capy puzzle.",
+    class: strip("Capy"),
+    summary: strip("Capy puzzle."),
     fields: &[req("sitekey", FieldType::Key, "The `captchakey` of the page."), PAGE_URL, PROXY],
     answer: &[
         AnswerDecl {
@@ -15,16 +15,16 @@ pub(super) const DECL: KindDecl = KindDecl {
             ty: AnswerType::Text,
             keys: &["captchakey"],
             required: true,
-            doc: "`captchakey`.",
+            doc: strip("`captchakey`."),
         },
         AnswerDecl {
             name: "challengekey",
             ty: AnswerType::Text,
             keys: &["challengekey"],
             required: true,
-            doc: "`challengekey`.",
+            doc: strip("`challengekey`."),
         },
-        AnswerDecl { name: "answer", ty: AnswerType::Text, keys: &["answer"], required: true, doc: "`answer`." },
+        AnswerDecl { name: "answer", ty: AnswerType::Text, keys: &["answer"], required: true, doc: strip("`answer`.") },
     ],
     wire: Wire::Declared {
         v1: Some(V1Decl {

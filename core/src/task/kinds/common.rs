@@ -3,12 +3,22 @@
 
 use super::decl::{AnswerDecl, AnswerType, FieldDecl, FieldType, Source};
 
+/// `text` outside the browser build, empty in it: the kinds' descriptions and sources are for
+/// the generated files and documents, and the `.wasm` has no use for them.
+pub(super) const fn strip(text: &'static str) -> &'static str {
+    if cfg!(target_arch = "wasm32") {
+        ""
+    } else {
+        text
+    }
+}
+
 pub(super) const fn req(name: &'static str, ty: FieldType, doc: &'static str) -> FieldDecl {
-    FieldDecl { name, js: None, ty, required: true, doc }
+    FieldDecl { name, js: None, ty, required: true, doc: strip(doc) }
 }
 
 pub(super) const fn opt(name: &'static str, ty: FieldType, doc: &'static str) -> FieldDecl {
-    FieldDecl { name, js: None, ty, required: false, doc }
+    FieldDecl { name, js: None, ty, required: false, doc: strip(doc) }
 }
 
 pub(super) const PAGE_URL: FieldDecl = req("page_url", FieldType::Url, "The page the challenge is on.");
@@ -34,7 +44,7 @@ pub(super) const TOKEN: &[AnswerDecl] = &[AnswerDecl {
     ty: AnswerType::Text,
     keys: &[],
     required: true,
-    doc: "The token to submit with the form.",
+    doc: strip("The token to submit with the form."),
 }];
 
 /// The answer of a recognition kind: the text.
@@ -43,7 +53,7 @@ pub(super) const TEXT: &[AnswerDecl] = &[AnswerDecl {
     ty: AnswerType::Text,
     keys: &[],
     required: true,
-    doc: "The answer as the worker typed it.",
+    doc: strip("The answer as the worker typed it."),
 }];
 
 /// Every preset (`provider::PRESETS`).
@@ -56,10 +66,10 @@ pub(super) const TWO_CAPTCHA: &[&str] = &["2captcha", "rucaptcha"];
 
 /// A test of the official 2captcha Python client that sends the method's parameters.
 pub(super) const fn two_captcha_test(file: &'static str, test: &'static str) -> Source {
-    Source::Client { repo: "2captcha/2captcha-python", file, test: Some(test) }
+    Source::Client { repo: strip("2captcha/2captcha-python"), file: strip(file), test: Some(strip(test)) }
 }
 
 /// A request class of the official CapMonster Cloud Python client.
 pub(super) const fn capmonster_client(file: &'static str) -> Source {
-    Source::Client { repo: "ZennoLab/capmonstercloud-client-python", file, test: None }
+    Source::Client { repo: strip("ZennoLab/capmonstercloud-client-python"), file: strip(file), test: None }
 }

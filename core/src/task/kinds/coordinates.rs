@@ -1,21 +1,21 @@
 //! `coordinates`: Click points on an image, as the instructions ask.
 
-use super::common::{two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
+use super::common::{strip, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, KindDecl, Source, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Coordinates,
-    class: "CoordinatesTask",
-    summary: "Click points on an image, as the instructions ask.",
+    class: strip("CoordinatesTask"),
+    summary: strip("Click points on an image, as the instructions ask."),
     fields: &[BODY, LANG, TEXT_INSTRUCTIONS, IMG_INSTRUCTIONS],
     answer: &[AnswerDecl {
         name: "points",
         ty: AnswerType::Points,
         keys: &["coordinates"],
         required: true,
-        doc: "The points, `[{x, y}, ...]`, in image pixels.",
+        doc: strip("The points, `[{x, y}, ...]`, in image pixels."),
     }],
     wire: Wire::Declared {
         v1: Some(V1Decl {
@@ -37,7 +37,7 @@ pub(super) const DECL: KindDecl = KindDecl {
             params: &[("body", "body"), ("textinstructions", "comment")],
             fixed: &[("mode", "points")],
             requires: &[],
-            source: Source::Doc("https://anti-captcha.com/apidoc/task-types/ImageToCoordinatesTask"),
+            source: Source::Doc(strip("https://anti-captcha.com/apidoc/task-types/ImageToCoordinatesTask")),
         }],
     },
 };

@@ -1,13 +1,13 @@
 //! `cutcaptcha`: CutCaptcha.
 
-use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
+use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Cutcaptcha,
-    class: "CutCaptcha",
-    summary: "CutCaptcha.",
+    class: strip("CutCaptcha"),
+    summary: strip("CutCaptcha."),
     fields: &[
         req("misery_key", FieldType::Key, "The page's `CUTCAPTCHA_MISERY_KEY`."),
         req("api_key", FieldType::Key, "The `data-apikey` of the widget."),

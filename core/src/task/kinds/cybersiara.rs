@@ -1,13 +1,13 @@
 //! `cybersiara`: CyberSiARA slider.
 
-use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
+use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Cybersiara,
-    class: "CyberSiara",
-    summary: "CyberSiARA slider.",
+    class: strip("CyberSiara"),
+    summary: strip("CyberSiARA slider."),
     fields: &[
         req(
             "master_url_id",

@@ -1,6 +1,6 @@
 //! `datadome`: DataDome's slider or interstitial: the `datadome` cookie, through your proxy and user agent.
 
-use super::common::{
+use super::common::{strip, 
     capmonster_client, opt, req, two_captcha_test, PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT_REQUIRED,
 };
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, Source, V1Decl, Wire};
@@ -9,8 +9,8 @@ use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Datadome,
-    class: "DataDome",
-    summary: "DataDome's slider or interstitial: the `datadome` cookie, through your proxy and user agent.",
+    class: strip("DataDome"),
+    summary: strip("DataDome's slider or interstitial: the `datadome` cookie, through your proxy and user agent."),
     fields: &[
         req("captcha_url", FieldType::Url, "The `src` of the captcha's iframe (its `t` must be `fe`)."),
         PAGE_URL,
@@ -23,7 +23,7 @@ pub(super) const DECL: KindDecl = KindDecl {
         ty: AnswerType::Text,
         keys: &["cookie", "cookies.datadome"],
         required: true,
-        doc: "The `datadome` cookie to send.",
+        doc: strip("The `datadome` cookie to send."),
     }],
     wire: Wire::Declared {
         v1: Some(V1Decl {
@@ -46,7 +46,7 @@ pub(super) const DECL: KindDecl = KindDecl {
                 params: &[("page_url", "websiteURL"), ("captcha_url", "captchaUrl"), ("user_agent", "userAgent")],
                 fixed: &[],
                 requires: &[],
-                source: Source::Doc("https://docs.capsolver.com/guide/captcha/datadome"),
+                source: Source::Doc(strip("https://docs.capsolver.com/guide/captcha/datadome")),
             },
             CreateTaskDecl {
                 dialect: Dialect::CapMonster,

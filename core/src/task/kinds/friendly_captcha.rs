@@ -1,13 +1,13 @@
 //! `friendly_captcha`: Friendly Captcha.
 
-use super::common::{two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
+use super::common::{strip, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
 use super::decl::{KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::FriendlyCaptcha,
-    class: "FriendlyCaptcha",
-    summary: "Friendly Captcha.",
+    class: strip("FriendlyCaptcha"),
+    summary: strip("Friendly Captcha."),
     fields: &[SITEKEY, PAGE_URL, PROXY],
     answer: TOKEN,
     wire: Wire::Declared {

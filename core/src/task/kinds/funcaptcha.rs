@@ -1,13 +1,13 @@
 //! `funcaptcha`: Arkose Labs FunCaptcha (coded wire form).
 
-use super::common::{opt, req, PAGE_URL, PROXY, TOKEN, USER_AGENT};
+use super::common::{strip, opt, req, PAGE_URL, PROXY, TOKEN, USER_AGENT};
 use super::decl::{FieldDecl, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Funcaptcha,
-    class: "FunCaptcha",
-    summary: "Arkose Labs FunCaptcha.",
+    class: strip("FunCaptcha"),
+    summary: strip("Arkose Labs FunCaptcha."),
     fields: &[
         FieldDecl { js: Some("publicKey"), ..req("publickey", FieldType::Key, "The site's public key.") },
         PAGE_URL,

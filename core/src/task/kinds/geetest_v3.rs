@@ -1,13 +1,13 @@
 //! `geetest_v3`: GeeTest v3 (coded wire form).
 
-use super::common::{opt, req, ALL_PRESETS, PAGE_URL, PROXY, USER_AGENT};
+use super::common::{strip, opt, req, ALL_PRESETS, PAGE_URL, PROXY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::GeetestV3,
-    class: "GeeTestV3",
-    summary: "GeeTest v3 (`gt` and a fresh `challenge`).",
+    class: strip("GeeTestV3"),
+    summary: strip("GeeTest v3 (`gt` and a fresh `challenge`)."),
     fields: &[
         req("gt", FieldType::Key, "The site's `gt`."),
         req("challenge", FieldType::Key, "A fresh `challenge` (each is good once)."),
@@ -22,21 +22,21 @@ pub(super) const DECL: KindDecl = KindDecl {
             ty: AnswerType::Text,
             keys: &["challenge", "geetest_challenge"],
             required: true,
-            doc: "`geetest_challenge`.",
+            doc: strip("`geetest_challenge`."),
         },
         AnswerDecl {
             name: "validate",
             ty: AnswerType::Text,
             keys: &["validate", "geetest_validate"],
             required: true,
-            doc: "`geetest_validate`.",
+            doc: strip("`geetest_validate`."),
         },
         AnswerDecl {
             name: "seccode",
             ty: AnswerType::Text,
             keys: &["seccode", "geetest_seccode"],
             required: true,
-            doc: "`geetest_seccode`.",
+            doc: strip("`geetest_seccode`."),
         },
     ],
     wire: Wire::Coded { services: ALL_PRESETS },

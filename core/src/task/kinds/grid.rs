@@ -1,13 +1,13 @@
 //! `grid`: An image grid: which cells match the instructions (reCAPTCHA-style).
 
-use super::common::{opt, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
+use super::common::{strip, opt, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Grid,
-    class: "GridTask",
-    summary: "An image grid: which cells match the instructions (reCAPTCHA-style).",
+    class: strip("GridTask"),
+    summary: strip("An image grid: which cells match the instructions (reCAPTCHA-style)."),
     fields: &[
         BODY,
         opt("rows", FieldType::Int { min: 1, max: 10 }, "Rows of the grid."),
@@ -22,7 +22,7 @@ pub(super) const DECL: KindDecl = KindDecl {
         ty: AnswerType::Text,
         keys: &[],
         required: true,
-        doc: "The matching cells, as the service lists them (`click:3/1/6`).",
+        doc: strip("The matching cells, as the service lists them (`click:3/1/6`)."),
     }],
     wire: Wire::Declared {
         v1: Some(V1Decl {

@@ -1,13 +1,13 @@
 //! `hcaptcha`: hCaptcha (coded wire form). Most services now refuse it; their refusal is terminal.
 
-use super::common::{opt, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
+use super::common::{strip, opt, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Hcaptcha,
-    class: "HCaptcha",
-    summary: "hCaptcha. Most services now refuse it; their refusal is a terminal error.",
+    class: strip("HCaptcha"),
+    summary: strip("hCaptcha. Most services now refuse it; their refusal is a terminal error."),
     fields: &[
         SITEKEY,
         PAGE_URL,
@@ -17,20 +17,20 @@ pub(super) const DECL: KindDecl = KindDecl {
         PROXY,
     ],
     answer: &[
-        AnswerDecl { name: "token", ty: AnswerType::Text, keys: &[], required: true, doc: "The token." },
+        AnswerDecl { name: "token", ty: AnswerType::Text, keys: &[], required: true, doc: strip("The token.") },
         AnswerDecl {
             name: "resp_key",
             ty: AnswerType::Text,
             keys: &["respKey"],
             required: false,
-            doc: "`respKey`, where the service gives it.",
+            doc: strip("`respKey`, where the service gives it."),
         },
         AnswerDecl {
             name: "user_agent",
             ty: AnswerType::Text,
             keys: &["userAgent", "useragent"],
             required: false,
-            doc: "The user agent the token is bound to.",
+            doc: strip("The user agent the token is bound to."),
         },
     ],
     wire: Wire::Coded {

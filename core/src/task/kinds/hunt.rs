@@ -1,13 +1,13 @@
 //! `hunt`: HUMAN (HUNT) challenge.
 
-use super::common::{opt, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
+use super::common::{strip, opt, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Hunt,
-    class: "Hunt",
-    summary: "HUMAN (HUNT) challenge.",
+    class: strip("Hunt"),
+    summary: strip("HUMAN (HUNT) challenge."),
     fields: &[
         PAGE_URL,
         req("api_get_lib", FieldType::Url, "The `api.js` URL of the page."),

@@ -1,13 +1,13 @@
 //! `image`: text recognition from an image (the wire form is coded in `provider::v1` and `provider::dialect`).
 
-use super::common::{opt, ALL_PRESETS, BODY, IMG_INSTRUCTIONS, LANG, TEXT, TEXT_INSTRUCTIONS};
+use super::common::{strip, opt, ALL_PRESETS, BODY, IMG_INSTRUCTIONS, LANG, TEXT, TEXT_INSTRUCTIONS};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Image,
-    class: "ImageTask",
-    summary: "A normal image CAPTCHA: recognise the text in `body`.",
+    class: strip("ImageTask"),
+    summary: strip("A normal image CAPTCHA: recognise the text in `body`."),
     fields: &[
         BODY,
         opt("phrase", FieldType::Flag, "The answer contains at least two words."),

@@ -1,13 +1,13 @@
 //! `keycaptcha`: KeyCaptcha, by the page's four `s_s_c_*` values.
 
-use super::common::{req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
+use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Keycaptcha,
-    class: "KeyCaptcha",
-    summary: "KeyCaptcha, by the page's four `s_s_c_*` values.",
+    class: strip("KeyCaptcha"),
+    summary: strip("KeyCaptcha, by the page's four `s_s_c_*` values."),
     fields: &[
         req("s_s_c_user_id", FieldType::Int { min: 0, max: u64::MAX }, "`s_s_c_user_id`, a number."),
         req("s_s_c_session_id", FieldType::Key, "`s_s_c_session_id`."),

@@ -1,13 +1,13 @@
 //! `lemin`: Lemin cropped captcha.
 
-use super::common::{opt, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
+use super::common::{strip, opt, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Lemin,
-    class: "Lemin",
-    summary: "Lemin cropped captcha.",
+    class: strip("Lemin"),
+    summary: strip("Lemin cropped captcha."),
     fields: &[
         req("captcha_id", FieldType::Key, "The captcha's id."),
         req("div_id", FieldType::Key, "The id of the widget's `div`."),
@@ -16,13 +16,13 @@ pub(super) const DECL: KindDecl = KindDecl {
         PROXY,
     ],
     answer: &[
-        AnswerDecl { name: "answer", ty: AnswerType::Text, keys: &["answer"], required: true, doc: "`answer`." },
+        AnswerDecl { name: "answer", ty: AnswerType::Text, keys: &["answer"], required: true, doc: strip("`answer`.") },
         AnswerDecl {
             name: "challenge_id",
             ty: AnswerType::Text,
             keys: &["challenge_id"],
             required: true,
-            doc: "`challenge_id`.",
+            doc: strip("`challenge_id`."),
         },
     ],
     wire: Wire::Declared {

@@ -1,14 +1,14 @@
 //! `mtcaptcha`: MTCaptcha.
 
-use super::common::{capmonster_client, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT};
+use super::common::{strip, capmonster_client, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{CreateTaskDecl, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Mtcaptcha,
-    class: "MtCaptcha",
-    summary: "MTCaptcha.",
+    class: strip("MtCaptcha"),
+    summary: strip("MTCaptcha."),
     fields: &[SITEKEY, PAGE_URL, USER_AGENT, PROXY],
     answer: TOKEN,
     wire: Wire::Declared {

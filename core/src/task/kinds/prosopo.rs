@@ -1,14 +1,14 @@
 //! `prosopo`: Prosopo Procaptcha.
 
-use super::common::{capmonster_client, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
+use super::common::{strip, capmonster_client, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
 use super::decl::{CreateTaskDecl, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Prosopo,
-    class: "Prosopo",
-    summary: "Prosopo Procaptcha.",
+    class: strip("Prosopo"),
+    summary: strip("Prosopo Procaptcha."),
     fields: &[SITEKEY, PAGE_URL, PROXY],
     answer: TOKEN,
     wire: Wire::Declared {

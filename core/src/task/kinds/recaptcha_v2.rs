@@ -1,13 +1,13 @@
 //! `recaptcha_v2`: reCAPTCHA v2, checkbox or invisible, optionally Enterprise (coded wire form).
 
-use super::common::{opt, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, TOKEN, USER_AGENT};
+use super::common::{strip, opt, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, TOKEN, USER_AGENT};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::RecaptchaV2,
-    class: "RecaptchaV2",
-    summary: "reCAPTCHA v2 (checkbox or invisible, optionally Enterprise).",
+    class: strip("RecaptchaV2"),
+    summary: strip("reCAPTCHA v2 (checkbox or invisible, optionally Enterprise)."),
     fields: &[
         SITEKEY,
         PAGE_URL,

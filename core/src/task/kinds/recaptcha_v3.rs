@@ -1,13 +1,13 @@
 //! `recaptcha_v3`: score-based reCAPTCHA v3 (coded wire form: score queues).
 
-use super::common::{opt, ALL_PRESETS, PAGE_URL, SITEKEY, TOKEN};
+use super::common::{strip, opt, ALL_PRESETS, PAGE_URL, SITEKEY, TOKEN};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::RecaptchaV3,
-    class: "RecaptchaV3",
-    summary: "reCAPTCHA v3 (score based).",
+    class: strip("RecaptchaV3"),
+    summary: strip("reCAPTCHA v3 (score based)."),
     fields: &[
         SITEKEY,
         PAGE_URL,

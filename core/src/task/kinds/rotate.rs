@@ -1,13 +1,13 @@
 //! `rotate`: Rotate an image upright: the angle to turn it by.
 
-use super::common::{opt, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
+use super::common::{strip, opt, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Rotate,
-    class: "RotateTask",
-    summary: "Rotate an image upright: the angle to turn it by.",
+    class: strip("RotateTask"),
+    summary: strip("Rotate an image upright: the angle to turn it by."),
     fields: &[
         BODY,
         opt("angle", FieldType::Int { min: 1, max: 359 }, "The step of one turn, in degrees."),
@@ -20,7 +20,7 @@ pub(super) const DECL: KindDecl = KindDecl {
         ty: AnswerType::Number,
         keys: &["rotate"],
         required: true,
-        doc: "The angle, in degrees.",
+        doc: strip("The angle, in degrees."),
     }],
     wire: Wire::Declared {
         v1: Some(V1Decl {

@@ -1,13 +1,13 @@
 //! `temu`: Temu's puzzle: the background image and its three pieces.
 
-use super::common::{req, two_captcha_test, BODY, TWO_CAPTCHA};
+use super::common::{strip, req, two_captcha_test, BODY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Temu,
-    class: "TemuImage",
-    summary: "Temu's puzzle: the background image and its three pieces.",
+    class: strip("TemuImage"),
+    summary: strip("Temu's puzzle: the background image and its three pieces."),
     fields: &[
         BODY,
         req("part1", FieldType::Image, "The first piece, base64."),
@@ -19,7 +19,7 @@ pub(super) const DECL: KindDecl = KindDecl {
         ty: AnswerType::Points,
         keys: &[],
         required: true,
-        doc: "Where each piece goes.",
+        doc: strip("Where each piece goes."),
     }],
     wire: Wire::Declared {
         v1: Some(V1Decl {

@@ -1,14 +1,14 @@
 //! `tencent`: Tencent (TenDI) captcha, by its `app_id`.
 
-use super::common::{capmonster_client, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA, USER_AGENT};
+use super::common::{strip, capmonster_client, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Tencent,
-    class: "Tencent",
-    summary: "Tencent (TenDI) captcha, by its `app_id`.",
+    class: strip("Tencent"),
+    summary: strip("Tencent (TenDI) captcha, by its `app_id`."),
     fields: &[req("app_id", FieldType::Key, "The widget's `appId`."), PAGE_URL, USER_AGENT, PROXY],
     answer: &[
         AnswerDecl {
@@ -16,14 +16,14 @@ pub(super) const DECL: KindDecl = KindDecl {
             ty: AnswerType::Text,
             keys: &["ticket", "data.ticket"],
             required: true,
-            doc: "`ticket`.",
+            doc: strip("`ticket`."),
         },
         AnswerDecl {
             name: "randstr",
             ty: AnswerType::Text,
             keys: &["randstr", "data.randstr"],
             required: true,
-            doc: "`randstr`.",
+            doc: strip("`randstr`."),
         },
     ],
     wire: Wire::Declared {

@@ -1,13 +1,13 @@
 //! `tspd`: F5 TSPD (Shape) interstitial, through your proxy.
 
-use super::common::{req, two_captcha_test, PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT};
+use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Tspd,
-    class: "Tspd",
-    summary: "F5 TSPD (Shape) interstitial, through your proxy.",
+    class: strip("Tspd"),
+    summary: strip("F5 TSPD (Shape) interstitial, through your proxy."),
     fields: &[
         PAGE_URL,
         req("tspd_cookie", FieldType::Token, "The `TS...` cookies the page set, as sent."),
@@ -20,7 +20,7 @@ pub(super) const DECL: KindDecl = KindDecl {
         ty: AnswerType::Text,
         keys: &["cookie", "cookies"],
         required: true,
-        doc: "The cookies to send.",
+        doc: strip("The cookies to send."),
     }],
     wire: Wire::Declared {
         v1: Some(V1Decl {

@@ -1,13 +1,13 @@
 //! `turnstile`: Cloudflare Turnstile (coded wire form).
 
-use super::common::{opt, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
+use super::common::{strip, opt, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldDecl, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Turnstile,
-    class: "Turnstile",
-    summary: "Cloudflare Turnstile.",
+    class: strip("Turnstile"),
+    summary: strip("Cloudflare Turnstile."),
     fields: &[
         SITEKEY,
         PAGE_URL,
@@ -18,13 +18,13 @@ pub(super) const DECL: KindDecl = KindDecl {
         PROXY,
     ],
     answer: &[
-        AnswerDecl { name: "token", ty: AnswerType::Text, keys: &[], required: true, doc: "The token." },
+        AnswerDecl { name: "token", ty: AnswerType::Text, keys: &[], required: true, doc: strip("The token.") },
         AnswerDecl {
             name: "user_agent",
             ty: AnswerType::Text,
             keys: &["userAgent", "useragent"],
             required: false,
-            doc: "The user agent the token is bound to, where the service says.",
+            doc: strip("The user agent the token is bound to, where the service says."),
         },
     ],
     wire: Wire::Coded { services: ALL_PRESETS },

@@ -1,13 +1,13 @@
 //! `vk_captcha`: VK's captcha (`not_robot_captcha`), through your proxy and user agent.
 
-use super::common::{req, two_captcha_test, PROXY_REQUIRED, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
+use super::common::{strip, req, two_captcha_test, PROXY_REQUIRED, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::VkCaptcha,
-    class: "VkCaptcha",
-    summary: "VK's captcha (`not_robot_captcha`), through your proxy and user agent.",
+    class: strip("VkCaptcha"),
+    summary: strip("VK's captcha (`not_robot_captcha`), through your proxy and user agent."),
     fields: &[
         req("redirect_uri", FieldType::Url, "The `redirect_uri` of the captcha page."),
         USER_AGENT_REQUIRED,

@@ -1,13 +1,13 @@
 //! `vk_image`: VK's image captcha: the steps of the slider.
 
-use super::common::{req, two_captcha_test, BODY, TEXT, TWO_CAPTCHA};
+use super::common::{strip, req, two_captcha_test, BODY, TEXT, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::VkImage,
-    class: "VkImage",
-    summary: "VK's image captcha: the steps of the slider.",
+    class: strip("VkImage"),
+    summary: strip("VK's image captcha: the steps of the slider."),
     fields: &[BODY, req("steps", FieldType::Token, "The `steps` array of the captcha, as JSON text.")],
     answer: TEXT,
     wire: Wire::Declared {

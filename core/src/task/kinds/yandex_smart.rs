@@ -1,13 +1,13 @@
 //! `yandex_smart`: Yandex SmartCaptcha.
 
-use super::common::{two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
+use super::common::{strip, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
 use super::decl::{KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::YandexSmart,
-    class: "YandexSmart",
-    summary: "Yandex SmartCaptcha.",
+    class: strip("YandexSmart"),
+    summary: strip("Yandex SmartCaptcha."),
     fields: &[SITEKEY, PAGE_URL, PROXY],
     answer: TOKEN,
     wire: Wire::Declared {

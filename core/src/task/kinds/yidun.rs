@@ -1,6 +1,6 @@
 //! `yidun`: NetEase Yidun.
 
-use super::common::{
+use super::common::{strip, 
     capmonster_client, opt, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT,
 };
 use super::decl::{CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
@@ -9,8 +9,8 @@ use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
     kind: TaskKind::Yidun,
-    class: "Yidun",
-    summary: "NetEase Yidun.",
+    class: strip("Yidun"),
+    summary: strip("NetEase Yidun."),
     fields: &[
         SITEKEY,
         PAGE_URL,
