@@ -178,7 +178,9 @@ impl Fields {
     /// A field keyed by a task kind's name (`recaptcha_v2`), which is data, not a field name:
     /// the kind's own name is accepted in every casing, and JavaScript's camelCase spelling
     /// (`recaptchaV2`) too; both at once is an error. `None` when absent.
-    pub fn kind_key<T: FromJson>(&mut self, kind: &'static str) -> Result<Option<T>, FieldError> {
+    /// The value comes with the key it was given under, for errors about it (not generic: one
+    /// copy in the browser build).
+    pub fn kind_key(&mut self, kind: &'static str) -> Result<Option<(String, Value)>, FieldError> {
         self.known.push(kind);
         let camel = crate::json_field::camel(kind);
         let own = self.map.remove(kind);
@@ -189,7 +191,7 @@ impl Fields {
             (None, Some(v)) => (camel, v),
             (None, None) => return Ok(None),
         };
-        T::from_json(value).map(Some).map_err(|e| e.in_field(&spelled))
+        Ok(Some((spelled, value)))
     }
 
     /// The tag of an internally tagged enum (`{"kind": "fixed", ...}`): the

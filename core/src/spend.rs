@@ -95,8 +95,8 @@ impl ReadOver for Prices {
         let mut prices = self;
         let mut f = Fields::new(value)?;
         for kind in TaskKind::ALL {
-            if let Some(v) = f.kind_key::<Value>(kind.as_str())? {
-                prices.set(kind, Some(price(v).map_err(|e| e.in_field(kind.as_str()))?));
+            if let Some((spelled, v)) = f.kind_key(kind.as_str())? {
+                prices.set(kind, Some(price(v).map_err(|e| e.in_field(&spelled))?));
             }
         }
         f.finish()?;

@@ -82,8 +82,8 @@ impl ReadOver for KindMs {
         let mut table = self;
         let mut f = Fields::new(value)?;
         for kind in TaskKind::ALL {
-            if let Some(ms) = f.kind_key(kind.as_str())? {
-                table.set(kind, ms);
+            if let Some((spelled, value)) = f.kind_key(kind.as_str())? {
+                table.set(kind, u64::from_json(value).map_err(|e| e.in_field(&spelled))?);
             }
         }
         f.finish()?;

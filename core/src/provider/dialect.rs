@@ -10,8 +10,11 @@ use serde_json::{json, Map, Value};
 
 use super::Dialect;
 use crate::error::InvalidTask;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::task::kinds::{CreateTaskDecl, FieldType};
-use crate::task::{Declared, Proxy, Task};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::task::Declared;
+use crate::task::{Proxy, Task};
 
 struct Obj {
     map: Map<String, Value>,
@@ -515,6 +518,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             with_proxy(&mut o, &t.proxy);
             Ok(o.done())
         }
+        #[cfg(not(target_arch = "wasm32"))]
         Task::Declared(t) => declared_object(d, t),
         Task::Raw(t) => match &t.task {
             Some(obj) => Ok(obj.clone()),
@@ -526,18 +530,15 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The task object of a declared kind: the type for with or without a proxy, the fixed keys,
 /// then each given field under its key (a dotted key one object down).
 fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, InvalidTask> {
     let form = declared_form(d, t)?;
     let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
     let ty = ty.ok_or_else(|| {
-        let problem = if t.proxy().is_some() {
-            format!("{} solves {} tasks only without a proxy", d.as_str(), t.kind())
-        } else {
-            format!("{} solves {} tasks only through your proxy", d.as_str(), t.kind())
-        };
-        InvalidTask::new("proxy", problem)
+        let how = if t.proxy().is_some() { "without a proxy" } else { "through your proxy" };
+        InvalidTask::new("proxy", format!("{} solves {} tasks only {how}", d.as_str(), t.kind()))
     })?;
     let mut o = Obj::new(d, ty.to_string());
     for (k, v) in form.fixed {
@@ -571,26 +572,19 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
     Ok(o.done())
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
     match crate::task::kinds::create_task_form(t.kind(), d) {
         Some(Some(form)) => Ok(form),
-        _ => Err(InvalidTask::new(
-            "type",
-            format!(
-                "{} does not solve {} tasks (solved by: {})",
-                d.as_str(),
-                t.kind(),
-                crate::task::kinds::services_of(t.kind()).join(", ")
-            ),
-        )),
+        _ => Err(super::not_solved(d.as_str(), t.kind())),
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Cookies as the createTask APIs take them: `name=value; name2=value2`, the form the task
 /// holds (checked when it was read), written once more without stray spaces.
 fn create_task_cookies(cookies: &str) -> String {
-    let pairs = crate::task::kinds::cookie_pairs("cookies", cookies).unwrap_or_default();
-    pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
+    crate::task::kinds::rewrite_cookies(cookies, '=', "; ")
 }
 
 fn geetest_type(d: Dialect, proxied: bool) -> String {

@@ -379,13 +379,14 @@ pub(crate) fn unparseable(resp: &HttpResponse, what: &str) -> Failure {
     )
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The refusal of a task whose kind `p` does not solve, naming the services that do.
-pub(crate) fn not_solved(p: &Provider, kind: TaskKind) -> InvalidTask {
-    let solving = crate::task::kinds::services_of(kind);
-    let elsewhere = if solving.is_empty() { "no preset".to_string() } else { solving.join(", ") };
-    InvalidTask::new("type", format!("{} does not solve {kind} tasks (solved by: {elsewhere})", p.name()))
+pub(crate) fn not_solved(service: &str, kind: TaskKind) -> InvalidTask {
+    let solving = crate::task::kinds::services_of(kind).join(", ");
+    InvalidTask::new("type", format!("{service} does not solve {kind} tasks (solved by: {solving})"))
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The refusal of a field `service` has no place for: sending the task without it would
 /// produce answers the site rejects.
 pub(crate) fn no_equivalent(service: &str, field: &str) -> InvalidTask {

@@ -14,8 +14,11 @@ use crate::classify;
 use crate::error::InvalidTask;
 use crate::http::{HttpRequest, HttpResponse, Method, Secret};
 use crate::solution::Solution;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::task::kinds::{self, FieldType, V1Decl};
-use crate::task::{Declared, Proxy, Raw, Task};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::task::Declared;
+use crate::task::{Proxy, Raw, Task};
 
 const FORM: &str = "application/x-www-form-urlencoded";
 
@@ -65,19 +68,22 @@ fn raw_method<'t>(p: &Provider, t: &'t Raw) -> Result<&'t str, InvalidTask> {
 pub(super) fn check(p: &Provider, task: &Task) -> Result<(), InvalidTask> {
     match task {
         Task::Raw(t) => raw_method(p, t).map(drop),
+        #[cfg(not(target_arch = "wasm32"))]
         Task::Declared(t) => declared_form(p, t).map(drop),
         _ => Ok(()),
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The declared v1 form of `t`, or the refusal of a provider that does not solve its kind.
 fn declared_form(p: &Provider, t: &Declared) -> Result<&'static V1Decl, InvalidTask> {
     match kinds::v1_form(t.kind(), p) {
         Some(Some(form)) => Ok(form),
-        _ => Err(super::not_solved(p, t.kind())),
+        _ => Err(super::not_solved(p.name(), t.kind())),
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The parameters of a declared kind: the method, its fixed values, then each given field
 /// under its parameter name (a flag as `1`, cookies as `name:value;...`).
 fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), InvalidTask> {
@@ -103,12 +109,12 @@ fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), Inv
     Ok(())
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Cookies as the v1 API writes them: `name:value;name2:value2` (2captcha's `cookies`
 /// parameter, https://2captcha.com/2captcha-api#solving_recaptchav2_new). The task's cookies
 /// were checked to be `name=value` pairs when it was read.
 pub(super) fn v1_cookies(cookies: &str) -> String {
-    let pairs = kinds::cookie_pairs("cookies", cookies).unwrap_or_default();
-    pairs.iter().map(|(k, v)| format!("{k}:{v}")).collect::<Vec<_>>().join(";")
+    kinds::rewrite_cookies(cookies, ':', ";")
 }
 
 pub(super) fn submit_request(
@@ -228,6 +234,7 @@ pub(super) fn submit_request(
                 q.put(k, v);
             }
         }
+        #[cfg(not(target_arch = "wasm32"))]
         Task::Declared(t) => declared_params(p, &mut q, t)?,
     }
     q.opt("soft_id", &opts.soft_id);

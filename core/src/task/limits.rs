@@ -125,6 +125,7 @@ fn rule_of(ty: FieldType) -> Rule {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Checks one string of a declared field against its type's rule.
 pub(super) fn check_field(field: &str, text: &str, ty: FieldType) -> Result<(), InvalidTask> {
     check_text(field, text, rule_of(ty))
@@ -141,10 +142,13 @@ pub(super) fn check(task: &Task) -> Result<(), InvalidTask> {
         return Err(InvalidTask::new("task", "is not an object"));
     };
     // A declared kind's fields are held to the rules of their declared types.
+    #[cfg(not(target_arch = "wasm32"))]
     let declared = match task {
         Task::Declared(d) => Some(super::kinds::decl(d.kind())),
         _ => None,
     };
+    #[cfg(target_arch = "wasm32")]
+    let declared: Option<&super::kinds::KindDecl> = None;
     fields.iter().try_for_each(|(name, value)| {
         // The proxy's parts keep their own rules (`proxy.host`, `proxy.password`).
         let rule = declared.and_then(|d| d.field(name)).filter(|f| f.ty != FieldType::Proxy).map(|f| rule_of(f.ty));

@@ -20,6 +20,7 @@ pub mod kinds;
 mod limits;
 mod read;
 
+#[cfg(not(target_arch = "wasm32"))]
 pub use kinds::Declared;
 
 pub(crate) use limits::base64_decoded_len;
@@ -42,8 +43,10 @@ pub enum Task {
     Text(Box<TextCaptcha>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
-    /// own `type`.
+    /// own `type`. Not in the browser build (DESIGN §28: it would take the `.wasm` over its
+    /// size guard); there such a kind is sent as a raw task.
     #[serde(untagged)]
+    #[cfg(not(target_arch = "wasm32"))]
     Declared(Box<Declared>),
 }
 
@@ -418,6 +421,7 @@ impl Task {
             Task::Hcaptcha(_) => TaskKind::Hcaptcha,
             Task::Text(_) => TaskKind::Text,
             Task::Raw(_) => TaskKind::Raw,
+            #[cfg(not(target_arch = "wasm32"))]
             Task::Declared(t) => t.kind(),
         }
     }
@@ -436,6 +440,7 @@ impl Task {
             Task::Hcaptcha(t) => Some(&t.sitekey),
             Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
+            #[cfg(not(target_arch = "wasm32"))]
             Task::Declared(t) => ["sitekey", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
                 .iter()
                 .find_map(|f| t.text(f)),
@@ -454,6 +459,7 @@ impl Task {
             Task::Hcaptcha(t) => Some(&t.page_url),
             Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
+            #[cfg(not(target_arch = "wasm32"))]
             Task::Declared(t) => t.text("page_url"),
         }
     }
@@ -490,7 +496,15 @@ impl Task {
             TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
             TaskKind::Text => Task::Text(Box::new(f.text()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
+            #[cfg(not(target_arch = "wasm32"))]
             declared => Task::Declared(Box::new(Declared::read(kinds::decl(declared), &mut f)?)),
+            #[cfg(target_arch = "wasm32")]
+            declared => {
+                return Err(InvalidTask::new(
+                    "type",
+                    format!("{declared} tasks are not in the browser build; send it as a raw task"),
+                ))
+            }
         };
         f.finish()?;
         task.validate()?;
@@ -573,6 +587,7 @@ impl Task {
             Task::Text(t) => t.validate(),
             Task::Raw(t) => t.validate(),
             // Checked when read: a `Declared` holds only valid values.
+            #[cfg(not(target_arch = "wasm32"))]
             Task::Declared(_) => Ok(()),
         }
     }

@@ -1,6 +1,6 @@
 //! `altcha`: ALTCHA proof of work: its challenge as JSON, or the URL it is fetched from.
 
-use super::common::{strip, opt, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
+use super::common::{opt, strip, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `amazon_waf`: Amazon AWS WAF: the `aws-waf-token` cookie from `window.gokuProps` (`key`, `iv`, `context`).
 
-use super::common::{strip, capmonster_client, opt, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
+use super::common::{capmonster_client, opt, req, strip, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, Source, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;

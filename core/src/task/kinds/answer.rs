@@ -51,7 +51,8 @@ fn convert(ty: AnswerType, value: Value) -> Option<Value> {
         (AnswerType::Text, Value::Number(n)) => Some(Value::String(n.to_string())),
         (AnswerType::Number, Value::Number(n)) => Some(Value::Number(n)),
         (AnswerType::Number, Value::String(s)) => {
-            let digits = s.trim().trim_start_matches("rotate:").trim_start_matches("angle=");
+            let digits = s.trim();
+            let digits = digits.strip_prefix("rotate:").unwrap_or(digits);
             crate::float_text::parse_float(digits).and_then(serde_json::Number::from_f64).map(Value::Number)
         }
         (AnswerType::Points, v) => points(&v).map(Value::Array),
@@ -62,43 +63,48 @@ fn convert(ty: AnswerType, value: Value) -> Option<Value> {
 
 /// Points as `[{x, y}, ...]` from any of the forms the services send: 2captcha's text
 /// `coordinates:x=12,y=34;x=56,y=78` (also without the prefix), `[{x, y}]` or `[[x, y]]`.
+/// Written as loops: the iterator adapters' copies weighed more in the browser build.
 fn points(value: &Value) -> Option<Vec<Value>> {
-    let point = |x: f64, y: f64| {
-        let mut p = Map::new();
-        p.insert("x".into(), serde_json::Number::from_f64(x)?.into());
-        p.insert("y".into(), serde_json::Number::from_f64(y)?.into());
-        Some(Value::Object(p))
-    };
+    let mut out = Vec::new();
     match value {
         Value::String(text) => {
-            let body = text.trim().strip_prefix("coordinates:").unwrap_or(text.trim());
-            body.split(';')
-                .filter(|part| !part.trim().is_empty())
-                .map(|part| {
-                    let mut x = None;
-                    let mut y = None;
-                    for kv in part.split(',') {
-                        match kv.trim().split_once('=') {
-                            // The core's float reader: std's brings its own tables into the .wasm.
-                            Some(("x", v)) => x = crate::float_text::parse_float(v.trim()),
-                            Some(("y", v)) => y = crate::float_text::parse_float(v.trim()),
-                            _ => {}
-                        }
+            let text = text.trim();
+            for part in text.strip_prefix("coordinates:").unwrap_or(text).split(';') {
+                if part.trim().is_empty() {
+                    continue;
+                }
+                let (mut x, mut y) = (None, None);
+                for kv in part.split(',') {
+                    match kv.trim().split_once('=') {
+                        // The core's float reader: std's brings its own tables into the .wasm.
+                        Some(("x", v)) => x = crate::float_text::parse_float(v),
+                        Some(("y", v)) => y = crate::float_text::parse_float(v),
+                        _ => {}
                     }
-                    point(x?, y?)
-                })
-                .collect()
+                }
+                out.push(point(x?, y?)?);
+            }
         }
-        Value::Array(items) => items
-            .iter()
-            .map(|item| match item {
-                Value::Object(o) => point(o.get("x")?.as_f64()?, o.get("y")?.as_f64()?),
-                Value::Array(xy) if xy.len() == 2 => point(xy[0].as_f64()?, xy[1].as_f64()?),
-                _ => None,
-            })
-            .collect(),
-        _ => None,
+        Value::Array(items) => {
+            for item in items {
+                let (x, y) = match item {
+                    Value::Object(o) => (o.get("x"), o.get("y")),
+                    Value::Array(xy) if xy.len() == 2 => (xy.first(), xy.get(1)),
+                    _ => return None,
+                };
+                out.push(point(x?.as_f64()?, y?.as_f64()?)?);
+            }
+        }
+        _ => return None,
     }
+    (!out.is_empty()).then_some(out)
+}
+
+fn point(x: f64, y: f64) -> Option<Value> {
+    let mut p = Map::new();
+    p.insert("x".into(), serde_json::Number::from_f64(x)?.into());
+    p.insert("y".into(), serde_json::Number::from_f64(y)?.into());
+    Some(Value::Object(p))
 }
 
 #[cfg(test)]

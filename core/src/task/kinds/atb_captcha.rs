@@ -1,6 +1,6 @@
 //! `atb_captcha`: atbCAPTCHA (aisecurius).
 
-use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
+use super::common::{req, strip, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `audio`: An audio CAPTCHA: the words in an mp3 clip.
 
-use super::common::{strip, req, TEXT, TWO_CAPTCHA};
+use super::common::{req, strip, TEXT, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, Source, V1Decl, Wire};
 use crate::task::TaskKind;
 
@@ -19,7 +19,11 @@ pub(super) const DECL: KindDecl = KindDecl {
             params: &[("body", "body"), ("lang", "lang")],
             fixed: &[],
             services: TWO_CAPTCHA,
-            source: Source::Client { repo: strip("2captcha/2captcha-python"), file: strip("twocaptcha/solver.py"), test: None },
+            source: Source::Client {
+                repo: strip("2captcha/2captcha-python"),
+                file: strip("twocaptcha/solver.py"),
+                test: None,
+            },
         }),
         create_task: &[],
     },

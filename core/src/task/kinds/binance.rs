@@ -1,6 +1,6 @@
 //! `binance`: Binance's captcha, by its `bizId` and `validateId`.
 
-use super::common::{strip, capmonster_client, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
+use super::common::{capmonster_client, req, strip, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;

@@ -1,6 +1,6 @@
 //! `canvas`: Draw around an object on an image (a bounding line), as the instructions ask.
 
-use super::common::{strip, opt, req, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TWO_CAPTCHA};
+use super::common::{opt, req, strip, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,8 @@
 //! `captchafox`: CaptchaFox, through your proxy and user agent.
 
-use super::common::{strip, two_captcha_test, PAGE_URL, PROXY_REQUIRED, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
+use super::common::{
+    strip, two_captcha_test, PAGE_URL, PROXY_REQUIRED, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED,
+};
 use super::decl::{KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `capy`: Capy puzzle.
 
-use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
+use super::common::{req, strip, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

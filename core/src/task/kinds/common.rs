@@ -1,17 +1,17 @@
 //! Fields, answers and sources several kinds share, so that a user agent or a
 //! page URL reads and checks the same in every kind.
 
-use super::decl::{AnswerDecl, AnswerType, FieldDecl, FieldType, Source};
+use super::decl::{AnswerDecl, AnswerType, FieldDecl, FieldType, Source, Text};
 
-/// `text` outside the browser build, empty in it: the kinds' descriptions and sources are for
-/// the generated files and documents, and the `.wasm` has no use for them.
-pub(super) const fn strip(text: &'static str) -> &'static str {
-    if cfg!(target_arch = "wasm32") {
-        ""
-    } else {
-        text
-    }
+/// `text` outside the browser build, nothing in it ([`super::decl::Text`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) const fn strip(text: &'static str) -> Text {
+    text
 }
+
+/// `text` outside the browser build, nothing in it ([`super::decl::Text`]).
+#[cfg(target_arch = "wasm32")]
+pub(super) const fn strip(_text: &'static str) -> Text {}
 
 pub(super) const fn req(name: &'static str, ty: FieldType, doc: &'static str) -> FieldDecl {
     FieldDecl { name, js: None, ty, required: true, doc: strip(doc) }

@@ -1,7 +1,7 @@
 //! `datadome`: DataDome's slider or interstitial: the `datadome` cookie, through your proxy and user agent.
 
-use super::common::{strip, 
-    capmonster_client, opt, req, two_captcha_test, PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT_REQUIRED,
+use super::common::{
+    capmonster_client, opt, req, strip, two_captcha_test, PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT_REQUIRED,
 };
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, Source, V1Decl, Wire};
 use crate::provider::Dialect;

@@ -7,6 +7,14 @@
 //! forms of the same tables.
 
 use crate::provider::Dialect;
+
+/// A description or a source: text outside the browser build, nothing in it (only the
+/// generated files and documents read them; the `.wasm` carries the tables without them).
+#[cfg(not(target_arch = "wasm32"))]
+pub type Text = &'static str;
+/// A description or a source: text outside the browser build, nothing in it.
+#[cfg(target_arch = "wasm32")]
+pub type Text = ();
 use crate::task::TaskKind;
 
 /// Everything about one kind of task.
@@ -14,9 +22,9 @@ use crate::task::TaskKind;
 pub struct KindDecl {
     pub kind: TaskKind,
     /// The class name in Python, TypeScript and Rust (`AmazonWaf`).
-    pub class: &'static str,
+    pub class: Text,
     /// One line: what the kind is.
-    pub summary: &'static str,
+    pub summary: Text,
     pub fields: &'static [FieldDecl],
     /// The answer's values, by name, and where a provider puts each.
     pub answer: &'static [AnswerDecl],
@@ -32,7 +40,7 @@ pub struct FieldDecl {
     pub js: Option<&'static str>,
     pub ty: FieldType,
     pub required: bool,
-    pub doc: &'static str,
+    pub doc: Text,
 }
 
 /// What a field holds, which sets its checks (see `kinds::declared`).
@@ -54,13 +62,13 @@ pub enum FieldType {
     Image,
     /// A whole number in `min..=max`.
     Int {
-        min: u64,
+        min: u32,
         max: u64,
     },
-    /// A number in `min..=max`.
+    /// A number in `min_milli / 1000 ..= max_milli / 1000` (thousandths keep the table small).
     Number {
-        min: f64,
-        max: f64,
+        min_milli: u32,
+        max_milli: u32,
     },
     Flag,
     /// One of a few names.
@@ -82,7 +90,7 @@ pub struct AnswerDecl {
     /// empty list is the answer's text itself.
     pub keys: &'static [&'static str],
     pub required: bool,
-    pub doc: &'static str,
+    pub doc: Text,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,9 +148,9 @@ pub struct CreateTaskDecl {
 #[derive(Clone, Copy, Debug)]
 pub enum Source {
     /// A provider's documentation page.
-    Doc(&'static str),
+    Doc(Text),
     /// An official client's file and test.
-    Client { repo: &'static str, file: &'static str, test: Option<&'static str> },
+    Client { repo: Text, file: Text, test: Option<Text> },
 }
 
 impl KindDecl {

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::decl::{FieldType, KindDecl};
 use crate::error::InvalidTask;
+use crate::float_text::float_text;
 use crate::quoted::Quoted;
 use crate::task::read::Fields;
 use crate::task::{base64_image, http_url, limits, Proxy, TaskKind};
@@ -106,15 +107,17 @@ impl Declared {
             match (field.ty, value) {
                 (FieldType::Int { min, max }, v) => {
                     let n = v.as_u64().unwrap_or(u64::MAX);
-                    if !(min..=max).contains(&n) {
+                    if !(u64::from(min)..=max).contains(&n) {
                         return Err(InvalidTask::new(name, format!("{n} is outside {min}..={max}")));
                     }
                 }
-                (FieldType::Number { min, max }, v) => {
+                (FieldType::Number { min_milli, max_milli }, v) => {
                     let n = v.as_f64().unwrap_or(f64::NAN);
+                    // Thousandths divided once: 100 / 1000.0 is the very double `0.1` is.
+                    let (min, max) = (f64::from(min_milli) / 1000.0, f64::from(max_milli) / 1000.0);
                     if !(min..=max).contains(&n) {
-                        let shown = crate::float_text::float_text(n);
-                        return Err(InvalidTask::new(name, format!("{shown} is outside {min}..={max}")));
+                        let (n, min, max) = (float_text(n), float_text(min), float_text(max));
+                        return Err(InvalidTask::new(name, format!("{n} is outside {min}..={max}")));
                     }
                 }
                 (FieldType::Choice(names), Value::String(s)) if !names.contains(&s.as_str()) => {
@@ -130,7 +133,7 @@ impl Declared {
                 }
                 (FieldType::Cookies, Value::String(s)) => {
                     limits::check_field(name, s, field.ty)?;
-                    cookie_pairs(name, s)?;
+                    check_cookies(name, s)?;
                 }
                 (ty, Value::String(s)) => {
                     if s.trim().is_empty() {
@@ -148,25 +151,35 @@ impl Declared {
     }
 }
 
-/// `name=value; name2=value2` as `(name, value)` pairs, the one spelling cookies are given in;
-/// each protocol's own form is written from them when a request is built.
-pub(crate) fn cookie_pairs<'a>(field: &str, text: &'a str) -> Result<Vec<(&'a str, &'a str)>, InvalidTask> {
-    let mut pairs = Vec::new();
-    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('=') {
-            Some((name, value)) if !name.trim().is_empty() => pairs.push((name.trim(), value.trim())),
-            _ => {
-                return Err(InvalidTask::new(
-                    field,
-                    "cookies are written `name=value; name2=value2` (a part has no name or no `=`)",
-                ))
-            }
-        }
-    }
-    if pairs.is_empty() {
+/// Checks that cookies are written `name=value; name2=value2`, the one spelling they are
+/// given in; each protocol's own form is written from it by [`rewrite_cookies`].
+fn check_cookies(field: &str, text: &str) -> Result<(), InvalidTask> {
+    let mut parts = text.split(';').map(str::trim).filter(|p| !p.is_empty()).peekable();
+    if parts.peek().is_none() {
         return Err(InvalidTask::new(field, "must not be empty"));
     }
-    Ok(pairs)
+    if parts.any(|p| p.split_once('=').is_none_or(|(name, _)| name.trim().is_empty())) {
+        return Err(InvalidTask::new(
+            field,
+            "cookies are written `name=value; name2=value2` (a part has no name or no `=`)",
+        ));
+    }
+    Ok(())
+}
+
+/// Checked cookies (`a=1; b=2`) written as `a{between}1{separator}b{between}2`.
+pub(crate) fn rewrite_cookies(text: &str, between: char, separator: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, value) = part.split_once('=').unwrap_or((part, ""));
+        if !out.is_empty() {
+            out.push_str(separator);
+        }
+        out.push_str(name.trim());
+        out.push(between);
+        out.push_str(value.trim());
+    }
+    out
 }
 
 /// The task's JSON: `type`, its values, then the proxy.

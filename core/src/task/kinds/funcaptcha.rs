@@ -1,6 +1,6 @@
 //! `funcaptcha`: Arkose Labs FunCaptcha (coded wire form).
 
-use super::common::{strip, opt, req, PAGE_URL, PROXY, TOKEN, USER_AGENT};
+use super::common::{opt, req, strip, PAGE_URL, PROXY, TOKEN, USER_AGENT};
 use super::decl::{FieldDecl, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 

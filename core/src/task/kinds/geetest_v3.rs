@@ -1,6 +1,6 @@
 //! `geetest_v3`: GeeTest v3 (coded wire form).
 
-use super::common::{strip, opt, req, ALL_PRESETS, PAGE_URL, PROXY, USER_AGENT};
+use super::common::{opt, req, strip, ALL_PRESETS, PAGE_URL, PROXY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `geetest_v4`: GeeTest v4 (coded wire form).
 
-use super::common::{strip, req, ALL_PRESETS, PAGE_URL, PROXY, USER_AGENT};
+use super::common::{req, strip, ALL_PRESETS, PAGE_URL, PROXY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
@@ -31,7 +31,13 @@ pub(super) const DECL: KindDecl = KindDecl {
             required: true,
             doc: strip("`pass_token`."),
         },
-        AnswerDecl { name: "gen_time", ty: AnswerType::Text, keys: &["gen_time"], required: true, doc: strip("`gen_time`.") },
+        AnswerDecl {
+            name: "gen_time",
+            ty: AnswerType::Text,
+            keys: &["gen_time"],
+            required: true,
+            doc: strip("`gen_time`."),
+        },
         AnswerDecl {
             name: "captcha_output",
             ty: AnswerType::Text,

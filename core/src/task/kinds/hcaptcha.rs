@@ -1,6 +1,6 @@
 //! `hcaptcha`: hCaptcha (coded wire form). Most services now refuse it; their refusal is terminal.
 
-use super::common::{strip, opt, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
+use super::common::{opt, strip, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `hunt`: HUMAN (HUNT) challenge.
 
-use super::common::{strip, opt, req, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
+use super::common::{opt, req, strip, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `image`: text recognition from an image (the wire form is coded in `provider::v1` and `provider::dialect`).
 
-use super::common::{strip, opt, ALL_PRESETS, BODY, IMG_INSTRUCTIONS, LANG, TEXT, TEXT_INSTRUCTIONS};
+use super::common::{opt, strip, ALL_PRESETS, BODY, IMG_INSTRUCTIONS, LANG, TEXT, TEXT_INSTRUCTIONS};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 

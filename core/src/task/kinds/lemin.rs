@@ -1,6 +1,6 @@
 //! `lemin`: Lemin cropped captcha.
 
-use super::common::{strip, opt, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
+use super::common::{opt, req, strip, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

@@ -10,8 +10,12 @@
 //! are written from the same tables by `core/tests/kinds_generated.rs`, which
 //! fails when a checked-in copy differs.
 
+// In the browser build descriptions and sources are `()` (`decl::Text`), passed as such.
+#![cfg_attr(target_arch = "wasm32", allow(clippy::unit_arg))]
+
 mod common;
 pub mod decl;
+#[cfg(not(target_arch = "wasm32"))]
 mod declared;
 
 mod alibaba;
@@ -56,14 +60,41 @@ mod yidun;
 
 pub mod answer;
 
+#[cfg(not(target_arch = "wasm32"))]
 use serde_json::Value;
 
 pub use decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire};
-pub(crate) use declared::cookie_pairs;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use declared::rewrite_cookies;
+#[cfg(not(target_arch = "wasm32"))]
 pub use declared::Declared;
 
 use super::TaskKind;
-use crate::provider::{Dialect, Protocol, Provider};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::provider::Provider;
+use crate::provider::{Dialect, Protocol};
+
+/// A declared kind's entry in [`DECLS`]: its declaration, or in the browser build, which leaves
+/// the declared kinds out (`Task::Declared`), a stand-in with its name only.
+#[cfg(not(target_arch = "wasm32"))]
+macro_rules! declared {
+    ($kind:ident) => {
+        &$kind::DECL
+    };
+}
+#[cfg(target_arch = "wasm32")]
+macro_rules! declared {
+    ($kind:ident) => {
+        &KindDecl {
+            kind: $kind::DECL.kind,
+            class: (),
+            summary: (),
+            fields: &[],
+            answer: &[],
+            wire: Wire::Declared { v1: None, create_task: &[] },
+        }
+    };
+}
 
 /// Every declaration, in the order of [`TaskKind::ALL`] (checked by a test).
 pub const DECLS: [&KindDecl; TaskKind::ALL.len()] = [
@@ -77,35 +108,35 @@ pub const DECLS: [&KindDecl; TaskKind::ALL.len()] = [
     &hcaptcha::DECL,
     &text::DECL,
     &raw::DECL,
-    &amazon_waf::DECL,
-    &datadome::DECL,
-    &mtcaptcha::DECL,
-    &friendly_captcha::DECL,
-    &prosopo::DECL,
-    &altcha::DECL,
-    &tencent::DECL,
-    &cutcaptcha::DECL,
-    &lemin::DECL,
-    &keycaptcha::DECL,
-    &capy::DECL,
-    &cybersiara::DECL,
-    &yandex_smart::DECL,
-    &captchafox::DECL,
-    &atb_captcha::DECL,
-    &vk_captcha::DECL,
-    &binance::DECL,
-    &yidun::DECL,
-    &basilisk::DECL,
-    &tspd::DECL,
-    &alibaba::DECL,
-    &hunt::DECL,
-    &temu::DECL,
-    &grid::DECL,
-    &coordinates::DECL,
-    &canvas::DECL,
-    &rotate::DECL,
-    &audio::DECL,
-    &vk_image::DECL,
+    declared!(amazon_waf),
+    declared!(datadome),
+    declared!(mtcaptcha),
+    declared!(friendly_captcha),
+    declared!(prosopo),
+    declared!(altcha),
+    declared!(tencent),
+    declared!(cutcaptcha),
+    declared!(lemin),
+    declared!(keycaptcha),
+    declared!(capy),
+    declared!(cybersiara),
+    declared!(yandex_smart),
+    declared!(captchafox),
+    declared!(atb_captcha),
+    declared!(vk_captcha),
+    declared!(binance),
+    declared!(yidun),
+    declared!(basilisk),
+    declared!(tspd),
+    declared!(alibaba),
+    declared!(hunt),
+    declared!(temu),
+    declared!(grid),
+    declared!(coordinates),
+    declared!(canvas),
+    declared!(rotate),
+    declared!(audio),
+    declared!(vk_image),
 ];
 
 /// The declaration of `kind`.
@@ -113,12 +144,16 @@ pub fn decl(kind: TaskKind) -> &'static KindDecl {
     DECLS[kind.index()]
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The v1 form of a declared kind for `provider`: `None` when the kind is coded, `Some(None)`
 /// when the provider does not solve it.
 pub(crate) fn v1_form(kind: TaskKind, provider: &Provider) -> Option<Option<&'static V1Decl>> {
+    v1_form_of(kind, provider.name())
+}
+
+fn v1_form_of(kind: TaskKind, provider: &str) -> Option<Option<&'static V1Decl>> {
     let Wire::Declared { v1, .. } = &decl(kind).wire else { return None };
-    let custom = provider.name() == "custom";
-    Some(v1.as_ref().filter(|v| custom || v.services.contains(&provider.name())))
+    Some(v1.as_ref().filter(|v| provider == "custom" || v.services.contains(&provider)))
 }
 
 /// The createTask form of a declared kind in `dialect`: as [`v1_form`].
@@ -134,9 +169,8 @@ pub fn services_of(kind: TaskKind) -> Vec<&'static str> {
     }
     let mut out = Vec::new();
     for (name, _, protocol) in crate::provider::PRESETS {
-        let provider = Provider::preset(name).expect("a preset");
         let solves = match protocol {
-            Protocol::V1 => v1_form(kind, &provider).is_none_or(|f| f.is_some()),
+            Protocol::V1 => v1_form_of(kind, name).is_none_or(|f| f.is_some()),
             Protocol::CreateTask(d) => create_task_form(kind, *d).is_none_or(|f| f.is_some()),
         };
         if solves {
@@ -146,6 +180,7 @@ pub fn services_of(kind: TaskKind) -> Vec<&'static str> {
     out
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// A value of a declared task as a form parameter: text as is, a flag as `1`, a number in decimal.
 pub(crate) fn param_text(value: &Value) -> Option<String> {
     match value {
@@ -169,8 +204,8 @@ mod tests {
             FieldType::Url => json!("https://a.test/page"),
             FieldType::Image => json!("aGk="),
             FieldType::Cookies => json!("a=b; c=d"),
-            FieldType::Int { min, max } => json!(min.max(1).min(max)),
-            FieldType::Number { min, .. } => json!(min),
+            FieldType::Int { min, max } => json!(u64::from(min.max(1)).min(max)),
+            FieldType::Number { min_milli, .. } => json!(f64::from(min_milli) / 1000.0),
             FieldType::Flag => json!(true),
             FieldType::Choice(names) => json!(names[0]),
             FieldType::Proxy => json!({"type": "http", "host": "h", "port": 1}),
@@ -252,7 +287,10 @@ mod tests {
 
     #[test]
     fn cookies_are_written_in_each_protocols_form() {
-        assert_eq!(cookie_pairs("cookies", "a=1; b=2;").unwrap(), vec![("a", "1"), ("b", "2")]);
-        assert_eq!(cookie_pairs("cookies", "a:1").unwrap_err().field, "cookies");
+        assert_eq!(rewrite_cookies(" a=1;b = 2; ", ':', ";"), "a:1;b:2");
+        assert_eq!(rewrite_cookies("a=1;b=2", '=', "; "), "a=1; b=2");
+        let bad = json!({"type": "datadome", "captcha_url": "https://a.test/c", "page_url": "https://a.test/",
+            "user_agent": "UA", "proxy": {"type": "http", "host": "h", "port": 1}, "cookie": "x"});
+        assert!(Task::from_json_value(bad).is_ok(), "a Token cookie is not checked as pairs");
     }
 }

@@ -1,6 +1,6 @@
 //! `raw`: the escape hatch, sent as given (coded wire form).
 
-use super::common::{strip, opt, ALL_PRESETS, TEXT};
+use super::common::{opt, strip, ALL_PRESETS, TEXT};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 

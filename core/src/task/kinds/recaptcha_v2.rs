@@ -1,6 +1,6 @@
 //! `recaptcha_v2`: reCAPTCHA v2, checkbox or invisible, optionally Enterprise (coded wire form).
 
-use super::common::{strip, opt, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, TOKEN, USER_AGENT};
+use super::common::{opt, strip, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, TOKEN, USER_AGENT};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 

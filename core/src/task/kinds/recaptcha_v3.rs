@@ -1,6 +1,6 @@
 //! `recaptcha_v3`: score-based reCAPTCHA v3 (coded wire form: score queues).
 
-use super::common::{strip, opt, ALL_PRESETS, PAGE_URL, SITEKEY, TOKEN};
+use super::common::{opt, strip, ALL_PRESETS, PAGE_URL, SITEKEY, TOKEN};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 
@@ -12,7 +12,7 @@ pub(super) const DECL: KindDecl = KindDecl {
         SITEKEY,
         PAGE_URL,
         opt("action", FieldType::Key, "The action the page passes to `grecaptcha.execute`."),
-        opt("min_score", FieldType::Number { min: 0.1, max: 0.9 }, "The least score wanted (0.1..=0.9)."),
+        opt("min_score", FieldType::Number { min_milli: 100, max_milli: 900 }, "The least score wanted (0.1..=0.9)."),
         opt("enterprise", FieldType::Flag, "reCAPTCHA Enterprise."),
         opt("domain", FieldType::Choice(&["google.com", "recaptcha.net"]), "`google.com` or `recaptcha.net`."),
     ],

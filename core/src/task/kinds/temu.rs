@@ -1,6 +1,6 @@
 //! `temu`: Temu's puzzle: the background image and its three pieces.
 
-use super::common::{strip, req, two_captcha_test, BODY, TWO_CAPTCHA};
+use super::common::{req, strip, two_captcha_test, BODY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `tencent`: Tencent (TenDI) captcha, by its `app_id`.
 
-use super::common::{strip, capmonster_client, req, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA, USER_AGENT};
+use super::common::{capmonster_client, req, strip, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
 use crate::task::TaskKind;

@@ -1,6 +1,6 @@
 //! `text`: a question a worker answers (coded wire form).
 
-use super::common::{strip, req, LANG, TEXT};
+use super::common::{req, strip, LANG, TEXT};
 use super::decl::{FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `tspd`: F5 TSPD (Shape) interstitial, through your proxy.
 
-use super::common::{strip, req, two_captcha_test, PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT};
+use super::common::{req, strip, two_captcha_test, PAGE_URL, PROXY_REQUIRED, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

@@ -1,6 +1,6 @@
 //! `turnstile`: Cloudflare Turnstile (coded wire form).
 
-use super::common::{strip, opt, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
+use super::common::{opt, strip, ALL_PRESETS, PAGE_URL, PROXY, SITEKEY, USER_AGENT};
 use super::decl::{AnswerDecl, AnswerType, FieldDecl, FieldType, KindDecl, Wire};
 use crate::task::TaskKind;
 

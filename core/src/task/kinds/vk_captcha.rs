@@ -1,6 +1,6 @@
 //! `vk_captcha`: VK's captcha (`not_robot_captcha`), through your proxy and user agent.
 
-use super::common::{strip, req, two_captcha_test, PROXY_REQUIRED, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
+use super::common::{req, strip, two_captcha_test, PROXY_REQUIRED, TOKEN, TWO_CAPTCHA, USER_AGENT_REQUIRED};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

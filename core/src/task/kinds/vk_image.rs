@@ -1,6 +1,6 @@
 //! `vk_image`: VK's image captcha: the steps of the slider.
 
-use super::common::{strip, req, two_captcha_test, BODY, TEXT, TWO_CAPTCHA};
+use super::common::{req, strip, two_captcha_test, BODY, TEXT, TWO_CAPTCHA};
 use super::decl::{FieldType, KindDecl, V1Decl, Wire};
 use crate::task::TaskKind;
 

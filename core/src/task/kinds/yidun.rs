@@ -1,7 +1,7 @@
 //! `yidun`: NetEase Yidun.
 
-use super::common::{strip, 
-    capmonster_client, opt, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT,
+use super::common::{
+    capmonster_client, opt, strip, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA, USER_AGENT,
 };
 use super::decl::{CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
 use crate::provider::Dialect;
