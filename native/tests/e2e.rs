@@ -525,3 +525,36 @@ async fn every_kind_is_solved_over_http_with_its_declared_answer() {
 fn task_decl(kind: captcha_dlq::core::TaskKind) -> &'static captcha_dlq::core::task::kinds::KindDecl {
     captcha_dlq::core::task::kinds::decl(kind)
 }
+
+/// anti-captcha bills `ERROR_CAPTCHA_UNSOLVABLE`: a challenge it cannot solve is paid for twice
+/// at most by default (four attempts allowed), where 2captcha, which does not bill it, gets all four.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsolvable_task_is_billed_at_most_twice_where_the_service_bills_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (provider, submissions, path) in [("anti-captcha", 2, "/createTask"), ("2captcha", 4, "/in.php")] {
+        let unsolvable = Behavior { outcome: Outcome::Unsolvable, solve_after_ms: 10, ..Behavior::default() };
+        let mock = mock(MockConfig { default_behavior: unsolvable, ..MockConfig::default() }).await;
+        let dlq = dir.path().join(format!("{provider}.sqlite"));
+        let client = captcha_dlq::builder()
+            .api_key("test-key")
+            .provider(provider)
+            .base_url(mock.base_url())
+            .dlq(dlq.to_str().unwrap())
+            .config(fast_config())
+            .build()
+            .await
+            .expect("client builds");
+        match client.solve(task(1)).await {
+            Err(Error::SolveFailed { record, .. }) => {
+                assert_eq!(
+                    (record.reason.as_str(), record.attempts),
+                    ("ERROR_CAPTCHA_UNSOLVABLE", submissions),
+                    "{provider}"
+                );
+            }
+            other => panic!("{provider}: {other:?}"),
+        }
+        assert_eq!(mock.counters().requests_to(path), u64::from(submissions), "{provider}: paid submissions");
+        client.close().await;
+    }
+}

@@ -209,7 +209,18 @@ impl Provider {
         let mut f = Failure::new(code, class, classify::describe(code));
         f.retry_after = wait;
         f.congestion = classify::CONGESTION.contains(&code);
+        f.billed = self.bills(code);
         f
+    }
+
+    /// Whether the service charges for a failure: anti-captcha bills `ERROR_CAPTCHA_UNSOLVABLE`
+    /// ("5 different workers could not solve the captcha", charged: the errors list,
+    /// https://anti-captcha.com/apidoc/errors/ERROR_CAPTCHA_UNSOLVABLE, as the outside audit
+    /// of issue 33 quotes it). 2captcha does not ("We will not charge you for that request",
+    /// https://2captcha.com/2captcha-api#error_handling), nor CaptchaAI, which bills by threads;
+    /// CapSolver and CapMonster document no charge for failed tasks.
+    fn bills(&self, code: &str) -> bool {
+        self.protocol == Protocol::CreateTask(Dialect::AntiCaptcha) && code == "ERROR_CAPTCHA_UNSOLVABLE"
     }
 
     /// The submission of `task`, or why this service cannot take it (the task is invalid, or
