@@ -269,7 +269,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.deny("invisible", t.invisible)?;
                     o.deny("action", t.action.is_some())?;
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.opt("apiDomain", &domain);
                 }
                 AntiCaptcha => {
@@ -278,7 +278,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.deny("domain", t.domain.is_some())?;
                     o.deny("action", t.action.is_some())?;
                 }
@@ -286,7 +286,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.opt("apiDomain", &domain);
                     // No pageAction found in 2captcha's API v2 reCAPTCHA v2 task; the v1 API takes `action`.
                     o.deny("action", t.action.is_some())?;
@@ -301,7 +301,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.deny("invisible", t.invisible)?;
                     o.opt("pageAction", &t.action);
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.opt("apiDomain", &domain);
                 }
                 CapMonster => {
@@ -310,7 +310,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.deny("domain", t.domain.is_some())?;
                     o.deny("action", t.action.is_some())?;
                 }
@@ -580,9 +580,9 @@ fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, In
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
-/// Cookies as the createTask APIs take them: `name=value; name2=value2`, the form the task
-/// holds (checked when it was read), written once more without stray spaces.
+/// Cookies as the createTask APIs take them: `name=value; name2=value2`
+/// (https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless), also when given in the
+/// v1 form `name:value;...`.
 fn create_task_cookies(cookies: &str) -> String {
     crate::task::kinds::rewrite_cookies(cookies, '=', "; ")
 }

@@ -163,7 +163,11 @@ pub(super) fn submit_request(
             q.flag("invisible", t.invisible);
             q.flag("enterprise", t.enterprise);
             q.opt("data-s", &t.data_s);
-            q.opt("cookies", &t.cookies);
+            // 2captcha's v1 form of cookies is `KEY1:Value1;KEY2:Value2`
+            // (https://2captcha.com/2captcha-api#solving_recaptchav2_new), createTask's `a=1; b=2`.
+            if let Some(cookies) = &t.cookies {
+                q.put("cookies", &crate::task::kinds::rewrite_cookies(cookies, ':', ";"));
+            }
             q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
             q.opt("domain", &t.domain);
@@ -189,7 +193,9 @@ pub(super) fn submit_request(
             q.opt("action", &t.action);
             q.opt("data", &t.data);
             q.opt("pagedata", &t.pagedata);
-            q.opt("userAgent", &t.user_agent);
+            // The official client's `turnstile` documents `useragent` (2captcha-python
+            // twocaptcha/solver.py), as the newer methods send it.
+            q.opt("useragent", &t.user_agent);
             q.proxy(&t.proxy);
         }
         Task::GeetestV3(t) => {

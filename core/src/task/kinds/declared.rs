@@ -152,7 +152,7 @@ impl Declared {
 }
 
 /// Checks that cookies are written `name=value; name2=value2`, the one spelling they are
-/// given in; each protocol's own form is written from it by [`rewrite_cookies`].
+/// given in; each protocol's own form is written from it by [`super::rewrite_cookies`].
 fn check_cookies(field: &str, text: &str) -> Result<(), InvalidTask> {
     let mut parts = text.split(';').map(str::trim).filter(|p| !p.is_empty()).peekable();
     if parts.peek().is_none() {
@@ -165,21 +165,6 @@ fn check_cookies(field: &str, text: &str) -> Result<(), InvalidTask> {
         ));
     }
     Ok(())
-}
-
-/// Checked cookies (`a=1; b=2`) written as `a{between}1{separator}b{between}2`.
-pub(crate) fn rewrite_cookies(text: &str, between: char, separator: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, value) = part.split_once('=').unwrap_or((part, ""));
-        if !out.is_empty() {
-            out.push_str(separator);
-        }
-        out.push_str(name.trim());
-        out.push(between);
-        out.push_str(value.trim());
-    }
-    out
 }
 
 /// The task's JSON: `type`, its values, then the proxy.

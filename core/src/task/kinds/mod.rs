@@ -65,8 +65,6 @@ use serde_json::Value;
 
 pub use decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire};
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use declared::rewrite_cookies;
-#[cfg(not(target_arch = "wasm32"))]
 pub use declared::Declared;
 
 use super::TaskKind;
@@ -160,6 +158,27 @@ fn v1_form_of(kind: TaskKind, provider: &str) -> Option<Option<&'static V1Decl>>
 pub(crate) fn create_task_form(kind: TaskKind, dialect: Dialect) -> Option<Option<&'static CreateTaskDecl>> {
     let Wire::Declared { create_task, .. } = &decl(kind).wire else { return None };
     Some(create_task.iter().find(|c| c.dialect == dialect))
+}
+
+/// Cookies (`a=1; b=2`, or the v1 form `a:1;b:2`) written as
+/// `a{between}1{separator}b{between}2`: each protocol's own form. A part with neither `=` nor
+/// `:` is passed as it is.
+pub(crate) fn rewrite_cookies(text: &str, between: char, separator: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        if !out.is_empty() {
+            out.push_str(separator);
+        }
+        match part.split_once('=').or_else(|| part.split_once(':')) {
+            Some((name, value)) => {
+                out.push_str(name.trim());
+                out.push(between);
+                out.push_str(value.trim());
+            }
+            None => out.push_str(part),
+        }
+    }
+    out
 }
 
 /// The presets that solve `kind`, for the error that says where it can go.
