@@ -534,25 +534,13 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
 /// The task object of a declared kind: the type for with or without a proxy, the fixed keys,
 /// then each given field under its key (a dotted key one object down).
 fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, InvalidTask> {
-    let form = declared_form(d, t)?;
-    let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
-    let ty = ty.ok_or_else(|| {
-        let how = if t.proxy().is_some() { "without a proxy" } else { "through your proxy" };
-        InvalidTask::new("proxy", format!("{} solves {} tasks only {how}", d.as_str(), t.kind()))
-    })?;
+    let (form, ty) = check_declared(d, t)?;
     let mut o = Obj::new(d, ty.to_string());
     for (k, v) in form.fixed {
         o.put(k, *v);
     }
-    for field in form.requires {
-        if t.get(field).is_none() {
-            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
-        }
-    }
     for (field, value) in t.values() {
-        let Some((_, key)) = form.params.iter().find(|(f, _)| f == field) else {
-            return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
-        };
+        let key = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, key)| key);
         let value = if crate::task::kinds::decl(t.kind()).field(field).is_some_and(|f| f.ty == FieldType::Cookies) {
             Value::String(create_task_cookies(value.as_str().unwrap_or_default()))
         } else {
@@ -570,6 +558,27 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
     }
     with_proxy(&mut o, &t.proxy().cloned());
     Ok(o.done())
+}
+
+/// Whether `d` can take the declared task `t`, and its form and type name: every refusal
+/// [`declared_object`] can give, without building the object (routing asks it of every lane).
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static CreateTaskDecl, &'static str), InvalidTask> {
+    let form = declared_form(d, t)?;
+    let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
+    let ty = ty.ok_or_else(|| {
+        let how = if t.proxy().is_some() { "without a proxy" } else { "through your proxy" };
+        InvalidTask::new("proxy", format!("{} solves {} tasks only {how}", d.as_str(), t.kind()))
+    })?;
+    for field in form.requires {
+        if t.get(field).is_none() {
+            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
+        }
+    }
+    if let Some(field) = t.values().keys().find(|field| !form.params.iter().any(|(f, _)| f == field)) {
+        return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+    }
+    Ok((form, ty))
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -251,6 +251,13 @@ impl Provider {
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::check(self, task),
+            // A declared kind is checked against its tables; a coded one's object is built (its
+            // refusals are in the code that builds it).
+            #[cfg(not(target_arch = "wasm32"))]
+            Protocol::CreateTask(d) if matches!(task, Task::Declared(_)) => {
+                let Task::Declared(t) = task else { return Ok(()) };
+                dialect::check_declared(d, t).map(drop)
+            }
             Protocol::CreateTask(d) => dialect::task_object(d, task).map(drop),
         }
     }
@@ -407,6 +414,26 @@ pub(crate) fn no_equivalent(service: &str, field: &str) -> InvalidTask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// For every task of a declared kind in the shared vectors and every preset, the check that
+    /// routing asks of each lane refuses exactly what building the request refuses.
+    #[test]
+    fn check_submit_agrees_with_the_request_for_declared_kinds() {
+        let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/tasks.json")).unwrap();
+        let key = Secret::new("KEY");
+        let mut checked = 0;
+        for case in doc["cases"].as_array().unwrap() {
+            let Ok(task @ Task::Declared(_)) = Task::from_json_value(case["task"].clone()) else { continue };
+            for (name, _, _) in PRESETS {
+                let p = Provider::preset(name).unwrap();
+                let check = p.check_submit(&task).map_err(|e| e.field);
+                let built = p.encode_submit(&key, &task, &SubmitOptions::default()).map(drop).map_err(|e| e.field);
+                assert_eq!(check, built, "{} on {name}", case["name"]);
+                checked += 1;
+            }
+        }
+        assert!(checked > 300, "{checked}");
+    }
 
     #[test]
     fn presets_and_specs() {

@@ -69,41 +69,44 @@ pub(super) fn check(p: &Provider, task: &Task) -> Result<(), InvalidTask> {
     match task {
         Task::Raw(t) => raw_method(p, t).map(drop),
         #[cfg(not(target_arch = "wasm32"))]
-        Task::Declared(t) => declared_form(p, t).map(drop),
+        Task::Declared(t) => check_declared(p, t).map(drop),
         _ => Ok(()),
     }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-/// The declared v1 form of `t`, or the refusal of a provider that does not solve its kind.
-fn declared_form(p: &Provider, t: &Declared) -> Result<&'static V1Decl, InvalidTask> {
-    match kinds::v1_form(t.kind(), p) {
-        Some(Some(form)) => Ok(form),
-        _ => Err(super::not_solved(p.name(), t.kind())),
+/// The declared v1 form of `t`, or the refusal [`declared_params`] would give: a provider that
+/// does not solve its kind, or a field (or the proxy) its form has no parameter for.
+fn check_declared(p: &Provider, t: &Declared) -> Result<&'static V1Decl, InvalidTask> {
+    let Some(Some(form)) = kinds::v1_form(t.kind(), p) else {
+        return Err(super::not_solved(p.name(), t.kind()));
+    };
+    let has = |field: &str| form.params.iter().any(|(f, _)| *f == field);
+    if let Some(field) = t.values().keys().find(|field| !has(field)) {
+        return Err(super::no_equivalent(p.name(), field));
     }
+    if t.proxy().is_some() && !has("proxy") {
+        return Err(super::no_equivalent(p.name(), "proxy"));
+    }
+    Ok(form)
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 /// The parameters of a declared kind: the method, its fixed values, then each given field
 /// under its parameter name (a flag as `1`, cookies as `name:value;...`).
 fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), InvalidTask> {
-    let form = declared_form(p, t)?;
+    let form = check_declared(p, t)?;
     q.put("method", form.method);
     for (k, v) in form.fixed {
         q.put(k, v);
     }
     for (field, value) in t.values() {
-        let Some((_, param)) = form.params.iter().find(|(f, _)| f == field) else {
-            return Err(super::no_equivalent(p.name(), field));
-        };
+        let param = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, param)| param);
         if kinds::decl(t.kind()).field(field).is_some_and(|d| d.ty == FieldType::Cookies) {
             q.put(param, &v1_cookies(value.as_str().unwrap_or_default()));
         } else if let Some(text) = kinds::param_text(value) {
             q.put(param, &text);
         }
-    }
-    if t.proxy().is_some() && !form.params.iter().any(|(f, _)| *f == "proxy") {
-        return Err(super::no_equivalent(p.name(), "proxy"));
     }
     q.proxy(&t.proxy().cloned());
     Ok(())
