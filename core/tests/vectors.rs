@@ -123,6 +123,19 @@ fn tasks_json() {
     ] {
         assert!(error_fields.contains(field), "tasks.json: no invalid-task case naming `{field}`");
     }
+    // Every task -> request case cites a documentation page or an official client, not only this
+    // project's review (issue 33).
+    for c in cases.iter().filter(|c| c.get("task").is_some() && c["expected"].get("request").is_some()) {
+        let sources = match &c["source"] {
+            Value::Array(list) => list.clone(),
+            one => vec![one.clone()],
+        };
+        assert!(
+            sources.iter().any(|s| s["kind"] != "reviewed"),
+            "{}: a request case with no documentation or client source",
+            c["name"]
+        );
+    }
     // Every expected request uses the placeholder, never a real-looking key.
     for c in &cases {
         let req = &c["expected"]["request"];

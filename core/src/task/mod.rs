@@ -43,7 +43,7 @@ pub enum Task {
     Text(Box<TextCaptcha>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
-    /// own `type`. Not in the browser build (DESIGN §28: it would take the `.wasm` over its
+    /// own `type`. Not in the browser build (DESIGN item 48: it would take the `.wasm` over its
     /// size guard); there such a kind is sent as a raw task.
     #[serde(untagged)]
     #[cfg(not(target_arch = "wasm32"))]

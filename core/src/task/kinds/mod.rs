@@ -1,6 +1,6 @@
 //! Every task kind, declared once: its fields with their types and checks, its
 //! answer's shape, its wire form per protocol and dialect, and the source of
-//! each wire fact (DESIGN §28).
+//! each wire fact (DESIGN item 48).
 //!
 //! One file per kind holds its [`KindDecl`]. The Rust reader, validator and
 //! encoders of the declared kinds work from these tables; the kinds whose wire
