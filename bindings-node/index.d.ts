@@ -954,8 +954,21 @@ export type Task =
   | AudioTask
   | VkImageTask;
 
-/** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. Keys are the kinds' names; their camelCase spelling (`recaptchaV2`) is taken too. */
-export type KindMs = number | Partial<Record<TaskType, number>>;
+/** The camelCase spelling of the kinds whose name has an underscore, also taken as per-kind option keys. */
+export type TaskTypeCamel =
+  | 'recaptchaV2'
+  | 'recaptchaV3'
+  | 'geetestV3'
+  | 'geetestV4'
+  | 'amazonWaf'
+  | 'friendlyCaptcha'
+  | 'yandexSmart'
+  | 'atbCaptcha'
+  | 'vkCaptcha'
+  | 'vkImage';
+
+/** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. Keys are the kinds' names (`recaptcha_v2`); their camelCase spelling (`recaptchaV2`) is taken too. */
+export type KindMs = number | Partial<Record<TaskType | TaskTypeCamel, number>>;
 // </generated: kinds>
 
 /** Earlier names of task types, kept for code that imports them. */

@@ -179,7 +179,12 @@ fn typescript() -> String {
         writeln!(out, "  | {}", ts_name(d)).unwrap();
     }
     out.pop();
-    out.push_str(";\n\n/** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. Keys are the kinds' names; their camelCase spelling (`recaptchaV2`) is taken too. */\nexport type KindMs = number | Partial<Record<TaskType, number>>;\n");
+    out.push_str(";\n\n/** The camelCase spelling of the kinds whose name has an underscore, also taken as per-kind option keys. */\nexport type TaskTypeCamel =\n");
+    for k in TaskKind::ALL.into_iter().filter(|k| json_camel(k.as_str()) != k.as_str()) {
+        writeln!(out, "  | '{}'", json_camel(k.as_str())).unwrap();
+    }
+    out.pop();
+    out.push_str(";\n\n/** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. Keys are the kinds' names (`recaptcha_v2`); their camelCase spelling (`recaptchaV2`) is taken too. */\nexport type KindMs = number | Partial<Record<TaskType | TaskTypeCamel, number>>;\n");
     out
 }
 
