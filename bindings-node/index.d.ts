@@ -666,8 +666,8 @@ export interface YidunTask {
   challenge?: string;
   /** The Enterprise `hcg`. */
   hcg?: string;
-  /** The Enterprise `hct` (a timestamp). */
-  hct?: number;
+  /** The Enterprise `hct` (a timestamp in ms, as text: JavaScript numbers cannot hold every one exactly). */
+  hct?: string;
   /** The browser's user agent, where the answer is bound to it. */
   userAgent?: string;
   /** A proxy the service's workers load the page through. */

@@ -566,8 +566,8 @@ class Yidun(Task):
     challenge: Optional[str] = None
     #: The Enterprise ``hcg``.
     hcg: Optional[str] = None
-    #: The Enterprise ``hct`` (a timestamp).
-    hct: Optional[int] = None
+    #: The Enterprise ``hct`` (a timestamp in ms, as text: JavaScript numbers cannot hold every one exactly).
+    hct: Optional[str] = None
     #: The browser's user agent, where the answer is bound to it.
     user_agent: Optional[str] = None
     #: A proxy the service's workers load the page through.
