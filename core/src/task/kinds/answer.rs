@@ -49,18 +49,24 @@ fn convert(ty: AnswerType, value: Value) -> Option<Value> {
     match (ty, value) {
         (AnswerType::Text, Value::String(s)) if !s.is_empty() => Some(Value::String(s)),
         (AnswerType::Text, Value::Number(n)) => Some(Value::String(n.to_string())),
+        // Numbers and points are the answers of declared kinds only, which the browser build
+        // leaves out (`Task::Declared`).
+        #[cfg(not(target_arch = "wasm32"))]
         (AnswerType::Number, Value::Number(n)) => Some(Value::Number(n)),
+        #[cfg(not(target_arch = "wasm32"))]
         (AnswerType::Number, Value::String(s)) => {
             let digits = s.trim();
             let digits = digits.strip_prefix("rotate:").unwrap_or(digits);
             crate::float_text::parse_float(digits).and_then(serde_json::Number::from_f64).map(Value::Number)
         }
+        #[cfg(not(target_arch = "wasm32"))]
         (AnswerType::Points, v) => points(&v).map(Value::Array),
         (AnswerType::Object, v @ Value::Object(_)) => Some(v),
         _ => None,
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Points as `[{x, y}, ...]` from any of the forms the services send: 2captcha's text
 /// `coordinates:x=12,y=34;x=56,y=78` (also without the prefix), `[{x, y}]` or `[[x, y]]`.
 /// Written as loops: the iterator adapters' copies weighed more in the browser build.
@@ -100,6 +106,7 @@ fn points(value: &Value) -> Option<Vec<Value>> {
     (!out.is_empty()).then_some(out)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn point(x: f64, y: f64) -> Option<Value> {
     let mut p = Map::new();
     p.insert("x".into(), serde_json::Number::from_f64(x)?.into());

@@ -18,7 +18,11 @@ pub(super) const DECL: KindDecl = KindDecl {
         opt("yidun_api_server_subdomain", FieldType::Key, "The API server's host."),
         opt("challenge", FieldType::Key, "The Enterprise `challenge`."),
         opt("hcg", FieldType::Key, "The Enterprise `hcg`."),
-        opt("hct", FieldType::Key, "The Enterprise `hct` (a timestamp in ms, as text: JavaScript numbers cannot hold every one exactly)."),
+        opt(
+            "hct",
+            FieldType::Key,
+            "The Enterprise `hct` (a timestamp in ms, as text: JavaScript numbers cannot hold every one exactly).",
+        ),
         USER_AGENT,
         PROXY,
     ],
