@@ -8,10 +8,12 @@
 
 // ---------------------------------------------------------------- tasks
 
-/** Task kinds, as `type`. */
+// <generated: kinds>
+// Generated from core/src/task/kinds by core/tests/kinds_generated.rs: do not edit.
+
+/** Task kinds, as `type`; also the keys of per-kind options (`firstPollMs`, `price`). */
 export type TaskType =
   | 'image'
-  | 'text'
   | 'recaptcha_v2'
   | 'recaptcha_v3'
   | 'turnstile'
@@ -19,7 +21,37 @@ export type TaskType =
   | 'geetest_v4'
   | 'funcaptcha'
   | 'hcaptcha'
-  | 'raw';
+  | 'text'
+  | 'raw'
+  | 'amazon_waf'
+  | 'datadome'
+  | 'mtcaptcha'
+  | 'friendly_captcha'
+  | 'prosopo'
+  | 'altcha'
+  | 'tencent'
+  | 'cutcaptcha'
+  | 'lemin'
+  | 'keycaptcha'
+  | 'capy'
+  | 'cybersiara'
+  | 'yandex_smart'
+  | 'captchafox'
+  | 'atb_captcha'
+  | 'vk_captcha'
+  | 'binance'
+  | 'yidun'
+  | 'basilisk'
+  | 'tspd'
+  | 'alibaba'
+  | 'hunt'
+  | 'temu'
+  | 'grid'
+  | 'coordinates'
+  | 'canvas'
+  | 'rotate'
+  | 'audio'
+  | 'vk_image';
 
 /** A proxy the solving service uses for the task (not the client's own traffic: see `ClientOptions.proxy`). */
 export interface TaskProxy {
@@ -30,104 +62,851 @@ export interface TaskProxy {
   password?: string;
 }
 
+/** A normal image CAPTCHA: recognise the text in `body`. */
 export interface ImageTask {
   type: 'image';
-  /** The image, base64 (at most 1 MiB decoded). */
+  /** The image, base64. */
   body: string;
+  /** The answer contains at least two words. */
   phrase?: boolean;
-  caseSensitive?: boolean;
+  /** The answer is case-sensitive (also taken as `caseSensitive`). */
+  regsense?: boolean;
+  /** 0 any, 1 digits only, 2 letters only, 3 digits or letters, 4 both. */
   numeric?: number;
+  /** The image shows arithmetic to compute. */
   calc?: boolean;
+  /** The answer's least length. */
   minLen?: number;
+  /** The answer's greatest length. */
   maxLen?: number;
+  /** 0 any, 1 Cyrillic, 2 Latin. */
   language?: number;
+  /** Language code of the instructions (`en`, `ru`, ...). */
   lang?: string;
-  textInstructions?: string;
-  imgInstructions?: string;
+  /** Instructions shown to the worker. */
+  textinstructions?: string;
+  /** An image (base64) with instructions shown to the worker. */
+  imginstructions?: string;
 }
 
-export interface TextTask {
-  type: 'text';
+/** The answer of a `image` task, by name (`Solution.answer`). */
+export interface ImageTaskAnswer {
+  /** The answer as the worker typed it. */
   text: string;
-  lang?: string;
 }
 
+/** reCAPTCHA v2 (checkbox or invisible, optionally Enterprise). */
 export interface RecaptchaV2Task {
   type: 'recaptcha_v2';
+  /** The site's key for the widget. */
   sitekey: string;
+  /** The page the challenge is on. */
   pageUrl: string;
+  /** The widget is invisible. */
   invisible?: boolean;
+  /** reCAPTCHA Enterprise. */
   enterprise?: boolean;
+  /** The widget's `data-s` value. */
   dataS?: string;
+  /** Cookies for the page. */
   cookies?: string;
+  /** The browser's user agent, where the answer is bound to it. */
   userAgent?: string;
+  /** A proxy the service's workers load the page through. */
   proxy?: TaskProxy;
   /** `google.com` or `recaptcha.net`. */
-  domain?: string;
+  domain?: 'google.com' | 'recaptcha.net';
+  /** The widget's action, where the site sets one. */
   action?: string;
 }
 
+/** The answer of a `recaptcha_v2` task, by name (`Solution.answer`). */
+export interface RecaptchaV2Answer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** reCAPTCHA v3 (score based). */
 export interface RecaptchaV3Task {
   type: 'recaptcha_v3';
+  /** The site's key for the widget. */
   sitekey: string;
+  /** The page the challenge is on. */
   pageUrl: string;
+  /** The action the page passes to `grecaptcha.execute`. */
   action?: string;
+  /** The least score wanted (0.1..=0.9). */
   minScore?: number;
+  /** reCAPTCHA Enterprise. */
   enterprise?: boolean;
-  domain?: string;
+  /** `google.com` or `recaptcha.net`. */
+  domain?: 'google.com' | 'recaptcha.net';
 }
 
+/** The answer of a `recaptcha_v3` task, by name (`Solution.answer`). */
+export interface RecaptchaV3Answer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Cloudflare Turnstile. */
 export interface TurnstileTask {
   type: 'turnstile';
+  /** The site's key for the widget. */
   sitekey: string;
+  /** The page the challenge is on. */
   pageUrl: string;
+  /** The widget's action. */
   action?: string;
+  /** The widget's `cData`. */
   data?: string;
+  /** The challenge page's `chlPageData`. */
   pageData?: string;
+  /** The browser's user agent, where the answer is bound to it. */
   userAgent?: string;
-}
-
-export interface GeetestV3Task {
-  type: 'geetest_v3';
-  gt: string;
-  challenge: string;
-  pageUrl: string;
-  apiServer?: string;
-  userAgent?: string;
-}
-
-export interface GeetestV4Task {
-  type: 'geetest_v4';
-  captchaId: string;
-  pageUrl: string;
-  userAgent?: string;
-}
-
-export interface FuncaptchaTask {
-  type: 'funcaptcha';
-  publicKey: string;
-  pageUrl: string;
-  surl?: string;
-  data?: Record<string, string>;
-  userAgent?: string;
-}
-
-export interface HcaptchaTask {
-  type: 'hcaptcha';
-  sitekey: string;
-  pageUrl: string;
-  invisible?: boolean;
-  data?: string;
-  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
   proxy?: TaskProxy;
 }
 
-/** A provider-specific task passed through as given. */
+/** The answer of a `turnstile` task, by name (`Solution.answer`). */
+export interface TurnstileAnswer {
+  /** The token. */
+  token: string;
+  /** The user agent the token is bound to, where the service says. */
+  userAgent?: string;
+}
+
+/** GeeTest v3 (`gt` and a fresh `challenge`). */
+export interface GeeTestV3Task {
+  type: 'geetest_v3';
+  /** The site's `gt`. */
+  gt: string;
+  /** A fresh `challenge` (each is good once). */
+  challenge: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The GeeTest API server the page uses. */
+  apiServer?: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `geetest_v3` task, by name (`Solution.answer`). */
+export interface GeeTestV3Answer {
+  /** `geetest_challenge`. */
+  challenge: string;
+  /** `geetest_validate`. */
+  validate: string;
+  /** `geetest_seccode`. */
+  seccode: string;
+}
+
+/** GeeTest v4 (`captcha_id`). */
+export interface GeeTestV4Task {
+  type: 'geetest_v4';
+  /** The site's `captcha_id`. */
+  captchaId: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `geetest_v4` task, by name (`Solution.answer`). */
+export interface GeeTestV4Answer {
+  /** The site's `captcha_id`. */
+  captchaId: string;
+  /** `lot_number`. */
+  lotNumber: string;
+  /** `pass_token`. */
+  passToken: string;
+  /** `gen_time`. */
+  genTime: string;
+  /** `captcha_output`. */
+  captchaOutput: string;
+}
+
+/** Arkose Labs FunCaptcha. */
+export interface FunCaptchaTask {
+  type: 'funcaptcha';
+  /** The site's public key. */
+  publicKey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The API's subdomain or URL (`surl`). */
+  surl?: string;
+  /** Extra values, sent as `data[key]=value` (e.g. `blob`). */
+  data?: Record<string, string>;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `funcaptcha` task, by name (`Solution.answer`). */
+export interface FunCaptchaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** hCaptcha. Most services now refuse it; their refusal is a terminal error. */
+export interface HCaptchaTask {
+  type: 'hcaptcha';
+  /** The site's key for the widget. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The widget is invisible. */
+  invisible?: boolean;
+  /** Enterprise `rqdata`. */
+  data?: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `hcaptcha` task, by name (`Solution.answer`). */
+export interface HCaptchaAnswer {
+  /** The token. */
+  token: string;
+  /** `respKey`, where the service gives it. */
+  respKey?: string;
+  /** The user agent the token is bound to. */
+  userAgent?: string;
+}
+
+/** A text question a worker answers ("Is today Monday?"), at most 140 characters. */
+export interface TextCaptchaTask {
+  type: 'text';
+  /** The question, as the site shows it. */
+  text: string;
+  /** Language code of the instructions (`en`, `ru`, ...). */
+  lang?: string;
+}
+
+/** The answer of a `text` task, by name (`Solution.answer`). */
+export interface TextCaptchaAnswer {
+  /** The answer as the worker typed it. */
+  text: string;
+}
+
+/** `method` + `params` for 2captcha-compatible services, or a whole createTask `task` object. */
 export interface RawTask {
   type: 'raw';
+  /** The v1 `method`. */
   method?: string;
+  /** The v1 parameters besides `key` and `method`. */
   params?: Record<string, string>;
+  /** A createTask `task` object, with its `type`. */
   task?: Record<string, unknown>;
+}
+
+/** The answer of a `raw` task, by name (`Solution.answer`). */
+export interface RawTaskAnswer {
+  /** The answer as the worker typed it. */
+  text: string;
+}
+
+/** Amazon AWS WAF: the `aws-waf-token` cookie from `window.gokuProps` (`key`, `iv`, `context`). */
+export interface AmazonWafTask {
+  type: 'amazon_waf';
+  /** The `key` of `window.gokuProps`. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The `iv` of `window.gokuProps`. */
+  iv: string;
+  /** The `context` of `window.gokuProps`. */
+  context: string;
+  /** The `challenge.js` URL on the page. */
+  challengeScript?: string;
+  /** The `captcha.js` URL on the page. */
+  captchaScript?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `amazon_waf` task, by name (`Solution.answer`). */
+export interface AmazonWafAnswer {
+  /** The `aws-waf-token` cookie's value. */
+  cookie: string;
+  /** 2captcha's `captcha_voucher`, where given. */
+  captchaVoucher?: string;
+}
+
+/** DataDome's slider or interstitial: the `datadome` cookie, through your proxy and user agent. */
+export interface DataDomeTask {
+  type: 'datadome';
+  /** The `src` of the captcha's iframe (its `t` must be `fe`). */
+  captchaUrl: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The browser's user agent: the answer is bound to it. */
+  userAgent: string;
+  /** The proxy the service loads the page through: the answer is bound to its IP. */
+  proxy: TaskProxy;
+  /** Your current `datadome=...` cookie (CapMonster needs it). */
+  cookie?: string;
+}
+
+/** The answer of a `datadome` task, by name (`Solution.answer`). */
+export interface DataDomeAnswer {
+  /** The `datadome` cookie to send. */
+  cookie: string;
+}
+
+/** MTCaptcha. */
+export interface MtCaptchaTask {
+  type: 'mtcaptcha';
+  /** The site's key for the widget. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `mtcaptcha` task, by name (`Solution.answer`). */
+export interface MtCaptchaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Friendly Captcha. */
+export interface FriendlyCaptchaTask {
+  type: 'friendly_captcha';
+  /** The site's key for the widget. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `friendly_captcha` task, by name (`Solution.answer`). */
+export interface FriendlyCaptchaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Prosopo Procaptcha. */
+export interface ProsopoTask {
+  type: 'prosopo';
+  /** The site's key for the widget. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `prosopo` task, by name (`Solution.answer`). */
+export interface ProsopoAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** ALTCHA proof of work: its challenge as JSON, or the URL it is fetched from. */
+export interface AltchaTask {
+  type: 'altcha';
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The challenge object, as JSON text. */
+  challengeJson?: string;
+  /** The URL the widget fetches its challenge from. */
+  challengeUrl?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `altcha` task, by name (`Solution.answer`). */
+export interface AltchaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Tencent (TenDI) captcha, by its `app_id`. */
+export interface TencentTask {
+  type: 'tencent';
+  /** The widget's `appId`. */
+  appId: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `tencent` task, by name (`Solution.answer`). */
+export interface TencentAnswer {
+  /** `ticket`. */
+  ticket: string;
+  /** `randstr`. */
+  randstr: string;
+}
+
+/** CutCaptcha. */
+export interface CutCaptchaTask {
+  type: 'cutcaptcha';
+  /** The page's `CUTCAPTCHA_MISERY_KEY`. */
+  miseryKey: string;
+  /** The `data-apikey` of the widget. */
+  apiKey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `cutcaptcha` task, by name (`Solution.answer`). */
+export interface CutCaptchaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Lemin cropped captcha. */
+export interface LeminTask {
+  type: 'lemin';
+  /** The captcha's id. */
+  captchaId: string;
+  /** The id of the widget's `div`. */
+  divId: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The Lemin API server the page uses. */
+  apiServer?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `lemin` task, by name (`Solution.answer`). */
+export interface LeminAnswer {
+  /** `answer`. */
+  answer: string;
+  /** `challenge_id`. */
+  challengeId: string;
+}
+
+/** KeyCaptcha, by the page's four `s_s_c_*` values. */
+export interface KeyCaptchaTask {
+  type: 'keycaptcha';
+  /** `s_s_c_user_id`, a number. */
+  sSCUserId: number;
+  /** `s_s_c_session_id`. */
+  sSCSessionId: string;
+  /** `s_s_c_web_server_sign`. */
+  sSCWebServerSign: string;
+  /** `s_s_c_web_server_sign2`. */
+  sSCWebServerSign2: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `keycaptcha` task, by name (`Solution.answer`). */
+export interface KeyCaptchaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Capy puzzle. */
+export interface CapyTask {
+  type: 'capy';
+  /** The `captchakey` of the page. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `capy` task, by name (`Solution.answer`). */
+export interface CapyAnswer {
+  /** `captchakey`. */
+  captchakey: string;
+  /** `challengekey`. */
+  challengekey: string;
+  /** `answer`. */
+  answer: string;
+}
+
+/** CyberSiARA slider. */
+export interface CyberSiaraTask {
+  type: 'cybersiara';
+  /** The `MasterUrlId` of the page's request to `API/CyberSiara/GetCyberSiara`. */
+  masterUrlId: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The browser's user agent: the answer is bound to it. */
+  userAgent: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `cybersiara` task, by name (`Solution.answer`). */
+export interface CyberSiaraAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Yandex SmartCaptcha. */
+export interface YandexSmartTask {
+  type: 'yandex_smart';
+  /** The site's key for the widget. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `yandex_smart` task, by name (`Solution.answer`). */
+export interface YandexSmartAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** CaptchaFox, through your proxy and user agent. */
+export interface CaptchaFoxTask {
+  type: 'captchafox';
+  /** The site's key for the widget. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The browser's user agent: the answer is bound to it. */
+  userAgent: string;
+  /** The proxy the service loads the page through: the answer is bound to its IP. */
+  proxy: TaskProxy;
+}
+
+/** The answer of a `captchafox` task, by name (`Solution.answer`). */
+export interface CaptchaFoxAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** atbCAPTCHA (aisecurius). */
+export interface AtbCaptchaTask {
+  type: 'atb_captcha';
+  /** The widget's `appId`. */
+  appId: string;
+  /** The widget's `apiServer`. */
+  apiServer: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `atb_captcha` task, by name (`Solution.answer`). */
+export interface AtbCaptchaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** VK's captcha (`not_robot_captcha`), through your proxy and user agent. */
+export interface VkCaptchaTask {
+  type: 'vk_captcha';
+  /** The `redirect_uri` of the captcha page. */
+  redirectUri: string;
+  /** The browser's user agent: the answer is bound to it. */
+  userAgent: string;
+  /** The proxy the service loads the page through: the answer is bound to its IP. */
+  proxy: TaskProxy;
+}
+
+/** The answer of a `vk_captcha` task, by name (`Solution.answer`). */
+export interface VkCaptchaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Binance's captcha, by its `bizId` and `validateId`. */
+export interface BinanceTask {
+  type: 'binance';
+  /** The `bizId` (e.g. `register`). */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The `validateId` of the page. */
+  validateId: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `binance` task, by name (`Solution.answer`). */
+export interface BinanceAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** NetEase Yidun. */
+export interface YidunTask {
+  type: 'yidun';
+  /** The site's key for the widget. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The `load.min.js` URL of the page. */
+  yidunGetLib?: string;
+  /** The API server's host. */
+  yidunApiServerSubdomain?: string;
+  /** The Enterprise `challenge`. */
+  challenge?: string;
+  /** The Enterprise `hcg`. */
+  hcg?: string;
+  /** The Enterprise `hct` (a timestamp in ms, as text: JavaScript numbers cannot hold every one exactly). */
+  hct?: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `yidun` task, by name (`Solution.answer`). */
+export interface YidunAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Basilisk (FaucetPay's captcha). */
+export interface BasiliskTask {
+  type: 'basilisk';
+  /** The site's key for the widget. */
+  sitekey: string;
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `basilisk` task, by name (`Solution.answer`). */
+export interface BasiliskAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** F5 TSPD (Shape) interstitial, through your proxy. */
+export interface TspdTask {
+  type: 'tspd';
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The `TS...` cookies the page set, as sent. */
+  tspdCookie: string;
+  /** The challenge page's HTML, base64. */
+  htmlPageBase64: string;
+  /** The proxy the service loads the page through: the answer is bound to its IP. */
+  proxy: TaskProxy;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+}
+
+/** The answer of a `tspd` task, by name (`Solution.answer`). */
+export interface TspdAnswer {
+  /** The cookies to send. */
+  cookie: string;
+}
+
+/** Alibaba Cloud (Aliyun) captcha. */
+export interface AlibabaTask {
+  type: 'alibaba';
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The widget's `SceneId`. */
+  sceneId: string;
+  /** The widget's `prefix`. */
+  prefix: string;
+  /** `UserId`. */
+  userId?: string;
+  /** `UserUserId`. */
+  userUserId?: string;
+  /** `verifyType`. */
+  verifyType?: string;
+  /** `region`. */
+  region?: string;
+  /** `UserCertifyId`. */
+  userCertifyId?: string;
+  /** The `AliyunCaptcha.js` URL. */
+  apiGetLib?: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `alibaba` task, by name (`Solution.answer`). */
+export interface AlibabaAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** HUMAN (HUNT) challenge. */
+export interface HuntTask {
+  type: 'hunt';
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The `api.js` URL of the page. */
+  apiGetLib: string;
+  /** The page's meta token. */
+  data?: string;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `hunt` task, by name (`Solution.answer`). */
+export interface HuntAnswer {
+  /** The token to submit with the form. */
+  token: string;
+}
+
+/** Temu's puzzle: the background image and its three pieces. */
+export interface TemuImageTask {
+  type: 'temu';
+  /** The image, base64. */
+  body: string;
+  /** The first piece, base64. */
+  part1: string;
+  /** The second piece, base64. */
+  part2: string;
+  /** The third piece, base64. */
+  part3: string;
+}
+
+/** The answer of a `temu` task, by name (`Solution.answer`). */
+export interface TemuImageAnswer {
+  /** Where each piece goes. */
+  points: Array<{ x: number; y: number }>;
+}
+
+/** An image grid: which cells match the instructions (reCAPTCHA-style). */
+export interface GridTask {
+  type: 'grid';
+  /** The image, base64. */
+  body: string;
+  /** Rows of the grid. */
+  rows?: number;
+  /** Columns of the grid. */
+  cols?: number;
+  /** The worker may answer that no cell matches. */
+  canSkip?: boolean;
+  /** Language code of the instructions (`en`, `ru`, ...). */
+  lang?: string;
+  /** Instructions shown to the worker. */
+  textinstructions?: string;
+  /** An image (base64) with instructions shown to the worker. */
+  imginstructions?: string;
+}
+
+/** The answer of a `grid` task, by name (`Solution.answer`). */
+export interface GridTaskAnswer {
+  /** The matching cells, as the service lists them (`click:3/1/6`). */
+  cells: string;
+}
+
+/** Click points on an image, as the instructions ask. */
+export interface CoordinatesTask {
+  type: 'coordinates';
+  /** The image, base64. */
+  body: string;
+  /** Language code of the instructions (`en`, `ru`, ...). */
+  lang?: string;
+  /** Instructions shown to the worker. */
+  textinstructions?: string;
+  /** An image (base64) with instructions shown to the worker. */
+  imginstructions?: string;
+}
+
+/** The answer of a `coordinates` task, by name (`Solution.answer`). */
+export interface CoordinatesTaskAnswer {
+  /** The points, `[{x, y}, ...]`, in image pixels. */
+  points: Array<{ x: number; y: number }>;
+}
+
+/** Draw around an object on an image (a bounding line), as the instructions ask. */
+export interface CanvasTask {
+  type: 'canvas';
+  /** The image, base64. */
+  body: string;
+  /** Instructions shown to the worker. */
+  textinstructions: string;
+  /** The worker may answer that nothing matches. */
+  canSkip?: boolean;
+  /** Language code of the instructions (`en`, `ru`, ...). */
+  lang?: string;
+  /** An image (base64) with instructions shown to the worker. */
+  imginstructions?: string;
+}
+
+/** The answer of a `canvas` task, by name (`Solution.answer`). */
+export interface CanvasTaskAnswer {
+  /** The line's points. */
+  points: Array<{ x: number; y: number }>;
+}
+
+/** Rotate an image upright: the angle to turn it by. */
+export interface RotateTask {
+  type: 'rotate';
+  /** The image, base64. */
+  body: string;
+  /** The step of one turn, in degrees. */
+  angle?: number;
+  /** Language code of the instructions (`en`, `ru`, ...). */
+  lang?: string;
+  /** Instructions shown to the worker. */
+  textinstructions?: string;
+  /** An image (base64) with instructions shown to the worker. */
+  imginstructions?: string;
+}
+
+/** The answer of a `rotate` task, by name (`Solution.answer`). */
+export interface RotateTaskAnswer {
+  /** The angle, in degrees. */
+  angle: number;
+}
+
+/** An audio CAPTCHA: the words in an mp3 clip. */
+export interface AudioTask {
+  type: 'audio';
+  /** The clip (mp3), base64. */
+  body: string;
+  /** The clip's language. */
+  lang: 'en' | 'ru' | 'de' | 'el' | 'pt' | 'fr';
+}
+
+/** The answer of a `audio` task, by name (`Solution.answer`). */
+export interface AudioTaskAnswer {
+  /** The answer as the worker typed it. */
+  text: string;
+}
+
+/** VK's image captcha: the steps of the slider. */
+export interface VkImageTask {
+  type: 'vk_image';
+  /** The image, base64. */
+  body: string;
+  /** The `steps` array of the captcha, as JSON text. */
+  steps: string;
+}
+
+/** The answer of a `vk_image` task, by name (`Solution.answer`). */
+export interface VkImageAnswer {
+  /** The answer as the worker typed it. */
+  text: string;
 }
 
 /**
@@ -136,15 +915,68 @@ export interface RawTask {
  */
 export type Task =
   | ImageTask
-  | TextTask
   | RecaptchaV2Task
   | RecaptchaV3Task
   | TurnstileTask
-  | GeetestV3Task
-  | GeetestV4Task
-  | FuncaptchaTask
-  | HcaptchaTask
-  | RawTask;
+  | GeeTestV3Task
+  | GeeTestV4Task
+  | FunCaptchaTask
+  | HCaptchaTask
+  | TextCaptchaTask
+  | RawTask
+  | AmazonWafTask
+  | DataDomeTask
+  | MtCaptchaTask
+  | FriendlyCaptchaTask
+  | ProsopoTask
+  | AltchaTask
+  | TencentTask
+  | CutCaptchaTask
+  | LeminTask
+  | KeyCaptchaTask
+  | CapyTask
+  | CyberSiaraTask
+  | YandexSmartTask
+  | CaptchaFoxTask
+  | AtbCaptchaTask
+  | VkCaptchaTask
+  | BinanceTask
+  | YidunTask
+  | BasiliskTask
+  | TspdTask
+  | AlibabaTask
+  | HuntTask
+  | TemuImageTask
+  | GridTask
+  | CoordinatesTask
+  | CanvasTask
+  | RotateTask
+  | AudioTask
+  | VkImageTask;
+
+/** The camelCase spelling of the kinds whose name has an underscore, also taken as per-kind option keys. */
+export type TaskTypeCamel =
+  | 'recaptchaV2'
+  | 'recaptchaV3'
+  | 'geetestV3'
+  | 'geetestV4'
+  | 'amazonWaf'
+  | 'friendlyCaptcha'
+  | 'yandexSmart'
+  | 'atbCaptcha'
+  | 'vkCaptcha'
+  | 'vkImage';
+
+/** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. Keys are the kinds' names (`recaptcha_v2`); their camelCase spelling (`recaptchaV2`) is taken too. */
+export type KindMs = number | Partial<Record<TaskType | TaskTypeCamel, number>>;
+// </generated: kinds>
+
+/** Earlier names of task types, kept for code that imports them. */
+export type TextTask = TextCaptchaTask;
+export type GeetestV3Task = GeeTestV3Task;
+export type GeetestV4Task = GeeTestV4Task;
+export type FuncaptchaTask = FunCaptchaTask;
+export type HcaptchaTask = HCaptchaTask;
 
 /** One item of a batch: a task, or a task with its own labels and key (its labels win over the call's). */
 export type BatchItem = Task | { task: Task; labels?: Labels; key?: string };
@@ -166,6 +998,8 @@ export interface Solution {
   provider?: string;
   /** What it cost: as the provider reported it, else the configured `price`. */
   cost?: number;
+  /** The answer's values by the names its kind declares (`cookie`, `points`…): see the `…Answer` types. */
+  answer?: Record<string, unknown>;
 }
 
 /** One finished task of a batch (`solveStream`, `solveMany`). */
@@ -412,25 +1246,6 @@ export type CaptchaEvent =
   | { event: 'store_gave_up'; what: string; error: string };
 
 // ---------------------------------------------------------------- options
-
-/** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. */
-export type KindMs =
-  | number
-  | Partial<
-      Record<
-        | 'image'
-        | 'text'
-        | 'recaptchaV2'
-        | 'recaptchaV3'
-        | 'turnstile'
-        | 'geetestV3'
-        | 'geetestV4'
-        | 'funcaptcha'
-        | 'hcaptcha'
-        | 'raw',
-        number
-      >
-    >;
 
 export type Backoff =
   /** `random(0, min(capMs, baseMs·2ⁿ))`. The default: `{ kind: 'full_jitter', baseMs: 1000, capMs: 60000 }`. */

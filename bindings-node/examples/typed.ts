@@ -46,7 +46,7 @@ export async function main(mockUrl?: string): Promise<void> {
     ...(mockUrl ? { baseUrl: mockUrl } : { provider: 'captchaai' }),
     dlq: mockUrl ? new MapStore() : 'captcha-dlq.sqlite',
     retry: { maxAttempts: 4, backoff: { kind: 'fixed', delayMs: 100 } },
-    polling: { firstPollMs: { recaptchaV2: 15_000 }, maxPolls: 20 },
+    polling: { firstPollMs: { recaptcha_v2: 15_000 }, maxPolls: 20 },
     rate: { submitsPerSecond: 16, maxInFlight: 1000 },
     replayPolicy: { parkAfterAttempts: 6 },
     onEvent: (e) => {

@@ -4,6 +4,7 @@
 
 mod common;
 
+use captcha_dlq_core::task::{kinds, TaskKind};
 use common::*;
 use serde_json::Value;
 use wasm_bindgen_test::*;
@@ -25,7 +26,12 @@ fn the_shared_vectors_agree() {
         for case in cases {
             let out = captcha_dlq_wasm::evaluate_vector(js(case)).map_err(|e| json(&e));
             let out = out.unwrap_or_else(|e| panic!("{file} {}: {e}", case["name"]));
-            assert_eq!(json(&out), case["expected"], "{file} {}", case["name"]);
+            // The browser build leaves the declared kinds out: it refuses them on `type`.
+            let expected = match case["task"]["type"].as_str().and_then(TaskKind::parse) {
+                Some(kind) if kinds::decl(kind).wire_is_declared() => serde_json::json!({"error": {"field": "type"}}),
+                _ => case["expected"].clone(),
+            };
+            assert_eq!(json(&out), expected, "{file} {}", case["name"]);
             ran += 1;
         }
     }

@@ -180,6 +180,14 @@ pub fn solution(s: &Solution, casing: Casing) -> Value {
     if let Some(cost) = s.cost {
         v["cost"] = json!(cost);
     }
+    // The values its kind declares, named as the host spells names (`user_agent` / `userAgent`).
+    if !s.answer.is_empty() {
+        let mut answer = serde_json::Map::new();
+        for (name, value) in &s.answer {
+            answer.insert(spelled_as(casing, name), value.clone());
+        }
+        v["answer"] = Value::Object(answer);
+    }
     v
 }
 
@@ -397,6 +405,7 @@ impl FromJson for SolutionRef {
         };
         let _: Option<Value> = f.opt("fields")?;
         let _: Option<f64> = f.opt("cost")?;
+        let _: Option<Value> = f.opt("answer")?;
         f.finish()?;
         Ok(r)
     }

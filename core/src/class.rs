@@ -92,11 +92,21 @@ pub struct Failure {
     /// of the whole provider pausing. The provider's codec decides it (`Provider::classify`),
     /// so the engine never reads a provider's code.
     pub congestion: bool,
+    /// The service charges for this failure (anti-captcha bills `ERROR_CAPTCHA_UNSOLVABLE`):
+    /// the engine resubmits such a task a bounded number of times. Set by the provider's codec.
+    pub billed: bool,
 }
 
 impl Failure {
     pub fn new(code: impl Into<String>, class: ErrorClass, description: impl Into<String>) -> Self {
-        Failure { code: code.into(), class, description: description.into(), retry_after: None, congestion: false }
+        Failure {
+            code: code.into(),
+            class,
+            description: description.into(),
+            retry_after: None,
+            congestion: false,
+            billed: false,
+        }
     }
 
     /// This failure says the service has no free worker (see [`Failure::congestion`]).

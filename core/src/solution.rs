@@ -23,6 +23,11 @@ pub struct Solution {
     /// configured price of the provider for the kind; absent when neither is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// The answer's values by the names its kind declares (`cookie`, `points`, `lot_number`:
+    /// `task::kinds::answer`), the same in every language; empty until the engine hands the
+    /// answer over, and when the provider's answer lacks a declared value.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub answer: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Solution {
@@ -33,6 +38,7 @@ impl Solution {
             provider_task_id: None,
             provider: None,
             cost: None,
+            answer: serde_json::Map::new(),
         }
     }
 }
@@ -47,6 +53,7 @@ impl FromJson for Solution {
             provider_task_id: f.opt("provider_task_id")?,
             provider: f.opt("provider")?,
             cost: f.opt("cost")?,
+            answer: f.or_default("answer")?,
         })
     }
 }

@@ -42,9 +42,16 @@ pub const OTHER_LABELS: &str = "(other labels)";
 pub const UNKNOWN: &str = "(unknown)";
 
 /// A provider's price per solved task, per kind; a kind without a price is unknown.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Prices {
     per_kind: [Option<f64>; TaskKind::ALL.len()],
+}
+
+// Written out: `Default` is derived for arrays of at most 32 items, and there are more kinds.
+impl Default for Prices {
+    fn default() -> Self {
+        Prices { per_kind: [None; TaskKind::ALL.len()] }
+    }
 }
 
 impl Prices {
@@ -88,8 +95,8 @@ impl ReadOver for Prices {
         let mut prices = self;
         let mut f = Fields::new(value)?;
         for kind in TaskKind::ALL {
-            if let Some(v) = f.opt::<Value>(kind.as_str())? {
-                prices.set(kind, Some(price(v).map_err(|e| e.in_field(kind.as_str()))?));
+            if let Some((spelled, v)) = f.kind_key(kind.as_str())? {
+                prices.set(kind, Some(price(v).map_err(|e| e.in_field(&spelled))?));
             }
         }
         f.finish()?;

@@ -239,7 +239,7 @@ fn a_task_a_provider_may_have_goes_elsewhere_only_after_its_working_time() {
     assert_eq!(h.solved.len(), 1, "dead: {:?}", h.dead.iter().map(|(_, r)| &r.reason).collect::<Vec<_>>());
     let taken_a = h.service_of(0).taken[0].at;
     let taken_b = h.service_of(1).taken[0].at;
-    let working = Duration::from_millis(EngineConfig::default().polling.give_up_ms.recaptcha_v2);
+    let working = Duration::from_millis(EngineConfig::default().polling.give_up_ms.ms(TaskKind::RecaptchaV2));
     assert!(taken_b.since(taken_a) >= working, "b got it {:?} after a, before a's {working:?}", taken_b.since(taken_a));
     assert_eq!(h.solved[0].2.provider.as_deref(), Some("b"));
 }

@@ -61,21 +61,20 @@ fn full_config() -> EngineConfig {
             recover_max_age_ms: 16,
         },
         polling: PollingConfig {
-            first_poll_ms: FirstPoll {
-                image: 21,
-                text: 20,
-                recaptcha_v2: 22,
-                recaptcha_v3: 23,
-                turnstile: 24,
-                geetest_v3: 25,
-                geetest_v4: 26,
-                funcaptcha: 27,
-                hcaptcha: 28,
-                raw: 29,
-            },
+            first_poll_ms: FirstPoll::uniform(30)
+                .with(TaskKind::Image, 21)
+                .with(TaskKind::Text, 20)
+                .with(TaskKind::RecaptchaV2, 22)
+                .with(TaskKind::RecaptchaV3, 23)
+                .with(TaskKind::Turnstile, 24)
+                .with(TaskKind::GeetestV3, 25)
+                .with(TaskKind::GeetestV4, 26)
+                .with(TaskKind::Funcaptcha, 27)
+                .with(TaskKind::Hcaptcha, 28)
+                .with(TaskKind::Raw, 29),
             interval_ms: 31,
             min_interval_ms: 34,
-            give_up_ms: KindMs { raw: 35, ..KindMs::uniform(36) },
+            give_up_ms: KindMs::uniform(36).with(TaskKind::Raw, 35),
             max_polls: 32,
             batch: false,
             coalesce_ms: 33,
@@ -209,6 +208,7 @@ fn engine_types_round_trip() {
         provider_task_id: Some("7".into()),
         provider: Some("anti-captcha".into()),
         cost: Some(0.0007),
+        answer: serde_json::json!({"token": "03AGdBq2"}).as_object().cloned().unwrap(),
     });
     round_trip(&Solution::text("abc"));
     round_trip(&sample_task("k", "https://a.example/"));
@@ -220,7 +220,7 @@ fn config_sections_default_field_by_field_and_refuse_unknown_fields() {
         decode(&json!({"retry": {"max_attempts": 2}, "polling": {"first_poll_ms": {"raw": 1}}})).unwrap();
     let mut expected = EngineConfig::default();
     expected.retry.max_attempts = 2;
-    expected.polling.first_poll_ms.raw = 1;
+    expected.polling.first_poll_ms.set(TaskKind::Raw, 1);
     assert_eq!(partial, expected);
     assert_eq!(decode::<EngineConfig>(&json!({})).unwrap(), EngineConfig::default());
 
@@ -394,7 +394,7 @@ fn journal_entries_and_store_replies_keep_their_defaults() {
         err("fields", "expected an object, got an array")
     );
     assert_eq!(error::<JobId>(json!("5")).problem, "expected a whole number, got a string");
-    assert_eq!(error::<TaskKind>(json!("audio")).field, "");
+    assert_eq!(error::<TaskKind>(json!("morse_code")).field, "");
     assert_eq!(error::<Task>(json!({"type": "image", "body": "aGk=", "extra": 1})).field, "extra");
 }
 
@@ -416,7 +416,7 @@ fn a_partial_config_reads_over_a_providers_documented_defaults() {
     )
     .unwrap();
     let mut expected = base.clone();
-    expected.polling.give_up_ms.recaptcha_v2 = 200_000;
+    expected.polling.give_up_ms.set(TaskKind::RecaptchaV2, 200_000);
     expected.polling.first_poll_ms = KindMs::uniform(2000);
     expected.retry.max_attempts = 2;
     assert_eq!(cfg, expected);
@@ -438,5 +438,8 @@ fn a_partial_config_reads_over_a_providers_documented_defaults() {
     let old =
         EngineConfig::from_json(r#"{"polling": {"first_poll_ms": {"image": 60}, "interval_ms": 50, "max_polls": 3}}"#)
             .unwrap();
-    assert_eq!((old.polling.first_poll_ms.image, old.polling.interval_ms, old.polling.max_polls), (60, 50, 3));
+    assert_eq!(
+        (old.polling.first_poll_ms.ms(TaskKind::Image), old.polling.interval_ms, old.polling.max_polls),
+        (60, 50, 3)
+    );
 }

@@ -448,7 +448,7 @@ fn cancel_after_submission_runs_on_and_is_never_submitted_twice() {
 #[test]
 fn first_polls_follow_the_per_kind_schedule() {
     let mut config = EngineConfig::default();
-    config.polling.first_poll_ms.recaptcha_v2 = 17_000;
+    config.polling.first_poll_ms.set(captcha_dlq_core::TaskKind::RecaptchaV2, 17_000);
     config.polling.interval_ms = 5000;
     config.polling.coalesce_ms = 0;
     let mut h = Harness::new(config, FakeService::new(|_| Behavior::SolveAfter(secs(30))));
@@ -519,7 +519,7 @@ fn an_attempt_is_given_up_at_the_services_working_time_within_the_poll_budget() 
     let mut config = EngineConfig::default();
     config.retry.max_attempts = 2;
     config.retry.task_deadline_ms = 30 * 60 * 1000;
-    let give_up = config.polling.give_up_ms.recaptcha_v2;
+    let give_up = config.polling.give_up_ms.ms(captcha_dlq_core::TaskKind::RecaptchaV2);
     let mut h = Harness::new(config, FakeService::new(|_| Behavior::NeverReady));
     h.submit(seed_task(0), &[]);
     h.run();

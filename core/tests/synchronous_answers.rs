@@ -69,7 +69,7 @@ fn a_solution_in_the_create_task_answer_ends_the_job_without_a_poll() {
 fn an_asynchronous_create_task_answer_is_still_polled() {
     let provider = Provider::preset("capsolver").unwrap();
     let config = EngineConfig::for_provider(&provider);
-    let first_poll = config.polling.first_poll_ms.recaptcha_v2;
+    let first_poll = config.polling.first_poll_ms.ms(captcha_dlq_core::TaskKind::RecaptchaV2);
     let mut engine = Engine::new(provider, Secret::new("k"), config);
     let now = Timestamp::from_unix_millis(1_700_000_000_000);
     let task =

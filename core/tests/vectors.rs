@@ -9,7 +9,7 @@ use captcha_dlq_core::class::ErrorClass;
 use captcha_dlq_core::classify;
 use captcha_dlq_core::http::HttpResponse;
 use captcha_dlq_core::provider::{PollOutcome, Protocol, Provider, SubmitOutcome, TaskPoll, PRESETS};
-use captcha_dlq_core::task::TaskKind;
+use captcha_dlq_core::task::{kinds, TaskKind};
 use captcha_dlq_core::vectors::{check_source, evaluate};
 use serde_json::Value;
 
@@ -54,6 +54,28 @@ fn tasks_json() {
     let cases = run("tasks.json");
     for preset in preset_names() {
         for kind in TaskKind::ALL {
+            if kinds::decl(kind).wire_is_declared() {
+                // A declared kind has a request case for every service its declaration sends it
+                // to; the others refuse it on `type` before anything is sent.
+                let solves = kinds::services_of(kind).contains(&preset);
+                let sent = cases.iter().any(|c| {
+                    c["provider"] == preset
+                        && c["task"]["type"] == kind.as_str()
+                        && c["expected"].get("request").is_some()
+                });
+                assert_eq!(
+                    sent, solves,
+                    "tasks.json: {kind} on {preset}: a request case iff the declaration sends it there"
+                );
+                if !solves {
+                    let refused = evaluate(&serde_json::json!({"provider": preset, "task": {"type": kind.as_str()}}));
+                    let first_case = cases.iter().find(|c| c["task"]["type"] == kind.as_str()).expect("a case");
+                    let task = first_case["task"].clone();
+                    let refusal = evaluate(&serde_json::json!({"provider": preset, "task": task})).unwrap();
+                    assert_eq!(refusal["error"]["field"], "type", "{kind} on {preset}: {refusal} ({refused:?})");
+                }
+                continue;
+            }
             let of: Vec<&Value> = cases
                 .iter()
                 .filter(|c| c["provider"] == preset && c["task"]["type"] == kind.as_str() && c.get("options").is_none())
@@ -63,6 +85,11 @@ fn tasks_json() {
             let sent = of.iter().any(|c| c["expected"].get("request").is_some());
             let refused_on_type = of.iter().all(|c| c["expected"]["error"]["field"] == "type");
             assert!(sent || refused_on_type, "tasks.json: {kind} on {preset} is neither sent nor refused on `type`");
+            let listed = kinds::services_of(kind).contains(&preset);
+            assert_eq!(
+                !refused_on_type, listed,
+                "{kind} on {preset}: the declaration's services and the vectors differ"
+            );
         }
         for call in ["poll", "balance", "report"] {
             assert!(
@@ -95,6 +122,19 @@ fn tasks_json() {
         "action",
     ] {
         assert!(error_fields.contains(field), "tasks.json: no invalid-task case naming `{field}`");
+    }
+    // Every task -> request case cites a documentation page or an official client, not only this
+    // project's review (issue 33).
+    for c in cases.iter().filter(|c| c.get("task").is_some() && c["expected"].get("request").is_some()) {
+        let sources = match &c["source"] {
+            Value::Array(list) => list.clone(),
+            one => vec![one.clone()],
+        };
+        assert!(
+            sources.iter().any(|s| s["kind"] != "reviewed"),
+            "{}: a request case with no documentation or client source",
+            c["name"]
+        );
     }
     // Every expected request uses the placeholder, never a real-looking key.
     for c in &cases {

@@ -468,3 +468,93 @@ async fn an_unreachable_first_provider_sends_every_task_to_the_second() {
     assert!(client.status().await.unwrap().unreachable_episodes >= 1);
     client.close().await;
 }
+
+/// The tasks of every kind a service solves, as the shared vectors send them to it.
+fn vector_tasks(provider: &str) -> Vec<serde_json::Value> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/tasks.json");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut seen = BTreeSet::new();
+    doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["provider"] == provider && c["expected"].get("request").is_some() && c.get("options").is_none())
+        .filter(|c| c["task"]["type"].as_str().is_some_and(|kind| seen.insert(kind.to_string())))
+        .map(|c| c["task"].clone())
+        .collect()
+}
+
+/// Every kind the vectors send to 2captcha (v1) and to CapMonster (createTask) is solved by
+/// the mock over HTTP, and its answer carries every value its kind declares.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_is_solved_over_http_with_its_declared_answer() {
+    let mock = mock(MockConfig {
+        default_behavior: Behavior { solve_after_ms: 10, ..Behavior::default() },
+        ..MockConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    for provider in ["2captcha", "capmonster"] {
+        let dlq = dir.path().join(format!("{provider}.sqlite"));
+        let client = captcha_dlq::builder()
+            .api_key("test-key")
+            .provider(provider)
+            .base_url(mock.base_url())
+            .dlq(dlq.to_str().unwrap())
+            .config(fast_config())
+            .build()
+            .await
+            .expect("client builds");
+        let tasks: Vec<Task> = vector_tasks(provider)
+            .into_iter()
+            .filter(|t| !matches!(t["type"].as_str(), Some("raw" | "hcaptcha")))
+            .map(|t| Task::from_json_value(t).unwrap())
+            .collect();
+        assert!(tasks.len() >= if provider == "2captcha" { 36 } else { 12 }, "{provider}: {} kinds", tasks.len());
+        for task in tasks {
+            let kind = task.kind();
+            let solution = client.solve(task).await.unwrap_or_else(|e| panic!("{provider} {kind}: {e}"));
+            for a in task_decl(kind).answer.iter().filter(|a| a.required) {
+                assert!(solution.answer.contains_key(a.name), "{provider} {kind}: no `{}` in {:?}", a.name, solution);
+            }
+        }
+        client.close().await;
+    }
+}
+
+fn task_decl(kind: captcha_dlq::core::TaskKind) -> &'static captcha_dlq::core::task::kinds::KindDecl {
+    captcha_dlq::core::task::kinds::decl(kind)
+}
+
+/// anti-captcha bills `ERROR_CAPTCHA_UNSOLVABLE`: a challenge it cannot solve is paid for twice
+/// at most by default (four attempts allowed), where 2captcha, which does not bill it, gets all four.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsolvable_task_is_billed_at_most_twice_where_the_service_bills_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (provider, submissions, path) in [("anti-captcha", 2, "/createTask"), ("2captcha", 4, "/in.php")] {
+        let unsolvable = Behavior { outcome: Outcome::Unsolvable, solve_after_ms: 10, ..Behavior::default() };
+        let mock = mock(MockConfig { default_behavior: unsolvable, ..MockConfig::default() }).await;
+        let dlq = dir.path().join(format!("{provider}.sqlite"));
+        let client = captcha_dlq::builder()
+            .api_key("test-key")
+            .provider(provider)
+            .base_url(mock.base_url())
+            .dlq(dlq.to_str().unwrap())
+            .config(fast_config())
+            .build()
+            .await
+            .expect("client builds");
+        match client.solve(task(1)).await {
+            Err(Error::SolveFailed { record, .. }) => {
+                assert_eq!(
+                    (record.reason.as_str(), record.attempts),
+                    ("ERROR_CAPTCHA_UNSOLVABLE", submissions),
+                    "{provider}"
+                );
+            }
+            other => panic!("{provider}: {other:?}"),
+        }
+        assert_eq!(mock.counters().requests_to(path), u64::from(submissions), "{provider}: paid submissions");
+        client.close().await;
+    }
+}

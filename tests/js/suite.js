@@ -134,7 +134,9 @@ export function suite(pkg, { mock }) {
 
   function checkSolution(s, what) {
     // `provider` names who solved it; `cost` appears only where a price is known (none here).
-    deepEqual(Object.keys(s).sort(), ['fields', 'provider', 'providerTaskId', 'text'], `${what}: the solution's fields`);
+    deepEqual(Object.keys(s).sort(), ['answer', 'fields', 'provider', 'providerTaskId', 'text'], `${what}: the solution's fields`);
+    // The answer by the names its kind declares: a reCAPTCHA's is its token.
+    deepEqual(s.answer, { token: s.text }, `${what}: answer`);
     equal(typeof s.provider, 'string', `${what}: provider`);
     startsWith(s.text, TOKEN, `${what}: the token`);
     equal(typeof s.providerTaskId, 'string', `${what}: providerTaskId`);

@@ -45,21 +45,9 @@ from ._streams import (
     ReplayIterator,
     ResultIterator,
 )
-from ._tasks import (
-    FunCaptcha,
-    GeeTestV3,
-    GeeTestV4,
-    HCaptcha,
-    ImageTask,
-    Proxy,
-    RawTask,
-    RecaptchaV2,
-    RecaptchaV3,
-    Task,
-    TaskLike,
-    TextCaptcha,
-    Turnstile,
-)
+from ._kinds import *  # noqa: F401,F403  (one task class per kind, generated from the core's declarations)
+from ._kinds import __all__ as _KIND_CLASSES
+from ._tasks import Proxy, Task, TaskLike
 
 __all__ = [
     "Client", "DashboardServer", "Dlq", "Filter", "defaults",
@@ -69,8 +57,7 @@ __all__ = [
     "RetryConfig", "PollingConfig", "RateConfig", "CircuitConfig", "ReplayPolicy", "StoreOptions",
     "KindMs", "Backoff",
     "DlqStore", "SharedDlqStore", "DlqSpec", "MemoryDlq", "RedisDlq", "SqliteDlq",
-    "Task", "TaskLike", "Proxy", "ImageTask", "TextCaptcha", "RecaptchaV2", "RecaptchaV3", "Turnstile",
-    "GeeTestV3", "GeeTestV4", "FunCaptcha", "HCaptcha", "RawTask",
+    "Task", "TaskLike", "Proxy", *[name for name in _KIND_CLASSES if name not in ("KIND_NAMES", "KIND_CLASSES")],
     "CaptchaDlqError", "SolveFailed", "AccountError", "InvalidTask", "InvalidConfig",
     "StoreError", "ProviderError", "Cancelled", "Closed", "IoError",
     "__version__",

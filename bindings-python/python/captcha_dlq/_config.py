@@ -93,8 +93,8 @@ def _shown_default(instance: S) -> S:
 class KindMs(_Settings):
     """Milliseconds per task kind; the kinds left out keep the provider's figure."""
 
+    # <generated: kind_ms fields>
     image: Optional[int] = None
-    text: Optional[int] = None
     recaptcha_v2: Optional[int] = None
     recaptcha_v3: Optional[int] = None
     turnstile: Optional[int] = None
@@ -102,7 +102,38 @@ class KindMs(_Settings):
     geetest_v4: Optional[int] = None
     funcaptcha: Optional[int] = None
     hcaptcha: Optional[int] = None
+    text: Optional[int] = None
     raw: Optional[int] = None
+    amazon_waf: Optional[int] = None
+    datadome: Optional[int] = None
+    mtcaptcha: Optional[int] = None
+    friendly_captcha: Optional[int] = None
+    prosopo: Optional[int] = None
+    altcha: Optional[int] = None
+    tencent: Optional[int] = None
+    cutcaptcha: Optional[int] = None
+    lemin: Optional[int] = None
+    keycaptcha: Optional[int] = None
+    capy: Optional[int] = None
+    cybersiara: Optional[int] = None
+    yandex_smart: Optional[int] = None
+    captchafox: Optional[int] = None
+    atb_captcha: Optional[int] = None
+    vk_captcha: Optional[int] = None
+    binance: Optional[int] = None
+    yidun: Optional[int] = None
+    basilisk: Optional[int] = None
+    tspd: Optional[int] = None
+    alibaba: Optional[int] = None
+    hunt: Optional[int] = None
+    temu: Optional[int] = None
+    grid: Optional[int] = None
+    coordinates: Optional[int] = None
+    canvas: Optional[int] = None
+    rotate: Optional[int] = None
+    audio: Optional[int] = None
+    vk_image: Optional[int] = None
+    # </generated: kind_ms fields>
 
 
 @_tracked

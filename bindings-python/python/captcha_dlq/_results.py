@@ -25,6 +25,8 @@ class Solution:
     provider_task_id: Optional[str] = None
     provider: Optional[str] = None
     cost: Optional[float] = None
+    #: The answer's values by the names its kind declares (``cookie``, ``points``...).
+    answer: Dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return self.text
@@ -38,6 +40,7 @@ class Solution:
             provider_task_id=data.get("provider_task_id"),
             provider=data.get("provider"),
             cost=float(cost) if cost is not None else None,
+            answer=dict(data.get("answer") or {}),
         )
 
 

@@ -139,8 +139,8 @@ pub struct SolveArgs {
     /// The task as JSON, e.g. '{"type":"recaptcha_v2","sitekey":"…","page_url":"https://…"}'.
     #[arg(long, conflicts_with_all = ["kind", "sitekey", "page_url"])]
     pub task: Option<String>,
-    /// Task type (recaptcha_v2, recaptcha_v3, turnstile, hcaptcha…) when not using --task.
-    #[arg(long = "type")]
+    /// Task type when not using --task (every kind of docs/kinds.md; the list is the core's).
+    #[arg(long = "type", value_parser = task_kinds())]
     pub kind: Option<String>,
     #[arg(long)]
     pub sitekey: Option<String>,
@@ -149,6 +149,11 @@ pub struct SolveArgs {
     /// Label the task (KEY=VALUE, repeatable); labels are kept in its DLQ record.
     #[arg(long = "label", value_parser = parse_label)]
     pub labels: Vec<(String, String)>,
+}
+
+/// The kinds `--type` takes, from the core's kind declarations.
+fn task_kinds() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(captcha_dlq::core::TaskKind::ALL.map(|k| k.as_str()))
 }
 
 pub(crate) fn parse_label(s: &str) -> Result<(String, String), String> {

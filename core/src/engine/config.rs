@@ -454,7 +454,7 @@ mod tests {
     #[test]
     fn polls_stretch_to_the_give_up_point_and_stop_there() {
         let p = PollingConfig::default();
-        let (first, give_up) = (p.first_poll_ms.recaptcha_v2, p.give_up_ms.recaptcha_v2);
+        let (first, give_up) = (p.first_poll_ms.ms(TaskKind::RecaptchaV2), p.give_up_ms.ms(TaskKind::RecaptchaV2));
         let mut now = at(first);
         let mut polls = 1;
         while let Some(next) = p.next_poll(TaskKind::RecaptchaV2, at(0), polls, now) {
@@ -470,7 +470,7 @@ mod tests {
     #[test]
     fn the_give_up_point_ends_an_attempt_even_with_polls_left() {
         let p = PollingConfig::default();
-        let give_up = p.give_up_ms.image;
+        let give_up = p.give_up_ms.ms(TaskKind::Image);
         assert_eq!(p.next_poll(TaskKind::Image, at(0), 3, at(give_up)), None);
         assert!(p.next_poll(TaskKind::Image, at(0), 3, at(give_up - 1)).is_some());
         assert_eq!(p.next_poll(TaskKind::Image, at(0), p.max_polls, at(1)), None, "budget used up");
@@ -483,7 +483,7 @@ mod tests {
         assert_eq!(fixed.planned_interval(TaskKind::Image), Duration::from_millis(50));
         let p = PollingConfig::default();
         // One second before the give-up point with polls left: the floor, not a burst.
-        let late = at(p.give_up_ms.turnstile - 1000);
+        let late = at(p.give_up_ms.ms(TaskKind::Turnstile) - 1000);
         assert_eq!(p.next_poll(TaskKind::Turnstile, at(0), 2, late), Some(late.add(Duration::from_millis(5000))));
     }
 
@@ -492,7 +492,7 @@ mod tests {
         let base = KindMs::uniform(7);
         assert_eq!(base.read_over(serde_json::json!(3)).unwrap(), KindMs::uniform(3));
         let some = base.read_over(serde_json::json!({"recaptcha_v2": 9})).unwrap();
-        assert_eq!((some.recaptcha_v2, some.image), (9, 7));
+        assert_eq!((some.ms(TaskKind::RecaptchaV2), some.ms(TaskKind::Image)), (9, 7));
         assert_eq!(base.read_over(serde_json::json!({"recaptcha": 9})).unwrap_err().field, "recaptcha");
         assert_eq!(
             base.read_over(serde_json::json!("fast")).unwrap_err().problem,

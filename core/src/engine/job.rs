@@ -90,6 +90,8 @@ pub(super) struct Job {
     pub(super) polls: u32,
     pub(super) request_failures: u32,
     pub(super) retry_after_failures: u32,
+    /// Failures the service charged for (`Failure::billed`), over every attempt.
+    pub(super) billed_failures: u32,
     pub(super) last_delay: Duration,
     /// The caller's stable name for the task (see `JournalEntry::key`).
     pub(super) key: Option<String>,
@@ -178,6 +180,7 @@ impl Engine {
                 polls: 0,
                 request_failures: 0,
                 retry_after_failures: 0,
+                billed_failures: 0,
                 last_delay: Duration::ZERO,
                 key: None,
                 replay_of: None,

@@ -4,27 +4,19 @@
 
 use core::time::Duration;
 
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use crate::json_read::{FieldError, Fields, FromJson, ReadOver};
 use crate::task::TaskKind;
 
 /// One duration in milliseconds per task kind. In JSON: an object of kinds
-/// (the ones left out keep their value) or one number for every kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(deny_unknown_fields)]
+/// (the ones left out keep their value) or one number for every kind. Keys
+/// are the kinds' names (`recaptcha_v2`) in every language; JavaScript may
+/// also write them in camelCase (`recaptchaV2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KindMs {
-    pub image: u64,
-    pub text: u64,
-    pub recaptcha_v2: u64,
-    pub recaptcha_v3: u64,
-    pub turnstile: u64,
-    pub geetest_v3: u64,
-    pub geetest_v4: u64,
-    pub funcaptcha: u64,
-    pub hcaptcha: u64,
-    pub raw: u64,
+    ms: [u64; TaskKind::ALL.len()],
 }
 
 /// The first-poll table (the name the configuration had before give-up times were per kind too).
@@ -33,60 +25,48 @@ pub type FirstPoll = KindMs;
 impl KindMs {
     /// Every kind the same (handy against a mock that answers at once).
     pub const fn uniform(ms: u64) -> Self {
-        KindMs {
-            image: ms,
-            text: ms,
-            recaptcha_v2: ms,
-            recaptcha_v3: ms,
-            turnstile: ms,
-            geetest_v3: ms,
-            geetest_v4: ms,
-            funcaptcha: ms,
-            hcaptcha: ms,
-            raw: ms,
+        KindMs { ms: [ms; TaskKind::ALL.len()] }
+    }
+
+    /// This table with `kind` at `ms` (for tables written as constants).
+    pub const fn with(mut self, kind: TaskKind, ms: u64) -> Self {
+        self.ms[kind.index()] = ms;
+        self
+    }
+
+    /// This table with every kind whose schedule is `base`'s (see
+    /// [`TaskKind::schedule`]) at `ms`, `base` included.
+    pub const fn with_family(mut self, base: TaskKind, ms: u64) -> Self {
+        let mut i = 0;
+        while i < TaskKind::ALL.len() {
+            if TaskKind::ALL[i].schedule() as usize == base as usize {
+                self.ms[i] = ms;
+            }
+            i += 1;
         }
+        self
     }
 
     pub fn for_kind(&self, kind: TaskKind) -> Duration {
         Duration::from_millis(self.ms(kind))
     }
 
-    pub fn ms(&self, kind: TaskKind) -> u64 {
-        *self.slot(kind)
+    pub const fn ms(&self, kind: TaskKind) -> u64 {
+        self.ms[kind.index()]
     }
 
     pub fn set(&mut self, kind: TaskKind, ms: u64) {
-        *self.slot_mut(kind) = ms;
+        self.ms[kind.index()] = ms;
     }
+}
 
-    fn slot(&self, kind: TaskKind) -> &u64 {
-        match kind {
-            TaskKind::Image => &self.image,
-            TaskKind::Text => &self.text,
-            TaskKind::RecaptchaV2 => &self.recaptcha_v2,
-            TaskKind::RecaptchaV3 => &self.recaptcha_v3,
-            TaskKind::Turnstile => &self.turnstile,
-            TaskKind::GeetestV3 => &self.geetest_v3,
-            TaskKind::GeetestV4 => &self.geetest_v4,
-            TaskKind::Funcaptcha => &self.funcaptcha,
-            TaskKind::Hcaptcha => &self.hcaptcha,
-            TaskKind::Raw => &self.raw,
+impl Serialize for KindMs {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.ms.len()))?;
+        for kind in TaskKind::ALL {
+            map.serialize_entry(kind.as_str(), &self.ms(kind))?;
         }
-    }
-
-    fn slot_mut(&mut self, kind: TaskKind) -> &mut u64 {
-        match kind {
-            TaskKind::Image => &mut self.image,
-            TaskKind::Text => &mut self.text,
-            TaskKind::RecaptchaV2 => &mut self.recaptcha_v2,
-            TaskKind::RecaptchaV3 => &mut self.recaptcha_v3,
-            TaskKind::Turnstile => &mut self.turnstile,
-            TaskKind::GeetestV3 => &mut self.geetest_v3,
-            TaskKind::GeetestV4 => &mut self.geetest_v4,
-            TaskKind::Funcaptcha => &mut self.funcaptcha,
-            TaskKind::Hcaptcha => &mut self.hcaptcha,
-            TaskKind::Raw => &mut self.raw,
-        }
+        map.end()
     }
 }
 
@@ -102,8 +82,9 @@ impl ReadOver for KindMs {
         let mut table = self;
         let mut f = Fields::new(value)?;
         for kind in TaskKind::ALL {
-            let ms = f.or(kind.as_str(), table.ms(kind))?;
-            table.set(kind, ms);
+            if let Some((spelled, value)) = f.kind_key(kind.as_str())? {
+                table.set(kind, u64::from_json(value).map_err(|e| e.in_field(&spelled))?);
+            }
         }
         f.finish()?;
         Ok(table)

@@ -73,7 +73,7 @@ pub(crate) struct Hold {
 }
 
 /// What routing has observed of a lane, per kind.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct LaneStats {
     /// Submission to answer (or to a task-terminal failure), in ms, EWMA.
     latency_ms: [Option<f64>; TaskKind::ALL.len()],
@@ -81,6 +81,17 @@ pub(crate) struct LaneStats {
     cost: [Option<f64>; TaskKind::ALL.len()],
     /// Answers sites accepted, and answers they judged (page verdicts).
     verdicts: [(u32, u32); TaskKind::ALL.len()],
+}
+
+// Written out: `Default` is derived for arrays of at most 32 items, and there are more kinds.
+impl Default for LaneStats {
+    fn default() -> Self {
+        LaneStats {
+            latency_ms: [None; TaskKind::ALL.len()],
+            cost: [None; TaskKind::ALL.len()],
+            verdicts: [(0, 0); TaskKind::ALL.len()],
+        }
+    }
 }
 
 impl LaneStats {

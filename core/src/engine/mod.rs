@@ -736,6 +736,9 @@ impl Engine {
         if let Some(l) = j.lane.filter(|_| persist) {
             let lane = &mut self.lanes[l];
             solution.provider = Some(lane.name().to_string());
+            // Named by the kind's declaration; an answer without a declared value keeps its
+            // text and fields as sent, the caller's to read.
+            solution.answer = crate::task::kinds::answer::typed(j.task.kind_decl(), &solution).unwrap_or_default();
             if let Some(cost) = solution.cost {
                 lane.stats_mut().observe_cost(kind, cost);
             }

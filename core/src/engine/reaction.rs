@@ -60,7 +60,15 @@ pub(super) struct JobFacts {
     /// Transient and retry-after failures in a row before this one.
     pub request_failures: u32,
     pub retry_after_failures: u32,
+    /// Failures the service charged for before this one.
+    pub billed_failures: u32,
 }
+
+/// A task is charged for at most this many failures by default: after the second failure the
+/// service bills (anti-captcha's `ERROR_CAPTCHA_UNSOLVABLE`), it is not resubmitted to that
+/// service again, however many attempts are left (issue 33: a challenge one worker could not
+/// solve is most often unsolvable for the next one too, and each try is paid).
+pub(super) const MAX_BILLED_FAILURES: u32 = 2;
 
 /// The one decision: what `f` does to a job, given its counters, whether its lane would hold
 /// for an account error (hold mode, on the first error or while holding), and the policy.
@@ -103,7 +111,8 @@ pub(super) fn decide(job: JobFacts, lane_holds: bool, f: &Failure, retry: &Retry
         }
         ErrorClass::TaskTerminal => {
             let left = job.attempts_left.saturating_sub(u32::from(job.at_submit));
-            decision(Reaction::Unsolved { resubmit: left > 0 }, job.at_submit)
+            let billed_out = f.billed && job.billed_failures + 1 >= MAX_BILLED_FAILURES;
+            decision(Reaction::Unsolved { resubmit: left > 0 && !billed_out }, job.at_submit)
         }
         ErrorClass::AccountTerminal if lane_holds => decision(Reaction::HoldForAccount, false),
         ErrorClass::AccountTerminal => decision(Reaction::AccountStopped, job.at_submit),
@@ -122,11 +131,17 @@ impl Engine {
             attempts_left: j.attempts_left,
             request_failures: j.request_failures,
             retry_after_failures: j.retry_after_failures,
+            billed_failures: j.billed_failures,
         };
         let lane = &self.lanes[j.lane.unwrap_or(0)];
         let lane_holds = lane.config().circuit.account_hold_ms > 0
             && (lane.circuit().account_failure().is_none() || lane.hold().is_some());
         let decision = decide(facts, lane_holds, &f, &self.config.retry);
+        if f.billed {
+            if let Some(j) = self.jobs.get_mut(&job) {
+                j.billed_failures += 1;
+            }
+        }
         self.fail_with(job, phase, f, status, now, decision);
     }
 
@@ -427,11 +442,25 @@ mod tests {
     use super::*;
 
     fn job(at_submit: bool, attempts_left: u32) -> JobFacts {
-        JobFacts { at_submit, attempts_left, request_failures: 0, retry_after_failures: 0 }
+        JobFacts { at_submit, attempts_left, request_failures: 0, retry_after_failures: 0, billed_failures: 0 }
     }
 
     fn failure(class: ErrorClass) -> Failure {
         Failure::new("CODE", class, "why")
+    }
+
+    /// A failure the service bills ends the resubmissions after the second one, with attempts left.
+    #[test]
+    fn billed_failures_are_resubmitted_once() {
+        let retry = RetryConfig::default();
+        let billed = Failure { billed: true, ..failure(ErrorClass::TaskTerminal) };
+        let first = decide(job(false, 3), false, &billed, &retry);
+        assert_eq!(first.reaction, Reaction::Unsolved { resubmit: true });
+        let second = decide(JobFacts { billed_failures: 1, ..job(false, 2) }, false, &billed, &retry);
+        assert_eq!(second.reaction, Reaction::Unsolved { resubmit: false }, "two billed failures");
+        let free =
+            decide(JobFacts { billed_failures: 1, ..job(false, 2) }, false, &failure(ErrorClass::TaskTerminal), &retry);
+        assert_eq!(free.reaction, Reaction::Unsolved { resubmit: true }, "an unbilled failure keeps its attempts");
     }
 
     #[test]

@@ -205,7 +205,7 @@ fn solution_of(obj: &Map<String, Value>, sol: &Map<String, Value>, id: Option<St
         .iter()
         .find_map(|k| sol.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()))
         .map_or_else(|| Value::Object(sol.clone()).to_string(), str::to_string);
-    Solution { text, fields: sol.clone(), provider_task_id: id, provider: None, cost: cost_of(obj) }
+    Solution { fields: sol.clone(), provider_task_id: id, cost: cost_of(obj), ..Solution::text(text) }
 }
 
 /// The task's cost as a ready answer states it: anti-captcha documents `cost` as a double and

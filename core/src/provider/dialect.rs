@@ -10,6 +10,10 @@ use serde_json::{json, Map, Value};
 
 use super::Dialect;
 use crate::error::InvalidTask;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::task::kinds::{CreateTaskDecl, FieldType};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::task::Declared;
 use crate::task::{Proxy, Task};
 
 struct Obj {
@@ -265,7 +269,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.deny("invisible", t.invisible)?;
                     o.deny("action", t.action.is_some())?;
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.opt("apiDomain", &domain);
                 }
                 AntiCaptcha => {
@@ -274,7 +278,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.deny("domain", t.domain.is_some())?;
                     o.deny("action", t.action.is_some())?;
                 }
@@ -282,7 +286,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.opt("apiDomain", &domain);
                     // No pageAction found in 2captcha's API v2 reCAPTCHA v2 task; the v1 API takes `action`.
                     o.deny("action", t.action.is_some())?;
@@ -297,7 +301,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.deny("invisible", t.invisible)?;
                     o.opt("pageAction", &t.action);
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.opt("apiDomain", &domain);
                 }
                 CapMonster => {
@@ -306,7 +310,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.deny("domain", t.domain.is_some())?;
                     o.deny("action", t.action.is_some())?;
                 }
@@ -514,6 +518,8 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             with_proxy(&mut o, &t.proxy);
             Ok(o.done())
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        Task::Declared(t) => declared_object(d, t),
         Task::Raw(t) => match &t.task {
             Some(obj) => Ok(obj.clone()),
             None => Err(InvalidTask::new(
@@ -522,6 +528,72 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             )),
         },
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The task object of a declared kind: the type for with or without a proxy, the fixed keys,
+/// then each given field under its key (a dotted key one object down).
+fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, InvalidTask> {
+    let (form, ty) = check_declared(d, t)?;
+    let mut o = Obj::new(d, ty.to_string());
+    for (k, v) in form.fixed {
+        o.put(k, *v);
+    }
+    for (field, value) in t.values() {
+        let key = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, key)| key);
+        let value = if crate::task::kinds::decl(t.kind()).field(field).is_some_and(|f| f.ty == FieldType::Cookies) {
+            Value::String(create_task_cookies(value.as_str().unwrap_or_default()))
+        } else {
+            value.clone()
+        };
+        match key.split_once('.') {
+            Some((outer, inner)) => {
+                let slot = o.map.entry(outer).or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(nested) = slot {
+                    nested.insert(inner.to_string(), value);
+                }
+            }
+            None => o.put(key, value),
+        }
+    }
+    with_proxy(&mut o, &t.proxy().cloned());
+    Ok(o.done())
+}
+
+/// Whether `d` can take the declared task `t`, and its form and type name: every refusal
+/// [`declared_object`] can give, without building the object (routing asks it of every lane).
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static CreateTaskDecl, &'static str), InvalidTask> {
+    let form = declared_form(d, t)?;
+    let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
+    let ty = ty.ok_or_else(|| {
+        let how = if t.proxy().is_some() { "without a proxy" } else { "through your proxy" };
+        InvalidTask::new("proxy", format!("{} solves {} tasks only {how}", d.as_str(), t.kind()))
+    })?;
+    for field in form.requires {
+        if t.get(field).is_none() {
+            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
+        }
+    }
+    if let Some(field) = t.values().keys().find(|field| !form.params.iter().any(|(f, _)| f == field)) {
+        return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+    }
+    Ok((form, ty))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
+    match crate::task::kinds::create_task_form(t.kind(), d) {
+        Some(Some(form)) => Ok(form),
+        _ => Err(super::not_solved(d.as_str(), t.kind())),
+    }
+}
+
+/// Cookies as the createTask APIs take them: `name=value; name2=value2`
+/// (https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless), also when given in the
+/// v1 form `name:value;...`.
+fn create_task_cookies(cookies: &str) -> String {
+    crate::task::kinds::rewrite_cookies(cookies, '=', "; ")
 }
 
 fn geetest_type(d: Dialect, proxied: bool) -> String {

@@ -9,10 +9,13 @@
 //! The give-up point of a kind is the service's own working time on it plus a
 //! grace (so that its final answer, a solution or its own "unsolvable", comes
 //! before the client resubmits and pays again), or the official client's wait
-//! where the service names no working time.
+//! where the service names no working time. A kind follows the schedule of the kind it is
+//! solved like (`TaskKind::schedule`: a token by a browser as hCaptcha, an image by a worker as
+//! a normal image), as the services document working times for those kinds only.
 
 use super::{Dialect, Protocol, Provider};
 use crate::engine::kind_ms::KindMs;
+use crate::task::TaskKind::{Funcaptcha, GeetestV3, GeetestV4, Image, Raw, RecaptchaV2, RecaptchaV3, Text, Turnstile};
 
 /// One service's documented limits.
 #[derive(Debug, PartialEq)]
@@ -39,23 +42,17 @@ const SECOND: u64 = 1000;
 
 /// First polls of the 2captcha API: "wait at least 5 seconds (10-20 for recaptcha)"; the other
 /// token kinds as reCAPTCHA v2 (they take as long).
-const TWO_CAPTCHA_FIRST_POLL: KindMs = KindMs {
-    image: 5 * SECOND,
-    text: 5 * SECOND,
-    recaptcha_v2: 15 * SECOND,
-    recaptcha_v3: 10 * SECOND,
-    turnstile: 10 * SECOND,
-    geetest_v3: 15 * SECOND,
-    geetest_v4: 15 * SECOND,
-    funcaptcha: 15 * SECOND,
-    hcaptcha: 15 * SECOND,
-    raw: 10 * SECOND,
-};
+const TWO_CAPTCHA_FIRST_POLL: KindMs = KindMs::uniform(15 * SECOND)
+    .with_family(Image, 5 * SECOND)
+    .with_family(Text, 5 * SECOND)
+    .with_family(RecaptchaV3, 10 * SECOND)
+    .with_family(Turnstile, 10 * SECOND)
+    .with_family(Raw, 10 * SECOND);
 
 /// 2captcha works up to 300 s on reCAPTCHA v2 and 90 s on anything else before it answers
 /// `ERROR_CAPTCHA_UNSOLVABLE`; 20 s grace. A raw task may be a reCAPTCHA: the longest.
 const TWO_CAPTCHA_GIVE_UP: KindMs =
-    KindMs { recaptcha_v2: 320 * SECOND, raw: 320 * SECOND, ..KindMs::uniform(110 * SECOND) };
+    KindMs::uniform(110 * SECOND).with_family(RecaptchaV2, 320 * SECOND).with_family(Raw, 320 * SECOND);
 
 /// 2captcha and rucaptcha (one API, two front doors): more than 60 `in.php` requests in 3 s is a
 /// 10 s `MAX_USER_TURN` ban, i.e. 20/s; 16/s keeps any 3 s window at 49 or fewer. Poll every
@@ -95,13 +92,11 @@ pub const ANTI_CAPTCHA: ServiceLimits = ServiceLimits {
     poll_limit: None,
     max_polls: CREATE_TASK_POLLS,
     result_kept_ms: None,
-    first_poll_ms: KindMs { image: 3 * SECOND, text: 3 * SECOND, ..KindMs::uniform(10 * SECOND) },
-    give_up_ms: KindMs {
-        image: 60 * SECOND,
-        text: 60 * SECOND,
-        recaptcha_v3: 60 * SECOND,
-        ..KindMs::uniform(300 * SECOND)
-    },
+    first_poll_ms: KindMs::uniform(10 * SECOND).with_family(Image, 3 * SECOND).with_family(Text, 3 * SECOND),
+    give_up_ms: KindMs::uniform(300 * SECOND)
+        .with_family(Image, 60 * SECOND)
+        .with_family(Text, 60 * SECOND)
+        .with_family(RecaptchaV3, 60 * SECOND),
 };
 
 /// CapSolver: 120 `getTaskResult` per task, results kept 5 minutes, "processing: retry in 3
@@ -127,23 +122,19 @@ pub const CAPMONSTER: ServiceLimits = ServiceLimits {
     poll_limit: Some(120),
     max_polls: CREATE_TASK_POLLS,
     result_kept_ms: Some(300 * SECOND),
-    first_poll_ms: KindMs {
-        image: SECOND,
-        text: SECOND,
-        turnstile: SECOND,
-        geetest_v3: SECOND,
-        geetest_v4: SECOND,
-        ..KindMs::uniform(10 * SECOND)
-    },
-    give_up_ms: KindMs {
-        image: 10 * SECOND,
-        text: 10 * SECOND,
-        turnstile: 80 * SECOND,
-        geetest_v3: 80 * SECOND,
-        geetest_v4: 80 * SECOND,
-        funcaptcha: 80 * SECOND,
-        ..KindMs::uniform(180 * SECOND)
-    },
+    first_poll_ms: KindMs::uniform(10 * SECOND)
+        .with_family(Image, SECOND)
+        .with_family(Text, SECOND)
+        .with_family(Turnstile, SECOND)
+        .with_family(GeetestV3, SECOND)
+        .with_family(GeetestV4, SECOND),
+    give_up_ms: KindMs::uniform(180 * SECOND)
+        .with_family(Image, 10 * SECOND)
+        .with_family(Text, 10 * SECOND)
+        .with_family(Turnstile, 80 * SECOND)
+        .with_family(GeetestV3, 80 * SECOND)
+        .with_family(GeetestV4, 80 * SECOND)
+        .with_family(Funcaptcha, 80 * SECOND),
 };
 
 /// Every service, in the order of `docs/providers.md`.

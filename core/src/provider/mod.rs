@@ -209,7 +209,18 @@ impl Provider {
         let mut f = Failure::new(code, class, classify::describe(code));
         f.retry_after = wait;
         f.congestion = classify::CONGESTION.contains(&code);
+        f.billed = self.bills(code);
         f
+    }
+
+    /// Whether the service charges for a failure: anti-captcha bills `ERROR_CAPTCHA_UNSOLVABLE`
+    /// ("5 different workers could not solve the captcha", charged: the errors list,
+    /// https://anti-captcha.com/apidoc/errors/ERROR_CAPTCHA_UNSOLVABLE, as the outside audit
+    /// of issue 33 quotes it). 2captcha does not ("We will not charge you for that request",
+    /// https://2captcha.com/2captcha-api#error_handling), nor CaptchaAI, which bills by threads;
+    /// CapSolver and CapMonster document no charge for failed tasks.
+    fn bills(&self, code: &str) -> bool {
+        self.protocol == Protocol::CreateTask(Dialect::AntiCaptcha) && code == "ERROR_CAPTCHA_UNSOLVABLE"
     }
 
     /// The submission of `task`, or why this service cannot take it (the task is invalid, or
@@ -240,6 +251,13 @@ impl Provider {
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::check(self, task),
+            // A declared kind is checked against its tables; a coded one's object is built (its
+            // refusals are in the code that builds it).
+            #[cfg(not(target_arch = "wasm32"))]
+            Protocol::CreateTask(d) if matches!(task, Task::Declared(_)) => {
+                let Task::Declared(t) = task else { return Ok(()) };
+                dialect::check_declared(d, t).map(drop)
+            }
             Protocol::CreateTask(d) => dialect::task_object(d, task).map(drop),
         }
     }
@@ -379,9 +397,43 @@ pub(crate) fn unparseable(resp: &HttpResponse, what: &str) -> Failure {
     )
 }
 
+#[cfg(not(target_arch = "wasm32"))]
+/// The refusal of a task whose kind `p` does not solve, naming the services that do.
+pub(crate) fn not_solved(service: &str, kind: TaskKind) -> InvalidTask {
+    let solving = crate::task::kinds::services_of(kind).join(", ");
+    InvalidTask::new("type", format!("{service} does not solve {kind} tasks (solved by: {solving})"))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The refusal of a field `service` has no place for: sending the task without it would
+/// produce answers the site rejects.
+pub(crate) fn no_equivalent(service: &str, field: &str) -> InvalidTask {
+    InvalidTask::new(field, format!("{service} has no equivalent of this field; use a raw task"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// For every task of a declared kind in the shared vectors and every preset, the check that
+    /// routing asks of each lane refuses exactly what building the request refuses.
+    #[test]
+    fn check_submit_agrees_with_the_request_for_declared_kinds() {
+        let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/tasks.json")).unwrap();
+        let key = Secret::new("KEY");
+        let mut checked = 0;
+        for case in doc["cases"].as_array().unwrap() {
+            let Ok(task @ Task::Declared(_)) = Task::from_json_value(case["task"].clone()) else { continue };
+            for (name, _, _) in PRESETS {
+                let p = Provider::preset(name).unwrap();
+                let check = p.check_submit(&task).map_err(|e| e.field);
+                let built = p.encode_submit(&key, &task, &SubmitOptions::default()).map(drop).map_err(|e| e.field);
+                assert_eq!(check, built, "{} on {name}", case["name"]);
+                checked += 1;
+            }
+        }
+        assert!(checked > 300, "{checked}");
+    }
 
     #[test]
     fn presets_and_specs() {

@@ -14,6 +14,10 @@ use crate::classify;
 use crate::error::InvalidTask;
 use crate::http::{HttpRequest, HttpResponse, Method, Secret};
 use crate::solution::Solution;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::task::kinds::{self, FieldType, V1Decl};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task};
 
 const FORM: &str = "application/x-www-form-urlencoded";
@@ -59,12 +63,61 @@ fn raw_method<'t>(p: &Provider, t: &'t Raw) -> Result<&'t str, InvalidTask> {
     })
 }
 
-/// Whether a (valid) task can be sent over v1: the one thing [`submit_request`] can refuse.
+/// Whether a (valid) task can be sent over v1: what [`submit_request`] can refuse, without
+/// building the request.
 pub(super) fn check(p: &Provider, task: &Task) -> Result<(), InvalidTask> {
     match task {
         Task::Raw(t) => raw_method(p, t).map(drop),
+        #[cfg(not(target_arch = "wasm32"))]
+        Task::Declared(t) => check_declared(p, t).map(drop),
         _ => Ok(()),
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The declared v1 form of `t`, or the refusal [`declared_params`] would give: a provider that
+/// does not solve its kind, or a field (or the proxy) its form has no parameter for.
+fn check_declared(p: &Provider, t: &Declared) -> Result<&'static V1Decl, InvalidTask> {
+    let Some(Some(form)) = kinds::v1_form(t.kind(), p) else {
+        return Err(super::not_solved(p.name(), t.kind()));
+    };
+    let has = |field: &str| form.params.iter().any(|(f, _)| *f == field);
+    if let Some(field) = t.values().keys().find(|field| !has(field)) {
+        return Err(super::no_equivalent(p.name(), field));
+    }
+    if t.proxy().is_some() && !has("proxy") {
+        return Err(super::no_equivalent(p.name(), "proxy"));
+    }
+    Ok(form)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The parameters of a declared kind: the method, its fixed values, then each given field
+/// under its parameter name (a flag as `1`, cookies as `name:value;...`).
+fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), InvalidTask> {
+    let form = check_declared(p, t)?;
+    q.put("method", form.method);
+    for (k, v) in form.fixed {
+        q.put(k, v);
+    }
+    for (field, value) in t.values() {
+        let param = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, param)| param);
+        if kinds::decl(t.kind()).field(field).is_some_and(|d| d.ty == FieldType::Cookies) {
+            q.put(param, &v1_cookies(value.as_str().unwrap_or_default()));
+        } else if let Some(text) = kinds::param_text(value) {
+            q.put(param, &text);
+        }
+    }
+    q.proxy(&t.proxy().cloned());
+    Ok(())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// Cookies as the v1 API writes them: `name:value;name2:value2` (2captcha's `cookies`
+/// parameter, https://2captcha.com/2captcha-api#solving_recaptchav2_new). The task's cookies
+/// were checked to be `name=value` pairs when it was read.
+pub(super) fn v1_cookies(cookies: &str) -> String {
+    kinds::rewrite_cookies(cookies, ':', ";")
 }
 
 pub(super) fn submit_request(
@@ -113,7 +166,11 @@ pub(super) fn submit_request(
             q.flag("invisible", t.invisible);
             q.flag("enterprise", t.enterprise);
             q.opt("data-s", &t.data_s);
-            q.opt("cookies", &t.cookies);
+            // 2captcha's v1 form of cookies is `KEY1:Value1;KEY2:Value2`
+            // (https://2captcha.com/2captcha-api#solving_recaptchav2_new), createTask's `a=1; b=2`.
+            if let Some(cookies) = &t.cookies {
+                q.put("cookies", &crate::task::kinds::rewrite_cookies(cookies, ':', ";"));
+            }
             q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
             q.opt("domain", &t.domain);
@@ -139,7 +196,9 @@ pub(super) fn submit_request(
             q.opt("action", &t.action);
             q.opt("data", &t.data);
             q.opt("pagedata", &t.pagedata);
-            q.opt("userAgent", &t.user_agent);
+            // The official client's `turnstile` documents `useragent` (2captcha-python
+            // twocaptcha/solver.py), as the newer methods send it.
+            q.opt("useragent", &t.user_agent);
             q.proxy(&t.proxy);
         }
         Task::GeetestV3(t) => {
@@ -184,6 +243,8 @@ pub(super) fn submit_request(
                 q.put(k, v);
             }
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        Task::Declared(t) => declared_params(p, &mut q, t)?,
     }
     q.opt("soft_id", &opts.soft_id);
     q.opt("pingback", &opts.pingback);
@@ -321,7 +382,7 @@ fn solution(value: Value, fields: serde_json::Map<String, Value>, id: &str) -> S
         other => (other.to_string(), fields),
     };
     // The v1 API does not report a task's cost (`action=get`); the configured price applies.
-    Solution { text, fields, provider_task_id: Some(id.to_string()), provider: None, cost: None }
+    Solution { fields, provider_task_id: Some(id.to_string()), ..Solution::text(text) }
 }
 
 pub(super) fn parse_poll(p: &Provider, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
@@ -394,13 +455,7 @@ fn parse_batch(p: &Provider, resp: &HttpResponse, ids: &[&str]) -> PollOutcome {
                     TaskPoll::Failed(p.classify(part))
                 }
             } else {
-                TaskPoll::Ready(Solution {
-                    text: (*part).to_string(),
-                    fields: serde_json::Map::new(),
-                    provider_task_id: Some((*id).to_string()),
-                    provider: None,
-                    cost: None,
-                })
+                TaskPoll::Ready(Solution { provider_task_id: Some((*id).to_string()), ..Solution::text(*part) })
             }
         })
         .collect();

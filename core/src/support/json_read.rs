@@ -175,6 +175,25 @@ impl Fields {
         self.or(name, None)
     }
 
+    /// A field keyed by a task kind's name (`recaptcha_v2`), which is data, not a field name:
+    /// the kind's own name is accepted in every casing, and JavaScript's camelCase spelling
+    /// (`recaptchaV2`) too; both at once is an error. `None` when absent.
+    /// The value comes with the key it was given under, for errors about it (not generic: one
+    /// copy in the browser build).
+    pub fn kind_key(&mut self, kind: &'static str) -> Result<Option<(String, Value)>, FieldError> {
+        self.known.push(kind);
+        let camel = crate::json_field::camel(kind);
+        let own = self.map.remove(kind);
+        let other = if camel == kind { None } else { self.map.remove(&camel) };
+        let (spelled, value) = match (own, other) {
+            (Some(_), Some(_)) => return Err(FieldError::new(kind, format!("given twice, as `{kind}` and `{camel}`"))),
+            (Some(v), None) => (kind.to_string(), v),
+            (None, Some(v)) => (camel, v),
+            (None, None) => return Ok(None),
+        };
+        Ok(Some((spelled, value)))
+    }
+
     /// The tag of an internally tagged enum (`{"kind": "fixed", ...}`): the
     /// index of its value in `variants`.
     pub fn tag(&mut self, name: &'static str, variants: &[&str]) -> Result<usize, FieldError> {

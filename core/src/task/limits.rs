@@ -15,6 +15,7 @@
 
 use serde_json::Value;
 
+use super::kinds::decl::FieldType;
 use super::Task;
 use crate::cased;
 use crate::error::InvalidTask;
@@ -110,6 +111,26 @@ fn rule_for(path: &str) -> Rule {
     }
 }
 
+/// The rule of a declared field's type (`kinds::decl::FieldType`).
+fn rule_of(ty: FieldType) -> Rule {
+    match ty {
+        FieldType::Key | FieldType::Choice(_) => KEY,
+        FieldType::Url => URL,
+        FieldType::UserAgent => USER_AGENT,
+        FieldType::Cookies => COOKIES,
+        FieldType::Image => Rule { shape: Shape::Base64Image, max_chars: IMAGE_TEXT_CHARS },
+        FieldType::Text => INSTRUCTIONS,
+        FieldType::Token | FieldType::StringMap | FieldType::Object => TOKEN,
+        FieldType::Int { .. } | FieldType::Number { .. } | FieldType::Flag | FieldType::Proxy => SHORT,
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// Checks one string of a declared field against its type's rule.
+pub(super) fn check_field(field: &str, text: &str, ty: FieldType) -> Result<(), InvalidTask> {
+    check_text(field, text, rule_of(ty))
+}
+
 /// Checks every string of `task` against its field's rule.
 pub(super) fn check(task: &Task) -> Result<(), InvalidTask> {
     // The record form names every field as errors do, for every kind, including fields added
@@ -120,17 +141,32 @@ pub(super) fn check(task: &Task) -> Result<(), InvalidTask> {
     let Value::Object(fields) = record else {
         return Err(InvalidTask::new("task", "is not an object"));
     };
-    fields.iter().try_for_each(|(name, value)| check_value(name, value))
+    // A declared kind's fields are held to the rules of their declared types.
+    #[cfg(not(target_arch = "wasm32"))]
+    let declared = match task {
+        Task::Declared(d) => Some(super::kinds::decl(d.kind())),
+        _ => None,
+    };
+    #[cfg(target_arch = "wasm32")]
+    let declared: Option<&super::kinds::KindDecl> = None;
+    fields.iter().try_for_each(|(name, value)| {
+        // The proxy's parts keep their own rules (`proxy.host`, `proxy.password`).
+        let rule = declared.and_then(|d| d.field(name)).filter(|f| f.ty != FieldType::Proxy).map(|f| rule_of(f.ty));
+        check_value(name, value, rule)
+    })
 }
 
-fn check_value(path: &str, value: &Value) -> Result<(), InvalidTask> {
+/// `top`: the rule of a declared top-level field, which then holds for everything under it.
+fn check_value(path: &str, value: &Value, top: Option<Rule>) -> Result<(), InvalidTask> {
     match value {
-        Value::String(text) => check_text(path, text, rule_for(path)),
-        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, v)| check_value(&format!("{path}[{i}]"), v)),
+        Value::String(text) => check_text(path, text, top.unwrap_or_else(|| rule_for(path))),
+        Value::Array(items) => {
+            items.iter().enumerate().try_for_each(|(i, v)| check_value(&format!("{path}[{i}]"), v, top))
+        }
         Value::Object(entries) => entries.iter().try_for_each(|(key, v)| {
             // The key is named by its map (it may be the very thing that is too long).
             check_key(path, key)?;
-            check_value(&format!("{path}.{key}"), v)
+            check_value(&format!("{path}.{key}"), v, top)
         }),
         Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
     }

@@ -54,7 +54,7 @@ impl Fields {
     }
 
     /// The value under `name` or `alias`, read as a `T`; errors name the field as spelled.
-    fn read<T: FromJson>(&mut self, name: &str, alias: Option<&str>) -> Result<Option<T>, InvalidTask> {
+    pub(super) fn read<T: FromJson>(&mut self, name: &str, alias: Option<&str>) -> Result<Option<T>, InvalidTask> {
         match self.take(name, alias)? {
             None => Ok(None),
             Some((spelled, v)) => T::from_json(v).map(Some).map_err(|e| self.error(&e.field_under(spelled), e.problem)),
@@ -73,16 +73,30 @@ impl Fields {
         Ok(self.read(name, alias)?.unwrap_or(false))
     }
 
-    fn object(&mut self, name: &str) -> Result<Option<Map<String, Value>>, InvalidTask> {
+    /// A flag under its name or any of several other spellings (only one of them given).
+    fn flag_either(&mut self, name: &str, others: &[&str]) -> Result<bool, InvalidTask> {
+        let mut found = self.read::<bool>(name, None)?.map(|v| (name, v));
+        for other in others {
+            if let Some(v) = self.read::<bool>(other, None)? {
+                if let Some((first, _)) = found {
+                    return Err(self.error(name, format!("given twice, as `{first}` and `{other}`")));
+                }
+                found = Some((other, v));
+            }
+        }
+        Ok(found.is_some_and(|(_, v)| v))
+    }
+
+    pub(super) fn object(&mut self, name: &str) -> Result<Option<Map<String, Value>>, InvalidTask> {
         self.read(name, None)
     }
 
     /// An object whose values are all strings (`params`, FunCaptcha `data`).
-    fn string_map(&mut self, name: &str) -> Result<BTreeMap<String, String>, InvalidTask> {
+    pub(super) fn string_map(&mut self, name: &str) -> Result<BTreeMap<String, String>, InvalidTask> {
         Ok(self.read(name, None)?.unwrap_or_default())
     }
 
-    fn proxy(&mut self) -> Result<Option<Proxy>, InvalidTask> {
+    pub(super) fn proxy(&mut self) -> Result<Option<Proxy>, InvalidTask> {
         let Some(obj) = self.object("proxy")? else { return Ok(None) };
         let mut f = Fields::new(obj, "proxy.");
         let proxy = Proxy {
@@ -107,7 +121,9 @@ impl Fields {
         Ok(Image {
             body: self.required("body", None)?,
             phrase: self.flag("phrase", None)?,
-            regsense: self.flag("regsense", Some("caseSensitive"))?,
+            // `caseSensitive` is the official 2captcha clients' name for it (2captcha-python
+            // twocaptcha/solver.py `rename_params`), still taken.
+            regsense: self.flag_either("regsense", &["caseSensitive"])?,
             numeric: self.read("numeric", None)?,
             calc: self.flag("calc", None)?,
             min_len: self.read("min_len", Some("minLen"))?,

@@ -105,6 +105,17 @@ fn kind_of(state: &State, task: &Map<String, Value>) -> Result<Kind, Reply> {
         "hcaptchatask" | "hcaptchaenterprisetask" => {
             return Err(error(&state.config.hcaptcha_code, "hCaptcha is not supported"));
         }
+        "textcaptchatask" => Kind::Text,
+        "imagetocoordinatestask" => Kind::Points,
+        "amazontask" | "antiawswaftask" | "datadomeslidertask" => Kind::Cookie,
+        "mtcaptchatask" | "prosopotask" | "binancetask" | "yiduntask" => Kind::Token,
+        // CapMonster's CustomTask: the kind is its `class`.
+        "customtask" => match text(task, "class") {
+            Some("DataDome") => Kind::Cookie,
+            Some("TenDI") => Kind::Fields(&["ticket", "randstr"]),
+            Some(_) => Kind::Token,
+            None => return Err(error("ERROR_BAD_PARAMETERS", "a CustomTask needs its class")),
+        },
         _ => return Err(error("ERROR_TASK_NOT_SUPPORTED", &format!("task type {name:?} is not supported"))),
     };
     Ok(kind)
@@ -116,6 +127,17 @@ fn parse_task(state: &State, task: &Map<String, Value>) -> Result<Submission, Re
         text(task, name).map(str::to_string).ok_or_else(|| error(code, &format!("task.{name} is required")))
     };
     let (site_key, page_url) = match kind {
+        Kind::Text => (None, None),
+        Kind::Points | Kind::Cells | Kind::Angle => {
+            crate::v1::check_image(text(task, "body").unwrap_or_default())
+                .map_err(|code| error(&code, "task.body must be a base64 image"))?;
+            (None, None)
+        }
+        Kind::Token | Kind::Cookie | Kind::Fields(_) => {
+            let url = need("websiteURL", "ERROR_PAGEURL")?;
+            let key = ["websiteKey", "awsKey", "captchaUrl", "validateId"].iter().find_map(|k| text(task, k));
+            (key.map(str::to_string), Some(url))
+        }
         Kind::Image => {
             crate::v1::check_image(text(task, "body").unwrap_or_default())
                 .map_err(|code| error(&code, "task.body must be a base64 image"))?;
@@ -140,8 +162,10 @@ fn parse_task(state: &State, task: &Map<String, Value>) -> Result<Submission, Re
         }
         Kind::GeetestV4 => {
             let url = need("websiteURL", "ERROR_PAGEURL")?;
-            // 2captcha v2 nests it in initParameters, CapSolver has a top-level captchaId.
+            // 2captcha v2 nests it in initParameters, CapSolver has a top-level captchaId,
+            // anti-captcha and CapMonster take it in `gt` with `version: 4`.
             let id = text(task, "captchaId")
+                .or_else(|| text(task, "gt"))
                 .or_else(|| task.get("initParameters").and_then(Value::as_object).and_then(|p| text(p, "captcha_id")))
                 .map(str::to_string)
                 .ok_or_else(|| error("ERROR_BAD_PARAMETERS", "task.initParameters.captcha_id is required"))?;

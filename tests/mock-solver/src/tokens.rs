@@ -22,6 +22,20 @@ pub enum Kind {
     Funcaptcha,
     /// hCaptcha, solved only when the script's `hcaptcha_code` is `""`.
     Hcaptcha,
+    /// A text question.
+    Text,
+    /// Any other token kind (MTCaptcha, Friendly Captcha, CaptchaFox, ...): one opaque string.
+    Token,
+    /// A cookie kind (AWS WAF, DataDome, TSPD): the cookie's value.
+    Cookie,
+    /// Points on an image (coordinates, canvas, Temu).
+    Points,
+    /// Cells of an image grid.
+    Cells,
+    /// The angle to rotate an image by.
+    Angle,
+    /// An answer of several named values (Tencent's ticket and randstr, Lemin's, Capy's).
+    Fields(&'static [&'static str]),
 }
 
 impl Kind {
@@ -36,6 +50,13 @@ impl Kind {
             Kind::GeetestV4 => "geetest_v4",
             Kind::Funcaptcha => "funcaptcha",
             Kind::Hcaptcha => "hcaptcha",
+            Kind::Text => "text",
+            Kind::Token => "token",
+            Kind::Cookie => "cookie",
+            Kind::Points => "points",
+            Kind::Cells => "cells",
+            Kind::Angle => "angle",
+            Kind::Fields(_) => "fields",
         }
     }
 }
@@ -68,6 +89,22 @@ pub fn answer_text(kind: Kind, id: u64, fixed: Option<&str>) -> String {
             chars(id, 4, 40, HEX)
         ),
         Kind::Geetest | Kind::GeetestV4 => geetest_answer(kind, id).to_string(),
+        Kind::Text => chars(id, 11, 8, b"abcdefghijkmnpqrstuvwxyz"),
+        Kind::Token => format!("{:x}.{}", id, chars(id, 12, 200, ALPHABET)),
+        Kind::Cookie => format!("{:x}{}", id, chars(id, 13, 120, ALPHABET)),
+        Kind::Points => {
+            let mut rng = fastrand::Rng::with_seed(id ^ 14);
+            let points: Vec<String> =
+                (0..3).map(|_| format!("x={},y={}", rng.u32(1..300), rng.u32(1..200))).collect();
+            format!("coordinates:{}", points.join(";"))
+        }
+        Kind::Cells => {
+            let mut rng = fastrand::Rng::with_seed(id ^ 15);
+            let cells: Vec<String> = (0..3).map(|i| (i * 3 + rng.u32(1..=3)).to_string()).collect();
+            format!("click:{}", cells.join("/"))
+        }
+        Kind::Angle => (fastrand::Rng::with_seed(id ^ 16).u32(1..36) * 10).to_string(),
+        Kind::Fields(_) => fields_answer(kind, id).to_string(),
     }
 }
 
@@ -90,10 +127,22 @@ pub fn geetest_answer(kind: Kind, id: u64) -> Value {
     }
 }
 
-/// The answer as a JSON value for v1 `json=1` answers: an object for GeeTest, a string otherwise.
+/// An answer of named values, each one as long as a real one roughly is.
+fn fields_answer(kind: Kind, id: u64) -> Value {
+    let Kind::Fields(names) = kind else { return Value::Null };
+    let mut object = serde_json::Map::new();
+    for (i, name) in names.iter().enumerate() {
+        object.insert((*name).to_string(), Value::String(chars(id, 20 + i as u64, 32, ALPHABET)));
+    }
+    Value::Object(object)
+}
+
+/// The answer as a JSON value for v1 `json=1` answers: an object for GeeTest and the kinds of
+/// several values, a string otherwise.
 pub fn answer_value(kind: Kind, id: u64, fixed: Option<&str>) -> Value {
     match (kind, fixed) {
         (Kind::Geetest | Kind::GeetestV4, None) => geetest_answer(kind, id),
+        (Kind::Fields(_), None) => fields_answer(kind, id),
         _ => Value::String(answer_text(kind, id, fixed)),
     }
 }
@@ -115,6 +164,27 @@ pub fn solution(kind: Kind, id: u64, fixed: Option<&str>) -> Value {
             let token = answer_text(kind, id, fixed);
             json!({ "gRecaptchaResponse": token, "token": token })
         }
+        Kind::Text | Kind::Cells => json!({ "text": answer_text(kind, id, fixed) }),
+        Kind::Token => json!({ "token": answer_text(kind, id, fixed) }),
+        Kind::Cookie => json!({ "cookie": answer_text(kind, id, fixed) }),
+        Kind::Angle => json!({ "rotate": answer_text(kind, id, fixed).parse::<u32>().unwrap_or(0) }),
+        Kind::Points => {
+            let text = answer_text(kind, id, fixed);
+            let points: Vec<Value> = text
+                .trim_start_matches("coordinates:")
+                .split(';')
+                .filter_map(|p| {
+                    let (x, y) = p.split_once(',')?;
+                    let n = |s: &str| s.split_once('=').and_then(|(_, v)| v.parse::<u32>().ok());
+                    Some(json!({ "x": n(x)?, "y": n(y)? }))
+                })
+                .collect();
+            json!({ "coordinates": points })
+        }
+        Kind::Fields(_) => match fixed {
+            Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({ "token": text })),
+            None => fields_answer(kind, id),
+        },
         Kind::Geetest | Kind::GeetestV4 => match fixed {
             Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({ "token": text })),
             None => geetest_answer(kind, id),

@@ -122,17 +122,48 @@ fn parse_task(state: &State, params: &Params) -> Result<Submission, String> {
         }
         "base64" => {
             check_image(params.get("body").map(String::as_str).unwrap_or_default())?;
-            (Kind::Image, None, None)
+            (other_kind(method, params).unwrap_or(Kind::Image), None, None)
         }
         "hcaptcha" if state.config.hcaptcha_code.is_empty() => {
             let site_key = need("sitekey", "ERROR_BAD_PARAMETERS")?;
             (Kind::Hcaptcha, Some(site_key), Some(need("pageurl", "ERROR_PAGEURL")?))
         }
         "hcaptcha" => return Err(state.config.hcaptcha_code.clone()),
-        _ => return Err("ERROR_BAD_PARAMETERS".to_string()),
+        other => {
+            let kind = other_kind(other, params).ok_or("ERROR_BAD_PARAMETERS")?;
+            if matches!(kind, Kind::Points | Kind::Cells | Kind::Angle | Kind::Text) && other != "post" {
+                check_image(params.get("body").map(String::as_str).unwrap_or_default())?;
+            }
+            let site_key = ["sitekey", "app_id", "captcha_id", "captchakey", "misery_key", "master_url_id"]
+                .iter()
+                .find_map(|k| get(params, k))
+                .map(str::to_string);
+            (kind, site_key, get(params, "pageurl").map(str::to_string))
+        }
     };
     let key = get(params, "key").map(str::to_string);
     Ok(Submission { kind, page_url, site_key, values: params.values().cloned().collect(), key })
+}
+
+/// The kind of the other 2captcha methods this mock answers (its own list, written from
+/// 2captcha's API: the mock stays independent of the client's kind declarations).
+fn other_kind(method: &str, params: &Params) -> Option<Kind> {
+    let flag = |name: &str| get(params, name) == Some("1");
+    Some(match method {
+        "base64" if flag("coordinatescaptcha") || flag("canvas") => Kind::Points,
+        "base64" if flag("recaptcha") => Kind::Cells,
+        "post" if get(params, "textcaptcha").is_some() => Kind::Text,
+        "rotatecaptcha" => Kind::Angle,
+        "temuimage" => Kind::Points,
+        "amazon_waf" | "datadome" | "tspd" => Kind::Cookie,
+        "tencent" => Kind::Fields(&["appid", "ret", "ticket", "randstr"]),
+        "lemin" => Kind::Fields(&["answer", "challenge_id"]),
+        "capy" => Kind::Fields(&["captchakey", "challengekey", "answer"]),
+        "mt_captcha" | "friendly_captcha" | "prosopo" | "altcha" | "cutcaptcha" | "keycaptcha" | "cybersiara"
+        | "yandex" | "captchafox" | "atb_captcha" | "vkcaptcha" | "binance" | "yidun" | "basilisk" | "alibaba"
+        | "hunt" | "vkimage" | "audio" => Kind::Token,
+        _ => return None,
+    })
 }
 
 /// Checks a base64 image body like the service does: present, decodable, not too big.

@@ -1,0 +1,58 @@
+"""The base of the task classes and the proxy they take (the classes are in ``_kinds``).
+
+A task checks itself when it is constructed, with the core's own rules (required fields,
+URL shapes, ranges, sizes): ``RecaptchaV2(sitekey="", page_url="not a url")`` raises
+``InvalidTask`` naming the field. Plain dicts in the same shape (``{"type":
+"recaptcha_v2", ...}``) are accepted everywhere a task is, and checked when used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, Mapping, Optional
+
+from . import _native
+from ._errors import InvalidTask
+from ._wire import call, dumps
+
+__all__ = ["Task", "Proxy"]
+
+
+@dataclass(frozen=True)
+class Proxy:
+    """A proxy for the solver's workers: ``type`` is http, https, socks4 or socks5. Checked
+    with the task that uses it."""
+
+    type: str
+    host: str
+    port: int
+    login: Optional[str] = None
+    password: Optional[str] = field(default=None, repr=False)
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"type": self.type, "host": self.host, "port": self.port}
+        if self.login is not None:
+            out["login"] = self.login
+        if self.password is not None:
+            out["password"] = self.password
+        return out
+
+
+class Task:
+    """Base of the task classes; ``TYPE`` is the task JSON's ``type`` tag."""
+
+    TYPE: ClassVar[str] = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"type": self.TYPE}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            # Omit what the JSON omits: unset options, false flags, empty maps.
+            if value is None or value is False or (isinstance(value, Mapping) and not value):
+                continue
+            out[f.name] = value.to_dict() if isinstance(value, Proxy) else value
+        return out
+
+    def __post_init__(self) -> None:
+        call(_native.check_task, dumps(self.to_dict(), "task", InvalidTask))

@@ -1,0 +1,153 @@
+//! A solved task's answer in the shape its kind declares ([`KindDecl::answer`]):
+//! named values (`cookie`, `points`, `lot_number`) instead of the provider's own
+//! keys, the same in every language.
+
+use serde_json::{Map, Value};
+
+use super::decl::{AnswerType, KindDecl};
+use crate::solution::Solution;
+
+/// The declared values of `solution`, by name. The error names the first required value the
+/// answer does not hold.
+pub fn typed(decl: &KindDecl, solution: &Solution) -> Result<Map<String, Value>, String> {
+    let mut out = Map::new();
+    for a in decl.answer {
+        let raw = if a.keys.is_empty() {
+            Some(Value::String(solution.text.clone()))
+        } else {
+            a.keys.iter().find_map(|k| lookup(&solution.fields, k)).cloned().or_else(|| {
+                // The one required value, which the provider sent as plain text (2captcha's v1
+                // answers, such as AWS WAF's cookie).
+                let only_required = a.required && decl.answer.iter().filter(|x| x.required).count() == 1;
+                (only_required && !solution.text.is_empty()).then(|| Value::String(solution.text.clone()))
+            })
+        };
+        let value = raw.and_then(|v| convert(a.ty, v));
+        match value {
+            Some(v) => {
+                out.insert(a.name.to_string(), v);
+            }
+            None if a.required => {
+                return Err(format!("the {} answer has no `{}`", decl.kind, a.name));
+            }
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// `key`, or `outer.inner` one object down.
+fn lookup<'a>(fields: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    match key.split_once('.') {
+        Some((outer, inner)) => fields.get(outer)?.get(inner),
+        None => fields.get(key),
+    }
+    .filter(|v| !v.is_null())
+}
+
+fn convert(ty: AnswerType, value: Value) -> Option<Value> {
+    match (ty, value) {
+        (AnswerType::Text, Value::String(s)) if !s.is_empty() => Some(Value::String(s)),
+        (AnswerType::Text, Value::Number(n)) => Some(Value::String(n.to_string())),
+        // Numbers and points are the answers of declared kinds only, which the browser build
+        // leaves out (`Task::Declared`).
+        #[cfg(not(target_arch = "wasm32"))]
+        (AnswerType::Number, Value::Number(n)) => Some(Value::Number(n)),
+        #[cfg(not(target_arch = "wasm32"))]
+        (AnswerType::Number, Value::String(s)) => {
+            let digits = s.trim();
+            let digits = digits.strip_prefix("rotate:").unwrap_or(digits);
+            crate::float_text::parse_float(digits).and_then(serde_json::Number::from_f64).map(Value::Number)
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        (AnswerType::Points, v) => points(&v).map(Value::Array),
+        (AnswerType::Object, v @ Value::Object(_)) => Some(v),
+        _ => None,
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// Points as `[{x, y}, ...]` from any of the forms the services send: 2captcha's text
+/// `coordinates:x=12,y=34;x=56,y=78` (also without the prefix), `[{x, y}]` or `[[x, y]]`.
+/// Written as loops: the iterator adapters' copies weighed more in the browser build.
+fn points(value: &Value) -> Option<Vec<Value>> {
+    let mut out = Vec::new();
+    match value {
+        Value::String(text) => {
+            let text = text.trim();
+            for part in text.strip_prefix("coordinates:").unwrap_or(text).split(';') {
+                if part.trim().is_empty() {
+                    continue;
+                }
+                let (mut x, mut y) = (None, None);
+                for kv in part.split(',') {
+                    match kv.trim().split_once('=') {
+                        // The core's float reader: std's brings its own tables into the .wasm.
+                        Some(("x", v)) => x = crate::float_text::parse_float(v),
+                        Some(("y", v)) => y = crate::float_text::parse_float(v),
+                        _ => {}
+                    }
+                }
+                out.push(point(x?, y?)?);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                let (x, y) = match item {
+                    Value::Object(o) => (o.get("x"), o.get("y")),
+                    Value::Array(xy) if xy.len() == 2 => (xy.first(), xy.get(1)),
+                    _ => return None,
+                };
+                out.push(point(x?.as_f64()?, y?.as_f64()?)?);
+            }
+        }
+        _ => return None,
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn point(x: f64, y: f64) -> Option<Value> {
+    let mut p = Map::new();
+    p.insert("x".into(), serde_json::Number::from_f64(x)?.into());
+    p.insert("y".into(), serde_json::Number::from_f64(y)?.into());
+    Some(Value::Object(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::kinds::decl;
+    use crate::task::TaskKind;
+    use serde_json::json;
+
+    fn solution(text: &str, fields: Value) -> Solution {
+        let mut s = Solution::text(text);
+        s.fields = fields.as_object().cloned().unwrap_or_default();
+        s
+    }
+
+    #[test]
+    fn points_come_from_every_form() {
+        let d = decl(TaskKind::Coordinates);
+        let want = json!({"points": [{"x": 12.0, "y": 34.0}, {"x": 56.0, "y": 78.0}]});
+        let from_text = typed(d, &solution("coordinates:x=12,y=34;x=56,y=78", json!({}))).unwrap();
+        assert_eq!(Value::Object(from_text), want);
+        let from_pairs = typed(d, &solution("", json!({"coordinates": [[12, 34], [56, 78]]}))).unwrap();
+        assert_eq!(Value::Object(from_pairs), want);
+        let garbled = typed(d, &solution("coordinates:x=1", json!({}))).unwrap_err();
+        assert_eq!(garbled, "the coordinates answer has no `points`");
+    }
+
+    #[test]
+    fn cookies_and_geetest_fields_are_named() {
+        let waf = typed(decl(TaskKind::AmazonWaf), &solution("{}", json!({"cookies": {"aws-waf-token": "T"}})));
+        assert_eq!(waf.unwrap()["cookie"], "T");
+        let v4 =
+            json!({"captcha_id": "c", "lot_number": "l", "pass_token": "p", "gen_time": "1", "captcha_output": "o"});
+        let typed_v4 = typed(decl(TaskKind::GeetestV4), &solution("{...}", v4.clone())).unwrap();
+        assert_eq!(Value::Object(typed_v4), v4);
+        let turnstile = typed(decl(TaskKind::Turnstile), &solution("0.tok", json!({"userAgent": "UA"}))).unwrap();
+        assert_eq!(Value::Object(turnstile), json!({"token": "0.tok", "user_agent": "UA"}));
+    }
+}

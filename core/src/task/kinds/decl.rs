@@ -1,0 +1,180 @@
+//! The shape of a kind's declaration: its fields, its answer, its wire mapping
+//! per protocol and dialect, and where each fact comes from.
+//!
+//! A declaration is data (`const` tables), not code: the browser build carries
+//! one reader, one validator and one encoder for every declared kind, and
+//! `core/tests/kinds_generated.rs` writes the Python, TypeScript and docs
+//! forms of the same tables.
+
+use crate::provider::Dialect;
+
+/// A description or a source: text outside the browser build, nothing in it (only the
+/// generated files and documents read them; the `.wasm` carries the tables without them).
+#[cfg(not(target_arch = "wasm32"))]
+pub type Text = &'static str;
+/// A description or a source: text outside the browser build, nothing in it.
+#[cfg(target_arch = "wasm32")]
+pub type Text = ();
+use crate::task::TaskKind;
+
+/// Everything about one kind of task.
+#[derive(Debug)]
+pub struct KindDecl {
+    pub kind: TaskKind,
+    /// The class name in Python, TypeScript and Rust (`AmazonWaf`).
+    pub class: Text,
+    /// One line: what the kind is.
+    pub summary: Text,
+    pub fields: &'static [FieldDecl],
+    /// The answer's values, by name, and where a provider puts each.
+    pub answer: &'static [AnswerDecl],
+    pub wire: Wire,
+}
+
+/// One field of a task.
+#[derive(Debug)]
+pub struct FieldDecl {
+    /// snake_case: the Rust, Python and record spelling.
+    pub name: &'static str,
+    /// The JavaScript spelling where it is not the camelCase of `name` (`publicKey`).
+    pub js: Option<&'static str>,
+    pub ty: FieldType,
+    pub required: bool,
+    pub doc: Text,
+}
+
+/// What a field holds, which sets its checks (see `kinds::declared`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FieldType {
+    /// A site key, app id or challenge id: one line, at most 256 characters.
+    Key,
+    /// An http(s) URL.
+    Url,
+    /// An opaque page value (a token, a script's data): one line, at most 64 KiB.
+    Token,
+    /// Free text over lines (a page's HTML as base64 is a Token).
+    Text,
+    /// A browser user agent.
+    UserAgent,
+    /// Cookies, written `name=value; name2=value2` (each protocol's form is made when sent).
+    Cookies,
+    /// A base64 image (or audio clip): decodable, at most `MAX_IMAGE_BYTES`.
+    Image,
+    /// A whole number in `min..=max`.
+    Int {
+        min: u32,
+        max: u64,
+    },
+    /// A number in `min_milli / 1000 ..= max_milli / 1000` (thousandths keep the table small).
+    Number {
+        min_milli: u32,
+        max_milli: u32,
+    },
+    Flag,
+    /// One of a few names.
+    Choice(&'static [&'static str]),
+    Proxy,
+    /// An object of strings.
+    StringMap,
+    /// Any JSON object.
+    Object,
+}
+
+/// One value of the answer.
+#[derive(Debug)]
+pub struct AnswerDecl {
+    /// snake_case, as for fields.
+    pub name: &'static str,
+    pub ty: AnswerType,
+    /// The provider keys it may come under in a ready answer, in order of preference; an
+    /// empty list is the answer's text itself.
+    pub keys: &'static [&'static str],
+    pub required: bool,
+    pub doc: Text,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerType {
+    Text,
+    /// Points clicked on an image: `[{x, y}, ...]` (2captcha's `coordinates:x=1,y=2;...`).
+    Points,
+    Number,
+    /// A JSON object, as the provider sent it.
+    Object,
+}
+
+/// How a kind goes on the wire.
+#[derive(Debug)]
+pub enum Wire {
+    /// Written as code in `provider::v1` and `provider::dialect`, for the kinds whose
+    /// mapping has more than renames (score queues, per-dialect type choices); `services`: the
+    /// presets it goes to (checked against the vectors by `core/tests/vectors.rs`).
+    Coded { services: &'static [&'static str] },
+    /// Renames and fixed values, per protocol.
+    Declared { v1: Option<V1Decl>, create_task: &'static [CreateTaskDecl] },
+}
+
+/// The `in.php` form of a kind.
+#[derive(Debug)]
+pub struct V1Decl {
+    pub method: &'static str,
+    /// `(field, parameter)`; a proxy field becomes `proxy` + `proxytype`.
+    pub params: &'static [(&'static str, &'static str)],
+    /// Parameters sent with every task of the kind (`recaptcha=1` for a grid).
+    pub fixed: &'static [(&'static str, &'static str)],
+    /// The presets that solve it (a custom v1 URL is taken to be 2captcha-compatible).
+    pub services: &'static [&'static str],
+    pub source: Source,
+}
+
+/// One createTask dialect's form of a kind.
+#[derive(Debug)]
+pub struct CreateTaskDecl {
+    pub dialect: Dialect,
+    /// The task type without a proxy; `None`: this dialect needs one.
+    pub proxyless: Option<&'static str>,
+    /// The task type with a proxy; `None`: this dialect takes none.
+    pub proxied: Option<&'static str>,
+    /// `(field, key)`; a dotted key (`metadata.captchaUrl`) is nested.
+    pub params: &'static [(&'static str, &'static str)],
+    /// Keys sent with every task of the kind (`class: "DataDome"`).
+    pub fixed: &'static [(&'static str, &'static str)],
+    /// Fields optional for the kind that this dialect cannot do without.
+    pub requires: &'static [&'static str],
+    pub source: Source,
+}
+
+/// Where a wire fact is written.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    /// A provider's documentation page.
+    Doc(Text),
+    /// An official client's file and test.
+    Client { repo: Text, file: Text, test: Option<Text> },
+}
+
+impl KindDecl {
+    /// Whether the wire form is declared (not coded).
+    pub fn wire_is_declared(&self) -> bool {
+        matches!(self.wire, Wire::Declared { .. })
+    }
+
+    /// The presets of a coded kind (`None` for a declared one: see `kinds::services_of`).
+    pub fn coded_services(&self) -> Option<&'static [&'static str]> {
+        match self.wire {
+            Wire::Coded { services } => Some(services),
+            Wire::Declared { .. } => None,
+        }
+    }
+
+    pub fn field(&self, name: &str) -> Option<&FieldDecl> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+impl FieldDecl {
+    /// The JavaScript spelling.
+    pub fn js_name(&self) -> String {
+        self.js.map_or_else(|| crate::json_field::camel(self.name), str::to_string)
+    }
+}

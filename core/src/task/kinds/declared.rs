@@ -1,0 +1,183 @@
+//! A task of a declared kind: its values, read and checked by its declaration.
+//!
+//! The fields are private and the only way in is [`Declared::read`], which
+//! checks every value by its declared type: a `Declared` always holds a valid
+//! task of its kind.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
+
+use super::decl::{FieldType, KindDecl};
+use crate::error::InvalidTask;
+use crate::float_text::float_text;
+use crate::quoted::Quoted;
+use crate::task::read::Fields;
+use crate::task::{base64_image, http_url, limits, Proxy, TaskKind};
+
+/// A task of a kind whose wire form is declared (see [`super::decl::Wire::Declared`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declared {
+    kind: TaskKind,
+    /// The values given, by field name (snake_case); the proxy is apart.
+    values: Map<String, Value>,
+    proxy: Option<Proxy>,
+}
+
+impl Declared {
+    pub fn kind(&self) -> TaskKind {
+        self.kind
+    }
+
+    /// The value of `field`, if given.
+    pub fn get(&self, field: &str) -> Option<&Value> {
+        self.values.get(field)
+    }
+
+    /// The text of `field`, if given and a string.
+    pub fn text(&self, field: &str) -> Option<&str> {
+        self.values.get(field).and_then(Value::as_str)
+    }
+
+    pub fn proxy(&self) -> Option<&Proxy> {
+        self.proxy.as_ref()
+    }
+
+    /// The values given, by field name, without the proxy.
+    pub fn values(&self) -> &Map<String, Value> {
+        &self.values
+    }
+
+    /// Reads the fields of `decl` from `f` (each by its name or JavaScript spelling) and
+    /// checks them; the error names the field as the user spelled it.
+    pub(in crate::task) fn read(decl: &'static KindDecl, f: &mut Fields) -> Result<Declared, InvalidTask> {
+        let mut values = Map::new();
+        let mut proxy = None;
+        for field in decl.fields {
+            let js = field.js_name();
+            let alias = (js != field.name).then_some(js.as_str());
+            let value: Option<Value> = match field.ty {
+                FieldType::Proxy => {
+                    proxy = f.proxy()?;
+                    continue;
+                }
+                FieldType::Flag => f.read::<bool>(field.name, alias)?.filter(|on| *on).map(Value::Bool),
+                FieldType::Int { .. } => f.read::<u64>(field.name, alias)?.map(Value::from),
+                FieldType::Number { .. } => f.read::<f64>(field.name, alias)?.map(Value::from),
+                FieldType::StringMap => {
+                    let map: std::collections::BTreeMap<String, String> =
+                        f.read(field.name, alias)?.unwrap_or_default();
+                    (!map.is_empty()).then(|| {
+                        let mut object = Map::new();
+                        for (k, v) in map {
+                            object.insert(k, Value::String(v));
+                        }
+                        Value::Object(object)
+                    })
+                }
+                FieldType::Object => f.read::<Map<String, Value>>(field.name, alias)?.map(Value::Object),
+                _ => f.read::<String>(field.name, alias)?.map(Value::String),
+            };
+            match value {
+                Some(v) => {
+                    values.insert(field.name.to_string(), v);
+                }
+                None if field.required => return Err(InvalidTask::new(field.name, "missing field")),
+                None => {}
+            }
+        }
+        if proxy.is_none() && decl.fields.iter().any(|d| d.ty == FieldType::Proxy && d.required) {
+            return Err(InvalidTask::new("proxy", "missing field: this kind is solved through your proxy"));
+        }
+        let task = Declared { kind: decl.kind, values, proxy };
+        task.validate(decl)?;
+        Ok(task)
+    }
+
+    /// Checks every value by its declared type.
+    fn validate(&self, decl: &KindDecl) -> Result<(), InvalidTask> {
+        for field in decl.fields {
+            let name = field.name;
+            if field.ty == FieldType::Proxy {
+                if let Some(p) = &self.proxy {
+                    p.validate("proxy")?;
+                }
+                continue;
+            }
+            let Some(value) = self.values.get(name) else { continue };
+            match (field.ty, value) {
+                (FieldType::Int { min, max }, v) => {
+                    let n = v.as_u64().unwrap_or(u64::MAX);
+                    if !(u64::from(min)..=max).contains(&n) {
+                        return Err(InvalidTask::new(name, format!("{n} is outside {min}..={max}")));
+                    }
+                }
+                (FieldType::Number { min_milli, max_milli }, v) => {
+                    let n = v.as_f64().unwrap_or(f64::NAN);
+                    // Thousandths divided once: 100 / 1000.0 is the very double `0.1` is.
+                    let (min, max) = (f64::from(min_milli) / 1000.0, f64::from(max_milli) / 1000.0);
+                    if !(min..=max).contains(&n) {
+                        let (n, min, max) = (float_text(n), float_text(min), float_text(max));
+                        return Err(InvalidTask::new(name, format!("{n} is outside {min}..={max}")));
+                    }
+                }
+                (FieldType::Choice(names), Value::String(s)) if !names.contains(&s.as_str()) => {
+                    return Err(InvalidTask::new(name, format!("{} is not one of {}", Quoted(s), names.join(", "))));
+                }
+                (FieldType::Url, Value::String(s)) => {
+                    limits::check_field(name, s, field.ty)?;
+                    http_url(name, s)?;
+                }
+                (FieldType::Image, Value::String(s)) => {
+                    limits::check_field(name, s, field.ty)?;
+                    base64_image(name, s)?;
+                }
+                (FieldType::Cookies, Value::String(s)) => {
+                    limits::check_field(name, s, field.ty)?;
+                    check_cookies(name, s)?;
+                }
+                (ty, Value::String(s)) => {
+                    if s.trim().is_empty() {
+                        return Err(InvalidTask::new(name, "must not be empty"));
+                    }
+                    limits::check_field(name, s, ty)?;
+                }
+                (FieldType::StringMap, Value::Object(map)) if map.keys().any(|k| k.is_empty()) => {
+                    return Err(InvalidTask::new(name, "keys must be non-empty"));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks that cookies are written `name=value; name2=value2`, the one spelling they are
+/// given in; each protocol's own form is written from it by [`super::rewrite_cookies`].
+fn check_cookies(field: &str, text: &str) -> Result<(), InvalidTask> {
+    let mut parts = text.split(';').map(str::trim).filter(|p| !p.is_empty()).peekable();
+    if parts.peek().is_none() {
+        return Err(InvalidTask::new(field, "must not be empty"));
+    }
+    if parts.any(|p| p.split_once('=').is_none_or(|(name, _)| name.trim().is_empty())) {
+        return Err(InvalidTask::new(
+            field,
+            "cookies are written `name=value; name2=value2` (a part has no name or no `=`)",
+        ));
+    }
+    Ok(())
+}
+
+/// The task's JSON: `type`, its values, then the proxy.
+impl Serialize for Declared {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", self.kind.as_str())?;
+        for (k, v) in &self.values {
+            map.serialize_entry(k, v)?;
+        }
+        if let Some(p) = &self.proxy {
+            map.serialize_entry("proxy", p)?;
+        }
+        map.end()
+    }
+}

@@ -1,0 +1,315 @@
+//! Every task kind, declared once: its fields with their types and checks, its
+//! answer's shape, its wire form per protocol and dialect, and the source of
+//! each wire fact (DESIGN item 51).
+//!
+//! One file per kind holds its [`KindDecl`]. The Rust reader, validator and
+//! encoders of the declared kinds work from these tables; the kinds whose wire
+//! form needs more than renames ([`Wire::Coded`]) keep their typed structs and
+//! encoders, checked against their declarations by tests. The Python classes
+//! and stubs, the TypeScript types, the CLI's list of kinds and the docs table
+//! are written from the same tables by `core/tests/kinds_generated.rs`, which
+//! fails when a checked-in copy differs.
+
+// In the browser build descriptions and sources are `()` (`decl::Text`), passed as such.
+#![cfg_attr(target_arch = "wasm32", allow(clippy::unit_arg))]
+
+mod common;
+pub mod decl;
+#[cfg(not(target_arch = "wasm32"))]
+mod declared;
+
+mod alibaba;
+mod altcha;
+mod amazon_waf;
+mod atb_captcha;
+mod audio;
+mod basilisk;
+mod binance;
+mod canvas;
+mod captchafox;
+mod capy;
+mod coordinates;
+mod cutcaptcha;
+mod cybersiara;
+mod datadome;
+mod friendly_captcha;
+mod funcaptcha;
+mod geetest_v3;
+mod geetest_v4;
+mod grid;
+mod hcaptcha;
+mod hunt;
+mod image;
+mod keycaptcha;
+mod lemin;
+mod mtcaptcha;
+mod prosopo;
+mod raw;
+mod recaptcha_v2;
+mod recaptcha_v3;
+mod rotate;
+mod temu;
+mod tencent;
+mod text;
+mod tspd;
+mod turnstile;
+mod vk_captcha;
+mod vk_image;
+mod yandex_smart;
+mod yidun;
+
+pub mod answer;
+
+#[cfg(not(target_arch = "wasm32"))]
+use serde_json::Value;
+
+pub use decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire};
+#[cfg(not(target_arch = "wasm32"))]
+pub use declared::Declared;
+
+use super::TaskKind;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::provider::Provider;
+use crate::provider::{Dialect, Protocol};
+
+/// A declared kind's entry in [`DECLS`]: its declaration, or in the browser build, which leaves
+/// the declared kinds out (`Task::Declared`), a stand-in with its name only.
+#[cfg(not(target_arch = "wasm32"))]
+macro_rules! declared {
+    ($kind:ident) => {
+        &$kind::DECL
+    };
+}
+#[cfg(target_arch = "wasm32")]
+macro_rules! declared {
+    ($kind:ident) => {
+        &KindDecl {
+            kind: $kind::DECL.kind,
+            class: (),
+            summary: (),
+            fields: &[],
+            answer: &[],
+            wire: Wire::Declared { v1: None, create_task: &[] },
+        }
+    };
+}
+
+/// Every declaration, in the order of [`TaskKind::ALL`] (checked by a test).
+pub const DECLS: [&KindDecl; TaskKind::ALL.len()] = [
+    &image::DECL,
+    &recaptcha_v2::DECL,
+    &recaptcha_v3::DECL,
+    &turnstile::DECL,
+    &geetest_v3::DECL,
+    &geetest_v4::DECL,
+    &funcaptcha::DECL,
+    &hcaptcha::DECL,
+    &text::DECL,
+    &raw::DECL,
+    declared!(amazon_waf),
+    declared!(datadome),
+    declared!(mtcaptcha),
+    declared!(friendly_captcha),
+    declared!(prosopo),
+    declared!(altcha),
+    declared!(tencent),
+    declared!(cutcaptcha),
+    declared!(lemin),
+    declared!(keycaptcha),
+    declared!(capy),
+    declared!(cybersiara),
+    declared!(yandex_smart),
+    declared!(captchafox),
+    declared!(atb_captcha),
+    declared!(vk_captcha),
+    declared!(binance),
+    declared!(yidun),
+    declared!(basilisk),
+    declared!(tspd),
+    declared!(alibaba),
+    declared!(hunt),
+    declared!(temu),
+    declared!(grid),
+    declared!(coordinates),
+    declared!(canvas),
+    declared!(rotate),
+    declared!(audio),
+    declared!(vk_image),
+];
+
+/// The declaration of `kind`.
+pub fn decl(kind: TaskKind) -> &'static KindDecl {
+    DECLS[kind.index()]
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The v1 form of a declared kind for `provider`: `None` when the kind is coded, `Some(None)`
+/// when the provider does not solve it.
+pub(crate) fn v1_form(kind: TaskKind, provider: &Provider) -> Option<Option<&'static V1Decl>> {
+    v1_form_of(kind, provider.name())
+}
+
+fn v1_form_of(kind: TaskKind, provider: &str) -> Option<Option<&'static V1Decl>> {
+    let Wire::Declared { v1, .. } = &decl(kind).wire else { return None };
+    Some(v1.as_ref().filter(|v| provider == "custom" || v.services.contains(&provider)))
+}
+
+/// The createTask form of a declared kind in `dialect`: as [`v1_form`].
+pub(crate) fn create_task_form(kind: TaskKind, dialect: Dialect) -> Option<Option<&'static CreateTaskDecl>> {
+    let Wire::Declared { create_task, .. } = &decl(kind).wire else { return None };
+    Some(create_task.iter().find(|c| c.dialect == dialect))
+}
+
+/// Cookies (`a=1; b=2`, or the v1 form `a:1;b:2`) written as
+/// `a{between}1{separator}b{between}2`: each protocol's own form. A part with neither `=` nor
+/// `:` is passed as it is.
+pub(crate) fn rewrite_cookies(text: &str, between: char, separator: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        if !out.is_empty() {
+            out.push_str(separator);
+        }
+        match part.split_once('=').or_else(|| part.split_once(':')) {
+            Some((name, value)) => {
+                out.push_str(name.trim());
+                out.push(between);
+                out.push_str(value.trim());
+            }
+            None => out.push_str(part),
+        }
+    }
+    out
+}
+
+/// The presets that solve `kind`, for the error that says where it can go.
+pub fn services_of(kind: TaskKind) -> Vec<&'static str> {
+    if let Some(services) = decl(kind).coded_services() {
+        return services.to_vec();
+    }
+    let mut out = Vec::new();
+    for (name, _, protocol) in crate::provider::PRESETS {
+        let solves = match protocol {
+            Protocol::V1 => v1_form_of(kind, name).is_none_or(|f| f.is_some()),
+            Protocol::CreateTask(d) => create_task_form(kind, *d).is_none_or(|f| f.is_some()),
+        };
+        if solves {
+            out.push(*name);
+        }
+    }
+    out
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// A value of a declared task as a form parameter: text as is, a flag as `1`, a number in decimal.
+pub(crate) fn param_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(true) => Some("1".into()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Map, Value};
+
+    use super::*;
+    use crate::task::Task;
+
+    /// A value every check of `ty` takes.
+    fn sample(ty: FieldType) -> Value {
+        match ty {
+            FieldType::Url => json!("https://a.test/page"),
+            FieldType::Image => json!("aGk="),
+            FieldType::Cookies => json!("a=b; c=d"),
+            FieldType::Int { min, max } => json!(u64::from(min.max(1)).min(max)),
+            FieldType::Number { min_milli, .. } => json!(f64::from(min_milli) / 1000.0),
+            FieldType::Flag => json!(true),
+            FieldType::Choice(names) => json!(names[0]),
+            FieldType::Proxy => json!({"type": "http", "host": "h", "port": 1}),
+            FieldType::StringMap => json!({"k": "v"}),
+            FieldType::Object => json!({"type": "T"}),
+            _ => json!("v"),
+        }
+    }
+
+    fn full_task(d: &KindDecl) -> Map<String, Value> {
+        let mut task = Map::new();
+        task.insert("type".into(), json!(d.kind.as_str()));
+        for f in d.fields {
+            task.insert(f.name.into(), sample(f.ty));
+        }
+        task
+    }
+
+    /// Every kind, the typed structs of the coded ones included, reads exactly its declared
+    /// fields under both spellings, writes them back under their names, and names a missing
+    /// required field: a field added to a struct or a reader but not to its declaration (or
+    /// the other way round) fails here.
+    #[test]
+    fn every_kind_reads_and_writes_exactly_its_declared_fields() {
+        for d in DECLS {
+            let task = Task::from_json_value(Value::Object(full_task(d)))
+                .unwrap_or_else(|e| panic!("{}: a task with every field: {e}", d.kind));
+            let written = serde_json::to_value(&task).unwrap();
+            let mut keys: Vec<&str> = written.as_object().unwrap().keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            let mut declared: Vec<&str> = d.fields.iter().map(|f| f.name).chain(["type"]).collect();
+            declared.sort_unstable();
+            assert_eq!(keys, declared, "{}: written fields", d.kind);
+
+            let mut js = Map::new();
+            for (k, v) in full_task(d) {
+                let name = d.field(&k).map_or(k.clone(), FieldDecl::js_name);
+                js.insert(name, v);
+            }
+            assert_eq!(
+                Task::from_json_value(Value::Object(js)).as_ref(),
+                Ok(&task),
+                "{}: JavaScript spellings",
+                d.kind
+            );
+
+            for f in d.fields.iter().filter(|f| f.required) {
+                let mut missing = full_task(d);
+                missing.remove(f.name);
+                let e = Task::from_json_value(Value::Object(missing)).unwrap_err();
+                assert_eq!(e.field, f.name, "{}: without {}", d.kind, f.name);
+            }
+            let mut unknown = full_task(d);
+            unknown.insert("not_a_field".into(), json!("x"));
+            assert_eq!(Task::from_json_value(Value::Object(unknown)).unwrap_err().field, "not_a_field");
+        }
+    }
+
+    #[test]
+    fn a_declared_kind_refuses_bad_values_naming_the_field() {
+        let bad = |patch: Value| {
+            let mut task = full_task(decl(TaskKind::Datadome));
+            task.extend(patch.as_object().unwrap().clone());
+            Task::from_json_value(Value::Object(task)).unwrap_err().field
+        };
+        assert_eq!(bad(json!({"captcha_url": "not a url"})), "captcha_url");
+        assert_eq!(bad(json!({"page_url": " "})), "page_url");
+        assert_eq!(bad(json!({"cookie": ""})), "cookie");
+        assert_eq!(bad(json!({"user_agent": "UA\r\nX: 1"})), "user_agent");
+        assert_eq!(bad(json!({"proxy": {"type": "ftp", "host": "h", "port": 1}})), "proxy.type");
+        let mut no_proxy = full_task(decl(TaskKind::Datadome));
+        no_proxy.remove("proxy");
+        assert_eq!(Task::from_json_value(Value::Object(no_proxy)).unwrap_err().field, "proxy");
+        let rotate = json!({"type": "rotate", "body": "aGk=", "angle": 400});
+        assert_eq!(Task::from_json_value(rotate).unwrap_err().field, "angle");
+        let audio = json!({"type": "audio", "body": "aGk=", "lang": "xx"});
+        assert_eq!(Task::from_json_value(audio).unwrap_err().field, "lang");
+    }
+
+    #[test]
+    fn cookies_are_written_in_each_protocols_form() {
+        assert_eq!(rewrite_cookies(" a=1;b = 2; ", ':', ";"), "a:1;b:2");
+        assert_eq!(rewrite_cookies("a=1;b=2", '=', "; "), "a=1; b=2");
+        let bad = json!({"type": "datadome", "captcha_url": "https://a.test/c", "page_url": "https://a.test/",
+            "user_agent": "UA", "proxy": {"type": "http", "host": "h", "port": 1}, "cookie": "x"});
+        assert!(Task::from_json_value(bad).is_ok(), "a Token cookie is not checked as pairs");
+    }
+}
