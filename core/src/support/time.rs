@@ -2,14 +2,13 @@
 //!
 //! Drivers pass `Timestamp`s in (from `SystemTime`, `Date.now()`, or a virtual
 //! clock in tests); the core only adds, compares and formats them. The RFC 3339
-//! text form is the `time` crate's (its clock features stay off: the browser
-//! build must not import one).
+//! text form is written and read here (civil dates by Howard Hinnant's algorithms): the
+//! `time` crate took ~4 KB of the browser's gzipped `.wasm` for it, and stays the reference
+//! the tests check this against (every instant of the range, written with any offset).
 
 use core::fmt;
 use core::time::Duration;
 
-use ::time::format_description::well_known::Rfc3339;
-use ::time::OffsetDateTime;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::quoted::Quoted;
@@ -49,26 +48,29 @@ impl Timestamp {
     /// `2026-11-21T10:00:06.5Z`: UTC, fraction only when there is one, without trailing zeros.
     /// Instants past 9999-12-31 (which RFC 3339 cannot write) read `@<millis>ms`.
     pub fn to_rfc3339(self) -> String {
-        OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.0) * 1_000_000)
-            .ok()
-            .and_then(|t| t.format(&Rfc3339).ok())
-            .unwrap_or_else(|| format!("@{}ms", self.0))
+        const LAST_MS: u64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+        if self.0 > LAST_MS {
+            return format!("@{}ms", self.0);
+        }
+        let (days, ms_of_day) = (self.0 / DAY_MS, self.0 % DAY_MS);
+        let (year, month, day) = civil_from_days(days);
+        let (secs, ms) = (ms_of_day / 1000, ms_of_day % 1000);
+        let mut text =
+            format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+        if ms > 0 {
+            let fraction = format!(".{ms:03}");
+            text.push_str(fraction.trim_end_matches('0'));
+        }
+        text.push('Z');
+        text
     }
 
     /// Reads an RFC 3339 date-time (any offset, any number of fraction digits;
-    /// digits beyond milliseconds are dropped; a leap second reads as the last
-    /// millisecond before it). Instants before 1970 are refused.
+    /// digits beyond milliseconds are dropped; a leap second, 23:59:60 in UTC,
+    /// reads as the last millisecond before it). Instants before 1970 are refused.
     pub fn parse_rfc3339(s: &str) -> Result<Self, TimestampError> {
         let error = || TimestampError(s.chars().take(64).collect());
-        // The `time` crate takes any byte between date and time (RFC 3339 lets
-        // applications choose, say, a space); timestamps here are always
-        // written with `T`, and a second spelling would only hide mistakes.
-        if !matches!(s.as_bytes().get(10), Some(b'T' | b't')) {
-            return Err(error());
-        }
-        let instant = OffsetDateTime::parse(s, &Rfc3339).map_err(|_| error())?;
-        let millis = instant.unix_timestamp_nanos().div_euclid(1_000_000);
-        u64::try_from(millis).map(Timestamp).map_err(|_| error())
+        parse_rfc3339(s.as_bytes()).map(Timestamp).ok_or_else(error)
     }
 
     /// Unix seconds as a float, as the seeds' `timestamp` field was written by Python's `time.time()`.
@@ -107,8 +109,122 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
+const DAY_MS: u64 = 86_400_000;
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days on or after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of `civil_from_days`),
+/// negative before the epoch.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// RFC 3339's `date-time` (`T` or `t` between date and time, `Z`/`z` or `±hh:mm`), as
+/// milliseconds since the epoch; `None` for anything else or an instant before 1970.
+fn parse_rfc3339(b: &[u8]) -> Option<u64> {
+    let digits = |from: usize, n: usize| -> Option<i64> {
+        let part = b.get(from..from + n)?;
+        part.iter().try_fold(0i64, |acc, c| c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0')))
+    };
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    if !(at(4, b'-') && at(7, b'-') && matches!(b.get(10), Some(b'T' | b't')) && at(13, b':') && at(16, b':')) {
+        return None;
+    }
+    let (year, month, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
+    let (hour, minute, second) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut ms = 0i64;
+    if at(i, b'.') {
+        i += 1;
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            if i - start < 3 {
+                ms = ms * 10 + i64::from(b[i] - b'0');
+            }
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        for _ in (i - start)..3 {
+            ms *= 10;
+        }
+    }
+    let offset_minutes = match b.get(i) {
+        Some(b'Z' | b'z') => {
+            i += 1;
+            0
+        }
+        Some(sign @ (b'+' | b'-')) => {
+            let (oh, om) = (digits(i + 1, 2)?, digits(i + 4, 2)?);
+            if !at(i + 3, b':') || oh > 23 || om > 59 {
+                return None;
+            }
+            i += 6;
+            let minutes = oh * 60 + om;
+            if *sign == b'-' {
+                -minutes
+            } else {
+                minutes
+            }
+        }
+        _ => return None,
+    };
+    if i != b.len() {
+        return None;
+    }
+    let local_minutes = hour * 60 + minute;
+    let utc_minutes = (local_minutes - offset_minutes).rem_euclid(24 * 60);
+    // A leap second exists only at the end of a UTC day: it reads as the millisecond before it.
+    let (second, ms) = match second {
+        60 if utc_minutes == 23 * 60 + 59 => (59, 999),
+        60 => return None,
+        s => (s, ms),
+    };
+    let days = days_from_civil(year, month, day);
+    let total = ((days * 24 + hour) * 60 + minute - offset_minutes) * 60_000 + second * 1000 + ms;
+    u64::try_from(total).ok()
+}
+
 #[cfg(test)]
 mod tests {
+    use ::time::format_description::well_known::Rfc3339;
+    use ::time::OffsetDateTime;
+
     use super::*;
 
     #[test]
@@ -162,6 +278,19 @@ mod tests {
             if let Some(Ok(text)) = shifted.map(|t| t.format(&Rfc3339)) {
                 assert_eq!(Timestamp::parse_rfc3339(&text), Ok(Timestamp(ms)), "{text}");
             }
+        }
+    }
+
+    /// A leap second is read as the `time` crate reads it: only at 23:59:60 UTC.
+    #[test]
+    fn reads_leap_seconds_as_the_reference_does() {
+        for text in
+            ["2016-12-31T23:59:60Z", "2017-01-01T00:59:60+01:00", "2016-12-31T23:59:60.5Z", "2016-12-31T22:59:60Z"]
+        {
+            let reference = OffsetDateTime::parse(text, &Rfc3339)
+                .ok()
+                .and_then(|t| u64::try_from(t.unix_timestamp_nanos().div_euclid(1_000_000)).ok());
+            assert_eq!(Timestamp::parse_rfc3339(text).ok().map(Timestamp::as_unix_millis), reference, "{text}");
         }
     }
 
