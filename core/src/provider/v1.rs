@@ -78,7 +78,7 @@ pub(super) fn check(p: &Provider, task: &Task) -> Result<(), InvalidTask> {
 /// The declared v1 form of `t`, or the refusal [`declared_params`] would give: a provider that
 /// does not solve its kind, or a field (or the proxy) its form has no parameter for.
 fn check_declared(p: &Provider, t: &Declared) -> Result<&'static V1Decl, InvalidTask> {
-    let Some(Some(form)) = kinds::v1_form(t.kind(), p) else {
+    let Some(Some(form)) = kinds::v1_form(t.kind(), p.name()) else {
         return Err(super::not_solved(p.name(), t.kind()));
     };
     let has = |field: &str| form.params.iter().any(|(f, _)| *f == field);

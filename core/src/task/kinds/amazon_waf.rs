@@ -2,7 +2,7 @@
 
 use super::common::{capmonster_client, opt, req, strip, two_captcha_test, PAGE_URL, PROXY, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldType, KindDecl, Source, V1Decl, Wire};
-use crate::provider::Dialect;
+use crate::provider::protocol::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {

@@ -2,7 +2,7 @@
 
 use super::common::{capmonster_client, req, strip, two_captcha_test, PAGE_URL, PROXY, TOKEN, TWO_CAPTCHA, USER_AGENT};
 use super::decl::{CreateTaskDecl, FieldType, KindDecl, V1Decl, Wire};
-use crate::provider::Dialect;
+use crate::provider::protocol::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {

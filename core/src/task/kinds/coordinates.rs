@@ -2,7 +2,7 @@
 
 use super::common::{strip, two_captcha_test, BODY, IMG_INSTRUCTIONS, LANG, TEXT_INSTRUCTIONS, TWO_CAPTCHA};
 use super::decl::{AnswerDecl, AnswerType, CreateTaskDecl, KindDecl, Source, V1Decl, Wire};
-use crate::provider::Dialect;
+use crate::provider::protocol::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {

@@ -6,7 +6,7 @@
 //! `core/tests/kinds_generated.rs` writes the Python, TypeScript and docs
 //! forms of the same tables.
 
-use crate::provider::Dialect;
+use crate::provider::protocol::Dialect;
 
 /// A description or a source: text outside the browser build, nothing in it (only the
 /// generated files and documents read them; the `.wasm` carries the tables without them).

@@ -68,9 +68,7 @@ pub use decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, Kin
 pub use declared::Declared;
 
 use super::TaskKind;
-#[cfg(not(target_arch = "wasm32"))]
-use crate::provider::Provider;
-use crate::provider::{Dialect, Protocol};
+use crate::provider::protocol::{Dialect, Protocol, PRESETS};
 
 /// A declared kind's entry in [`DECLS`]: its declaration, or in the browser build, which leaves
 /// the declared kinds out (`Task::Declared`), a stand-in with its name only.
@@ -143,10 +141,10 @@ pub fn decl(kind: TaskKind) -> &'static KindDecl {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-/// The v1 form of a declared kind for `provider`: `None` when the kind is coded, `Some(None)`
-/// when the provider does not solve it.
-pub(crate) fn v1_form(kind: TaskKind, provider: &Provider) -> Option<Option<&'static V1Decl>> {
-    v1_form_of(kind, provider.name())
+/// The v1 form of a declared kind for the provider named `provider`: `None` when the kind is
+/// coded, `Some(None)` when the provider does not solve it.
+pub(crate) fn v1_form(kind: TaskKind, provider: &str) -> Option<Option<&'static V1Decl>> {
+    v1_form_of(kind, provider)
 }
 
 fn v1_form_of(kind: TaskKind, provider: &str) -> Option<Option<&'static V1Decl>> {
@@ -187,7 +185,7 @@ pub fn services_of(kind: TaskKind) -> Vec<&'static str> {
         return services.to_vec();
     }
     let mut out = Vec::new();
-    for (name, _, protocol) in crate::provider::PRESETS {
+    for (name, _, protocol) in PRESETS {
         let solves = match protocol {
             Protocol::V1 => v1_form_of(kind, name).is_none_or(|f| f.is_some()),
             Protocol::CreateTask(d) => create_task_form(kind, *d).is_none_or(|f| f.is_some()),

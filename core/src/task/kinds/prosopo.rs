@@ -2,7 +2,7 @@
 
 use super::common::{capmonster_client, strip, two_captcha_test, PAGE_URL, PROXY, SITEKEY, TOKEN, TWO_CAPTCHA};
 use super::decl::{CreateTaskDecl, KindDecl, V1Decl, Wire};
-use crate::provider::Dialect;
+use crate::provider::protocol::Dialect;
 use crate::task::TaskKind;
 
 pub(super) const DECL: KindDecl = KindDecl {
