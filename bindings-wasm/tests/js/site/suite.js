@@ -63,7 +63,7 @@ export const tests = {
 
     const second = await open(patient(mock, dlq));
     const report = await second.recover();
-    deepEqual([report.found, report.skippedLive, report.deadLettered], [1, 0, 0], `[found, skippedLive, deadLettered] in ${show(report)}`);
+    deepEqual([report.report.found, report.report.skippedLive, report.report.deadLettered], [1, 0, 0], `[found, skippedLive, deadLettered] in ${show(report)}`);
     startsWith(report.solved[0]?.solution?.text, TOKEN, `the recovered solution in ${show(report)}`);
     equal(report.solved[0]?.id, journal[0].id, 'the recovered task keeps its record id');
     deepEqual([(await second.dlq.journal()).length, await second.dlq.count()], [0, 0], '[journal, DLQ] after recover()');
@@ -77,8 +77,8 @@ export const tests = {
     const pending = owner.solve(page(8));
     pending.catch(() => {}); // checked below
     const neighbour = await open(patient(mock, dlq));
-    const report = await until(() => neighbour.recover(), (r) => r.skippedLive === 1);
-    deepEqual([report.skippedLive, report.found], [1, 0], `[skippedLive, found] in ${show(report)}`);
+    const report = await until(() => neighbour.recover(), (r) => r.report.skippedLive === 1);
+    deepEqual([report.report.skippedLive, report.report.found], [1, 0], `[skippedLive, found] in ${show(report)}`);
     startsWith((await pending).text, TOKEN, 'the owner still solves its task');
     await owner.close();
     await neighbour.close();
