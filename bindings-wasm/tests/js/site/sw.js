@@ -31,7 +31,7 @@ async function handle({ cmd, mock }) {
       const journal = await client.dlq.journal();
       await client.close();
       return {
-        found: report.found,
+        found: report.report.found,
         solved: report.solved.map((s) => s.solution.text.slice(0, 8)),
         inFlight: journal.length,
         restarted: keepAlive === null,
