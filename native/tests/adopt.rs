@@ -7,57 +7,31 @@
 //!
 //! Waits are bounded (a minute) and never asserted on: the outcomes and the mock's counters are.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use captcha_dlq::core::dlq::interpose::{Interpose, Interposed};
 use captcha_dlq::core::dlq::{DlqStore, StoreError};
 use captcha_dlq::core::engine::EngineConfig;
-use captcha_dlq::core::{JournalEntry, Task, Timestamp};
+use captcha_dlq::core::{JournalEntry, Timestamp};
 use captcha_dlq::liveness::ProcessLiveness;
 use captcha_dlq::runtime::TokioRuntime;
 use captcha_dlq::store::{RedisStore, SqliteStore};
 use captcha_dlq::transport::ReqwestTransport;
 use captcha_dlq::{AdoptedAnswer, AdoptedHook, Backends, BoxFuture, Client, RecoverOptions, Runtime};
 use captcha_dlq_mock::redis_server::RedisServer;
-use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver};
+use captcha_dlq_mock::MockHandle;
 use serde_json::json;
 
 const KEY: &str = "ADOPTKEY0123456789abcdef01234567";
 
 fn fast_config() -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.polling.first_poll_ms = captcha_dlq::core::engine::FirstPoll::uniform(60);
-    c.polling.interval_ms = 100;
+    let mut c = support::quick_polling(100, 50.0);
     c.polling.max_polls = 2_000;
-    c.rate.submits_per_second = 50.0;
     c
-}
-
-fn task(page: usize) -> Task {
-    Task::from_json_value(json!({
-        "type": "recaptcha_v2",
-        "sitekey": "6Le-SITEKEY",
-        "page_url": format!("https://example.com/page/{page}"),
-    }))
-    .expect("valid task")
-}
-
-/// A mock whose tasks are ready `solve_after_ms` after they were created.
-async fn mock(solve_after_ms: u64) -> MockHandle {
-    let script =
-        MockConfig { default_behavior: Behavior { solve_after_ms, ..Behavior::default() }, ..MockConfig::default() };
-    MockSolver::start(script).await.expect("mock starts")
-}
-
-/// Polls `done` every 50 ms for at most a minute (a readiness wait, not a timing assertion).
-async fn until<F: std::future::Future<Output = bool>>(what: &str, mut done: impl FnMut() -> F) {
-    let start = Instant::now();
-    while !done().await {
-        assert!(start.elapsed() < Duration::from_secs(60), "{what} did not happen within a minute");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// The tokio runtime with its clock `offset_ms` off (a host whose clock is wrong).
@@ -166,7 +140,8 @@ impl Dying {
             rt.block_on(async move {
                 let client = client_at(&mock_url, &place2, spec).await;
                 for i in 0..n {
-                    let handle = client.submit(task(first_page + i), BTreeMap::new(), None).await.expect("submit");
+                    let handle =
+                        client.submit(support::task(first_page + i), BTreeMap::new(), None).await.expect("submit");
                     // Waited for by nobody: the task runs on in this runtime until it dies.
                     tokio::spawn(async move { handle.outcome().await });
                 }
@@ -202,8 +177,10 @@ async fn submitted_by(store: &Arc<dyn DlqStore>, owner: &str) -> usize {
 
 /// Waits until `owner` has `n` entries with a provider task id.
 async fn journaled(store: &Arc<dyn DlqStore>, owner: &str, n: usize) {
-    until(&format!("{n} journaled submissions of {owner}"), || async move { submitted_by(store, owner).await == n })
-        .await;
+    support::until(&format!("{n} journaled submissions of {owner}"), || async move {
+        submitted_by(store, owner).await == n
+    })
+    .await;
 }
 
 /// Two adopters (clocks a minute fast and a minute slow) race for a dead member's entries while
@@ -213,7 +190,7 @@ async fn journaled(store: &Arc<dyn DlqStore>, owner: &str, n: usize) {
 async fn two_adopters_race_for_a_dead_members_entries(place: Place) {
     const DEAD: usize = 12;
     const LIVE: usize = 4;
-    let mock = mock(20_000).await;
+    let mock = support::mock(20_000, vec![]).await;
     let store = place.open().await;
     let mut dying = Dying::start(&mock, &place, Spec { offset_ms: 60_000, ..Spec::default() }, DEAD, 0).await;
     journaled(&store, &dying.owner, DEAD).await;
@@ -225,13 +202,13 @@ async fn two_adopters_race_for_a_dead_members_entries(place: Place) {
     let live_runs: Vec<_> = (0..LIVE)
         .map(|i| {
             let live = live.clone();
-            tokio::spawn(async move { live.solve(task(1_000 + i)).await })
+            tokio::spawn(async move { live.solve(support::task(1_000 + i)).await })
         })
         .collect();
     journaled(&store, live.owner(), LIVE).await;
     dying.die().await;
 
-    until("every dead entry's answer reached a hook", || {
+    support::until("every dead entry's answer reached a hook", || {
         let n = a_taken.deliveries() + b_taken.deliveries();
         async move { n >= DEAD }
     })
@@ -275,7 +252,7 @@ async fn two_adopters_race_on_a_sqlite_file() {
 /// [`two_adopters_race_for_a_dead_members_entries`] with every clock right.
 async fn race_without_skew(place: Place) {
     const DEAD: usize = 12;
-    let mock = mock(15_000).await;
+    let mock = support::mock(15_000, vec![]).await;
     let store = place.open().await;
     let mut dying = Dying::start(&mock, &place, Spec::default(), DEAD, 0).await;
     journaled(&store, &dying.owner, DEAD).await;
@@ -283,7 +260,7 @@ async fn race_without_skew(place: Place) {
     let a = client(&mock, &place, Spec { hook: Some(a_taken.hook()), ..Spec::default() }).await;
     let b = client(&mock, &place, Spec { hook: Some(b_taken.hook()), ..Spec::default() }).await;
     dying.die().await;
-    until("every dead entry's answer reached a hook", || {
+    support::until("every dead entry's answer reached a hook", || {
         let n = a_taken.deliveries() + b_taken.deliveries();
         async move { n >= DEAD }
     })
@@ -307,13 +284,13 @@ async fn without_a_hook_adopted_answers_wait_for_recover_released() {
     let Some(server) = RedisServer::for_tests() else { return };
     const DEAD: usize = 6;
     let place = Place::Redis(server.url(), "adopt-release".into());
-    let mock = mock(2_000).await;
+    let mock = support::mock(2_000, vec![]).await;
     let store = place.open().await;
     let mut dying = Dying::start(&mock, &place, Spec::default(), DEAD, 0).await;
     journaled(&store, &dying.owner, DEAD).await;
     let adopter = client(&mock, &place, Spec::default()).await;
     dying.die().await;
-    until("every adopted answer is released", || {
+    support::until("every adopted answer is released", || {
         let released = adopter.adoption_stats().released;
         async move { released >= DEAD as u64 }
     })
@@ -342,7 +319,7 @@ async fn with_adoption_off_nothing_is_adopted() {
     const DEAD: usize = 3;
     let dir = tempfile::tempdir().expect("tempdir");
     let place = Place::Sqlite(dir.path().join("adopt-off.sqlite"));
-    let mock = mock(1_000).await;
+    let mock = support::mock(1_000, vec![]).await;
     let store = place.open().await;
     let mut dying = Dying::start(&mock, &place, Spec::default(), DEAD, 0).await;
     journaled(&store, &dying.owner, DEAD).await;
@@ -350,7 +327,7 @@ async fn with_adoption_off_nothing_is_adopted() {
     let off = client(&mock, &place, Spec { adopt_off: true, hook: Some(taken.hook()), ..Spec::default() }).await;
     dying.die().await;
     let owner = dying.owner.clone();
-    until("the ledger sees the member dead", || {
+    support::until("the ledger sees the member dead", || {
         let off = off.clone();
         let owner = owner.clone();
         async move {
@@ -368,7 +345,7 @@ async fn with_adoption_off_nothing_is_adopted() {
 
     let taken_on = Taken::default();
     let on = client(&mock, &place, Spec { hook: Some(taken_on.hook()), ..Spec::default() }).await;
-    until("the adopting client takes them", || {
+    support::until("the adopting client takes them", || {
         let n = taken_on.deliveries();
         async move { n >= DEAD }
     })
@@ -436,7 +413,7 @@ async fn a_member_cut_off_from_the_ledger_is_fenced_off_its_adopted_entries() {
     let dir = tempfile::tempdir().expect("tempdir");
     let place = Place::Sqlite(dir.path().join("fenced.sqlite"));
     // Answers come well after the adopter has claimed the entries (15 s TTL, 5 s rounds).
-    let mock = mock(35_000).await;
+    let mock = support::mock(35_000, vec![]).await;
     let store = place.open().await;
     let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let partitioned: Arc<dyn DlqStore> =
@@ -462,14 +439,14 @@ async fn a_member_cut_off_from_the_ledger_is_fenced_off_its_adopted_entries() {
     let runs: Vec<_> = (0..N)
         .map(|i| {
             let member = member.clone();
-            tokio::spawn(async move { member.solve(task(500 + i)).await })
+            tokio::spawn(async move { member.solve(support::task(500 + i)).await })
         })
         .collect();
     journaled(&store, member.owner(), N).await;
     cut.store(true, std::sync::atomic::Ordering::SeqCst);
     let taken = Taken::default();
     let adopter = client(&mock, &place, Spec { hook: Some(taken.hook()), ..Spec::default() }).await;
-    until("the adopter claims the member's entries", || {
+    support::until("the adopter claims the member's entries", || {
         let claimed = adopter.adoption_stats().claimed;
         async move { claimed >= N as u64 }
     })
@@ -482,7 +459,7 @@ async fn a_member_cut_off_from_the_ledger_is_fenced_off_its_adopted_entries() {
             other => panic!("the member's caller must hear its task was taken over, got {other:?}"),
         }
     }
-    until("every answer reached the adopter's hook", || {
+    support::until("every answer reached the adopter's hook", || {
         let n = taken.deliveries();
         async move { n >= N }
     })

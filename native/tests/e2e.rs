@@ -1,11 +1,13 @@
 //! End to end over real HTTP on loopback: the `Client` against the mock solver.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use captcha_dlq::core::class::reason;
 use captcha_dlq::core::dlq::{Filter, Page};
-use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
+use captcha_dlq::core::engine::{Backoff, EngineConfig};
 use captcha_dlq::core::{ErrorClass, Task};
 use captcha_dlq::{Client, Error, ReplayOptions, SolveInput};
 use captcha_dlq_mock::{Behavior, Faults, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
@@ -13,26 +15,14 @@ use serde_json::json;
 
 /// Polling scaled down ~100×, so the seeds' schedule runs in a second or two.
 fn fast_config() -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.polling.first_poll_ms = FirstPoll::uniform(60);
-    c.polling.interval_ms = 40;
+    let mut c = support::quick_polling(40, 2000.0);
     c.polling.max_polls = 6;
     c.polling.coalesce_ms = 20;
     c.retry.backoff = Backoff::FullJitter { base_ms: 20, cap_ms: 200 };
     c.retry.transient_min_delay_ms = 10;
-    c.rate.submits_per_second = 2000.0;
     c.rate.max_in_flight = 500;
     c.circuit.break_ms = 200;
     c
-}
-
-fn task(page: usize) -> Task {
-    Task::from_json_value(json!({
-        "type": "recaptcha_v2",
-        "sitekey": "6Le-SITEKEY",
-        "page_url": format!("https://example.com/page/{page}"),
-    }))
-    .expect("valid task")
 }
 
 fn rule(page: &str, outcome: Outcome, solve_after_ms: u64) -> Rule {
@@ -73,7 +63,7 @@ async fn seeds_batch_over_http_then_replay_recovers_both() {
     let mock = mock(script).await;
     let client = client(&mock, "test-key", dlq.to_str().unwrap(), fast_config()).await;
 
-    let tasks = inputs((0..5).map(|i| (task(i), BTreeMap::from([("page".to_string(), i.to_string())]))));
+    let tasks = inputs((0..5).map(|i| (support::task(i), BTreeMap::from([("page".to_string(), i.to_string())]))));
     let results = client.solve_many(tasks, Some(5)).await;
     let summary: Vec<_> = results
         .iter()
@@ -137,7 +127,7 @@ async fn a_thousand_tasks_through_injected_faults_all_end_with_a_precise_reason(
     };
     let mock = mock(script).await;
     let client = client(&mock, "test-key", "memory", fast_config()).await;
-    let results = client.solve_many(inputs((0..1000).map(|i| (task(i), BTreeMap::new()))), Some(1000)).await;
+    let results = client.solve_many(inputs((0..1000).map(|i| (support::task(i), BTreeMap::new()))), Some(1000)).await;
     assert_eq!(results.len(), 1000);
     assert!(results.iter().enumerate().all(|(i, r)| r.index == i), "in input order");
 
@@ -175,7 +165,7 @@ async fn a_wrong_key_gives_one_clear_error_and_no_further_submits() {
     let mut config = fast_config();
     config.rate.submits_per_second = 5.0; // the first answer arrives before the second submission is due
     let client = client(&mock, "wrong-key", "memory", config).await;
-    let results = client.solve_many(inputs((0..20).map(|i| (task(i), BTreeMap::new()))), Some(20)).await;
+    let results = client.solve_many(inputs((0..20).map(|i| (support::task(i), BTreeMap::new()))), Some(20)).await;
     assert_eq!(mock.counters().requests_to("/in.php"), 1, "one submission reached the service");
     let reasons: BTreeSet<_> = results
         .iter()
@@ -212,7 +202,7 @@ async fn the_api_key_appears_nowhere_a_user_can_see() {
         .build()
         .await
         .unwrap();
-    let err = client.solve(task(1)).await.unwrap_err();
+    let err = client.solve(support::task(1)).await.unwrap_err();
     let Error::SolveFailed { record, .. } = &err else { panic!("{err}") };
     let exported = captcha_dlq::core::dlq::export::export_json(&[(**record).clone()]);
     let shown = format!("{err} {err:?} {client:?} {exported}");
@@ -230,7 +220,7 @@ async fn the_api_key_appears_nowhere_a_user_can_see() {
         .build()
         .await
         .unwrap();
-    let err = unreachable.solve(task(1)).await.unwrap_err();
+    let err = unreachable.solve(support::task(1)).await.unwrap_err();
     let Error::SolveFailed { record, .. } = &err else { panic!("{err}") };
     assert_eq!(record.reason, reason::NETWORK);
     assert!(!format!("{err} {err:?} {}", serde_json::to_string(record).unwrap()).contains(key));
@@ -262,7 +252,7 @@ async fn power_loss_durability_runs_on_sqlite_and_is_refused_elsewhere() {
             .option("store", json!({"durability": "power_loss"}))
     };
     let client = synced(dlq.to_str().unwrap()).build().await.expect("a SQLite DLQ takes power_loss");
-    let results = client.solve_many(inputs((0..3).map(|i| (task(i), BTreeMap::new()))), Some(3)).await;
+    let results = client.solve_many(inputs((0..3).map(|i| (support::task(i), BTreeMap::new()))), Some(3)).await;
     let solved = results.iter().filter(|r| r.outcome.is_ok()).count();
     assert_eq!(solved, 2);
     assert_eq!(client.dlq().count(&Filter::all()).await.unwrap(), 1, "the unsolvable task is dead-lettered");
@@ -309,7 +299,7 @@ async fn balance_report_and_cancel() {
     let mock = mock(script).await;
     let client = client(&mock, "test-key", "memory", fast_config()).await;
     assert_eq!(client.balance().await.unwrap(), 12.5);
-    let solved = client.solve(task(0)).await.unwrap();
+    let solved = client.solve(support::task(0)).await.unwrap();
     let provider_task_id = solved.provider_task_id.expect("solutions name their provider task");
     client.report(&provider_task_id, false).await.unwrap();
     let bogus = client.report("no-such-task", true).await.unwrap_err();
@@ -320,7 +310,7 @@ async fn balance_report_and_cancel() {
     // with that reason, after exactly one submission.
     let submits_before = mock.counters().requests_to("/in.php");
     let labels = BTreeMap::from([("job".to_string(), "cancelled".to_string())]);
-    let handle = client.submit(task(9), labels.clone(), None).await.unwrap();
+    let handle = client.submit(support::task(9), labels.clone(), None).await.unwrap();
     // Readiness wait with a generous bound (not a timing assertion): the provider has it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while mock.counters().requests_to("/in.php") == submits_before {
@@ -339,7 +329,7 @@ async fn balance_report_and_cancel() {
     // A wait dropped before the task was sent (a timeout here, asyncio cancellation in Python):
     // the task is dead-lettered as Cancelled with its labels, and never sent.
     let labels = BTreeMap::from([("job".to_string(), "dropped".to_string())]);
-    let handle = client.submit(task(9), labels.clone(), None).await.unwrap();
+    let handle = client.submit(support::task(9), labels.clone(), None).await.unwrap();
     drop(handle);
     let record = wait_for_record(&client, Filter { labels, ..Filter::default() }).await;
     assert!(
@@ -398,7 +388,7 @@ async fn two_providers_one_runs_dry_the_other_takes_the_rest_and_spend_matches_t
         .build()
         .await
         .expect("client builds");
-    let results = client.solve_many(inputs((0..150).map(|i| (task(i), BTreeMap::new()))), Some(150)).await;
+    let results = client.solve_many(inputs((0..150).map(|i| (support::task(i), BTreeMap::new()))), Some(150)).await;
     let mut by_provider: BTreeMap<String, usize> = BTreeMap::new();
     for r in &results {
         let solution = r.outcome.as_ref().unwrap_or_else(|e| panic!("task {} failed: {e}", r.index));
@@ -459,7 +449,7 @@ async fn an_unreachable_first_provider_sends_every_task_to_the_second() {
         .build()
         .await
         .expect("client builds");
-    let results = client.solve_many(inputs((0..20).map(|i| (task(i), BTreeMap::new()))), Some(20)).await;
+    let results = client.solve_many(inputs((0..20).map(|i| (support::task(i), BTreeMap::new()))), Some(20)).await;
     for r in &results {
         let s = r.outcome.as_ref().unwrap_or_else(|e| panic!("task {} failed: {e}", r.index));
         assert_eq!(s.provider.as_deref(), Some("up"));
@@ -544,7 +534,7 @@ async fn an_unsolvable_task_is_billed_at_most_twice_where_the_service_bills_it()
             .build()
             .await
             .expect("client builds");
-        match client.solve(task(1)).await {
+        match client.solve(support::task(1)).await {
             Err(Error::SolveFailed { record, .. }) => {
                 assert_eq!(
                     (record.reason.as_str(), record.attempts),

@@ -2,6 +2,8 @@
 //! `redis-server`, and clients sharing one store and one key against the mock solver over
 //! loopback (an account error seen by one holds the others; the fleet view lists each client).
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use captcha_dlq::core::class::reason;
 use captcha_dlq::core::dlq::DlqStore;
 use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::core::fleet::testkit::run_ledger_suite;
-use captcha_dlq::core::{Task, Timestamp};
+use captcha_dlq::core::Timestamp;
 use captcha_dlq::store::{RedisStore, SqliteStore};
 use captcha_dlq::{Client, Error};
 use captcha_dlq_mock::redis_server::RedisServer;
@@ -42,20 +44,7 @@ async fn the_redis_ledger_follows_the_rules_on_the_servers_clock() {
 }
 
 fn fast_config() -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.polling.first_poll_ms = captcha_dlq::core::engine::FirstPoll::uniform(60);
-    c.polling.interval_ms = 40;
-    c.rate.submits_per_second = 50.0;
-    c
-}
-
-fn task(page: usize) -> Task {
-    Task::from_json_value(json!({
-        "type": "recaptcha_v2",
-        "sitekey": "6Le-SITEKEY",
-        "page_url": format!("https://example.com/page/{page}"),
-    }))
-    .expect("valid task")
+    support::quick_polling(40, 50.0)
 }
 
 async fn client_on(mock: &MockHandle, key: &str, store: Arc<dyn DlqStore>) -> Client {
@@ -80,7 +69,7 @@ async fn client_with(
 /// `n` tasks for client number `c` (pages apart from the other clients').
 fn inputs(c: usize, n: usize) -> Vec<captcha_dlq::SolveInput> {
     (0..n)
-        .map(|i| captcha_dlq::SolveInput { task: Ok(task(c * 100 + i)), labels: BTreeMap::new(), key: None })
+        .map(|i| captcha_dlq::SolveInput { task: Ok(support::task(c * 100 + i)), labels: BTreeMap::new(), key: None })
         .collect()
 }
 
@@ -101,7 +90,7 @@ async fn an_account_error_holds_every_client_on_the_store(store: Arc<dyn DlqStor
     script.account_errors.insert("wrong-key".into(), "ERROR_WRONG_USER_KEY".into());
     let mock = MockSolver::start(script).await.expect("mock starts");
     let first = client_on(&mock, "wrong-key", store.clone()).await;
-    match first.solve(task(0)).await {
+    match first.solve(support::task(0)).await {
         Err(Error::SolveFailed { record, .. }) => assert_eq!(record.reason, "ERROR_WRONG_USER_KEY"),
         other => panic!("expected the account error, got {other:?}"),
     }
@@ -112,7 +101,7 @@ async fn an_account_error_holds_every_client_on_the_store(store: Arc<dyn DlqStor
         others.push(client_on(&mock, "wrong-key", store.clone()).await);
     }
     for (i, client) in others.iter().enumerate() {
-        match client.solve(task(i + 1)).await {
+        match client.solve(support::task(i + 1)).await {
             Err(Error::SolveFailed { record, .. }) => {
                 assert_eq!(record.reason, reason::CIRCUIT_OPEN, "held without asking: {record:?}");
                 assert!(record.description.contains("ERROR_WRONG_USER_KEY"), "{}", record.description);
@@ -177,7 +166,7 @@ async fn a_client_with_the_fleet_off_keeps_its_own_limits() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store: Arc<dyn DlqStore> = Arc::new(SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open"));
     let client = client_with(&mock, "alone", store, fast_config(), &[("fleet", json!({"enabled": false}))]).await;
-    client.solve(task(1)).await.expect("solved");
+    client.solve(support::task(1)).await.expect("solved");
     let view = client.fleet_view().await.expect("view").expect("the store still has a ledger");
     assert!(view.owners.is_empty() && view.accounts.is_empty(), "it never synced: {view:?}");
     client.close().await;
@@ -208,7 +197,7 @@ async fn entry_of_another_host(store: &SqliteStore, owner: &str, silent_for: Dur
     let id = ulid::Ulid::generate().to_string();
     let entry = captcha_dlq::core::JournalEntry {
         id: id.clone(),
-        task: Arc::new(task(7)),
+        task: Arc::new(support::task(7)),
         provider: "custom".into(),
         labels: Default::default(),
         provider_task_id: None,
@@ -311,7 +300,7 @@ async fn four_clients_share_one_budget() {
     assert_eq!(mock.counters().requests_to("/in.php"), solved, "nothing refused was paid for");
     let own = [priced[0].clone(), priced[1].clone(), ("fleet", json!({"budget": "process"}))];
     let process = client_with(&mock, "budget-key", store.clone(), fast_config(), &own).await;
-    process.solve(task(999)).await.expect("a per-process budget ignores the fleet's spend");
+    process.solve(support::task(999)).await.expect("a per-process budget ignores the fleet's spend");
     process.close().await;
     for client in clients {
         client.close().await;

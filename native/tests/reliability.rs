@@ -3,6 +3,8 @@
 //! (The same failures with real SQLite locks, immutable files and a paused Redis are in
 //! the CLI's tests.)
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,31 +13,21 @@ use std::time::Duration;
 use captcha_dlq::core::class::reason;
 use captcha_dlq::core::dlq::interpose::{Call, Interpose, Interposed};
 use captcha_dlq::core::dlq::{DlqStore, Filter, MemoryStore, StoreError};
-use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
-use captcha_dlq::core::{Event, Task};
+use captcha_dlq::core::engine::{Backoff, EngineConfig};
+use captcha_dlq::core::Event;
 use captcha_dlq::{Client, Error, Outcome, RecoverOptions, SolveInput};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockHandle, MockSolver, Outcome as MockOutcome, Rule};
 use futures::StreamExt;
 use serde_json::json;
 
 fn fast_config() -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.polling.first_poll_ms = FirstPoll::uniform(60);
-    c.polling.interval_ms = 40;
+    let mut c = support::quick_polling(40, 2000.0);
     c.polling.max_polls = 50;
     c.polling.coalesce_ms = 20;
     c.retry.backoff = Backoff::FullJitter { base_ms: 20, cap_ms: 200 };
     c.retry.transient_min_delay_ms = 10;
-    c.rate.submits_per_second = 2000.0;
     c.circuit.break_ms = 200;
     c
-}
-
-fn task(page: usize) -> Task {
-    Task::from_json_value(json!({
-        "type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com/page/{page}"),
-    }))
-    .unwrap()
 }
 
 fn never_ready(page: &str) -> Rule {
@@ -43,15 +35,6 @@ fn never_ready(page: &str) -> Rule {
         matcher: Matcher { page_url_contains: Some(page.into()), ..Matcher::default() },
         behavior: Behavior { outcome: MockOutcome::NeverReady, ..Behavior::default() },
     }
-}
-
-async fn mock(solve_after_ms: u64, rules: Vec<Rule>) -> MockHandle {
-    let script = MockConfig {
-        default_behavior: Behavior { solve_after_ms, ..Behavior::default() },
-        rules,
-        ..MockConfig::default()
-    };
-    MockSolver::start(script).await.unwrap()
 }
 
 /// Guards a test against a hang (a liveness check, not a speed check).
@@ -164,11 +147,11 @@ async fn a_dlq_location_that_cannot_hold_a_store_fails_the_build_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journal_that_cannot_be_written_means_nothing_is_submitted() {
-    let mock = mock(30, vec![]).await;
+    let mock = support::mock(30, vec![]).await;
     let store = faulty();
     store.hooks.mode.store(FAIL, Ordering::SeqCst);
     let client = client_over(&mock, store.clone(), None).await;
-    let err = within("solve", client.solve(task(0))).await.unwrap_err();
+    let err = within("solve", client.solve(support::task(0))).await.unwrap_err();
     match &err {
         Error::Store(e) => assert!(e.to_string().contains("not submitted"), "{e}"),
         other => panic!("expected a store error, got {other}"),
@@ -182,14 +165,14 @@ async fn a_journal_that_cannot_be_written_means_nothing_is_submitted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_keeps_failing_slowly_is_retried_then_given_up() {
-    let mock = mock(30, vec![]).await;
+    let mock = support::mock(30, vec![]).await;
     let store = faulty();
     store.hooks.mode.store(FAIL_SLOWLY, Ordering::SeqCst);
     let client = client_over(&mock, store.clone(), None).await;
     // Each retry is scheduled when a failure arrives, between two timer wake-ups: the driver
     // must re-arm its timer for it (it used to sleep on, and the task hung).
     for page in 0..3 {
-        let err = within("solve", client.solve(task(page))).await.unwrap_err();
+        let err = within("solve", client.solve(support::task(page))).await.unwrap_err();
         assert!(matches!(&err, Error::Store(e) if e.to_string().contains("not submitted")), "{err}");
     }
     assert_eq!(mock.counters().requests_to("/in.php"), 0);
@@ -198,14 +181,16 @@ async fn a_write_that_keeps_failing_slowly_is_retried_then_given_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_store_is_reported_and_the_work_resumes_when_it_is_back() {
-    let mock = mock(30, vec![]).await;
+    let mock = support::mock(30, vec![]).await;
     let store = faulty();
     let events = Arc::new(Mutex::new(Vec::new()));
     let client = client_over(&mock, store.clone(), Some(events.clone())).await;
     store.hooks.mode.store(HANG, Ordering::SeqCst);
     let running = {
         let client = client.clone();
-        tokio::spawn(async move { client.solve_many((0..5).map(|i| SolveInput::new(task(i))).collect(), None).await })
+        tokio::spawn(async move {
+            client.solve_many((0..5).map(|i| SolveInput::new(support::task(i))).collect(), None).await
+        })
     };
     // The hang is noticed (the per-call timeout is 300 ms here) and nothing is submitted meanwhile.
     within("the outage to be reported", async {
@@ -234,10 +219,10 @@ async fn a_hung_store_is_reported_and_the_work_resumes_when_it_is_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_stays_in_the_journal_until_its_caller_takes_it() {
-    let mock = mock(30, vec![]).await;
+    let mock = support::mock(30, vec![]).await;
     let store: Arc<dyn DlqStore> = Arc::new(MemoryStore::new());
     let client = client_over(&mock, store.clone(), None).await;
-    let handle = client.submit(task(0), BTreeMap::new(), None).await.unwrap();
+    let handle = client.submit(support::task(0), BTreeMap::new(), None).await.unwrap();
     let id = handle.id().to_string();
     let Outcome::Solved(delivery) = within("solve", handle.outcome()).await.unwrap() else { panic!("not solved") };
     let journal = store.journal_entries().await.unwrap();
@@ -267,14 +252,14 @@ async fn streams_end_once_the_store_holds_what_their_items_say() {
         matcher: Matcher { page_url_contains: Some("/page/2".into()), ..Matcher::default() },
         behavior: Behavior { outcome: MockOutcome::Unsolvable, ..Behavior::default() },
     };
-    let mock = mock(30, vec![unsolvable]).await;
+    let mock = support::mock(30, vec![unsolvable]).await;
     let store = faulty();
     store.hooks.slow_forget.store(true, Ordering::SeqCst);
     let client = client_over(&mock, store.clone(), None).await;
 
     // Answers are acknowledged as the consumer takes them (as the bindings do); their journal
     // entries are removed by writes that take a while. The stream's end waits for them.
-    let inputs = [0, 1, 3].into_iter().map(|i| SolveInput::new(task(i))).collect();
+    let inputs = [0, 1, 3].into_iter().map(|i| SolveInput::new(support::task(i))).collect();
     let mut stream = client.solve_stream(inputs, None).with_receipts();
     let mut solved = 0;
     within("the batch", async {
@@ -288,7 +273,7 @@ async fn streams_end_once_the_store_holds_what_their_items_say() {
     .await;
     assert_eq!(solved, 3);
     assert_eq!(store.journal_entries().await.unwrap(), vec![], "answers' entries gone when the stream ended");
-    let failed = within("page 2", client.solve(task(2))).await;
+    let failed = within("page 2", client.solve(support::task(2))).await;
     assert!(matches!(failed, Err(Error::SolveFailed { stored: true, .. })), "{failed:?}");
     assert_eq!(client.dlq().count(&Filter::default()).await.unwrap(), 1);
 
@@ -316,9 +301,9 @@ async fn streams_end_once_the_store_holds_what_their_items_say() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_stream_in_as_they_come_while_one_task_never_completes() {
-    let mock = mock(30, vec![never_ready("/page/7")]).await;
+    let mock = support::mock(30, vec![never_ready("/page/7")]).await;
     let client = client_over(&mock, Arc::new(MemoryStore::new()), None).await;
-    let mut stream = client.solve_stream((0..20).map(|i| SolveInput::new(task(i))).collect(), Some(20));
+    let mut stream = client.solve_stream((0..20).map(|i| SolveInput::new(support::task(i))).collect(), Some(20));
     let mut got = Vec::new();
     within("19 results", async {
         while got.len() < 19 {
@@ -336,9 +321,9 @@ async fn results_stream_in_as_they_come_while_one_task_never_completes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_task_runs_on_and_recover_hands_its_answer_over_without_a_second_submission() {
-    let mock = mock(400, vec![]).await;
+    let mock = support::mock(400, vec![]).await;
     let client = client_over(&mock, Arc::new(MemoryStore::new()), None).await;
-    let handle = client.submit(task(3), BTreeMap::new(), None).await.unwrap();
+    let handle = client.submit(support::task(3), BTreeMap::new(), None).await.unwrap();
     let id = handle.id().to_string();
     within("the submission", async {
         while mock.counters().requests_to("/in.php") == 0 {
@@ -367,7 +352,7 @@ async fn an_unreachable_provider_fails_fast_as_network() {
         .await
         .unwrap();
     let results =
-        within("20 tasks", client.solve_many((0..20).map(|i| SolveInput::new(task(i))).collect(), None)).await;
+        within("20 tasks", client.solve_many((0..20).map(|i| SolveInput::new(support::task(i))).collect(), None)).await;
     for r in &results {
         match &r.outcome {
             Err(Error::SolveFailed { record, stored: true }) => {
@@ -429,7 +414,7 @@ async fn an_answer_that_never_ends_is_cut_off_at_the_limit() {
             .build()
             .await
             .unwrap();
-        match within("the solve", client.solve(task(0))).await {
+        match within("the solve", client.solve(support::task(0))).await {
             Err(Error::SolveFailed { record, .. }) => {
                 assert!(record.description.contains("longer than 4 MiB"), "{record:?}");
             }
@@ -445,13 +430,13 @@ async fn an_answer_that_never_ends_is_cut_off_at_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_means_what_it_says() {
-    let mock = mock(1500, vec![]).await;
+    let mock = support::mock(1500, vec![]).await;
     let client = client_over(&mock, Arc::new(MemoryStore::new()), None).await;
     let running = {
         let client = client.clone();
-        tokio::spawn(
-            async move { client.solve_many((0..300).map(|i| SolveInput::new(task(i))).collect(), Some(300)).await },
-        )
+        tokio::spawn(async move {
+            client.solve_many((0..300).map(|i| SolveInput::new(support::task(i))).collect(), Some(300)).await
+        })
     };
     let mut most = 0;
     while !running.is_finished() {
@@ -466,7 +451,7 @@ async fn concurrency_means_what_it_says() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_submission_dropped_before_its_caller_heard_of_it_is_cancelled_not_sent() {
-    let mock = mock(30, vec![]).await;
+    let mock = support::mock(30, vec![]).await;
     let store = faulty();
     let client = client_over(&mock, store.clone(), None).await;
     // The journal holds every job before its submission, so none can go out before the drops.
@@ -474,7 +459,7 @@ async fn a_submission_dropped_before_its_caller_heard_of_it_is_cancelled_not_sen
     for page in 0..20 {
         // Polled once (the command is sent), then dropped: a cancelled future, Ctrl-C. The
         // driver may have answered by then or not; either way the job must be cancelled.
-        let mut submit = Box::pin(client.submit(task(page), BTreeMap::new(), None));
+        let mut submit = Box::pin(client.submit(support::task(page), BTreeMap::new(), None));
         drop(futures::poll!(&mut submit));
         drop(submit);
     }
@@ -519,7 +504,9 @@ async fn hold_mode_waits_out_a_zero_balance_and_resumes_after_a_top_up() {
         .unwrap();
     let running = {
         let client = client.clone();
-        tokio::spawn(async move { client.solve_many((0..5).map(|i| SolveInput::new(task(i))).collect(), None).await })
+        tokio::spawn(async move {
+            client.solve_many((0..5).map(|i| SolveInput::new(support::task(i))).collect(), None).await
+        })
     };
     within("the hold", async {
         while !events.lock().unwrap().iter().any(|e| matches!(e, Event::AccountHold { .. })) {

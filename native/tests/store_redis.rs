@@ -6,6 +6,8 @@
 //! namespaces written before settled keys and before URLs named namespaces. TLS, ACL users and
 //! clusters: `store_redis_deployments.rs`.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -60,32 +62,11 @@ async fn conformance_suite() {
 async fn concurrent_workers_never_lease_the_same_record() {
     let Some(server) = RedisServer::for_tests() else { return };
     let store = connect(&server, "fleet").await;
-    let want: BTreeSet<String> = (0..120).map(|i| format!("r{i:03}")).collect();
-    for (i, id) in want.iter().enumerate() {
-        store.push(sample_record(id, i as u64)).await.expect("push");
-    }
     let mut workers = Vec::new();
     for _ in 0..4 {
-        let worker = connect(&server, "fleet").await;
-        workers.push(tokio::spawn(async move {
-            let mut got = Vec::new();
-            loop {
-                let batch = worker.receive(&Filter::all(), 3, Duration::from_secs(3600), at(100_000)).await;
-                let batch = batch.expect("receive");
-                if batch.is_empty() {
-                    return got;
-                }
-                got.extend(batch.into_iter().map(|l| l.record.id));
-            }
-        }));
+        workers.push(connect(&server, "fleet").await);
     }
-    let mut all = Vec::new();
-    for w in workers {
-        all.extend(w.await.expect("worker"));
-    }
-    let distinct: BTreeSet<String> = all.iter().cloned().collect();
-    assert_eq!(all.len(), distinct.len(), "a record was leased twice");
-    assert_eq!(distinct, want);
+    support::drain_at_once(&store, workers).await;
     let stats = store.stats(at(100_000)).await.expect("stats");
     assert_eq!((stats.total, stats.leased), (120, 120));
     assert_eq!(pending(&server, &store).await.len(), 120, "every lease is a pending entry");

@@ -7,6 +7,8 @@
 //! certificate, a CA file that is missing, a cluster named as one server and the reverse, a
 //! user without the rights the store needs), none showing the password.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -48,32 +50,11 @@ async fn ledger_suite(url: &str) {
 async fn fleet_drains_one_namespace<C: ConnectionLike + Send>(url: &str, side: &mut C) {
     let url = with_namespace(url, "fleet");
     let store = RedisStore::open(&url).await.expect("open");
-    let want: BTreeSet<String> = (0..120).map(|i| format!("r{i:03}")).collect();
-    for (i, id) in want.iter().enumerate() {
-        store.push(sample_record(id, i as u64)).await.expect("push");
-    }
     let mut workers = Vec::new();
     for _ in 0..4 {
-        let worker = RedisStore::open(&url).await.expect("open");
-        workers.push(tokio::spawn(async move {
-            let mut got = Vec::new();
-            loop {
-                let batch = worker.receive(&Filter::all(), 3, Duration::from_secs(3600), at(100_000)).await;
-                let batch = batch.expect("receive");
-                if batch.is_empty() {
-                    return got;
-                }
-                got.extend(batch.into_iter().map(|l| l.record.id));
-            }
-        }));
+        workers.push(RedisStore::open(&url).await.expect("open"));
     }
-    let mut all = Vec::new();
-    for w in workers {
-        all.extend(w.await.expect("worker"));
-    }
-    let distinct: BTreeSet<String> = all.iter().cloned().collect();
-    assert_eq!(all.len(), distinct.len(), "a record was leased twice");
-    assert_eq!(distinct, want);
+    support::drain_at_once(&store, workers).await;
     let stats = store.stats(at(100_000)).await.expect("stats");
     assert_eq!((stats.total, stats.leased), (120, 120));
     let pending: Vec<(String, String, u64, u64)> = redis::cmd("XPENDING")

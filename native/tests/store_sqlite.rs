@@ -6,7 +6,8 @@
 //! the whole group, transiently), and lone writes on the caller's thread
 //! (never waiting there for a lock; the WAL still checkpointed).
 
-use std::collections::BTreeSet;
+mod support;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -259,32 +260,8 @@ async fn concurrent_connections_never_lease_the_same_record() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dlq.db");
     let store = SqliteStore::open(&path).expect("open");
-    let want: BTreeSet<String> = (0..120).map(|i| format!("r{i:03}")).collect();
-    for (i, id) in want.iter().enumerate() {
-        store.push(sample_record(id, i as u64)).await.expect("push");
-    }
-    let mut workers = Vec::new();
-    for _ in 0..4 {
-        let store = SqliteStore::open(&path).expect("open another connection");
-        workers.push(tokio::spawn(async move {
-            let mut got = Vec::new();
-            loop {
-                let batch = store.receive(&Filter::all(), 3, Duration::from_secs(3600), at(100_000)).await;
-                let batch = batch.expect("receive");
-                if batch.is_empty() {
-                    return got;
-                }
-                got.extend(batch.into_iter().map(|l| l.record.id));
-            }
-        }));
-    }
-    let mut all = Vec::new();
-    for w in workers {
-        all.extend(w.await.expect("worker"));
-    }
-    let distinct: BTreeSet<String> = all.iter().cloned().collect();
-    assert_eq!(all.len(), distinct.len(), "a record was leased twice");
-    assert_eq!(distinct, want);
+    let workers = (0..4).map(|_| SqliteStore::open(&path).expect("open another connection")).collect();
+    support::drain_at_once(&store, workers).await;
 }
 
 /// Schema version 1 as the build before settled keys wrote it: the fixture of the migration test.

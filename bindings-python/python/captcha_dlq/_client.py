@@ -53,6 +53,23 @@ def _options(**given: Any) -> str:
     return dumps({k: v for k, v in given.items() if v is not None}, "options")
 
 
+def _replay_options(
+    reasons: Optional[Iterable[str]],
+    ids: Optional[Iterable[str]],
+    filter: Optional[Filter],
+    limit: Optional[int],
+    per_second: Optional[float],
+) -> str:
+    """The options of the three ``replay`` calls, which differ only in how they hand results back."""
+    return _options(
+        reasons=None if reasons is None else list(reasons),
+        ids=None if ids is None else list(ids),
+        filter=filter,
+        limit=limit,
+        per_second=per_second,
+    )
+
+
 def _batch(tasks: Iterable[Any]) -> Tuple[str, Dict[int, CaptchaDlqError], int]:
     """The tasks of a batch as a JSON array. An item that cannot be JSON at all gets its
     error here, in its own slot (the core sees `null` there)."""
@@ -351,13 +368,7 @@ class Client:
         itself; naming records also replays the ones waiting for review. ``limit``: records at
         most (default ``captcha_dlq.defaults()["replay_limit"]``); ``per_second``: records
         started per second at most."""
-        options = _options(
-            reasons=None if reasons is None else list(reasons),
-            ids=None if ids is None else list(ids),
-            filter=filter,
-            limit=limit,
-            per_second=per_second,
-        )
+        options = _replay_options(reasons, ids, filter, limit, per_second)
         return ReplayIterator(call(self._native.replay_stream, options))
 
     def replay_iter_async(
@@ -370,13 +381,7 @@ class Client:
         per_second: Optional[float] = None,
     ) -> AsyncReplayIterator:
         """``replay_iter`` for asyncio."""
-        options = _options(
-            reasons=None if reasons is None else list(reasons),
-            ids=None if ids is None else list(ids),
-            filter=filter,
-            limit=limit,
-            per_second=per_second,
-        )
+        options = _replay_options(reasons, ids, filter, limit, per_second)
         return AsyncReplayIterator(call(self._native.replay_stream, options))
 
     def replay(
@@ -390,13 +395,7 @@ class Client:
     ) -> ReplayResult:
         """``replay_iter`` to the end: the report, the answers (``solved``) and every outcome
         (``items``)."""
-        options = _options(
-            reasons=None if reasons is None else list(reasons),
-            ids=None if ids is None else list(ids),
-            filter=filter,
-            limit=limit,
-            per_second=per_second,
-        )
+        options = _replay_options(reasons, ids, filter, limit, per_second)
         with ReplayIterator(call(self._native.replay_stream, options, True)) as stream:
             for _ in stream:
                 pass

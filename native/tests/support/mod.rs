@@ -1,0 +1,87 @@
+//! What the native integration tests share: the task they solve, a quick polling schedule,
+//! a mock solver with a default delay, bounded waits, and the concurrent drain every
+//! shareable store must pass.
+//!
+//! Each test file compiles this module on its own and uses part of it.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use captcha_dlq::core::dlq::testkit::{at, sample_record};
+use captcha_dlq::core::dlq::{DlqStore, Filter};
+use captcha_dlq::core::engine::{EngineConfig, FirstPoll};
+use captcha_dlq::core::Task;
+use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver, Rule};
+use serde_json::json;
+
+/// A reCAPTCHA v2 task on page `page` of example.com (the mock's rules match on the page).
+pub fn task(page: usize) -> Task {
+    Task::from_json_value(json!({
+        "type": "recaptcha_v2",
+        "sitekey": "6Le-SITEKEY",
+        "page_url": format!("https://example.com/page/{page}"),
+    }))
+    .expect("valid task")
+}
+
+/// The first poll after 60 ms, then every `interval_ms`, with `submits_per_second`: the seeds'
+/// schedule scaled down so a test's tasks end in a second or two. Files change what they test.
+pub fn quick_polling(interval_ms: u64, submits_per_second: f64) -> EngineConfig {
+    let mut c = EngineConfig::default();
+    c.polling.first_poll_ms = FirstPoll::uniform(60);
+    c.polling.interval_ms = interval_ms;
+    c.rate.submits_per_second = submits_per_second;
+    c
+}
+
+/// A mock solver whose tasks are ready `solve_after_ms` after they were created, unless a rule
+/// says otherwise.
+pub async fn mock(solve_after_ms: u64, rules: Vec<Rule>) -> MockHandle {
+    let script = MockConfig {
+        default_behavior: Behavior { solve_after_ms, ..Behavior::default() },
+        rules,
+        ..MockConfig::default()
+    };
+    MockSolver::start(script).await.expect("mock starts")
+}
+
+/// Polls `done` every 50 ms for at most a minute (a readiness wait, not a timing assertion).
+pub async fn until<F: std::future::Future<Output = bool>>(what: &str, mut done: impl FnMut() -> F) {
+    let start = Instant::now();
+    while !done().await {
+        assert!(start.elapsed() < Duration::from_secs(60), "{what} did not happen within a minute");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Pushes 120 records into `store`, then `workers` (other connections to the same data) drain
+/// them at once, three a receive: each record must be leased exactly once. Returns the ids.
+pub async fn drain_at_once<S: DlqStore + 'static>(store: &S, workers: Vec<S>) -> BTreeSet<String> {
+    let want: BTreeSet<String> = (0..120).map(|i| format!("r{i:03}")).collect();
+    for (i, id) in want.iter().enumerate() {
+        store.push(sample_record(id, i as u64)).await.expect("push");
+    }
+    let mut running = Vec::new();
+    for worker in workers {
+        running.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            loop {
+                let batch = worker.receive(&Filter::all(), 3, Duration::from_secs(3600), at(100_000)).await;
+                let batch = batch.expect("receive");
+                if batch.is_empty() {
+                    return got;
+                }
+                got.extend(batch.into_iter().map(|l| l.record.id));
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for w in running {
+        all.extend(w.await.expect("worker"));
+    }
+    let distinct: BTreeSet<String> = all.iter().cloned().collect();
+    assert_eq!(all.len(), distinct.len(), "a record was leased twice");
+    assert_eq!(distinct, want);
+    distinct
+}
