@@ -10,9 +10,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq::{api_values, Receipt, RecoverStream, RecoverSummary, ReplayStream, SolveStream};
-use captcha_dlq::{RecoverCollector, ReplayCollector};
-use captcha_dlq_core::dlq::replay::ReplayReport;
+use captcha_dlq::{api_values, Receipt, RecoverStream, ReplayStream, SolveStream};
+use captcha_dlq::{CollectAll, RecoverCollector, ReplayCollector};
 use captcha_dlq_core::support::json_read::Casing;
 use futures::StreamExt;
 use napi::bindgen_prelude::PromiseRaw;
@@ -110,14 +109,63 @@ impl NativeStream {
     }
 }
 
+/// A replay's or a recovery's stream, its counts so far, and (when the caller collects) what
+/// `replay()` / `recover()` return: what [`NativeReplay`] and [`NativeRecover`] share.
+struct Collecting<C: CollectAll> {
+    slot: Arc<Slot<C::Stream>>,
+    counts: Arc<Mutex<C::Counts>>,
+    collected: Option<Arc<Mutex<C>>>,
+}
+
+impl<C> Collecting<C>
+where
+    C: CollectAll + Send,
+    C::Stream: Send,
+    C::Item: Send,
+    C::Counts: Send,
+{
+    fn new(stream: C::Stream, collect: bool) -> Self {
+        let counts = Arc::new(Mutex::new(C::counts(&stream)));
+        Collecting { slot: Slot::new(stream), counts, collected: collect.then(|| Arc::new(Mutex::new(C::default()))) }
+    }
+
+    fn next<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Value>>> {
+        let (slot, counts, collected) = (self.slot.clone(), self.counts.clone(), self.collected.clone());
+        hand_over(env, async move {
+            let item = slot
+                .next(|stream| {
+                    if let Ok(mut c) = counts.lock() {
+                        *c = C::counts(stream);
+                    }
+                })
+                .await;
+            match item {
+                None => Ok(None),
+                Some(Err(e)) => Err(error::payload(&e)),
+                Some(Ok(item)) => {
+                    let mut keep = collected.as_ref().and_then(|c| c.lock().ok());
+                    Ok(Some(C::hand_over(item, Casing::Camel, keep.as_deref_mut())))
+                }
+            }
+        })
+    }
+
+    fn counts(&self) -> Value {
+        api_values::value(&self.counts.lock().map(|c| *c).unwrap_or_default(), Casing::Camel)
+    }
+
+    fn result(&self) -> Option<Value> {
+        let mut collected = self.collected.as_ref()?.lock().ok()?;
+        let counts = self.counts.lock().map(|c| *c).unwrap_or_default();
+        Some(std::mem::take(&mut *collected).result(counts, Casing::Camel))
+    }
+}
+
 /// A replay's outcomes as they come (`api_values::replay_item`), and its report.
 #[napi]
 pub struct NativeReplay {
-    slot: Arc<Slot<ReplayStream>>,
-    report: Arc<Mutex<ReplayReport>>,
+    inner: Collecting<ReplayCollector>,
     cancel: Arc<std::sync::atomic::AtomicBool>,
-    /// What `replay()` returns, kept as the items are handed over (only when it asked).
-    collected: Option<Arc<Mutex<ReplayCollector>>>,
 }
 
 impl std::fmt::Debug for NativeReplay {
@@ -129,8 +177,7 @@ impl std::fmt::Debug for NativeReplay {
 impl NativeReplay {
     pub fn new(stream: ReplayStream, collect: bool) -> Self {
         let cancel = stream.canceller();
-        let collected = collect.then(Arc::default);
-        NativeReplay { report: Arc::new(Mutex::new(stream.report())), slot: Slot::new(stream), cancel, collected }
+        NativeReplay { inner: Collecting::new(stream, collect), cancel }
     }
 }
 
@@ -139,44 +186,20 @@ impl NativeReplay {
     /// `{id, labels, outcome, solution?, record?, parked?, reason?, why?, error?}`, or `null`.
     #[napi(ts_return_type = "Promise<any>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Value>>> {
-        let (slot, report, collected) = (self.slot.clone(), self.report.clone(), self.collected.clone());
-        hand_over(env, async move {
-            let item = slot
-                .next(|stream| {
-                    if let Ok(mut r) = report.lock() {
-                        *r = stream.report();
-                    }
-                })
-                .await;
-            match item {
-                None => Ok(None),
-                Some(Err(e)) => Err(error::payload(&e)),
-                Some(Ok(item)) => {
-                    let (item, receipt) = item.handed_over();
-                    let value = api_values::replay_item(&item, Casing::Camel);
-                    if let Some(Ok(mut collected)) = collected.as_ref().map(|c| c.lock()) {
-                        collected.push(item);
-                    }
-                    Ok(Some((value, receipt)))
-                }
-            }
-        })
+        self.inner.next(env)
     }
 
     /// The counts so far; final once `next()` answered `null`.
     #[napi(ts_return_type = "any")]
     pub fn report(&self) -> Value {
-        let report = self.report.lock().map(|r| *r).unwrap_or_default();
-        api_values::value(&report, Casing::Camel)
+        self.inner.counts()
     }
 
     /// What `replay()` returns (`api_values::replay_result`), once `next()` answered `null`; `null`
     /// when the stream was not opened to collect.
     #[napi(ts_return_type = "any")]
     pub fn result(&self) -> Option<Value> {
-        let mut collected = self.collected.as_ref()?.lock().ok()?;
-        let report = self.report.lock().map(|r| *r).unwrap_or_default();
-        Some(api_values::replay_result(&std::mem::take(&mut *collected).finish(report), Casing::Camel))
+        self.inner.result()
     }
 
     /// Stops starting records; those already started finish and are reported.
@@ -189,10 +212,7 @@ impl NativeReplay {
 /// A recovery's tasks as they end (`api_values::recover_item`), and its summary.
 #[napi]
 pub struct NativeRecover {
-    slot: Arc<Slot<RecoverStream>>,
-    summary: Arc<Mutex<RecoverSummary>>,
-    /// What `recover()` returns, kept as the items are handed over (only when it asked).
-    collected: Option<Arc<Mutex<RecoverCollector>>>,
+    inner: Collecting<RecoverCollector>,
 }
 
 impl std::fmt::Debug for NativeRecover {
@@ -203,8 +223,7 @@ impl std::fmt::Debug for NativeRecover {
 
 impl NativeRecover {
     pub fn new(stream: RecoverStream, collect: bool) -> Self {
-        let collected = collect.then(Arc::default);
-        NativeRecover { summary: Arc::new(Mutex::new(stream.summary())), slot: Slot::new(stream), collected }
+        NativeRecover { inner: Collecting::new(stream, collect) }
     }
 }
 
@@ -213,43 +232,19 @@ impl NativeRecover {
     /// `{id, key, labels, ok, solution | error}`, or `null` at the end.
     #[napi(ts_return_type = "Promise<any>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Value>>> {
-        let (slot, summary, collected) = (self.slot.clone(), self.summary.clone(), self.collected.clone());
-        hand_over(env, async move {
-            let item = slot
-                .next(|stream| {
-                    if let Ok(mut s) = summary.lock() {
-                        *s = stream.summary();
-                    }
-                })
-                .await;
-            match item {
-                None => Ok(None),
-                Some(Err(e)) => Err(error::payload(&e)),
-                Some(Ok(item)) => {
-                    let (item, receipt) = item.handed_over();
-                    let value = api_values::recover_item(&item, Casing::Camel);
-                    if let Some(Ok(mut collected)) = collected.as_ref().map(|c| c.lock()) {
-                        collected.push(item);
-                    }
-                    Ok(Some((value, receipt)))
-                }
-            }
-        })
+        self.inner.next(env)
     }
 
     /// What `recover()` returns (`api_values::recover_result`), once `next()` answered `null`; `null`
     /// when the stream was not opened to collect.
     #[napi(ts_return_type = "any")]
     pub fn result(&self) -> Option<Value> {
-        let mut collected = self.collected.as_ref()?.lock().ok()?;
-        let summary = self.summary.lock().map(|s| *s).unwrap_or_default();
-        Some(api_values::recover_result(&std::mem::take(&mut *collected).finish(summary), Casing::Camel))
+        self.inner.result()
     }
 
     /// `{found, skippedLive, solved, deadLettered}` so far; final once `next()` answered `null`.
     #[napi(ts_return_type = "any")]
     pub fn summary(&self) -> Value {
-        let summary = self.summary.lock().map(|s| *s).unwrap_or_default();
-        api_values::value(&summary, Casing::Camel)
+        self.inner.counts()
     }
 }

@@ -18,7 +18,7 @@ use captcha_dlq::core::support::json_read::Casing;
 use captcha_dlq::{
     api_values, Error, Receipt, RecoverItem, RecoverStream, ReplayItem, ReplayStream, SolveResult, SolveStream,
 };
-use captcha_dlq::{RecoverCollector, RecoverSummary, ReplayCollector};
+use captcha_dlq::{CollectAll, RecoverCollector, RecoverSummary, ReplayCollector};
 use futures::stream::{Stream, StreamExt};
 use pyo3::prelude::*;
 
@@ -212,25 +212,23 @@ fn solve_item(r: SolveResult, _: Option<&Mutex<Collected>>) -> Converted {
 }
 
 fn replay_item(item: Result<ReplayItem, Error>, collected: Option<&Mutex<Collected>>) -> Converted {
-    let (item, receipt) = item?.handed_over();
-    let json = api_values::replay_item(&item, Casing::Snake).to_string();
-    if let Some(Ok(mut collected)) = collected.map(|c| c.lock()) {
-        if let Collected::Replay(collected, _) = &mut *collected {
-            collected.push(item);
-        }
-    }
-    Ok((json, receipt))
+    let mut guard = collected.and_then(|c| c.lock().ok());
+    let keep = match guard.as_deref_mut() {
+        Some(Collected::Replay(keep, _)) => Some(keep),
+        _ => None,
+    };
+    let (value, receipt) = ReplayCollector::hand_over(item?, Casing::Snake, keep);
+    Ok((value.to_string(), receipt))
 }
 
 fn recover_item(item: Result<RecoverItem, Error>, collected: Option<&Mutex<Collected>>) -> Converted {
-    let (item, receipt) = item?.handed_over();
-    let json = api_values::recover_item(&item, Casing::Snake).to_string();
-    if let Some(Ok(mut collected)) = collected.map(|c| c.lock()) {
-        if let Collected::Recover(collected, _) = &mut *collected {
-            collected.push(item);
-        }
-    }
-    Ok((json, receipt))
+    let mut guard = collected.and_then(|c| c.lock().ok());
+    let keep = match guard.as_deref_mut() {
+        Some(Collected::Recover(keep, _)) => Some(keep),
+        _ => None,
+    };
+    let (value, receipt) = RecoverCollector::hand_over(item?, Casing::Snake, keep);
+    Ok((value.to_string(), receipt))
 }
 
 fn nothing<S>(_: &S, _: Option<&Mutex<Collected>>) -> Option<String> {
@@ -331,7 +329,7 @@ impl NativeReplayStream {
     /// What `replay()` returns (`api_values::replay_result`, JSON), once the stream has ended.
     fn result(&self) -> Option<String> {
         let Collected::Replay(collected, report) = self.shared.take_collected()? else { return None };
-        Some(api_values::replay_result(&collected.finish(report), Casing::Snake).to_string())
+        Some(collected.result(report, Casing::Snake).to_string())
     }
     /// Stops starting records; those already started finish and are still yielded.
     fn cancel(&self) {
@@ -377,7 +375,7 @@ impl NativeRecoverStream {
     /// What `recover()` returns (`api_values::recover_result`, JSON), once the stream has ended.
     fn result(&self) -> Option<String> {
         let Collected::Recover(collected, summary) = self.0.take_collected()? else { return None };
-        Some(api_values::recover_result(&collected.finish(summary), Casing::Snake).to_string())
+        Some(collected.result(summary, Casing::Snake).to_string())
     }
     fn close(&self) {
         self.0.close();

@@ -18,10 +18,8 @@ use std::sync::Arc;
 use captcha_dlq_client::core::options::ClientOptions;
 use captcha_dlq_client::core::support::json_read::{Casing, FromJson};
 use captcha_dlq_client::core::{Event, InvalidTask};
-use captcha_dlq_client::{
-    api_values, Backends, Client, Error, EventSink, Outcome, RecoverStream, ReplayStream, SolveHandle, SolveStream,
-};
-use captcha_dlq_client::{RecoverCollector, ReplayCollector};
+use captcha_dlq_client::{api_values, Backends, Client, Error, EventSink, Outcome, SolveHandle, SolveStream};
+use captcha_dlq_client::{CollectAll, RecoverCollector, ReplayCollector};
 use futures::channel::oneshot;
 use js_sys::{Function, Promise};
 use serde_json::{json, Value};
@@ -142,8 +140,7 @@ impl NativeClient {
         let options = api_values::replay_options(arg(options, "options")?, CAMEL).js()?;
         let stream = self.client.replay_stream(options);
         let canceller = stream.canceller();
-        let collected = collect.unwrap_or(false).then(Rc::default);
-        Ok(NativeReplay { stream: Shared::new(stream), canceller, collected })
+        Ok(NativeReplay { inner: Collecting::new(stream, collect.unwrap_or(false)), canceller })
     }
 
     /// Recovers the journal; `options` as `api_values::recover_options` reads them.
@@ -151,8 +148,7 @@ impl NativeClient {
     /// With `collect`, the stream also keeps what `recover()` returns (`result()`).
     pub fn recover_stream(&self, options: JsValue, collect: Option<bool>) -> Result<NativeRecover, JsValue> {
         let options = api_values::recover_options(arg(options, "options")?, CAMEL).js()?;
-        let collected = collect.unwrap_or(false).then(Rc::default);
-        Ok(NativeRecover { stream: Shared::new(self.client.recover_stream(options)), collected })
+        Ok(NativeRecover { inner: Collecting::new(self.client.recover_stream(options), collect.unwrap_or(false)) })
     }
 
     /// One DLQ operation by name (`Dlq::op`), its arguments an object.
@@ -346,34 +342,32 @@ impl NativeStream {
     }
 }
 
-/// Replay outcomes as they come.
-#[wasm_bindgen]
+/// A replay's or a recovery's stream and (when the caller collects) what `replay()` /
+/// `recover()` return: what [`NativeReplay`] and [`NativeRecover`] share.
 #[derive(Debug)]
-pub struct NativeReplay {
-    stream: Shared<ReplayStream>,
-    canceller: Arc<AtomicBool>,
-    /// What `replay()` returns, kept as the items are handed over (only when it asked).
-    collected: Option<Rc<RefCell<ReplayCollector>>>,
+struct Collecting<C: CollectAll> {
+    stream: Shared<C::Stream>,
+    collected: Option<Rc<RefCell<C>>>,
 }
 
-#[wasm_bindgen]
-impl NativeReplay {
-    /// The next replayed record (`api_values::replay_item`), or `null` at the end.
-    pub fn next(&self) -> Promise {
+impl<C: CollectAll> Collecting<C> {
+    fn new(stream: C::Stream, collect: bool) -> Self {
+        Collecting { stream: Shared::new(stream), collected: collect.then(Rc::default) }
+    }
+
+    fn next(&self) -> Promise {
         let (stream, collected) = (self.stream.clone(), self.collected.clone());
         promise(async move {
             match stream.next().await {
                 None => Ok(JsValue::NULL),
                 Some(Err(e)) => Err(to_js_error(&e)),
                 Some(Ok(item)) => {
-                    let (item, receipt) = item.handed_over();
-                    let value = json_to_js(&api_values::replay_item(&item, CAMEL));
+                    let mut keep = collected.as_ref().map(|c| c.borrow_mut());
+                    let (value, receipt) = C::hand_over(item, CAMEL, keep.as_deref_mut());
+                    let value = json_to_js(&value);
                     // The answer is in the caller's hands: its record and journal entry may go.
                     if let Some(receipt) = receipt {
                         receipt.ack();
-                    }
-                    if let Some(collected) = collected {
-                        collected.borrow_mut().push(item);
                     }
                     Ok(value)
                 }
@@ -381,17 +375,41 @@ impl NativeReplay {
         })
     }
 
+    fn counts(&self) -> JsValue {
+        self.stream.with(|s| json_to_js(&api_values::value(&C::counts(s), CAMEL))).unwrap_or(JsValue::NULL)
+    }
+
+    fn result(&self) -> JsValue {
+        let Some(collected) = &self.collected else { return JsValue::NULL };
+        let counts = self.stream.with(C::counts).unwrap_or_default();
+        json_to_js(&collected.take().result(counts, CAMEL))
+    }
+}
+
+/// Replay outcomes as they come.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct NativeReplay {
+    inner: Collecting<ReplayCollector>,
+    canceller: Arc<AtomicBool>,
+}
+
+#[wasm_bindgen]
+impl NativeReplay {
+    /// The next replayed record (`api_values::replay_item`), or `null` at the end.
+    pub fn next(&self) -> Promise {
+        self.inner.next()
+    }
+
     /// What `replay()` returns (`api_values::replay_result`), once `next()` gave `null`; `null` when
     /// the stream was not opened to collect.
     pub fn result(&self) -> JsValue {
-        let Some(collected) = &self.collected else { return JsValue::NULL };
-        let report = self.stream.with(|s| s.report()).unwrap_or_default();
-        json_to_js(&api_values::replay_result(&collected.take().finish(report), CAMEL))
+        self.inner.result()
     }
 
     /// The counts so far (final once `next()` gave `null`).
     pub fn report(&self) -> JsValue {
-        self.stream.with(|s| json_to_js(&api_values::value(&s.report(), CAMEL))).unwrap_or(JsValue::NULL)
+        self.inner.counts()
     }
 
     /// Stops starting records; those already started finish and are reported.
@@ -404,45 +422,24 @@ impl NativeReplay {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct NativeRecover {
-    stream: Shared<RecoverStream>,
-    /// What `recover()` returns, kept as the items are handed over (only when it asked).
-    collected: Option<Rc<RefCell<RecoverCollector>>>,
+    inner: Collecting<RecoverCollector>,
 }
 
 #[wasm_bindgen]
 impl NativeRecover {
     /// The next recovered task (`api_values::recover_item`), or `null` at the end.
     pub fn next(&self) -> Promise {
-        let (stream, collected) = (self.stream.clone(), self.collected.clone());
-        promise(async move {
-            match stream.next().await {
-                None => Ok(JsValue::NULL),
-                Some(Err(e)) => Err(to_js_error(&e)),
-                Some(Ok(item)) => {
-                    let (item, receipt) = item.handed_over();
-                    let value = json_to_js(&api_values::recover_item(&item, CAMEL));
-                    if let Some(receipt) = receipt {
-                        receipt.ack();
-                    }
-                    if let Some(collected) = collected {
-                        collected.borrow_mut().push(item);
-                    }
-                    Ok(value)
-                }
-            }
-        })
+        self.inner.next()
     }
 
     /// What `recover()` returns (`api_values::recover_result`), once `next()` gave `null`; `null`
     /// when the stream was not opened to collect.
     pub fn result(&self) -> JsValue {
-        let Some(collected) = &self.collected else { return JsValue::NULL };
-        let summary = self.stream.with(|s| s.summary()).unwrap_or_default();
-        json_to_js(&api_values::recover_result(&collected.take().finish(summary), CAMEL))
+        self.inner.result()
     }
 
     /// What the recovery found so far (final once `next()` gave `null`).
     pub fn summary(&self) -> JsValue {
-        self.stream.with(|s| json_to_js(&api_values::value(&s.summary(), CAMEL))).unwrap_or(JsValue::NULL)
+        self.inner.counts()
     }
 }
