@@ -15,6 +15,8 @@
 //! The Python, Node and browser packages are thin translations of this API.
 
 pub mod adopt;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod alerts;
 mod adopted;
 mod answer;
 pub mod api_values;
@@ -27,10 +29,14 @@ mod fleet_calls;
 pub mod fleet_status;
 mod inner;
 pub mod metrics;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod ops_metrics;
 pub mod page;
 pub mod prometheus;
 pub mod recover;
 pub mod replay;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod retention;
 pub mod runtime;
 pub mod solve_stream;
 mod store_calls;
