@@ -287,6 +287,11 @@ pub(crate) async fn store(global: &Global) -> Result<Arc<dyn DlqStore>, Error> {
     builder(global)?.open_store().await
 }
 
+/// The `dlq_retention` section of `--config`, checked, for `dlq retain`.
+pub(crate) fn retention(global: &Global) -> Result<Option<captcha_dlq::core::dlq::retention::RetentionOptions>, Error> {
+    Ok(builder(global)?.store_only_options()?.dlq_retention)
+}
+
 fn builder(global: &Global) -> Result<ClientBuilder, Error> {
     let mut builder = captcha_dlq::builder().dlq(global.dlq.clone()).allow_insecure_http(global.insecure_http);
     if let Some(list) = &global.providers {
