@@ -46,7 +46,10 @@ fn retain_counts_then_archives_and_evicts_the_oldest() {
     assert_eq!(v["retention"]["evictions"][0]["count"], 2);
     let archived = std::fs::read_to_string(&archive).unwrap();
     assert_eq!(archived.lines().count(), 2);
-    assert!(archived.contains("page/1") && archived.contains("page/2") && !archived.contains("page/3"), "the oldest go");
+    assert!(
+        archived.contains("page/1") && archived.contains("page/2") && !archived.contains("page/3"),
+        "the oldest go"
+    );
     let stats: Value = serde_json::from_slice(&run(&["dlq", "stats", "--json", "--dlq", &dlq]).stdout).unwrap();
     assert_eq!(stats["stats"]["total"], 1);
 

@@ -85,8 +85,9 @@ impl Client {
             let keys = options.secrets();
             crate::alerts::start(alerts, &backends, keys, owner.clone(), options.store.timeout(), ops.clone())
         }));
-        let driver = Driver::new(engine, backends.clone(), store_calls, owner.clone(), log, health.clone(), (rx, tx.clone()))
-            .with_fleet(fleet);
+        let driver =
+            Driver::new(engine, backends.clone(), store_calls, owner.clone(), log, health.clone(), (rx, tx.clone()))
+                .with_fleet(fleet);
         backends.runtime.spawn(Box::pin(driver.run()));
         let adoption: SharedStats =
             Arc::new(Mutex::new(AdoptionStats { enabled: adopting, ..AdoptionStats::default() }));

@@ -15,9 +15,9 @@
 //! The Python, Node and browser packages are thin translations of this API.
 
 pub mod adopt;
+mod adopted;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod alerts;
-mod adopted;
 mod answer;
 pub mod api_values;
 pub mod client;

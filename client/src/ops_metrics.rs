@@ -77,7 +77,9 @@ impl OpsCounters {
         out.push_str(&format!(
             "# HELP {name} Records retention removed from the DLQ (archived first when an archive is set).\n# TYPE {name} counter\n"
         ));
-        for (reason, value) in [(EvictionReason::MaxAge, s.evicted_max_age), (EvictionReason::MaxCount, s.evicted_max_count)] {
+        for (reason, value) in
+            [(EvictionReason::MaxAge, s.evicted_max_age), (EvictionReason::MaxCount, s.evicted_max_count)]
+        {
             out.push_str(&format!("{name}{{reason=\"{}\"}} {value}\n", reason.as_str()));
         }
         out
@@ -95,8 +97,14 @@ mod tests {
         c.alert_dropped();
         c.evicted(EvictionReason::MaxCount, 3);
         let text = c.render();
-        assert!(text.contains("# TYPE captcha_dlq_alerts_sent_total counter\ncaptcha_dlq_alerts_sent_total 1\n"), "{text}");
-        assert!(text.contains("captcha_dlq_alerts_dropped_total 1\n") && text.contains("captcha_dlq_alerts_failed_total 0\n"));
+        assert!(
+            text.contains("# TYPE captcha_dlq_alerts_sent_total counter\ncaptcha_dlq_alerts_sent_total 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("captcha_dlq_alerts_dropped_total 1\n")
+                && text.contains("captcha_dlq_alerts_failed_total 0\n")
+        );
         assert!(text.contains("captcha_dlq_dlq_evicted_total{reason=\"max_count\"} 3\n"), "{text}");
         assert!(text.contains("captcha_dlq_dlq_evicted_total{reason=\"max_age\"} 0\n"), "{text}");
     }

@@ -169,7 +169,9 @@ impl crate::Dlq {
     /// Without the option, nothing to do.
     pub async fn retain(&self, dry_run: bool) -> Result<RetentionReport> {
         let inner = &self.client().inner;
-        let Some(options) = &inner.options.dlq_retention else { return Ok(RetentionReport { dry_run, evictions: Vec::new() }) };
+        let Some(options) = &inner.options.dlq_retention else {
+            return Ok(RetentionReport { dry_run, evictions: Vec::new() });
+        };
         apply(&inner.backends.store, options, inner.backends.runtime.now(), dry_run, Some(&inner.ops)).await
     }
 }

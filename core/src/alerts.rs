@@ -227,7 +227,10 @@ mod tests {
                             "dead_letters_per_minute": 5}))
         .unwrap();
         let w = &o.webhooks[0];
-        assert_eq!((w.format, w.events.as_slice(), o.dead_letters_per_minute), (AlertFormat::Slack, &[AlertKind::NewReason][..], 5));
+        assert_eq!(
+            (w.format, w.events.as_slice(), o.dead_letters_per_minute),
+            (AlertFormat::Slack, &[AlertKind::NewReason][..], 5)
+        );
         assert!(w.wants(AlertKind::NewReason) && !w.wants(AlertKind::Budget));
         assert!(format!("{o:?}").contains("Secret(***)"), "the signing secret is not printed");
         assert!(o.check_transport(false).is_ok());
@@ -249,7 +252,8 @@ mod tests {
         ] {
             assert_eq!(read(bad.clone()).unwrap_err().field, field, "{bad}");
         }
-        let camel = read_cased::<AlertOptions>(json!({"webhooks": [{"url": "https://x"}], "gatherMs": -1}), Casing::Camel);
+        let camel =
+            read_cased::<AlertOptions>(json!({"webhooks": [{"url": "https://x"}], "gatherMs": -1}), Casing::Camel);
         assert_eq!(camel.unwrap_err().field, "gatherMs");
     }
 

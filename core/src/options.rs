@@ -456,7 +456,10 @@ impl ClientOptions {
         #[cfg(target_arch = "wasm32")]
         for (given, field) in [(raw.alerts.is_some(), "alerts"), (raw.dlq_retention.is_some(), "dlq_retention")] {
             if given {
-                return Err(ConfigError::new(name(field), "is not available in the browser build (native clients only)"));
+                return Err(ConfigError::new(
+                    name(field),
+                    "is not available in the browser build (native clients only)",
+                ));
             }
         }
         Ok(ClientOptions {
@@ -834,16 +837,26 @@ mod tests {
 
     #[test]
     fn alerts_and_retention_are_read_in_the_hosts_casing() {
-        let o = camel(json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://hooks.example/a"}], "gatherMs": 10},
+        let o =
+            camel(json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://hooks.example/a"}], "gatherMs": 10},
                              "dlqRetention": {"maxCount": 5}}))
-        .unwrap();
+            .unwrap();
         assert_eq!(o.alerts.as_ref().map(|a| a.gather_ms), Some(10));
         assert_eq!(o.dlq_retention.as_ref().and_then(|r| r.max_count), Some(5));
         assert!(camel(json!({"apiKey": "K"})).unwrap().alerts.is_none());
         for (bad, field) in [
-            (json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://x", "sekret": "s"}]}}), "alerts.webhooks[0].sekret"),
-            (json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "http://hooks.example"}]}}), "alerts.webhooks[0].url"),
-            (json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://x"}], "gatherMs": "soon"}}), "alerts.gatherMs"),
+            (
+                json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://x", "sekret": "s"}]}}),
+                "alerts.webhooks[0].sekret",
+            ),
+            (
+                json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "http://hooks.example"}]}}),
+                "alerts.webhooks[0].url",
+            ),
+            (
+                json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://x"}], "gatherMs": "soon"}}),
+                "alerts.gatherMs",
+            ),
             (json!({"apiKey": "K", "dlqRetention": {"maxAgeMs": 0}}), "dlqRetention.maxAgeMs"),
             (json!({"apiKey": "K", "dlqRetention": {}}), "dlqRetention"),
         ] {
@@ -851,7 +864,8 @@ mod tests {
         }
         let insecure = json!({"apiKey": "K", "allowInsecureHttp": true, "alerts": {"webhooks": [{"url": "http://hooks.example"}]}});
         assert!(camel(insecure).is_ok());
-        let store_only = StoreOnlyOptions::from_value(json!({"dlq_retention": {"max_age_ms": 60000}}), Casing::Snake).unwrap();
+        let store_only =
+            StoreOnlyOptions::from_value(json!({"dlq_retention": {"max_age_ms": 60000}}), Casing::Snake).unwrap();
         assert_eq!(store_only.dlq_retention.and_then(|r| r.max_age_ms), Some(60_000));
     }
 

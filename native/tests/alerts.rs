@@ -149,8 +149,10 @@ fn fast_config() -> EngineConfig {
 }
 
 fn task(page: usize) -> Task {
-    Task::from_json_value(json!({"type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com/{page}")}))
-        .unwrap()
+    Task::from_json_value(
+        json!({"type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com/{page}")}),
+    )
+    .unwrap()
 }
 
 fn inputs(n: usize, page: &str) -> Vec<SolveInput> {
@@ -235,7 +237,9 @@ async fn every_kind_arrives_signed_and_without_the_key() {
     assert!(solved.iter().all(|r| r.outcome.is_ok()));
     receiver
         .wait_for("new_reason, dead_letter_rate and budget", |r| {
-            !r.of_kind("new_reason").is_empty() && !r.of_kind("dead_letter_rate").is_empty() && !r.of_kind("budget").is_empty()
+            !r.of_kind("new_reason").is_empty()
+                && !r.of_kind("dead_letter_rate").is_empty()
+                && !r.of_kind("budget").is_empty()
         })
         .await;
     let new = &receiver.of_kind("new_reason")[0];
@@ -281,7 +285,9 @@ async fn a_burst_of_dead_letters_is_one_message_with_its_count() {
     let sent_before = receiver.all().len();
     c.close().await;
     receiver
-        .wait_for("the gathered messages", |r| !r.of_kind("dead_letter_rate").is_empty() && !r.of_kind("new_reason").is_empty())
+        .wait_for("the gathered messages", |r| {
+            !r.of_kind("dead_letter_rate").is_empty() && !r.of_kind("new_reason").is_empty()
+        })
         .await;
     assert_eq!(sent_before, 0, "nothing went before the gathering ended");
     let rate = receiver.of_kind("dead_letter_rate");
@@ -317,7 +323,8 @@ async fn a_dead_receiver_never_stops_a_solve_and_its_alerts_are_counted_failed()
     let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let dead = format!("http://{}/hook", closed.local_addr().unwrap());
     drop(closed);
-    let a = json!({"webhooks": [{"url": dead}], "dead_letters_per_minute": 1, "gather_ms": 1, "attempts": 2, "queue": 1});
+    let a =
+        json!({"webhooks": [{"url": dead}], "dead_letters_per_minute": 1, "gather_ms": 1, "attempts": 2, "queue": 1});
     let c = client(&mock.base_url(), KEY, a, None).await;
     let failed = c.solve_many(inputs(50, "unsolvable"), Some(50)).await;
     let solved = c.solve_many(inputs(3, "fine"), Some(3)).await;
@@ -336,7 +343,8 @@ async fn a_dead_receiver_never_stops_a_solve_and_its_alerts_are_counted_failed()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhooks_are_checked_like_provider_urls() {
-    let build = |url: &str| captcha_dlq::builder().api_key(KEY).option("alerts", json!({"webhooks": [{"url": url}]})).options();
+    let build =
+        |url: &str| captcha_dlq::builder().api_key(KEY).option("alerts", json!({"webhooks": [{"url": url}]})).options();
     let e = build("http://hooks.example.com/x").unwrap_err().to_string();
     assert!(e.contains("alerts.webhooks[0].url") && e.contains("plain http"), "{e}");
     assert!(build("https://hooks.example.com/x").is_ok());

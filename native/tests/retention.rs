@@ -20,7 +20,9 @@ async fn fill(store: &Arc<dyn DlqStore>) {
     for i in 0..10u64 {
         store.push(sample_record(&format!("r{i}"), i + 1)).await.unwrap();
     }
-    let leased = store.receive(&Filter { ids: vec!["r0".into()], ..Filter::default() }, 1, Duration::from_secs(3600), at(700)).await;
+    let leased = store
+        .receive(&Filter { ids: vec!["r0".into()], ..Filter::default() }, 1, Duration::from_secs(3600), at(700))
+        .await;
     assert_eq!(leased.unwrap().len(), 1);
     assert!(store.park("r1", "kept for review", at(700)).await.unwrap());
 }
@@ -43,9 +45,17 @@ async fn limits_archive_and_leases(store: Arc<dyn DlqStore>) {
     let now = at(700);
 
     // A dry run counts and removes nothing.
-    let age = RetentionOptions { max_age_ms: Some(350_000), archive: Some(archive.display().to_string()), ..RetentionOptions::default() };
+    let age = RetentionOptions {
+        max_age_ms: Some(350_000),
+        archive: Some(archive.display().to_string()),
+        ..RetentionOptions::default()
+    };
     let dry = apply(&store, &age, now, true, None).await.unwrap();
-    assert_eq!((dry.total(), ids(&store).await.len()), (4, 10), "r1 parked, r2, r3, r4 are older than 350 s; r0 is leased");
+    assert_eq!(
+        (dry.total(), ids(&store).await.len()),
+        (4, 10),
+        "r1 parked, r2, r3, r4 are older than 350 s; r0 is leased"
+    );
     assert!(!archive.exists());
 
     // The age limit: records dead-lettered before 700 - 350 = 350 s (minutes 1 to 5 are 60..300 s).
@@ -54,10 +64,18 @@ async fn limits_archive_and_leases(store: Arc<dyn DlqStore>) {
     assert_eq!(report.evictions.len(), 1);
     assert_eq!((report.evictions[0].reason, report.evictions[0].count), (EvictionReason::MaxAge, 4));
     assert_eq!(ids(&store).await, ["r0", "r5", "r6", "r7", "r8", "r9"], "the leased record stays");
-    assert_eq!(std::fs::read_to_string(&archive).unwrap(), export_jsonl(&expected), "the archive holds what was evicted");
+    assert_eq!(
+        std::fs::read_to_string(&archive).unwrap(),
+        export_jsonl(&expected),
+        "the archive holds what was evicted"
+    );
 
     // The count limit: 6 records, at most 3; the leased r0 counts but stays, so r5, r6, r7 go.
-    let count = RetentionOptions { max_count: Some(3), archive: Some(archive.display().to_string()), ..RetentionOptions::default() };
+    let count = RetentionOptions {
+        max_count: Some(3),
+        archive: Some(archive.display().to_string()),
+        ..RetentionOptions::default()
+    };
     let expected_more = records(&store, &["r5", "r6", "r7"]).await;
     let report = apply(&store, &count, now, false, None).await.unwrap();
     assert_eq!((report.evictions[0].reason, report.total()), (EvictionReason::MaxCount, 3));
@@ -75,7 +93,8 @@ async fn limits_archive_and_leases(store: Arc<dyn DlqStore>) {
     let e = apply(&store, &unwritable, now, false, None).await.unwrap_err().to_string();
     assert!(e.contains("nothing was removed"), "{e}");
     assert_eq!(ids(&store).await, ["r0", "r8", "r9"]);
-    let state = store.peek(&Filter { ids: vec!["r0".into()], ..Filter::default() }, Page::default(), now).await.unwrap();
+    let state =
+        store.peek(&Filter { ids: vec!["r0".into()], ..Filter::default() }, Page::default(), now).await.unwrap();
     assert_eq!(state[0].state, RecordState::Leased);
 }
 

@@ -79,7 +79,8 @@ pub struct Global {
     /// `rediss+cluster://`; `?namespace=NAME`, and `ca=FILE` for TLS: see the README).
     #[arg(long, env = "CAPTCHA_DLQ_PATH", default_value = "captcha-dlq.sqlite", global = true)]
     pub dlq: String,
-    /// Engine policy as JSON, or @FILE (retry, polling, rate, circuit).
+    /// Client options as JSON, or @FILE: engine policy (retry, polling, rate, circuit), store,
+    /// alerts (webhooks), dlq_retention (see the README).
     #[arg(long, global = true)]
     pub config: Option<String>,
     /// Machine-readable output (JSON).

@@ -46,7 +46,8 @@ pub(crate) fn body(message: &Message, format: AlertFormat, owner: &str, keys: &[
 /// `sha256=<hex>`: HMAC-SHA256 of the exact body bytes under the webhook's secret.
 pub(crate) fn signature(secret: &Secret, body: &[u8]) -> String {
     // HMAC takes a key of any length: this cannot fail.
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret.expose().as_bytes()).expect("HMAC takes any key length");
+    let mut mac =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(secret.expose().as_bytes()).expect("HMAC takes any key length");
     mac.update(body);
     let digest = mac.finalize().into_bytes();
     let mut out = String::with_capacity(7 + digest.len() * 2);

@@ -55,10 +55,7 @@ pub(crate) fn start(
         store_timeout,
         counters: counters.clone(),
         trigger: Trigger::new(options.dead_letters_per_minute),
-        coalescer: Coalescer::new(
-            Duration::from_millis(options.gather_ms),
-            Duration::from_millis(options.coalesce_ms),
-        ),
+        coalescer: Coalescer::new(Duration::from_millis(options.gather_ms), Duration::from_millis(options.coalesce_ms)),
     };
     backends.runtime.spawn(Box::pin(worker.run(rx)));
     AlertTap::new(tx, counters, options.budget_fraction)

@@ -13,13 +13,33 @@ use crate::ops_metrics::OpsCounters;
 /// What the worker is told.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Signal {
-    DeadLettered { reason: String, at: Timestamp },
+    DeadLettered {
+        reason: String,
+        at: Timestamp,
+    },
     /// An account error stopped submissions at a provider (a hold, or the circuit opened for it).
-    AccountError { provider: Option<String>, code: String, at: Timestamp },
+    AccountError {
+        provider: Option<String>,
+        code: String,
+        at: Timestamp,
+    },
     /// A circuit opened for failures or an unreachable provider.
-    CircuitOpen { provider: Option<String>, cause: String, at: Timestamp },
-    StoreGaveUp { what: String, error: String, at: Timestamp },
-    Budget { spent: f64, budget: f64, fraction: f64, at: Timestamp },
+    CircuitOpen {
+        provider: Option<String>,
+        cause: String,
+        at: Timestamp,
+    },
+    StoreGaveUp {
+        what: String,
+        error: String,
+        at: Timestamp,
+    },
+    Budget {
+        spent: f64,
+        budget: f64,
+        fraction: f64,
+        at: Timestamp,
+    },
 }
 
 impl Signal {
@@ -38,7 +58,9 @@ impl Signal {
             Event::CircuitOpened { cause, until: Some(_), provider } => {
                 Some(Signal::CircuitOpen { provider: provider.clone(), cause: cause.clone(), at })
             }
-            Event::StoreGaveUp { what, error } => Some(Signal::StoreGaveUp { what: what.clone(), error: error.clone(), at }),
+            Event::StoreGaveUp { what, error } => {
+                Some(Signal::StoreGaveUp { what: what.clone(), error: error.clone(), at })
+            }
             _ => None,
         }
     }
@@ -105,7 +127,8 @@ mod tests {
         let at = Timestamp::from_unix_millis(1);
         let account = Event::CircuitOpened { cause: "ERROR_KEY_DOES_NOT_EXIST".into(), until: None, provider: None };
         assert!(matches!(Signal::of(&account, at), Some(Signal::AccountError { .. })));
-        let failures = Event::CircuitOpened { cause: "transient failure ratio".into(), until: Some(at), provider: None };
+        let failures =
+            Event::CircuitOpened { cause: "transient failure ratio".into(), until: Some(at), provider: None };
         assert!(matches!(Signal::of(&failures, at), Some(Signal::CircuitOpen { .. })));
         assert_eq!(Signal::of(&Event::Polled { tasks: 1 }, at), None);
         let (tx, _rx) = mpsc::channel(0);

@@ -118,8 +118,7 @@ mod tests {
 
     #[test]
     fn read_and_checked() {
-        let o: RetentionOptions =
-            read_cased(json!({"maxAgeMs": 1000, "archive": "old.jsonl"}), Casing::Camel).unwrap();
+        let o: RetentionOptions = read_cased(json!({"maxAgeMs": 1000, "archive": "old.jsonl"}), Casing::Camel).unwrap();
         assert_eq!((o.max_age_ms, o.max_count, o.archive.as_deref()), (Some(1000), None, Some("old.jsonl")));
         assert_eq!(o.interval_ms, RetentionOptions::DEFAULT_INTERVAL_MS);
         for (bad, field) in [

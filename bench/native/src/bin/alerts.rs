@@ -93,8 +93,10 @@ async fn row(mock_url: &str, rounds: u64, gather_ms: u64) -> Vec<Duration> {
             .build()
             .await
             .expect("client");
-        let task = Task::from_json_value(json!({"type": "recaptcha_v2", "sitekey": "6Le-K", "page_url": format!("https://example.com/{round}")}))
-            .expect("task");
+        let task = Task::from_json_value(
+            json!({"type": "recaptcha_v2", "sitekey": "6Le-K", "page_url": format!("https://example.com/{round}")}),
+        )
+        .expect("task");
         let _ = client.solve(task).await;
         let arrived = loop {
             if let Some(at) = arrivals.lock().expect("arrivals").first().copied() {
