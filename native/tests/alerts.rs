@@ -279,7 +279,13 @@ async fn a_burst_of_dead_letters_is_one_message_with_its_count() {
     let mock = mock().await;
     let receiver = Receiver::start(0).await;
     // Gathering longer than the test: everything is held until the client closes.
-    let c = client(&mock.base_url(), KEY, alerts(&receiver, json!({"gather_ms": 600_000})), None).await;
+    let mut a = alerts(&receiver, json!({"gather_ms": 600_000}));
+    // The same receiver as a Slack-style webhook too: `{"text"}` bodies, for the rate only.
+    a["webhooks"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"url": receiver.url, "secret": SECRET, "format": "slack", "events": ["dead_letter_rate"]}));
+    let c = client(&mock.base_url(), KEY, a, None).await;
     let results = c.solve_many(inputs(200, "unsolvable"), Some(200)).await;
     assert_eq!(results.iter().filter(|r| r.outcome.is_err()).count(), 200);
     let sent_before = receiver.all().len();
@@ -296,6 +302,16 @@ async fn a_burst_of_dead_letters_is_one_message_with_its_count() {
     assert_eq!(rate[0]["details"]["per_minute"], 200);
     let new = receiver.of_kind("new_reason");
     assert_eq!((new.len(), new[0]["count"].as_u64()), (1, Some(200)), "one new reason, 200 dead letters with it");
+    receiver.wait_for("the Slack message", |r| r.delivered().iter().any(|m| m.json().get("text").is_some())).await;
+    let slack: Vec<Value> =
+        receiver.delivered().iter().map(Received::json).filter(|v| v.get("text").is_some()).collect();
+    assert_eq!(slack.len(), 1, "{slack:?}");
+    let text = slack[0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("captcha-dlq dead_letter_rate: 200 dead letters in the last minute")
+            && text.contains("(199 times since"),
+        "{text}"
+    );
     assert_signed_and_keyless(&receiver);
 }
 
