@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use crate::http::Secret;
 use crate::json_read::{spelled, unit_variant, FieldError, Fields, FromJson};
-use crate::quoted::Quoted;
 
 /// What an alert reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -87,8 +86,9 @@ impl FromJson for AlertFormat {
     }
 }
 
-/// One receiver of alerts.
-#[derive(Clone, Debug)]
+/// One receiver of alerts. Its `Debug` shows the URL's origin only: a webhook's path is often
+/// its credential (Slack's are).
+#[derive(Clone)]
 pub struct Webhook {
     /// An `https://` URL (`http://` to this machine only, unless `allow_insecure_http`).
     pub url: String,
@@ -97,6 +97,21 @@ pub struct Webhook {
     /// The kinds it is sent; empty: every kind.
     pub events: Vec<AlertKind>,
     pub format: AlertFormat,
+}
+
+impl core::fmt::Debug for Webhook {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let origin = crate::weburl::parse(&self.url).map_or_else(
+            |_| String::from("?"),
+            |u| format!("{}://{}{}/…", u.scheme, u.host, u.port.map_or_else(String::new, |p| format!(":{p}"))),
+        );
+        f.debug_struct("Webhook")
+            .field("url", &origin)
+            .field("secret", &self.secret)
+            .field("events", &self.events)
+            .field("format", &self.format)
+            .finish()
+    }
 }
 
 impl Webhook {
@@ -120,8 +135,9 @@ impl FromJson for Webhook {
         if w.secret.as_ref().is_some_and(|s| s.expose().is_empty()) {
             return Err(FieldError::new(spelled("secret"), "is empty: leave it out for unsigned webhooks"));
         }
+        // The URL itself is not repeated: a webhook's path is often its credential (Slack's are).
         crate::weburl::parse(&w.url)
-            .map_err(|e| FieldError::new(spelled("url"), format!("{} is not an http(s) URL: {e}", Quoted(&w.url))))?;
+            .map_err(|e| FieldError::new(spelled("url"), format!("is not an http(s) URL: {e}")))?;
         Ok(w)
     }
 }
@@ -232,7 +248,12 @@ mod tests {
             (AlertFormat::Slack, &[AlertKind::NewReason][..], 5)
         );
         assert!(w.wants(AlertKind::NewReason) && !w.wants(AlertKind::Budget));
-        assert!(format!("{o:?}").contains("Secret(***)"), "the signing secret is not printed");
+        let shown = format!("{o:?}");
+        assert!(
+            shown.contains("Secret(***)") && !shown.contains("\"s\""),
+            "the signing secret is not printed: {shown}"
+        );
+        assert!(shown.contains("http://127.0.0.1:9/…") && !shown.contains("/x"), "nor the webhook's path: {shown}");
         assert!(o.check_transport(false).is_ok());
     }
 
