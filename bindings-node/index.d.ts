@@ -1352,6 +1352,51 @@ export interface FleetOptions {
   budget?: 'fleet' | 'process';
 }
 
+/** What an alert reports (`AlertOptions.webhooks[].events`). */
+export type AlertKind = 'dead_letter_rate' | 'new_reason' | 'account_error' | 'budget' | 'circuit_open' | 'store_gave_up';
+
+/** One receiver of alerts. */
+export interface WebhookOptions {
+  /** `https://` (`http://` only to this machine unless `allowInsecureHttp`). */
+  url: string;
+  /** Signs each body: `X-Captcha-Dlq-Signature: sha256=<hex HMAC-SHA256 of the body>`. */
+  secret?: string;
+  /** The kinds it is sent; default every kind. */
+  events?: AlertKind[];
+  /** `json` (default) or `slack` (`{"text": …}`). */
+  format?: 'json' | 'slack';
+}
+
+/** Webhook alerts (Node only: the browser build refuses the option). */
+export interface AlertOptions {
+  webhooks: WebhookOptions[];
+  /** Dead letters in one minute above which `dead_letter_rate` is sent. Default 100. */
+  deadLettersPerMinute?: number;
+  /** Fraction of `budget` whose spending sends `budget`. Default 0.8. */
+  budgetFraction?: number;
+  /** A (kind, subject) quiet until now is sent this long after its first event, with every event of it meanwhile counted. Default 500. */
+  gatherMs?: number;
+  /** After a message, a (kind, subject)'s events within this time go together as one message with their count. Default 60000. */
+  coalesceMs?: number;
+  /** Attempts per message (failures, timeouts, 5xx are tried again with backoff). Default 5. */
+  attempts?: number;
+  /** One delivery attempt's timeout. Default 5000. */
+  timeoutMs?: number;
+  /** Alerts waiting to be processed; beyond it an alert is dropped and counted. Default 1024. */
+  queue?: number;
+}
+
+/** Retention limits of the DLQ (Node only), applied every `intervalMs`; evicted records are archived first when `archive` is set. */
+export interface RetentionOptions {
+  maxAgeMs?: number;
+  /** Beyond this many records, the oldest ready or parked ones are evicted (never a leased one). */
+  maxCount?: number;
+  /** A JSONL file evicted records are appended to (and synced) before they are removed. */
+  archive?: string;
+  /** Default 60000. */
+  intervalMs?: number;
+}
+
 export interface StoreCallOptions {
   /** One store call that takes longer has failed (a hung store is reported within this). Default 5000. */
   timeoutMs?: number;
@@ -1470,6 +1515,10 @@ export interface ClientOptions {
   softId?: string;
   /** A URL the provider calls when an answer is ready. */
   pingback?: string;
+  /** Webhook alerts: new reasons, dead-letter rate, account errors, budget, circuits, store failures. */
+  alerts?: AlertOptions;
+  /** DLQ retention by age and/or count, archived before eviction. */
+  dlqRetention?: RetentionOptions;
   /** Every event, as it happens. What the callback throws is reported, never passed to the client. */
   onEvent?: (event: CaptchaEvent) => void;
   /**

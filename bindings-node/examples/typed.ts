@@ -7,12 +7,23 @@ import {
   InvalidConfig,
   InvalidTask,
   SolveFailed,
+  type AlertOptions,
   type CaptchaEvent,
   type DeadLetterRecord,
   type RecaptchaV2Task,
+  type RetentionOptions,
   type SolveResult,
   type StoreObject,
 } from 'captcha-dlq';
+
+/** Operator options (Node only), typed: pass them as `alerts` and `dlqRetention`. */
+export const operatorOptions: { alerts: AlertOptions; dlqRetention: RetentionOptions } = {
+  alerts: {
+    webhooks: [{ url: 'https://hooks.example/alerts', secret: 'signing-secret', events: ['new_reason', 'budget'], format: 'slack' }],
+    deadLettersPerMinute: 50,
+  },
+  dlqRetention: { maxAgeMs: 30 * 24 * 3_600_000, maxCount: 100_000, archive: 'evicted.jsonl' },
+};
 
 /** The store of docs/custom-store.md. */
 class MapStore implements StoreObject {

@@ -77,22 +77,38 @@ impl Client {
         ));
         let fleet =
             ledger.map(|ledger| FleetCalls::new(ledger, &owner, backends.runtime.now(), options.store.timeout()));
-        let driver = Driver::new(
-            engine,
-            backends.clone(),
-            store_calls,
-            owner.clone(),
-            EventLog::new(events, metrics.clone()),
-            health.clone(),
-            (rx, tx.clone()),
-        )
-        .with_fleet(fleet);
+        let log = EventLog::new(events, metrics.clone());
+        #[cfg(not(target_arch = "wasm32"))]
+        let ops = Arc::new(crate::ops_metrics::OpsCounters::default());
+        #[cfg(not(target_arch = "wasm32"))]
+        let log = log.with_alerts(options.alerts.as_ref().map(|alerts| {
+            let keys = options.secrets();
+            crate::alerts::start(alerts, &backends, keys, owner.clone(), options.store.timeout(), ops.clone())
+        }));
+        let driver =
+            Driver::new(engine, backends.clone(), store_calls, owner.clone(), log, health.clone(), (rx, tx.clone()))
+                .with_fleet(fleet);
         backends.runtime.spawn(Box::pin(driver.run()));
         let adoption: SharedStats =
             Arc::new(Mutex::new(AdoptionStats { enabled: adopting, ..AdoptionStats::default() }));
         // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
         #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
-        let inner = Arc::new(Inner { commands: tx, backends, options, owner, health, metrics, adoption });
+        let inner = Arc::new(Inner {
+            commands: tx,
+            backends,
+            options,
+            owner,
+            health,
+            metrics,
+            adoption,
+            #[cfg(not(target_arch = "wasm32"))]
+            ops,
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(retention) = inner.options.dlq_retention.clone() {
+            let run = crate::retention::run_periodically(Arc::downgrade(&inner), retention);
+            inner.backends.runtime.spawn(Box::pin(run));
+        }
         if adopting {
             let adopter = Adopter {
                 client: Arc::downgrade(&inner),
@@ -137,6 +153,12 @@ impl Client {
         self.inner.adoption.lock().map(|s| *s).unwrap_or_default()
     }
 
+    /// Alerts sent, dropped and failed, and records evicted by retention, so far.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn ops_metrics(&self) -> crate::ops_metrics::OpsSnapshot {
+        self.inner.ops.snapshot()
+    }
+
     /// The store's health as the driver last saw it; `failures` counts writes given up.
     pub fn store_health(&self) -> StoreHealth {
         self.inner.health.lock().map(|h| h.clone()).unwrap_or_default()
@@ -174,6 +196,8 @@ impl Client {
         if let Ok(spend) = spend {
             text.push_str(&prometheus::render_spend(&spend));
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        text.push_str(&self.inner.ops.render());
         text
     }
 

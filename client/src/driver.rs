@@ -573,7 +573,14 @@ impl Driver {
                         }
                     }
                 }
-                Action::Event(event) => self.log.emit(&event, now),
+                Action::Event(event) => {
+                    self.log.emit(&event, now);
+                    #[cfg(not(target_arch = "wasm32"))]
+                    if matches!(event, Event::Solved { .. }) {
+                        let engine = &self.engine;
+                        self.log.spent(|| engine.budget_used(), now);
+                    }
+                }
                 Action::FleetSync(sync) => match &mut self.fleet {
                     Some(fleet) => fleet.start(sync, &self.backends.runtime, now),
                     // Only lanes given an account by a ledger ask; answer as a failed sync.

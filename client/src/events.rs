@@ -24,11 +24,35 @@ pub(crate) struct EventLog {
     sink: Option<EventSink>,
     metrics: Arc<Metrics>,
     last_warning: HashMap<&'static str, Timestamp>,
+    /// Where the events that make alerts go (`alerts` option; native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    alerts: Option<crate::alerts::AlertTap>,
 }
 
 impl EventLog {
     pub(crate) fn new(sink: Option<EventSink>, metrics: Arc<Metrics>) -> Self {
-        EventLog { sink, metrics, last_warning: HashMap::new() }
+        EventLog {
+            sink,
+            metrics,
+            last_warning: HashMap::new(),
+            #[cfg(not(target_arch = "wasm32"))]
+            alerts: None,
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn with_alerts(mut self, alerts: Option<crate::alerts::AlertTap>) -> Self {
+        self.alerts = alerts;
+        self
+    }
+
+    /// After a task was solved: what the engine's budget counts as spent, read only while an
+    /// alert watches the budget (`used` is not called otherwise).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn spent(&mut self, used: impl FnOnce() -> Option<(f64, f64)>, now: Timestamp) {
+        if let Some(tap) = self.alerts.as_mut().filter(|t| t.watches_budget()) {
+            tap.spent(used(), now);
+        }
     }
 
     /// The registry the events are counted in (the driver also records jobs and exchanges there).
@@ -38,6 +62,10 @@ impl EventLog {
 
     pub(crate) fn emit(&mut self, event: &Event, now: Timestamp) {
         self.metrics.event(event);
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(tap) = &mut self.alerts {
+            tap.event(event, now);
+        }
         if let Some(sink) = &self.sink {
             sink(event);
         }

@@ -25,6 +25,9 @@ pub(crate) struct Inner {
     pub(crate) health: SharedHealth,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) adoption: SharedStats,
+    /// Alerts sent, dropped and failed; records evicted by retention.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) ops: Arc<crate::ops_metrics::OpsCounters>,
 }
 
 /// A solving client. Cheap to clone; all clones share one engine, driver and store.

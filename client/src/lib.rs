@@ -16,6 +16,8 @@
 
 pub mod adopt;
 mod adopted;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod alerts;
 mod answer;
 pub mod api_values;
 pub mod client;
@@ -28,10 +30,14 @@ pub mod fleet_status;
 mod host_items;
 mod inner;
 pub mod metrics;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod ops_metrics;
 pub mod page;
 pub mod prometheus;
 pub mod recover;
 pub mod replay;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod retention;
 pub mod runtime;
 pub mod solve_stream;
 mod store_calls;

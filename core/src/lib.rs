@@ -6,6 +6,8 @@
 //! `fetch`) execute its [`Action`]s and feed back responses and the time.
 //! See [`Engine`] for the calling contract.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod alerts;
 pub mod class;
 pub mod classify;
 pub mod dlq;

@@ -21,6 +21,8 @@ use core::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::dlq::replay::ReplayPolicy;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::retention::RetentionOptions;
 use crate::engine::{EngineConfig, LaneSpec, Policy, RoutingConfig, MAX_LANES};
 use crate::error::ConfigError;
 use crate::http::Secret;
@@ -224,6 +226,13 @@ pub struct ClientOptions {
     /// Default concurrency of `solve_many` / `solve_stream`.
     pub concurrency: usize,
     pub submit: SubmitOptions,
+    /// Webhook alerts (`alerts`; native only: the browser build refuses the option).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub alerts: Option<crate::alerts::AlertOptions>,
+    /// Retention limits of the DLQ (`dlq_retention`; native only), applied by the client
+    /// every `interval_ms` and by `captcha-dlq dlq retain`.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub dlq_retention: Option<RetentionOptions>,
 }
 
 /// What is wrong with a DLQ location whatever the front end: an empty one names no store, and
@@ -261,6 +270,9 @@ struct Raw {
     concurrency: usize,
     soft_id: Option<String>,
     pingback: Option<String>,
+    /// `alerts` and `dlq_retention` as given: read by [`native_only`].
+    alerts: Option<Value>,
+    dlq_retention: Option<Value>,
 }
 
 impl FromJson for Raw {
@@ -292,6 +304,8 @@ impl FromJson for Raw {
             concurrency: f.or("concurrency", DEFAULT_CONCURRENCY)?,
             soft_id: f.opt("soft_id")?,
             pingback: f.opt("pingback")?,
+            alerts: f.opt("alerts")?,
+            dlq_retention: f.opt("dlq_retention")?,
         };
         f.finish()?;
         Ok(raw)
@@ -430,6 +444,24 @@ impl ClientOptions {
         if let Some(problem) = raw.dlq.as_deref().and_then(dlq_location_problem) {
             return Err(ConfigError::new(name("dlq"), problem));
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        let alerts = native_only::<crate::alerts::AlertOptions>(raw.alerts, "alerts", casing)?;
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(alerts) = &alerts {
+            with_casing(casing, || alerts.check_transport(raw.allow_insecure_http))
+                .map_err(|e| ConfigError::new(format!("{}.{}", name("alerts"), e.field), e.problem))?;
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let dlq_retention = native_only::<RetentionOptions>(raw.dlq_retention, "dlq_retention", casing)?;
+        #[cfg(target_arch = "wasm32")]
+        for (given, field) in [(raw.alerts.is_some(), "alerts"), (raw.dlq_retention.is_some(), "dlq_retention")] {
+            if given {
+                return Err(ConfigError::new(
+                    name(field),
+                    "is not available in the browser build (native clients only)",
+                ));
+            }
+        }
         Ok(ClientOptions {
             providers,
             routing,
@@ -440,6 +472,10 @@ impl ClientOptions {
             fleet: raw.fleet,
             concurrency: raw.concurrency,
             submit: SubmitOptions { soft_id: raw.soft_id, pingback: raw.pingback, header_acao: false },
+            #[cfg(not(target_arch = "wasm32"))]
+            alerts,
+            #[cfg(not(target_arch = "wasm32"))]
+            dlq_retention,
         })
     }
 }
@@ -454,6 +490,9 @@ const NO_KEY_NEEDED: &str = "no-key-needed-to-open-the-store";
 pub struct StoreOnlyOptions {
     pub dlq: Option<String>,
     pub store: StoreCallOptions,
+    /// `dlq_retention`, for `captcha-dlq dlq retain`.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub dlq_retention: Option<RetentionOptions>,
 }
 
 impl StoreOnlyOptions {
@@ -477,7 +516,12 @@ impl StoreOnlyOptions {
             }
         }
         let options = ClientOptions::from_value(value, casing)?;
-        Ok(StoreOnlyOptions { dlq: options.dlq, store: options.store })
+        Ok(StoreOnlyOptions {
+            dlq: options.dlq,
+            store: options.store,
+            #[cfg(not(target_arch = "wasm32"))]
+            dlq_retention: options.dlq_retention,
+        })
     }
 }
 
@@ -528,6 +572,13 @@ impl ClientOptions {
     pub fn lane_specs(&self) -> Vec<LaneSpec> {
         self.providers.iter().map(ProviderOptions::lane_spec).collect()
     }
+}
+
+/// A native-only section (`alerts`, `dlq_retention`) read in `casing`, errors named under it.
+#[cfg(not(target_arch = "wasm32"))]
+fn native_only<T: FromJson>(value: Option<Value>, field: &str, casing: Casing) -> Result<Option<T>, ConfigError> {
+    let prefix = spelled_as(casing, field);
+    value.map(|v| read_call_options(v, casing, &prefix)).transpose()
 }
 
 /// Names a provider cannot have: they are the values of the `routing` label.
@@ -782,6 +833,40 @@ mod tests {
             "the rest stays documented"
         );
         assert_eq!(tuned.engine().polling, documented.polling);
+    }
+
+    #[test]
+    fn alerts_and_retention_are_read_in_the_hosts_casing() {
+        let o =
+            camel(json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://hooks.example/a"}], "gatherMs": 10},
+                             "dlqRetention": {"maxCount": 5}}))
+            .unwrap();
+        assert_eq!(o.alerts.as_ref().map(|a| a.gather_ms), Some(10));
+        assert_eq!(o.dlq_retention.as_ref().and_then(|r| r.max_count), Some(5));
+        assert!(camel(json!({"apiKey": "K"})).unwrap().alerts.is_none());
+        for (bad, field) in [
+            (
+                json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://x", "sekret": "s"}]}}),
+                "alerts.webhooks[0].sekret",
+            ),
+            (
+                json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "http://hooks.example"}]}}),
+                "alerts.webhooks[0].url",
+            ),
+            (
+                json!({"apiKey": "K", "alerts": {"webhooks": [{"url": "https://x"}], "gatherMs": "soon"}}),
+                "alerts.gatherMs",
+            ),
+            (json!({"apiKey": "K", "dlqRetention": {"maxAgeMs": 0}}), "dlqRetention.maxAgeMs"),
+            (json!({"apiKey": "K", "dlqRetention": {}}), "dlqRetention"),
+        ] {
+            assert_eq!(camel(bad.clone()).unwrap_err().field, field, "{bad}");
+        }
+        let insecure = json!({"apiKey": "K", "allowInsecureHttp": true, "alerts": {"webhooks": [{"url": "http://hooks.example"}]}});
+        assert!(camel(insecure).is_ok());
+        let store_only =
+            StoreOnlyOptions::from_value(json!({"dlq_retention": {"max_age_ms": 60000}}), Casing::Snake).unwrap();
+        assert_eq!(store_only.dlq_retention.and_then(|r| r.max_age_ms), Some(60_000));
     }
 
     #[test]

@@ -238,6 +238,12 @@ impl ClientBuilder {
         open_dlq(options.dlq.as_deref(), &options.store, self.store.clone()).await
     }
 
+    /// The options a store-only program reads (where the DLQ is, how it is called, its
+    /// retention), checked as [`open_store`](Self::open_store) checks them: no key needed.
+    pub fn store_only_options(&self) -> Result<StoreOnlyOptions> {
+        Ok(StoreOnlyOptions::from_value(Value::Object(self.options.clone()), Casing::Snake)?)
+    }
+
     /// Opens the store and starts the client on the current tokio runtime.
     pub async fn build(self) -> Result<Client> {
         let options = self.options()?;

@@ -7,6 +7,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import util from 'node:util';
@@ -94,6 +96,43 @@ test('replay() and recover() return the shapes of tests/shapes/results.json, in 
   assert.deepEqual(Object.keys(recovered).sort(), camel(shapes.recover));
   assert.deepEqual(Object.keys(recovered.report).sort(), camel(shapes.recover_report));
   await client.close();
+});
+
+test('alerts: a webhook on loopback receives a new reason, signed over its body, without the key; bad webhooks are refused', async () => {
+  const got = [];
+  const receiver = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      got.push({ signature: req.headers['x-captcha-dlq-signature'], body: Buffer.concat(chunks) });
+      res.end();
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${receiver.address().port}/hook`;
+  try {
+    await script({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] });
+    const client = new Client(options({ alerts: { webhooks: [{ url, secret: 'node-hook-secret', events: ['new_reason'] }], gatherMs: 10 } }));
+    await assert.rejects(client.solve(page(2)), SolveFailed);
+    for (let i = 0; i < 300 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await client.close();
+    assert.equal(got.length, 1);
+    const alert = JSON.parse(got[0].body.toString('utf8'));
+    assert.equal(alert.event, 'new_reason');
+    assert.equal(alert.subject, 'ERROR_CAPTCHA_UNSOLVABLE');
+    const expected = `sha256=${createHmac('sha256', 'node-hook-secret').update(got[0].body).digest('hex')}`;
+    assert.equal(got[0].signature, expected);
+    assert.ok(!got[0].body.toString('utf8').includes(SECRET), 'the key is not in the body');
+  } finally {
+    receiver.close();
+  }
+  for (const [bad, field] of [
+    [{ alerts: { webhooks: [{ url: 'http://hooks.example.com/x' }] } }, 'alerts.webhooks[0].url'],
+    [{ alerts: { webhooks: [{ url, sekret: 'x' }] } }, 'alerts.webhooks[0].sekret'],
+    [{ dlqRetention: { maxAgeMs: 0 } }, 'dlqRetention.maxAgeMs'],
+  ]) {
+    await assert.rejects(new Client(options(bad)).ready(), (e) => e instanceof InvalidConfig && e.field === field, field);
+  }
 });
 
 test('util.inspect shows the provider and base URL, never the key', async () => {

@@ -491,6 +491,12 @@ export function suite(pkg, { mock }) {
         // A location that names no store is refused as an option, before any store is tried.
         await rejects(new Client(options(name, { dlq: '' })).ready(), InvalidConfig, { field: 'dlq' }, 'an empty DLQ location');
         await rejects(new Client(options(name, { dlq: 'dlq\0' })).ready(), InvalidConfig, { field: 'dlq' }, 'a NUL in the DLQ location');
+        // Alerts and retention are Node's: the browser build refuses each option outright (`alerts`), Node
+        // names what is wrong inside it (`alerts.webhooks`: empty).
+        for (const [option, value] of [['alerts', { webhooks: [] }], ['dlqRetention', {}]]) {
+          const refused = await new Client(options(name, { [option]: value })).ready().then(() => null, (e) => e);
+          ok(refused instanceof InvalidConfig && refused.field.startsWith(option), `${option} ${JSON.stringify(value)} refused: ${refused}`);
+        }
         let thrown;
         try {
           new Client(options(name, { onEvent: 5 }));

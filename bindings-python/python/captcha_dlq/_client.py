@@ -145,6 +145,13 @@ class Client:
     ``{"enabled": bool, "adopt": bool}`` (both on by default): clients sharing a SQLite file or
     a Redis namespace share each account's limits, and a running client adopts the tasks of a
     fleet member whose heartbeat stopped (a killed process), finishing them itself.
+    ``alerts``: ``{"webhooks": [{"url", "secret"?, "events"?, "format"?}], "dead_letters_per_minute"?,
+    "budget_fraction"?, "gather_ms"?, "coalesce_ms"?, "attempts"?, "timeout_ms"?, "queue"?}``: webhook
+    alerts (new reasons, dead-letter rate, account errors, budget, circuits, store failures),
+    deduplicated, retried, signed with ``secret`` (``X-Captcha-Dlq-Signature``), never holding
+    the key. ``dlq_retention``: ``{"max_age_ms"?, "max_count"?, "archive"?, "interval_ms"?}``:
+    the oldest ready or parked records beyond the limits are appended to ``archive`` (JSONL), then
+    evicted, counted and logged.
     ``on_adopted``: called once with each answer adopted that way, as the ``RecoverItem``
     ``recover()`` yields (from a worker thread); the answer's journal entry goes once it
     returns. Without it, or when it raises, the answer stays in the journal for ``recover()``.
@@ -178,6 +185,8 @@ class Client:
         concurrency: int = _D["concurrency"],
         soft_id: Optional[str] = None,
         pingback: Optional[str] = None,
+        alerts: Optional[Mapping[str, Any]] = None,
+        dlq_retention: Optional[Mapping[str, Any]] = None,
         on_adopted: Optional[Callable[[RecoverItem], Any]] = None,
     ) -> None:
         location, store_object = location_of(dlq)
@@ -208,6 +217,8 @@ class Client:
             "replay_policy": replay_policy,
             "store": store,
             "fleet": fleet,
+            "alerts": alerts,
+            "dlq_retention": dlq_retention,
         }
         given.update(sections)
         # Unset options (and sections with nothing set) are left out: the core's defaults apply.

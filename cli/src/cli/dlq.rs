@@ -68,6 +68,13 @@ pub enum DlqCommand {
     },
     /// Return a parked record to the queue.
     Unpark { id: String },
+    /// Apply the `dlq_retention` limits of --config now (for cron): evict the oldest ready or
+    /// parked records beyond `max_age_ms` / `max_count`, appending them to `archive` first.
+    Retain {
+        /// Count what would be evicted; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -274,6 +281,27 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
                 store.push(r).await?;
             }
             println!("imported {n} record(s) from {}", file.display());
+        }
+        DlqCommand::Retain { dry_run } => {
+            let Some(options) = super::retention(global)? else {
+                return Err(Error::Io(
+                    "retain needs limits: --config '{\"dlq_retention\": {\"max_age_ms\": …, \"max_count\": …, \"archive\": \"FILE\"}}'"
+                        .into(),
+                ));
+            };
+            let report = captcha_dlq::retention::apply(&store, &options, now, dry_run, None).await?;
+            if global.json {
+                println!("{}", json!({ "ok": true, "retention": report }));
+            } else {
+                let verb = if dry_run { "would evict" } else { "evicted" };
+                if report.evictions.is_empty() {
+                    println!("{verb} 0 record(s)");
+                }
+                for e in &report.evictions {
+                    let archived = e.archive.as_deref().map_or(String::new(), |a| format!(", archived to {a}"));
+                    println!("{verb} {} record(s) ({}){archived}", e.count, e.reason.as_str());
+                }
+            }
         }
         DlqCommand::Purge { filter, all } => {
             if filter.is_empty() && !all {

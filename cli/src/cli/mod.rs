@@ -79,7 +79,8 @@ pub struct Global {
     /// `rediss+cluster://`; `?namespace=NAME`, and `ca=FILE` for TLS: see the README).
     #[arg(long, env = "CAPTCHA_DLQ_PATH", default_value = "captcha-dlq.sqlite", global = true)]
     pub dlq: String,
-    /// Engine policy as JSON, or @FILE (retry, polling, rate, circuit).
+    /// Client options as JSON, or @FILE: engine policy (retry, polling, rate, circuit), store,
+    /// alerts (webhooks), dlq_retention (see the README).
     #[arg(long, global = true)]
     pub config: Option<String>,
     /// Machine-readable output (JSON).
@@ -285,6 +286,11 @@ pub(crate) async fn client(global: &Global) -> Result<Client, Error> {
 /// key is needed.
 pub(crate) async fn store(global: &Global) -> Result<Arc<dyn DlqStore>, Error> {
     builder(global)?.open_store().await
+}
+
+/// The `dlq_retention` section of `--config`, checked, for `dlq retain`.
+pub(crate) fn retention(global: &Global) -> Result<Option<captcha_dlq::core::dlq::retention::RetentionOptions>, Error> {
+    Ok(builder(global)?.store_only_options()?.dlq_retention)
 }
 
 fn builder(global: &Global) -> Result<ClientBuilder, Error> {

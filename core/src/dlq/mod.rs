@@ -10,6 +10,7 @@ pub mod interpose;
 pub mod memory;
 pub mod record;
 pub mod replay;
+pub mod retention;
 pub mod store;
 pub mod table;
 #[cfg(any(test, feature = "testkit"))]

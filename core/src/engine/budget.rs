@@ -46,6 +46,13 @@ impl Engine {
         (spent as f64 / NANO, self.reserved.saturating_add(others))
     }
 
+    /// What the budget counts as spent (the fleet's when it shares the budget) and the budget,
+    /// when there is one: what the client's `budget` alert compares.
+    pub fn budget_used(&self) -> Option<(f64, f64)> {
+        let budget = self.routing.budget?;
+        Some((self.budget_counts().0, budget))
+    }
+
     /// The failure of a task not yet submitted once the budget is spent.
     pub(super) fn budget_refusal(&self) -> Option<Failure> {
         let budget = self.routing.budget?;

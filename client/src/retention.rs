@@ -1,0 +1,194 @@
+//! Applies `dlq_retention` to a DLQ store (native only: the archive is a file): the client
+//! every `interval_ms`, the CLI's `captcha-dlq dlq retain` once.
+//!
+//! The records to evict are chosen by the core ([`captcha_dlq_core::dlq::retention`]): the
+//! oldest ready or parked ones beyond the age and count limits, never a leased one. Each batch
+//! is, in this order: appended to the archive file and synced (when an archive is set; if that
+//! fails nothing is removed), removed by its exact ids while still ready or parked (a record
+//! leased or arriving meanwhile stays), counted in `captcha_dlq_dlq_evicted_total{reason}` and
+//! logged with how many and where they were archived. Nothing leaves without a trace.
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use captcha_dlq_core::dlq::retention::{self, EvictionReason, RetentionOptions};
+use captcha_dlq_core::dlq::{export_jsonl, DeadLetterRecord, DlqStore, Filter, Page};
+use captcha_dlq_core::Timestamp;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::ops_metrics::OpsCounters;
+
+/// Records read, archived and removed at once.
+const BATCH: usize = 1_000;
+
+/// What one limit evicted (or, in a dry run, would evict).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Eviction {
+    pub reason: EvictionReason,
+    /// Records removed (in a dry run: that would be).
+    pub count: u64,
+    /// The file they were appended to first, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<String>,
+}
+
+/// What one application of the limits did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RetentionReport {
+    pub dry_run: bool,
+    /// One entry per limit that evicted something.
+    pub evictions: Vec<Eviction>,
+}
+
+impl RetentionReport {
+    pub fn total(&self) -> u64 {
+        self.evictions.iter().map(|e| e.count).sum()
+    }
+}
+
+/// Applies `options` to `store` at `now`: the age limit first, then the count limit over
+/// what is left. `dry_run` only counts what would go.
+pub async fn apply(
+    store: &Arc<dyn DlqStore>,
+    options: &RetentionOptions,
+    now: Timestamp,
+    dry_run: bool,
+    counters: Option<&OpsCounters>,
+) -> Result<RetentionReport> {
+    let mut report = RetentionReport { dry_run, evictions: Vec::new() };
+    if let Some(old) = retention::too_old(options, now) {
+        let count = if dry_run {
+            store.count(&old, now).await.map_err(Error::Store)?
+        } else {
+            evict_matching(store, &old, u64::MAX, EvictionReason::MaxAge, options, now, counters).await?
+        };
+        report.push(EvictionReason::MaxAge, count, options);
+    }
+    let total = store.count(&Filter::all(), now).await.map_err(Error::Store)?;
+    // In a dry run the age limit removed nothing yet: count what it would leave.
+    let total = if dry_run { total.saturating_sub(report.total()) } else { total };
+    if let Some((n, evictable)) = retention::over_count(options, total) {
+        let count = if dry_run {
+            n.min(store.count(&evictable, now).await.map_err(Error::Store)?)
+        } else {
+            evict_matching(store, &evictable, n, EvictionReason::MaxCount, options, now, counters).await?
+        };
+        report.push(EvictionReason::MaxCount, count, options);
+    }
+    Ok(report)
+}
+
+impl RetentionReport {
+    fn push(&mut self, reason: EvictionReason, count: u64, options: &RetentionOptions) {
+        if count > 0 {
+            self.evictions.push(Eviction { reason, count, archive: options.archive.clone() });
+        }
+    }
+}
+
+/// Evicts up to `limit` of the oldest records matching `filter`, a batch at a time; returns
+/// how many were removed.
+async fn evict_matching(
+    store: &Arc<dyn DlqStore>,
+    filter: &Filter,
+    limit: u64,
+    reason: EvictionReason,
+    options: &RetentionOptions,
+    now: Timestamp,
+    counters: Option<&OpsCounters>,
+) -> Result<u64> {
+    let mut removed = 0u64;
+    while removed < limit {
+        let want = usize::try_from(limit - removed).unwrap_or(usize::MAX).min(BATCH);
+        let batch = store.peek(filter, Page { offset: 0, limit: want }, now).await.map_err(Error::Store)?;
+        if batch.is_empty() {
+            break;
+        }
+        if let Some(path) = &options.archive {
+            archive(path, &batch)?;
+        }
+        let ids = batch.iter().map(|r| r.id.clone()).collect();
+        let n = store.purge(&retention::exactly(ids), now).await.map_err(Error::Store)?;
+        trace_eviction(reason, n, options.archive.as_deref(), counters);
+        removed += n;
+        if n == 0 {
+            // Every record of the batch was leased meanwhile: the next read would find them again.
+            break;
+        }
+    }
+    Ok(removed)
+}
+
+/// Appends `records` to the archive file as JSONL (the export's format) and syncs it to disk,
+/// so that they are kept before the store lets them go.
+fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
+    let text = export_jsonl(records);
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()));
+    written.map_err(|e| {
+        Error::Io(format!(
+            "dlq_retention.archive: cannot append {} record(s) to {path} ({e}); nothing was removed",
+            records.len()
+        ))
+    })
+}
+
+/// The trace of one evicted batch: counted and logged. The audit trail's entry for an eviction
+/// belongs here too (one call site for every eviction, whoever applies the limits).
+fn trace_eviction(reason: EvictionReason, n: u64, archive: Option<&str>, counters: Option<&OpsCounters>) {
+    if n == 0 {
+        return;
+    }
+    if let Some(c) = counters {
+        c.evicted(reason, n);
+    }
+    match archive {
+        Some(path) => tracing::info!(
+            target: "captcha_dlq",
+            evicted = n,
+            reason = reason.as_str(),
+            "DLQ retention evicted {n} record(s) ({}), archived to {path}",
+            reason.as_str()
+        ),
+        None => tracing::warn!(
+            target: "captcha_dlq",
+            evicted = n,
+            reason = reason.as_str(),
+            "DLQ retention evicted {n} record(s) ({}) without an archive: they are gone",
+            reason.as_str()
+        ),
+    }
+}
+
+impl crate::Dlq {
+    /// Applies the client's `dlq_retention` now (see the module doc); `dry_run` only counts.
+    /// Without the option, nothing to do.
+    pub async fn retain(&self, dry_run: bool) -> Result<RetentionReport> {
+        let inner = &self.client().inner;
+        let Some(options) = &inner.options.dlq_retention else {
+            return Ok(RetentionReport { dry_run, evictions: Vec::new() });
+        };
+        apply(&inner.backends.store, options, inner.backends.runtime.now(), dry_run, Some(&inner.ops)).await
+    }
+}
+
+/// Applies the client's `dlq_retention` every `interval_ms` while the client lives.
+pub(crate) async fn run_periodically(client: std::sync::Weak<crate::inner::Inner>, options: RetentionOptions) {
+    let every = retention::interval(&options);
+    loop {
+        let Some(runtime) = client.upgrade().map(|inner| inner.backends.runtime.clone()) else { return };
+        runtime.sleep(every).await;
+        let Some(inner) = client.upgrade() else { return };
+        if inner.commands.is_closed() {
+            return;
+        }
+        let now = runtime.now();
+        if let Err(e) = apply(&inner.backends.store, &options, now, false, Some(&inner.ops)).await {
+            tracing::warn!(target: "captcha_dlq", "DLQ retention not applied this time: {e}");
+        }
+    }
+}

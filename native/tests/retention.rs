@@ -1,0 +1,148 @@
+//! Retention without silent loss over memory, SQLite and a real `redis-server`: the age and
+//! count limits take the oldest ready or parked records and never a leased one; the archive
+//! holds exactly what was evicted, written before the purge; an archive that cannot be
+//! written removes nothing; a dry run removes nothing; a client applies its `dlq_retention`
+//! by itself and counts the evictions in its metrics.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use captcha_dlq::core::dlq::retention::{EvictionReason, RetentionOptions};
+use captcha_dlq::core::dlq::testkit::{at, sample_record};
+use captcha_dlq::core::dlq::{export_jsonl, DlqStore, Filter, MemoryStore, Page, RecordState};
+use captcha_dlq::retention::apply;
+use captcha_dlq::store::{RedisStore, SqliteStore};
+use captcha_dlq_mock::redis_server::RedisServer;
+use serde_json::json;
+
+/// Ten records dead-lettered a minute apart (r0 the oldest); r0 is leased, r1 parked.
+async fn fill(store: &Arc<dyn DlqStore>) {
+    for i in 0..10u64 {
+        store.push(sample_record(&format!("r{i}"), i + 1)).await.unwrap();
+    }
+    let leased = store
+        .receive(&Filter { ids: vec!["r0".into()], ..Filter::default() }, 1, Duration::from_secs(3600), at(700))
+        .await;
+    assert_eq!(leased.unwrap().len(), 1);
+    assert!(store.park("r1", "kept for review", at(700)).await.unwrap());
+}
+
+async fn ids(store: &Arc<dyn DlqStore>) -> Vec<String> {
+    let records = store.peek(&Filter::all(), Page { offset: 0, limit: 100 }, at(700)).await.unwrap();
+    records.into_iter().map(|r| r.id).collect()
+}
+
+/// The records `wanted` as they are in the store now, in the store's order.
+async fn records(store: &Arc<dyn DlqStore>, wanted: &[&str]) -> Vec<captcha_dlq::core::dlq::DeadLetterRecord> {
+    let filter = Filter { ids: wanted.iter().map(|s| s.to_string()).collect(), ..Filter::default() };
+    store.peek(&filter, Page { offset: 0, limit: 100 }, at(700)).await.unwrap()
+}
+
+async fn limits_archive_and_leases(store: Arc<dyn DlqStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("evicted.jsonl");
+    fill(&store).await;
+    let now = at(700);
+
+    // A dry run counts and removes nothing.
+    let age = RetentionOptions {
+        max_age_ms: Some(350_000),
+        archive: Some(archive.display().to_string()),
+        ..RetentionOptions::default()
+    };
+    let dry = apply(&store, &age, now, true, None).await.unwrap();
+    assert_eq!(
+        (dry.total(), ids(&store).await.len()),
+        (4, 10),
+        "r1 parked, r2, r3, r4 are older than 350 s; r0 is leased"
+    );
+    assert!(!archive.exists());
+
+    // The age limit: records dead-lettered before 700 - 350 = 350 s (minutes 1 to 5 are 60..300 s).
+    let expected = records(&store, &["r1", "r2", "r3", "r4"]).await;
+    let report = apply(&store, &age, now, false, None).await.unwrap();
+    assert_eq!(report.evictions.len(), 1);
+    assert_eq!((report.evictions[0].reason, report.evictions[0].count), (EvictionReason::MaxAge, 4));
+    assert_eq!(ids(&store).await, ["r0", "r5", "r6", "r7", "r8", "r9"], "the leased record stays");
+    assert_eq!(
+        std::fs::read_to_string(&archive).unwrap(),
+        export_jsonl(&expected),
+        "the archive holds what was evicted"
+    );
+
+    // The count limit: 6 records, at most 3; the leased r0 counts but stays, so r5, r6, r7 go.
+    let count = RetentionOptions {
+        max_count: Some(3),
+        archive: Some(archive.display().to_string()),
+        ..RetentionOptions::default()
+    };
+    let expected_more = records(&store, &["r5", "r6", "r7"]).await;
+    let report = apply(&store, &count, now, false, None).await.unwrap();
+    assert_eq!((report.evictions[0].reason, report.total()), (EvictionReason::MaxCount, 3));
+    assert_eq!(ids(&store).await, ["r0", "r8", "r9"]);
+    let mut all = expected;
+    all.extend(expected_more);
+    assert_eq!(std::fs::read_to_string(&archive).unwrap(), export_jsonl(&all), "appended, not rewritten");
+
+    // An archive that cannot be written removes nothing.
+    let unwritable = RetentionOptions {
+        max_count: Some(1),
+        archive: Some(dir.path().join("missing-dir").join("a.jsonl").display().to_string()),
+        ..RetentionOptions::default()
+    };
+    let e = apply(&store, &unwritable, now, false, None).await.unwrap_err().to_string();
+    assert!(e.contains("nothing was removed"), "{e}");
+    assert_eq!(ids(&store).await, ["r0", "r8", "r9"]);
+    let state =
+        store.peek(&Filter { ids: vec!["r0".into()], ..Filter::default() }, Page::default(), now).await.unwrap();
+    assert_eq!(state[0].state, RecordState::Leased);
+}
+
+#[tokio::test]
+async fn memory() {
+    limits_archive_and_leases(Arc::new(MemoryStore::default())).await;
+}
+
+#[tokio::test]
+async fn sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    limits_archive_and_leases(Arc::new(SqliteStore::open(dir.path().join("dlq.sqlite")).unwrap())).await;
+}
+
+#[tokio::test]
+async fn redis() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let store = RedisStore::connect(&server.url(), "retention").await.unwrap();
+    limits_archive_and_leases(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_applies_its_retention_and_counts_the_evictions() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("evicted.jsonl");
+    let store: Arc<dyn DlqStore> = Arc::new(MemoryStore::default());
+    for i in 0..5u64 {
+        store.push(sample_record(&format!("r{i}"), i + 1)).await.unwrap();
+    }
+    let client = captcha_dlq::builder()
+        .api_key("K")
+        .base_url("http://127.0.0.1:9")
+        .dlq_store(store.clone())
+        .option("dlq_retention", json!({"max_count": 2, "archive": archive.display().to_string(), "interval_ms": 50}))
+        .build()
+        .await
+        .unwrap();
+    for _ in 0..600 {
+        if client.ops_metrics().evicted_max_count == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(client.ops_metrics().evicted_max_count, 3);
+    assert_eq!(ids(&store).await, ["r3", "r4"]);
+    assert_eq!(std::fs::read_to_string(&archive).unwrap().lines().count(), 3);
+    let text = client.prometheus_text().await;
+    assert!(text.contains("captcha_dlq_dlq_evicted_total{reason=\"max_count\"} 3\n"), "{text}");
+    assert_eq!(client.dlq().retain(true).await.unwrap().total(), 0, "nothing more to evict");
+    client.close().await;
+}
