@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::store::{
-    DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError, StoreStats,
+    DlqStore, EditWrite, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError, StoreStats,
 };
 use crate::fleet::FleetLedger;
 use crate::journal::JournalEntry;
@@ -28,6 +28,7 @@ pub enum Call {
     Count,
     Purge,
     Stats,
+    ReplaceEdited,
     JournalUpsert,
     JournalUpdate,
     JournalForget,
@@ -125,6 +126,15 @@ impl<I: Interpose> DlqStore for Interposed<I> {
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
         self.hooks.before(Call::Stats).await?;
         self.store.stats(now).await
+    }
+    async fn replace_edited(
+        &self,
+        before: &DeadLetterRecord,
+        edited: &DeadLetterRecord,
+        now: Timestamp,
+    ) -> Result<EditWrite, StoreError> {
+        self.hooks.before(Call::ReplaceEdited).await?;
+        self.store.replace_edited(before, edited, now).await
     }
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
         self.hooks.before(Call::JournalUpsert).await?;
