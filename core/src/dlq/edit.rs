@@ -74,7 +74,8 @@ impl Edit {
         let task = if after == before {
             record.task.clone()
         } else {
-            Task::from_json_value(after.clone()).map_err(|e| InvalidTask::new(format!("task.{}", e.field), e.problem))?
+            Task::from_json_value(after.clone())
+                .map_err(|e| InvalidTask::new(format!("task.{}", e.field), e.problem))?
         };
         // The task as the core wrote it back (defaults dropped, spellings settled) is what changed.
         let after = if after == before { before.clone() } else { task_object(&task)? };

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::store::{
-    DlqStore, EditWrite, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError, StoreStats,
+    DlqStore, EditWrite, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError,
+    StoreStats,
 };
 use crate::fleet::FleetLedger;
 use crate::journal::JournalEntry;

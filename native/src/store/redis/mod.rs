@@ -87,8 +87,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, Settlement,
-    StoreError, StoreStats,
+    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey,
+    Settlement, StoreError, StoreStats,
 };
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use redis::{RedisError, RedisResult, Script, Value};

@@ -31,8 +31,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
-    StoreStats,
+    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey,
+    StoreError, StoreStats,
 };
 use captcha_dlq_core::options::Durability;
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
