@@ -9,7 +9,8 @@
 //! edited records ([`EditReport::edited_filter`]).
 
 use captcha_dlq_core::dlq::{Change, DeadLetterRecord, Edit, EditWrite, Filter, Page, RecordState};
-use captcha_dlq_core::support::json_read::{Casing, FieldError, Fields, FromJson};
+use captcha_dlq_core::support::json_field::snake;
+use captcha_dlq_core::support::json_read::{current_casing, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::{ConfigError, Timestamp};
 use serde::Serialize;
 use serde_json::Value;
@@ -163,7 +164,13 @@ impl FromJson for EditArgs {
         let mut f = Fields::new(value)?;
         let filter = f.req("filter")?;
         let preview = f.or("preview", false)?;
-        let edit = Edit { task: f.or_default("task")?, labels: f.or_default("labels")? };
+        let task: serde_json::Map<String, Value> = f.or_default("task")?;
+        // A task's fields as the host spells them (`pageUrl` in JS), named as the task's JSON does.
+        let task = match current_casing() {
+            Casing::Snake => task,
+            Casing::Camel => task.into_iter().map(|(name, value)| (snake(&name), value)).collect(),
+        };
+        let edit = Edit { task, labels: f.or_default("labels")? };
         f.finish()?;
         if edit.is_empty() {
             return Err(FieldError::whole("the edit changes nothing: give task fields and/or labels"));
