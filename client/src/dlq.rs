@@ -218,7 +218,15 @@ impl Dlq {
                 Ok(json!(self.clear_settled(&a.prefix).await?))
             }
             "record_page_outcome" => self.record_page_outcome(args, casing).await,
+            #[cfg(not(target_arch = "wasm32"))]
             "edit" => self.edit_op(args, casing).await,
+            // Editing (merge patch, diff, report) would take the browser's .wasm over its size guard.
+            #[cfg(target_arch = "wasm32")]
+            "edit" => Err(Error::Config(ConfigError::new(
+                "op",
+                "edit is not in the browser build (it would take the .wasm over its size guard, docs/DESIGN.md item 58): \
+                 edit from Node, Python, the CLI or the dashboard",
+            ))),
             other => Err(Error::Config(ConfigError::new(
                 "op",
                 format!(

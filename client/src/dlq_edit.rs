@@ -9,11 +9,8 @@
 //! edited records ([`EditReport::edited_filter`]).
 
 use captcha_dlq_core::dlq::{Change, DeadLetterRecord, Edit, EditWrite, Filter, Page, RecordState};
-use captcha_dlq_core::support::json_field::snake;
-use captcha_dlq_core::support::json_read::{current_casing, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::{ConfigError, Timestamp};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::dlq::Dlq;
 use crate::error::{Error, Result};
@@ -142,39 +139,54 @@ impl Dlq {
         report.refuse(&record.id, "kept changing while it was edited (a replay is running on it): try again");
         Ok(())
     }
-
-    /// `edit` of [`Dlq::op`]: `{filter, task?, labels?, preview?}`.
-    pub(crate) async fn edit_op(&self, args: Value, casing: Casing) -> Result<Value> {
-        let a: EditArgs = crate::dlq::read(args, casing, "edit")?;
-        let report = self.edit(&a.filter, &a.edit, a.preview).await?;
-        crate::dlq::answer(&report, casing)
-    }
 }
 
-/// The arguments of the `edit` operation. The filter must be spelled out (`{}` for every
-/// record), as for `purge`: forgetting it must not edit everything.
-struct EditArgs {
-    filter: Filter,
-    edit: Edit,
-    preview: bool,
-}
+/// The `edit` operation of [`Dlq::op`] for the bindings. Not in the browser build: reading the
+/// arguments and writing the report in host values would take its `.wasm` over its size guard.
+#[cfg(not(target_arch = "wasm32"))]
+mod host_op {
+    use captcha_dlq_core::dlq::{Edit, Filter};
+    use captcha_dlq_core::support::json_field::snake;
+    use captcha_dlq_core::support::json_read::{current_casing, Casing, FieldError, Fields, FromJson};
+    use serde_json::Value;
 
-impl FromJson for EditArgs {
-    fn from_json(value: Value) -> std::result::Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        let filter = f.req("filter")?;
-        let preview = f.or("preview", false)?;
-        let task: serde_json::Map<String, Value> = f.or_default("task")?;
-        // A task's fields as the host spells them (`pageUrl` in JS), named as the task's JSON does.
-        let task = match current_casing() {
-            Casing::Snake => task,
-            Casing::Camel => task.into_iter().map(|(name, value)| (snake(&name), value)).collect(),
-        };
-        let edit = Edit { task, labels: f.or_default("labels")? };
-        f.finish()?;
-        if edit.is_empty() {
-            return Err(FieldError::whole("the edit changes nothing: give task fields and/or labels"));
+    use crate::dlq::Dlq;
+    use crate::error::Result;
+
+    impl Dlq {
+        /// `edit` of [`Dlq::op`]: `{filter, task?, labels?, preview?}`.
+        pub(crate) async fn edit_op(&self, args: Value, casing: Casing) -> Result<Value> {
+            let a: EditArgs = crate::dlq::read(args, casing, "edit")?;
+            let report = self.edit(&a.filter, &a.edit, a.preview).await?;
+            crate::dlq::answer(&report, casing)
         }
-        Ok(EditArgs { filter, edit, preview })
+    }
+
+    /// The arguments of the `edit` operation. The filter must be spelled out (`{}` for every
+    /// record), as for `purge`: forgetting it must not edit everything.
+    struct EditArgs {
+        filter: Filter,
+        edit: Edit,
+        preview: bool,
+    }
+
+    impl FromJson for EditArgs {
+        fn from_json(value: Value) -> std::result::Result<Self, FieldError> {
+            let mut f = Fields::new(value)?;
+            let filter = f.req("filter")?;
+            let preview = f.or("preview", false)?;
+            let task: serde_json::Map<String, Value> = f.or_default("task")?;
+            // A task's fields as the host spells them (`pageUrl` in JS), named as the task's JSON does.
+            let task = match current_casing() {
+                Casing::Snake => task,
+                Casing::Camel => task.into_iter().map(|(name, value)| (snake(&name), value)).collect(),
+            };
+            let edit = Edit { task, labels: f.or_default("labels")? };
+            f.finish()?;
+            if edit.is_empty() {
+                return Err(FieldError::whole("the edit changes nothing: give task fields and/or labels"));
+            }
+            Ok(EditArgs { filter, edit, preview })
+        }
     }
 }
