@@ -1767,7 +1767,8 @@ export interface EditReport {
 export declare interface Dlq {
   /**
    * Edits the records `filter` selects (required; `{}` for every record); the core checks each new task as a new
-   * task. Replay the edited ones afterwards with `client.replay({ filter: { ids: report.diffs.map((d) => d.id) } })`.
+   * task. Replay the edited ones afterwards with `client.replay({ ids: report.diffs.map((d) => d.id) })`. Node only:
+   * the browser package rejects it with `InvalidConfig` (its .wasm leaves editing out to stay within its size guard).
    */
   edit(filter: Filter, changes: EditChanges): Promise<EditReport>;
 }

@@ -598,39 +598,6 @@ export function suite(pkg, { mock }) {
     },
 
     {
-      name: 'dlq.edit: wrong sitekeys are previewed, fixed and replayed until solved; an invalid result is refused naming the field',
-      async run() {
-        await script({ rules: [{ match: { site_key: '6Le-WRONG' }, behavior: { outcome: 'bad_parameters', code: 'ERROR_WRONG_GOOGLEKEY' } }] });
-        const client = new Client(options('edit'));
-        const wrong = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-WRONG', pageUrl: `https://example.com/edit/${n}` });
-        const results = await client.solveMany([wrong(1), wrong(2)]);
-        deepEqual(results.map((r) => r.ok), [false, false], 'both tasks dead-lettered');
-        const filter = { sitekey: '6Le-WRONG' };
-        const preview = await client.dlq.edit(filter, { task: { sitekey: '6Le-RIGHT' }, labels: { fixed: 'yes' }, preview: true });
-        deepEqual([preview.preview, preview.matched, preview.changed, preview.refused], [true, 2, 2, []], `the preview: ${show(preview)}`);
-        const changes = preview.diffs[0].changes;
-        ok(changes.some((c) => c.path === 'task.sitekey' && c.before === '6Le-WRONG' && c.after === '6Le-RIGHT'), `the diff: ${show(changes)}`);
-        ok(changes.some((c) => c.path === 'labels.fixed' && c.before === null && c.after === 'yes'), `the diff: ${show(changes)}`);
-        equal(await client.dlq.count(filter), 2, 'a preview writes nothing');
-        const bad = await client.dlq.edit(filter, { task: { pageUrl: null } });
-        equal(bad.changed, 0, 'an invalid result changes nothing');
-        equal(bad.refused.length, 2, `refused: ${show(bad)}`);
-        includes(bad.refused[0].error, 'task.page_url', 'the refusal names the field');
-        await refusedAs(client.dlq.edit(filter, { task: { sitekey: 'x' }, labls: {} }), 'edit: labls', 'a misspelt option');
-        await refusedAs(client.dlq.edit(undefined, { task: { sitekey: 'x' } }), 'edit: filter', 'no filter');
-        const applied = await client.dlq.edit(filter, { task: { sitekey: '6Le-RIGHT' }, labels: { fixed: 'yes' } });
-        deepEqual([applied.preview, applied.changed], [false, 2], `applied: ${show(applied)}`);
-        const [record] = await client.dlq.peek({ sitekey: '6Le-RIGHT' }, { limit: 1 });
-        equal(record.history.at(-1).phase, 'edit', 'the edit is in the history');
-        const { report, solved } = await client.replay({ ids: applied.diffs.map((d) => d.id) });
-        equal(report.recovered, 2, `replayed: ${show(report)}`);
-        ok(solved.every((s) => s.labels.fixed === 'yes'), 'the edited labels travel with the answers');
-        equal(await client.dlq.count(), 0, 'nothing left');
-        await client.close();
-      },
-    },
-
-    {
       name: 'the key never appears in an error, an event, an export or an inspection',
       async run() {
         const name = 'secret';
