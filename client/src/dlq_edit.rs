@@ -7,6 +7,9 @@
 //!
 //! A replay afterwards is the ordinary replay: of the same filter, or of exactly the
 //! edited records ([`EditReport::edited_filter`]).
+//!
+//! Not in the browser build (`lib.rs`): with editing its `.wasm` went over its size guard
+//! (DESIGN item 52); there the `edit` operation answers a clear error.
 
 use captcha_dlq_core::dlq::{Change, DeadLetterRecord, Edit, EditWrite, Filter, Page, RecordState};
 use captcha_dlq_core::{ConfigError, Timestamp};
@@ -141,9 +144,7 @@ impl Dlq {
     }
 }
 
-/// The `edit` operation of [`Dlq::op`] for the bindings. Not in the browser build: reading the
-/// arguments and writing the report in host values would take its `.wasm` over its size guard.
-#[cfg(not(target_arch = "wasm32"))]
+/// The `edit` operation of [`Dlq::op`] for the bindings.
 mod host_op {
     use captcha_dlq_core::dlq::{Edit, Filter};
     use captcha_dlq_core::support::json_field::snake;

@@ -8,9 +8,10 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use crate::dlq::record::{DeadLetterRecord, RecordState};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
-    DlqStore, EditWrite, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError,
-    StoreStats,
+    DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError, StoreStats,
 };
 use crate::fleet::FleetLedger;
 use crate::journal::JournalEntry;
@@ -128,6 +129,7 @@ impl<I: Interpose> DlqStore for Interposed<I> {
         self.hooks.before(Call::Stats).await?;
         self.store.stats(now).await
     }
+    #[cfg(not(target_arch = "wasm32"))]
     async fn replace_edited(
         &self,
         before: &DeadLetterRecord,

@@ -43,8 +43,10 @@ use serde_json::Value;
 use crate::cased;
 use crate::class::reason;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
-    DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, SettledKey, Settlement, StoreError, StoreStats,
+    DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, SettledKey, Settlement, StoreError, StoreStats,
 };
 use crate::error::ConfigError;
 use crate::journal::JournalEntry;
@@ -609,6 +611,7 @@ impl<B: TableBackend> TableStore<B> {
         Ok(n)
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     async fn replace_edited_locked(
         &self,
         before: &DeadLetterRecord,
@@ -840,6 +843,7 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
         exclusive!(self, self.stats_locked(now))
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     async fn replace_edited(
         &self,
         before: &DeadLetterRecord,

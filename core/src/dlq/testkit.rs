@@ -15,9 +15,12 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 
 use crate::class::{reason, ErrorClass};
+#[cfg(not(target_arch = "wasm32"))]
 use crate::dlq::edit::Edit;
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
-use crate::dlq::store::{DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, SettledKey, Settlement, StoreError};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::store::EditWrite;
+use crate::dlq::store::{DlqStore, Filter, LeaseToken, Leased, Page, SettledKey, Settlement, StoreError};
 use crate::journal::JournalEntry;
 use crate::solution::Solution;
 use crate::task::Task;
@@ -106,8 +109,8 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
     }
 }
 
-/// The cases, in the order [`run_store_suite`] runs them.
-pub const CASES: [&str; 26] = [
+/// Every case, in the order [`run_store_suite`] runs them; editing (`replace_edited`) last.
+const ALL_CASES: [&str; 26] = [
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -135,6 +138,25 @@ pub const CASES: [&str; 26] = [
     "replace_edited_changes_only_task_labels_and_history",
     "replace_edited_refuses_leases_replays_and_stale_reads",
 ];
+
+/// The cases [`run_store_suite`] runs, in order: every one, except in the browser build, which
+/// leaves editing out (DESIGN item 52) and so runs all but the last two.
+#[cfg(not(target_arch = "wasm32"))]
+pub const CASES: [&str; 26] = ALL_CASES;
+#[cfg(target_arch = "wasm32")]
+pub const CASES: [&str; 24] = leading(ALL_CASES);
+
+/// The first `N` of `all`.
+#[cfg(target_arch = "wasm32")]
+const fn leading<const N: usize>(all: [&'static str; 26]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = all[i];
+        i += 1;
+    }
+    out
+}
 
 /// Runs every case on a fresh store from `make_empty_store`; returns the number of cases run.
 pub async fn run_store_suite<S, F, Fut>(mut make_empty_store: F) -> usize
@@ -181,9 +203,11 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
         "settled_keys_by_prefix" => settled_keys_by_prefix(store).await,
         "journal_claim_is_a_compare_and_set" => journal_claim_is_a_compare_and_set(store).await,
         "journal_upsert_is_fenced_by_the_owner" => journal_upsert_is_fenced_by_the_owner(store).await,
+        #[cfg(not(target_arch = "wasm32"))]
         "replace_edited_changes_only_task_labels_and_history" => {
             replace_edited_changes_only_task_labels_and_history(store).await
         }
+        #[cfg(not(target_arch = "wasm32"))]
         "replace_edited_refuses_leases_replays_and_stale_reads" => {
             replace_edited_refuses_leases_replays_and_stale_reads(store).await
         }
@@ -906,6 +930,7 @@ async fn journal_upsert_is_fenced_by_the_owner<S: DlqStore>(store: &S) {
     assert_eq!(ok(case, "entries", store.journal_entries().await), vec![fresh], "[{case}] created, then updated");
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// `record` with its sitekey set to `sitekey` and the label `fixed` set, as `dlq::edit` makes it.
 fn edited(case: &str, record: &DeadLetterRecord, sitekey: &str, now: Timestamp) -> DeadLetterRecord {
     let edit: Edit = match serde_json::from_value(
@@ -920,6 +945,7 @@ fn edited(case: &str, record: &DeadLetterRecord, sitekey: &str, now: Timestamp) 
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 async fn replace_edited_changes_only_task_labels_and_history<S: DlqStore>(store: &S) {
     let case = "replace_edited_changes_only_task_labels_and_history";
     push_all(case, store, &[sample_record("a", 0), sample_record("b", 1)]).await;
@@ -963,6 +989,7 @@ async fn replace_edited_changes_only_task_labels_and_history<S: DlqStore>(store:
     assert_eq!((stats.total, stats.parked, stats.abandoned), (2, 1, 1), "[{case}] stats (total, parked, abandoned)");
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 async fn replace_edited_refuses_leases_replays_and_stale_reads<S: DlqStore>(store: &S) {
     let case = "replace_edited_refuses_leases_replays_and_stale_reads";
     push_all(case, store, &[sample_record("a", 0), sample_record("b", 1), sample_record("c", 2)]).await;

@@ -51,7 +51,7 @@ pub(crate) async fn edit_then_replay(browser: &Browser) {
     );
     assert!(text_of(browser, ".edit-summary").await.unwrap().contains("1 would change"));
     assert!(
-        dlq.peek(&by_reason("Timeout"), Page::default()).await.unwrap()[0].labels.get("checked").is_none(),
+        !dlq.peek(&by_reason("Timeout"), Page::default()).await.unwrap()[0].labels.contains_key("checked"),
         "a preview writes nothing"
     );
     click(browser, "button[value=apply]").await;
@@ -107,7 +107,7 @@ pub(crate) async fn edit_then_replay(browser: &Browser) {
     assert_eq!(super::fetch_post(browser, &format!("{ro}/actions/edit"), &body).await, 403);
     browser.goto(&format!("{ro}/edit?id={}", timeout.id)).await.unwrap();
     assert!(text_of(browser, "p.message").await.unwrap().contains("read-only"));
-    assert!(dlq.peek(&Filter::all(), Page::default()).await.unwrap()[0].labels.get("x").is_none());
+    assert!(!dlq.peek(&Filter::all(), Page::default()).await.unwrap()[0].labels.contains_key("x"));
 
     read_only.shutdown().await;
     dash.shutdown().await;
