@@ -1,5 +1,5 @@
-//! `captcha-dlq dlq …`: list, analyse, replay, export, import, purge and park
-//! dead-lettered tasks. These open only the store (the global options are
+//! `captcha-dlq dlq …`: list, analyse, replay, export, import, purge, park and
+//! edit (`edit.rs`) dead-lettered tasks. These open only the store (the global options are
 //! checked as for a client, `--config`'s `store` section applies, no key is
 //! needed), except `replay`, which needs the solving client too.
 
