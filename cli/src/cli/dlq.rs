@@ -1,7 +1,8 @@
 //! `captcha-dlq dlq …`: list, analyse, replay, export, import, purge, park and
 //! edit (`edit.rs`) dead-lettered tasks. These open only the store (the global options are
 //! checked as for a client, `--config`'s `store` section applies, no key is
-//! needed), except `replay`, which needs the solving client too.
+//! needed), except `replay`, which needs the solving client too, and `edit`, which
+//! goes through the client's `Dlq::edit` (a key only for `--replay`).
 
 use std::path::PathBuf;
 
