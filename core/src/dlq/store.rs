@@ -335,7 +335,7 @@ pub trait DlqStore: MaybeSendSync {
     /// `before`'s and it is neither under a lease live at `now` nor being replayed (its id has
     /// a journal entry); everything else of the record (attempts, replays, deliveries, state,
     /// parked reason, times) stays as stored. Parked and ready records can be edited. Not in
-    /// the browser build, which leaves editing out (its `.wasm` size guard, DESIGN item 52).
+    /// the browser build, which leaves editing out (its `.wasm` size guard, DESIGN item 53).
     #[cfg(not(target_arch = "wasm32"))]
     async fn replace_edited(
         &self,

@@ -140,7 +140,7 @@ const ALL_CASES: [&str; 26] = [
 ];
 
 /// The cases [`run_store_suite`] runs, in order: every one, except in the browser build, which
-/// leaves editing out (DESIGN item 52) and so runs all but the last two.
+/// leaves editing out (DESIGN item 53) and so runs all but the last two.
 #[cfg(not(target_arch = "wasm32"))]
 pub const CASES: [&str; 26] = ALL_CASES;
 #[cfg(target_arch = "wasm32")]
