@@ -1028,7 +1028,7 @@ export type RecordState = 'ready' | 'leased' | 'parked';
 
 export interface HistoryEntry {
   at: string;
-  phase: 'submit' | 'poll' | 'deadline' | 'recover' | 'cancel' | 'application' | 'import';
+  phase: 'submit' | 'poll' | 'deadline' | 'recover' | 'cancel' | 'application' | 'import' | 'edit';
   error: string;
   providerTaskId?: string;
   httpStatus?: number;
@@ -1782,4 +1782,42 @@ export interface PageOutcomeRecorded {
 export declare interface Dlq {
   /** Records what became of an answer on a page (see `PageOutcome`). */
   recordPageOutcome(outcome: PageOutcome): Promise<PageOutcomeRecorded>;
+}
+
+/**
+ * Changes to the records `dlq.edit` selects: `task` is a JSON merge patch (RFC 7396) on the task, field names as
+ * records show them (`sitekey`, `page_url`): a value sets a field, `null` removes it. `labels`: a string sets a label,
+ * `null` removes it. `preview: true` writes nothing.
+ */
+export interface EditChanges {
+  task?: Record<string, unknown>;
+  labels?: Record<string, string | null>;
+  preview?: boolean;
+}
+
+/** One changed value: a dotted path (`task.sitekey`, `labels.env`), its value before and after (`null`: absent). */
+export interface EditChange {
+  path: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** What `dlq.edit` did (with `preview`: would do). */
+export interface EditReport {
+  preview: boolean;
+  matched: number;
+  changed: number;
+  unchanged: number;
+  /** Records not edited, with why (under a lease, being replayed, or the new task would be invalid). */
+  refused: { id: string; error: string }[];
+  diffs: { id: string; changes: EditChange[] }[];
+}
+
+export declare interface Dlq {
+  /**
+   * Edits the records `filter` selects (required; `{}` for every record); the core checks each new task as a new
+   * task. Replay the edited ones afterwards with `client.replay({ ids: report.diffs.map((d) => d.id) })`. Node only:
+   * the browser package rejects it with `InvalidConfig` (its .wasm leaves editing out to stay within its size guard).
+   */
+  edit(filter: Filter, changes: EditChanges): Promise<EditReport>;
 }

@@ -202,6 +202,17 @@ export function bind(native) {
       return this.#op('purge', { filter });
     }
 
+    /**
+     * Edits the records `filter` selects (required): `{task, labels, preview}`, `task` a JSON merge patch on the
+     * task, `labels` values to set (`null` removes). The report lists what changed, per record.
+     */
+    edit(filter, changes) {
+      if (changes !== undefined && !isObject(changes)) {
+        return Promise.reject(invalidArgument('changes', 'expected { task, labels, preview }'));
+      }
+      return this.#op('edit', { ...changes, filter });
+    }
+
     /** Sets a record aside for review; false if there is no such record. */
     park(id, reason) {
       return this.#op('park', { id, reason });

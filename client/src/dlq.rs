@@ -163,7 +163,7 @@ impl Dlq {
     }
 
     /// One operation by name (`count`, `peek`, `stats`, `analysis`, `export`, `import`,
-    /// `purge`, `park`, `unpark`, `journal`, `settled`, `clear_settled`, `record_page_outcome`), its arguments an
+    /// `purge`, `park`, `unpark`, `journal`, `settled`, `clear_settled`, `record_page_outcome`, `edit`), its arguments an
     /// object in `casing`, its answer in `casing`.
     pub async fn op(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
         let args = if args.is_null() { json!({}) } else { args };
@@ -218,10 +218,19 @@ impl Dlq {
                 Ok(json!(self.clear_settled(&a.prefix).await?))
             }
             "record_page_outcome" => self.record_page_outcome(args, casing).await,
+            #[cfg(not(target_arch = "wasm32"))]
+            "edit" => self.edit_op(args, casing).await,
+            // Editing (merge patch, diff, report) would take the browser's .wasm over its size guard.
+            #[cfg(target_arch = "wasm32")]
+            "edit" => Err(Error::Config(ConfigError::new(
+                "op",
+                "edit is not in the browser build (it would take the .wasm over its size guard, docs/DESIGN.md item 53): \
+                 edit from Node, Python, the CLI or the dashboard",
+            ))),
             other => Err(Error::Config(ConfigError::new(
                 "op",
                 format!(
-                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled, record_page_outcome",
+                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled, record_page_outcome, edit",
                     Quoted(other)
                 ),
             ))),
@@ -230,11 +239,11 @@ impl Dlq {
 }
 
 /// A value answered to a host in its casing.
-fn answer<T: serde::Serialize>(value: &T, casing: Casing) -> Result<Value> {
+pub(crate) fn answer<T: serde::Serialize>(value: &T, casing: Casing) -> Result<Value> {
     cased::to_value(value, casing).map_err(|e| Error::Io(format!("could not encode the answer: {e}")))
 }
 
-fn read<T: FromJson>(args: Value, casing: Casing, op: &str) -> Result<T> {
+pub(crate) fn read<T: FromJson>(args: Value, casing: Casing, op: &str) -> Result<T> {
     read_cased(args, casing).map_err(|e| Error::Config(ConfigError::new(format!("{op}: {}", e.field), e.problem)))
 }
 

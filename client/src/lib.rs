@@ -22,6 +22,8 @@ mod answer;
 pub mod api_values;
 pub mod client;
 pub mod dlq;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod dlq_edit;
 pub mod driver;
 pub mod error;
 pub mod events;
@@ -48,6 +50,8 @@ pub use answer::Answer;
 pub use captcha_dlq_core as core;
 pub use client::{Client, SolveHandle};
 pub use dlq::{Dlq, ExportFormat};
+#[cfg(not(target_arch = "wasm32"))]
+pub use dlq_edit::{EditRefused, EditReport, RecordDiff};
 pub use driver::{Delivery, DriverStatus, Outcome, Receipt, StoreHealth};
 pub use error::{Error, Result};
 pub use events::EventSink;

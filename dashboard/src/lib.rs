@@ -25,6 +25,7 @@ mod actions;
 mod api;
 mod assets;
 pub mod config;
+mod edit;
 mod fleet;
 mod overview;
 mod pages;
@@ -72,6 +73,8 @@ pub fn router(client: Client, config: DashboardConfig) -> Result<Router, Dashboa
         .route("/api/balance", get(api::balance))
         .route("/api/fleet", get(api::fleet))
         .route("/api/replays/{id}", get(api::replay_progress))
+        .route("/edit", get(edit::form))
+        .route("/actions/edit", post(edit::act))
         .route("/actions/replay", post(actions::replay))
         .route("/actions/selected", post(actions::selected))
         .route("/actions/park", post(actions::park))

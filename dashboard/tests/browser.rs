@@ -12,6 +12,8 @@
 //! (`docs/dashboard.png` and `docs/dashboard-fleet.png` are copies of
 //! `overview.png` and `fleet.png`).
 
+#[path = "browser_steps/edit.rs"]
+mod edit_steps;
 mod support;
 
 use std::collections::BTreeMap;
@@ -164,6 +166,7 @@ async fn an_operator_works_through_the_dashboard_in_chromium() {
     read_only(&browser, &client).await;
     metrics_parse(&base).await;
     fleet(&browser).await;
+    edit_steps::edit_then_replay(&browser).await;
 
     browser.close().await.unwrap();
     dash.shutdown().await;

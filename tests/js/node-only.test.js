@@ -135,6 +135,38 @@ test('alerts: a webhook on loopback receives a new reason, signed over its body,
   }
 });
 
+test('dlq.edit: wrong sitekeys are previewed, fixed and replayed until solved; an invalid result is refused naming the field', async () => {
+  // Node only: the browser build leaves editing out (its .wasm size guard, docs/DESIGN.md item 53).
+  await script({ rules: [{ match: { site_key: '6Le-WRONG' }, behavior: { outcome: 'bad_parameters', code: 'ERROR_WRONG_GOOGLEKEY' } }] });
+  const client = new Client(options());
+  const wrong = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-WRONG', pageUrl: `https://example.com/edit/${n}` });
+  const results = await client.solveMany([wrong(1), wrong(2)]);
+  assert.deepEqual(results.map((r) => r.ok), [false, false], 'both tasks dead-lettered');
+  const filter = { sitekey: '6Le-WRONG' };
+  const preview = await client.dlq.edit(filter, { task: { sitekey: '6Le-RIGHT' }, labels: { fixed: 'yes' }, preview: true });
+  assert.deepEqual([preview.preview, preview.matched, preview.changed, preview.refused], [true, 2, 2, []]);
+  const changes = preview.diffs[0].changes;
+  assert.deepEqual(changes.find((c) => c.path === 'task.sitekey'), { path: 'task.sitekey', before: '6Le-WRONG', after: '6Le-RIGHT' });
+  assert.deepEqual(changes.find((c) => c.path === 'labels.fixed'), { path: 'labels.fixed', before: null, after: 'yes' });
+  assert.equal(await client.dlq.count(filter), 2, 'a preview writes nothing');
+  // camelCase task fields, as JS tasks are written; the refusal names the field.
+  const bad = await client.dlq.edit(filter, { task: { pageUrl: null } });
+  assert.equal(bad.changed, 0);
+  assert.equal(bad.refused.length, 2);
+  assert.match(bad.refused[0].error, /task\.page_url/);
+  await assert.rejects(client.dlq.edit(filter, { task: { sitekey: 'x' }, labls: {} }), (e) => e instanceof InvalidConfig && e.field === 'edit: labls');
+  await assert.rejects(client.dlq.edit(undefined, { task: { sitekey: 'x' } }), (e) => e instanceof InvalidConfig && e.field === 'edit: filter');
+  const applied = await client.dlq.edit(filter, { task: { sitekey: '6Le-RIGHT' }, labels: { fixed: 'yes' } });
+  assert.deepEqual([applied.preview, applied.changed], [false, 2]);
+  const [record] = await client.dlq.peek({ sitekey: '6Le-RIGHT' }, { limit: 1 });
+  assert.equal(record.history.at(-1).phase, 'edit', 'the edit is in the history');
+  const { report, solved } = await client.replay({ ids: applied.diffs.map((d) => d.id) });
+  assert.equal(report.recovered, 2);
+  assert.ok(solved.every((s) => s.labels.fixed === 'yes'), 'the edited labels travel with the answers');
+  assert.equal(await client.dlq.count(), 0);
+  await client.close();
+});
+
 test('util.inspect shows the provider and base URL, never the key', async () => {
   await script({});
   const client = new Client(options());

@@ -73,6 +73,24 @@ class Dlq:
         """Makes a parked record replayable again (its delivery count starts over)."""
         return bool(self._op("unpark", id=id))
 
+    def edit(
+        self,
+        filter: Optional[Filter] = None,
+        *,
+        task: Optional[Mapping[str, Any]] = None,
+        labels: Optional[Mapping[str, Optional[str]]] = None,
+        preview: bool = False,
+    ) -> Dict[str, Any]:
+        """Changes the records ``filter`` selects (a dict as the keyword arguments of ``count``;
+        required, ``{}`` for every record): ``task`` is a JSON merge patch on the task (a value
+        sets a field, ``None`` removes it; field names as records show them, ``sitekey``,
+        ``page_url``), ``labels`` sets (a string) or removes (``None``) labels. The core checks
+        each new task as a new task. With ``preview=True`` nothing is written. Returns the report:
+        ``matched``, ``changed``, ``unchanged``, ``refused`` (``[{"id", "error"}]``: leased
+        records, invalid results) and ``diffs`` (``[{"id", "changes": [{"path", "before",
+        "after"}]}]``). Replay afterwards with ``client.replay(ids=[d["id"] for d in diffs])``."""
+        return dict(self._op("edit", filter=None if filter is None else dict(filter), task=task, labels=labels, preview=preview))
+
     def journal(self) -> List[Dict[str, Any]]:
         """Tasks in flight (this process's, and any a dead process left behind)."""
         return list(self._op("journal"))

@@ -1,7 +1,8 @@
-//! `captcha-dlq dlq …`: list, analyse, replay, export, import, purge and park
-//! dead-lettered tasks. These open only the store (the global options are
+//! `captcha-dlq dlq …`: list, analyse, replay, export, import, purge, park and
+//! edit (`edit.rs`) dead-lettered tasks. These open only the store (the global options are
 //! checked as for a client, `--config`'s `store` section applies, no key is
-//! needed), except `replay`, which needs the solving client too.
+//! needed), except `replay`, which needs the solving client too, and `edit`, which
+//! goes through the client's `Dlq::edit` (a key only for `--replay`).
 
 use std::path::PathBuf;
 
@@ -9,7 +10,7 @@ use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
 use captcha_dlq::core::dlq::export::{export_json, export_jsonl, import};
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page, RecordState};
 use captcha_dlq::core::{ErrorClass, Timestamp};
-use captcha_dlq::{Error, ReplayOptions, ReplayOutcome};
+use captcha_dlq::{Client, Error, ReplayOptions, ReplayOutcome};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use futures::StreamExt;
 use serde_json::json;
@@ -75,6 +76,8 @@ pub enum DlqCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Change task fields or labels of matching records (prints the changes; --yes applies).
+    Edit(super::edit::EditArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -120,7 +123,7 @@ fn parse_state(s: &str) -> Result<RecordState, String> {
 }
 
 impl FilterArgs {
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.reasons.is_empty()
             && self.ids.is_empty()
             && self.classes.is_empty()
@@ -130,7 +133,7 @@ impl FilterArgs {
             && self.older_than_hours.is_none()
     }
 
-    fn to_filter(&self, now: Timestamp) -> Filter {
+    pub(super) fn to_filter(&self, now: Timestamp) -> Filter {
         Filter {
             ids: self.ids.clone(),
             reasons: self.reasons.clone(),
@@ -146,7 +149,7 @@ impl FilterArgs {
     }
 }
 
-fn now() -> Timestamp {
+pub(super) fn now() -> Timestamp {
     let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     Timestamp::from_unix_millis(u64::try_from(ms).unwrap_or(0))
 }
@@ -167,8 +170,59 @@ async fn all_records(
     }
 }
 
+/// Replays what `options` select, printing a line per record with `--json` and the report.
+pub(super) async fn replay_and_print(global: &Global, client: &Client, options: ReplayOptions) -> Result<u8, Error> {
+    let mut stream = client.replay_stream(options);
+    let mut failure = None;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(item) => {
+                let line = match &item.outcome {
+                    ReplayOutcome::Recovered(d) => {
+                        json!({ "id": item.id, "ok": true, "labels": item.labels, "solution": d.solution })
+                    }
+                    ReplayOutcome::FailedAgain { record, parked } => json!({ "id": item.id, "ok": false,
+                        "reason": record.reason, "attempts": record.attempts, "parked": parked }),
+                    ReplayOutcome::Parked { reason } => {
+                        json!({ "id": item.id, "ok": false, "parked": true, "reason": reason })
+                    }
+                    ReplayOutcome::Skipped { why } => json!({ "id": item.id, "ok": false, "skipped": why }),
+                    ReplayOutcome::Error(e) => {
+                        json!({ "id": item.id, "ok": false, "code": e.code(), "error": e.to_string() })
+                    }
+                };
+                if global.json {
+                    println!("{line}");
+                }
+                super::flush_stdout()?;
+                if let ReplayOutcome::Recovered(d) = item.outcome {
+                    d.receipt.ack();
+                }
+            }
+            Err(e) => failure = Some(e),
+        }
+    }
+    let report = stream.report();
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if global.json {
+        println!("{}", json!({ "report": report }));
+    } else {
+        println!(
+            "received {} · retried {} · recovered {} · failed again {} · parked {} · skipped {}",
+            report.received, report.retried, report.recovered, report.failed_again, report.parked, report.skipped
+        );
+    }
+    Ok(if report.failed_again > 0 { exit::TASKS_FAILED } else { exit::OK })
+}
+
 pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
     let now = now();
+    let cmd = match cmd {
+        DlqCommand::Edit(args) => return super::edit::run(global, args).await,
+        other => other,
+    };
     if let DlqCommand::Replay { filter, limit, per_second } = &cmd {
         let client = client(global).await?;
         let explicit = !filter.reasons.is_empty() || !filter.ids.is_empty() || !filter.classes.is_empty();
@@ -178,50 +232,9 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
             explicit,
             per_second: *per_second,
         };
-        let mut stream = client.replay_stream(options);
-        let mut failure = None;
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(item) => {
-                    let line = match &item.outcome {
-                        ReplayOutcome::Recovered(d) => {
-                            json!({ "id": item.id, "ok": true, "labels": item.labels, "solution": d.solution })
-                        }
-                        ReplayOutcome::FailedAgain { record, parked } => json!({ "id": item.id, "ok": false,
-                            "reason": record.reason, "attempts": record.attempts, "parked": parked }),
-                        ReplayOutcome::Parked { reason } => {
-                            json!({ "id": item.id, "ok": false, "parked": true, "reason": reason })
-                        }
-                        ReplayOutcome::Skipped { why } => json!({ "id": item.id, "ok": false, "skipped": why }),
-                        ReplayOutcome::Error(e) => {
-                            json!({ "id": item.id, "ok": false, "code": e.code(), "error": e.to_string() })
-                        }
-                    };
-                    if global.json {
-                        println!("{line}");
-                    }
-                    super::flush_stdout()?;
-                    if let ReplayOutcome::Recovered(d) = item.outcome {
-                        d.receipt.ack();
-                    }
-                }
-                Err(e) => failure = Some(e),
-            }
-        }
-        let report = stream.report();
+        let code = replay_and_print(global, &client, options).await;
         client.close().await;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        if global.json {
-            println!("{}", json!({ "report": report }));
-        } else {
-            println!(
-                "received {} · retried {} · recovered {} · failed again {} · parked {} · skipped {}",
-                report.received, report.retried, report.recovered, report.failed_again, report.parked, report.skipped
-            );
-        }
-        return Ok(if report.failed_again > 0 { exit::TASKS_FAILED } else { exit::OK });
+        return code;
     }
     // Operator writes (purge, park, import…) commit with the durability asked for.
     let store = super::store(global).await?;
@@ -322,7 +335,7 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
             }
             println!("unparked {id}");
         }
-        DlqCommand::Replay { .. } => {}
+        DlqCommand::Replay { .. } | DlqCommand::Edit(_) => {}
     }
     Ok(exit::OK)
 }

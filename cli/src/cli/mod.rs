@@ -4,6 +4,7 @@ mod batch;
 mod dashboard;
 mod demo;
 mod dlq;
+mod edit;
 mod fleet;
 mod recover;
 mod spend;

@@ -8,6 +8,8 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use crate::dlq::record::{DeadLetterRecord, RecordState};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
     DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError, StoreStats,
 };
@@ -28,6 +30,7 @@ pub enum Call {
     Count,
     Purge,
     Stats,
+    ReplaceEdited,
     JournalUpsert,
     JournalUpdate,
     JournalForget,
@@ -125,6 +128,16 @@ impl<I: Interpose> DlqStore for Interposed<I> {
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
         self.hooks.before(Call::Stats).await?;
         self.store.stats(now).await
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn replace_edited(
+        &self,
+        before: &DeadLetterRecord,
+        edited: &DeadLetterRecord,
+        now: Timestamp,
+    ) -> Result<EditWrite, StoreError> {
+        self.hooks.before(Call::ReplaceEdited).await?;
+        self.store.replace_edited(before, edited, now).await
     }
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
         self.hooks.before(Call::JournalUpsert).await?;

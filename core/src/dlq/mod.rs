@@ -2,6 +2,7 @@
 //! replay policy, analysis, and import/export.
 
 pub mod analysis;
+pub mod edit;
 pub mod error;
 pub mod export;
 pub mod host;
@@ -17,11 +18,12 @@ pub mod table;
 pub mod testkit;
 
 pub use analysis::{Analysis, Bucket};
+pub use edit::{Change, Edit, Edited};
 pub use export::{export_json, export_jsonl, import, ImportError};
 pub use memory::MemoryStore;
 pub use record::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
 pub use replay::{ReplayDecision, ReplayPolicy, ReplayReport};
 pub use store::{
-    DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, SettledKey, Settlement, StoreError, StoreStats,
+    DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, SettledKey, Settlement, StoreError, StoreStats,
 };
 pub use table::{TableBackend, TableStore};

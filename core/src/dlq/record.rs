@@ -68,6 +68,8 @@ pub enum Phase {
     Cancel,
     Application,
     Import,
+    /// An operator changed the record's task or labels (`dlq::edit`); the entry's text is the diff.
+    Edit,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -82,8 +84,16 @@ pub enum RecordState {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 7] =
-        [Phase::Submit, Phase::Poll, Phase::Deadline, Phase::Recover, Phase::Cancel, Phase::Application, Phase::Import];
+    pub const ALL: [Phase; 8] = [
+        Phase::Submit,
+        Phase::Poll,
+        Phase::Deadline,
+        Phase::Recover,
+        Phase::Cancel,
+        Phase::Application,
+        Phase::Import,
+        Phase::Edit,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -94,6 +104,7 @@ impl Phase {
             Phase::Cancel => "cancel",
             Phase::Application => "application",
             Phase::Import => "import",
+            Phase::Edit => "edit",
         }
     }
 }

@@ -223,6 +223,21 @@ impl FromJson for SettledKey {
 
 pub use super::error::{MaybeSendSync, StoreError};
 
+/// What [`DlqStore::replace_edited`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditWrite {
+    /// The record now holds the edited task, labels and history.
+    Written,
+    /// The record is under a live lease, or being replayed (it has a journal entry): unchanged.
+    Leased,
+    /// There is no record with that id (any more).
+    Gone,
+    /// The record's task, labels or history are no longer those the edit was made from (a
+    /// replay or a push changed it meanwhile): unchanged; read it again and redo the edit.
+    Changed,
+}
+
 /// A dead-letter queue backend plus the in-flight journal.
 ///
 /// Contract, checked for every backend by `dlq::testkit`:
@@ -252,6 +267,9 @@ pub use super::error::{MaybeSendSync, StoreError};
 ///   the same transaction it settles the entry's `key` as `solved` and removes
 ///   a dead-letter record with the same id (a replayed task that is now
 ///   solved), counting it as completed.
+/// - `replace_edited` writes an operator's edit: only if the record is not leased nor being
+///   replayed and still holds what the edit was made from, and it changes nothing but the
+///   task, labels and history.
 /// - Nothing is ever removed except by `complete`, `purge`, `journal_forget`
 ///   of a solved replay, or an opt-in capacity, and capacity drops are counted.
 #[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
@@ -312,6 +330,19 @@ pub trait DlqStore: MaybeSendSync {
     /// Remove matching records that are not under a live lease; returns how many.
     async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError>;
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError>;
+    /// Gives record `edited.id` the task, labels and history of `edited` (an operator's edit,
+    /// `dlq::edit`), in one atomic step, if the record's task, labels and history are still
+    /// `before`'s and it is neither under a lease live at `now` nor being replayed (its id has
+    /// a journal entry); everything else of the record (attempts, replays, deliveries, state,
+    /// parked reason, times) stays as stored. Parked and ready records can be edited. Not in
+    /// the browser build, which leaves editing out (its `.wasm` size guard, DESIGN item 53).
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn replace_edited(
+        &self,
+        before: &DeadLetterRecord,
+        edited: &DeadLetterRecord,
+        now: Timestamp,
+    ) -> Result<EditWrite, StoreError>;
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError>;
     /// Rewrites an entry that exists and is still `entry.owner`'s (a task's later writes: its

@@ -43,6 +43,8 @@ use serde_json::Value;
 use crate::cased;
 use crate::class::reason;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
     DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, SettledKey, Settlement, StoreError, StoreStats,
 };
@@ -609,6 +611,28 @@ impl<B: TableBackend> TableStore<B> {
         Ok(n)
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn replace_edited_locked(
+        &self,
+        before: &DeadLetterRecord,
+        edited: &DeadLetterRecord,
+        now: Timestamp,
+    ) -> Result<EditWrite, StoreError> {
+        let Some(mut row) = self.record(&edited.id).await? else { return Ok(EditWrite::Gone) };
+        if live(&row, now) || self.journal_entry(&edited.id).await?.is_some() {
+            return Ok(EditWrite::Leased);
+        }
+        let stored = &row.record;
+        if (&stored.task, &stored.labels, &stored.history) != (&before.task, &before.labels, &before.history) {
+            return Ok(EditWrite::Changed);
+        }
+        row.record.task = edited.task.clone();
+        row.record.labels = edited.labels.clone();
+        row.record.history = edited.history.clone();
+        self.backend.write(vec![Write::Put(Row::Record(row))]).await?;
+        Ok(EditWrite::Written)
+    }
+
     async fn stats_locked(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
         let rows = self.records(&|_| true).await?;
         let counters = self.counters().await?;
@@ -817,6 +841,16 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
 
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
         exclusive!(self, self.stats_locked(now))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn replace_edited(
+        &self,
+        before: &DeadLetterRecord,
+        edited: &DeadLetterRecord,
+        now: Timestamp,
+    ) -> Result<EditWrite, StoreError> {
+        exclusive!(self, self.replace_edited_locked(before, edited, now))
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {

@@ -15,7 +15,11 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 
 use crate::class::{reason, ErrorClass};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::edit::Edit;
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::store::EditWrite;
 use crate::dlq::store::{DlqStore, Filter, LeaseToken, Leased, Page, SettledKey, Settlement, StoreError};
 use crate::journal::JournalEntry;
 use crate::solution::Solution;
@@ -105,8 +109,8 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
     }
 }
 
-/// The cases, in the order [`run_store_suite`] runs them.
-pub const CASES: [&str; 24] = [
+/// Every case, in the order [`run_store_suite`] runs them; editing (`replace_edited`) last.
+const ALL_CASES: [&str; 26] = [
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -131,7 +135,28 @@ pub const CASES: [&str; 24] = [
     "settled_keys_by_prefix",
     "journal_claim_is_a_compare_and_set",
     "journal_upsert_is_fenced_by_the_owner",
+    "replace_edited_changes_only_task_labels_and_history",
+    "replace_edited_refuses_leases_replays_and_stale_reads",
 ];
+
+/// The cases [`run_store_suite`] runs, in order: every one, except in the browser build, which
+/// leaves editing out (DESIGN item 53) and so runs all but the last two.
+#[cfg(not(target_arch = "wasm32"))]
+pub const CASES: [&str; 26] = ALL_CASES;
+#[cfg(target_arch = "wasm32")]
+pub const CASES: [&str; 24] = leading(ALL_CASES);
+
+/// The first `N` of `all`.
+#[cfg(target_arch = "wasm32")]
+const fn leading<const N: usize>(all: [&'static str; 26]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = all[i];
+        i += 1;
+    }
+    out
+}
 
 /// Runs every case on a fresh store from `make_empty_store`; returns the number of cases run.
 pub async fn run_store_suite<S, F, Fut>(mut make_empty_store: F) -> usize
@@ -178,6 +203,14 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
         "settled_keys_by_prefix" => settled_keys_by_prefix(store).await,
         "journal_claim_is_a_compare_and_set" => journal_claim_is_a_compare_and_set(store).await,
         "journal_upsert_is_fenced_by_the_owner" => journal_upsert_is_fenced_by_the_owner(store).await,
+        #[cfg(not(target_arch = "wasm32"))]
+        "replace_edited_changes_only_task_labels_and_history" => {
+            replace_edited_changes_only_task_labels_and_history(store).await
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        "replace_edited_refuses_leases_replays_and_stale_reads" => {
+            replace_edited_refuses_leases_replays_and_stale_reads(store).await
+        }
         other => panic!("testkit: no case named {other:?}"),
     }
 }
@@ -895,4 +928,104 @@ async fn journal_upsert_is_fenced_by_the_owner<S: DlqStore>(store: &S) {
     ok(case, "upsert creates it", store.journal_upsert(&fresh).await);
     ok(case, "update by its owner", store.journal_update(&fresh).await);
     assert_eq!(ok(case, "entries", store.journal_entries().await), vec![fresh], "[{case}] created, then updated");
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// `record` with its sitekey set to `sitekey` and the label `fixed` set, as `dlq::edit` makes it.
+fn edited(case: &str, record: &DeadLetterRecord, sitekey: &str, now: Timestamp) -> DeadLetterRecord {
+    let edit: Edit = match serde_json::from_value(
+        serde_json::json!({"task": {"sitekey": sitekey}, "labels": {"fixed": "yes", "job": null}}),
+    ) {
+        Ok(edit) => edit,
+        Err(e) => panic!("[{case}] testkit: cannot build an edit: {e}"),
+    };
+    match edit.apply(record, now) {
+        Ok(out) => out.record,
+        Err(e) => panic!("[{case}] testkit: cannot apply an edit: {e}"),
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+async fn replace_edited_changes_only_task_labels_and_history<S: DlqStore>(store: &S) {
+    let case = "replace_edited_changes_only_task_labels_and_history";
+    push_all(case, store, &[sample_record("a", 0), sample_record("b", 1)]).await;
+    // a was delivered once and abandoned: its deliveries and counts must survive the edit.
+    let leased = receive_one(case, store, LEASE, at(60)).await;
+    ok(case, "abandon", store.abandon(&leased.token, None, at(61)).await);
+    assert!(ok(case, "park", store.park("b", "NeedsReview", at(62)).await), "[{case}] park b");
+    let now = at(120);
+    for id in ["a", "b"] {
+        let before = peek_one(case, store, id, now).await;
+        let after = edited(case, &before, "6Le-RIGHT", now);
+        let wrote = ok(case, "replace_edited", store.replace_edited(&before, &after, now).await);
+        assert_eq!(wrote, EditWrite::Written, "[{case}] edit of {id} ({:?})", before.state);
+        let seen = peek_one(case, store, id, now).await;
+        let want = DeadLetterRecord {
+            task: after.task.clone(),
+            labels: after.labels.clone(),
+            history: after.history.clone(),
+            ..before.clone()
+        };
+        assert_eq!(seen, want, "[{case}] {id} after the edit: new task, labels, history; the rest as before");
+    }
+    let seen = peek_one(case, store, "b", now).await;
+    assert_eq!(
+        (seen.state, seen.parked_reason.as_deref()),
+        (RecordState::Parked, Some("NeedsReview")),
+        "[{case}] an edited parked record stays parked"
+    );
+    assert_eq!(peek_one(case, store, "a", now).await.deliveries, 1, "[{case}] deliveries kept");
+    // Filters see the new content (stores that index the sitekey or labels keep them in step).
+    let by_new = Filter { sitekey: Some("6Le-RIGHT".into()), ..Filter::default() };
+    assert_eq!(ok(case, "count new sitekey", store.count(&by_new, now).await), 2, "[{case}] by the new sitekey");
+    let by_old = Filter { sitekey: Some("6Le-SITEKEY".into()), ..Filter::default() };
+    assert_eq!(ok(case, "count old sitekey", store.count(&by_old, now).await), 0, "[{case}] by the old sitekey");
+    let by_label = Filter { labels: BTreeMap::from([("fixed".into(), "yes".into())]), ..Filter::default() };
+    assert_eq!(ok(case, "count by label", store.count(&by_label, now).await), 2, "[{case}] by the new label");
+    // The edited task is what a replayer gets.
+    let replayed = receive_one(case, store, LEASE, now).await;
+    assert_eq!(replayed.record.task.sitekey(), Some("6Le-RIGHT"), "[{case}] the replayer gets the edited task");
+    let stats = ok(case, "stats", store.stats(now).await);
+    assert_eq!((stats.total, stats.parked, stats.abandoned), (2, 1, 1), "[{case}] stats (total, parked, abandoned)");
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+async fn replace_edited_refuses_leases_replays_and_stale_reads<S: DlqStore>(store: &S) {
+    let case = "replace_edited_refuses_leases_replays_and_stale_reads";
+    push_all(case, store, &[sample_record("a", 0), sample_record("b", 1), sample_record("c", 2)]).await;
+    let now = at(600);
+    let before_a = peek_one(case, store, "a", now).await;
+    let leased = receive_one(case, store, LEASE, now).await;
+    assert_eq!(leased.record.id, "a", "[{case}] oldest first");
+    let after_a = edited(case, &before_a, "6Le-RIGHT", now);
+    let wrote = ok(case, "edit leased", store.replace_edited(&before_a, &after_a, now).await);
+    assert_eq!(wrote, EditWrite::Leased, "[{case}] a record under a live lease is not edited");
+    // Being replayed: its id has a journal entry (a replay in flight, or one recover finishes).
+    ok(case, "journal_upsert", store.journal_upsert(&sample_journal_entry("b", 1)).await);
+    let before_b = peek_one(case, store, "b", now).await;
+    let after_b = edited(case, &before_b, "6Le-RIGHT", now);
+    let wrote = ok(case, "edit replaying", store.replace_edited(&before_b, &after_b, now).await);
+    assert_eq!(wrote, EditWrite::Leased, "[{case}] a record being replayed is not edited");
+    // Read before a change made meanwhile (here: an import pushed it again with more history).
+    let before_c = peek_one(case, store, "c", now).await;
+    let mut pushed = before_c.clone();
+    pushed.history.truncate(1);
+    push_all(case, store, core::slice::from_ref(&pushed)).await;
+    let after_c = edited(case, &before_c, "6Le-RIGHT", now);
+    let wrote = ok(case, "edit stale", store.replace_edited(&before_c, &after_c, now).await);
+    assert_eq!(wrote, EditWrite::Changed, "[{case}] an edit made from an old read is not written");
+    let mut gone = after_c.clone();
+    gone.id = "zz".into();
+    let wrote = ok(case, "edit gone", store.replace_edited(&gone, &gone, now).await);
+    assert_eq!(wrote, EditWrite::Gone, "[{case}] no such record");
+    for id in ["a", "b", "c"] {
+        let seen = peek_one(case, store, id, now).await;
+        assert_eq!(seen.task.sitekey(), Some("6Le-SITEKEY"), "[{case}] refused edit of {id} changed nothing");
+    }
+    // Once the lease is over and the record is settled back, it can be edited.
+    ok(case, "abandon", store.abandon(&leased.token, None, now.add(Duration::from_secs(1))).await);
+    let before_a = peek_one(case, store, "a", now.add(Duration::from_secs(2))).await;
+    let after_a = edited(case, &before_a, "6Le-RIGHT", now);
+    let wrote = ok(case, "edit after abandon", store.replace_edited(&before_a, &after_a, now.add(LEASE)).await);
+    assert_eq!(wrote, EditWrite::Written, "[{case}] a record back from its lease is edited");
 }

@@ -61,6 +61,7 @@ pub(crate) fn render(chrome: &Chrome, snapshot: &Snapshot, by: Dimension) -> Mar
                                         }
                                     }
                                     (purge_form(chrome, html! { input type="hidden" name="filter" value=(selection); }, Some(g.count), "Purge group"))
+                                    a.button.edit href=(chrome.url_q("/edit", selection)) { "Edit group" }
                                 }
                             } @else {
                                 span.muted { "—" }

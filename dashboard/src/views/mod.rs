@@ -2,6 +2,7 @@
 //! formatting helpers. Pages carry no inline script or style: the CSP allows
 //! only the embedded `app.js` and `app.css`, by nonce.
 
+pub(crate) mod edit;
 pub(crate) mod fleet;
 pub(crate) mod groups;
 pub(crate) mod journal;

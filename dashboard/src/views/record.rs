@@ -2,7 +2,7 @@
 //! key is never in a record), labels, the history as a timeline, deliveries
 //! and replays, and the actions on it.
 
-use captcha_dlq_core::dlq::{DeadLetterRecord, RecordState};
+use captcha_dlq_core::dlq::{DeadLetterRecord, Phase, RecordState};
 use maud::{html, Markup};
 use serde_json::Value;
 
@@ -51,6 +51,9 @@ pub(crate) fn render(chrome: &Chrome, r: &DeadLetterRecord) -> Markup {
                     }
                 }
                 (purge_form(chrome, ids.clone(), Some(1), "Purge"))
+                @if r.state != RecordState::Leased {
+                    a.button.edit href=(chrome.url_q("/edit", &format!("id={}", r.id))) { "Edit" }
+                }
             }
         }
         h2 { "Labels" }
@@ -59,7 +62,7 @@ pub(crate) fn render(chrome: &Chrome, r: &DeadLetterRecord) -> Markup {
         h2 { "History" }
         ol.timeline {
             @for h in &r.history {
-                li {
+                li class=[(h.phase == Phase::Edit).then_some("edit")] {
                     time datetime=(h.at.to_rfc3339()) { (when(h.at)) }
                     span.phase { (h.phase.as_str()) }
                     span.error { (h.error) }

@@ -97,6 +97,7 @@ pub(crate) fn render(chrome: &Chrome, p: &RecordsPage<'_>) -> Markup {
                     }
                 }
                 (purge_form(chrome, html! { input type="hidden" name="filter" value=(selection_query); }, None, "Purge all matching"))
+                a.button.edit href=(chrome.url_q("/edit", &selection_query)) { "Edit all matching" }
             }
         }
         table.records {

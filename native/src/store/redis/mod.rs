@@ -87,8 +87,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, Settlement,
-    StoreError, StoreStats,
+    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey,
+    Settlement, StoreError, StoreStats,
 };
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use redis::{RedisError, RedisResult, Script, Value};
@@ -103,6 +103,7 @@ use super::{decode_record, new_nonce, prefix_end};
 
 mod batch;
 mod conn;
+mod edit;
 mod fleet;
 mod location;
 mod scripts;
@@ -896,6 +897,15 @@ impl DlqStore for RedisStore {
             oldest_dead_lettered_at: oldest.first().map(|(_, ms)| Timestamp::from_unix_millis(*ms as u64)),
             in_flight,
         })
+    }
+
+    async fn replace_edited(
+        &self,
+        before: &DeadLetterRecord,
+        edited: &DeadLetterRecord,
+        now: Timestamp,
+    ) -> Result<EditWrite, StoreError> {
+        self.replace_edited_record(before, edited, now).await
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {

@@ -17,6 +17,7 @@
 //! connection thread and group commit), `ops.rs` (the SQL of each call),
 //! `errors.rs` (SQLite errors naming their cause).
 
+mod edit;
 mod errors;
 mod fleet;
 mod ops;
@@ -30,8 +31,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey, StoreError,
-    StoreStats,
+    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey,
+    StoreError, StoreStats,
 };
 use captcha_dlq_core::options::Durability;
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
@@ -239,6 +240,16 @@ impl DlqStore for SqliteStore {
     async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
         let filter = filter.clone();
         self.writer.write(Box::new(move |conn, loc| ops::purge(conn, loc, &filter, now))).await
+    }
+
+    async fn replace_edited(
+        &self,
+        before: &DeadLetterRecord,
+        edited: &DeadLetterRecord,
+        now: Timestamp,
+    ) -> Result<EditWrite, StoreError> {
+        let (before, edited) = (before.clone(), edited.clone());
+        self.writer.write(Box::new(move |conn, loc| edit::replace_edited(conn, loc, &before, &edited, now))).await
     }
 
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
