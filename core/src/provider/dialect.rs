@@ -541,10 +541,30 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
     }
     for (field, value) in t.values() {
         let key = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, key)| key);
-        let value = if crate::task::kinds::decl(t.kind()).field(field).is_some_and(|f| f.ty == FieldType::Cookies) {
+        if key.is_empty() {
+            // A hint this dialect does without (see `CreateTaskDecl::params`).
+            continue;
+        }
+        let mut value = if crate::task::kinds::decl(t.kind()).field(field).is_some_and(|f| f.ty == FieldType::Cookies) {
             Value::String(create_task_cookies(value.as_str().unwrap_or_default()))
         } else {
             value.clone()
+        };
+        let key = match key.strip_prefix("base64:") {
+            Some(key) => {
+                use base64::Engine as _;
+                let text = value.as_str().unwrap_or_default();
+                value = Value::String(base64::engine::general_purpose::STANDARD.encode(text));
+                key
+            }
+            None => key,
+        };
+        let key = match key.strip_suffix("[]") {
+            Some(key) => {
+                value = Value::Array(vec![value]);
+                key
+            }
+            None => key,
         };
         match key.split_once('.') {
             Some((outer, inner)) => {
