@@ -113,7 +113,9 @@ fn kind_of(state: &State, task: &Map<String, Value>) -> Result<Kind, Reply> {
         "recaptchav2classification" => Kind::Selection { cells: 9, positions: true },
         "funcaptchatask" => Kind::Funcaptcha,
         "geetesttask" => {
-            let v4 = task.get("version").is_some_and(|v| v.as_u64() == Some(4) || v.as_str() == Some("4"));
+            // CapSolver's v4 task has `captchaId` and no `version`.
+            let v4 = task.get("version").is_some_and(|v| v.as_u64() == Some(4) || v.as_str() == Some("4"))
+                || text(task, "captchaId").is_some();
             if v4 {
                 Kind::GeetestV4
             } else {
