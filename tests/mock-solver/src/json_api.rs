@@ -56,18 +56,21 @@ pub(crate) fn create_task(state: &mut State, body: &[u8], now: Instant) -> Reply
         state.submit(submission, now).map(|id| (id, kind)).map_err(|code| error(&code, "the task was refused"))
     });
     match result {
-        Ok((id, Kind::Image)) if state.config.sync_image => match state.status(id, now) {
-            // CapSolver's synchronous recognition answer: the solution with the task id (a string there).
-            Status::Ready { kind, token } => Reply::json(&json!({
-                "errorId": 0,
-                "errorCode": "",
-                "errorDescription": "",
-                "status": "ready",
-                "solution": tokens::solution(kind, id, token.as_deref()),
-                "taskId": id.to_string(),
-            })),
-            _ => Reply::json(&json!({ "errorId": 0, "taskId": id })),
-        },
+        // CapSolver's recognition tasks (images, reCAPTCHA classification) answer at once.
+        Ok((id, Kind::Image | Kind::Selection { positions: true, .. })) if state.config.sync_image => {
+            match state.status(id, now) {
+                // CapSolver's synchronous recognition answer: the solution with the task id (a string there).
+                Status::Ready { kind, token } => Reply::json(&json!({
+                    "errorId": 0,
+                    "errorCode": "",
+                    "errorDescription": "",
+                    "status": "ready",
+                    "solution": tokens::solution(kind, id, token.as_deref()),
+                    "taskId": id.to_string(),
+                })),
+                _ => Reply::json(&json!({ "errorId": 0, "taskId": id })),
+            }
+        }
         Ok((id, _)) => Reply::json(&json!({ "errorId": 0, "taskId": id })),
         Err(reply) => {
             state.counters.submit_errors += 1;

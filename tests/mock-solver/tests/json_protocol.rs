@@ -273,6 +273,10 @@ async fn sync_image_answers_recognition_tasks_in_create_task() {
         create(&base, json!({"type": "ReCaptchaV2TaskProxyLess", "websiteURL": "https://a.test", "websiteKey": "6Le"}))
             .await;
     assert!(token.get("status").is_none() && token["taskId"].is_number(), "{token}");
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let cells = create(&base, json!({"type": "ReCaptchaV2Classification", "image": png, "question": "/m/04_sv"})).await;
+    assert_eq!(cells["status"], "ready", "{cells}");
+    assert!(cells["solution"]["objects"].as_array().is_some_and(|o| !o.is_empty()), "{cells}");
 
     let slow = start(r#"{"sync_image": true, "default": {"solve_after_ms": 60000}}"#).await;
     let later = create(&slow.base_url(), image).await;
