@@ -51,7 +51,12 @@ export type TaskType =
   | 'canvas'
   | 'rotate'
   | 'audio'
-  | 'vk_image';
+  | 'vk_image'
+  | 'cloudflare_challenge'
+  | 'recaptcha_classification'
+  | 'hcaptcha_classification'
+  | 'funcaptcha_classification'
+  | 'antigate';
 
 /** A proxy the solving service uses for the task (not the client's own traffic: see `ClientOptions.proxy`). */
 export interface TaskProxy {
@@ -909,6 +914,117 @@ export interface VkImageAnswer {
   text: string;
 }
 
+/** Cloudflare's challenge page: the `cf_clearance` cookie, bound to your proxy's IP and the user agent it was solved with. */
+export interface CloudflareChallengeTask {
+  type: 'cloudflare_challenge';
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The proxy the service loads the page through: the answer is bound to its IP. */
+  proxy: TaskProxy;
+  /** The browser's user agent, where the answer is bound to it. */
+  userAgent?: string;
+  /** The challenge page's HTML as your proxy was served it (status 403, "Just a moment..."); CapMonster needs it. */
+  html?: string;
+  /** The Turnstile site key on the challenge page (CapMonster needs it). */
+  sitekey?: string;
+}
+
+/** The answer of a `cloudflare_challenge` task, by name (`Solution.answer`). */
+export interface CloudflareChallengeAnswer {
+  /** The `cf_clearance` cookie's value: send it with the same proxy IP and user agent. */
+  cookie: string;
+  /** The user agent the cookie is bound to, where the service returns one (CapSolver); elsewhere the one you sent. */
+  userAgent?: string;
+}
+
+/** A reCAPTCHA v2 image challenge: which cells of the grid show the object it names. */
+export interface RecaptchaClassificationTask {
+  type: 'recaptcha_classification';
+  /** The challenge's image (the whole grid, or one tile), base64. */
+  image: string;
+  /** The object's code as reCAPTCHA names it in the challenge (`/m/015qff`: traffic lights). */
+  question: string;
+  /** The grid the image is cut into (CapMonster needs it). */
+  grid?: '3x3' | '4x4' | '1x1';
+  /** The page the challenge is on, to help the solver. */
+  pageUrl?: string;
+}
+
+/** The answer of a `recaptcha_classification` task, by name (`Solution.answer`). */
+export interface RecaptchaClassificationAnswer {
+  /** The 0-based cells that show the object, left to right, top to bottom (`[]`: none). */
+  cells: number[];
+}
+
+/** An hCaptcha image challenge: which of its images match the question. */
+export interface HcaptchaClassificationTask {
+  type: 'hcaptcha_classification';
+  /** The challenge's images, base64, in order (at most 18). */
+  images: string[];
+  /** The question, in English (`Please click each image containing a mountain`). */
+  question: string;
+  /** The example image shown with the question, base64. */
+  exampleImage?: string;
+  /** The page the challenge is on, to help the solver. */
+  pageUrl?: string;
+  /** The browser's user agent, to help the solver. */
+  userAgent?: string;
+}
+
+/** The answer of a `hcaptcha_classification` task, by name (`Solution.answer`). */
+export interface HcaptchaClassificationAnswer {
+  /** The 0-based positions of the images that match (`[]`: none). */
+  cells: number[];
+}
+
+/** A FunCaptcha image challenge: which of its tiles answers the question. */
+export interface FuncaptchaClassificationTask {
+  type: 'funcaptcha_classification';
+  /** The challenge's image (all its tiles), base64. */
+  image: string;
+  /** The question, in English (`Pick the image that is the correct way up`). */
+  question: string;
+  /** The page the challenge is on, to help the solver. */
+  pageUrl?: string;
+  /** The browser's user agent, to help the solver. */
+  userAgent?: string;
+}
+
+/** The answer of a `funcaptcha_classification` task, by name (`Solution.answer`). */
+export interface FuncaptchaClassificationAnswer {
+  /** The 0-based positions of the tiles that answer it. */
+  cells: number[];
+}
+
+/** An anti-captcha AntiGate template run by a worker: the browser session it ends with. */
+export interface AntiGateTask {
+  type: 'antigate';
+  /** The page the challenge is on. */
+  pageUrl: string;
+  /** The template's name in anti-captcha's catalogue (or one of yours). */
+  templateName: string;
+  /** The template's variables and their values. */
+  variables: Record<string, unknown>;
+  /** Domains whose cookies and localStorage to collect. */
+  domainsOfInterest?: string[];
+  /** A proxy the service's workers load the page through. */
+  proxy?: TaskProxy;
+}
+
+/** The answer of a `antigate` task, by name (`Solution.answer`). */
+export interface AntiGateAnswer {
+  /** The page the template ended on. */
+  url: string;
+  /** That page's domain. */
+  domain?: string;
+  /** The cookies of that page. */
+  cookies?: Record<string, unknown>;
+  /** The localStorage values of that page. */
+  localStorage?: Record<string, unknown>;
+  /** The worker's browser fingerprint. */
+  fingerprint?: Record<string, unknown>;
+}
+
 /**
  * A task. The core checks it and names the bad field (`InvalidTask.field`); field names may also be
  * written in snake_case (`page_url`).
@@ -952,7 +1068,12 @@ export type Task =
   | CanvasTask
   | RotateTask
   | AudioTask
-  | VkImageTask;
+  | VkImageTask
+  | CloudflareChallengeTask
+  | RecaptchaClassificationTask
+  | HcaptchaClassificationTask
+  | FuncaptchaClassificationTask
+  | AntiGateTask;
 
 /** The camelCase spelling of the kinds whose name has an underscore, also taken as per-kind option keys. */
 export type TaskTypeCamel =
@@ -965,7 +1086,11 @@ export type TaskTypeCamel =
   | 'yandexSmart'
   | 'atbCaptcha'
   | 'vkCaptcha'
-  | 'vkImage';
+  | 'vkImage'
+  | 'cloudflareChallenge'
+  | 'recaptchaClassification'
+  | 'hcaptchaClassification'
+  | 'funcaptchaClassification';
 
 /** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. Keys are the kinds' names (`recaptcha_v2`); their camelCase spelling (`recaptchaV2`) is taken too. */
 export type KindMs = number | Partial<Record<TaskType | TaskTypeCamel, number>>;

@@ -99,3 +99,13 @@ def test_check_task_names_field() -> None:
     assert code == "INVALID_TASK" and json.loads(details)["field"] == "page_url"
     with pytest.raises(InvalidTask):
         task_json(object())
+
+
+def test_a_required_map_is_sent_even_when_empty() -> None:
+    antigate = TASK_CLASSES["antigate"](
+        page_url="https://a.test/", template_name="Sign-in and wait for control text", variables={}
+    )
+    assert antigate.to_dict()["variables"] == {}
+    # An empty optional map is left out, as the core leaves it out.
+    funcaptcha = TASK_CLASSES["funcaptcha"](publickey="K", page_url="https://a.test/")
+    assert "data" not in funcaptcha.to_dict()

@@ -54,6 +54,9 @@ fn py_type(f: &FieldDecl) -> (String, Option<&'static str>) {
         FieldType::Proxy => (optional("Proxy"), (!f.required).then_some("None")),
         FieldType::StringMap => ("Mapping[str, str]".into(), Some("field(default_factory=dict)")),
         FieldType::Object => (optional("Mapping[str, Any]"), (!f.required).then_some("None")),
+        FieldType::Images { .. } | FieldType::Names { .. } => {
+            (optional("Sequence[str]"), (!f.required).then_some("None"))
+        }
         _ => (optional("str"), (!f.required).then_some("None")),
     }
 }
@@ -64,7 +67,7 @@ fn python() -> String {
          \"\"\"The task classes, one per kind, and the per-kind fields of ``KindMs``.\"\"\"\n\n\
          from __future__ import annotations\n\n\
          from dataclasses import dataclass, field\n\
-         from typing import Any, ClassVar, Mapping, Optional, Tuple\n\n\
+         from typing import Any, ClassVar, Mapping, Optional, Sequence, Tuple\n\n\
          from ._task_base import Proxy, Task\n\n",
     );
     let classes: Vec<&str> = decls().map(|d| d.class).collect();
@@ -121,6 +124,7 @@ fn ts_type(f: &FieldDecl) -> String {
         FieldType::Proxy => "TaskProxy".into(),
         FieldType::StringMap => "Record<string, string>".into(),
         FieldType::Object => "Record<string, unknown>".into(),
+        FieldType::Images { .. } | FieldType::Names { .. } => "string[]".into(),
         FieldType::Choice(names) => names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(" | "),
         _ => "string".into(),
     }
@@ -160,6 +164,7 @@ fn typescript() -> String {
                     AnswerType::Number => "number",
                     AnswerType::Points => "Array<{ x: number; y: number }>",
                     AnswerType::Object => "Record<string, unknown>",
+                    AnswerType::Indices => "number[]",
                 };
                 let q = if a.required { "" } else { "?" };
                 format!("  /** {} */\n  {}{q}: {ty};\n", a.doc, json_camel(a.name))

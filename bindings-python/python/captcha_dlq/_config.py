@@ -133,6 +133,11 @@ class KindMs(_Settings):
     rotate: Optional[int] = None
     audio: Optional[int] = None
     vk_image: Optional[int] = None
+    cloudflare_challenge: Optional[int] = None
+    recaptcha_classification: Optional[int] = None
+    hcaptcha_classification: Optional[int] = None
+    funcaptcha_classification: Optional[int] = None
+    antigate: Optional[int] = None
     # </generated: kind_ms fields>
 
 

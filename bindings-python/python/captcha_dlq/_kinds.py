@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Optional, Tuple
+from typing import Any, ClassVar, Mapping, Optional, Sequence, Tuple
 
 from ._task_base import Proxy, Task
 
@@ -48,6 +48,11 @@ __all__ = [
     "RotateTask",
     "AudioTask",
     "VkImage",
+    "CloudflareChallenge",
+    "RecaptchaClassification",
+    "HcaptchaClassification",
+    "FuncaptchaClassification",
+    "AntiGate",
     "KIND_NAMES",
     "KIND_CLASSES",
 ]
@@ -93,6 +98,11 @@ KIND_NAMES: Tuple[str, ...] = (
     "rotate",
     "audio",
     "vk_image",
+    "cloudflare_challenge",
+    "recaptcha_classification",
+    "hcaptcha_classification",
+    "funcaptcha_classification",
+    "antigate",
 )
 
 
@@ -759,5 +769,86 @@ class VkImage(Task):
     steps: str
 
 
+@dataclass(frozen=True)
+class CloudflareChallenge(Task):
+    """Cloudflare's challenge page: the ``cf_clearance`` cookie, bound to your proxy's IP and the user agent it was solved with."""
+
+    TYPE: ClassVar[str] = "cloudflare_challenge"
+    #: The page the challenge is on.
+    page_url: str
+    #: The proxy the service loads the page through: the answer is bound to its IP.
+    proxy: Proxy
+    #: The browser's user agent, where the answer is bound to it.
+    user_agent: Optional[str] = None
+    #: The challenge page's HTML as your proxy was served it (status 403, "Just a moment..."); CapMonster needs it.
+    html: Optional[str] = None
+    #: The Turnstile site key on the challenge page (CapMonster needs it).
+    sitekey: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class RecaptchaClassification(Task):
+    """A reCAPTCHA v2 image challenge: which cells of the grid show the object it names."""
+
+    TYPE: ClassVar[str] = "recaptcha_classification"
+    #: The challenge's image (the whole grid, or one tile), base64.
+    image: str
+    #: The object's code as reCAPTCHA names it in the challenge (``/m/015qff``: traffic lights).
+    question: str
+    #: The grid the image is cut into (CapMonster needs it).
+    grid: Optional[str] = None
+    #: The page the challenge is on, to help the solver.
+    page_url: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class HcaptchaClassification(Task):
+    """An hCaptcha image challenge: which of its images match the question."""
+
+    TYPE: ClassVar[str] = "hcaptcha_classification"
+    #: The challenge's images, base64, in order (at most 18).
+    images: Sequence[str]
+    #: The question, in English (``Please click each image containing a mountain``).
+    question: str
+    #: The example image shown with the question, base64.
+    example_image: Optional[str] = None
+    #: The page the challenge is on, to help the solver.
+    page_url: Optional[str] = None
+    #: The browser's user agent, to help the solver.
+    user_agent: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class FuncaptchaClassification(Task):
+    """A FunCaptcha image challenge: which of its tiles answers the question."""
+
+    TYPE: ClassVar[str] = "funcaptcha_classification"
+    #: The challenge's image (all its tiles), base64.
+    image: str
+    #: The question, in English (``Pick the image that is the correct way up``).
+    question: str
+    #: The page the challenge is on, to help the solver.
+    page_url: Optional[str] = None
+    #: The browser's user agent, to help the solver.
+    user_agent: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class AntiGate(Task):
+    """An anti-captcha AntiGate template run by a worker: the browser session it ends with."""
+
+    TYPE: ClassVar[str] = "antigate"
+    #: The page the challenge is on.
+    page_url: str
+    #: The template's name in anti-captcha's catalogue (or one of yours).
+    template_name: str
+    #: The template's variables and their values.
+    variables: Mapping[str, Any]
+    #: Domains whose cookies and localStorage to collect.
+    domains_of_interest: Optional[Sequence[str]] = None
+    #: A proxy the service's workers load the page through.
+    proxy: Optional[Proxy] = None
+
+
 #: The class of each kind, by name.
-KIND_CLASSES: Mapping[str, type] = {cls.TYPE: cls for cls in (ImageTask, RecaptchaV2, RecaptchaV3, Turnstile, GeeTestV3, GeeTestV4, FunCaptcha, HCaptcha, TextCaptcha, RawTask, AmazonWaf, DataDome, MtCaptcha, FriendlyCaptcha, Prosopo, Altcha, Tencent, CutCaptcha, Lemin, KeyCaptcha, Capy, CyberSiara, YandexSmart, CaptchaFox, AtbCaptcha, VkCaptcha, Binance, Yidun, Basilisk, Tspd, Alibaba, Hunt, TemuImage, GridTask, CoordinatesTask, CanvasTask, RotateTask, AudioTask, VkImage,)}
+KIND_CLASSES: Mapping[str, type] = {cls.TYPE: cls for cls in (ImageTask, RecaptchaV2, RecaptchaV3, Turnstile, GeeTestV3, GeeTestV4, FunCaptcha, HCaptcha, TextCaptcha, RawTask, AmazonWaf, DataDome, MtCaptcha, FriendlyCaptcha, Prosopo, Altcha, Tencent, CutCaptcha, Lemin, KeyCaptcha, Capy, CyberSiara, YandexSmart, CaptchaFox, AtbCaptcha, VkCaptcha, Binance, Yidun, Basilisk, Tspd, Alibaba, Hunt, TemuImage, GridTask, CoordinatesTask, CanvasTask, RotateTask, AudioTask, VkImage, CloudflareChallenge, RecaptchaClassification, HcaptchaClassification, FuncaptchaClassification, AntiGate,)}

@@ -48,8 +48,10 @@ class Task:
         out: Dict[str, Any] = {"type": self.TYPE}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            # Omit what the JSON omits: unset options, false flags, empty maps.
-            if value is None or value is False or (isinstance(value, Mapping) and not value):
+            # Omit what the JSON omits: unset options, false flags, empty optional maps (a required
+            # map, such as AntiGate's ``variables``, is sent even when empty).
+            optional = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            if value is None or value is False or (isinstance(value, Mapping) and not value and optional):
                 continue
             out[f.name] = value.to_dict() if isinstance(value, Proxy) else value
         return out

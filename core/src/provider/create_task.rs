@@ -53,16 +53,17 @@ pub(super) fn submit_request(
     body.insert("clientKey".into(), key.expose().into());
     body.insert("task".into(), Value::Object(task_obj));
     if let Some(id) = &opts.soft_id {
-        // Revenue-share ids: CapSolver calls it appId; CapMonster has none, so
-        // it is not sent there (it changes nothing about the task).
+        // Revenue-share ids: CapSolver calls it appId. CapMonster's createTask page lists no
+        // softId, but its official client sends one with every task (`"softId":
+        // options.default_soft_id`, an int, ZennoLab/capmonstercloud-client-python
+        // capmonstercloud_client/CapMonsterCloudClient.py `_createTask`).
         match d {
             Dialect::CapSolver => {
                 body.insert("appId".into(), id.clone().into());
             }
-            Dialect::AntiCaptcha | Dialect::TwoCaptchaV2 => {
+            Dialect::AntiCaptcha | Dialect::TwoCaptchaV2 | Dialect::CapMonster => {
                 body.insert("softId".into(), soft_id_value(id));
             }
-            Dialect::CapMonster => {}
         }
     }
     if let Some(url) = &opts.pingback {

@@ -541,11 +541,16 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
     }
     for (field, value) in t.values() {
         let key = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, key)| key);
+        if key.is_empty() {
+            // A hint this dialect does without (see `CreateTaskDecl::params`).
+            continue;
+        }
         let value = if crate::task::kinds::decl(t.kind()).field(field).is_some_and(|f| f.ty == FieldType::Cookies) {
             Value::String(create_task_cookies(value.as_str().unwrap_or_default()))
         } else {
             value.clone()
         };
+        let (key, value) = in_key_form(key, value);
         match key.split_once('.') {
             Some((outer, inner)) => {
                 let slot = o.map.entry(outer).or_insert_with(|| Value::Object(Map::new()));
@@ -558,6 +563,25 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
     }
     with_proxy(&mut o, &t.proxy().cloned());
     Ok(o.done())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The key and value as a declared key writes them (`CreateTaskDecl::params`): `base64:` before
+/// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `[]` after it a list of
+/// one (`imagesBase64[]`, where the kind takes one image).
+fn in_key_form(key: &str, value: Value) -> (&str, Value) {
+    use base64::Engine as _;
+    let (key, value) = match key.strip_prefix("base64:") {
+        Some(key) => {
+            let text = value.as_str().unwrap_or_default();
+            (key, Value::String(base64::engine::general_purpose::STANDARD.encode(text)))
+        }
+        None => (key, value),
+    };
+    match key.strip_suffix("[]") {
+        Some(key) => (key, Value::Array(vec![value])),
+        None => (key, value),
+    }
 }
 
 /// Whether `d` can take the declared task `t`, and its form and type name: every refusal

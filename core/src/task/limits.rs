@@ -86,6 +86,8 @@ const CREDENTIAL: Rule = single_line(512);
 /// Raw `params` and `task` may carry an image (`method=base64`'s `body`)
 /// or free text, so they get the image's length and may span lines.
 const RAW: Rule = multi_line(IMAGE_TEXT_CHARS);
+/// A page's HTML as served (Cloudflare's "Just a moment..." page is tens of kB).
+const PAGE: Rule = multi_line(512 * 1024);
 /// A field added without a rule here: bounded, and no NUL or other control
 /// character except tabs and line breaks.
 const UNLISTED: Rule = multi_line(65_536);
@@ -114,11 +116,12 @@ fn rule_for(path: &str) -> Rule {
 /// The rule of a declared field's type (`kinds::decl::FieldType`).
 fn rule_of(ty: FieldType) -> Rule {
     match ty {
-        FieldType::Key | FieldType::Choice(_) => KEY,
+        FieldType::Key | FieldType::Choice(_) | FieldType::Names { .. } => KEY,
         FieldType::Url => URL,
         FieldType::UserAgent => USER_AGENT,
         FieldType::Cookies => COOKIES,
-        FieldType::Image => Rule { shape: Shape::Base64Image, max_chars: IMAGE_TEXT_CHARS },
+        FieldType::Image | FieldType::Images { .. } => Rule { shape: Shape::Base64Image, max_chars: IMAGE_TEXT_CHARS },
+        FieldType::Page => PAGE,
         FieldType::Text => INSTRUCTIONS,
         FieldType::Token | FieldType::StringMap | FieldType::Object => TOKEN,
         FieldType::Int { .. } | FieldType::Number { .. } | FieldType::Flag | FieldType::Proxy => SHORT,

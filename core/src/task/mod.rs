@@ -357,6 +357,11 @@ task_kinds! {
     Rotate = "rotate", schedule Image;
     Audio = "audio", schedule Image;
     VkImage = "vk_image", schedule Image;
+    CloudflareChallenge = "cloudflare_challenge", schedule Turnstile;
+    RecaptchaClassification = "recaptcha_classification", schedule Image;
+    HcaptchaClassification = "hcaptcha_classification", schedule Image;
+    FuncaptchaClassification = "funcaptcha_classification", schedule Image;
+    Antigate = "antigate", schedule Hcaptcha;
 }
 
 impl TaskKind {

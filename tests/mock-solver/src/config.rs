@@ -54,7 +54,7 @@ pub struct MockConfig {
     pub hcaptcha_code: String,
     /// Add `Access-Control-Allow-Origin: *` and answer CORS preflights (browser tests need it).
     pub cors: bool,
-    /// Answer `ImageToTextTask` in the `createTask` response itself when it is ready at once
+    /// Answer `ImageToTextTask` and `ReCaptchaV2Classification` in the `createTask` response itself when it is ready at once
     /// (`status: "ready"` with the solution and the `taskId`), as CapSolver does for recognition tasks
     /// (https://docs.capsolver.com/guide/api-createtask).
     pub sync_image: bool,

@@ -56,18 +56,21 @@ pub(crate) fn create_task(state: &mut State, body: &[u8], now: Instant) -> Reply
         state.submit(submission, now).map(|id| (id, kind)).map_err(|code| error(&code, "the task was refused"))
     });
     match result {
-        Ok((id, Kind::Image)) if state.config.sync_image => match state.status(id, now) {
-            // CapSolver's synchronous recognition answer: the solution with the task id (a string there).
-            Status::Ready { kind, token } => Reply::json(&json!({
-                "errorId": 0,
-                "errorCode": "",
-                "errorDescription": "",
-                "status": "ready",
-                "solution": tokens::solution(kind, id, token.as_deref()),
-                "taskId": id.to_string(),
-            })),
-            _ => Reply::json(&json!({ "errorId": 0, "taskId": id })),
-        },
+        // CapSolver's recognition tasks (images, reCAPTCHA classification) answer at once.
+        Ok((id, Kind::Image | Kind::Selection { positions: true, .. })) if state.config.sync_image => {
+            match state.status(id, now) {
+                // CapSolver's synchronous recognition answer: the solution with the task id (a string there).
+                Status::Ready { kind, token } => Reply::json(&json!({
+                    "errorId": 0,
+                    "errorCode": "",
+                    "errorDescription": "",
+                    "status": "ready",
+                    "solution": tokens::solution(kind, id, token.as_deref()),
+                    "taskId": id.to_string(),
+                })),
+                _ => Reply::json(&json!({ "errorId": 0, "taskId": id })),
+            }
+        }
         Ok((id, _)) => Reply::json(&json!({ "errorId": 0, "taskId": id })),
         Err(reply) => {
             state.counters.submit_errors += 1;
@@ -91,10 +94,31 @@ fn kind_of(state: &State, task: &Map<String, Value>) -> Result<Kind, Reply> {
         "recaptchav2task" | "nocaptchatask" | "recaptchav2enterprisetask" => Kind::RecaptchaV2,
         "recaptchav3task" | "recaptchav3enterprisetask" => Kind::RecaptchaV3,
         "imagetotexttask" => Kind::Image,
+        // CapMonster's Cloudflare challenge is a TurnstileTask asking for the cookie.
+        "turnstiletask" if text(task, "cloudflareTaskType") == Some("cf_clearance") => Kind::Clearance,
         "turnstiletask" | "antiturnstiletask" => Kind::Turnstile,
+        "anticloudflaretask" => Kind::Clearance,
+        "antigatetask" => Kind::Session,
+        // CapMonster's ComplexImageTask: a flag per grid cell (`metadata.Grid`) or per image.
+        "compleximagetask" => {
+            let grid = task.get("metadata").and_then(Value::as_object).and_then(|m| text(m, "Grid"));
+            let cells = match (text(task, "class"), grid) {
+                (Some("recaptcha"), Some("4x4")) => 16,
+                (Some("recaptcha"), Some("1x1")) => 1,
+                (Some("recaptcha"), _) => 9,
+                (Some("funcaptcha"), _) => 6,
+                (Some("hcaptcha"), _) => images(task, "imagesBase64").len().clamp(1, 18) as u8,
+                _ => return Err(error("ERROR_BAD_PARAMETERS", "a ComplexImageTask needs its class")),
+            };
+            Kind::Selection { cells, positions: false }
+        }
+        // CapSolver's ReCaptchaV2Classification: the matching positions of a 3x3 grid.
+        "recaptchav2classification" => Kind::Selection { cells: 9, positions: true },
         "funcaptchatask" => Kind::Funcaptcha,
         "geetesttask" => {
-            let v4 = task.get("version").is_some_and(|v| v.as_u64() == Some(4) || v.as_str() == Some("4"));
+            // CapSolver's v4 task has `captchaId` and no `version`.
+            let v4 = task.get("version").is_some_and(|v| v.as_u64() == Some(4) || v.as_str() == Some("4"))
+                || text(task, "captchaId").is_some();
             if v4 {
                 Kind::GeetestV4
             } else {
@@ -121,6 +145,14 @@ fn kind_of(state: &State, task: &Map<String, Value>) -> Result<Kind, Reply> {
     Ok(kind)
 }
 
+/// The strings of a list field (`imagesBase64`), empty when absent.
+fn images<'a>(task: &'a Map<String, Value>, name: &str) -> Vec<&'a str> {
+    task.get(name)
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
 fn parse_task(state: &State, task: &Map<String, Value>) -> Result<Submission, Reply> {
     let kind = kind_of(state, task)?;
     let need = |name: &str, code: &str| {
@@ -132,6 +164,28 @@ fn parse_task(state: &State, task: &Map<String, Value>) -> Result<Submission, Re
             crate::v1::check_image(text(task, "body").unwrap_or_default())
                 .map_err(|code| error(&code, "task.body must be a base64 image"))?;
             (None, None)
+        }
+        Kind::Selection { .. } => {
+            let images = match text(task, "image") {
+                Some(one) => vec![one],
+                None => images(task, "imagesBase64"),
+            };
+            if images.is_empty() {
+                return Err(error("ERROR_ZERO_CAPTCHA_FILESIZE", "task.imagesBase64 (or image) is required"));
+            }
+            for image in images {
+                crate::v1::check_image(image).map_err(|code| error(&code, "each image must be base64"))?;
+            }
+            (None, text(task, "websiteURL").or_else(|| text(task, "websiteUrl")).map(str::to_string))
+        }
+        Kind::Clearance | Kind::Session => {
+            need("websiteURL", "ERROR_PAGEURL")?;
+            if kind == Kind::Session {
+                need("templateName", "ERROR_BAD_PARAMETERS")?;
+            } else if text(task, "proxyAddress").or_else(|| text(task, "proxy")).is_none() {
+                return Err(error("ERROR_BAD_PARAMETERS", "a Cloudflare challenge is solved through your proxy"));
+            }
+            (text(task, "websiteKey").map(str::to_string), text(task, "websiteURL").map(str::to_string))
         }
         Kind::Token | Kind::Cookie | Kind::Fields(_) => {
             let url = need("websiteURL", "ERROR_PAGEURL")?;

@@ -36,6 +36,14 @@ pub enum Kind {
     Angle,
     /// An answer of several named values (Tencent's ticket and randstr, Lemin's, Capy's).
     Fields(&'static [&'static str]),
+    /// Cloudflare's challenge page: the `cf_clearance` cookie and the user agent it is bound to.
+    Clearance,
+    /// An image classification (ComplexImageTask and its kin) of `cells` images or grid cells,
+    /// answered as a flag per cell (CapMonster's `answer`) or as the matching positions
+    /// (CapSolver's `objects`).
+    Selection { cells: u8, positions: bool },
+    /// An AntiGate template's browser session (url, domain, cookies, localStorage, fingerprint).
+    Session,
 }
 
 impl Kind {
@@ -57,6 +65,9 @@ impl Kind {
             Kind::Cells => "cells",
             Kind::Angle => "angle",
             Kind::Fields(_) => "fields",
+            Kind::Clearance => "clearance",
+            Kind::Selection { .. } => "selection",
+            Kind::Session => "session",
         }
     }
 }
@@ -105,7 +116,41 @@ pub fn answer_text(kind: Kind, id: u64, fixed: Option<&str>) -> String {
         }
         Kind::Angle => (fastrand::Rng::with_seed(id ^ 16).u32(1..36) * 10).to_string(),
         Kind::Fields(_) => fields_answer(kind, id).to_string(),
+        Kind::Clearance => chars(id, 17, 160, ALPHABET),
+        Kind::Selection { .. } => selection(kind, id).to_string(),
+        Kind::Session => session(id).to_string(),
     }
+}
+
+/// The user agent the mock's workers solve Turnstile and Cloudflare challenges with.
+const WORKER_USER_AGENT: &str =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+
+/// Which cells match: about a third of them, at least one, as flags or as positions.
+fn selection(kind: Kind, id: u64) -> Value {
+    let Kind::Selection { cells, positions } = kind else { return Value::Null };
+    let mut rng = fastrand::Rng::with_seed(id ^ 18);
+    let mut flags: Vec<bool> = (0..cells).map(|_| rng.u8(0..3) == 0).collect();
+    let nothing_matches = !flags.contains(&true);
+    if let (true, Some(first)) = (nothing_matches, flags.first_mut()) {
+        *first = true;
+    }
+    if positions {
+        json!(flags.iter().enumerate().filter(|(_, f)| **f).map(|(i, _)| i).collect::<Vec<_>>())
+    } else {
+        json!(flags)
+    }
+}
+
+/// An AntiGate session, in anti-captcha's solution keys.
+fn session(id: u64) -> Value {
+    json!({
+        "url": format!("https://mock.test/done/{id:x}"),
+        "domain": "mock.test",
+        "cookies": { "session": chars(id, 19, 32, ALPHABET) },
+        "localStorage": { "state": chars(id, 20, 16, ALPHABET) },
+        "fingerprint": { "self.navigator.userAgent": WORKER_USER_AGENT },
+    })
 }
 
 /// GeeTest answers are JSON objects, in the field names each version uses.
@@ -143,6 +188,8 @@ pub fn answer_value(kind: Kind, id: u64, fixed: Option<&str>) -> Value {
     match (kind, fixed) {
         (Kind::Geetest | Kind::GeetestV4, None) => geetest_answer(kind, id),
         (Kind::Fields(_), None) => fields_answer(kind, id),
+        (Kind::Selection { .. }, None) => selection(kind, id),
+        (Kind::Session, None) => session(id),
         _ => Value::String(answer_text(kind, id, fixed)),
     }
 }
@@ -157,8 +204,28 @@ pub fn solution(kind: Kind, id: u64, fixed: Option<&str>) -> Value {
         }
         Kind::Turnstile => json!({
             "token": answer_text(kind, id, fixed),
-            "userAgent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+            "userAgent": WORKER_USER_AGENT,
         }),
+        // CapMonster's `cf_clearance` with CapSolver's `cookies` and `userAgent`: each client reads its own.
+        Kind::Clearance => {
+            let cookie = answer_text(kind, id, fixed);
+            json!({ "cf_clearance": cookie, "cookies": { "cf_clearance": cookie }, "userAgent": WORKER_USER_AGENT })
+        }
+        Kind::Selection { positions, .. } => {
+            let cells = match fixed {
+                Some(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+                None => selection(kind, id),
+            };
+            if positions {
+                json!({ "type": "multi", "objects": cells })
+            } else {
+                json!({ "answer": cells })
+            }
+        }
+        Kind::Session => match fixed {
+            Some(text) => serde_json::from_str(text).unwrap_or_else(|_| json!({ "url": text })),
+            None => session(id),
+        },
         Kind::Funcaptcha => json!({ "token": answer_text(kind, id, fixed) }),
         Kind::Hcaptcha => {
             let token = answer_text(kind, id, fixed);

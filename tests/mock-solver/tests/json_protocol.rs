@@ -68,6 +68,93 @@ async fn other_kinds_return_their_solution_shapes() {
     }
 }
 
+/// The kinds of issue 33's second round: the Cloudflare challenge's cookie in both dialects that
+/// solve it, the image classifications' cells, and an AntiGate session.
+#[tokio::test]
+async fn clearance_classification_and_antigate_answers_have_their_shapes() {
+    let mock = start("{}").await;
+    let base = mock.base_url();
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let proxied = |task: Value| {
+        let mut task = task;
+        let flat = json!({"proxyType": "http", "proxyAddress": "203.0.113.7", "proxyPort": 3128});
+        task.as_object_mut().unwrap().extend(flat.as_object().unwrap().clone());
+        task
+    };
+    let capmonster_cf = proxied(json!({"type": "TurnstileTask", "websiteURL": "https://a.test", "websiteKey": "0x4",
+        "cloudflareTaskType": "cf_clearance", "htmlPageBase64": "PGh0bWw+", "userAgent": "UA"}));
+    let capsolver_cf =
+        json!({"type": "AntiCloudflareTask", "websiteURL": "https://a.test", "proxy": "203.0.113.7:3128"});
+    for task in [capmonster_cf, capsolver_cf] {
+        let created = create(&base, task.clone()).await;
+        let answer = result(&base, created["taskId"].clone()).await;
+        let cookie = answer["solution"]["cf_clearance"].as_str().unwrap_or_default();
+        assert_eq!(cookie.len(), 160, "{task}: {answer}");
+        assert_eq!(answer["solution"]["cookies"]["cf_clearance"], cookie, "{task}: {answer}");
+        assert!(answer["solution"]["userAgent"].is_string(), "{task}: {answer}");
+    }
+    let unproxied = create(&base, json!({"type": "AntiCloudflareTask", "websiteURL": "https://a.test"})).await;
+    assert_eq!(unproxied["errorCode"], "ERROR_BAD_PARAMETERS", "{unproxied}");
+
+    let grids = [
+        (
+            json!({"type": "ComplexImageTask", "class": "recaptcha", "imagesBase64": [png], "metadata": {"Grid": "4x4"}}),
+            16,
+        ),
+        (
+            json!({"type": "ComplexImageTask", "class": "recaptcha", "imagesBase64": [png], "metadata": {"Grid": "3x3"}}),
+            9,
+        ),
+        (
+            json!({"type": "ComplexImageTask", "class": "hcaptcha", "imagesBase64": [png, png, png], "metadata": {"Task": "q"}}),
+            3,
+        ),
+        (
+            json!({"type": "ComplexImageTask", "class": "funcaptcha", "imagesBase64": [png], "metadata": {"Task": "q"}}),
+            6,
+        ),
+    ];
+    for (task, cells) in grids {
+        let created = create(&base, task.clone()).await;
+        let answer = result(&base, created["taskId"].clone()).await;
+        let flags = answer["solution"]["answer"].as_array().cloned().unwrap_or_default();
+        assert_eq!(flags.len(), cells, "{task}: {answer}");
+        assert!(flags.iter().all(Value::is_boolean) && flags.contains(&json!(true)), "{task}: {answer}");
+    }
+    let positions =
+        create(&base, json!({"type": "ReCaptchaV2Classification", "image": png, "question": "/m/04_sv"})).await;
+    let answer = result(&base, positions["taskId"].clone()).await;
+    let objects = answer["solution"]["objects"].as_array().cloned().unwrap_or_default();
+    assert!(!objects.is_empty() && objects.iter().all(|i| i.as_u64().is_some_and(|i| i < 9)), "{answer}");
+    for (bad, code) in [
+        (
+            json!({"type": "ComplexImageTask", "class": "recaptcha", "imagesBase64": ["@@@"]}),
+            "ERROR_IMAGE_TYPE_NOT_SUPPORTED",
+        ),
+        (json!({"type": "ComplexImageTask", "class": "recaptcha"}), "ERROR_ZERO_CAPTCHA_FILESIZE"),
+        (json!({"type": "ComplexImageTask", "imagesBase64": [png]}), "ERROR_BAD_PARAMETERS"),
+    ] {
+        let refused = create(&base, bad.clone()).await;
+        assert_eq!((&refused["errorId"], &refused["errorCode"]), (&json!(1), &json!(code)), "{bad}: {refused}");
+    }
+
+    let antigate = create(
+        &base,
+        json!({"type": "AntiGateTask", "websiteURL": "https://a.test",
+        "templateName": "Sign-in and wait for control text", "variables": {"login": "l"}}),
+    )
+    .await;
+    let answer = result(&base, antigate["taskId"].clone()).await;
+    for key in ["url", "domain"] {
+        assert!(answer["solution"][key].is_string(), "{key}: {answer}");
+    }
+    for key in ["cookies", "localStorage", "fingerprint"] {
+        assert!(answer["solution"][key].is_object(), "{key}: {answer}");
+    }
+    let nameless = create(&base, json!({"type": "AntiGateTask", "websiteURL": "https://a.test"})).await;
+    assert_eq!(nameless["errorCode"], "ERROR_BAD_PARAMETERS", "{nameless}");
+}
+
 #[tokio::test]
 async fn processing_until_solved_and_string_task_ids_are_accepted() {
     let mock = start(r#"{"default": {"solve_after_ms": 60000}}"#).await;
@@ -186,6 +273,10 @@ async fn sync_image_answers_recognition_tasks_in_create_task() {
         create(&base, json!({"type": "ReCaptchaV2TaskProxyLess", "websiteURL": "https://a.test", "websiteKey": "6Le"}))
             .await;
     assert!(token.get("status").is_none() && token["taskId"].is_number(), "{token}");
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let cells = create(&base, json!({"type": "ReCaptchaV2Classification", "image": png, "question": "/m/04_sv"})).await;
+    assert_eq!(cells["status"], "ready", "{cells}");
+    assert!(cells["solution"]["objects"].as_array().is_some_and(|o| !o.is_empty()), "{cells}");
 
     let slow = start(r#"{"sync_image": true, "default": {"solve_after_ms": 60000}}"#).await;
     let later = create(&slow.base_url(), image).await;

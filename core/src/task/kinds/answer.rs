@@ -61,6 +61,8 @@ fn convert(ty: AnswerType, value: Value) -> Option<Value> {
         }
         #[cfg(not(target_arch = "wasm32"))]
         (AnswerType::Points, v) => points(&v).map(Value::Array),
+        #[cfg(not(target_arch = "wasm32"))]
+        (AnswerType::Indices, v) => indices(&v).map(Value::Array),
         (AnswerType::Object, v @ Value::Object(_)) => Some(v),
         _ => None,
     }
@@ -107,6 +109,21 @@ fn points(value: &Value) -> Option<Vec<Value>> {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
+/// The 0-based positions that match, from a list of flags (`[false, true]` -> `[1]`), a list of
+/// positions (kept as they are), or one flag for a single image (`true` -> `[0]`). Anything else
+/// (a negative or fractional position, a list mixing both forms) is no answer.
+fn indices(value: &Value) -> Option<Vec<Value>> {
+    match value {
+        Value::Bool(matches) => Some(if *matches { vec![Value::from(0u64)] } else { Vec::new() }),
+        Value::Array(items) if items.iter().all(Value::is_boolean) => Some(
+            items.iter().enumerate().filter(|(_, v)| v.as_bool() == Some(true)).map(|(i, _)| Value::from(i)).collect(),
+        ),
+        Value::Array(items) => items.iter().map(|v| v.as_u64().map(Value::from)).collect(),
+        _ => None,
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn point(x: f64, y: f64) -> Option<Value> {
     let mut p = Map::new();
     p.insert("x".into(), serde_json::Number::from_f64(x)?.into());
@@ -137,6 +154,45 @@ mod tests {
         assert_eq!(Value::Object(from_pairs), want);
         let garbled = typed(d, &solution("coordinates:x=1", json!({}))).unwrap_err();
         assert_eq!(garbled, "the coordinates answer has no `points`");
+    }
+
+    /// A classification answer is the matching positions whatever form the service sends.
+    #[test]
+    fn classification_cells_come_from_flags_positions_or_one_flag() {
+        let d = decl(TaskKind::RecaptchaClassification);
+        let cells = |fields: Value| typed(d, &solution("", fields)).map(|a| a["cells"].clone());
+        // CapMonster's ComplexImageTask: a flag per cell.
+        assert_eq!(cells(json!({"answer": [false, true, false, true]})), Ok(json!([1, 3])));
+        assert_eq!(cells(json!({"answer": [false, false]})), Ok(json!([])));
+        // CapSolver's ReCaptchaV2Classification: the positions, or `hasObject` for one tile.
+        assert_eq!(cells(json!({"type": "multi", "objects": [0, 3, 6]})), Ok(json!([0, 3, 6])));
+        assert_eq!(cells(json!({"type": "single", "hasObject": true})), Ok(json!([0])));
+        assert_eq!(cells(json!({"type": "single", "hasObject": false})), Ok(json!([])));
+        for garbled in [json!({"answer": [1, true]}), json!({"objects": [-1]}), json!({"objects": "0,3"}), json!({})] {
+            assert_eq!(cells(garbled), Err("the recaptcha_classification answer has no `cells`".to_string()));
+        }
+    }
+
+    #[test]
+    fn a_clearance_cookie_and_an_antigate_session_are_named() {
+        let cf = decl(TaskKind::CloudflareChallenge);
+        // CapMonster: `cf_clearance` alone; CapSolver: the cookies with the user agent.
+        let capmonster = typed(cf, &solution("C", json!({"cf_clearance": "C"}))).unwrap();
+        assert_eq!(Value::Object(capmonster), json!({"cookie": "C"}));
+        let capsolver = json!({"cookies": {"cf_clearance": "C"}, "userAgent": "UA"});
+        let capsolver = typed(cf, &solution("{...}", capsolver)).unwrap();
+        assert_eq!(Value::Object(capsolver), json!({"cookie": "C", "user_agent": "UA"}));
+
+        let session = json!({"url": "https://a.test/done", "domain": "a.test", "cookies": {"s": "1"},
+            "localStorage": {"k": "v"}, "fingerprint": {"self.navigator.userAgent": "UA"}, "screenshots": []});
+        let typed_session = typed(decl(TaskKind::Antigate), &solution("{...}", session)).unwrap();
+        assert_eq!(
+            Value::Object(typed_session),
+            json!({"url": "https://a.test/done", "domain": "a.test", "cookies": {"s": "1"},
+                "local_storage": {"k": "v"}, "fingerprint": {"self.navigator.userAgent": "UA"}})
+        );
+        let no_url = typed(decl(TaskKind::Antigate), &solution("", json!({"cookies": {}})));
+        assert_eq!(no_url.unwrap_err(), "the antigate answer has no `url`");
     }
 
     #[test]

@@ -60,6 +60,16 @@ pub enum FieldType {
     Cookies,
     /// A base64 image (or audio clip): decodable, at most `MAX_IMAGE_BYTES`.
     Image,
+    /// A list of 1 to `max` base64 images, each checked as an [`FieldType::Image`].
+    Images {
+        max: u32,
+    },
+    /// A list of 1 to `max` names (domains and the like), each checked as a [`FieldType::Key`].
+    Names {
+        max: u32,
+    },
+    /// A page's HTML as it was served: text over lines, at most 512 KiB.
+    Page,
     /// A whole number in `min..=max`.
     Int {
         min: u32,
@@ -101,6 +111,10 @@ pub enum AnswerType {
     Number,
     /// A JSON object, as the provider sent it.
     Object,
+    /// The 0-based positions of the images or grid cells that match: `[1, 4]`, from a list of
+    /// flags (`[false, true, ...]`, CapMonster's `answer`), of positions (CapSolver's `objects`)
+    /// or one flag for a single image (CapSolver's `hasObject`). May be empty: nothing matches.
+    Indices,
 }
 
 /// How a kind goes on the wire.
@@ -135,7 +149,10 @@ pub struct CreateTaskDecl {
     pub proxyless: Option<&'static str>,
     /// The task type with a proxy; `None`: this dialect takes none.
     pub proxied: Option<&'static str>,
-    /// `(field, key)`; a dotted key (`metadata.captchaUrl`) is nested.
+    /// `(field, key)`; a dotted key (`metadata.captchaUrl`) is nested; a key ending in `[]`
+    /// takes the value as a list of one (`imagesBase64[]`); `base64:` before a key sends the
+    /// text base64-encoded (`base64:htmlPageBase64`); an empty key: the dialect does without
+    /// the field, which is not sent (a hint that only other services use).
     pub params: &'static [(&'static str, &'static str)],
     /// Keys sent with every task of the kind (`class: "DataDome"`).
     pub fixed: &'static [(&'static str, &'static str)],

@@ -75,6 +75,9 @@ impl Declared {
                     })
                 }
                 FieldType::Object => f.read::<Map<String, Value>>(field.name, alias)?.map(Value::Object),
+                FieldType::Images { .. } | FieldType::Names { .. } => f
+                    .read::<Vec<String>>(field.name, alias)?
+                    .map(|items| items.into_iter().map(Value::String).collect()),
                 _ => f.read::<String>(field.name, alias)?.map(Value::String),
             };
             match value {
@@ -141,6 +144,9 @@ impl Declared {
                     }
                     limits::check_field(name, s, ty)?;
                 }
+                (FieldType::Images { max } | FieldType::Names { max }, Value::Array(items)) => {
+                    check_list(name, items, max, field.ty)?;
+                }
                 (FieldType::StringMap, Value::Object(map)) if map.keys().any(|k| k.is_empty()) => {
                     return Err(InvalidTask::new(name, "keys must be non-empty"));
                 }
@@ -149,6 +155,28 @@ impl Declared {
         }
         Ok(())
     }
+}
+
+/// Checks a list of 1 to `max` images or names, each as its single form is checked; the error
+/// names the item (`images[2]`).
+fn check_list(field: &str, items: &[Value], max: u32, ty: FieldType) -> Result<(), InvalidTask> {
+    if items.is_empty() {
+        return Err(InvalidTask::new(field, "an empty list; give at least one"));
+    }
+    if items.len() > max as usize {
+        return Err(InvalidTask::new(field, format!("{} items, at most {max}", items.len())));
+    }
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        let text = item.as_str().unwrap_or_default();
+        limits::check_field(&at, text, ty)?;
+        match ty {
+            FieldType::Images { .. } => base64_image(&at, text)?,
+            _ if text.trim().is_empty() => return Err(InvalidTask::new(at, "must not be empty")),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Checks that cookies are written `name=value; name2=value2`, the one spelling they are

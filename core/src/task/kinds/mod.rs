@@ -21,6 +21,7 @@ mod declared;
 mod alibaba;
 mod altcha;
 mod amazon_waf;
+mod antigate;
 mod atb_captcha;
 mod audio;
 mod basilisk;
@@ -28,16 +29,19 @@ mod binance;
 mod canvas;
 mod captchafox;
 mod capy;
+mod cloudflare_challenge;
 mod coordinates;
 mod cutcaptcha;
 mod cybersiara;
 mod datadome;
 mod friendly_captcha;
 mod funcaptcha;
+mod funcaptcha_classification;
 mod geetest_v3;
 mod geetest_v4;
 mod grid;
 mod hcaptcha;
+mod hcaptcha_classification;
 mod hunt;
 mod image;
 mod keycaptcha;
@@ -45,6 +49,7 @@ mod lemin;
 mod mtcaptcha;
 mod prosopo;
 mod raw;
+mod recaptcha_classification;
 mod recaptcha_v2;
 mod recaptcha_v3;
 mod rotate;
@@ -133,6 +138,11 @@ pub const DECLS: [&KindDecl; TaskKind::ALL.len()] = [
     declared!(rotate),
     declared!(audio),
     declared!(vk_image),
+    declared!(cloudflare_challenge),
+    declared!(recaptcha_classification),
+    declared!(hcaptcha_classification),
+    declared!(funcaptcha_classification),
+    declared!(antigate),
 ];
 
 /// The declaration of `kind`.
@@ -228,6 +238,8 @@ mod tests {
             FieldType::Proxy => json!({"type": "http", "host": "h", "port": 1}),
             FieldType::StringMap => json!({"k": "v"}),
             FieldType::Object => json!({"type": "T"}),
+            FieldType::Images { .. } => json!(["aGk=", "aGk="]),
+            FieldType::Names { .. } => json!(["a.test"]),
             _ => json!("v"),
         }
     }
@@ -300,6 +312,60 @@ mod tests {
         assert_eq!(Task::from_json_value(rotate).unwrap_err().field, "angle");
         let audio = json!({"type": "audio", "body": "aGk=", "lang": "xx"});
         assert_eq!(Task::from_json_value(audio).unwrap_err().field, "lang");
+    }
+
+    /// The list and page fields of the image-classification, AntiGate and Cloudflare kinds: each
+    /// bad value is refused with a problem that says what is wrong, naming the field or item.
+    #[test]
+    fn list_and_page_fields_refuse_bad_values_naming_the_field() {
+        let problem = |task: Value| {
+            let e = Task::from_json_value(task).unwrap_err();
+            format!("{}: {}", e.field, e.problem)
+        };
+        let hc = |images: Value| json!({"type": "hcaptcha_classification", "images": images, "question": "q"});
+        assert_eq!(problem(hc(json!([]))), "images: an empty list; give at least one");
+        assert_eq!(problem(hc(json!(vec!["aGk="; 19]))), "images: 19 items, at most 18");
+        assert!(problem(hc(json!(["aGk=", "@@@"]))).starts_with("images[1]: not valid base64"));
+        assert_eq!(problem(hc(json!(["aGk=", ""]))), "images[1]: empty image");
+        assert!(problem(hc(json!(["aGk=", "data:image/png;base64,aGk="]))).starts_with("images[1]: a data: URL"));
+        assert!(problem(hc(json!(["aGk=", 5]))).starts_with("images[1]: expected a string"));
+        assert!(problem(hc(json!("aGk="))).starts_with("images: expected an array"));
+        let big = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            vec![0u8; crate::task::MAX_IMAGE_BYTES + 1],
+        );
+        assert_eq!(
+            problem(hc(json!([big]))),
+            format!(
+                "images[0]: an image of {} bytes, at most {}",
+                crate::task::MAX_IMAGE_BYTES + 1,
+                crate::task::MAX_IMAGE_BYTES
+            )
+        );
+        assert!(Task::from_json_value(hc(json!(vec!["aGk="; 18]))).is_ok());
+
+        let ag = |domains: Value| {
+            json!({"type": "antigate", "page_url": "https://a.test/", "template_name": "T", "variables": {},
+                "domainsOfInterest": domains})
+        };
+        assert_eq!(problem(ag(json!([" "]))), "domains_of_interest[0]: must not be empty");
+        assert_eq!(
+            problem(ag(json!(["a.test\n"]))),
+            "domains_of_interest[0]: control character U+000A at character 7; a single-line field allows none"
+        );
+        assert_eq!(problem(ag(json!([]))), "domains_of_interest: an empty list; give at least one");
+        let antigate = Task::from_json_value(ag(json!(["a.test", "b.test"]))).unwrap();
+        assert_eq!(serde_json::to_value(&antigate).unwrap()["domains_of_interest"], json!(["a.test", "b.test"]));
+
+        let cf = |html: Value| {
+            json!({"type": "cloudflare_challenge", "page_url": "https://a.test/", "html": html,
+                "proxy": {"type": "http", "host": "h", "port": 1}})
+        };
+        assert!(Task::from_json_value(cf(json!("<html>\n<title>Just a moment...</title>\n</html>"))).is_ok());
+        assert_eq!(problem(cf(json!("x".repeat(512 * 1024 + 1)))), "html: 524289 characters, at most 524288");
+        assert_eq!(problem(cf(json!(" "))), "html: must not be empty");
+        let rc = json!({"type": "recaptcha_classification", "image": "aGk=", "question": "/m/015qff", "grid": "5x5"});
+        assert_eq!(problem(rc), "grid: \"5x5\" is not one of 3x3, 4x4, 1x1");
     }
 
     #[test]
