@@ -106,7 +106,36 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
 }
 
 /// The cases, in the order [`run_store_suite`] runs them.
-pub const CASES: [&str; 24] = [
+#[cfg(target_arch = "wasm32")]
+pub const CASES: [&str; 24] = STORE_CASES;
+/// The cases, in the order [`run_store_suite`] runs them: the audit trail's last (it is not in
+/// the browser build).
+#[cfg(not(target_arch = "wasm32"))]
+pub const CASES: [&str; 26] = concat_cases(STORE_CASES, AUDIT_CASES);
+
+/// The audit trail's cases (`dlq::audit`).
+#[cfg(not(target_arch = "wasm32"))]
+const AUDIT_CASES: [&str; 2] = ["audit_lists_newest_first_before_a_cursor", "audit_keeps_every_entry_as_written"];
+
+#[cfg(not(target_arch = "wasm32"))]
+const fn concat_cases<const A: usize, const B: usize, const C: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; C] {
+    let mut out = [""; C];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < C {
+        out[i] = b[i - A];
+        i += 1;
+    }
+    out
+}
+
+const STORE_CASES: [&str; 24] = [
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -178,6 +207,10 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
         "settled_keys_by_prefix" => settled_keys_by_prefix(store).await,
         "journal_claim_is_a_compare_and_set" => journal_claim_is_a_compare_and_set(store).await,
         "journal_upsert_is_fenced_by_the_owner" => journal_upsert_is_fenced_by_the_owner(store).await,
+        #[cfg(not(target_arch = "wasm32"))]
+        "audit_lists_newest_first_before_a_cursor" => audit::lists_newest_first_before_a_cursor(store).await,
+        #[cfg(not(target_arch = "wasm32"))]
+        "audit_keeps_every_entry_as_written" => audit::keeps_every_entry_as_written(store).await,
         other => panic!("testkit: no case named {other:?}"),
     }
 }
@@ -895,4 +928,62 @@ async fn journal_upsert_is_fenced_by_the_owner<S: DlqStore>(store: &S) {
     ok(case, "upsert creates it", store.journal_upsert(&fresh).await);
     ok(case, "update by its owner", store.journal_update(&fresh).await);
     assert_eq!(ok(case, "entries", store.journal_entries().await), vec![fresh], "[{case}] created, then updated");
+}
+
+/// The audit trail's cases.
+#[cfg(not(target_arch = "wasm32"))]
+mod audit {
+    use serde_json::json;
+
+    use super::{at, ok};
+    use crate::dlq::audit::{AuditAction, AuditEntry};
+    use crate::dlq::store::DlqStore;
+
+    /// An entry as the client appends it (`id` 0: the store gives it).
+    pub fn sample_entry(n: u64) -> AuditEntry {
+        AuditEntry {
+            id: 0,
+            at: at(n),
+            operator: format!("operator-{n}"),
+            action: AuditAction::ALL[(n as usize) % AuditAction::ALL.len()],
+            filter: json!({"reasons": ["ERROR_CAPTCHA_UNSOLVABLE"], "labels": {"team": "growth"}}),
+            count: n * 3,
+            detail: format!("detail {n}"),
+            error: (n % 2 == 0).then(|| format!("the store failed after {n} records")),
+        }
+    }
+
+    fn numbered(n: u64) -> AuditEntry {
+        AuditEntry { id: n, ..sample_entry(n) }
+    }
+
+    pub async fn lists_newest_first_before_a_cursor<S: DlqStore>(store: &S) {
+        let case = "audit_lists_newest_first_before_a_cursor";
+        assert_eq!(ok(case, "list of an empty trail", store.audit_list(10, None).await), vec![], "[{case}] empty");
+        for n in 1..=3 {
+            let id = ok(case, "append", store.audit_append(&sample_entry(n)).await);
+            assert_eq!(id, n, "[{case}] the store numbered entry {n} as {id}");
+        }
+        let all = ok(case, "list", store.audit_list(10, None).await);
+        assert_eq!(all, vec![numbered(3), numbered(2), numbered(1)], "[{case}] newest first, as written");
+        let first = ok(case, "list 2", store.audit_list(2, None).await);
+        assert_eq!(first, vec![numbered(3), numbered(2)], "[{case}] limit");
+        let next = ok(case, "list before 2", store.audit_list(2, Some(2)).await);
+        assert_eq!(next, vec![numbered(1)], "[{case}] the page before entry 2");
+        assert_eq!(ok(case, "list before 1", store.audit_list(2, Some(1)).await), vec![], "[{case}] nothing before 1");
+    }
+
+    pub async fn keeps_every_entry_as_written<S: DlqStore>(store: &S) {
+        let case = "audit_keeps_every_entry_as_written";
+        // An id given by the caller is the store's to replace, not to trust.
+        let mut claimed = sample_entry(1);
+        claimed.id = 77;
+        assert_eq!(ok(case, "append", store.audit_append(&claimed).await), 1, "[{case}] the caller's id was kept");
+        for n in 2..=40 {
+            ok(case, "append", store.audit_append(&sample_entry(n)).await);
+        }
+        let all = ok(case, "list", store.audit_list(1000, None).await);
+        let expected: Vec<AuditEntry> = (1..=40).rev().map(numbered).collect();
+        assert_eq!(all, expected, "[{case}] an entry was lost, reordered or changed");
+    }
 }
