@@ -18,6 +18,7 @@ pub mod adopt;
 mod adopted;
 mod answer;
 pub mod api_values;
+pub mod audit;
 pub mod client;
 pub mod dlq;
 pub mod driver;
@@ -38,6 +39,7 @@ mod stream_end;
 
 pub use adopted::{AdoptedAnswer, AdoptedHook, AdoptionStats};
 pub use answer::Answer;
+pub use audit::Operator;
 pub use captcha_dlq_core as core;
 pub use client::{Client, SolveHandle};
 pub use dlq::{Dlq, ExportFormat};

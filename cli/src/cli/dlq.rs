@@ -14,6 +14,7 @@ use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use futures::StreamExt;
 use serde_json::json;
 
+use super::audit::operator_dlq;
 use super::{client, exit, Global};
 
 #[derive(Debug, Subcommand)]
@@ -68,6 +69,15 @@ pub enum DlqCommand {
     },
     /// Return a parked record to the queue.
     Unpark { id: String },
+    /// The audit trail: who replayed, purged, parked, unparked or imported what, newest first.
+    Audit {
+        /// At most this many entries (1 to 1000).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Only entries older than this entry id (the last id of the page before).
+        #[arg(long)]
+        before: Option<u64>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -170,8 +180,16 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
             limit: Some(*limit),
             explicit,
             per_second: *per_second,
+            ..ReplayOptions::default()
         };
-        let mut stream = client.replay_stream(options);
+        let operator = client.dlq().as_operator(&super::audit::operator_name(global));
+        let mut stream = match operator {
+            Ok(dlq) => dlq.replay_stream(options),
+            Err(e) => {
+                client.close().await;
+                return Err(e);
+            }
+        };
         let mut failure = None;
         while let Some(item) = stream.next().await {
             match item {
@@ -216,7 +234,13 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
         }
         return Ok(if report.failed_again > 0 { exit::TASKS_FAILED } else { exit::OK });
     }
-    // Operator writes (purge, park, import…) commit with the durability asked for.
+    if let DlqCommand::Audit { limit, before } = cmd {
+        super::audit::print(global, limit, before).await?;
+        return Ok(exit::OK);
+    }
+    if matches!(cmd, DlqCommand::Import { .. } | DlqCommand::Purge { .. } | DlqCommand::Park { .. } | DlqCommand::Unpark { .. }) {
+        return act(global, cmd, now).await;
+    }
     let store = super::store(global).await?;
     match cmd {
         DlqCommand::List { filter, limit, offset } => {
@@ -263,38 +287,62 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
             captcha_dlq::files::write_private(&file, &text)?;
             println!("exported {} record(s) to {}", records.len(), file.display());
         }
+        DlqCommand::Replay { .. }
+        | DlqCommand::Audit { .. }
+        | DlqCommand::Import { .. }
+        | DlqCommand::Purge { .. }
+        | DlqCommand::Park { .. }
+        | DlqCommand::Unpark { .. } => {}
+    }
+    Ok(exit::OK)
+}
+
+/// The actions: through the client's `Dlq` as this command's operator, so each leaves its
+/// audit entry. Operator writes commit with the durability asked for.
+async fn act(global: &Global, cmd: DlqCommand, now: Timestamp) -> Result<u8, Error> {
+    if let DlqCommand::Purge { filter, all } = &cmd {
+        if filter.is_empty() && !all {
+            return Err(Error::Io("purge needs a filter (--reason, --id, --class…) or --all".into()));
+        }
+    }
+    let text = match &cmd {
+        DlqCommand::Import { file } => Some(
+            std::fs::read_to_string(file).map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?,
+        ),
+        _ => None,
+    };
+    let (client, dlq) = operator_dlq(global).await?;
+    let done = act_on(&dlq, cmd, text, now).await;
+    client.close().await;
+    done.map(|()| exit::OK)
+}
+
+async fn act_on(dlq: &captcha_dlq::Dlq, cmd: DlqCommand, text: Option<String>, now: Timestamp) -> Result<(), Error> {
+    match cmd {
         DlqCommand::Import { file } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
-            let records =
-                import(&text, global.provider.as_deref().unwrap_or(captcha_dlq::core::options::DEFAULT_PROVIDER), now)
-                    .map_err(|e| Error::Io(format!("{}: {e}", file.display())))?;
-            let n = records.len();
-            for r in records {
-                store.push(r).await?;
-            }
+            let n = dlq.import(text.as_deref().unwrap_or_default()).await.map_err(|e| match e {
+                Error::Config(e) => Error::Io(format!("{}: {e}", file.display())),
+                other => other,
+            })?;
             println!("imported {n} record(s) from {}", file.display());
         }
-        DlqCommand::Purge { filter, all } => {
-            if filter.is_empty() && !all {
-                return Err(Error::Io("purge needs a filter (--reason, --id, --class…) or --all".into()));
-            }
-            let n = store.purge(&filter.to_filter(now), now).await?;
+        DlqCommand::Purge { filter, .. } => {
+            let n = dlq.purge(&filter.to_filter(now)).await?;
             println!("purged {n} record(s)");
         }
         DlqCommand::Park { id, reason } => {
-            if !store.park(&id, &reason, now).await? {
+            if !dlq.park(&id, &reason).await? {
                 return Err(Error::Io(format!("no record with id {id}")));
             }
             println!("parked {id}");
         }
         DlqCommand::Unpark { id } => {
-            if !store.unpark(&id, now).await? {
+            if !dlq.unpark(&id).await? {
                 return Err(Error::Io(format!("no parked record with id {id}")));
             }
             println!("unparked {id}");
         }
-        DlqCommand::Replay { .. } => {}
+        _ => {}
     }
-    Ok(exit::OK)
+    Ok(())
 }
