@@ -104,7 +104,14 @@ impl Dlq {
         self.client.store_write(|| self.store().audit_list(limit, before)).await
     }
 
-    async fn audited<T>(&self, action: Action, filter: Value, detail: String, count: u64, outcome: Result<T>) -> Result<T> {
+    async fn audited<T>(
+        &self,
+        action: Action,
+        filter: Value,
+        detail: String,
+        count: u64,
+        outcome: Result<T>,
+    ) -> Result<T> {
         audit::record(&self.client, &self.operator, action, filter, detail, count, outcome).await
     }
 

@@ -109,7 +109,11 @@ async fn every_operator_action_is_in_the_trail_with_who_what_and_how_many() {
     assert_eq!(trail[5].filter, json!({"ids": [a]}));
     assert_eq!(trail[3].filter, json!({"ids": [b]}), "the filter in its own names, empty fields left out");
     assert_eq!(trail[2].filter, json!({"ids": [c]}));
-    assert!(trail[2].detail.starts_with("recovered 0, failed again 0, parked 1"), "the replay's counts: {}", trail[2].detail);
+    assert!(
+        trail[2].detail.starts_with("recovered 0, failed again 0, parked 1"),
+        "the replay's counts: {}",
+        trail[2].detail
+    );
     assert_eq!(trail[1].filter, serde_json::Value::Null, "an import selects nothing");
     assert!(trail.iter().all(|e| e.error.is_none()), "nothing failed: {trail:?}");
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis() as u64;

@@ -27,7 +27,8 @@ pub fn operator_name(global: &Global) -> String {
 /// A client for a store-only action (see the module documentation) and its DLQ as this
 /// command's operator. The caller closes the client.
 pub async fn operator_dlq(global: &Global) -> Result<(Client, Dlq), Error> {
-    let keyed = Global { api_key: Some(global.api_key.clone().unwrap_or_else(|| NO_KEY.to_string())), ..global.clone() };
+    let keyed =
+        Global { api_key: Some(global.api_key.clone().unwrap_or_else(|| NO_KEY.to_string())), ..global.clone() };
     let client = super::builder(&keyed)?.option("fleet", json!({"enabled": false})).build().await?;
     let dlq = client.dlq().as_operator(&operator_name(global));
     match dlq {

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
-use captcha_dlq::core::dlq::export::{export_json, export_jsonl, import};
+use captcha_dlq::core::dlq::export::{export_json, export_jsonl};
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page, RecordState};
 use captcha_dlq::core::{ErrorClass, Timestamp};
 use captcha_dlq::{Error, ReplayOptions, ReplayOutcome};
@@ -238,7 +238,10 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
         super::audit::print(global, limit, before).await?;
         return Ok(exit::OK);
     }
-    if matches!(cmd, DlqCommand::Import { .. } | DlqCommand::Purge { .. } | DlqCommand::Park { .. } | DlqCommand::Unpark { .. }) {
+    if matches!(
+        cmd,
+        DlqCommand::Import { .. } | DlqCommand::Purge { .. } | DlqCommand::Park { .. } | DlqCommand::Unpark { .. }
+    ) {
         return act(global, cmd, now).await;
     }
     let store = super::store(global).await?;
@@ -306,9 +309,9 @@ async fn act(global: &Global, cmd: DlqCommand, now: Timestamp) -> Result<u8, Err
         }
     }
     let text = match &cmd {
-        DlqCommand::Import { file } => Some(
-            std::fs::read_to_string(file).map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?,
-        ),
+        DlqCommand::Import { file } => {
+            Some(std::fs::read_to_string(file).map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?)
+        }
         _ => None,
     };
     let (client, dlq) = operator_dlq(global).await?;
