@@ -343,6 +343,7 @@ class Client:
         filter: Optional[Filter] = None,
         limit: Optional[int] = None,
         per_second: Optional[float] = None,
+        operator: Optional[str] = None,
     ) -> ReplayIterator:
         """Replays dead-lettered tasks and yields each record's :class:`ReplayItem` as it ends
         (a recovered one with its ``solution``); ``report`` holds the counts at the end.
@@ -350,13 +351,15 @@ class Client:
         Without ``reasons``/``ids``/``filter`` it takes the classes the replay policy retries by
         itself; naming records also replays the ones waiting for review. ``limit``: records at
         most (default ``captcha_dlq.defaults()["replay_limit"]``); ``per_second``: records
-        started per second at most."""
+        started per second at most; ``operator``: who the audit trail records the replay as
+        (``api`` by default)."""
         options = _options(
             reasons=None if reasons is None else list(reasons),
             ids=None if ids is None else list(ids),
             filter=filter,
             limit=limit,
             per_second=per_second,
+            operator=operator,
         )
         return ReplayIterator(call(self._native.replay_stream, options))
 
@@ -368,6 +371,7 @@ class Client:
         filter: Optional[Filter] = None,
         limit: Optional[int] = None,
         per_second: Optional[float] = None,
+        operator: Optional[str] = None,
     ) -> AsyncReplayIterator:
         """``replay_iter`` for asyncio."""
         options = _options(
@@ -376,6 +380,7 @@ class Client:
             filter=filter,
             limit=limit,
             per_second=per_second,
+            operator=operator,
         )
         return AsyncReplayIterator(call(self._native.replay_stream, options))
 
@@ -387,6 +392,7 @@ class Client:
         filter: Optional[Filter] = None,
         limit: Optional[int] = None,
         per_second: Optional[float] = None,
+        operator: Optional[str] = None,
     ) -> ReplayResult:
         """``replay_iter`` to the end: the report, the answers (``solved``) and every outcome
         (``items``)."""
@@ -396,6 +402,7 @@ class Client:
             filter=filter,
             limit=limit,
             per_second=per_second,
+            operator=operator,
         )
         with ReplayIterator(call(self._native.replay_stream, options, True)) as stream:
             for _ in stream:
@@ -467,12 +474,16 @@ class Client:
         *,
         read_only: Optional[bool] = None,
         token: Optional[str] = None,
+        tokens: Optional[List[Dict[str, str]]] = None,
         live_interval_ms: Optional[int] = None,
     ) -> "DashboardServer":
         """Serves the operator dashboard over this client's DLQ (loopback ``127.0.0.1:8787``
         unless ``listen`` says otherwise; another address needs a ``token``) until the returned
-        server is closed or the client is. ``listen=":0"`` picks a free port (see ``.url``)."""
-        given = {"listen": listen, "read_only": read_only, "token": token, "live_interval_ms": live_interval_ms}
+        server is closed or the client is. ``listen=":0"`` picks a free port (see ``.url``).
+        ``tokens``: named tokens ``[{"name", "token", "role": "viewer" | "operator"}]`` (a
+        viewer sees everything and changes nothing; the audit trail names whoever acts by their
+        token's name; ``token`` is one more operator, named ``default``)."""
+        given = {"listen": listen, "read_only": read_only, "token": token, "tokens": tokens, "live_interval_ms": live_interval_ms}
         options = {name: value for name, value in given.items() if value is not None}
         return DashboardServer(call(self._native.serve_dashboard, json.dumps(options)))
 
