@@ -28,7 +28,9 @@ use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 
 use crate::answer::Answer;
-use crate::audit::{self, Action, Operator};
+use crate::audit::Operator;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::audit::{self, Action};
 use crate::client::Client;
 use crate::driver::{Command, Delivery, Outcome, Receipt};
 use crate::error::{Error, Result};
@@ -147,6 +149,7 @@ impl Client {
             tx,
             report: report.clone(),
             cancelled: cancelled.clone(),
+            #[cfg(not(target_arch = "wasm32"))]
             errors: Mutex::new(Errors::default()),
         };
         self.backends().runtime.spawn(Box::pin(run.run(options)));
@@ -176,10 +179,12 @@ struct Replayer {
     report: Arc<Mutex<ReplayReport>>,
     cancelled: Arc<AtomicBool>,
     /// What failed, for the audit entry.
+    #[cfg(not(target_arch = "wasm32"))]
     errors: Mutex<Errors>,
 }
 
 /// How many items of a replay failed, and the first failure's words.
+#[cfg(not(target_arch = "wasm32"))]
 #[derive(Default)]
 struct Errors {
     count: u64,
@@ -196,7 +201,14 @@ impl Replayer {
     }
 
     fn emit(&self, item: Result<ReplayItem>) {
-        let failed = match &item {
+        #[cfg(not(target_arch = "wasm32"))]
+        self.note_failure(&item);
+        let _ = self.tx.unbounded_send(item);
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn note_failure(&self, item: &Result<ReplayItem>) {
+        let failed = match item {
             Err(e) | Ok(ReplayItem { outcome: ReplayOutcome::Error(e), .. }) => Some(e.to_string()),
             Ok(_) => None,
         };
@@ -204,13 +216,17 @@ impl Replayer {
             errors.count += 1;
             errors.first.get_or_insert(why);
         }
-        let _ = self.tx.unbounded_send(item);
     }
+
+    /// The browser build keeps no audit trail (`crate::audit`).
+    #[cfg(target_arch = "wasm32")]
+    async fn audit(&self, _filter: Option<&Filter>, _operator: &Operator) {}
 
     /// The replay's audit entry: the records it leased, its counts, its first error. A failed
     /// write is the stream's last item.
+    #[cfg(not(target_arch = "wasm32"))]
     async fn audit(&self, filter: Option<&Filter>, operator: &Operator) {
-        let report = self.report();
+        let report = self.report.lock().map(|r| *r).unwrap_or_default();
         let (failed, first) = match self.errors.lock() {
             Ok(mut e) => (e.count, e.first.take()),
             Err(_) => (0, None),
@@ -232,10 +248,6 @@ impl Replayer {
                 let _ = self.tx.unbounded_send(Err(e));
             }
         }
-    }
-
-    fn report(&self) -> ReplayReport {
-        self.report.lock().map(|r| *r).unwrap_or_default()
     }
 
     fn stopped(&self) -> bool {

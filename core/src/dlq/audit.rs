@@ -133,7 +133,7 @@ pub fn no_audit_trail() -> StoreError {
 pub fn newest_first(mut entries: Vec<AuditEntry>, limit: usize, before: Option<u64>) -> Vec<AuditEntry> {
     entries.retain(|e| before.is_none_or(|b| e.id < b));
     // Ids are unique: an unstable sort orders them the same.
-    entries.sort_unstable_by(|a, b| b.id.cmp(&a.id));
+    entries.sort_unstable_by_key(|e| core::cmp::Reverse(e.id));
     entries.truncate(limit);
     entries
 }
