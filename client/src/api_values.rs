@@ -251,8 +251,19 @@ pub fn replay_options(value: Value, casing: Casing) -> Result<ReplayOptions, Err
         f.ids.extend(raw.ids);
         f
     });
+    // The browser build keeps no audit trail: the name is taken (the JS API is one) and unused.
+    #[cfg(not(target_arch = "wasm32"))]
     let operator = raw.operator.as_deref().map(crate::audit::Operator::new).transpose()?;
-    Ok(ReplayOptions { filter, limit: raw.limit, explicit, per_second: raw.per_second, operator })
+    #[cfg(target_arch = "wasm32")]
+    let _ = raw.operator;
+    Ok(ReplayOptions {
+        filter,
+        limit: raw.limit,
+        explicit,
+        per_second: raw.per_second,
+        #[cfg(not(target_arch = "wasm32"))]
+        operator,
+    })
 }
 
 /// One replayed record: `{id, labels, outcome, solution?, record?, parked?, reason?, why?, error?}`

@@ -56,42 +56,9 @@ impl core::fmt::Display for Operator {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use captcha_dlq_core::dlq::audit::filter_json;
+pub(crate) use captcha_dlq_core::dlq::audit::{filter_json, AuditAction as Action};
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use trail::record;
-
-/// Nothing to show it to in the browser build.
-#[cfg(target_arch = "wasm32")]
-pub(crate) fn filter_json(_filter: &captcha_dlq_core::dlq::Filter) -> serde_json::Value {
-    serde_json::Value::Null
-}
-
-/// The browser build keeps no trail (`docs/DESIGN.md` item 52): the action's outcome as it is.
-#[cfg(target_arch = "wasm32")]
-pub(crate) async fn record<T>(
-    _client: &crate::Client,
-    _operator: &Operator,
-    _action: Action,
-    _filter: serde_json::Value,
-    _detail: String,
-    _count: u64,
-    outcome: crate::Result<T>,
-) -> crate::Result<T> {
-    outcome
-}
-
-/// The actions, as the browser build names them without the core's audit module.
-#[cfg(target_arch = "wasm32")]
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Action {
-    Purge,
-    Park,
-    Unpark,
-    Import,
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) use captcha_dlq_core::dlq::audit::AuditAction as Action;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod trail {

@@ -14,9 +14,11 @@ use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, JournalEntry};
 use serde_json::{json, Value};
 
+#[cfg(not(target_arch = "wasm32"))]
 use crate::audit::{self, filter_json, Action, Operator};
 use crate::client::Client;
 use crate::error::{Error, Result};
+#[cfg(not(target_arch = "wasm32"))]
 use crate::replay::{ReplayOptions, ReplayResult, ReplayStream};
 #[cfg(not(target_arch = "wasm32"))]
 use captcha_dlq_core::dlq::audit::{AuditEntry, MAX_AUDIT_LIMIT};
@@ -55,16 +57,22 @@ impl ExportFormat {
 
 /// The client's dead-letter queue, as one operator acts on it (`api` unless
 /// [`as_operator`](Dlq::as_operator) names another): every action it applies leaves an entry
-/// in the store's audit trail naming them (`crate::audit`).
+/// in the store's audit trail naming them (`crate::audit`; not in the browser build, which keeps
+/// no trail and so no operator).
 #[derive(Clone, Debug)]
 pub struct Dlq {
     client: Client,
+    #[cfg(not(target_arch = "wasm32"))]
     operator: Operator,
 }
 
 impl Client {
     pub fn dlq(&self) -> Dlq {
-        Dlq { client: self.clone(), operator: Operator::default() }
+        Dlq {
+            client: self.clone(),
+            #[cfg(not(target_arch = "wasm32"))]
+            operator: Operator::default(),
+        }
     }
 }
 
@@ -74,21 +82,25 @@ impl Dlq {
         &self.client
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     /// This DLQ as `operator` acts on it (the name is checked: [`Operator::new`]).
     pub fn as_operator(&self, operator: &str) -> Result<Dlq> {
         Ok(Dlq { client: self.client.clone(), operator: Operator::new(operator)? })
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     /// Who this handle's actions are recorded as.
     pub fn operator(&self) -> &Operator {
         &self.operator
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     /// Replays records as this handle's operator (see [`Client::replay_stream`]).
     pub fn replay_stream(&self, options: ReplayOptions) -> ReplayStream {
         self.client.replay_stream(ReplayOptions { operator: Some(self.operator.clone()), ..options })
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     /// Replays records as this handle's operator (see [`Client::replay`]).
     pub async fn replay(&self, options: ReplayOptions) -> Result<ReplayResult> {
         self.client.replay(ReplayOptions { operator: Some(self.operator.clone()), ..options }).await
@@ -104,6 +116,7 @@ impl Dlq {
         self.client.store_write(|| self.store().audit_list(limit, before)).await
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     async fn audited<T>(
         &self,
         action: Action,
@@ -183,27 +196,44 @@ impl Dlq {
             }
             pushed += 1;
         }
-        let detail = format!("{n} records in the file");
-        self.audited(Action::Import, Value::Null, detail, pushed, outcome).await
+        #[cfg(not(target_arch = "wasm32"))]
+        let outcome = {
+            let detail = format!("{n} records in the file");
+            self.audited(Action::Import, Value::Null, detail, pushed, outcome).await
+        };
+        let _ = pushed;
+        outcome
     }
 
     /// Removes matching records not under a live lease; returns how many.
     pub async fn purge(&self, filter: &Filter) -> Result<u64> {
         let outcome = self.client.store_call(self.store().purge(filter, self.now())).await;
-        let count = *outcome.as_ref().unwrap_or(&0);
-        self.audited(Action::Purge, filter_json(filter), String::new(), count, outcome).await
+        #[cfg(not(target_arch = "wasm32"))]
+        let outcome = {
+            let count = *outcome.as_ref().unwrap_or(&0);
+            self.audited(Action::Purge, filter_json(filter), String::new(), count, outcome).await
+        };
+        outcome
     }
 
     pub async fn park(&self, id: &str, reason: &str) -> Result<bool> {
         let outcome = self.client.store_call(self.store().park(id, reason, self.now())).await;
-        let count = u64::from(*outcome.as_ref().unwrap_or(&false));
-        self.audited(Action::Park, json!({ "ids": [id] }), reason.to_string(), count, outcome).await
+        #[cfg(not(target_arch = "wasm32"))]
+        let outcome = {
+            let count = u64::from(*outcome.as_ref().unwrap_or(&false));
+            self.audited(Action::Park, json!({ "ids": [id] }), reason.to_string(), count, outcome).await
+        };
+        outcome
     }
 
     pub async fn unpark(&self, id: &str) -> Result<bool> {
         let outcome = self.client.store_call(self.store().unpark(id, self.now())).await;
-        let count = u64::from(*outcome.as_ref().unwrap_or(&false));
-        self.audited(Action::Unpark, json!({ "ids": [id] }), String::new(), count, outcome).await
+        #[cfg(not(target_arch = "wasm32"))]
+        let outcome = {
+            let count = u64::from(*outcome.as_ref().unwrap_or(&false));
+            self.audited(Action::Unpark, json!({ "ids": [id] }), String::new(), count, outcome).await
+        };
+        outcome
     }
 
     /// Tasks in flight (of every client sharing the store).
@@ -229,6 +259,17 @@ impl Dlq {
     ///
     /// Every operation also takes `operator`, the name its actions are recorded as (this
     /// handle's otherwise), and `audit` (`limit`, default 50; `before`) lists the audit trail.
+    #[cfg(target_arch = "wasm32")]
+    pub async fn op(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
+        let mut args = if args.is_null() { json!({}) } else { args };
+        // The shared JS `asOperator` names one; the browser keeps no trail to write it in.
+        if let Some(a) = args.as_object_mut() {
+            a.remove("operator");
+        }
+        self.op_as(name, args, casing).await
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
     pub async fn op(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
         let mut args = if args.is_null() { json!({}) } else { args };
         let named = match args.as_object_mut().and_then(|a| a.remove("operator")) {

@@ -28,9 +28,8 @@ use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 
 use crate::answer::Answer;
-use crate::audit::Operator;
 #[cfg(not(target_arch = "wasm32"))]
-use crate::audit::{self, Action};
+use crate::audit::{self, Action, Operator};
 use crate::client::Client;
 use crate::driver::{Command, Delivery, Outcome, Receipt};
 use crate::error::{Error, Result};
@@ -48,7 +47,9 @@ pub struct ReplayOptions {
     pub explicit: bool,
     /// Records started per second at most (SQS-style redrive velocity); `None`: at once.
     pub per_second: Option<f64>,
-    /// Who the replay's audit entry names; `None`: [`Operator::default`] (`api`).
+    /// Who the replay's audit entry names; `None`: [`Operator::default`] (`api`). Not in the
+    /// browser build, which keeps no trail.
+    #[cfg(not(target_arch = "wasm32"))]
     pub operator: Option<Operator>,
 }
 
@@ -218,10 +219,6 @@ impl Replayer {
         }
     }
 
-    /// The browser build keeps no audit trail (`crate::audit`).
-    #[cfg(target_arch = "wasm32")]
-    async fn audit(&self, _filter: Option<&Filter>, _operator: &Operator) {}
-
     /// The replay's audit entry: the records it leased, its counts, its first error. A failed
     /// write is the stream's last item.
     #[cfg(not(target_arch = "wasm32"))]
@@ -260,6 +257,7 @@ impl Replayer {
         if let Some(filter) = &filter {
             self.replay(filter, &options).await;
         }
+        #[cfg(not(target_arch = "wasm32"))]
         self.audit(filter.as_ref(), &options.operator.clone().unwrap_or_default()).await;
     }
 
