@@ -34,4 +34,4 @@ echo "== node --test (tests/js: the shared suite against this package, then the 
 # Each file starts its own mock solver; its tests run one after another (they set its script in turn).
 # The page tests drive the system's chromium (CHROMIUM overrides); the drivers never download a browser.
 export PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
-timeout 900 node --test --test-concurrency=1 ../tests/js/node.test.js ../tests/js/node-only.test.js ../tests/page/node-page.test.js
+timeout 900 node --test --test-concurrency=1 ../tests/js/node.test.js ../tests/js/node-only.test.js ../tests/js/node-audit.test.js ../tests/page/node-page.test.js

@@ -1290,6 +1290,8 @@ export interface ReplayOptions {
   limit?: number;
   /** Records started per second at most. Default: all at once. */
   perSecond?: number;
+  /** Who the audit trail records the replay as (default `'api'`). */
+  operator?: string;
 }
 
 /** An answer a collect-all call handed over (its record or journal entry is gone). `key`: a recovered task's key; replayed records have none. */
@@ -1584,9 +1586,38 @@ export interface DashboardOptions {
   listen?: string;
   /** Hide and refuse every action. */
   readOnly?: boolean;
-  /** At least 16 characters; required on every request when set. */
+  /** At least 16 characters; required on every request when set. An operator named `default`. */
   token?: string;
+  /** Named tokens: a viewer sees every page and changes nothing (403); an operator acts, and the audit trail
+   * names them by their token's name. Tokens at least 16 characters, no two alike; names unique. */
+  tokens?: DashboardToken[];
   liveIntervalMs?: number;
+}
+
+/** One named token of the dashboard. */
+export interface DashboardToken {
+  name: string;
+  token: string;
+  role: 'viewer' | 'operator';
+}
+
+/** What an operator did, as the audit trail keeps it (newest first from `dlq.audit()`). */
+export interface AuditEntry {
+  /** The store's number for the entry: 1, 2, 3… in the order they were written. */
+  id: number;
+  /** RFC 3339, when the action ended. */
+  at: string;
+  /** A dashboard token's name, the CLI's `--as` (or `cli:user@host`), or an API caller's (`api` by default). */
+  operator: string;
+  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict';
+  /** The records selected, in the filter's own field names as the store keeps them (`reasons`, `page_host`…);
+   * null for an import. */
+  filter: Record<string, unknown> | null;
+  /** How many records it touched (so far, when it failed part way). */
+  count: number;
+  /** A park reason, a replay's counts. */
+  detail: string;
+  error: string | null;
 }
 
 /** A client's options. Unknown keys are refused, naming the key as written (`retry.maxAtempts`). */
@@ -1758,6 +1789,10 @@ export declare class Dlq {
   /** Task keys settled under `prefix` (default: all). */
   settled(prefix?: string): Promise<SettledKey[]>;
   clearSettled(prefix?: string): Promise<number>;
+  /** This DLQ as `name` acts on it: its actions are recorded in the audit trail under that name (default `'api'`). */
+  asOperator(name: string): Dlq;
+  /** Node only: the audit trail, newest first; `before`: only entries older than that id. */
+  audit(options?: { limit?: number; before?: number }): Promise<AuditEntry[]>;
 }
 
 /** A solving client. Every method is async and never blocks the event loop. */

@@ -136,15 +136,34 @@ export function bind(native) {
   /** The dead-letter queue of a client: inspect, export, import, purge, park. */
   class Dlq {
     #ready;
+    #operator;
 
     /** @internal */
-    constructor(ready) {
+    constructor(ready, operator) {
       this.#ready = ready;
+      this.#operator = operator;
+    }
+
+    /**
+     * Node: this DLQ as `name` acts on it: the audit trail records its actions (purge, park, unpark,
+     * import) under that name instead of `api` (the core checks it when it acts).
+     */
+    asOperator(name) {
+      return new Dlq(this.#ready, name);
     }
 
     async #op(name, args) {
       const client = await this.#ready();
-      return call(() => client.dlq(name, plain(args)));
+      const named = this.#operator === undefined ? args : { ...args, operator: this.#operator };
+      return call(() => client.dlq(name, plain(named)));
+    }
+
+    /**
+     * Node: the audit trail, newest first (`{limit, before}`: 1 to 1000 entries, default 50; only those older
+     * than entry `before`): `{id, at, operator, action, filter, count, detail, error}` each.
+     */
+    audit(options) {
+      return this.#op('audit', options ?? {});
     }
 
     /** How many records match `filter` (all when omitted). */
@@ -194,7 +213,7 @@ export function bind(native) {
     async import(path) {
       const client = await this.#ready();
       if (typeof client.importFile !== 'function') throw invalidArgument('path', 'no file system here: use importText()');
-      return call(() => client.importFile(path ?? null));
+      return call(() => client.importFile(path ?? null, this.#operator ?? null));
     }
 
     /** Removes the matching records not under a lease; `{}` removes every record (the filter is required). */

@@ -263,7 +263,7 @@ impl NativeClient {
     }
 
     /// Node only: serves the dashboard over this client; `options` are read by
-    /// `DashboardOptions::from_value` (`{listen, readOnly, token, liveIntervalMs}`).
+    /// `DashboardOptions::from_value` (`{listen, readOnly, token, tokens, liveIntervalMs}`).
     #[napi(ts_return_type = "Promise<NativeDashboard>")]
     pub fn serve_dashboard<'env>(
         &self,
@@ -385,7 +385,12 @@ impl NativeClient {
 
     /// Node only: upserts the records of an export file (or the seeds' `captcha-dlq.json`).
     #[napi(ts_return_type = "Promise<number>")]
-    pub fn import_file<'env>(&self, env: &'env Env, path: Value) -> napi::Result<PromiseRaw<'env, Value>> {
+    pub fn import_file<'env>(
+        &self,
+        env: &'env Env,
+        path: Value,
+        operator: Option<Value>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
         let dlq = self.client.dlq();
         error::promise(env, async move {
             let path: String = api_values::argument(path, "path").map_err(fail)?;
@@ -394,7 +399,11 @@ impl NativeClient {
                 .await
                 .map_err(|e| fail(captcha_dlq::Error::Io(format!("reading {path} was interrupted: {e}"))))?
                 .map_err(|e| fail(captcha_dlq::Error::Io(format!("cannot read {path}: {e}"))))?;
-            dlq.op("import", json!({ "text": text }), Casing::Camel).await.map_err(fail)
+            let mut args = json!({ "text": text });
+            if let Some(operator) = operator.filter(|o| !o.is_null()) {
+                args["operator"] = operator;
+            }
+            dlq.op("import", args, Casing::Camel).await.map_err(fail)
         })
     }
 }

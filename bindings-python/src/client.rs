@@ -205,14 +205,19 @@ impl NativeClient {
     }
 
     /// Adds the records of an export file (ours or the seeds' `captcha-dlq.json`).
-    fn import_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<usize> {
+    #[pyo3(signature = (path, operator = None))]
+    fn import_file(&self, py: Python<'_>, path: PathBuf, operator: Option<String>) -> PyResult<usize> {
         self.run(py, move |client| async move {
             let shown = path.display().to_string();
             let text = tokio::task::spawn_blocking(move || std::fs::read_to_string(&path))
                 .await
                 .map_err(|e| Error::Io(format!("reading {shown} was interrupted: {e}")))?
                 .map_err(|e| Error::Io(format!("cannot read {shown}: {e}")))?;
-            let answer = client.dlq().op("import", json!({ "text": text }), SNAKE).await?;
+            let mut args = json!({ "text": text });
+            if let Some(operator) = operator {
+                args["operator"] = json!(operator);
+            }
+            let answer = client.dlq().op("import", args, SNAKE).await?;
             Ok(usize::try_from(answer.as_u64().unwrap_or_default()).unwrap_or(usize::MAX))
         })
     }

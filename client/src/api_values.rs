@@ -209,7 +209,7 @@ pub fn solve_result(r: &SolveResult, casing: Casing) -> Value {
 }
 
 /// The options of `replay`: which records (`reasons`, `ids`, `filter`), how many (`limit`),
-/// how fast (`per_second`). Naming records (reasons, ids, a filter) is an operator's
+/// how fast (`per_second`), who asks (`operator`, for the audit trail). Naming records (reasons, ids, a filter) is an operator's
 /// explicit request: review classes are replayed too.
 struct RawReplay {
     reasons: Vec<String>,
@@ -217,6 +217,7 @@ struct RawReplay {
     filter: Option<Filter>,
     limit: Option<usize>,
     per_second: Option<f64>,
+    operator: Option<String>,
 }
 
 impl FromJson for RawReplay {
@@ -228,6 +229,7 @@ impl FromJson for RawReplay {
             filter: f.opt("filter")?,
             limit: f.opt("limit")?,
             per_second: f.opt("per_second")?,
+            operator: f.opt("operator")?,
         };
         f.finish()?;
         if o.limit == Some(0) {
@@ -249,7 +251,19 @@ pub fn replay_options(value: Value, casing: Casing) -> Result<ReplayOptions, Err
         f.ids.extend(raw.ids);
         f
     });
-    Ok(ReplayOptions { filter, limit: raw.limit, explicit, per_second: raw.per_second })
+    // The browser build keeps no audit trail: the name is taken (the JS API is one) and unused.
+    #[cfg(not(target_arch = "wasm32"))]
+    let operator = raw.operator.as_deref().map(crate::audit::Operator::new).transpose()?;
+    #[cfg(target_arch = "wasm32")]
+    let _ = raw.operator;
+    Ok(ReplayOptions {
+        filter,
+        limit: raw.limit,
+        explicit,
+        per_second: raw.per_second,
+        #[cfg(not(target_arch = "wasm32"))]
+        operator,
+    })
 }
 
 /// One replayed record: `{id, labels, outcome, solution?, record?, parked?, reason?, why?, error?}`

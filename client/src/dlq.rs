@@ -14,8 +14,14 @@ use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, JournalEntry};
 use serde_json::{json, Value};
 
+#[cfg(not(target_arch = "wasm32"))]
+use crate::audit::{self, filter_json, Action, Operator};
 use crate::client::Client;
 use crate::error::{Error, Result};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::replay::{ReplayOptions, ReplayResult, ReplayStream};
+#[cfg(not(target_arch = "wasm32"))]
+use captcha_dlq_core::dlq::audit::{AuditEntry, MAX_AUDIT_LIMIT};
 
 /// Records read per page when a whole selection is needed (analysis, export).
 const PAGE: usize = 1000;
@@ -49,15 +55,24 @@ impl ExportFormat {
     }
 }
 
-/// The client's dead-letter queue.
+/// The client's dead-letter queue, as one operator acts on it (`api` unless
+/// [`as_operator`](Dlq::as_operator) names another): every action it applies leaves an entry
+/// in the store's audit trail naming them (`crate::audit`; not in the browser build, which keeps
+/// no trail and so no operator).
 #[derive(Clone, Debug)]
 pub struct Dlq {
     client: Client,
+    #[cfg(not(target_arch = "wasm32"))]
+    operator: Operator,
 }
 
 impl Client {
     pub fn dlq(&self) -> Dlq {
-        Dlq { client: self.clone() }
+        Dlq {
+            client: self.clone(),
+            #[cfg(not(target_arch = "wasm32"))]
+            operator: Operator::default(),
+        }
     }
 }
 
@@ -65,6 +80,52 @@ impl Dlq {
     /// The client this DLQ belongs to.
     pub(crate) fn client(&self) -> &Client {
         &self.client
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    /// This DLQ as `operator` acts on it (the name is checked: [`Operator::new`]).
+    pub fn as_operator(&self, operator: &str) -> Result<Dlq> {
+        Ok(Dlq { client: self.client.clone(), operator: Operator::new(operator)? })
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    /// Who this handle's actions are recorded as.
+    pub fn operator(&self) -> &Operator {
+        &self.operator
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    /// Replays records as this handle's operator (see [`Client::replay_stream`]).
+    pub fn replay_stream(&self, options: ReplayOptions) -> ReplayStream {
+        self.client.replay_stream(ReplayOptions { operator: Some(self.operator.clone()), ..options })
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    /// Replays records as this handle's operator (see [`Client::replay`]).
+    pub async fn replay(&self, options: ReplayOptions) -> Result<ReplayResult> {
+        self.client.replay(ReplayOptions { operator: Some(self.operator.clone()), ..options }).await
+    }
+
+    /// Up to `limit` entries of the audit trail (at most [`MAX_AUDIT_LIMIT`]), newest first;
+    /// with `before`, those older than entry `before` (the last id of the page before).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn audit(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>> {
+        if limit == 0 || limit > MAX_AUDIT_LIMIT {
+            return Err(Error::Config(ConfigError::new("limit", format!("must be 1 to {MAX_AUDIT_LIMIT}"))));
+        }
+        self.client.store_write(|| self.store().audit_list(limit, before)).await
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) async fn audited<T>(
+        &self,
+        action: Action,
+        filter: Value,
+        detail: String,
+        count: u64,
+        outcome: Result<T>,
+    ) -> Result<T> {
+        audit::record(&self.client, &self.operator, action, filter, detail, count, outcome).await
     }
 
     pub fn store(&self) -> &Arc<dyn DlqStore> {
@@ -126,23 +187,53 @@ impl Dlq {
             Error::Config(ConfigError::new(e.field.clone().unwrap_or_else(|| "file".into()), e.to_string()))
         })?;
         let n = records.len();
+        let mut pushed = 0;
+        let mut outcome = Ok(n);
         for record in records {
-            self.client.store_call(self.store().push(record)).await?;
+            if let Err(e) = self.client.store_call(self.store().push(record)).await {
+                outcome = Err(e);
+                break;
+            }
+            pushed += 1;
         }
-        Ok(n)
+        #[cfg(not(target_arch = "wasm32"))]
+        let outcome = {
+            let detail = format!("{n} records in the file");
+            self.audited(Action::Import, Value::Null, detail, pushed, outcome).await
+        };
+        let _ = pushed;
+        outcome
     }
 
     /// Removes matching records not under a live lease; returns how many.
     pub async fn purge(&self, filter: &Filter) -> Result<u64> {
-        self.client.store_call(self.store().purge(filter, self.now())).await
+        let outcome = self.client.store_call(self.store().purge(filter, self.now())).await;
+        #[cfg(not(target_arch = "wasm32"))]
+        let outcome = {
+            let count = *outcome.as_ref().unwrap_or(&0);
+            self.audited(Action::Purge, filter_json(filter), String::new(), count, outcome).await
+        };
+        outcome
     }
 
     pub async fn park(&self, id: &str, reason: &str) -> Result<bool> {
-        self.client.store_call(self.store().park(id, reason, self.now())).await
+        let outcome = self.client.store_call(self.store().park(id, reason, self.now())).await;
+        #[cfg(not(target_arch = "wasm32"))]
+        let outcome = {
+            let count = u64::from(*outcome.as_ref().unwrap_or(&false));
+            self.audited(Action::Park, json!({ "ids": [id] }), reason.to_string(), count, outcome).await
+        };
+        outcome
     }
 
     pub async fn unpark(&self, id: &str) -> Result<bool> {
-        self.client.store_call(self.store().unpark(id, self.now())).await
+        let outcome = self.client.store_call(self.store().unpark(id, self.now())).await;
+        #[cfg(not(target_arch = "wasm32"))]
+        let outcome = {
+            let count = u64::from(*outcome.as_ref().unwrap_or(&false));
+            self.audited(Action::Unpark, json!({ "ids": [id] }), String::new(), count, outcome).await
+        };
+        outcome
     }
 
     /// Tasks in flight (of every client sharing the store).
@@ -165,8 +256,39 @@ impl Dlq {
     /// One operation by name (`count`, `peek`, `stats`, `analysis`, `export`, `import`,
     /// `purge`, `park`, `unpark`, `journal`, `settled`, `clear_settled`, `record_page_outcome`, `edit`), its arguments an
     /// object in `casing`, its answer in `casing`.
+    ///
+    /// Every operation also takes `operator`, the name its actions are recorded as (this
+    /// handle's otherwise), and `audit` (`limit`, default 50; `before`) lists the audit trail.
+    #[cfg(target_arch = "wasm32")]
     pub async fn op(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
-        let args = if args.is_null() { json!({}) } else { args };
+        let mut args = if args.is_null() { json!({}) } else { args };
+        // The shared JS `asOperator` names one; the browser keeps no trail to write it in.
+        if let Some(a) = args.as_object_mut() {
+            a.remove("operator");
+        }
+        self.op_as(name, args, casing).await
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn op(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
+        let mut args = if args.is_null() { json!({}) } else { args };
+        let named = match args.as_object_mut().and_then(|a| a.remove("operator")) {
+            None => None,
+            Some(Value::String(operator)) => Some(self.as_operator(&operator)?),
+            Some(other) => {
+                return Err(Error::Config(ConfigError::new(
+                    format!("{name}: operator"),
+                    format!("expected a name (a string), got {other}"),
+                )))
+            }
+        };
+        match named {
+            Some(dlq) => dlq.op_as(name, args, casing).await,
+            None => self.op_as(name, args, casing).await,
+        }
+    }
+
+    async fn op_as(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
         match name {
             "count" => {
                 let a: FilterArgs = read(args, casing, name)?;
@@ -227,10 +349,15 @@ impl Dlq {
                 "edit is not in the browser build (it would take the .wasm over its size guard, docs/DESIGN.md item 53): \
                  edit from Node, Python, the CLI or the dashboard",
             ))),
+            #[cfg(not(target_arch = "wasm32"))]
+            "audit" => {
+                let a: AuditArgs = read(args, casing, name)?;
+                answer(&self.audit(a.limit, a.before).await?, casing)
+            }
             other => Err(Error::Config(ConfigError::new(
                 "op",
                 format!(
-                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled, record_page_outcome, edit",
+                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled, record_page_outcome, edit, audit (these two not in the browser)",
                     Quoted(other)
                 ),
             ))),
@@ -361,6 +488,21 @@ impl FromJson for PrefixArgs {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
         let a = PrefixArgs { prefix: f.or("prefix", String::new())? };
+        f.finish()?;
+        Ok(a)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+struct AuditArgs {
+    limit: usize,
+    before: Option<u64>,
+}
+#[cfg(not(target_arch = "wasm32"))]
+impl FromJson for AuditArgs {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        let a = AuditArgs { limit: f.or("limit", 50)?, before: f.opt("before")? };
         f.finish()?;
         Ok(a)
     }

@@ -15,6 +15,7 @@ use captcha_dlq_core::dlq::{Change, DeadLetterRecord, Edit, EditWrite, Filter, P
 use captcha_dlq_core::{ConfigError, Timestamp};
 use serde::Serialize;
 
+use crate::audit::{filter_json, Action};
 use crate::dlq::Dlq;
 use crate::error::{Error, Result};
 
@@ -77,11 +78,33 @@ impl Dlq {
         }
         let now = self.client().backends().runtime.now();
         let mut report = EditReport { preview, ..EditReport::default() };
+        let outcome = self.edit_each(filter, edit, preview, now, &mut report).await;
+        if preview {
+            return outcome.map(|()| report);
+        }
+        // The trail names the fields changed, not their values (a task's proxy holds a password).
+        let mut paths: Vec<&str> =
+            report.diffs.iter().flat_map(|d| d.changes.iter().map(|c| c.path.as_str())).collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let detail = format!("changed {}", if paths.is_empty() { "nothing".to_string() } else { paths.join(", ") });
+        let changed = report.changed;
+        self.audited(Action::Edit, filter_json(filter), detail, changed, outcome).await.map(|()| report)
+    }
+
+    async fn edit_each(
+        &self,
+        filter: &Filter,
+        edit: &Edit,
+        preview: bool,
+        now: Timestamp,
+        report: &mut EditReport,
+    ) -> Result<()> {
         for record in self.all(filter).await? {
             report.matched += 1;
-            self.edit_one(record, edit, preview, now, &mut report).await?;
+            self.edit_one(record, edit, preview, now, report).await?;
         }
-        Ok(report)
+        Ok(())
     }
 
     async fn edit_one(

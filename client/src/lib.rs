@@ -20,6 +20,7 @@ mod adopted;
 pub mod alerts;
 mod answer;
 pub mod api_values;
+pub mod audit;
 pub mod client;
 pub mod dlq;
 #[cfg(not(target_arch = "wasm32"))]
@@ -47,6 +48,7 @@ mod stream_end;
 
 pub use adopted::{AdoptedAnswer, AdoptedHook, AdoptionStats};
 pub use answer::Answer;
+pub use audit::Operator;
 pub use captcha_dlq_core as core;
 pub use client::{Client, SolveHandle};
 pub use dlq::{Dlq, ExportFormat};

@@ -28,6 +28,8 @@ use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 
 use crate::answer::Answer;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::audit::{self, Action, Operator};
 use crate::client::Client;
 use crate::driver::{Command, Delivery, Outcome, Receipt};
 use crate::error::{Error, Result};
@@ -45,6 +47,10 @@ pub struct ReplayOptions {
     pub explicit: bool,
     /// Records started per second at most (SQS-style redrive velocity); `None`: at once.
     pub per_second: Option<f64>,
+    /// Who the replay's audit entry names; `None`: [`Operator::default`] (`api`). Not in the
+    /// browser build, which keeps no trail.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub operator: Option<Operator>,
 }
 
 /// What happened to one leased record. `A` is the answer: a [`Delivery`] (with the receipt
@@ -139,7 +145,14 @@ impl Client {
         let (tx, rx) = mpsc::unbounded();
         let report = Arc::new(Mutex::new(ReplayReport::default()));
         let cancelled = Arc::new(AtomicBool::new(false));
-        let run = Replayer { client: self.clone(), tx, report: report.clone(), cancelled: cancelled.clone() };
+        let run = Replayer {
+            client: self.clone(),
+            tx,
+            report: report.clone(),
+            cancelled: cancelled.clone(),
+            #[cfg(not(target_arch = "wasm32"))]
+            errors: Mutex::new(Errors::default()),
+        };
         self.backends().runtime.spawn(Box::pin(run.run(options)));
         ReplayStream { items: rx, report, cancelled, end: StreamEnd::new(self.clone()) }
     }
@@ -166,6 +179,17 @@ struct Replayer {
     tx: mpsc::UnboundedSender<Result<ReplayItem>>,
     report: Arc<Mutex<ReplayReport>>,
     cancelled: Arc<AtomicBool>,
+    /// What failed, for the audit entry.
+    #[cfg(not(target_arch = "wasm32"))]
+    errors: Mutex<Errors>,
+}
+
+/// How many items of a replay failed, and the first failure's words.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Default)]
+struct Errors {
+    count: u64,
+    first: Option<String>,
 }
 
 type Running = BoxFuture<'static, (Leased, Result<Outcome>)>;
@@ -178,7 +202,49 @@ impl Replayer {
     }
 
     fn emit(&self, item: Result<ReplayItem>) {
+        #[cfg(not(target_arch = "wasm32"))]
+        self.note_failure(&item);
         let _ = self.tx.unbounded_send(item);
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn note_failure(&self, item: &Result<ReplayItem>) {
+        let failed = match item {
+            Err(e) | Ok(ReplayItem { outcome: ReplayOutcome::Error(e), .. }) => Some(e.to_string()),
+            Ok(_) => None,
+        };
+        if let (Some(why), Ok(mut errors)) = (failed, self.errors.lock()) {
+            errors.count += 1;
+            errors.first.get_or_insert(why);
+        }
+    }
+
+    /// The replay's audit entry: the records it leased, its counts, its first error. A failed
+    /// write is the stream's last item.
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit(&self, filter: Option<&Filter>, operator: &Operator) {
+        let report = self.report.lock().map(|r| *r).unwrap_or_default();
+        let (failed, first) = match self.errors.lock() {
+            Ok(mut e) => (e.count, e.first.take()),
+            Err(_) => (0, None),
+        };
+        let detail = format!(
+            "recovered {}, failed again {}, parked {}, skipped {}, errors {failed}",
+            report.recovered, report.failed_again, report.parked, report.skipped
+        );
+        let outcome = match first {
+            Some(why) => Err(Error::Io(format!("{failed} records could not be replayed; the first: {why}"))),
+            None => Ok(()),
+        };
+        let filter = filter.map_or(serde_json::Value::Null, audit::filter_json);
+        let recorded =
+            audit::record(&self.client, operator, Action::Replay, filter, detail, report.received, outcome).await;
+        if let Err(e) = recorded {
+            // The replay's own failures were items already; only the trail's is new.
+            if failed == 0 {
+                let _ = self.tx.unbounded_send(Err(e));
+            }
+        }
     }
 
     fn stopped(&self) -> bool {
@@ -186,14 +252,23 @@ impl Replayer {
     }
 
     async fn run(self, options: ReplayOptions) {
+        let policy = self.client.options().replay_policy.clone();
+        let filter = options.filter.clone().or_else(|| policy.auto_filter());
+        if let Some(filter) = &filter {
+            self.replay(filter, &options).await;
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        self.audit(filter.as_ref(), &options.operator.clone().unwrap_or_default()).await;
+    }
+
+    async fn replay(&self, filter: &Filter, options: &ReplayOptions) {
         let client = self.client.clone();
         let policy = client.options().replay_policy.clone();
-        let Some(filter) = options.filter.clone().or_else(|| policy.auto_filter()) else { return };
         let limit = options.limit.unwrap_or(DEFAULT_REPLAY_LIMIT).max(1);
         let store = client.backends().store.clone();
         let runtime = client.backends().runtime.clone();
         let now = runtime.now();
-        let leased = match client.store_call(store.receive(&filter, limit, policy.lease(), now)).await {
+        let leased = match client.store_call(store.receive(filter, limit, policy.lease(), now)).await {
             Ok(leased) => leased,
             Err(e) => return self.emit(Err(e)),
         };

@@ -11,6 +11,7 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
+use captcha_dlq_core::dlq::audit::{filter_json, AuditAction, AuditEntry};
 use captcha_dlq_core::dlq::retention::{self, EvictionReason, RetentionOptions};
 use captcha_dlq_core::dlq::{export_jsonl, DeadLetterRecord, DlqStore, Filter, Page};
 use captcha_dlq_core::Timestamp;
@@ -21,6 +22,9 @@ use crate::ops_metrics::OpsCounters;
 
 /// Records read, archived and removed at once.
 const BATCH: usize = 1_000;
+
+/// Who the audit trail names for an eviction.
+pub const RETENTION_OPERATOR: &str = "retention";
 
 /// What one limit evicted (or, in a dry run, would evict).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -110,7 +114,7 @@ async fn evict_matching(
         }
         let ids = batch.iter().map(|r| r.id.clone()).collect();
         let n = store.purge(&retention::exactly(ids), now).await.map_err(Error::Store)?;
-        trace_eviction(reason, n, options.archive.as_deref(), counters);
+        trace_eviction(store, filter, reason, n, options.archive.as_deref(), counters, now).await;
         removed += n;
         if n == 0 {
             // Every record of the batch was leased meanwhile: the next read would find them again.
@@ -137,14 +141,41 @@ fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
     })
 }
 
-/// The trace of one evicted batch: counted and logged. The audit trail's entry for an eviction
-/// belongs here too (one call site for every eviction, whoever applies the limits).
-fn trace_eviction(reason: EvictionReason, n: u64, archive: Option<&str>, counters: Option<&OpsCounters>) {
+/// The trace of one evicted batch: counted, logged and entered in the audit trail (as the
+/// operator `retention`, with the limit's filter) — one call site for every eviction, whoever
+/// applies the limits. The records are gone by now, so a trail that refuses the entry is
+/// logged as an error rather than answered.
+async fn trace_eviction(
+    store: &Arc<dyn DlqStore>,
+    filter: &Filter,
+    reason: EvictionReason,
+    n: u64,
+    archive: Option<&str>,
+    counters: Option<&OpsCounters>,
+    now: Timestamp,
+) {
     if n == 0 {
         return;
     }
     if let Some(c) = counters {
         c.evicted(reason, n);
+    }
+    let detail = match archive {
+        Some(path) => format!("{}, archived to {path}", reason.as_str()),
+        None => format!("{}, not archived", reason.as_str()),
+    };
+    let entry = AuditEntry {
+        id: 0,
+        at: now,
+        operator: RETENTION_OPERATOR.to_string(),
+        action: AuditAction::Evict,
+        filter: filter_json(filter),
+        count: n,
+        detail,
+        error: None,
+    };
+    if let Err(e) = store.audit_append(&entry).await {
+        tracing::error!(target: "captcha_dlq", evicted = n, error = %e, "the audit trail did not take the eviction's entry");
     }
     match archive {
         Some(path) => tracing::info!(

@@ -14,7 +14,7 @@ use captcha_dlq_core::dlq::Filter;
 use crate::query::Selection;
 use crate::replays::Target;
 use crate::respond::{chrome, html, Failure};
-use crate::security::{same_secret, session_cookie, RequestContext, CSRF_FIELD};
+use crate::security::{session_cookie, RequestContext, CSRF_FIELD};
 use crate::state::Shared;
 use crate::views::{self, Chrome};
 
@@ -124,7 +124,7 @@ pub(crate) async fn replay(State(state): State<Shared>, Extension(ctx): Ctx, bod
         needs_solving(&state)?;
         let form = Form::read(&body, &["id", "filter", "per_second"])?;
         let (target, what) = form.target(&state)?;
-        let job = state.replays.start(&state.client, what, target, form.rate()?, state.changed());
+        let job = state.replays.start(&state.client, operator_of(&ctx)?, what, target, form.rate()?, state.changed());
         Ok(see_other(&chrome.url(&format!("/replays/{}", job.id))))
     })();
     fail(&chrome, result)
@@ -142,15 +142,17 @@ pub(crate) async fn selected(State(state): State<Shared>, Extension(ctx): Ctx, b
             Some("replay") => {
                 needs_solving(&state)?;
                 let what = format!("{} selected records", ids.len());
-                let job = state.replays.start(&state.client, what, Target::Ids(ids), form.rate()?, state.changed());
+                let operator = operator_of(&ctx)?;
+                let job =
+                    state.replays.start(&state.client, operator, what, Target::Ids(ids), form.rate()?, state.changed());
                 Ok(see_other(&chrome.url(&format!("/replays/{}", job.id))))
             }
             Some("park") => {
-                park_all(&state, &ids, "parked from the dashboard").await?;
+                park_all(&state, &ctx, &ids, "parked from the dashboard").await?;
                 Ok(see_other(&form.back(&chrome)))
             }
             Some("unpark") => {
-                unpark_all(&state, &ids).await?;
+                unpark_all(&state, &ctx, &ids).await?;
                 Ok(see_other(&form.back(&chrome)))
             }
             other => Err(Failure::bad_request(format!("action: {other:?} is not one of replay, park, unpark"))),
@@ -160,8 +162,17 @@ pub(crate) async fn selected(State(state): State<Shared>, Extension(ctx): Ctx, b
     fail(&chrome, result)
 }
 
-async fn park_all(state: &Shared, ids: &[String], reason: &str) -> Result<(), Failure> {
-    let dlq = state.client.dlq();
+/// The DLQ as the request's token holder acts on it (the audit trail names them).
+pub(crate) fn dlq_of(state: &Shared, ctx: &RequestContext) -> Result<captcha_dlq_client::Dlq, Failure> {
+    Ok(state.client.dlq().as_operator(&ctx.identity.name)?)
+}
+
+pub(crate) fn operator_of(ctx: &RequestContext) -> Result<captcha_dlq_client::Operator, Failure> {
+    captcha_dlq_client::Operator::new(&ctx.identity.name).map_err(|e| Failure::bad_request(e.to_string()))
+}
+
+async fn park_all(state: &Shared, ctx: &RequestContext, ids: &[String], reason: &str) -> Result<(), Failure> {
+    let dlq = dlq_of(state, ctx)?;
     for id in ids {
         dlq.park(id, reason).await?;
     }
@@ -169,8 +180,8 @@ async fn park_all(state: &Shared, ids: &[String], reason: &str) -> Result<(), Fa
     Ok(())
 }
 
-async fn unpark_all(state: &Shared, ids: &[String]) -> Result<(), Failure> {
-    let dlq = state.client.dlq();
+async fn unpark_all(state: &Shared, ctx: &RequestContext, ids: &[String]) -> Result<(), Failure> {
+    let dlq = dlq_of(state, ctx)?;
     for id in ids {
         dlq.unpark(id).await?;
     }
@@ -186,7 +197,7 @@ pub(crate) async fn park(State(state): State<Shared>, Extension(ctx): Ctx, body:
         if ids.is_empty() {
             return Err(Failure::bad_request("id: which record to park"));
         }
-        park_all(&state, &ids, form.one("reason").unwrap_or("parked from the dashboard")).await?;
+        park_all(&state, &ctx, &ids, form.one("reason").unwrap_or("parked from the dashboard")).await?;
         Ok(see_other(&form.back(&chrome)))
     }
     .await;
@@ -201,7 +212,7 @@ pub(crate) async fn unpark(State(state): State<Shared>, Extension(ctx): Ctx, bod
         if ids.is_empty() {
             return Err(Failure::bad_request("id: which record to unpark"));
         }
-        unpark_all(&state, &ids).await?;
+        unpark_all(&state, &ctx, &ids).await?;
         Ok(see_other(&form.back(&chrome)))
     }
     .await;
@@ -219,7 +230,7 @@ pub(crate) async fn purge(State(state): State<Shared>, Extension(ctx): Ctx, body
             Target::Ids(ids) => Filter { ids, ..Filter::default() },
             Target::Filter(filter) => filter,
         };
-        let dlq = state.client.dlq();
+        let dlq = dlq_of(&state, &ctx)?;
         let matching = dlq.count(&filter).await?;
         let typed = form.one("confirm").unwrap_or("");
         if typed != "purge" && typed != matching.to_string() {
@@ -269,13 +280,17 @@ pub(crate) async fn recover(State(state): State<Shared>, Extension(ctx): Ctx, bo
 
 pub(crate) async fn login(State(state): State<Shared>, Extension(ctx): Ctx, body: Bytes) -> Response {
     let chrome = chrome(&state, &ctx);
-    let Some(expected) = state.config.token.as_deref() else {
+    if !state.roles.required() {
         return see_other(&chrome.url("/"));
-    };
+    }
     let given = form_urlencoded::parse(&body).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned());
-    if given.is_some_and(|given| same_secret(&given, expected)) {
+    if let Some(who) = given.and_then(|given| state.roles.holder(&given)) {
+        let session = match state.roles.open_session(who) {
+            Ok(id) => id,
+            Err(e) => return Failure::conflict(e.to_string()).page(&chrome),
+        };
         let mut response = see_other(&chrome.url("/"));
-        if let Ok(cookie) = session_cookie(&state, &chrome.base).parse() {
+        if let Ok(cookie) = session_cookie(&session, &chrome.base).parse() {
             response.headers_mut().insert(header::SET_COOKIE, cookie);
         }
         response

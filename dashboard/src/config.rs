@@ -8,6 +8,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
 
+use crate::roles::{all_tokens, NamedToken};
+
 /// The address `serve` listens on unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// The environment variable the CLI reads the token from.
@@ -23,6 +25,9 @@ pub struct DashboardConfig {
     /// Required on every request when set: as `Authorization: Bearer …` (scrapers,
     /// scripts) or through the login page, which sets a session cookie.
     pub token: Option<String>,
+    /// Named tokens, each a viewer's or an operator's (`crate::roles`); `token` is one more, an
+    /// operator named `default`. The audit trail names whoever acts by their token's name.
+    pub tokens: Vec<NamedToken>,
     /// Without a token, answer only requests addressed to a loopback name (`Host:
     /// 127.0.0.1`, `localhost`, `[::1]`) from a loopback peer, so a web page elsewhere
     /// cannot reach the dashboard through DNS rebinding. On by default; a host that puts
@@ -38,7 +43,14 @@ pub struct DashboardConfig {
 
 impl Default for DashboardConfig {
     fn default() -> Self {
-        DashboardConfig { read_only: false, token: None, loopback_only: true, live_interval_ms: 2000, solving: true }
+        DashboardConfig {
+            read_only: false,
+            token: None,
+            tokens: Vec::new(),
+            loopback_only: true,
+            live_interval_ms: 2000,
+            solving: true,
+        }
     }
 }
 
@@ -47,6 +59,7 @@ impl core::fmt::Debug for DashboardConfig {
         f.debug_struct("DashboardConfig")
             .field("read_only", &self.read_only)
             .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("tokens", &self.tokens)
             .field("loopback_only", &self.loopback_only)
             .field("live_interval_ms", &self.live_interval_ms)
             .field("solving", &self.solving)
@@ -55,16 +68,14 @@ impl core::fmt::Debug for DashboardConfig {
 }
 
 impl DashboardConfig {
-    /// Checks the token's strength.
+    /// Checks the tokens: each long enough, no two alike, names unique ([`all_tokens`]).
     pub fn validate(&self) -> Result<(), DashboardError> {
-        if let Some(token) = &self.token {
-            if token.chars().count() < MIN_TOKEN_LEN {
-                return Err(DashboardError::Config(format!(
-                    "token: must be at least {MIN_TOKEN_LEN} characters (a short token can be guessed)"
-                )));
-            }
-        }
-        Ok(())
+        all_tokens(self.token.as_deref(), &self.tokens).map(|_| ())
+    }
+
+    /// Whether any token is required.
+    pub fn has_tokens(&self) -> bool {
+        self.token.is_some() || !self.tokens.is_empty()
     }
 }
 
@@ -90,7 +101,7 @@ impl DashboardOptions {
     /// Refuses a non-loopback address without a token, and says why.
     pub fn validate(&self) -> Result<(), DashboardError> {
         self.config.validate()?;
-        if !is_loopback(self.listen.ip()) && self.config.token.is_none() {
+        if !is_loopback(self.listen.ip()) && !self.config.has_tokens() {
             return Err(DashboardError::Config(format!(
                 "refusing to listen on {} without a token: anyone who can reach that address could replay, \
                  park and purge the DLQ. Pass --token (or set {TOKEN_ENV}) with at least {MIN_TOKEN_LEN} \
@@ -103,8 +114,8 @@ impl DashboardOptions {
 }
 
 impl DashboardOptions {
-    /// The options a binding's host gives (`listen`, `read_only`, `token`,
-    /// `live_interval_ms`, in the host's casing), checked as [`validate`](Self::validate)
+    /// The options a binding's host gives (`listen`, `read_only`, `token`, `tokens`
+    /// (`[{name, token, role}]`), `live_interval_ms`, in the host's casing), checked as [`validate`](Self::validate)
     /// does; unknown keys are errors naming them. Everything left out keeps its default.
     pub fn from_value(value: serde_json::Value, casing: Casing) -> Result<DashboardOptions, DashboardError> {
         let value = if value.is_null() { serde_json::Value::Object(serde_json::Map::new()) } else { value };
@@ -116,6 +127,7 @@ impl DashboardOptions {
         };
         options.config.read_only = raw.read_only.unwrap_or(options.config.read_only);
         options.config.token = raw.token;
+        options.config.tokens = raw.tokens.unwrap_or_default();
         if let Some(ms) = raw.live_interval_ms {
             if ms < 250 {
                 return Err(DashboardError::Config(format!(
@@ -133,6 +145,7 @@ struct RawOptions {
     listen: Option<String>,
     read_only: Option<bool>,
     token: Option<String>,
+    tokens: Option<Vec<NamedToken>>,
     live_interval_ms: Option<u64>,
 }
 
@@ -143,6 +156,7 @@ impl FromJson for RawOptions {
             listen: f.opt("listen")?,
             read_only: f.opt("read_only")?,
             token: f.opt("token")?,
+            tokens: f.opt("tokens")?,
             live_interval_ms: f.opt("live_interval_ms")?,
         };
         f.finish()?;
@@ -200,6 +214,18 @@ mod tests {
         let e = DashboardOptions::from_value(serde_json::json!({"read_onyl": true}), Casing::Snake).unwrap_err();
         assert!(e.to_string().contains("read_onyl"), "{e}");
         assert!(DashboardOptions::from_value(serde_json::Value::Null, Casing::Snake).is_ok());
+        let o = DashboardOptions::from_value(
+            serde_json::json!({"listen": "0.0.0.0:0", "tokens": [{"name": "vic", "token": "viewer-token-0123456789", "role": "viewer"}]}),
+            Casing::Camel,
+        )
+        .unwrap();
+        assert_eq!(o.config.tokens[0].role, crate::roles::Role::Viewer, "named tokens alone open a public address");
+        let e = DashboardOptions::from_value(
+            serde_json::json!({"tokens": [{"name": "vic", "token": "viewer-token-0123456789", "role": "admin"}]}),
+            Casing::Snake,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("tokens[0].role") && e.to_string().contains("admin"), "{e}");
     }
 
     use super::*;

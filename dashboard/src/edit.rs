@@ -90,7 +90,8 @@ pub(crate) async fn act(State(state): State<Shared>, Extension(ctx): Ctx, body: 
                 return Ok((failure.status, html(page)).into_response());
             }
         };
-        let dlq = state.client.dlq();
+        // Edits are entered in the audit trail under the token holder's name.
+        let dlq = crate::actions::dlq_of(&state, &ctx)?;
         match field("step").as_deref() {
             Some("preview") => {
                 let report = dlq.edit(&request.selection.filter, &edit, true).await?;
@@ -112,8 +113,14 @@ pub(crate) async fn act(State(state): State<Shared>, Extension(ctx): Ctx, body: 
                 match report.edited_filter() {
                     Some(edited) => {
                         let what = format!("{} edited records", edited.ids.len());
-                        let job =
-                            state.replays.start(&state.client, what, Target::Ids(edited.ids), None, state.changed());
+                        let job = state.replays.start(
+                            &state.client,
+                            crate::actions::operator_of(&ctx)?,
+                            what,
+                            Target::Ids(edited.ids),
+                            None,
+                            state.changed(),
+                        );
                         Ok(Redirect::to(&chrome.url(&format!("/replays/{}", job.id))).into_response())
                     }
                     None => Ok(html(views::edit::applied(&chrome, &request, &report))),

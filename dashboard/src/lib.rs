@@ -7,14 +7,16 @@
 //! with actions on a whole group (ServicePulse), a record's timeline, the
 //! journal with recovery of a dead owner's tasks, the fleet (every client
 //! sharing the store and each provider account's shared limits, from the
-//! store's fleet ledger), and replay requests at a chosen rate with live
-//! progress and cancel (the SQS console's redrive).
+//! store's fleet ledger), replay requests at a chosen rate with live
+//! progress and cancel (the SQS console's redrive), and the audit trail (who
+//! replayed, parked, unparked, purged or imported what).
 //! Purges need the number of records typed (Service Bus Explorer).
 //!
 //! Security: [`serve`] listens on loopback unless given a token; every
 //! mutating request needs the page's CSRF token and the same origin; every
 //! response carries a CSP with a nonce, `nosniff` and `no-store`;
-//! [`DashboardConfig::read_only`] hides and refuses every action. The API key
+//! [`DashboardConfig::read_only`] hides and refuses every action, and so does
+//! a viewer's token ([`roles`]). The API key
 //! is in no page, response or log.
 //!
 //! Two ways in: [`router`] is an `axum::Router` a Rust service nests under a
@@ -24,6 +26,7 @@
 mod actions;
 mod api;
 mod assets;
+mod audit;
 pub mod config;
 mod edit;
 mod fleet;
@@ -33,6 +36,7 @@ mod query;
 mod recoveries;
 mod replays;
 mod respond;
+pub mod roles;
 mod scan;
 mod secrets;
 mod security;
@@ -47,6 +51,7 @@ use captcha_dlq_client::Client;
 pub use config::{
     parse_listen, DashboardConfig, DashboardError, DashboardOptions, DEFAULT_LISTEN, MIN_TOKEN_LEN, TOKEN_ENV,
 };
+pub use roles::{NamedToken, Role};
 pub use server::{serve, DashboardHandle};
 
 /// The dashboard as a router over `client` (its DLQ, journal and metrics), to serve or to
@@ -65,6 +70,8 @@ pub fn router(client: Client, config: DashboardConfig) -> Result<Router, Dashboa
         .route("/fleet", get(pages::fleet))
         .route("/replays", get(pages::replays))
         .route("/replays/{id}", get(pages::replay))
+        .route("/audit", get(audit::page))
+        .route("/api/audit", get(audit::api))
         .route("/login", get(pages::login_page).post(actions::login))
         .route("/export", get(api::export))
         .route("/metrics", get(api::metrics))

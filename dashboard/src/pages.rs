@@ -242,7 +242,7 @@ pub(crate) async fn replay(State(state): State<Shared>, Extension(ctx): Ctx, Pat
 
 pub(crate) async fn login_page(State(state): State<Shared>, Extension(ctx): Ctx) -> Response {
     let chrome = chrome(&state, &ctx);
-    if state.config.token.is_none() {
+    if !state.roles.required() {
         return axum::response::IntoResponse::into_response(Redirect::to(&chrome.url("/")));
     }
     html(views::login(&chrome, None))

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq_client::{Client, ReplayOptions, ReplayOutcome};
+use captcha_dlq_client::{Client, Operator, ReplayOptions, ReplayOutcome};
 use captcha_dlq_core::dlq::replay::ReplayReport;
 use captcha_dlq_core::dlq::{Filter, RecordState};
 use captcha_dlq_core::Timestamp;
@@ -148,6 +148,7 @@ impl ReplayJobs {
     pub(crate) fn start(
         &self,
         client: &Client,
+        operator: Operator,
         what: String,
         target: Target,
         per_second: Option<f64>,
@@ -183,12 +184,19 @@ impl ReplayJobs {
                 }
             }
         }
-        tokio::spawn(run(client.clone(), job.clone(), target, on_change));
+        tokio::spawn(run(client.clone(), operator, job.clone(), target, on_change));
         job
     }
 }
 
-async fn run(client: Client, job: Arc<ReplayJob>, target: Target, on_change: Arc<dyn Fn() + Send + Sync>) {
+/// Each batch is one replay as `operator`, so one entry of the audit trail (naming its ids).
+async fn run(
+    client: Client,
+    operator: Operator,
+    job: Arc<ReplayJob>,
+    target: Target,
+    on_change: Arc<dyn Fn() + Send + Sync>,
+) {
     let ids = match target {
         Target::Ids(ids) => ids,
         Target::Filter(filter) => {
@@ -228,6 +236,7 @@ async fn run(client: Client, job: Arc<ReplayJob>, target: Target, on_change: Arc
             limit: Some(chunk.len()),
             explicit: true,
             per_second: job.per_second,
+            operator: Some(operator.clone()),
         };
         let mut stream = client.replay_stream(options);
         if let Ok(mut current) = job.current.lock() {

@@ -1,5 +1,5 @@
-//! The dashboard's own secrets (the CSRF token and the session cookie's value, drawn from the
-//! OS's randomness), and how any secret is compared: in constant time (`subtle`), so response
+//! The dashboard's own secrets (the CSRF token, and the session ids of `crate::roles`, drawn
+//! from the OS's randomness), and how any secret is compared: in constant time (`subtle`), so response
 //! timing does not tell an attacker how much of a guess was right.
 
 use base64::Engine as _;
@@ -11,13 +11,11 @@ use crate::config::DashboardError;
 pub(crate) struct Secrets {
     /// Required on every mutating request; embedded in the pages.
     pub(crate) csrf: String,
-    /// The session cookie's value after a successful login (never the token itself).
-    pub(crate) session: String,
 }
 
 impl Secrets {
     pub(crate) fn new() -> Result<Secrets, DashboardError> {
-        Ok(Secrets { csrf: random_text(32)?, session: random_text(32)? })
+        Ok(Secrets { csrf: random_text(32)? })
     }
 }
 

@@ -1,14 +1,14 @@
 //! The guard every request passes: who may reach the dashboard (loopback
 //! names and peers, or a token as a bearer header or a session cookie set by
-//! the login page), which requests may change anything (CSRF token, same
-//! origin, not read-only), and the headers every response carries (a CSP with
+//! the login page; each token names its holder and role, `crate::roles`), which
+//! requests may change anything (CSRF token, same origin, not read-only, an
+//! operator's token: a viewer's gets 403), and the headers every response carries (a CSP with
 //! a fresh nonce, `nosniff`, `no-store`, no framing, no referrer).
 //!
 //! Secrets are compared in constant time (`subtle`), so response timing does
 //! not tell an attacker how much of a guess was right.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
@@ -19,6 +19,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
 use crate::config::is_loopback;
+use crate::roles::{Identity, Role, Roles};
 pub(crate) use crate::secrets::{random_text, same_secret};
 use crate::state::Shared;
 
@@ -37,6 +38,8 @@ pub(crate) struct RequestContext {
     pub(crate) base: String,
     /// This response's CSP nonce, for its `<script>` and `<link>` tags.
     pub(crate) nonce: String,
+    /// Who asks: a token's holder, or `local` on a dashboard without tokens.
+    pub(crate) identity: Identity,
 }
 
 /// Runs around every request; see the module documentation.
@@ -80,26 +83,33 @@ fn forbidden(message: String) -> Refusal {
 async fn admit(state: &Shared, mut request: Request, base: &str, nonce: &str) -> Result<Request, Refusal> {
     let config = &state.config;
     let path = request.uri().path().to_string();
-    if config.token.is_none() && config.loopback_only {
+    if !state.roles.required() && config.loopback_only {
         check_loopback(&request)?;
     }
     let public = path == "/login" || path.starts_with("/assets/");
-    if !public {
-        if let Some(token) = &config.token {
-            if !authenticated(request.headers(), token, &state.secrets.session) {
-                return Err(unauthenticated(&request));
-            }
-        }
-    }
+    let identity = match (state.roles.required(), identify(request.headers(), &state.roles)) {
+        (false, _) => Identity::local(),
+        (true, Some(who)) => who,
+        (true, None) if public => Identity { name: String::new(), role: Role::Viewer },
+        (true, None) => return Err(unauthenticated(&request)),
+    };
     let mutating = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if mutating {
-        if config.read_only && path != "/login" {
+    if mutating && path != "/login" {
+        if config.read_only {
             return Err(forbidden("this dashboard is read-only: actions are refused".into()));
         }
+        if !identity.may_act() {
+            return Err(forbidden(format!(
+                "{} is a viewer: viewers see everything and change nothing (an operator's token is needed)",
+                identity.name
+            )));
+        }
+    }
+    if mutating {
         check_same_origin(request.headers())?;
         request = check_csrf(request, &state.secrets.csrf).await?;
     }
-    request.extensions_mut().insert(RequestContext { base: base.to_string(), nonce: nonce.to_string() });
+    request.extensions_mut().insert(RequestContext { base: base.to_string(), nonce: nonce.to_string(), identity });
     Ok(request)
 }
 
@@ -145,13 +155,14 @@ fn is_loopback_host(host: &str) -> bool {
     name == "localhost" || name.ends_with(".localhost") || name.parse::<std::net::IpAddr>().is_ok_and(is_loopback)
 }
 
-fn authenticated(headers: &HeaderMap, token: &str, session: &str) -> bool {
+/// The holder of the bearer token, else of the session cookie.
+fn identify(headers: &HeaderMap, roles: &Roles) -> Option<Identity> {
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| same_secret(given.trim(), token));
-    bearer || cookie(headers, SESSION_COOKIE).is_some_and(|given| same_secret(&given, session))
+        .and_then(|given| roles.holder(given.trim()));
+    bearer.or_else(|| cookie(headers, SESSION_COOKIE).and_then(|given| roles.session(&given)))
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -234,10 +245,10 @@ pub(crate) fn plain(status: StatusCode, message: &str) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{message}\n")).into_response()
 }
 
-/// The `Set-Cookie` value of a fresh session, scoped to the dashboard's path.
-pub(crate) fn session_cookie(state: &Arc<crate::state::AppState>, base: &str) -> String {
+/// The `Set-Cookie` value of the session `id`, scoped to the dashboard's path.
+pub(crate) fn session_cookie(id: &str, base: &str) -> String {
     let path = if base.is_empty() { "/" } else { base };
-    format!("{SESSION_COOKIE}={}; Path={path}; HttpOnly; SameSite=Strict", state.secrets.session)
+    format!("{SESSION_COOKIE}={id}; Path={path}; HttpOnly; SameSite=Strict")
 }
 
 #[cfg(test)]
@@ -267,7 +278,17 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::COOKIE, HeaderValue::from_static("a=1; captcha_dlq_session=xyz; b=2"));
         assert_eq!(cookie(&headers, SESSION_COOKIE).as_deref(), Some("xyz"));
-        assert!(authenticated(&headers, "the-token-is-long-enough", "xyz"));
-        assert!(!authenticated(&headers, "the-token-is-long-enough", "xyw"));
+        let roles = Roles::new(vec![crate::roles::NamedToken {
+            name: "vic".into(),
+            token: "the-token-is-long-enough".into(),
+            role: Role::Viewer,
+        }]);
+        assert_eq!(identify(&headers, &roles), None, "a session nobody opened");
+        let id = roles.open_session(Identity { name: "vic".into(), role: Role::Viewer }).unwrap();
+        headers.insert(header::COOKIE, HeaderValue::from_str(&format!("a=1; captcha_dlq_session={id}")).unwrap());
+        assert_eq!(identify(&headers, &roles).map(|i| i.name), Some("vic".into()));
+        let mut bearer = HeaderMap::new();
+        bearer.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer the-token-is-long-enough"));
+        assert_eq!(identify(&bearer, &roles).map(|i| i.role), Some(Role::Viewer));
     }
 }

@@ -50,7 +50,7 @@ pub async fn serve(client: Client, options: DashboardOptions) -> Result<Dashboar
     options.validate()?;
     let mut config = options.config.clone();
     // Listening on loopback without a token: answer only loopback names (DNS rebinding).
-    config.loopback_only = config.token.is_none();
+    config.loopback_only = !config.has_tokens();
     let app = crate::router(client, config)?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await

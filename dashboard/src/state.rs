@@ -12,6 +12,7 @@ use crate::config::{DashboardConfig, DashboardError};
 use crate::overview::OverviewCache;
 use crate::recoveries::Recoveries;
 use crate::replays::ReplayJobs;
+use crate::roles::{all_tokens, Roles};
 use crate::secrets::Secrets;
 
 /// How long an overview's breakdowns are shared between requests.
@@ -29,14 +30,17 @@ pub(crate) struct AppState {
     pub(crate) replays: ReplayJobs,
     pub(crate) recoveries: Recoveries,
     pub(crate) balance: Mutex<Option<(Instant, Result<f64, String>)>>,
+    /// The tokens and the sessions of their holders.
+    pub(crate) roles: Roles,
 }
 
 pub(crate) type Shared = Arc<AppState>;
 
 impl AppState {
     pub(crate) fn new(client: Client, config: DashboardConfig) -> Result<Shared, DashboardError> {
-        config.validate()?;
+        let tokens = all_tokens(config.token.as_deref(), &config.tokens)?;
         Ok(Arc::new(AppState {
+            roles: Roles::new(tokens),
             client,
             config,
             secrets: Secrets::new()?,

@@ -15,7 +15,8 @@ fn live_instances() -> &'static Mutex<HashSet<String>> {
     LIVE.get_or_init(|| Mutex::new(HashSet::new()))
 }
 
-fn host() -> String {
+/// This host's name (`/proc/sys/kernel/hostname`; `localhost` when it cannot be read).
+pub fn host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .ok()

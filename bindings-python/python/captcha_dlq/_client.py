@@ -59,6 +59,7 @@ def _replay_options(
     filter: Optional[Filter],
     limit: Optional[int],
     per_second: Optional[float],
+    operator: Optional[str],
 ) -> str:
     """The options of the three ``replay`` calls, which differ only in how they hand results back."""
     return _options(
@@ -67,6 +68,7 @@ def _replay_options(
         filter=filter,
         limit=limit,
         per_second=per_second,
+        operator=operator,
     )
 
 
@@ -371,6 +373,7 @@ class Client:
         filter: Optional[Filter] = None,
         limit: Optional[int] = None,
         per_second: Optional[float] = None,
+        operator: Optional[str] = None,
     ) -> ReplayIterator:
         """Replays dead-lettered tasks and yields each record's :class:`ReplayItem` as it ends
         (a recovered one with its ``solution``); ``report`` holds the counts at the end.
@@ -378,8 +381,9 @@ class Client:
         Without ``reasons``/``ids``/``filter`` it takes the classes the replay policy retries by
         itself; naming records also replays the ones waiting for review. ``limit``: records at
         most (default ``captcha_dlq.defaults()["replay_limit"]``); ``per_second``: records
-        started per second at most."""
-        options = _replay_options(reasons, ids, filter, limit, per_second)
+        started per second at most; ``operator``: who the audit trail records the replay as
+        (``api`` by default)."""
+        options = _replay_options(reasons, ids, filter, limit, per_second, operator)
         return ReplayIterator(call(self._native.replay_stream, options))
 
     def replay_iter_async(
@@ -390,9 +394,10 @@ class Client:
         filter: Optional[Filter] = None,
         limit: Optional[int] = None,
         per_second: Optional[float] = None,
+        operator: Optional[str] = None,
     ) -> AsyncReplayIterator:
         """``replay_iter`` for asyncio."""
-        options = _replay_options(reasons, ids, filter, limit, per_second)
+        options = _replay_options(reasons, ids, filter, limit, per_second, operator)
         return AsyncReplayIterator(call(self._native.replay_stream, options))
 
     def replay(
@@ -403,10 +408,11 @@ class Client:
         filter: Optional[Filter] = None,
         limit: Optional[int] = None,
         per_second: Optional[float] = None,
+        operator: Optional[str] = None,
     ) -> ReplayResult:
         """``replay_iter`` to the end: the report, the answers (``solved``) and every outcome
         (``items``)."""
-        options = _replay_options(reasons, ids, filter, limit, per_second)
+        options = _replay_options(reasons, ids, filter, limit, per_second, operator)
         with ReplayIterator(call(self._native.replay_stream, options, True)) as stream:
             for _ in stream:
                 pass
@@ -477,12 +483,16 @@ class Client:
         *,
         read_only: Optional[bool] = None,
         token: Optional[str] = None,
+        tokens: Optional[List[Dict[str, str]]] = None,
         live_interval_ms: Optional[int] = None,
     ) -> "DashboardServer":
         """Serves the operator dashboard over this client's DLQ (loopback ``127.0.0.1:8787``
         unless ``listen`` says otherwise; another address needs a ``token``) until the returned
-        server is closed or the client is. ``listen=":0"`` picks a free port (see ``.url``)."""
-        given = {"listen": listen, "read_only": read_only, "token": token, "live_interval_ms": live_interval_ms}
+        server is closed or the client is. ``listen=":0"`` picks a free port (see ``.url``).
+        ``tokens``: named tokens ``[{"name", "token", "role": "viewer" | "operator"}]`` (a
+        viewer sees everything and changes nothing; the audit trail names whoever acts by their
+        token's name; ``token`` is one more operator, named ``default``)."""
+        given = {"listen": listen, "read_only": read_only, "token": token, "tokens": tokens, "live_interval_ms": live_interval_ms}
         options = {name: value for name, value in given.items() if value is not None}
         return DashboardServer(call(self._native.serve_dashboard, json.dumps(options)))
 

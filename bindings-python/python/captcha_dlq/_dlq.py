@@ -24,13 +24,23 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 class Dlq:
-    """The client's dead-letter store (and in-flight journal)."""
+    """The client's dead-letter store (and in-flight journal). Its actions (``purge``, ``park``,
+    ``unpark``, ``import_``) are recorded in the store's audit trail as ``api``, or as the name
+    given to :meth:`as_operator`."""
 
-    def __init__(self, native: Any) -> None:
+    def __init__(self, native: Any, operator: Optional[str] = None) -> None:
         self._native = native
+        self._operator = operator
+
+    def as_operator(self, name: str) -> "Dlq":
+        """This DLQ as ``name`` acts on it: the audit trail records its actions under that name
+        (checked by the core when it acts: 1 to 128 characters, no control character)."""
+        return Dlq(self._native, name)
 
     def _op(self, op: str, **args: Any) -> Any:
         given = {k: v for k, v in args.items() if v is not None}
+        if self._operator is not None:
+            given["operator"] = self._operator
         return json.loads(call(self._native.dlq, op, dumps(given, op)))
 
     def count(self, **filter: Any) -> int:
@@ -58,7 +68,7 @@ class Dlq:
 
     def import_(self, path: PathLike) -> int:
         """Adds the records of an export (ours, or the seeds' ``captcha-dlq.json``); returns how many."""
-        return int(call(self._native.import_file, os.fspath(path)))
+        return int(call(self._native.import_file, os.fspath(path), self._operator))
 
     def purge(self, *, all: bool = False, **filter: Any) -> int:
         """Deletes the matching records not under a live lease; returns how many. A selection
@@ -90,6 +100,11 @@ class Dlq:
         records, invalid results) and ``diffs`` (``[{"id", "changes": [{"path", "before",
         "after"}]}]``). Replay afterwards with ``client.replay(ids=[d["id"] for d in diffs])``."""
         return dict(self._op("edit", filter=None if filter is None else dict(filter), task=task, labels=labels, preview=preview))
+    def audit(self, *, limit: int = 50, before: Optional[int] = None) -> List[Dict[str, Any]]:
+        """The audit trail, newest first: ``{id, at, operator, action, filter, count, detail,
+        error}`` for each replay, purge, park, unpark and import. ``limit``: 1 to 1000;
+        ``before``: only entries older than that id (the last ``id`` of the page before)."""
+        return list(self._op("audit", limit=limit, before=before))
 
     def journal(self) -> List[Dict[str, Any]]:
         """Tasks in flight (this process's, and any a dead process left behind)."""

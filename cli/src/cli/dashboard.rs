@@ -1,15 +1,17 @@
 //! `captcha-dlq dashboard`: the operator dashboard over the configured DLQ,
 //! on loopback unless given a token, until interrupted.
 
+use captcha_dlq::core::support::json_read::{read_cased, Casing};
+use captcha_dlq::core::ConfigError;
 use captcha_dlq::{Client, Error};
-use captcha_dlq_dashboard::{parse_listen, DashboardConfig, DashboardOptions, DEFAULT_LISTEN, TOKEN_ENV};
+use captcha_dlq_dashboard::{parse_listen, DashboardConfig, DashboardOptions, NamedToken, DEFAULT_LISTEN, TOKEN_ENV};
 use clap::Args as ClapArgs;
 
 use super::{exit, Global};
 
 #[derive(Debug, ClapArgs)]
 pub struct DashboardArgs {
-    /// Address to listen on. Anything but loopback needs --token.
+    /// Address to listen on. Anything but loopback needs --token or --tokens-file.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: String,
     /// Hide and refuse every action (replay, park, purge, recover).
@@ -18,6 +20,42 @@ pub struct DashboardArgs {
     /// Token required to use the dashboard (at least 16 characters); needed off loopback.
     #[arg(long, env = TOKEN_ENV, hide_env_values = true)]
     pub token: Option<String>,
+    /// Named tokens, each a viewer's (sees everything, changes nothing) or an operator's: a JSON
+    /// file of [{"name": "alice", "token": "…", "role": "operator"}, …]. The audit trail names
+    /// whoever acts by their token's name (--token is one more operator, named "default").
+    #[arg(long, env = TOKENS_FILE_ENV)]
+    pub tokens_file: Option<std::path::PathBuf>,
+}
+
+/// The environment variable naming the tokens file.
+pub const TOKENS_FILE_ENV: &str = "CAPTCHA_DLQ_DASHBOARD_TOKENS_FILE";
+
+/// The named tokens of `file` (see `--tokens-file`); errors name the file and the field, never a
+/// token.
+fn read_tokens(file: &std::path::Path) -> Result<Vec<NamedToken>, Error> {
+    let problem =
+        |what: String| Error::Config(ConfigError::new("--tokens-file", format!("{}: {what}", file.display())));
+    let text = std::fs::read_to_string(file).map_err(|e| problem(format!("cannot read it: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| problem(format!("not JSON (line {}): {}", e.line(), e.classify_name())))?;
+    read_cased::<Vec<NamedToken>>(value, Casing::Snake)
+        .map_err(|e| problem(format!("{}: {}", e.field_under("tokens"), e.problem)))
+}
+
+/// How a JSON error is named without quoting the text (which holds tokens).
+trait ClassifyName {
+    fn classify_name(&self) -> &'static str;
+}
+
+impl ClassifyName for serde_json::Error {
+    fn classify_name(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "it could not be read",
+            serde_json::error::Category::Syntax => "a syntax error",
+            serde_json::error::Category::Data => "unexpected data",
+            serde_json::error::Category::Eof => "it ends too early",
+        }
+    }
 }
 
 impl DashboardArgs {
@@ -25,8 +63,16 @@ impl DashboardArgs {
     /// anything is opened.
     pub fn options(&self) -> Result<DashboardOptions, Error> {
         let listen = parse_listen(&self.listen).map_err(|e| config_error(&e))?;
-        let config =
-            DashboardConfig { read_only: self.read_only, token: self.token.clone(), ..DashboardConfig::default() };
+        let tokens = match &self.tokens_file {
+            Some(file) => read_tokens(file)?,
+            None => Vec::new(),
+        };
+        let config = DashboardConfig {
+            read_only: self.read_only,
+            token: self.token.clone(),
+            tokens,
+            ..DashboardConfig::default()
+        };
         let options = DashboardOptions { listen, config };
         options.validate().map_err(|e| config_error(&e))?;
         Ok(options)
@@ -62,7 +108,7 @@ pub async fn run(global: &Global, args: DashboardArgs) -> Result<u8, Error> {
 /// Serves the dashboard of `client` until Ctrl-C.
 pub async fn serve_until_interrupted(client: &Client, options: DashboardOptions, dlq: &str) -> Result<u8, Error> {
     let read_only = options.config.read_only;
-    let token = options.config.token.is_some();
+    let token = options.config.has_tokens();
     let handle = captcha_dlq_dashboard::serve(client.clone(), options)
         .await
         .map_err(|e| Error::Io(format!("dashboard: {e}")))?;
@@ -71,7 +117,7 @@ pub async fn serve_until_interrupted(client: &Client, options: DashboardOptions,
         banner.push_str("read-only: actions are hidden and refused\n");
     }
     if token {
-        banner.push_str("log in with the token you gave (it is not printed)\n");
+        banner.push_str("log in with a token you gave (none is printed)\n");
     }
     banner.push_str(&format!("metrics at {}metrics · Ctrl-C to stop\n", handle.url()));
     // A server outlives whoever read its banner: stdout closed (a supervisor that read the URL

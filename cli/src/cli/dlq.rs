@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
-use captcha_dlq::core::dlq::export::{export_json, export_jsonl, import};
+use captcha_dlq::core::dlq::export::{export_json, export_jsonl};
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page, RecordState};
 use captcha_dlq::core::{ErrorClass, Timestamp};
 use captcha_dlq::{Client, Error, ReplayOptions, ReplayOutcome};
@@ -15,6 +15,7 @@ use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use futures::StreamExt;
 use serde_json::json;
 
+use super::audit::operator_dlq;
 use super::{client, exit, Global};
 
 #[derive(Debug, Subcommand)]
@@ -78,6 +79,15 @@ pub enum DlqCommand {
     },
     /// Change task fields or labels of matching records (prints the changes; --yes applies).
     Edit(super::edit::EditArgs),
+    /// The audit trail: who replayed, purged, parked, unparked or imported what, newest first.
+    Audit {
+        /// At most this many entries (1 to 1000).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Only entries older than this entry id (the last id of the page before).
+        #[arg(long)]
+        before: Option<u64>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -171,8 +181,9 @@ async fn all_records(
 }
 
 /// Replays what `options` select, printing a line per record with `--json` and the report.
+/// Replays as the CLI's operator (`--as`), printing each outcome and then the report.
 pub(super) async fn replay_and_print(global: &Global, client: &Client, options: ReplayOptions) -> Result<u8, Error> {
-    let mut stream = client.replay_stream(options);
+    let mut stream = client.dlq().as_operator(&super::audit::operator_name(global))?.replay_stream(options);
     let mut failure = None;
     while let Some(item) = stream.next().await {
         match item {
@@ -231,12 +242,22 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
             limit: Some(*limit),
             explicit,
             per_second: *per_second,
+            ..ReplayOptions::default()
         };
         let code = replay_and_print(global, &client, options).await;
         client.close().await;
         return code;
     }
-    // Operator writes (purge, park, import…) commit with the durability asked for.
+    if let DlqCommand::Audit { limit, before } = cmd {
+        super::audit::print(global, limit, before).await?;
+        return Ok(exit::OK);
+    }
+    if matches!(
+        cmd,
+        DlqCommand::Import { .. } | DlqCommand::Purge { .. } | DlqCommand::Park { .. } | DlqCommand::Unpark { .. }
+    ) {
+        return act(global, cmd, now).await;
+    }
     let store = super::store(global).await?;
     match cmd {
         DlqCommand::List { filter, limit, offset } => {
@@ -283,18 +304,6 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
             captcha_dlq::files::write_private(&file, &text)?;
             println!("exported {} record(s) to {}", records.len(), file.display());
         }
-        DlqCommand::Import { file } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
-            let records =
-                import(&text, global.provider.as_deref().unwrap_or(captcha_dlq::core::options::DEFAULT_PROVIDER), now)
-                    .map_err(|e| Error::Io(format!("{}: {e}", file.display())))?;
-            let n = records.len();
-            for r in records {
-                store.push(r).await?;
-            }
-            println!("imported {n} record(s) from {}", file.display());
-        }
         DlqCommand::Retain { dry_run } => {
             let Some(options) = super::retention(global)? else {
                 return Err(Error::Io(
@@ -316,26 +325,63 @@ pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {
                 }
             }
         }
-        DlqCommand::Purge { filter, all } => {
-            if filter.is_empty() && !all {
-                return Err(Error::Io("purge needs a filter (--reason, --id, --class…) or --all".into()));
-            }
-            let n = store.purge(&filter.to_filter(now), now).await?;
+        DlqCommand::Replay { .. }
+        | DlqCommand::Edit(_)
+        | DlqCommand::Audit { .. }
+        | DlqCommand::Import { .. }
+        | DlqCommand::Purge { .. }
+        | DlqCommand::Park { .. }
+        | DlqCommand::Unpark { .. } => {}
+    }
+    Ok(exit::OK)
+}
+
+/// The actions: through the client's `Dlq` as this command's operator, so each leaves its
+/// audit entry. Operator writes commit with the durability asked for.
+async fn act(global: &Global, cmd: DlqCommand, now: Timestamp) -> Result<u8, Error> {
+    if let DlqCommand::Purge { filter, all } = &cmd {
+        if filter.is_empty() && !all {
+            return Err(Error::Io("purge needs a filter (--reason, --id, --class…) or --all".into()));
+        }
+    }
+    let text = match &cmd {
+        DlqCommand::Import { file } => {
+            Some(std::fs::read_to_string(file).map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?)
+        }
+        _ => None,
+    };
+    let (client, dlq) = operator_dlq(global).await?;
+    let done = act_on(&dlq, cmd, text, now).await;
+    client.close().await;
+    done.map(|()| exit::OK)
+}
+
+async fn act_on(dlq: &captcha_dlq::Dlq, cmd: DlqCommand, text: Option<String>, now: Timestamp) -> Result<(), Error> {
+    match cmd {
+        DlqCommand::Import { file } => {
+            let n = dlq.import(text.as_deref().unwrap_or_default()).await.map_err(|e| match e {
+                Error::Config(e) => Error::Io(format!("{}: {e}", file.display())),
+                other => other,
+            })?;
+            println!("imported {n} record(s) from {}", file.display());
+        }
+        DlqCommand::Purge { filter, .. } => {
+            let n = dlq.purge(&filter.to_filter(now)).await?;
             println!("purged {n} record(s)");
         }
         DlqCommand::Park { id, reason } => {
-            if !store.park(&id, &reason, now).await? {
+            if !dlq.park(&id, &reason).await? {
                 return Err(Error::Io(format!("no record with id {id}")));
             }
             println!("parked {id}");
         }
         DlqCommand::Unpark { id } => {
-            if !store.unpark(&id, now).await? {
+            if !dlq.unpark(&id).await? {
                 return Err(Error::Io(format!("no parked record with id {id}")));
             }
             println!("unparked {id}");
         }
-        DlqCommand::Replay { .. } | DlqCommand::Edit(_) => {}
+        _ => {}
     }
-    Ok(exit::OK)
+    Ok(())
 }

@@ -139,8 +139,12 @@ pub async fn run(global: &Global, args: EditArgs) -> Result<u8, Error> {
     let code = if report.refused.is_empty() { exit::OK } else { exit::USAGE };
     if args.replay {
         if let Some(edited) = report.edited_filter() {
-            let options =
-                ReplayOptions { limit: Some(edited.ids.len()), filter: Some(edited), explicit: true, per_second: None };
+            let options = ReplayOptions {
+                limit: Some(edited.ids.len()),
+                filter: Some(edited),
+                explicit: true,
+                ..ReplayOptions::default()
+            };
             let replayed = super::dlq::replay_and_print(global, &client, options).await;
             client.close().await;
             return replayed.map(|c| c.max(code));

@@ -1,5 +1,6 @@
 //! Command-line arguments, dispatch and exit codes.
 
+mod audit;
 mod batch;
 mod dashboard;
 mod demo;
@@ -97,6 +98,10 @@ pub struct Global {
     /// power_loss (a SQLite DLQ syncs every commit to disk; other DLQs refuse it).
     #[arg(long, env = "CAPTCHA_DLQ_DURABILITY", global = true)]
     pub durability: Option<String>,
+    /// Who the `dlq` actions (replay, purge, park, unpark, import) are recorded as in the audit
+    /// trail [default: cli:$USER@HOST].
+    #[arg(long = "as", value_name = "NAME", env = "CAPTCHA_DLQ_OPERATOR", global = true)]
+    pub operator: Option<String>,
     /// More log output on stderr (-v: info, -vv: debug).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,

@@ -38,12 +38,14 @@ pub enum Call {
     JournalClaim,
     Settled,
     ClearSettled,
+    AuditAppend,
+    AuditList,
 }
 
 impl Call {
     /// Whether the call only reads (a store that fails writes often still answers these).
     pub fn reads_only(self) -> bool {
-        matches!(self, Call::Peek | Call::Count | Call::Stats | Call::JournalEntries | Call::Settled)
+        matches!(self, Call::Peek | Call::Count | Call::Stats | Call::JournalEntries | Call::Settled | Call::AuditList)
     }
 }
 
@@ -171,6 +173,20 @@ impl<I: Interpose> DlqStore for Interposed<I> {
     async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
         self.hooks.before(Call::ClearSettled).await?;
         self.store.clear_settled(prefix).await
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit_append(&self, entry: &crate::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+        self.hooks.before(Call::AuditAppend).await?;
+        self.store.audit_append(entry).await
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit_list(
+        &self,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<Vec<crate::dlq::audit::AuditEntry>, StoreError> {
+        self.hooks.before(Call::AuditList).await?;
+        self.store.audit_list(limit, before).await
     }
     fn fleet_ledger(&self) -> Option<Arc<dyn FleetLedger>> {
         self.hooks.ledger(self.store.fleet_ledger())

@@ -2,6 +2,8 @@
 //! replay policy, analysis, and import/export.
 
 pub mod analysis;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod audit;
 pub mod edit;
 pub mod error;
 pub mod export;
@@ -18,6 +20,8 @@ pub mod table;
 pub mod testkit;
 
 pub use analysis::{Analysis, Bucket};
+#[cfg(not(target_arch = "wasm32"))]
+pub use audit::{AuditAction, AuditEntry};
 pub use edit::{Change, Edit, Edited};
 pub use export::{export_json, export_jsonl, import, ImportError};
 pub use memory::MemoryStore;

@@ -272,6 +272,8 @@ pub enum EditWrite {
 ///   task, labels and history.
 /// - Nothing is ever removed except by `complete`, `purge`, `journal_forget`
 ///   of a solved replay, or an opt-in capacity, and capacity drops are counted.
+/// - `audit_append` numbers entries 1, 2, 3… in the order they were appended and keeps every
+///   one; `audit_list` answers them newest first (not in the browser build).
 #[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
 #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
 pub trait DlqStore: MaybeSendSync {
@@ -370,6 +372,25 @@ pub trait DlqStore: MaybeSendSync {
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError>;
     /// Forgets settled keys starting with `prefix`; returns how many.
     async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError>;
+
+    /// Appends `entry` to the audit trail (its `id` is ignored) and returns the id the store
+    /// gave it: one more than the last. Never drops an entry. The default, for a store written
+    /// before there was a trail, fails naming that ([`crate::dlq::audit::no_audit_trail`]).
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit_append(&self, entry: &crate::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+        let _ = entry;
+        Err(crate::dlq::audit::no_audit_trail())
+    }
+    /// Up to `limit` audit entries, newest first; with `before`, only those with a smaller id.
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit_list(
+        &self,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<Vec<crate::dlq::audit::AuditEntry>, StoreError> {
+        let _ = (limit, before);
+        Err(crate::dlq::audit::no_audit_trail())
+    }
 
     /// The store's fleet ledger, if several processes or hosts share the store (see
     /// [`crate::fleet`]); `None` (the default) for a store one process has to itself.

@@ -4,7 +4,7 @@
 //! limits, parking, capacity, the journal, settled keys) on top of a
 //! [`TableBackend`] that only knows how to get, scan and atomically write rows
 //! of four tables (six for a store that several processes share and that so
-//! keeps the fleet ledger: see [`fleet`]). The memory store ([`MemoryTable`]), the browser's
+//! keeps the fleet ledger: see [`fleet`]), and the audit trail's (`audit`, not in the browser). The memory store ([`MemoryTable`]), the browser's
 //! IndexedDB store and every store an application writes in Python or
 //! JavaScript are table backends, so the lease rules exist once; SQLite (SQL)
 //! and Redis (Lua) keep atomic server-side versions of the same rules, and all
@@ -99,13 +99,24 @@ pub enum Table {
     /// [`OwnerRow`](crate::fleet::OwnerRow)s by owner id: only in a store keeping the fleet ledger.
     #[cfg(not(target_arch = "wasm32"))]
     FleetOwners,
+    /// [`AuditEntry`](crate::dlq::audit::AuditEntry)s by [`row_key`](crate::dlq::audit::row_key)
+    /// of their id: the audit trail. Not in the browser build (item 52).
+    #[cfg(not(target_arch = "wasm32"))]
+    Audit,
 }
 
 impl Table {
     /// Every table; a store that keeps no fleet ledger is never asked about the last two.
     #[cfg(not(target_arch = "wasm32"))]
-    pub const ALL: [Table; 6] =
-        [Table::Records, Table::Journal, Table::Settled, Table::Meta, Table::FleetAccounts, Table::FleetOwners];
+    pub const ALL: [Table; 7] = [
+        Table::Records,
+        Table::Journal,
+        Table::Settled,
+        Table::Meta,
+        Table::FleetAccounts,
+        Table::FleetOwners,
+        Table::Audit,
+    ];
     #[cfg(target_arch = "wasm32")]
     pub const ALL: [Table; 4] = [Table::Records, Table::Journal, Table::Settled, Table::Meta];
 
@@ -119,6 +130,8 @@ impl Table {
             Table::FleetAccounts => "fleet_accounts",
             #[cfg(not(target_arch = "wasm32"))]
             Table::FleetOwners => "fleet_owners",
+            #[cfg(not(target_arch = "wasm32"))]
+            Table::Audit => "audit",
         }
     }
 
@@ -159,6 +172,23 @@ pub enum Row {
     FleetAccount(FleetAccountRow),
     #[cfg(not(target_arch = "wasm32"))]
     FleetOwner(crate::fleet::OwnerRow),
+    #[cfg(not(target_arch = "wasm32"))]
+    Audit(AuditRow),
+}
+
+/// An audit entry with its row key (the entry's id, zero-padded).
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuditRow {
+    pub key: String,
+    pub entry: crate::dlq::audit::AuditEntry,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl AuditRow {
+    pub fn new(entry: crate::dlq::audit::AuditEntry) -> Self {
+        AuditRow { key: crate::dlq::audit::row_key(entry.id), entry }
+    }
 }
 
 impl Row {
@@ -172,6 +202,8 @@ impl Row {
             Row::FleetAccount(_) => Table::FleetAccounts,
             #[cfg(not(target_arch = "wasm32"))]
             Row::FleetOwner(_) => Table::FleetOwners,
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::Audit(_) => Table::Audit,
         }
     }
 
@@ -186,6 +218,8 @@ impl Row {
             Row::FleetAccount(a) => &a.account,
             #[cfg(not(target_arch = "wasm32"))]
             Row::FleetOwner(o) => &o.owner,
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::Audit(a) => &a.key,
         }
     }
 
@@ -200,6 +234,8 @@ impl Row {
             Row::FleetAccount(a) => cased::to_value(a, Casing::Snake),
             #[cfg(not(target_arch = "wasm32"))]
             Row::FleetOwner(o) => cased::to_value(o, Casing::Snake),
+            #[cfg(not(target_arch = "wasm32"))]
+            Row::Audit(a) => cased::to_value(&a.entry, Casing::Snake),
         };
         value.unwrap_or(Value::Null)
     }
@@ -215,6 +251,8 @@ impl Row {
             Table::FleetAccounts => Row::FleetAccount(FleetAccountRow::from_json(value)?),
             #[cfg(not(target_arch = "wasm32"))]
             Table::FleetOwners => Row::FleetOwner(crate::fleet::OwnerRow::from_json(value)?),
+            #[cfg(not(target_arch = "wasm32"))]
+            Table::Audit => Row::Audit(AuditRow::new(crate::dlq::audit::AuditEntry::from_json(value)?)),
         })
     }
 }
@@ -712,6 +750,28 @@ impl<B: TableBackend> TableStore<B> {
         Ok(out)
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit_entries(&self) -> Result<Vec<crate::dlq::audit::AuditEntry>, StoreError> {
+        let mut out = Vec::new();
+        for row in self.backend.scan(Table::Audit, &|_| true).await? {
+            match row {
+                Row::Audit(a) => out.push(a.entry),
+                other => return Err(wrong_row(Table::Audit, &other)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The next id is one more than the largest: entries are never removed, so ids are never
+    /// given twice (under the store's lock, so neither by two processes sharing a host store).
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit_append_locked(&self, entry: &crate::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+        let last = self.audit_entries().await?.iter().map(|e| e.id).max().unwrap_or(0);
+        let entry = crate::dlq::audit::AuditEntry { id: last + 1, ..entry.clone() };
+        self.backend.write(vec![Write::Put(Row::Audit(AuditRow::new(entry)))]).await?;
+        Ok(last + 1)
+    }
+
     async fn clear_settled_locked(&self, prefix: &str) -> Result<u64, StoreError> {
         let keys = self.settled_locked(prefix).await?;
         if keys.is_empty() {
@@ -896,6 +956,21 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
 
     async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
         exclusive!(self, self.clear_settled_locked(prefix))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit_append(&self, entry: &crate::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+        exclusive!(self, self.audit_append_locked(entry))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    async fn audit_list(
+        &self,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<Vec<crate::dlq::audit::AuditEntry>, StoreError> {
+        let entries: Result<Vec<_>, StoreError> = exclusive!(self, self.audit_entries());
+        Ok(crate::dlq::audit::newest_first(entries?, limit, before))
     }
 
     /// The ledger of a store made with [`TableStore::keeping_fleet_ledger`]; `None` otherwise.

@@ -109,8 +109,9 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
     }
 }
 
-/// Every case, in the order [`run_store_suite`] runs them; editing (`replace_edited`) last.
-const ALL_CASES: [&str; 26] = [
+/// Every case, in the order [`run_store_suite`] runs them; editing (`replace_edited`) and the
+/// audit trail last, as the browser build leaves both out.
+const ALL_CASES: [&str; 28] = [
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -137,18 +138,20 @@ const ALL_CASES: [&str; 26] = [
     "journal_upsert_is_fenced_by_the_owner",
     "replace_edited_changes_only_task_labels_and_history",
     "replace_edited_refuses_leases_replays_and_stale_reads",
+    "audit_lists_newest_first_before_a_cursor",
+    "audit_keeps_every_entry_as_written",
 ];
 
 /// The cases [`run_store_suite`] runs, in order: every one, except in the browser build, which
-/// leaves editing out (DESIGN item 53) and so runs all but the last two.
+/// leaves editing and the audit trail out (DESIGN items 53 and 54) and so runs all but the last four.
 #[cfg(not(target_arch = "wasm32"))]
-pub const CASES: [&str; 26] = ALL_CASES;
+pub const CASES: [&str; 28] = ALL_CASES;
 #[cfg(target_arch = "wasm32")]
 pub const CASES: [&str; 24] = leading(ALL_CASES);
 
 /// The first `N` of `all`.
 #[cfg(target_arch = "wasm32")]
-const fn leading<const N: usize>(all: [&'static str; 26]) -> [&'static str; N] {
+const fn leading<const N: usize>(all: [&'static str; 28]) -> [&'static str; N] {
     let mut out = [""; N];
     let mut i = 0;
     while i < N {
@@ -211,6 +214,10 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
         "replace_edited_refuses_leases_replays_and_stale_reads" => {
             replace_edited_refuses_leases_replays_and_stale_reads(store).await
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        "audit_lists_newest_first_before_a_cursor" => audit::lists_newest_first_before_a_cursor(store).await,
+        #[cfg(not(target_arch = "wasm32"))]
+        "audit_keeps_every_entry_as_written" => audit::keeps_every_entry_as_written(store).await,
         other => panic!("testkit: no case named {other:?}"),
     }
 }
@@ -1028,4 +1035,62 @@ async fn replace_edited_refuses_leases_replays_and_stale_reads<S: DlqStore>(stor
     let after_a = edited(case, &before_a, "6Le-RIGHT", now);
     let wrote = ok(case, "edit after abandon", store.replace_edited(&before_a, &after_a, now.add(LEASE)).await);
     assert_eq!(wrote, EditWrite::Written, "[{case}] a record back from its lease is edited");
+}
+
+/// The audit trail's cases.
+#[cfg(not(target_arch = "wasm32"))]
+mod audit {
+    use serde_json::json;
+
+    use super::{at, ok};
+    use crate::dlq::audit::{AuditAction, AuditEntry};
+    use crate::dlq::store::DlqStore;
+
+    /// An entry as the client appends it (`id` 0: the store gives it).
+    pub fn sample_entry(n: u64) -> AuditEntry {
+        AuditEntry {
+            id: 0,
+            at: at(n),
+            operator: format!("operator-{n}"),
+            action: AuditAction::ALL[(n as usize) % AuditAction::ALL.len()],
+            filter: json!({"reasons": ["ERROR_CAPTCHA_UNSOLVABLE"], "labels": {"team": "growth"}}),
+            count: n * 3,
+            detail: format!("detail {n}"),
+            error: (n % 2 == 0).then(|| format!("the store failed after {n} records")),
+        }
+    }
+
+    fn numbered(n: u64) -> AuditEntry {
+        AuditEntry { id: n, ..sample_entry(n) }
+    }
+
+    pub async fn lists_newest_first_before_a_cursor<S: DlqStore>(store: &S) {
+        let case = "audit_lists_newest_first_before_a_cursor";
+        assert_eq!(ok(case, "list of an empty trail", store.audit_list(10, None).await), vec![], "[{case}] empty");
+        for n in 1..=3 {
+            let id = ok(case, "append", store.audit_append(&sample_entry(n)).await);
+            assert_eq!(id, n, "[{case}] the store numbered entry {n} as {id}");
+        }
+        let all = ok(case, "list", store.audit_list(10, None).await);
+        assert_eq!(all, vec![numbered(3), numbered(2), numbered(1)], "[{case}] newest first, as written");
+        let first = ok(case, "list 2", store.audit_list(2, None).await);
+        assert_eq!(first, vec![numbered(3), numbered(2)], "[{case}] limit");
+        let next = ok(case, "list before 2", store.audit_list(2, Some(2)).await);
+        assert_eq!(next, vec![numbered(1)], "[{case}] the page before entry 2");
+        assert_eq!(ok(case, "list before 1", store.audit_list(2, Some(1)).await), vec![], "[{case}] nothing before 1");
+    }
+
+    pub async fn keeps_every_entry_as_written<S: DlqStore>(store: &S) {
+        let case = "audit_keeps_every_entry_as_written";
+        // An id given by the caller is the store's to replace, not to trust.
+        let mut claimed = sample_entry(1);
+        claimed.id = 77;
+        assert_eq!(ok(case, "append", store.audit_append(&claimed).await), 1, "[{case}] the caller's id was kept");
+        for n in 2..=40 {
+            ok(case, "append", store.audit_append(&sample_entry(n)).await);
+        }
+        let all = ok(case, "list", store.audit_list(1000, None).await);
+        let expected: Vec<AuditEntry> = (1..=40).rev().map(numbered).collect();
+        assert_eq!(all, expected, "[{case}] an entry was lost, reordered or changed");
+    }
 }

@@ -2,6 +2,7 @@
 //! formatting helpers. Pages carry no inline script or style: the CSP allows
 //! only the embedded `app.js` and `app.css`, by nonce.
 
+pub(crate) mod audit;
 pub(crate) mod edit;
 pub(crate) mod fleet;
 pub(crate) mod groups;
@@ -24,7 +25,10 @@ pub(crate) struct Chrome {
     pub(crate) base: String,
     pub(crate) nonce: String,
     pub(crate) csrf: String,
+    /// No action is shown: the dashboard is read-only, or its user a viewer.
     pub(crate) read_only: bool,
+    /// Who is logged in, with their role (a dashboard with tokens); the login page has `""`.
+    pub(crate) user: Option<(String, crate::roles::Role)>,
     /// Replays and recovery are possible (the client has a key).
     pub(crate) solving: bool,
     pub(crate) live_ms: u64,
@@ -61,6 +65,7 @@ pub(crate) enum Nav {
     Journal,
     Fleet,
     Replays,
+    Audit,
     None,
 }
 
@@ -90,8 +95,14 @@ pub(crate) fn page(chrome: &Chrome, title: &str, nav: Nav, body: Markup) -> Mark
                         (link(Nav::Journal, "/journal", "Journal"))
                         (link(Nav::Fleet, "/fleet", "Fleet"))
                         (link(Nav::Replays, "/replays", "Replays"))
+                        (link(Nav::Audit, "/audit", "Audit"))
                     }
                     span.pill #dlq-total title="records in the DLQ (live)" { "DLQ: " span data-stat="total" { "…" } }
+                    @if let Some((name, role)) = chrome.user.as_ref().filter(|(name, _)| !name.is_empty()) {
+                        span.pill #whoami title="the token you logged in with: actions are recorded in the audit trail under its name" {
+                            (name) " · " (role.as_str())
+                        }
+                    }
                     @if chrome.read_only { span.pill.readonly title="actions are hidden and refused" { "read-only" } }
                     @else if !chrome.solving { span.pill.readonly title="start the dashboard with an API key to replay and recover" { "no API key: no replays" } }
                     label.live title="refresh counts and progress without reloading" {

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod chromium;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -101,6 +101,7 @@ use self::location::{namespace_problem, RedisUrl};
 use self::scripts::{namespace_key, Op, Scripts, KEY_NAMES, STREAM};
 use super::{decode_record, new_nonce, prefix_end};
 
+mod audit;
 mod batch;
 mod conn;
 mod edit;
@@ -612,6 +613,18 @@ impl DlqStore for RedisStore {
     /// Every worker on the namespace, on any host, shares its accounts' limits.
     fn fleet_ledger(&self) -> Option<Arc<dyn captcha_dlq_core::fleet::FleetLedger>> {
         Some(self.as_fleet_ledger())
+    }
+
+    async fn audit_append(&self, entry: &captcha_dlq_core::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+        self.append_audit(entry).await
+    }
+
+    async fn audit_list(
+        &self,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<Vec<captcha_dlq_core::dlq::audit::AuditEntry>, StoreError> {
+        self.list_audit(limit, before).await
     }
 
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {

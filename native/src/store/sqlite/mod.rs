@@ -14,9 +14,11 @@
 //! transaction and one hop to the thread.
 //!
 //! Files: `schema.rs` (opening, version checks, migrations), `writer.rs` (the
-//! connection thread and group commit), `ops.rs` (the SQL of each call),
+//! connection thread and group commit), `ops.rs` (the SQL of each call), `audit.rs` (the
+//! audit trail),
 //! `errors.rs` (SQLite errors naming their cause).
 
+mod audit;
 mod edit;
 mod errors;
 mod fleet;
@@ -29,6 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use captcha_dlq_core::dlq::audit::AuditEntry;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey,
@@ -319,6 +322,15 @@ impl DlqStore for SqliteStore {
     async fn clear_settled(&self, prefix: &str) -> Result<u64, StoreError> {
         let prefix = prefix.to_string();
         self.writer.write(Box::new(move |conn, loc| ops::clear_settled(conn, loc, &prefix))).await
+    }
+
+    async fn audit_append(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
+        let json = encode(entry, || "an audit entry".to_string())?;
+        self.writer.write(Box::new(move |conn, loc| audit::append(conn, loc, &json))).await
+    }
+
+    async fn audit_list(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>, StoreError> {
+        self.writer.read(Box::new(move |conn, loc| audit::list(conn, loc, limit, before))).await
     }
 
     /// Several processes on this host may share the file: they share their accounts' limits.

@@ -17,7 +17,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use super::errors::{corrupt, db_error};
 
 /// Schema version this build writes and reads.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 /// `PRAGMA application_id` of our files: "CDLQ".
 const APPLICATION_ID: i64 = 0x4344_4c51;
 
@@ -45,7 +45,7 @@ INSERT INTO counters (name, value) VALUES ('dropped', 0), ('completed', 0), ('ab
 ";
 
 /// `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // 1 → 2: the journal keeps each entry's task key in a column, so that push and
     // journal_forget settle it in their transaction without parsing JSON; settled keys.
     // records_state and records_reason go: no query but a count by reason used them, and
@@ -87,6 +87,11 @@ CREATE TABLE fleet_owners (
     heartbeat_ms INTEGER NOT NULL,
     json TEXT NOT NULL
 ) WITHOUT ROWID;
+",
+    // 4 → 5: the audit trail (`crate::store::sqlite::audit`): entries numbered in the order
+    // they were appended (AUTOINCREMENT: a number is never given twice), never deleted.
+    "
+CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, json TEXT NOT NULL);
 ",
 ];
 

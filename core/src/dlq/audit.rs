@@ -1,0 +1,144 @@
+//! The audit trail: who did what to the DLQ, when, to which records and how many. The client
+//! appends one [`AuditEntry`] per operator action (`client/src/audit.rs`); every store keeps
+//! them, never dropping one, and lists them newest first ([`DlqStore::audit_list`]).
+//!
+//! Entry ids are given by the store on append: 1, 2, 3… in the order entries were appended
+//! (the table store's rows, SQLite's row ids, the position in a Redis list), so `before` is a
+//! cursor every store reads the same way. Not in the browser build (`docs/DESIGN.md` item 52).
+//!
+//! [`DlqStore::audit_list`]: crate::dlq::DlqStore::audit_list
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::dlq::store::StoreError;
+use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::time::Timestamp;
+
+/// Entries listed at most by one call.
+pub const MAX_AUDIT_LIMIT: usize = 1000;
+
+/// What an operator did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditAction {
+    Replay,
+    Purge,
+    Park,
+    Unpark,
+    Import,
+    /// A record's task or labels changed before a replay.
+    Edit,
+    /// Records removed by a retention limit.
+    Evict,
+}
+
+impl AuditAction {
+    pub const ALL: [AuditAction; 7] = [
+        AuditAction::Replay,
+        AuditAction::Purge,
+        AuditAction::Park,
+        AuditAction::Unpark,
+        AuditAction::Import,
+        AuditAction::Edit,
+        AuditAction::Evict,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::Replay => "replay",
+            AuditAction::Purge => "purge",
+            AuditAction::Park => "park",
+            AuditAction::Unpark => "unpark",
+            AuditAction::Import => "import",
+            AuditAction::Edit => "edit",
+            AuditAction::Evict => "evict",
+        }
+    }
+}
+
+/// One operator action, as the audit trail keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AuditEntry {
+    /// The store's number for the entry (1 for the first); ignored by `audit_append`, which
+    /// gives it.
+    pub id: u64,
+    /// When the action ended, on the client's clock (the `now` of its store calls).
+    pub at: Timestamp,
+    /// Who: a dashboard token's name, the CLI's `--as` (or `cli:USER@HOST`), an API caller's
+    /// name (`api` unless it gave one).
+    pub operator: String,
+    pub action: AuditAction,
+    /// The records selected, in the filter's own field names (`{"ids": [...]}` for one
+    /// record; `null` for an import).
+    pub filter: Value,
+    /// How many records the action touched (so far, when it failed part way).
+    pub count: u64,
+    /// A short note: a park reason, a replay's outcome counts.
+    pub detail: String,
+    /// The action's error when it failed, in whole or in part.
+    pub error: Option<String>,
+}
+
+impl FromJson for AuditAction {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        crate::json_read::unit_variant(value, &AuditAction::ALL, AuditAction::as_str)
+    }
+}
+
+impl FromJson for AuditEntry {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        let mut f = Fields::new(value)?;
+        Ok(AuditEntry {
+            id: f.or_default("id")?,
+            at: f.req("at")?,
+            operator: f.req("operator")?,
+            action: f.req("action")?,
+            filter: f.or("filter", Value::Null)?,
+            count: f.or_default("count")?,
+            detail: f.or_default("detail")?,
+            error: f.opt("error")?,
+        })
+    }
+}
+
+deserialize_from_json!(AuditEntry);
+
+/// A filter as the trail shows it: the fields that select something (empty lists, maps and
+/// absent bounds left out), so `{}` reads as "every record".
+pub fn filter_json(filter: &crate::dlq::Filter) -> Value {
+    let mut value = serde_json::to_value(filter).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.retain(|_, v| match v {
+            Value::Null => false,
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            _ => true,
+        });
+    }
+    value
+}
+
+/// What a store that keeps no audit trail answers (a [`DlqStore`](crate::dlq::DlqStore) written
+/// before there was one): the action it was asked to record still happened.
+pub fn no_audit_trail() -> StoreError {
+    StoreError::Unusable {
+        location: "this store".into(),
+        problem: "it keeps no audit trail (implement DlqStore::audit_append and audit_list)".into(),
+    }
+}
+
+/// The audit entries of a table store's rows (or any store's), newest first, older than
+/// `before`, at most `limit`: the one statement of the listing rule.
+pub fn newest_first(mut entries: Vec<AuditEntry>, limit: usize, before: Option<u64>) -> Vec<AuditEntry> {
+    entries.retain(|e| before.is_none_or(|b| e.id < b));
+    // Ids are unique: an unstable sort orders them the same.
+    entries.sort_unstable_by_key(|e| core::cmp::Reverse(e.id));
+    entries.truncate(limit);
+    entries
+}
+
+/// The key of the table store's row for entry `id`: zero-padded, so keys sort as ids do.
+pub fn row_key(id: u64) -> String {
+    format!("{id:020}")
+}

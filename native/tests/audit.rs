@@ -1,0 +1,177 @@
+//! The audit trail end to end: a client on SQLite against the mock solver, its operator actions
+//! (park, unpark, purge, replay, import, and the bindings' `op` with an `operator`) read back
+//! from the trail; and a store that does not take an entry, which is never passed over in
+//! silence.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use captcha_dlq::core::dlq::audit::AuditAction;
+use captcha_dlq::core::dlq::interpose::{Call, Interpose, Interposed};
+use captcha_dlq::core::dlq::testkit::sample_record;
+use captcha_dlq::core::dlq::{DlqStore, Filter, MemoryStore, StoreError};
+use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
+use captcha_dlq::core::support::json_read::Casing;
+use captcha_dlq::core::Task;
+use captcha_dlq::{Client, ReplayOptions, SolveInput};
+use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver, Outcome};
+use serde_json::json;
+
+fn fast_config() -> EngineConfig {
+    let mut c = EngineConfig::default();
+    c.polling.first_poll_ms = FirstPoll::uniform(30);
+    c.polling.interval_ms = 20;
+    c.polling.max_polls = 4;
+    c.retry.backoff = Backoff::FullJitter { base_ms: 10, cap_ms: 50 };
+    c.retry.transient_min_delay_ms = 5;
+    c
+}
+
+async fn unsolvable_mock() -> MockHandle {
+    let script = MockConfig {
+        default_behavior: Behavior { outcome: Outcome::Unsolvable, solve_after_ms: 10, ..Behavior::default() },
+        ..MockConfig::default()
+    };
+    MockSolver::start(script).await.expect("mock starts")
+}
+
+fn task(page: usize) -> SolveInput {
+    let task = Task::from_json_value(json!({
+        "type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com/page/{page}"),
+    }));
+    SolveInput { task: Ok(task.expect("valid task")), labels: BTreeMap::new(), key: None }
+}
+
+async fn dead_letters(client: &Client, n: usize) -> Vec<String> {
+    let results = client.solve_many((0..n).map(task).collect(), Some(n)).await;
+    let mut ids: Vec<String> = results.iter().map(|r| r.id.clone().expect("accepted")).collect();
+    ids.sort();
+    assert_eq!(client.dlq().count(&Filter::all()).await.expect("count"), n as u64, "every task dead-lettered");
+    ids
+}
+
+fn ids(ids: &[&String]) -> Filter {
+    Filter { ids: ids.iter().map(|s| s.to_string()).collect(), ..Filter::default() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operator_action_is_in_the_trail_with_who_what_and_how_many() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mock = unsolvable_mock().await;
+    let client = captcha_dlq::builder()
+        .api_key("test-key")
+        .base_url(mock.base_url())
+        .dlq(dir.path().join("dlq.sqlite").to_str().expect("utf-8 path"))
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds");
+    let ids_of = dead_letters(&client, 3).await;
+    let (a, b, c) = (&ids_of[0], &ids_of[1], &ids_of[2]);
+    assert!(client.dlq().audit(10, None).await.expect("audit").is_empty(), "solving is no operator action");
+
+    let alice = client.dlq().as_operator("alice").expect("a valid name");
+    assert!(alice.park(a, "wrong sitekey").await.expect("park"));
+    assert!(alice.unpark(a).await.expect("unpark"));
+    assert_eq!(alice.purge(&ids(&[b])).await.expect("purge"), 1);
+    let replayed = alice
+        .replay(ReplayOptions { filter: Some(ids(&[c])), explicit: true, ..ReplayOptions::default() })
+        .await
+        .expect("replay");
+    assert_eq!(replayed.report.received, 1);
+    let (text, exported) = client.dlq().export(&Filter::all(), captcha_dlq::ExportFormat::Json).await.expect("export");
+    assert_eq!(exported, 2);
+    let bob = client.dlq().as_operator("bob").expect("a valid name");
+    assert_eq!(bob.import(&text).await.expect("import"), 2);
+    // The bindings' way: an `operator` argument to any operation.
+    let purged = client
+        .dlq()
+        .op("purge", json!({"filter": {"ids": [c]}, "operator": "carol"}), Casing::Snake)
+        .await
+        .expect("purge through op");
+    assert_eq!(purged, json!(1));
+
+    let trail = client.dlq().audit(100, None).await.expect("audit");
+    let seen: Vec<(u64, &str, AuditAction, u64)> =
+        trail.iter().map(|e| (e.id, e.operator.as_str(), e.action, e.count)).collect();
+    assert_eq!(
+        seen,
+        vec![
+            (6, "carol", AuditAction::Purge, 1),
+            (5, "bob", AuditAction::Import, 2),
+            (4, "alice", AuditAction::Replay, 1),
+            (3, "alice", AuditAction::Purge, 1),
+            (2, "alice", AuditAction::Unpark, 1),
+            (1, "alice", AuditAction::Park, 1),
+        ]
+    );
+    assert_eq!(trail[5].detail, "wrong sitekey");
+    assert_eq!(trail[5].filter, json!({"ids": [a]}));
+    assert_eq!(trail[3].filter, json!({"ids": [b]}), "the filter in its own names, empty fields left out");
+    assert_eq!(trail[2].filter, json!({"ids": [c]}));
+    assert!(
+        trail[2].detail.starts_with("recovered 0, failed again 0, parked 1"),
+        "the replay's counts: {}",
+        trail[2].detail
+    );
+    assert_eq!(trail[1].filter, serde_json::Value::Null, "an import selects nothing");
+    assert!(trail.iter().all(|e| e.error.is_none()), "nothing failed: {trail:?}");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis() as u64;
+    assert!(trail.iter().all(|e| e.at.as_unix_millis() <= now && now - e.at.as_unix_millis() < 600_000));
+
+    // Paging: the page before entry 3, and the answer through `op` in the host's casing.
+    let page = client.dlq().op("audit", json!({"limit": 2, "before": 3}), Casing::Camel).await.expect("audit op");
+    let page = page.as_array().expect("a list");
+    assert_eq!(page.iter().map(|e| e["id"].as_u64().expect("id")).collect::<Vec<_>>(), vec![2, 1]);
+    assert_eq!(page[1]["operator"], "alice");
+    assert_eq!(page[1]["action"], "park");
+
+    let refused = client.dlq().as_operator("").expect_err("an empty name");
+    assert!(refused.to_string().contains("operator"), "{refused}");
+    let refused = client.dlq().op("count", json!({"operator": 7}), Casing::Snake).await.expect_err("not a name");
+    assert!(refused.to_string().contains("operator"), "{refused}");
+    let refused = client.dlq().audit(0, None).await.expect_err("limit 0");
+    assert!(refused.to_string().contains("limit"), "{refused}");
+}
+
+/// A store whose audit trail refuses every entry, and whose parks fail too.
+struct NoTrail;
+
+#[async_trait::async_trait]
+impl Interpose for NoTrail {
+    async fn before(&self, call: Call) -> Result<(), StoreError> {
+        match call {
+            Call::AuditAppend => {
+                Err(StoreError::Corrupt { location: "the test's trail".into(), problem: "refused (injected)".into() })
+            }
+            Call::Park => Err(StoreError::Corrupt { location: "the test's store".into(), problem: "no parks".into() }),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_the_store_does_not_take_is_an_error_never_silence() {
+    let mock = unsolvable_mock().await;
+    let memory: Arc<dyn DlqStore> = Arc::new(MemoryStore::new());
+    memory.push(sample_record("r1", 0)).await.expect("push");
+    memory.push(sample_record("r2", 1)).await.expect("push");
+    let client = captcha_dlq::builder()
+        .api_key("test-key")
+        .base_url(mock.base_url())
+        .dlq_store(Arc::new(Interposed { store: memory.clone(), hooks: NoTrail }))
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds");
+
+    // Applied, not recorded: the caller hears both.
+    let purge = client.dlq().purge(&ids(&[&"r1".to_string()])).await.expect_err("the trail refused");
+    let said = purge.to_string();
+    assert!(said.contains("purge was applied (1 records)") && said.contains("refused (injected)"), "{said}");
+    assert_eq!(memory.count(&Filter::all(), captcha_dlq::core::dlq::testkit::at(0)).await.expect("count"), 1);
+
+    // Failed and not recorded: the action's own error is the answer.
+    let park = client.dlq().park("r2", "why").await.expect_err("parks fail");
+    assert!(park.to_string().contains("no parks"), "{park}");
+}
