@@ -175,3 +175,49 @@ async fn an_entry_the_store_does_not_take_is_an_error_never_silence() {
     let park = client.dlq().park("r2", "why").await.expect_err("parks fail");
     assert!(park.to_string().contains("no parks"), "{park}");
 }
+
+/// An edit applied through `Dlq::edit` and a retention eviction are in the trail too: the edit
+/// under its operator with the paths it changed (never their values), the eviction under
+/// `retention` with the limit and where the records went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_and_evictions_are_in_the_trail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mock = unsolvable_mock().await;
+    let client = captcha_dlq::builder()
+        .api_key("test-key")
+        .base_url(mock.base_url())
+        .dlq(dir.path().join("dlq.sqlite").to_str().expect("utf-8 path"))
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds");
+    let all = dead_letters(&client, 3).await;
+    let dave = client.dlq().as_operator("dave").expect("a valid name");
+    let edit: captcha_dlq::core::dlq::Edit =
+        serde_json::from_value(json!({"task": {"sitekey": "6Le-RIGHT"}, "labels": {"fixed": "yes"}})).expect("an edit");
+    let preview = dave.edit(&ids(&[&all[0]]), &edit, true).await.expect("preview");
+    assert_eq!(preview.changed, 1);
+    assert!(client.dlq().audit(10, None).await.expect("audit").is_empty(), "a preview changes nothing");
+    let applied = dave.edit(&ids(&[&all[0], &all[1]]), &edit, false).await.expect("edit");
+    assert_eq!(applied.changed, 2);
+
+    let archive = dir.path().join("evicted.jsonl");
+    let options = captcha_dlq::core::dlq::retention::RetentionOptions {
+        max_age_ms: None,
+        max_count: Some(1),
+        archive: Some(archive.to_str().expect("utf-8 path").to_string()),
+        interval_ms: 60_000,
+    };
+    let now = captcha_dlq::runtime::now();
+    let report = captcha_dlq::retention::apply(client.dlq().store(), &options, now, false, None).await.expect("retain");
+    assert_eq!(report.total(), 2);
+
+    let trail = client.dlq().audit(10, None).await.expect("audit");
+    let seen: Vec<(&str, AuditAction, u64)> = trail.iter().map(|e| (e.operator.as_str(), e.action, e.count)).collect();
+    assert_eq!(seen, vec![("retention", AuditAction::Evict, 2), ("dave", AuditAction::Edit, 2)]);
+    assert_eq!(trail[1].detail, "changed labels.fixed, task.sitekey");
+    assert!(!trail[1].detail.contains("6Le-RIGHT"), "the trail names fields, not values");
+    assert!(trail[0].detail.starts_with("max_count, archived to "), "{}", trail[0].detail);
+    assert_eq!(std::fs::read_to_string(&archive).expect("archive").lines().count(), 2);
+    client.close().await;
+}

@@ -100,7 +100,7 @@ pub enum Table {
     #[cfg(not(target_arch = "wasm32"))]
     FleetOwners,
     /// [`AuditEntry`](crate::dlq::audit::AuditEntry)s by [`row_key`](crate::dlq::audit::row_key)
-    /// of their id: the audit trail. Not in the browser build (item 52).
+    /// of their id: the audit trail. Not in the browser build (item 54).
     #[cfg(not(target_arch = "wasm32"))]
     Audit,
 }
