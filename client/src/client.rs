@@ -46,6 +46,30 @@ impl Client {
         events: Option<EventSink>,
         on_adopted: Option<AdoptedHook>,
     ) -> Result<Client> {
+        Client::start_traced(options, backends, events, on_adopted, None)
+    }
+
+    /// [`start_with`](Self::start_with), reporting every task to `tracer` (see
+    /// [`crate::traces`]). Options asking for `traces` need one: a front end that cannot export
+    /// them says so rather than dropping them.
+    pub fn start_traced(
+        options: ClientOptions,
+        backends: Backends,
+        events: Option<EventSink>,
+        on_adopted: Option<AdoptedHook>,
+        tracer: Option<Box<dyn crate::traces::TaskTracer>>,
+    ) -> Result<Client> {
+        // The browser build neither reads `traces` nor reports to a tracer (see crate::traces).
+        #[cfg(target_arch = "wasm32")]
+        let _ = tracer;
+        #[cfg(not(target_arch = "wasm32"))]
+        if options.traces.is_some() && tracer.is_none() {
+            return Err(captcha_dlq_core::ConfigError::new(
+                "traces",
+                "this front end has no trace exporter (the native crate's `otlp` feature has one)",
+            )
+            .into());
+        }
         let mut lanes = options.lane_specs();
         if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {
             first.config.seed = backends.runtime.random_seed();
@@ -77,16 +101,12 @@ impl Client {
         ));
         let fleet =
             ledger.map(|ledger| FleetCalls::new(ledger, &owner, backends.runtime.now(), options.store.timeout()));
-        let driver = Driver::new(
-            engine,
-            backends.clone(),
-            store_calls,
-            owner.clone(),
-            EventLog::new(events, metrics.clone()),
-            health.clone(),
-            (rx, tx.clone()),
-        )
-        .with_fleet(fleet);
+        let log = EventLog::new(events, metrics.clone());
+        #[cfg(not(target_arch = "wasm32"))]
+        let log = log.with_tracer(tracer);
+        let driver =
+            Driver::new(engine, backends.clone(), store_calls, owner.clone(), log, health.clone(), (rx, tx.clone()))
+                .with_fleet(fleet);
         backends.runtime.spawn(Box::pin(driver.run()));
         let adoption: SharedStats =
             Arc::new(Mutex::new(AdoptionStats { enabled: adopting, ..AdoptionStats::default() }));

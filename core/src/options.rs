@@ -224,6 +224,9 @@ pub struct ClientOptions {
     /// Default concurrency of `solve_many` / `solve_stream`.
     pub concurrency: usize,
     pub submit: SubmitOptions,
+    /// Where spans are exported (`traces`), if anywhere; not in the browser build.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub traces: Option<crate::traces::TraceOptions>,
 }
 
 /// What is wrong with a DLQ location whatever the front end: an empty one names no store, and
@@ -261,6 +264,8 @@ struct Raw {
     concurrency: usize,
     soft_id: Option<String>,
     pingback: Option<String>,
+    #[cfg(not(target_arch = "wasm32"))]
+    traces: Option<crate::traces::TraceOptions>,
 }
 
 impl FromJson for Raw {
@@ -292,7 +297,17 @@ impl FromJson for Raw {
             concurrency: f.or("concurrency", DEFAULT_CONCURRENCY)?,
             soft_id: f.opt("soft_id")?,
             pingback: f.opt("pingback")?,
+            #[cfg(not(target_arch = "wasm32"))]
+            traces: f.opt("traces")?,
         };
+        // The browser build has no exporter: refused in words rather than as an unknown key.
+        #[cfg(target_arch = "wasm32")]
+        if f.opt::<Value>("traces")?.is_some() {
+            return Err(FieldError::new(
+                crate::json_read::spelled("traces"),
+                "the browser build exports no traces (no OTLP exporter in the .wasm); export them from the Python or Node package or the Rust crate with its `otlp` feature",
+            ));
+        }
         f.finish()?;
         Ok(raw)
     }
@@ -440,6 +455,8 @@ impl ClientOptions {
             fleet: raw.fleet,
             concurrency: raw.concurrency,
             submit: SubmitOptions { soft_id: raw.soft_id, pingback: raw.pingback, header_acao: false },
+            #[cfg(not(target_arch = "wasm32"))]
+            traces: raw.traces,
         })
     }
 }
