@@ -338,6 +338,7 @@ impl Driver {
         }
         self.backends.liveness.release(&self.owner);
         // Spans are exported before `close` returns (the tasks still running end theirs here).
+        #[cfg(not(target_arch = "wasm32"))]
         if let Some(exported) = self.log.close(self.now()) {
             exported.await;
         }

@@ -78,14 +78,9 @@ impl EventLog {
     }
 
     /// The driver stops: the tracer (if any) ends what is open and exports what is left.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn close(&mut self, now: Timestamp) -> Option<crate::runtime::BoxFuture<'static, ()>> {
-        #[cfg(not(target_arch = "wasm32"))]
-        return self.tracer.as_mut().map(|tracer| tracer.close(now));
-        #[cfg(target_arch = "wasm32")]
-        {
-            let _ = now;
-            None
-        }
+        self.tracer.as_mut().map(|tracer| tracer.close(now))
     }
 
     /// The registry the events are counted in (the driver also records jobs and exchanges there).
