@@ -123,7 +123,7 @@ EOF
   (cd "$APP" && no_rust node_modules/.bin/tsc -p tsconfig.json && echo "tsc --noEmit typed.ts against the installed index.d.ts ok")
   (cd "$APP" && CAPTCHA_DLQ_PACKAGE=captcha-dlq CAPTCHA_DLQ_PACKAGE_DIR="$APP/node_modules/captcha-dlq" \
     CAPTCHA_DLQ_VECTORS="$REPO/tests/vectors" CAPTCHA_DLQ_SHAPES="$REPO/tests/shapes/results.json" \
-    no_rust timeout 900 node --test --test-concurrency=1 tests/node.test.js tests/node-only.test.js)
+    no_rust timeout 900 node --test --test-concurrency=1 tests/node.test.js tests/node-only.test.js tests/node-traces.test.js)
 
   echo "== npm run build without cargo: says what to install instead of a stack trace"
   set +e

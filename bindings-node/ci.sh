@@ -2,7 +2,8 @@
 # CI for the Node package: install the dev dependencies, build the addon (npm run build), build the mock solver,
 # type-check the typed example against index.d.ts, run the JS suite: the shared one
 # (tests/js/suite.js, which the browser package also runs, in Chromium) and the
-# Node-only checks (files, util.inspect, the CommonJS entry, the wire vectors), and the page front end
+# Node-only checks (files, util.inspect, the CommonJS entry, the wire vectors), traces to a local OTLP
+# receiver (tests/js/node-traces.test.js), and the page front end
 # (captcha-dlq/page) on the fixture site in headless Chromium (tests/page).
 # Works from a fresh clone; needs cargo, node >= 20.19 and npm (reaches the registry).
 # CAPTCHA_DLQ_BUILD_PROFILE=debug (the default here) keeps the build short; set it
@@ -34,4 +35,4 @@ echo "== node --test (tests/js: the shared suite against this package, then the 
 # Each file starts its own mock solver; its tests run one after another (they set its script in turn).
 # The page tests drive the system's chromium (CHROMIUM overrides); the drivers never download a browser.
 export PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
-timeout 900 node --test --test-concurrency=1 ../tests/js/node.test.js ../tests/js/node-only.test.js ../tests/js/node-audit.test.js ../tests/page/node-page.test.js
+timeout 900 node --test --test-concurrency=1 ../tests/js/node.test.js ../tests/js/node-only.test.js ../tests/js/node-audit.test.js ../tests/js/node-traces.test.js ../tests/page/node-page.test.js

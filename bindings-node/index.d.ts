@@ -1466,6 +1466,18 @@ export interface ReplayPolicyOptions {
   leaseSeconds?: number;
 }
 
+/** Where a client's spans go (`traces`). */
+export interface TraceOptions {
+  /** The collector's OTLP/HTTP URL; one without a path gets `/v1/traces` (`http://127.0.0.1:4318`). */
+  otlpEndpoint: string;
+  /** Sent with every export (a collector's token); never shown. */
+  headers?: Record<string, string>;
+  /** The spans' `service.name`. Default `captcha-dlq`. */
+  serviceName?: string;
+  /** Default `'http/protobuf'`. */
+  protocol?: 'http/protobuf' | 'http/json';
+}
+
 export interface FleetOptions {
   /** Default true; false keeps this client's limits its own, as if it were alone. */
   enabled?: boolean;
@@ -1659,6 +1671,11 @@ export interface ClientOptions {
   allowInsecureHttp?: boolean;
   /** Node: an HTTP or SOCKS5 proxy for the client's own traffic (`socks5://host:port`). */
   proxy?: string;
+  /**
+   * Node: an OpenTelemetry trace per task (its id, labels, submissions, polls, retries, dead letter; never
+   * the key) exported over OTLP/HTTP; `close()` sends the last spans. The browser build refuses it.
+   */
+  traces?: TraceOptions;
   store?: StoreCallOptions;
   /**
    * Sharing each provider account's limits (submit rate, pauses, in-flight window, account

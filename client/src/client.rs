@@ -31,6 +31,13 @@ use crate::prometheus::{self, DlqGauges, FleetGauges};
 use crate::runtime::Backends;
 use crate::store_calls::StoreCalls;
 
+/// Where a client's tracer is passed to its driver: nothing at all in the browser build, which
+/// has no traces (see [`crate::traces`]) and no bytes to spare.
+#[cfg(not(target_arch = "wasm32"))]
+type TracerSlot = Option<Box<dyn crate::traces::TaskTracer>>;
+#[cfg(target_arch = "wasm32")]
+type TracerSlot = ();
+
 impl Client {
     /// Starts a client over the backends a front end plugs in: the driver is spawned on
     /// `backends.runtime` and runs until [`close`](Self::close) or until every clone is gone.
@@ -46,6 +53,40 @@ impl Client {
         events: Option<EventSink>,
         on_adopted: Option<AdoptedHook>,
     ) -> Result<Client> {
+        // `()` in the browser build (see `TracerSlot`).
+        #[allow(clippy::unit_arg)]
+        Client::launch(options, backends, events, on_adopted, TracerSlot::default())
+    }
+
+    /// [`start_with`](Self::start_with), reporting every task to `tracer` (see
+    /// [`crate::traces`]). Options asking for `traces` need one: a front end that cannot export
+    /// them says so rather than dropping them. Not in the browser build, which has no traces.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn start_traced(
+        options: ClientOptions,
+        backends: Backends,
+        events: Option<EventSink>,
+        on_adopted: Option<AdoptedHook>,
+        tracer: Option<Box<dyn crate::traces::TaskTracer>>,
+    ) -> Result<Client> {
+        Client::launch(options, backends, events, on_adopted, tracer)
+    }
+
+    fn launch(
+        options: ClientOptions,
+        backends: Backends,
+        events: Option<EventSink>,
+        on_adopted: Option<AdoptedHook>,
+        tracer: TracerSlot,
+    ) -> Result<Client> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if options.traces.is_some() && tracer.is_none() {
+            return Err(captcha_dlq_core::ConfigError::new(
+                "traces",
+                "this front end has no trace exporter (the native crate's `otlp` feature has one)",
+            )
+            .into());
+        }
         let mut lanes = options.lane_specs();
         if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {
             first.config.seed = backends.runtime.random_seed();
@@ -85,6 +126,10 @@ impl Client {
             let keys = options.secrets();
             crate::alerts::start(alerts, &backends, keys, owner.clone(), options.store.timeout(), ops.clone())
         }));
+        #[cfg(not(target_arch = "wasm32"))]
+        let log = log.with_tracer(tracer);
+        #[cfg(target_arch = "wasm32")]
+        let () = tracer;
         let driver =
             Driver::new(engine, backends.clone(), store_calls, owner.clone(), log, health.clone(), (rx, tx.clone()))
                 .with_fleet(fleet);

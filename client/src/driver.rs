@@ -40,6 +40,7 @@ use crate::events::EventLog;
 use crate::fleet_calls::{FleetCalls, Synced};
 use crate::runtime::{Backends, BoxFuture};
 use crate::store_calls::{Handoff, Op, StoreCalls, StoreEvent};
+use crate::traces::{TaskLeft, TaskOrigin};
 
 /// How a job ended, as its waiter hears it.
 #[derive(Debug)]
@@ -336,6 +337,11 @@ impl Driver {
             }
         }
         self.backends.liveness.release(&self.owner);
+        // Spans are exported before `close` returns (the tasks still running end theirs here).
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(exported) = self.log.close(self.now()) {
+            exported.await;
+        }
         if let Some(ack) = self.shutting_down.take() {
             let _ = ack.send(());
         }
@@ -390,7 +396,7 @@ impl Driver {
         self.store_release_at = Some(now.add(period));
         let waited = now.since(since);
         for job in self.engine.release_unsent(waited, now) {
-            self.log.metrics().job_withdrawn(job);
+            self.log.task_left(job, TaskLeft::NotSubmitted, now);
             let id = self.ids.get(&job).cloned().unwrap_or_default();
             self.untrack(job);
             if let Some(waiter) = self.waiters.remove(&job) {
@@ -430,8 +436,8 @@ impl Driver {
                 let kind = task.kind();
                 match self.engine.submit(task, labels, key, now) {
                     Ok(job) => {
-                        self.log.metrics().job_started(job, kind);
                         let id = self.engine.job_record_id(job).unwrap_or_default().to_string();
+                        self.log.task_started(&self.engine, (job, &id, kind), TaskOrigin::Submitted, now);
                         self.track(job, id.clone());
                         self.waiters.insert(job, done);
                         if accepted.send(Ok((job, id))).is_err() {
@@ -451,7 +457,7 @@ impl Driver {
                 let kind = record.task.kind();
                 match self.engine.replay(*record, attempts, now) {
                     Ok(job) => {
-                        self.log.metrics().job_started(job, kind);
+                        self.log.task_started(&self.engine, (job, &id, kind), TaskOrigin::Replayed, now);
                         self.track(job, id);
                         self.waiters.insert(job, done);
                         let _ = accepted.send(Ok(job));
@@ -469,7 +475,7 @@ impl Driver {
                 let id = entry.id.clone();
                 let kind = entry.task.kind();
                 let job = if resume { self.engine.recover(*entry, now) } else { self.engine.interrupt(*entry, now) };
-                self.log.metrics().job_started(job, kind);
+                self.log.task_started(&self.engine, (job, &id, kind), TaskOrigin::Recovered, now);
                 self.track(job, id);
                 self.waiters.insert(job, done);
                 let _ = accepted.send(Claim::Taken);
@@ -657,7 +663,7 @@ impl Driver {
                 };
                 if let Some(job) = job {
                     if self.engine.let_go(job) {
-                        self.log.metrics().job_withdrawn(job);
+                        self.log.task_left(job, TaskLeft::TakenOver, now);
                     }
                     if let Some(id) = self.ids.get(&job).cloned() {
                         self.detached.remove(&id);
@@ -677,7 +683,7 @@ impl Driver {
                 match op {
                     Op::Upsert { gate: Some(job), entry } => {
                         if self.engine.withdraw(job) {
-                            self.log.metrics().job_withdrawn(job);
+                            self.log.task_left(job, TaskLeft::NotSubmitted, now);
                             self.untrack(job);
                             if let Some(waiter) = self.waiters.remove(&job) {
                                 let why = StoreError::Backend(format!(

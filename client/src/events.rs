@@ -1,13 +1,14 @@
 //! Where the engine's and the driver's events go: the client's [`Metrics`], the host's
 //! callback (every event), and `tracing` at the event's level, warnings at most once per
-//! kind every ten seconds so a long outage or a flapping provider does not flood a log.
+//! kind every ten seconds so a long outage or a flapping provider does not flood a log;
+//! natively also the client's [`TaskTracer`](crate::traces::TaskTracer), if it has one.
 
 use core::time::Duration;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use captcha_dlq_core::engine::Level;
-use captcha_dlq_core::{Event, Timestamp};
+use captcha_dlq_core::{Event, JobId, TaskKind, Timestamp};
 
 use crate::metrics::Metrics;
 
@@ -27,6 +28,8 @@ pub(crate) struct EventLog {
     /// Where the events that make alerts go (`alerts` option; native only).
     #[cfg(not(target_arch = "wasm32"))]
     alerts: Option<crate::alerts::AlertTap>,
+    #[cfg(not(target_arch = "wasm32"))]
+    tracer: Option<Box<dyn crate::traces::TaskTracer>>,
 }
 
 impl EventLog {
@@ -37,6 +40,8 @@ impl EventLog {
             last_warning: HashMap::new(),
             #[cfg(not(target_arch = "wasm32"))]
             alerts: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            tracer: None,
         }
     }
 
@@ -55,6 +60,49 @@ impl EventLog {
         }
     }
 
+    /// Also reports every task and event to `tracer`.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn with_tracer(mut self, tracer: Option<Box<dyn crate::traces::TaskTracer>>) -> Self {
+        self.tracer = tracer;
+        self
+    }
+
+    /// A job started: a new task, a replay (`replayed`) or a journal entry taken over
+    /// (`recovered`). `engine` knows its labels.
+    pub(crate) fn task_started(
+        &mut self,
+        engine: &captcha_dlq_core::Engine,
+        (job, id, kind): (JobId, &str, TaskKind),
+        origin: crate::traces::TaskOrigin,
+        now: Timestamp,
+    ) {
+        self.metrics.job_started(job, kind);
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(tracer) = &mut self.tracer {
+            let (labels, replays) = engine.job_labels(job).map_or_else(Default::default, |(l, r)| (l.to_map(), r));
+            tracer.task_started(crate::traces::TracedTask { job, id, kind, labels, origin, replays }, now);
+        }
+        #[cfg(target_arch = "wasm32")]
+        let _ = (engine, id, origin, now);
+    }
+
+    /// A job left without an event ending it (see [`TaskLeft`](crate::traces::TaskLeft)).
+    pub(crate) fn task_left(&mut self, job: JobId, why: crate::traces::TaskLeft, now: Timestamp) {
+        self.metrics.job_withdrawn(job);
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(tracer) = &mut self.tracer {
+            tracer.task_left(job, why, now);
+        }
+        #[cfg(target_arch = "wasm32")]
+        let _ = (why, now);
+    }
+
+    /// The driver stops: the tracer (if any) ends what is open and exports what is left.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn close(&mut self, now: Timestamp) -> Option<crate::runtime::BoxFuture<'static, ()>> {
+        self.tracer.as_mut().map(|tracer| tracer.close(now))
+    }
+
     /// The registry the events are counted in (the driver also records jobs and exchanges there).
     pub(crate) fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
@@ -65,6 +113,10 @@ impl EventLog {
         #[cfg(not(target_arch = "wasm32"))]
         if let Some(tap) = &mut self.alerts {
             tap.event(event, now);
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(tracer) = &mut self.tracer {
+            tracer.event(event, now);
         }
         if let Some(sink) = &self.sink {
             sink(event);

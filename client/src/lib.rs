@@ -45,6 +45,7 @@ pub mod runtime;
 pub mod solve_stream;
 mod store_calls;
 mod stream_end;
+pub mod traces;
 
 pub use adopted::{AdoptedAnswer, AdoptedHook, AdoptionStats};
 pub use answer::Answer;

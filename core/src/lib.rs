@@ -26,6 +26,9 @@ pub mod spend;
 #[doc(hidden)]
 pub mod support;
 pub mod task;
+// The `traces` option: the browser build exports no spans (see the module), so it has none of this.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod traces;
 pub mod vectors;
 
 pub use class::{ErrorClass, Failure};

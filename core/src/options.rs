@@ -233,6 +233,9 @@ pub struct ClientOptions {
     /// every `interval_ms` and by `captcha-dlq dlq retain`.
     #[cfg(not(target_arch = "wasm32"))]
     pub dlq_retention: Option<RetentionOptions>,
+    /// Where spans are exported (`traces`), if anywhere; not in the browser build.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub traces: Option<crate::traces::TraceOptions>,
 }
 
 /// What is wrong with a DLQ location whatever the front end: an empty one names no store, and
@@ -273,6 +276,8 @@ struct Raw {
     /// `alerts` and `dlq_retention` as given: read by [`native_only`].
     alerts: Option<Value>,
     dlq_retention: Option<Value>,
+    #[cfg(not(target_arch = "wasm32"))]
+    traces: Option<crate::traces::TraceOptions>,
 }
 
 impl FromJson for Raw {
@@ -306,7 +311,14 @@ impl FromJson for Raw {
             pingback: f.opt("pingback")?,
             alerts: f.opt("alerts")?,
             dlq_retention: f.opt("dlq_retention")?,
+            #[cfg(not(target_arch = "wasm32"))]
+            traces: f.opt("traces")?,
         };
+        // The browser build has no exporter: refused in words rather than as an unknown key.
+        #[cfg(target_arch = "wasm32")]
+        if f.opt::<Value>("traces")?.is_some() {
+            return Err(FieldError::new(crate::json_read::spelled("traces"), "the browser build exports no traces"));
+        }
         f.finish()?;
         Ok(raw)
     }
@@ -476,6 +488,8 @@ impl ClientOptions {
             alerts,
             #[cfg(not(target_arch = "wasm32"))]
             dlq_retention,
+            #[cfg(not(target_arch = "wasm32"))]
+            traces: raw.traces,
         })
     }
 }

@@ -44,7 +44,13 @@ pub async fn connect_with(
         liveness: Arc::new(ProcessLiveness),
         store,
     };
-    Client::start_with(options, backends, events, on_adopted)
+    // Without the `otlp` feature, options asking for traces are refused by the client.
+    #[cfg(feature = "otlp")]
+    let tracer = crate::traces::OtlpTracer::from_options(&options)?
+        .map(|t| Box::new(t) as Box<dyn captcha_dlq_client::traces::TaskTracer>);
+    #[cfg(not(feature = "otlp"))]
+    let tracer = None;
+    Client::start_traced(options, backends, events, on_adopted, tracer)
 }
 
 /// The DLQ of a client: the host's `store` object, else the store at `location` (the default
@@ -108,14 +114,22 @@ impl std::fmt::Debug for ClientBuilder {
     }
 }
 
-/// `value` with every API key (`api_key`, also inside `providers`) shown as `***`.
+/// `value` with every API key (`api_key`, also inside `providers`) and the values of the trace
+/// exporter's `headers` (a collector's token) shown as `***`.
 fn hide_keys(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
                     let hidden = k == "api_key" || k == "apiKey";
-                    (k.clone(), if hidden { Value::String("***".into()) } else { hide_keys(v) })
+                    let shown = match v {
+                        _ if hidden => Value::String("***".into()),
+                        Value::Object(headers) if k == "headers" => Value::Object(
+                            headers.keys().map(|name| (name.clone(), Value::String("***".into()))).collect(),
+                        ),
+                        _ => hide_keys(v),
+                    };
+                    (k.clone(), shown)
                 })
                 .collect(),
         ),
@@ -257,13 +271,16 @@ mod tests {
 
     #[test]
     fn debug_never_shows_a_key() {
-        let b = builder().api_key("SECRET-1").option(
-            "providers",
-            serde_json::json!([{"provider": "capsolver", "api_key": "SECRET-2"}, {"provider": "2captcha", "apiKey": "SECRET-3"}]),
-        );
+        let b = builder()
+            .api_key("SECRET-1")
+            .option(
+                "providers",
+                serde_json::json!([{"provider": "capsolver", "api_key": "SECRET-2"}, {"provider": "2captcha", "apiKey": "SECRET-3"}]),
+            )
+            .option("traces", serde_json::json!({"otlp_endpoint": "http://x", "headers": {"x-token": "SECRET-4"}}));
         let shown = format!("{b:?}");
         assert!(!shown.contains("SECRET"), "{shown}");
-        assert!(shown.contains("capsolver"), "{shown}");
+        assert!(shown.contains("capsolver") && shown.contains("x-token"), "{shown}");
     }
 
     #[tokio::test]

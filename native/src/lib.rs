@@ -22,6 +22,8 @@ pub mod liveness;
 pub mod open;
 pub mod runtime;
 pub mod store;
+#[cfg(feature = "otlp")]
+pub mod traces;
 pub mod transport;
 
 pub use builder::{builder, connect, connect_with, ClientBuilder};

@@ -27,6 +27,11 @@ pub enum Event {
     },
     Polled {
         tasks: usize,
+        /// The polled jobs, for a front end's per-task traces; hosts' events count them only.
+        /// Not in the browser build, which has no traces (and no bytes to spare).
+        #[cfg(not(target_arch = "wasm32"))]
+        #[serde(skip)]
+        jobs: Vec<JobId>,
     },
     Retrying {
         job: JobId,
@@ -186,7 +191,7 @@ impl fmt::Display for Event {
             Event::Submitted { job, attempt, provider_task_id, provider } => {
                 write!(f, "{job} submitted{} (attempt {attempt}, provider task {provider_task_id})", to(provider))
             }
-            Event::Polled { tasks } => write!(f, "polled {tasks} task(s)"),
+            Event::Polled { tasks, .. } => write!(f, "polled {tasks} task(s)"),
             Event::Retrying { job, code, class, delay_ms, attempt } => {
                 write!(f, "{job} retrying after {code} ({class}) in {}, attempt {attempt}", ms(*delay_ms))
             }

@@ -272,6 +272,11 @@ impl Engine {
         self.jobs.get(&job).map(|j| j.id.as_str())
     }
 
+    /// A live job's labels and how many times its task was replayed (for a front end's traces).
+    pub fn job_labels(&self, job: JobId) -> Option<(&crate::Labels, u32)> {
+        self.jobs.get(&job).map(|j| (&j.labels, j.replays))
+    }
+
     /// Whether this engine has several providers (events then name theirs).
     fn multi(&self) -> bool {
         self.lanes.len() > 1

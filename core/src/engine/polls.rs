@@ -92,7 +92,11 @@ impl Engine {
         let request = lane.provider().poll_request(lane.key(), &id_refs);
         let sent = self.send(l, request);
         debug_assert_eq!(sent, rid);
-        self.push_event(Event::Polled { tasks: jobs.len() });
+        self.push_event(Event::Polled {
+            tasks: jobs.len(),
+            #[cfg(not(target_arch = "wasm32"))]
+            jobs: jobs.clone(),
+        });
         self.requests.insert(rid, Pending::Poll { lane: l, jobs, ids });
     }
 
