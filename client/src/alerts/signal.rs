@@ -130,7 +130,7 @@ mod tests {
         let failures =
             Event::CircuitOpened { cause: "transient failure ratio".into(), until: Some(at), provider: None };
         assert!(matches!(Signal::of(&failures, at), Some(Signal::CircuitOpen { .. })));
-        assert_eq!(Signal::of(&Event::Polled { tasks: 1 }, at), None);
+        assert_eq!(Signal::of(&Event::Polled { tasks: 1, jobs: Vec::new() }, at), None);
         let (tx, _rx) = mpsc::channel(0);
         let counters = Arc::new(OpsCounters::default());
         let mut tap = AlertTap::new(tx, counters.clone(), 0.5);
