@@ -56,7 +56,7 @@ impl core::fmt::Display for Operator {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use captcha_dlq_core::dlq::audit::{filter_json, AuditAction as Action};
+pub(crate) use captcha_dlq_core::dlq::audit::AuditAction as Action;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use trail::record;
 

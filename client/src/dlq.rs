@@ -15,7 +15,7 @@ use captcha_dlq_core::{ConfigError, JournalEntry};
 use serde_json::{json, Value};
 
 #[cfg(not(target_arch = "wasm32"))]
-use crate::audit::{self, filter_json, Action, Operator};
+use crate::audit::{self, Action, Operator};
 use crate::client::Client;
 use crate::error::{Error, Result};
 #[cfg(not(target_arch = "wasm32"))]
@@ -211,7 +211,7 @@ impl Dlq {
         #[cfg(not(target_arch = "wasm32"))]
         let outcome = {
             let count = *outcome.as_ref().unwrap_or(&0);
-            self.audited(Action::Purge, filter_json(filter), String::new(), count, outcome).await
+            self.audited(Action::Purge, filter.compact_json(), String::new(), count, outcome).await
         };
         outcome
     }

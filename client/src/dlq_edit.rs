@@ -15,7 +15,7 @@ use captcha_dlq_core::dlq::{Change, DeadLetterRecord, Edit, EditWrite, Filter, P
 use captcha_dlq_core::{ConfigError, Timestamp};
 use serde::Serialize;
 
-use crate::audit::{filter_json, Action};
+use crate::audit::Action;
 use crate::dlq::Dlq;
 use crate::error::{Error, Result};
 
@@ -89,7 +89,7 @@ impl Dlq {
         paths.dedup();
         let detail = format!("changed {}", if paths.is_empty() { "nothing".to_string() } else { paths.join(", ") });
         let changed = report.changed;
-        self.audited(Action::Edit, filter_json(filter), detail, changed, outcome).await.map(|()| report)
+        self.audited(Action::Edit, filter.compact_json(), detail, changed, outcome).await.map(|()| report)
     }
 
     async fn edit_each(

@@ -236,7 +236,7 @@ impl Replayer {
             Some(why) => Err(Error::Io(format!("{failed} records could not be replayed; the first: {why}"))),
             None => Ok(()),
         };
-        let filter = filter.map_or(serde_json::Value::Null, audit::filter_json);
+        let filter = filter.map_or(serde_json::Value::Null, Filter::compact_json);
         let recorded =
             audit::record(&self.client, operator, Action::Replay, filter, detail, report.received, outcome).await;
         if let Err(e) = recorded {

@@ -11,7 +11,7 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use captcha_dlq_core::dlq::audit::{filter_json, AuditAction, AuditEntry};
+use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry};
 use captcha_dlq_core::dlq::retention::{self, EvictionReason, RetentionOptions};
 use captcha_dlq_core::dlq::{export_jsonl, DeadLetterRecord, DlqStore, Filter, Page};
 use captcha_dlq_core::Timestamp;
@@ -169,7 +169,7 @@ async fn trace_eviction(
         at: now,
         operator: RETENTION_OPERATOR.to_string(),
         action: AuditAction::Evict,
-        filter: filter_json(filter),
+        filter: filter.compact_json(),
         count: n,
         detail,
         error: None,

@@ -8,14 +8,13 @@ use std::net::{IpAddr, SocketAddr};
 
 use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
 
-use crate::roles::{all_tokens, NamedToken};
+use crate::error::DashboardError;
+use crate::roles::{all_tokens, NamedToken, MIN_TOKEN_LEN};
 
 /// The address `serve` listens on unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// The environment variable the CLI reads the token from.
 pub const TOKEN_ENV: &str = "CAPTCHA_DLQ_DASHBOARD_TOKEN";
-/// Tokens shorter than this are refused: they could be guessed.
-pub const MIN_TOKEN_LEN: usize = 16;
 
 /// How a dashboard behaves, wherever it is mounted.
 #[derive(Clone)]
@@ -180,26 +179,6 @@ pub(crate) fn is_loopback(ip: IpAddr) -> bool {
         IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
     }
 }
-
-/// Why a dashboard could not start.
-#[derive(Debug)]
-pub enum DashboardError {
-    /// The options are unsafe or malformed; the message says which and what to do.
-    Config(String),
-    /// The address could not be bound.
-    Bind { listen: SocketAddr, error: std::io::Error },
-}
-
-impl core::fmt::Display for DashboardError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            DashboardError::Config(message) => f.write_str(message),
-            DashboardError::Bind { listen, error } => write!(f, "cannot listen on {listen}: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for DashboardError {}
 
 #[cfg(test)]
 mod tests {

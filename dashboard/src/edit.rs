@@ -4,50 +4,22 @@
 //! The edit is the client's `Dlq::edit`; "Apply and replay" replays exactly the records it
 //! changed, as a replay request of the replays page.
 
-use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
-use axum::response::{IntoResponse, Redirect, Response};
-use axum::Extension;
-use captcha_dlq_core::dlq::Edit;
-use captcha_dlq_core::support::json_read::FromJson;
-use serde_json::{Map, Value};
-
+use crate::edit_request::EditRequest;
 use crate::query::Selection;
 use crate::replays::Target;
 use crate::respond::{chrome, html, Failure};
 use crate::security::{RequestContext, CSRF_FIELD};
 use crate::state::Shared;
 use crate::views::{self, Chrome};
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Extension;
 
 type Ctx = Extension<RequestContext>;
 
 /// The fields of the edit form.
 const FIELDS: [&str; 4] = ["filter", "task", "labels", "step"];
-
-/// What the operator is editing: the selection, and the edit as typed (kept to fill the form
-/// and the preview's hidden fields again).
-pub(crate) struct EditRequest {
-    pub(crate) selection: Selection,
-    pub(crate) task_text: String,
-    pub(crate) labels_text: String,
-}
-
-impl EditRequest {
-    /// The edit the two JSON fields describe; errors name the field.
-    fn edit(&self) -> Result<Edit, Failure> {
-        let object = |name: &str, text: &str| -> Result<Value, Failure> {
-            if text.trim().is_empty() {
-                return Ok(Value::Object(Map::new()));
-            }
-            serde_json::from_str(text).map_err(|e| Failure::bad_request(format!("{name}: not valid JSON: {e}")))
-        };
-        let value = serde_json::json!({
-            "task": object("task", &self.task_text)?,
-            "labels": object("labels", &self.labels_text)?,
-        });
-        Edit::from_json(value).map_err(|e| Failure::bad_request(e.to_string()))
-    }
-}
 
 /// `GET /edit?<selection>`: the form.
 pub(crate) async fn form(State(state): State<Shared>, Extension(ctx): Ctx, RawQuery(query): RawQuery) -> Response {

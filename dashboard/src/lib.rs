@@ -29,6 +29,8 @@ mod assets;
 mod audit;
 pub mod config;
 mod edit;
+mod edit_request;
+mod error;
 mod fleet;
 mod overview;
 mod pages;
@@ -48,10 +50,9 @@ use axum::routing::{get, post};
 use axum::Router;
 use captcha_dlq_client::Client;
 
-pub use config::{
-    parse_listen, DashboardConfig, DashboardError, DashboardOptions, DEFAULT_LISTEN, MIN_TOKEN_LEN, TOKEN_ENV,
-};
-pub use roles::{NamedToken, Role};
+pub use config::{parse_listen, DashboardConfig, DashboardOptions, DEFAULT_LISTEN, TOKEN_ENV};
+pub use error::DashboardError;
+pub use roles::{NamedToken, Role, MIN_TOKEN_LEN};
 pub use server::{serve, DashboardHandle};
 
 /// The dashboard as a router over `client` (its DLQ, journal and metrics), to serve or to

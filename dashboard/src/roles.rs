@@ -10,8 +10,11 @@ use std::sync::Mutex;
 use captcha_dlq_client::Operator;
 use captcha_dlq_core::support::json_read::{FieldError, Fields, FromJson};
 
-use crate::config::{DashboardError, MIN_TOKEN_LEN};
+use crate::error::DashboardError;
 use crate::secrets::{random_text, same_secret};
+
+/// Tokens shorter than this are refused: they could be guessed.
+pub const MIN_TOKEN_LEN: usize = 16;
 
 /// The name the single `token` option is known by.
 pub const DEFAULT_TOKEN_NAME: &str = "default";

@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use subtle::ConstantTimeEq;
 
-use crate::config::DashboardError;
+use crate::error::DashboardError;
 
 /// Per-instance secrets, drawn from the OS's randomness when the router is built.
 pub(crate) struct Secrets {

@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use captcha_dlq_client::Client;
 use tokio::sync::oneshot;
 
-use crate::config::{DashboardError, DashboardOptions};
+use crate::config::DashboardOptions;
+use crate::error::DashboardError;
 
 /// A running dashboard.
 #[derive(Debug)]

@@ -8,7 +8,8 @@ use std::time::Instant;
 use captcha_dlq_client::Client;
 use captcha_dlq_core::Timestamp;
 
-use crate::config::{DashboardConfig, DashboardError};
+use crate::config::DashboardConfig;
+use crate::error::DashboardError;
 use crate::overview::OverviewCache;
 use crate::recoveries::Recoveries;
 use crate::replays::ReplayJobs;

@@ -8,14 +8,16 @@ use std::path::PathBuf;
 
 use captcha_dlq::core::dlq::analysis::{render_table, Analysis};
 use captcha_dlq::core::dlq::export::{export_json, export_jsonl};
-use captcha_dlq::core::dlq::{DlqStore, Filter, Page, RecordState};
-use captcha_dlq::core::{ErrorClass, Timestamp};
-use captcha_dlq::{Client, Error, ReplayOptions, ReplayOutcome};
-use clap::{Args as ClapArgs, Subcommand, ValueEnum};
-use futures::StreamExt;
+use captcha_dlq::core::dlq::{DlqStore, Filter, Page};
+use captcha_dlq::core::Timestamp;
+use captcha_dlq::{Error, ReplayOptions};
+use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
 use super::audit::operator_dlq;
+use super::replay_print::replay_and_print;
+use super::selection::now;
+pub use super::selection::FilterArgs;
 use super::{client, exit, Global};
 
 #[derive(Debug, Subcommand)]
@@ -96,74 +98,6 @@ pub enum Format {
     Jsonl,
 }
 
-#[derive(Debug, ClapArgs, Default)]
-pub struct FilterArgs {
-    /// Only records with this reason (repeatable).
-    #[arg(long = "reason")]
-    pub reasons: Vec<String>,
-    /// Only records with this id (repeatable).
-    #[arg(long = "id")]
-    pub ids: Vec<String>,
-    /// Only this class: transient, retry_after, task_terminal, fix_input, account_terminal, cancelled, application.
-    #[arg(long = "class", value_parser = parse_class)]
-    pub classes: Vec<ErrorClass>,
-    /// Only this state: ready, leased, parked.
-    #[arg(long = "state", value_parser = parse_state)]
-    pub states: Vec<RecordState>,
-    #[arg(long)]
-    pub sitekey: Option<String>,
-    #[arg(long)]
-    pub page_host: Option<String>,
-    /// Only records dead-lettered more than this many hours ago.
-    #[arg(long)]
-    pub older_than_hours: Option<u64>,
-}
-
-fn parse_class(s: &str) -> Result<ErrorClass, String> {
-    ErrorClass::parse(s).ok_or_else(|| format!("unknown class {s:?}"))
-}
-
-fn parse_state(s: &str) -> Result<RecordState, String> {
-    match s {
-        "ready" => Ok(RecordState::Ready),
-        "leased" => Ok(RecordState::Leased),
-        "parked" => Ok(RecordState::Parked),
-        _ => Err(format!("unknown state {s:?} (ready, leased, parked)")),
-    }
-}
-
-impl FilterArgs {
-    pub(super) fn is_empty(&self) -> bool {
-        self.reasons.is_empty()
-            && self.ids.is_empty()
-            && self.classes.is_empty()
-            && self.states.is_empty()
-            && self.sitekey.is_none()
-            && self.page_host.is_none()
-            && self.older_than_hours.is_none()
-    }
-
-    pub(super) fn to_filter(&self, now: Timestamp) -> Filter {
-        Filter {
-            ids: self.ids.clone(),
-            reasons: self.reasons.clone(),
-            classes: self.classes.clone(),
-            states: self.states.clone(),
-            sitekey: self.sitekey.clone(),
-            page_host: self.page_host.clone(),
-            dead_lettered_before: self
-                .older_than_hours
-                .map(|h| Timestamp::from_unix_millis(now.as_unix_millis().saturating_sub(h.saturating_mul(3_600_000)))),
-            ..Filter::default()
-        }
-    }
-}
-
-pub(super) fn now() -> Timestamp {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    Timestamp::from_unix_millis(u64::try_from(ms).unwrap_or(0))
-}
-
 async fn all_records(
     store: &dyn DlqStore,
     filter: &Filter,
@@ -178,54 +112,6 @@ async fn all_records(
             return Ok(out);
         }
     }
-}
-
-/// Replays what `options` select, printing a line per record with `--json` and the report.
-/// Replays as the CLI's operator (`--as`), printing each outcome and then the report.
-pub(super) async fn replay_and_print(global: &Global, client: &Client, options: ReplayOptions) -> Result<u8, Error> {
-    let mut stream = client.dlq().as_operator(&super::audit::operator_name(global))?.replay_stream(options);
-    let mut failure = None;
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(item) => {
-                let line = match &item.outcome {
-                    ReplayOutcome::Recovered(d) => {
-                        json!({ "id": item.id, "ok": true, "labels": item.labels, "solution": d.solution })
-                    }
-                    ReplayOutcome::FailedAgain { record, parked } => json!({ "id": item.id, "ok": false,
-                        "reason": record.reason, "attempts": record.attempts, "parked": parked }),
-                    ReplayOutcome::Parked { reason } => {
-                        json!({ "id": item.id, "ok": false, "parked": true, "reason": reason })
-                    }
-                    ReplayOutcome::Skipped { why } => json!({ "id": item.id, "ok": false, "skipped": why }),
-                    ReplayOutcome::Error(e) => {
-                        json!({ "id": item.id, "ok": false, "code": e.code(), "error": e.to_string() })
-                    }
-                };
-                if global.json {
-                    println!("{line}");
-                }
-                super::flush_stdout()?;
-                if let ReplayOutcome::Recovered(d) = item.outcome {
-                    d.receipt.ack();
-                }
-            }
-            Err(e) => failure = Some(e),
-        }
-    }
-    let report = stream.report();
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    if global.json {
-        println!("{}", json!({ "report": report }));
-    } else {
-        println!(
-            "received {} · retried {} · recovered {} · failed again {} · parked {} · skipped {}",
-            report.received, report.retried, report.recovered, report.failed_again, report.parked, report.skipped
-        );
-    }
-    Ok(if report.failed_again > 0 { exit::TASKS_FAILED } else { exit::OK })
 }
 
 pub async fn run(global: &Global, cmd: DlqCommand) -> Result<u8, Error> {

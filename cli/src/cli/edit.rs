@@ -11,7 +11,7 @@ use captcha_dlq::{EditReport, Error, ReplayOptions};
 use clap::Args as ClapArgs;
 use serde_json::{json, Map, Value};
 
-use super::dlq::FilterArgs;
+use super::selection::{now, FilterArgs};
 use super::{exit, Global};
 
 /// Stands in for the key of a client that only edits: an edit never sends a task.
@@ -126,7 +126,7 @@ pub async fn run(global: &Global, args: EditArgs) -> Result<u8, Error> {
         (None, true) => return Err(usage("--replay", "needs an API key (--api-key or CAPTCHA_DLQ_API_KEY)".into())),
         (None, false) => super::client(&Global { api_key: Some(NO_KEY.to_string()), ..global.clone() }).await?,
     };
-    let filter = args.filter.to_filter(super::dlq::now());
+    let filter = args.filter.to_filter(now());
     let result = client.dlq().edit(&filter, &edit, !args.yes).await;
     let report = match result {
         Ok(report) => report,
@@ -145,7 +145,7 @@ pub async fn run(global: &Global, args: EditArgs) -> Result<u8, Error> {
                 explicit: true,
                 ..ReplayOptions::default()
             };
-            let replayed = super::dlq::replay_and_print(global, &client, options).await;
+            let replayed = super::replay_print::replay_and_print(global, &client, options).await;
             client.close().await;
             return replayed.map(|c| c.max(code));
         }

@@ -8,6 +8,8 @@ mod dlq;
 mod edit;
 mod fleet;
 mod recover;
+mod replay_print;
+mod selection;
 mod spend;
 
 use std::collections::BTreeMap;

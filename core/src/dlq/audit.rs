@@ -11,7 +11,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::dlq::store::StoreError;
+use crate::dlq::error::StoreError;
 use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 use crate::time::Timestamp;
 
@@ -103,21 +103,6 @@ impl FromJson for AuditEntry {
 }
 
 deserialize_from_json!(AuditEntry);
-
-/// A filter as the trail shows it: the fields that select something (empty lists, maps and
-/// absent bounds left out), so `{}` reads as "every record".
-pub fn filter_json(filter: &crate::dlq::Filter) -> Value {
-    let mut value = serde_json::to_value(filter).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.retain(|_, v| match v {
-            Value::Null => false,
-            Value::Array(a) => !a.is_empty(),
-            Value::Object(o) => !o.is_empty(),
-            _ => true,
-        });
-    }
-    value
-}
 
 /// What a store that keeps no audit trail answers (a [`DlqStore`](crate::dlq::DlqStore) written
 /// before there was one): the action it was asked to record still happened.

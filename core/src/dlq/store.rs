@@ -51,6 +51,21 @@ impl Filter {
         Filter { states: Vec::new(), ..self.clone() }
     }
 
+    /// The filter as the audit trail shows it: the fields that select something (empty lists,
+    /// maps and absent bounds left out), so `{}` reads as "every record".
+    pub fn compact_json(&self) -> Value {
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.retain(|_, v| match v {
+                Value::Null => false,
+                Value::Array(a) => !a.is_empty(),
+                Value::Object(o) => !o.is_empty(),
+                _ => true,
+            });
+        }
+        value
+    }
+
     /// Whether `record`, whose state right now is `state`, is selected.
     pub fn matches(&self, record: &DeadLetterRecord, state: RecordState) -> bool {
         (self.ids.is_empty() || self.ids.contains(&record.id))

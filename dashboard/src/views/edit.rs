@@ -6,7 +6,7 @@ use maud::{html, Markup};
 use serde_json::Value;
 
 use super::{count, page, Chrome, Nav};
-use crate::edit::EditRequest;
+use crate::edit_request::EditRequest;
 
 /// Records whose diff a page shows; the counts cover the rest.
 const SHOWN_DIFFS: usize = 200;
