@@ -50,6 +50,18 @@ async fn dead_letters(client: &Client, n: usize) -> Vec<String> {
     ids
 }
 
+/// A client of `mock` whose DLQ is a SQLite file in `dir`.
+async fn client_on_sqlite(mock: &MockHandle, dir: &std::path::Path) -> Client {
+    captcha_dlq::builder()
+        .api_key("test-key")
+        .base_url(mock.base_url())
+        .dlq(dir.join("dlq.sqlite").to_str().expect("utf-8 path"))
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds")
+}
+
 fn ids(ids: &[&String]) -> Filter {
     Filter { ids: ids.iter().map(|s| s.to_string()).collect(), ..Filter::default() }
 }
@@ -58,14 +70,7 @@ fn ids(ids: &[&String]) -> Filter {
 async fn every_operator_action_is_in_the_trail_with_who_what_and_how_many() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mock = unsolvable_mock().await;
-    let client = captcha_dlq::builder()
-        .api_key("test-key")
-        .base_url(mock.base_url())
-        .dlq(dir.path().join("dlq.sqlite").to_str().expect("utf-8 path"))
-        .config(fast_config())
-        .build()
-        .await
-        .expect("client builds");
+    let client = client_on_sqlite(&mock, dir.path()).await;
     let ids_of = dead_letters(&client, 3).await;
     let (a, b, c) = (&ids_of[0], &ids_of[1], &ids_of[2]);
     assert!(client.dlq().audit(10, None).await.expect("audit").is_empty(), "solving is no operator action");
@@ -183,14 +188,7 @@ async fn an_entry_the_store_does_not_take_is_an_error_never_silence() {
 async fn edits_and_evictions_are_in_the_trail() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mock = unsolvable_mock().await;
-    let client = captcha_dlq::builder()
-        .api_key("test-key")
-        .base_url(mock.base_url())
-        .dlq(dir.path().join("dlq.sqlite").to_str().expect("utf-8 path"))
-        .config(fast_config())
-        .build()
-        .await
-        .expect("client builds");
+    let client = client_on_sqlite(&mock, dir.path()).await;
     let all = dead_letters(&client, 3).await;
     let dave = client.dlq().as_operator("dave").expect("a valid name");
     let edit: captcha_dlq::core::dlq::Edit =
