@@ -229,7 +229,7 @@ fn docs() -> String {
         )
         .unwrap();
     }
-    out.push_str("\n## Wire forms and sources\n\nThe kinds written as code (`image`, the reCAPTCHAs, `turnstile`, the GeeTests, `funcaptcha`, `hcaptcha`, `text`, `raw`) cite their sources in `core/src/provider/v1.rs` and `core/src/provider/dialect.rs`. The declared ones:\n\n| kind | service | type / method | source |\n|---|---|---|---|\n");
+    out.push_str("\n## Wire forms and sources\n\nThe kinds written as code (`image`, the reCAPTCHAs, `turnstile`, the GeeTests, `funcaptcha`, `hcaptcha`, `text`, `raw`) cite their sources in `core/src/provider/v1.rs` and `core/src/provider/dialect/` (a file per kind). The declared ones:\n\n| kind | service | type / method | source |\n|---|---|---|---|\n");
     for d in decls() {
         let Wire::Declared { v1, create_task } = &d.wire else { continue };
         if let Some(v) = v1 {

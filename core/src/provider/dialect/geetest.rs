@@ -1,0 +1,53 @@
+//! `geetest_v3` and `geetest_v4`: one task type per dialect, with the v4 `captcha_id` where each dialect puts it.
+
+use super::*;
+use crate::provider::Dialect::*;
+use crate::task::{GeetestV3, GeetestV4};
+
+/// The `task` object of a `geetest_v3` task in `d`, or the field `d` has no place for.
+pub(super) fn v3_object(d: Dialect, t: &GeetestV3) -> Result<Map<String, Value>, InvalidTask> {
+    let mut o = Obj::new(d, geetest_type(d, t.proxy.is_some()));
+    o.put("websiteURL", t.page_url.clone());
+    o.put("gt", t.gt.clone());
+    o.put("challenge", t.challenge.clone());
+    o.opt("geetestApiServerSubdomain", &t.api_server);
+    if d == CapSolver {
+        o.deny("user_agent", t.user_agent.is_some())?;
+        o.deny("proxy", t.proxy.is_some())?;
+    }
+    o.opt("userAgent", &t.user_agent);
+    with_proxy(&mut o, &t.proxy);
+    Ok(o.done())
+}
+
+/// The `task` object of a `geetest_v4` task in `d`, or the field `d` has no place for.
+pub(super) fn v4_object(d: Dialect, t: &GeetestV4) -> Result<Map<String, Value>, InvalidTask> {
+    let mut o = Obj::new(d, geetest_type(d, t.proxy.is_some()));
+    o.put("websiteURL", t.page_url.clone());
+    match d {
+        CapSolver => {
+            o.deny("user_agent", t.user_agent.is_some())?;
+            o.deny("proxy", t.proxy.is_some())?;
+            o.put("captchaId", t.captcha_id.clone());
+        }
+        TwoCaptchaV2 => {
+            o.put("version", 4);
+            o.put("initParameters", json!({ "captcha_id": t.captcha_id }));
+        }
+        AntiCaptcha | CapMonster => {
+            // Both take the v4 captcha_id in `gt`.
+            o.put("gt", t.captcha_id.clone());
+            o.put("version", 4);
+        }
+    }
+    o.opt("userAgent", &t.user_agent);
+    with_proxy(&mut o, &t.proxy);
+    Ok(o.done())
+}
+
+fn geetest_type(d: Dialect, proxied: bool) -> String {
+    match d {
+        CapSolver => "GeeTestTaskProxyLess".into(),
+        _ => type_name(d, "GeeTestTask", proxied),
+    }
+}

@@ -1,0 +1,245 @@
+//! The `task` object of each createTask dialect: type names and field names
+//! per service (anti-captcha, CapSolver, 2captcha API v2, CapMonster).
+//!
+//! A task value the dialect cannot express is refused naming the field rather
+//! than dropped: a silently ignored `min_score` or proxy would produce answers
+//! the site rejects. A kind the service does not solve at all is refused on
+//! `type`. The raw escape hatch sends the user's own `task` object as is.
+//!
+//! Each coded kind builds its object in its own unit (`image`, `recaptcha_v2`, ...), with what
+//! every dialect documents for it; a declared kind's object is built here from its tables
+//! (`task::kinds`). The pieces they share (the type name's proxy suffix, proxy fields, cookies,
+//! `apiDomain`) are here.
+
+use serde_json::{json, Map, Value};
+
+use super::Dialect;
+use crate::error::InvalidTask;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::task::kinds::{CreateTaskDecl, FieldType};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::task::Declared;
+use crate::task::{Proxy, Task, TaskKind};
+
+mod funcaptcha;
+mod geetest;
+mod hcaptcha;
+mod image;
+mod recaptcha_v2;
+mod recaptcha_v3;
+mod text;
+mod turnstile;
+
+struct Obj {
+    map: Map<String, Value>,
+    dialect: Dialect,
+}
+
+impl Obj {
+    fn new(dialect: Dialect, ty: String) -> Self {
+        let mut map = Map::new();
+        map.insert("type".into(), Value::String(ty));
+        Obj { map, dialect }
+    }
+    fn put(&mut self, k: &str, v: impl Into<Value>) {
+        self.map.insert(k.to_string(), v.into());
+    }
+    fn opt(&mut self, k: &str, v: &Option<String>) {
+        if let Some(v) = v {
+            self.put(k, v.clone());
+        }
+    }
+    fn flag(&mut self, k: &str, on: bool) {
+        if on {
+            self.put(k, true);
+        }
+    }
+    /// Refuses `field` when set: this dialect has no place for it.
+    fn deny(&self, field: &str, set: bool) -> Result<(), InvalidTask> {
+        if set {
+            return Err(InvalidTask::new(
+                field,
+                format!("{} (createTask API) has no equivalent of this field; use a raw task", self.dialect.as_str()),
+            ));
+        }
+        Ok(())
+    }
+    /// anti-captcha style proxy fields (anti-captcha, 2captcha v2, CapMonster).
+    fn proxy_fields(&mut self, p: &Proxy) {
+        let kind = match (self.dialect, p.kind.as_str()) {
+            // anti-captcha's `http` covers https proxies.
+            (Dialect::AntiCaptcha, "https") => "http",
+            (_, k) => k,
+        };
+        self.put("proxyType", kind);
+        self.put("proxyAddress", p.host.clone());
+        self.put("proxyPort", p.port);
+        self.opt("proxyLogin", &p.login);
+        self.opt("proxyPassword", &p.password);
+    }
+    fn done(self) -> Map<String, Value> {
+        self.map
+    }
+}
+
+/// `RecaptchaV2Task` vs `RecaptchaV2TaskProxyless` vs `ReCaptchaV2TaskProxyLess`. CapMonster's
+/// types take the proxy fields optionally: no Proxyless suffix there.
+fn type_name(d: Dialect, base: &str, proxied: bool) -> String {
+    match (d, proxied) {
+        (_, true) | (Dialect::CapMonster, false) => base.to_string(),
+        (Dialect::CapSolver, false) => format!("{base}ProxyLess"),
+        (_, false) => format!("{base}Proxyless"),
+    }
+}
+
+fn unsupported(d: Dialect, kind: TaskKind) -> InvalidTask {
+    InvalidTask::new("type", format!("{} does not solve {} tasks", d.as_str(), kind))
+}
+
+/// CapSolver takes one proxy string: `scheme:host:port[:login:password]`.
+fn capsolver_proxy(p: &Proxy) -> String {
+    match (&p.login, &p.password) {
+        (Some(l), Some(pw)) => format!("{}:{}:{}:{l}:{pw}", p.kind, p.host, p.port),
+        _ => format!("{}:{}:{}", p.kind, p.host, p.port),
+    }
+}
+
+fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
+    if let Some(p) = proxy {
+        if o.dialect == Dialect::CapSolver {
+            o.put("proxy", capsolver_proxy(p));
+        } else {
+            o.proxy_fields(p);
+        }
+    }
+}
+
+/// The task's `domain` (`google.com` | `recaptcha.net`, checked by `Task::validate`) as each
+/// dialect documents `apiDomain`:
+/// - anti-captcha and CapMonster: `www.google.com` / `www.recaptcha.net`
+///   (https://anti-captcha.com/apidoc/task-types/RecaptchaV2EnterpriseTask,
+///   https://docs.capmonster.cloud/docs/captchas/recaptcha-v2-enterprise-task);
+/// - CapSolver: `http://www.google.com/` / `http://www.recaptcha.net/`
+///   (https://docs.capsolver.com/guide/captcha/ReCaptchaV2);
+/// - 2captcha API v2: `google.com` / `recaptcha.net` (https://2captcha.com/api-docs/recaptcha-v3).
+fn api_domain(d: Dialect, domain: &str) -> String {
+    match d {
+        Dialect::AntiCaptcha | Dialect::CapMonster => format!("www.{domain}"),
+        Dialect::CapSolver => format!("http://www.{domain}/"),
+        Dialect::TwoCaptchaV2 => domain.to_string(),
+    }
+}
+
+/// The `task` object of `task` in `d`: each kind's own unit builds it.
+pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>, InvalidTask> {
+    match task {
+        Task::Image(t) => image::object(d, t),
+        Task::Text(t) => text::object(d, t),
+        Task::RecaptchaV2(t) => recaptcha_v2::object(d, t),
+        Task::RecaptchaV3(t) => recaptcha_v3::object(d, t),
+        Task::Turnstile(t) => turnstile::object(d, t),
+        Task::GeetestV3(t) => geetest::v3_object(d, t),
+        Task::GeetestV4(t) => geetest::v4_object(d, t),
+        Task::Funcaptcha(t) => funcaptcha::object(d, t),
+        Task::Hcaptcha(t) => hcaptcha::object(d, t),
+        #[cfg(not(target_arch = "wasm32"))]
+        Task::Declared(t) => declared_object(d, t),
+        Task::Raw(t) => match &t.task {
+            Some(obj) => Ok(obj.clone()),
+            None => Err(InvalidTask::new(
+                "task",
+                format!("{} speaks the createTask API: a raw task needs a `task` object with its `type`", d.as_str()),
+            )),
+        },
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The task object of a declared kind: the type for with or without a proxy, the fixed keys,
+/// then each given field under its key (a dotted key one object down).
+fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, InvalidTask> {
+    let (form, ty) = check_declared(d, t)?;
+    let mut o = Obj::new(d, ty.to_string());
+    for (k, v) in form.fixed {
+        o.put(k, *v);
+    }
+    for (field, value) in t.values() {
+        let key = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, key)| key);
+        if key.is_empty() {
+            // A hint this dialect does without (see `CreateTaskDecl::params`).
+            continue;
+        }
+        let value = if crate::task::kinds::decl(t.kind()).field(field).is_some_and(|f| f.ty == FieldType::Cookies) {
+            Value::String(create_task_cookies(value.as_str().unwrap_or_default()))
+        } else {
+            value.clone()
+        };
+        let (key, value) = in_key_form(key, value);
+        match key.split_once('.') {
+            Some((outer, inner)) => {
+                let slot = o.map.entry(outer).or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(nested) = slot {
+                    nested.insert(inner.to_string(), value);
+                }
+            }
+            None => o.put(key, value),
+        }
+    }
+    with_proxy(&mut o, &t.proxy().cloned());
+    Ok(o.done())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The key and value as a declared key writes them (`CreateTaskDecl::params`): `base64:` before
+/// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `[]` after it a list of
+/// one (`imagesBase64[]`, where the kind takes one image).
+fn in_key_form(key: &str, value: Value) -> (&str, Value) {
+    use base64::Engine as _;
+    let (key, value) = match key.strip_prefix("base64:") {
+        Some(key) => {
+            let text = value.as_str().unwrap_or_default();
+            (key, Value::String(base64::engine::general_purpose::STANDARD.encode(text)))
+        }
+        None => (key, value),
+    };
+    match key.strip_suffix("[]") {
+        Some(key) => (key, Value::Array(vec![value])),
+        None => (key, value),
+    }
+}
+
+/// Whether `d` can take the declared task `t`, and its form and type name: every refusal
+/// [`declared_object`] can give, without building the object (routing asks it of every lane).
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static CreateTaskDecl, &'static str), InvalidTask> {
+    let form = declared_form(d, t)?;
+    let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
+    let ty = ty.ok_or_else(|| {
+        let how = if t.proxy().is_some() { "without a proxy" } else { "through your proxy" };
+        InvalidTask::new("proxy", format!("{} solves {} tasks only {how}", d.as_str(), t.kind()))
+    })?;
+    for field in form.requires {
+        if t.get(field).is_none() {
+            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
+        }
+    }
+    if let Some(field) = t.values().keys().find(|field| !form.params.iter().any(|(f, _)| f == field)) {
+        return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+    }
+    Ok((form, ty))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
+    match crate::task::kinds::create_task_form(t.kind(), d) {
+        Some(Some(form)) => Ok(form),
+        _ => Err(super::not_solved(d.as_str(), t.kind())),
+    }
+}
+
+/// Cookies as the createTask APIs take them: `name=value; name2=value2`
+/// (https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless), also when given in the
+/// v1 form `name:value;...`.
+fn create_task_cookies(cookies: &str) -> String {
+    crate::task::kinds::rewrite_cookies(cookies, '=', "; ")
+}
