@@ -49,16 +49,6 @@ pub(super) fn object(d: Dialect, t: &RecaptchaV2) -> Result<Map<String, Value>, 
             o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
             o.opt("apiDomain", &domain);
         }
-        AntiCaptcha => {
-            // https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless: no
-            // apiDomain or action for the non-Enterprise types.
-            o.opt("recaptchaDataSValue", &t.data_s);
-            o.flag("isInvisible", t.invisible);
-            o.opt("userAgent", &t.user_agent);
-            o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
-            o.deny("domain", t.domain.is_some())?;
-            o.deny("action", t.action.is_some())?;
-        }
         TwoCaptchaV2 => {
             o.opt("recaptchaDataSValue", &t.data_s);
             o.flag("isInvisible", t.invisible);
@@ -81,9 +71,11 @@ pub(super) fn object(d: Dialect, t: &RecaptchaV2) -> Result<Map<String, Value>, 
             o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
             o.opt("apiDomain", &domain);
         }
-        CapMonster => {
-            // https://docs.capmonster.cloud/docs/captchas/no-captcha-task: recaptchaDataSValue,
-            // userAgent, cookies, isInvisible; no apiDomain or pageAction.
+        AntiCaptcha | CapMonster => {
+            // The non-Enterprise types take recaptchaDataSValue, isInvisible, userAgent and
+            // cookies, and no apiDomain or action: anti-captcha
+            // (https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless) and CapMonster
+            // (https://docs.capmonster.cloud/docs/captchas/no-captcha-task).
             o.opt("recaptchaDataSValue", &t.data_s);
             o.flag("isInvisible", t.invisible);
             o.opt("userAgent", &t.user_agent);
