@@ -15,6 +15,16 @@ pub type Text = &'static str;
 /// A description or a source: text outside the browser build, nothing in it.
 #[cfg(target_arch = "wasm32")]
 pub type Text = ();
+
+/// `text` outside the browser build, nothing in it ([`Text`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) const fn strip(text: &'static str) -> Text {
+    text
+}
+
+/// `text` outside the browser build, nothing in it ([`Text`]).
+#[cfg(target_arch = "wasm32")]
+pub(super) const fn strip(_text: &'static str) -> Text {}
 use crate::task::TaskKind;
 
 /// Everything about one kind of task.

@@ -13,55 +13,9 @@
 // In the browser build descriptions and sources are `()` (`decl::Text`), passed as such.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::unit_arg))]
 
-mod common;
 pub mod decl;
 #[cfg(not(target_arch = "wasm32"))]
 mod declared;
-
-mod alibaba;
-mod altcha;
-mod amazon_waf;
-mod antigate;
-mod atb_captcha;
-mod audio;
-mod basilisk;
-mod binance;
-mod canvas;
-mod captchafox;
-mod capy;
-mod cloudflare_challenge;
-mod coordinates;
-mod cutcaptcha;
-mod cybersiara;
-mod datadome;
-mod friendly_captcha;
-mod funcaptcha;
-mod funcaptcha_classification;
-mod geetest_v3;
-mod geetest_v4;
-mod grid;
-mod hcaptcha;
-mod hcaptcha_classification;
-mod hunt;
-mod image;
-mod keycaptcha;
-mod lemin;
-mod mtcaptcha;
-mod prosopo;
-mod raw;
-mod recaptcha_classification;
-mod recaptcha_v2;
-mod recaptcha_v3;
-mod rotate;
-mod temu;
-mod tencent;
-mod text;
-mod tspd;
-mod turnstile;
-mod vk_captcha;
-mod vk_image;
-mod yandex_smart;
-mod yidun;
 
 pub mod answer;
 
@@ -79,15 +33,15 @@ use crate::provider::protocol::{Dialect, Protocol, PRESETS};
 /// the declared kinds out (`Task::Declared`), a stand-in with its name only.
 #[cfg(not(target_arch = "wasm32"))]
 macro_rules! declared {
-    ($kind:ident) => {
-        &$kind::DECL
+    ($decl:ident, $variant:ident) => {
+        &$decl
     };
 }
 #[cfg(target_arch = "wasm32")]
 macro_rules! declared {
-    ($kind:ident) => {
+    ($decl:ident, $variant:ident) => {
         &KindDecl {
-            kind: $kind::DECL.kind,
+            kind: TaskKind::$variant,
             class: (),
             summary: (),
             fields: &[],
@@ -97,53 +51,19 @@ macro_rules! declared {
     };
 }
 
-/// Every declaration, in the order of [`TaskKind::ALL`] (checked by a test).
-pub const DECLS: [&KindDecl; TaskKind::ALL.len()] = [
-    &image::DECL,
-    &recaptcha_v2::DECL,
-    &recaptcha_v3::DECL,
-    &turnstile::DECL,
-    &geetest_v3::DECL,
-    &geetest_v4::DECL,
-    &funcaptcha::DECL,
-    &hcaptcha::DECL,
-    &text::DECL,
-    &raw::DECL,
-    declared!(amazon_waf),
-    declared!(datadome),
-    declared!(mtcaptcha),
-    declared!(friendly_captcha),
-    declared!(prosopo),
-    declared!(altcha),
-    declared!(tencent),
-    declared!(cutcaptcha),
-    declared!(lemin),
-    declared!(keycaptcha),
-    declared!(capy),
-    declared!(cybersiara),
-    declared!(yandex_smart),
-    declared!(captchafox),
-    declared!(atb_captcha),
-    declared!(vk_captcha),
-    declared!(binance),
-    declared!(yidun),
-    declared!(basilisk),
-    declared!(tspd),
-    declared!(alibaba),
-    declared!(hunt),
-    declared!(temu),
-    declared!(grid),
-    declared!(coordinates),
-    declared!(canvas),
-    declared!(rotate),
-    declared!(audio),
-    declared!(vk_image),
-    declared!(cloudflare_challenge),
-    declared!(recaptcha_classification),
-    declared!(hcaptcha_classification),
-    declared!(funcaptcha_classification),
-    declared!(antigate),
-];
+/// The declarations, written by `core/build.rs` from `core/kinds/<kind>.toml` (edit those).
+// The browser build leaves the declared kinds' tables out, and with them their wire types.
+#[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
+mod tables {
+    use super::decl::{
+        strip, AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire,
+    };
+    use crate::provider::protocol::Dialect;
+    use crate::task::TaskKind;
+
+    include!(concat!(env!("OUT_DIR"), "/kind_tables.rs"));
+}
+pub use tables::DECLS;
 
 /// The declaration of `kind`.
 pub fn decl(kind: TaskKind) -> &'static KindDecl {
