@@ -3,7 +3,9 @@
 //!
 //! - `kind_tables.rs`: the `const` [`KindDecl`] tables and `DECLS`, included by
 //!   `src/task/kinds/mod.rs`; descriptions and sources go through `strip` and the declared kinds
-//!   through the `declared!` macro, so that the browser build carries what it did before.
+//!   through the `declared!` macro, so that the browser build carries what it did before;
+//! - `kind_typed.rs`: a typed task per declared kind and a typed answer per kind, included by
+//!   `src/task/kinds/typed.rs` outside the browser build.
 //!
 //! Bad data (an unknown key, field type or shared name, a kind left out of the order or a kind
 //! file without its `TaskKind`) stops the build with a message naming the file and the key.
@@ -12,6 +14,8 @@
 mod model;
 #[path = "build/tables.rs"]
 mod tables;
+#[path = "build/typed.rs"]
+mod typed;
 
 use std::path::{Path, PathBuf};
 
@@ -29,7 +33,8 @@ fn main() {
 
 fn generate(dir: &Path, out: &Path) -> Result<(), String> {
     let kinds = model::load(dir)?;
-    write(&out.join("kind_tables.rs"), &tables::write(&kinds))
+    write(&out.join("kind_tables.rs"), &tables::write(&kinds))?;
+    write(&out.join("kind_typed.rs"), &typed::write(&kinds))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {

@@ -18,6 +18,9 @@ pub mod decl;
 mod declared;
 
 pub mod answer;
+/// Typed tasks and answers: not in the browser build, which leaves the declared kinds out.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod typed;
 
 #[cfg(not(target_arch = "wasm32"))]
 use serde_json::Value;
