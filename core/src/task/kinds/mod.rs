@@ -2,7 +2,10 @@
 //! answer's shape, its wire form per protocol and dialect, and the source of
 //! each wire fact (DESIGN item 51).
 //!
-//! One file per kind holds its [`KindDecl`]. The Rust reader, validator and
+//! One data file per kind, `core/kinds/<kind>.toml` (shared fields, answers,
+//! preset lists and clients named once in `core/kinds/_shared.toml`), holds its
+//! declaration; `core/build.rs` writes them as the [`KindDecl`] tables of
+//! [`DECLS`] (and the typed structs of [`typed`]). The Rust reader, validator and
 //! encoders of the declared kinds work from these tables; the kinds whose wire
 //! form needs more than renames ([`Wire::Coded`]) keep their typed structs and
 //! encoders, checked against their declarations by tests. The Python classes
