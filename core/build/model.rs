@@ -117,31 +117,25 @@ pub struct Kind {
     pub wire: Wire,
 }
 
+#[derive(Clone)]
 pub struct Field {
     pub name: String,
     pub js: Option<String>,
-    pub ty: FieldType,
+    /// The `decl::FieldType` value, as Rust (`FieldType::Int { min: 0, max: 4 }`).
+    pub ty: String,
+    pub holds: Holds,
     pub required: bool,
     pub doc: String,
 }
 
-/// `decl::FieldType`.
-#[derive(Clone, PartialEq)]
-pub enum FieldType {
-    Key,
-    Url,
-    Token,
+/// What a field holds in a typed task (`build/typed.rs` gives each its Rust type).
+#[derive(Clone, Copy, PartialEq)]
+pub enum Holds {
     Text,
-    UserAgent,
-    Cookies,
-    Image,
-    Images { max: u32 },
-    Names { max: u32 },
-    Page,
-    Int { min: u32, max: u64 },
-    Number { min_milli: u32, max_milli: u32 },
+    List,
+    Whole,
+    Number,
     Flag,
-    Choice(Vec<String>),
     Proxy,
     StringMap,
     Object,
@@ -293,13 +287,7 @@ fn kind(
                 let f = shared_fields
                     .get(&shared_name)
                     .ok_or_else(|| format!("{at}: `{shared_name}` is not a field of [fields] in _shared.toml"))?;
-                Field {
-                    name: f.name.clone(),
-                    js: f.js.clone(),
-                    ty: f.ty.clone(),
-                    required: f.required,
-                    doc: f.doc.clone(),
-                }
+                f.clone()
             }
             table => field(&at, table, None)?,
         };
@@ -401,33 +389,31 @@ fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, Stri
         }
         Ok(thousandths as u32)
     };
-    let (ty, takes): (FieldType, &[&str]) = match f.ty.as_str() {
-        "key" => (FieldType::Key, &[]),
-        "url" => (FieldType::Url, &[]),
-        "token" => (FieldType::Token, &[]),
-        "text" => (FieldType::Text, &[]),
-        "user_agent" => (FieldType::UserAgent, &[]),
-        "cookies" => (FieldType::Cookies, &[]),
-        "image" => (FieldType::Image, &[]),
-        "images" => (FieldType::Images { max: u32_of("max", &f.max)? }, &["max"]),
-        "names" => (FieldType::Names { max: u32_of("max", &f.max)? }, &["max"]),
-        "page" => (FieldType::Page, &[]),
+    let (ty, holds, takes): (String, Holds, &[&str]) = match f.ty.as_str() {
+        "key" | "url" | "token" | "text" | "user_agent" | "cookies" | "image" | "page" => {
+            (format!("FieldType::{}", camel(&f.ty)), Holds::Text, &[])
+        }
+        "images" | "names" => {
+            (format!("FieldType::{} {{ max: {} }}", camel(&f.ty), u32_of("max", &f.max)?), Holds::List, &["max"])
+        }
         // Without `max`, any whole number from `min` up (a u64 is more than TOML writes).
         "int" => {
             let max = if f.max.is_some() { int("max", &f.max)? } else { u64::MAX };
-            (FieldType::Int { min: u32_of("min", &f.min)?, max }, &["min", "max"])
+            (format!("FieldType::Int {{ min: {}, max: {max} }}", u32_of("min", &f.min)?), Holds::Whole, &["min", "max"])
         }
         "number" => {
-            (FieldType::Number { min_milli: milli("min", &f.min)?, max_milli: milli("max", &f.max)? }, &["min", "max"])
+            let (min, max) = (milli("min", &f.min)?, milli("max", &f.max)?);
+            (format!("FieldType::Number {{ min_milli: {min}, max_milli: {max} }}"), Holds::Number, &["min", "max"])
         }
-        "flag" => (FieldType::Flag, &[]),
+        "flag" => ("FieldType::Flag".into(), Holds::Flag, &[]),
         "choice" => {
-            let names = f.names.clone().ok_or_else(|| format!("{at}: type `choice` needs `names`"))?;
-            (FieldType::Choice(names), &["names"])
+            let names = f.names.as_ref().ok_or_else(|| format!("{at}: type `choice` needs `names`"))?;
+            let names: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+            (format!("FieldType::Choice(&[{}])", names.join(", ")), Holds::Text, &["names"])
         }
-        "proxy" => (FieldType::Proxy, &[]),
-        "string_map" => (FieldType::StringMap, &[]),
-        "object" => (FieldType::Object, &[]),
+        "proxy" => ("FieldType::Proxy".into(), Holds::Proxy, &[]),
+        "string_map" => ("FieldType::StringMap".into(), Holds::StringMap, &[]),
+        "object" => ("FieldType::Object".into(), Holds::Object, &[]),
         other => {
             return Err(format!(
                 "{at}: `type` = `{other}` is not one of key, url, token, text, user_agent, cookies, image, images, \
@@ -440,7 +426,7 @@ fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, Stri
             return Err(format!("{at}: `{key}` is not a setting of type `{}`", f.ty));
         }
     }
-    Ok(Field { name, js: f.js, ty, required: f.required, doc: f.doc })
+    Ok(Field { name, js: f.js, ty, holds, required: f.required, doc: f.doc })
 }
 
 fn answer_values(at: &str, values: &[Value]) -> Result<Vec<AnswerValue>, String> {

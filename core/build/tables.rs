@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{AnswerValue, Answers, FieldType, Kind, Kinds, Services, Source, Wire};
+use crate::model::{AnswerValue, Answers, Kind, Kinds, Services, Source, Wire};
 
 pub fn write(kinds: &Kinds) -> String {
     let mut out = String::from("// Written by core/build.rs from core/kinds/*.toml: edit those.\n");
@@ -63,10 +63,7 @@ fn decl(kind: &Kind) -> String {
         writeln!(
             out,
             "        FieldDecl {{ name: {:?}, js: {js}, ty: {}, required: {}, doc: strip({:?}) }},",
-            f.name,
-            field_type(&f.ty),
-            f.required,
-            f.doc
+            f.name, f.ty, f.required, f.doc
         )
         .unwrap();
     }
@@ -83,28 +80,26 @@ fn decl(kind: &Kind) -> String {
             out.push_str("    wire: Wire::Declared {\n");
             match v1 {
                 None => out.push_str("        v1: None,\n"),
-                Some(v) => writeln!(
-                    out,
-                    "        v1: Some(V1Decl {{ method: {:?}, params: {}, fixed: {}, services: {}, source: {} }}),",
-                    v.method,
-                    pairs(&v.params),
-                    pairs(&v.fixed),
-                    services_of(&v.services),
-                    source(&v.source)
-                )
-                .unwrap(),
+                Some(v) => {
+                    let (params, fixed, services) = (pairs(&v.params), pairs(&v.fixed), services_of(&v.services));
+                    let head = format!("method: {:?}, params: {params}, fixed: {fixed}", v.method);
+                    let tail = format!("services: {services}, source: {}", source(&v.source));
+                    writeln!(out, "        v1: Some(V1Decl {{ {head}, {tail} }}),").unwrap();
+                }
             }
             out.push_str("        create_task: &[\n");
             for c in create_task {
-                writeln!(
-                    out,
-                    "            CreateTaskDecl {{ dialect: Dialect::{}, proxyless: {}, proxied: {}, params: {}, fixed: {}, requires: {}, source: {} }},",
-                    c.dialect,
-                    option(&c.proxyless),
-                    option(&c.proxied),
+                let types = format!("proxyless: {}, proxied: {}", option(&c.proxyless), option(&c.proxied));
+                let keys = format!(
+                    "params: {}, fixed: {}, requires: {}",
                     pairs(&c.params),
                     pairs(&c.fixed),
-                    strings(&c.requires),
+                    strings(&c.requires)
+                );
+                let dialect = format!("dialect: Dialect::{}", c.dialect);
+                writeln!(
+                    out,
+                    "            CreateTaskDecl {{ {dialect}, {types}, {keys}, source: {} }},",
                     source(&c.source)
                 )
                 .unwrap();
@@ -114,34 +109,6 @@ fn decl(kind: &Kind) -> String {
     }
     out.push_str("};\n");
     out
-}
-
-fn field_type(ty: &FieldType) -> String {
-    match ty {
-        FieldType::Key => "FieldType::Key".into(),
-        FieldType::Url => "FieldType::Url".into(),
-        FieldType::Token => "FieldType::Token".into(),
-        FieldType::Text => "FieldType::Text".into(),
-        FieldType::UserAgent => "FieldType::UserAgent".into(),
-        FieldType::Cookies => "FieldType::Cookies".into(),
-        FieldType::Image => "FieldType::Image".into(),
-        FieldType::Images { max } => format!("FieldType::Images {{ max: {} }}", number(u64::from(*max))),
-        FieldType::Names { max } => format!("FieldType::Names {{ max: {} }}", number(u64::from(*max))),
-        FieldType::Page => "FieldType::Page".into(),
-        FieldType::Int { min, max } => {
-            format!("FieldType::Int {{ min: {}, max: {} }}", number(u64::from(*min)), number(*max))
-        }
-        FieldType::Number { min_milli, max_milli } => format!(
-            "FieldType::Number {{ min_milli: {}, max_milli: {} }}",
-            number(u64::from(*min_milli)),
-            number(u64::from(*max_milli))
-        ),
-        FieldType::Flag => "FieldType::Flag".into(),
-        FieldType::Choice(names) => format!("FieldType::Choice({})", strings(names)),
-        FieldType::Proxy => "FieldType::Proxy".into(),
-        FieldType::StringMap => "FieldType::StringMap".into(),
-        FieldType::Object => "FieldType::Object".into(),
-    }
 }
 
 fn answer_values(values: &[AnswerValue]) -> String {
@@ -188,20 +155,4 @@ fn pairs(list: &[(String, String)]) -> String {
 
 fn option(text: &Option<String>) -> String {
     text.as_ref().map_or_else(|| "None".to_string(), |t| format!("Some({t:?})"))
-}
-
-/// Digits grouped by `_`, as rustfmt and clippy like long literals.
-fn number(n: u64) -> String {
-    let digits = n.to_string();
-    if digits.len() <= 4 {
-        return digits;
-    }
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push('_');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{AnswerValue, Answers, Field, FieldType, Kind, Kinds, Wire};
+use crate::model::{camel, AnswerValue, Answers, Field, Holds, Kind, Kinds, Wire};
 
 pub fn write(kinds: &Kinds) -> String {
     let mut out = String::from("// Written by core/build.rs from core/kinds/*.toml: edit those.\n");
@@ -38,7 +38,7 @@ fn task(out: &mut String, kind: &Kind) {
     for f in &kind.fields {
         writeln!(out, "    /// {}", f.doc).unwrap();
         let mut attrs = Vec::new();
-        if !f.required || f.ty == FieldType::Flag {
+        if !f.required || f.holds == Holds::Flag {
             attrs.push("default".to_string());
         }
         let js = f.js.clone().unwrap_or_else(|| lower_camel(&f.name));
@@ -60,7 +60,7 @@ fn task(out: &mut String, kind: &Kind) {
     writeln!(out, "        json.insert(\"type\".into(), TaskKind::{}.as_str().into());", kind.variant).unwrap();
     for f in &kind.fields {
         let id = ident(&f.name);
-        if f.ty == FieldType::Flag {
+        if f.holds == Holds::Flag {
             writeln!(out, "        if typed.{id} {{\n            put(&mut json, {:?}, true)?;\n        }}", f.name)
                 .unwrap();
         } else if f.required {
@@ -85,10 +85,10 @@ fn task(out: &mut String, kind: &Kind) {
     writeln!(out, "        Ok({class} {{").unwrap();
     for f in &kind.fields {
         let id = ident(&f.name);
-        let read = match (&f.ty, f.required) {
-            (FieldType::Proxy, true) => "task.proxy().cloned().ok_or_else(|| missing(\"proxy\"))?".to_string(),
-            (FieldType::Proxy, false) => "task.proxy().cloned()".to_string(),
-            (FieldType::Flag, _) => format!("value(task, {:?})?.unwrap_or(false)", f.name),
+        let read = match (f.holds, f.required) {
+            (Holds::Proxy, true) => "task.proxy().cloned().ok_or_else(|| missing(\"proxy\"))?".to_string(),
+            (Holds::Proxy, false) => "task.proxy().cloned()".to_string(),
+            (Holds::Flag, _) => format!("value(task, {:?})?.unwrap_or(false)", f.name),
             (_, true) => format!("value(task, {:?})?.ok_or_else(|| missing({:?}))?", f.name, f.name),
             (_, false) => format!("value(task, {:?})?", f.name),
         };
@@ -161,15 +161,15 @@ fn answer_name(kind: &Kind) -> String {
 }
 
 fn rust_type(f: &Field) -> String {
-    let ty = match f.ty {
-        FieldType::Flag => return "bool".into(),
-        FieldType::Images { .. } | FieldType::Names { .. } => "Vec<String>",
-        FieldType::Int { .. } => "u64",
-        FieldType::Number { .. } => "f64",
-        FieldType::Proxy => "Proxy",
-        FieldType::StringMap => "std::collections::BTreeMap<String, String>",
-        FieldType::Object => "Map<String, Value>",
-        _ => "String",
+    let ty = match f.holds {
+        Holds::Flag => return "bool".into(),
+        Holds::List => "Vec<String>",
+        Holds::Whole => "u64",
+        Holds::Number => "f64",
+        Holds::Proxy => "Proxy",
+        Holds::StringMap => "std::collections::BTreeMap<String, String>",
+        Holds::Object => "Map<String, Value>",
+        Holds::Text => "String",
     };
     if f.required {
         ty.to_string()
@@ -190,19 +190,9 @@ fn answer_type(ty: &str) -> &'static str {
 
 /// `page_url` -> `pageUrl`: the JavaScript spelling the reader also takes (`json_field::camel`).
 fn lower_camel(name: &str) -> String {
-    let mut out = String::new();
-    let mut upper = false;
-    for c in name.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    let upper = camel(name);
+    let mut chars = upper.chars();
+    chars.next().map(|c| c.to_ascii_lowercase().to_string() + chars.as_str()).unwrap_or_default()
 }
 
 /// A field's name as a Rust identifier (`type` -> `r#type`).

@@ -44,81 +44,30 @@ fn the_checked_in_kind_files_read_in_the_order_of_task_kinds() {
     assert_eq!(tags, all);
 }
 
+/// Broken copies: in `<file>.toml`, the first `from` replaced by `to`; what the error must say.
+const EDITS: &[(&str, &str, &str, &str)] = &[
+    ("amazon_waf", "\nsummary =", "\nsumary =", "amazon_waf.toml: TOML parse error"),
+    ("amazon_waf", "\nsummary =", "\nsumary =", "unknown field `sumary`"),
+    ("amazon_waf", "doc = \"The `iv`", "docs = \"The `iv`", "amazon_waf.toml: fields[2]: unknown field `docs`"),
+    ("amazon_waf", r#"type = "token""#, r#"type = "tokn""#, "fields[0] (`sitekey`): `type` = `tokn` is not one of"),
+    ("amazon_waf", r#"type = "token","#, r#"type = "token", max = 3,"#, "`max` is not a setting of type `token`"),
+    ("amazon_waf", r#""page_url","#, r#""page_uri","#, "fields[1]: `page_uri` is not a field of [fields]"),
+    ("recaptcha_v3", r#"answer = "token""#, r#"answer = "tokens""#, "`tokens` is not an answer of [answers]"),
+    ("amazon_waf", r#"services = "two_captcha""#, r#"services = "two""#, "v1.services: `two` is not a list"),
+    ("amazon_waf", r#""capsolver""#, r#""capsolv""#, "create_task[1].dialect: `capsolv` is not one of"),
+    ("amazon_waf", r#"["iv", "awsIv"]"#, r#"["ivv", "awsIv"]"#, "create_task[1].params: `ivv` is not a field"),
+    ("_shared", r#""antigate","#, "", "antigate.toml: the kind `antigate` is not in `order`"),
+    ("datadome", "kind = \"Datadome\"\n", "", "datadome.toml: TOML parse error"),
+    ("datadome", "kind = \"Datadome\"\n", "", "missing field `kind`"),
+    ("datadome", "kind = \"Datadome\"", "kind = \"DataDome\"", "`kind` is `DataDome`, but the TaskKind of"),
+];
+
 #[test]
 fn bad_data_is_refused_naming_the_file_and_the_key() {
-    let cases: Vec<(&str, String, &str)> = vec![
-        (
-            "unknown key",
-            problem("unknown_key", |d| replace(d, "amazon_waf.toml", "\nsummary =", "\nsumary =")),
-            "unknown field `sumary`",
-        ),
-        (
-            "unknown key in a field",
-            problem("unknown_field_key", |d| replace(d, "amazon_waf.toml", "doc = \"The `iv`", "docs = \"The `iv`")),
-            "fields[2]: unknown field `docs`",
-        ),
-        (
-            "unknown field type",
-            problem("unknown_type", |d| replace(d, "amazon_waf.toml", "type = \"token\"", "type = \"tokn\"")),
-            "fields[0] (`sitekey`): `type` = `tokn` is not one of",
-        ),
-        (
-            "a setting of another type",
-            problem("wrong_setting", |d| {
-                replace(d, "amazon_waf.toml", "type = \"token\",", "type = \"token\", max = 3,")
-            }),
-            "fields[0] (`sitekey`): `max` is not a setting of type `token`",
-        ),
-        (
-            "unknown shared field",
-            problem("unknown_shared", |d| replace(d, "amazon_waf.toml", "\"page_url\",", "\"page_uri\",")),
-            "fields[1]: `page_uri` is not a field of [fields] in _shared.toml",
-        ),
-        (
-            "unknown shared answer",
-            problem("unknown_answer", |d| replace(d, "recaptcha_v3.toml", "answer = \"token\"", "answer = \"tokens\"")),
-            "answer: `tokens` is not an answer of [answers]",
-        ),
-        (
-            "unknown preset list",
-            problem("unknown_services", |d| {
-                replace(d, "amazon_waf.toml", "services = \"two_captcha\"", "services = \"two\"")
-            }),
-            "v1.services: `two` is not a list of [services]",
-        ),
-        (
-            "unknown dialect",
-            problem("unknown_dialect", |d| replace(d, "amazon_waf.toml", "\"capsolver\"", "\"capsolv\"")),
-            "create_task[1].dialect: `capsolv` is not one of",
-        ),
-        (
-            "a parameter of no field",
-            problem("unknown_param", |d| replace(d, "amazon_waf.toml", "[\"iv\", \"awsIv\"]", "[\"ivv\", \"awsIv\"]")),
-            "create_task[1].params: `ivv` is not a field of the kind",
-        ),
-        (
-            "a kind left out of the order",
-            problem("not_in_order", |d| replace(d, "_shared.toml", "\"antigate\",", "")),
-            "antigate.toml: the kind `antigate` is not in `order`",
-        ),
-        (
-            "an ordered kind without a file",
-            problem("no_file", |d| std::fs::remove_file(d.join("temu.toml")).unwrap()),
-            "`order` lists `temu`, which has no temu.toml",
-        ),
-        (
-            "a kind file without its TaskKind",
-            problem("no_kind", |d| replace(d, "datadome.toml", "kind = \"Datadome\"\n", "")),
-            "missing field `kind`",
-        ),
-        (
-            "a kind file naming another TaskKind",
-            problem("other_kind", |d| replace(d, "datadome.toml", "kind = \"Datadome\"", "kind = \"DataDome\"")),
-            "datadome.toml: `kind` is `DataDome`, but the TaskKind of `datadome` is `Datadome`",
-        ),
-    ];
-    for (what, problem, wanted) in cases {
-        assert!(problem.contains(wanted), "{what}: {problem:?} does not say {wanted:?}");
-        assert!(problem.contains(".toml"), "{what}: {problem:?} names no file");
+    for (i, (file, from, to, wanted)) in EDITS.iter().enumerate() {
+        let problem = problem(&format!("edit{i}"), |d| replace(d, &format!("{file}.toml"), from, to));
+        assert!(problem.contains(wanted), "{file}: {from:?} -> {to:?}: {problem:?} does not say {wanted:?}");
     }
+    let no_file = problem("no_file", |d| std::fs::remove_file(d.join("temu.toml")).unwrap());
+    assert!(no_file.contains("_shared.toml: `order` lists `temu`, which has no temu.toml"), "{no_file}");
 }

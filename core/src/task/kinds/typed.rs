@@ -85,13 +85,8 @@ fn take<T: DeserializeOwned>(values: &mut Map<String, Value>, name: &str) -> Opt
 mod tests {
     use serde_json::json;
 
+    use super::answer::test_solution as solution;
     use super::*;
-
-    fn solution(text: &str, fields: Value) -> Solution {
-        let mut s = Solution::text(text);
-        s.fields = fields.as_object().cloned().unwrap_or_default();
-        s
-    }
 
     /// A text answer from a provider key or the answer's text, an optional one absent.
     #[test]
