@@ -51,6 +51,11 @@ pub use adopted::{AdoptedAnswer, AdoptedHook, AdoptionStats};
 pub use answer::Answer;
 pub use audit::Operator;
 pub use captcha_dlq_core as core;
+/// The typed Rust task of every declared kind and the typed answer of every kind
+/// (`typed::AmazonWaf`, `typed::AmazonWafAnswer`, ...), written from the core's kind
+/// declarations. Not in the browser build, which leaves the declared kinds out.
+#[cfg(not(target_arch = "wasm32"))]
+pub use captcha_dlq_core::task::kinds::typed;
 pub use client::{Client, SolveHandle};
 pub use dlq::{Dlq, ExportFormat};
 #[cfg(not(target_arch = "wasm32"))]

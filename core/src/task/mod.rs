@@ -228,6 +228,8 @@ pub struct Raw {
 
 /// A proxy the solver's workers should use to load the page.
 #[derive(Clone, PartialEq, Eq, Serialize)]
+// Read by the typed tasks (`kinds::typed`, not in the browser build); the task reader checks it.
+#[cfg_attr(not(target_arch = "wasm32"), derive(serde::Deserialize))]
 pub struct Proxy {
     /// `http`, `https`, `socks4` or `socks5`.
     #[serde(rename = "type")]

@@ -131,18 +131,21 @@ fn point(x: f64, y: f64) -> Option<Value> {
     Some(Value::Object(p))
 }
 
+/// A solution of `text` and the provider's `fields`, for the tests of the answer readers.
+#[cfg(test)]
+pub(super) fn test_solution(text: &str, fields: Value) -> Solution {
+    let mut s = Solution::text(text);
+    s.fields = fields.as_object().cloned().unwrap_or_default();
+    s
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_solution as solution;
     use super::*;
     use crate::task::kinds::decl;
     use crate::task::TaskKind;
     use serde_json::json;
-
-    fn solution(text: &str, fields: Value) -> Solution {
-        let mut s = Solution::text(text);
-        s.fields = fields.as_object().cloned().unwrap_or_default();
-        s
-    }
 
     #[test]
     fn points_come_from_every_form() {

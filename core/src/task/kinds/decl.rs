@@ -1,7 +1,8 @@
 //! The shape of a kind's declaration: its fields, its answer, its wire mapping
 //! per protocol and dialect, and where each fact comes from.
 //!
-//! A declaration is data (`const` tables), not code: the browser build carries
+//! A declaration is data (`const` tables, written by `core/build.rs` from
+//! `core/kinds/<kind>.toml`), not code: the browser build carries
 //! one reader, one validator and one encoder for every declared kind, and
 //! `core/tests/kinds_generated.rs` writes the Python, TypeScript and docs
 //! forms of the same tables.
@@ -15,6 +16,16 @@ pub type Text = &'static str;
 /// A description or a source: text outside the browser build, nothing in it.
 #[cfg(target_arch = "wasm32")]
 pub type Text = ();
+
+/// `text` outside the browser build, nothing in it ([`Text`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) const fn strip(text: &'static str) -> Text {
+    text
+}
+
+/// `text` outside the browser build, nothing in it ([`Text`]).
+#[cfg(target_arch = "wasm32")]
+pub(super) const fn strip(_text: &'static str) -> Text {}
 use crate::task::TaskKind;
 
 /// Everything about one kind of task.

@@ -2,7 +2,10 @@
 //! answer's shape, its wire form per protocol and dialect, and the source of
 //! each wire fact (DESIGN item 51).
 //!
-//! One file per kind holds its [`KindDecl`]. The Rust reader, validator and
+//! One data file per kind, `core/kinds/<kind>.toml` (shared fields, answers,
+//! preset lists and clients named once in `core/kinds/_shared.toml`), holds its
+//! declaration; `core/build.rs` writes them as the [`KindDecl`] tables of
+//! [`DECLS`] (and the typed structs of [`typed`]). The Rust reader, validator and
 //! encoders of the declared kinds work from these tables; the kinds whose wire
 //! form needs more than renames ([`Wire::Coded`]) keep their typed structs and
 //! encoders, checked against their declarations by tests. The Python classes
@@ -13,57 +16,14 @@
 // In the browser build descriptions and sources are `()` (`decl::Text`), passed as such.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::unit_arg))]
 
-mod common;
 pub mod decl;
 #[cfg(not(target_arch = "wasm32"))]
 mod declared;
 
-mod alibaba;
-mod altcha;
-mod amazon_waf;
-mod antigate;
-mod atb_captcha;
-mod audio;
-mod basilisk;
-mod binance;
-mod canvas;
-mod captchafox;
-mod capy;
-mod cloudflare_challenge;
-mod coordinates;
-mod cutcaptcha;
-mod cybersiara;
-mod datadome;
-mod friendly_captcha;
-mod funcaptcha;
-mod funcaptcha_classification;
-mod geetest_v3;
-mod geetest_v4;
-mod grid;
-mod hcaptcha;
-mod hcaptcha_classification;
-mod hunt;
-mod image;
-mod keycaptcha;
-mod lemin;
-mod mtcaptcha;
-mod prosopo;
-mod raw;
-mod recaptcha_classification;
-mod recaptcha_v2;
-mod recaptcha_v3;
-mod rotate;
-mod temu;
-mod tencent;
-mod text;
-mod tspd;
-mod turnstile;
-mod vk_captcha;
-mod vk_image;
-mod yandex_smart;
-mod yidun;
-
 pub mod answer;
+/// Typed tasks and answers: not in the browser build, which leaves the declared kinds out.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod typed;
 
 #[cfg(not(target_arch = "wasm32"))]
 use serde_json::Value;
@@ -79,15 +39,15 @@ use crate::provider::protocol::{Dialect, Protocol, PRESETS};
 /// the declared kinds out (`Task::Declared`), a stand-in with its name only.
 #[cfg(not(target_arch = "wasm32"))]
 macro_rules! declared {
-    ($kind:ident) => {
-        &$kind::DECL
+    ($decl:ident, $variant:ident) => {
+        &$decl
     };
 }
 #[cfg(target_arch = "wasm32")]
 macro_rules! declared {
-    ($kind:ident) => {
+    ($decl:ident, $variant:ident) => {
         &KindDecl {
-            kind: $kind::DECL.kind,
+            kind: TaskKind::$variant,
             class: (),
             summary: (),
             fields: &[],
@@ -97,53 +57,19 @@ macro_rules! declared {
     };
 }
 
-/// Every declaration, in the order of [`TaskKind::ALL`] (checked by a test).
-pub const DECLS: [&KindDecl; TaskKind::ALL.len()] = [
-    &image::DECL,
-    &recaptcha_v2::DECL,
-    &recaptcha_v3::DECL,
-    &turnstile::DECL,
-    &geetest_v3::DECL,
-    &geetest_v4::DECL,
-    &funcaptcha::DECL,
-    &hcaptcha::DECL,
-    &text::DECL,
-    &raw::DECL,
-    declared!(amazon_waf),
-    declared!(datadome),
-    declared!(mtcaptcha),
-    declared!(friendly_captcha),
-    declared!(prosopo),
-    declared!(altcha),
-    declared!(tencent),
-    declared!(cutcaptcha),
-    declared!(lemin),
-    declared!(keycaptcha),
-    declared!(capy),
-    declared!(cybersiara),
-    declared!(yandex_smart),
-    declared!(captchafox),
-    declared!(atb_captcha),
-    declared!(vk_captcha),
-    declared!(binance),
-    declared!(yidun),
-    declared!(basilisk),
-    declared!(tspd),
-    declared!(alibaba),
-    declared!(hunt),
-    declared!(temu),
-    declared!(grid),
-    declared!(coordinates),
-    declared!(canvas),
-    declared!(rotate),
-    declared!(audio),
-    declared!(vk_image),
-    declared!(cloudflare_challenge),
-    declared!(recaptcha_classification),
-    declared!(hcaptcha_classification),
-    declared!(funcaptcha_classification),
-    declared!(antigate),
-];
+/// The declarations, written by `core/build.rs` from `core/kinds/<kind>.toml` (edit those).
+// The browser build leaves the declared kinds' tables out, and with them their wire types.
+#[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
+mod tables {
+    use super::decl::{
+        strip, AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire,
+    };
+    use crate::provider::protocol::Dialect;
+    use crate::task::TaskKind;
+
+    include!(concat!(env!("OUT_DIR"), "/kind_tables.rs"));
+}
+pub use tables::DECLS;
 
 /// The declaration of `kind`.
 pub fn decl(kind: TaskKind) -> &'static KindDecl {

@@ -1,0 +1,477 @@
+//! The kind files as read (`serde`, every table `deny_unknown_fields`) and resolved: shared
+//! names replaced by what they stand for, types checked, the kinds in the order of `_shared.toml`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use toml::Value;
+
+/// `_shared.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SharedFile {
+    order: Vec<String>,
+    fields: BTreeMap<String, Value>,
+    answers: BTreeMap<String, Vec<Value>>,
+    services: BTreeMap<String, Vec<String>>,
+    clients: BTreeMap<String, String>,
+}
+
+/// `<kind>.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KindFile {
+    kind: String,
+    class: String,
+    summary: String,
+    fields: Vec<Value>,
+    answer: Value,
+    coded: Option<CodedFile>,
+    v1: Option<V1File>,
+    #[serde(default)]
+    create_task: Vec<CreateTaskFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FieldFile {
+    name: Option<String>,
+    js: Option<String>,
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(default)]
+    required: bool,
+    doc: String,
+    min: Option<Value>,
+    max: Option<Value>,
+    names: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnswerFile {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(default)]
+    keys: Vec<String>,
+    #[serde(default)]
+    required: bool,
+    doc: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CodedFile {
+    services: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct V1File {
+    method: String,
+    params: Vec<(String, String)>,
+    #[serde(default)]
+    fixed: Vec<(String, String)>,
+    services: Value,
+    source: SourceFile,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateTaskFile {
+    dialect: String,
+    proxyless: Option<String>,
+    proxied: Option<String>,
+    params: Vec<(String, String)>,
+    #[serde(default)]
+    fixed: Vec<(String, String)>,
+    #[serde(default)]
+    requires: Vec<String>,
+    source: SourceFile,
+}
+
+/// `{ doc = URL }`, or `{ client = NAME | repo = REPO, file = PATH, test = NAME? }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SourceFile {
+    doc: Option<String>,
+    client: Option<String>,
+    repo: Option<String>,
+    file: Option<String>,
+    test: Option<String>,
+}
+
+/// One kind, resolved.
+pub struct Kind {
+    /// The `type` tag and file stem (`amazon_waf`).
+    pub tag: String,
+    /// The `TaskKind` variant (`AmazonWaf`).
+    pub variant: String,
+    pub class: String,
+    pub summary: String,
+    pub fields: Vec<Field>,
+    pub answer: Answers,
+    pub wire: Wire,
+}
+
+#[derive(Clone)]
+pub struct Field {
+    pub name: String,
+    pub js: Option<String>,
+    /// The `decl::FieldType` value, as Rust (`FieldType::Int { min: 0, max: 4 }`).
+    pub ty: String,
+    pub holds: Holds,
+    pub required: bool,
+    pub doc: String,
+}
+
+/// What a field holds in a typed task (`build/typed.rs` gives each its Rust type).
+#[derive(Clone, Copy, PartialEq)]
+pub enum Holds {
+    Text,
+    List,
+    Whole,
+    Number,
+    Flag,
+    Proxy,
+    StringMap,
+    Object,
+}
+
+/// A kind's answer: a shared one by name, or its own values.
+pub enum Answers {
+    Shared(String),
+    Own(Vec<AnswerValue>),
+}
+
+pub struct AnswerValue {
+    pub name: String,
+    /// The `decl::AnswerType` variant.
+    pub ty: &'static str,
+    pub keys: Vec<String>,
+    pub required: bool,
+    pub doc: String,
+}
+
+/// A list of presets: a shared one by name, or its own.
+pub enum Services {
+    Shared(String),
+    Own(Vec<String>),
+}
+
+pub enum Wire {
+    Coded(Services),
+    Declared { v1: Option<V1>, create_task: Vec<CreateTask> },
+}
+
+pub struct V1 {
+    pub method: String,
+    pub params: Vec<(String, String)>,
+    pub fixed: Vec<(String, String)>,
+    pub services: Services,
+    pub source: Source,
+}
+
+pub struct CreateTask {
+    /// The `Dialect` variant.
+    pub dialect: &'static str,
+    pub proxyless: Option<String>,
+    pub proxied: Option<String>,
+    pub params: Vec<(String, String)>,
+    pub fixed: Vec<(String, String)>,
+    pub requires: Vec<String>,
+    pub source: Source,
+}
+
+pub enum Source {
+    Doc(String),
+    Client { repo: String, file: String, test: Option<String> },
+}
+
+/// Everything read: the shared answers and lists (written once as named consts) and the kinds.
+pub struct Kinds {
+    pub answers: BTreeMap<String, Vec<AnswerValue>>,
+    pub services: BTreeMap<String, Vec<String>>,
+    pub kinds: Vec<Kind>,
+}
+
+/// The preset names a dialect goes by in the files, and its `Dialect` variant.
+const DIALECTS: [(&str, &str); 4] = [
+    ("anti-captcha", "AntiCaptcha"),
+    ("capsolver", "CapSolver"),
+    ("2captcha-v2", "TwoCaptchaV2"),
+    ("capmonster", "CapMonster"),
+];
+
+const ANSWER_TYPES: [(&str, &str); 5] =
+    [("text", "Text"), ("points", "Points"), ("number", "Number"), ("object", "Object"), ("indices", "Indices")];
+
+/// Reads `_shared.toml` and every `<kind>.toml` of `dir`.
+pub fn load(dir: &Path) -> Result<Kinds, String> {
+    let shared_path = dir.join("_shared.toml");
+    let shared: SharedFile = parse(&shared_path)?;
+    let shared_name = shared_path.display().to_string();
+    let mut shared_fields = BTreeMap::new();
+    for (key, value) in &shared.fields {
+        let at = format!("{shared_name}: fields.{key}");
+        shared_fields.insert(key.clone(), field(&at, value.clone(), Some(key))?);
+    }
+    let mut answers = BTreeMap::new();
+    for (key, values) in &shared.answers {
+        let at = format!("{shared_name}: answers.{key}");
+        answers.insert(key.clone(), answer_values(&at, values)?);
+    }
+
+    let mut files = BTreeMap::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { continue };
+        if path.extension().is_some_and(|e| e == "toml") && !stem.starts_with('_') {
+            files.insert(stem.to_string(), path);
+        }
+    }
+    for tag in files.keys() {
+        if !shared.order.contains(tag) {
+            return Err(format!("{}: the kind `{tag}` is not in `order` of {shared_name}", files[tag].display()));
+        }
+    }
+
+    let mut kinds = Vec::new();
+    for (i, tag) in shared.order.iter().enumerate() {
+        if shared.order[..i].contains(tag) {
+            return Err(format!("{shared_name}: `order` lists `{tag}` twice"));
+        }
+        let path =
+            files.get(tag).ok_or_else(|| format!("{shared_name}: `order` lists `{tag}`, which has no {tag}.toml"))?;
+        let name = path.display().to_string();
+        let file: KindFile = parse(path)?;
+        kinds.push(kind(&name, tag, file, &shared, &shared_fields, &answers)?);
+    }
+    Ok(Kinds { answers, services: shared.services, kinds })
+}
+
+fn parse<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A table of a file, read as `T`; the error says where (`file: fields[2]`).
+fn table<T: DeserializeOwned>(at: &str, value: Value) -> Result<T, String> {
+    value.try_into().map_err(|e: toml::de::Error| format!("{at}: {}", e.message()))
+}
+
+fn kind(
+    name: &str,
+    tag: &str,
+    file: KindFile,
+    shared: &SharedFile,
+    shared_fields: &BTreeMap<String, Field>,
+    answers: &BTreeMap<String, Vec<AnswerValue>>,
+) -> Result<Kind, String> {
+    let variant = camel(tag);
+    if file.kind != variant {
+        return Err(format!(
+            "{name}: `kind` is `{}`, but the TaskKind of `{tag}` is `{variant}` (`{variant} = \"{tag}\"` in core/src/task/mod.rs)",
+            file.kind
+        ));
+    }
+    let mut fields = Vec::new();
+    for (i, value) in file.fields.into_iter().enumerate() {
+        let at = format!("{name}: fields[{i}]");
+        let f = match value {
+            Value::String(shared_name) => {
+                let f = shared_fields
+                    .get(&shared_name)
+                    .ok_or_else(|| format!("{at}: `{shared_name}` is not a field of [fields] in _shared.toml"))?;
+                f.clone()
+            }
+            table => field(&at, table, None)?,
+        };
+        if fields.iter().any(|g: &Field| g.name == f.name) {
+            return Err(format!("{at}: `{}` is declared twice", f.name));
+        }
+        fields.push(f);
+    }
+    let answer = match file.answer {
+        Value::String(shared_name) if answers.contains_key(&shared_name) => Answers::Shared(shared_name),
+        Value::String(shared_name) => {
+            return Err(format!("{name}: answer: `{shared_name}` is not an answer of [answers] in _shared.toml"))
+        }
+        Value::Array(values) => Answers::Own(answer_values(&format!("{name}: answer"), &values)?),
+        _ => return Err(format!("{name}: answer: a shared answer's name or [[answer]] tables")),
+    };
+    let wire = match (file.coded, file.v1, file.create_task.is_empty()) {
+        (Some(coded), None, true) => Wire::Coded(services(&format!("{name}: coded.services"), coded.services, shared)?),
+        (Some(_), _, _) => return Err(format!("{name}: [coded]: a coded kind has no [v1] or [[create_task]]")),
+        (None, None, true) => {
+            return Err(format!("{name}: no wire form: [coded], or [v1] and/or [[create_task]]"));
+        }
+        (None, v1, _) => {
+            let check_params = |at: &str, params: &[(String, String)]| {
+                for (field, _) in params {
+                    if !fields.iter().any(|f| &f.name == field) {
+                        return Err(format!("{name}: {at}.params: `{field}` is not a field of the kind"));
+                    }
+                }
+                Ok(())
+            };
+            let v1 = match v1 {
+                Some(v) => {
+                    check_params("v1", &v.params)?;
+                    Some(V1 {
+                        services: services(&format!("{name}: v1.services"), v.services, shared)?,
+                        source: source(&format!("{name}: v1.source"), v.source, shared)?,
+                        method: v.method,
+                        params: v.params,
+                        fixed: v.fixed,
+                    })
+                }
+                None => None,
+            };
+            let mut create_task = Vec::new();
+            for (i, c) in file.create_task.into_iter().enumerate() {
+                let at = format!("create_task[{i}]");
+                check_params(&at, &c.params)?;
+                let dialect = DIALECTS.iter().find(|(n, _)| *n == c.dialect).map(|(_, v)| *v).ok_or_else(|| {
+                    let known: Vec<&str> = DIALECTS.iter().map(|(n, _)| *n).collect();
+                    format!("{name}: {at}.dialect: `{}` is not one of {}", c.dialect, known.join(", "))
+                })?;
+                create_task.push(CreateTask {
+                    dialect,
+                    source: source(&format!("{name}: {at}.source"), c.source, shared)?,
+                    proxyless: c.proxyless,
+                    proxied: c.proxied,
+                    params: c.params,
+                    fixed: c.fixed,
+                    requires: c.requires,
+                });
+            }
+            Wire::Declared { v1, create_task }
+        }
+    };
+    Ok(Kind { tag: tag.to_string(), variant, class: file.class, summary: file.summary, fields, answer, wire })
+}
+
+/// A field's table; `shared_key`: the key of a shared field, its name unless `name` is given.
+fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, String> {
+    let f: FieldFile = table(at, value)?;
+    let name = match (f.name, shared_key) {
+        (Some(name), _) => name,
+        (None, Some(key)) => key.to_string(),
+        (None, None) => return Err(format!("{at}: missing field `name`")),
+    };
+    let at = format!("{at} (`{name}`)");
+    let int = |key: &str, v: &Option<Value>| -> Result<u64, String> {
+        match v {
+            Some(Value::Integer(n)) => u64::try_from(*n).map_err(|_| format!("{at}: `{key}` is negative")),
+            Some(_) => Err(format!("{at}: `{key}` must be a whole number")),
+            None => Err(format!("{at}: type `{}` needs `{key}`", f.ty)),
+        }
+    };
+    let u32_of = |key: &str, v: &Option<Value>| -> Result<u32, String> {
+        u32::try_from(int(key, v)?).map_err(|_| format!("{at}: `{key}` is over {}", u32::MAX))
+    };
+    // A number in thousandths, as `decl::FieldType::Number` keeps it.
+    let milli = |key: &str, v: &Option<Value>| -> Result<u32, String> {
+        let n = match v {
+            Some(Value::Float(x)) => *x,
+            Some(Value::Integer(n)) => *n as f64,
+            Some(_) => return Err(format!("{at}: `{key}` must be a number")),
+            None => return Err(format!("{at}: type `number` needs `{key}`")),
+        };
+        let thousandths = (n * 1000.0).round();
+        if (n * 1000.0 - thousandths).abs() > 1e-6 || !(0.0..=f64::from(u32::MAX)).contains(&thousandths) {
+            return Err(format!("{at}: `{key}` = {n}: a number of at most three decimals, 0 or more"));
+        }
+        Ok(thousandths as u32)
+    };
+    let (ty, holds, takes): (String, Holds, &[&str]) = match f.ty.as_str() {
+        "key" | "url" | "token" | "text" | "user_agent" | "cookies" | "image" | "page" => {
+            (format!("FieldType::{}", camel(&f.ty)), Holds::Text, &[])
+        }
+        "images" | "names" => {
+            (format!("FieldType::{} {{ max: {} }}", camel(&f.ty), u32_of("max", &f.max)?), Holds::List, &["max"])
+        }
+        // Without `max`, any whole number from `min` up (a u64 is more than TOML writes).
+        "int" => {
+            let max = if f.max.is_some() { int("max", &f.max)? } else { u64::MAX };
+            (format!("FieldType::Int {{ min: {}, max: {max} }}", u32_of("min", &f.min)?), Holds::Whole, &["min", "max"])
+        }
+        "number" => {
+            let (min, max) = (milli("min", &f.min)?, milli("max", &f.max)?);
+            (format!("FieldType::Number {{ min_milli: {min}, max_milli: {max} }}"), Holds::Number, &["min", "max"])
+        }
+        "flag" => ("FieldType::Flag".into(), Holds::Flag, &[]),
+        "choice" => {
+            let names = f.names.as_ref().ok_or_else(|| format!("{at}: type `choice` needs `names`"))?;
+            let names: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+            (format!("FieldType::Choice(&[{}])", names.join(", ")), Holds::Text, &["names"])
+        }
+        "proxy" => ("FieldType::Proxy".into(), Holds::Proxy, &[]),
+        "string_map" => ("FieldType::StringMap".into(), Holds::StringMap, &[]),
+        "object" => ("FieldType::Object".into(), Holds::Object, &[]),
+        other => {
+            return Err(format!(
+                "{at}: `type` = `{other}` is not one of key, url, token, text, user_agent, cookies, image, images, \
+                 names, page, int, number, flag, choice, proxy, string_map, object"
+            ))
+        }
+    };
+    for (key, given) in [("min", f.min.is_some()), ("max", f.max.is_some()), ("names", f.names.is_some())] {
+        if given && !takes.contains(&key) {
+            return Err(format!("{at}: `{key}` is not a setting of type `{}`", f.ty));
+        }
+    }
+    Ok(Field { name, js: f.js, ty, holds, required: f.required, doc: f.doc })
+}
+
+fn answer_values(at: &str, values: &[Value]) -> Result<Vec<AnswerValue>, String> {
+    let mut out = Vec::new();
+    for (i, value) in values.iter().enumerate() {
+        let at = format!("{at}[{i}]");
+        let a: AnswerFile = table(&at, value.clone())?;
+        let ty =
+            ANSWER_TYPES.iter().find(|(n, _)| *n == a.ty).map(|(_, v)| *v).ok_or_else(|| {
+                format!("{at}: `type` = `{}` is not one of text, points, number, object, indices", a.ty)
+            })?;
+        out.push(AnswerValue { name: a.name, ty, keys: a.keys, required: a.required, doc: a.doc });
+    }
+    Ok(out)
+}
+
+fn services(at: &str, value: Value, shared: &SharedFile) -> Result<Services, String> {
+    match value {
+        Value::String(name) if shared.services.contains_key(&name) => Ok(Services::Shared(name)),
+        Value::String(name) => Err(format!("{at}: `{name}` is not a list of [services] in _shared.toml")),
+        value => table(at, value).map(Services::Own),
+    }
+}
+
+fn source(at: &str, s: SourceFile, shared: &SharedFile) -> Result<Source, String> {
+    match (s.doc, s.client, s.repo, s.file) {
+        (Some(doc), None, None, None) if s.test.is_none() => Ok(Source::Doc(doc)),
+        (None, Some(client), None, Some(file)) => {
+            let repo = shared
+                .clients
+                .get(&client)
+                .ok_or_else(|| format!("{at}: client `{client}` is not one of [clients] in _shared.toml"))?;
+            Ok(Source::Client { repo: repo.clone(), file, test: s.test })
+        }
+        (None, None, Some(repo), Some(file)) => Ok(Source::Client { repo, file, test: s.test }),
+        _ => Err(format!("{at}: `{{ doc = URL }}`, or `client` (or `repo`) with `file` and maybe `test`")),
+    }
+}
+
+/// `amazon_waf` -> `AmazonWaf`: a kind's `TaskKind` variant.
+pub fn camel(tag: &str) -> String {
+    tag.split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+        })
+        .collect()
+}

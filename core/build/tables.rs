@@ -1,0 +1,158 @@
+//! Writes the kinds as the `const` tables of `src/task/kinds/decl.rs`: the shared answers and
+//! preset lists once each, a `KindDecl` per kind, and `DECLS` in the order of `TaskKind::ALL`.
+//! The declared kinds' tables are left out of the browser build (`declared!` stands in).
+
+use std::fmt::Write as _;
+
+use crate::model::{AnswerValue, Answers, Kind, Kinds, Services, Source, Wire};
+
+pub fn write(kinds: &Kinds) -> String {
+    let mut out = String::from("// Written by core/build.rs from core/kinds/*.toml: edit those.\n");
+    for (name, values) in &kinds.answers {
+        writeln!(
+            out,
+            "\n#[cfg_attr(target_arch = \"wasm32\", allow(dead_code))]\nconst ANSWER_{}: &[AnswerDecl] = &[{}];",
+            name.to_uppercase(),
+            answer_values(values)
+        )
+        .unwrap();
+    }
+    for (name, list) in &kinds.services {
+        writeln!(
+            out,
+            "\n#[cfg_attr(target_arch = \"wasm32\", allow(dead_code))]\nconst SERVICES_{}: &[&str] = {};",
+            name.to_uppercase(),
+            strings(list)
+        )
+        .unwrap();
+    }
+    for kind in &kinds.kinds {
+        out.push_str(&decl(kind));
+    }
+    writeln!(out, "\n/// Every declaration, in the order of [`TaskKind::ALL`] (checked by a test).").unwrap();
+    writeln!(out, "pub const DECLS: [&KindDecl; TaskKind::ALL.len()] = [").unwrap();
+    for kind in &kinds.kinds {
+        let name = const_name(kind);
+        match kind.wire {
+            Wire::Coded(_) => writeln!(out, "    &{name},").unwrap(),
+            Wire::Declared { .. } => writeln!(out, "    declared!({name}, {}),", kind.variant).unwrap(),
+        }
+    }
+    out.push_str("];\n");
+    out
+}
+
+pub fn const_name(kind: &Kind) -> String {
+    format!("DECL_{}", kind.tag.to_uppercase())
+}
+
+fn decl(kind: &Kind) -> String {
+    let mut out = String::new();
+    let declared = matches!(kind.wire, Wire::Declared { .. });
+    writeln!(out, "\n/// `{}`: {}", kind.tag, kind.summary).unwrap();
+    if declared {
+        out.push_str("#[cfg(not(target_arch = \"wasm32\"))]\n");
+    }
+    writeln!(out, "const {}: KindDecl = KindDecl {{", const_name(kind)).unwrap();
+    writeln!(out, "    kind: TaskKind::{},", kind.variant).unwrap();
+    writeln!(out, "    class: strip({:?}),", kind.class).unwrap();
+    writeln!(out, "    summary: strip({:?}),", kind.summary).unwrap();
+    out.push_str("    fields: &[\n");
+    for f in &kind.fields {
+        let js = f.js.as_ref().map_or_else(|| "None".to_string(), |js| format!("Some({js:?})"));
+        writeln!(
+            out,
+            "        FieldDecl {{ name: {:?}, js: {js}, ty: {}, required: {}, doc: strip({:?}) }},",
+            f.name, f.ty, f.required, f.doc
+        )
+        .unwrap();
+    }
+    out.push_str("    ],\n");
+    match &kind.answer {
+        Answers::Shared(name) => writeln!(out, "    answer: ANSWER_{},", name.to_uppercase()).unwrap(),
+        Answers::Own(values) => writeln!(out, "    answer: &[{}],", answer_values(values)).unwrap(),
+    }
+    match &kind.wire {
+        Wire::Coded(services) => {
+            writeln!(out, "    wire: Wire::Coded {{ services: {} }},", services_of(services)).unwrap()
+        }
+        Wire::Declared { v1, create_task } => {
+            out.push_str("    wire: Wire::Declared {\n");
+            match v1 {
+                None => out.push_str("        v1: None,\n"),
+                Some(v) => {
+                    let (params, fixed, services) = (pairs(&v.params), pairs(&v.fixed), services_of(&v.services));
+                    let head = format!("method: {:?}, params: {params}, fixed: {fixed}", v.method);
+                    let tail = format!("services: {services}, source: {}", source(&v.source));
+                    writeln!(out, "        v1: Some(V1Decl {{ {head}, {tail} }}),").unwrap();
+                }
+            }
+            out.push_str("        create_task: &[\n");
+            for c in create_task {
+                let types = format!("proxyless: {}, proxied: {}", option(&c.proxyless), option(&c.proxied));
+                let keys = format!(
+                    "params: {}, fixed: {}, requires: {}",
+                    pairs(&c.params),
+                    pairs(&c.fixed),
+                    strings(&c.requires)
+                );
+                let dialect = format!("dialect: Dialect::{}", c.dialect);
+                writeln!(
+                    out,
+                    "            CreateTaskDecl {{ {dialect}, {types}, {keys}, source: {} }},",
+                    source(&c.source)
+                )
+                .unwrap();
+            }
+            out.push_str("        ],\n    },\n");
+        }
+    }
+    out.push_str("};\n");
+    out
+}
+
+fn answer_values(values: &[AnswerValue]) -> String {
+    values
+        .iter()
+        .map(|a| {
+            format!(
+                "AnswerDecl {{ name: {:?}, ty: AnswerType::{}, keys: {}, required: {}, doc: strip({:?}) }}",
+                a.name,
+                a.ty,
+                strings(&a.keys),
+                a.required,
+                a.doc
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn services_of(services: &Services) -> String {
+    match services {
+        Services::Shared(name) => format!("SERVICES_{}", name.to_uppercase()),
+        Services::Own(list) => strings(list),
+    }
+}
+
+fn source(s: &Source) -> String {
+    match s {
+        Source::Doc(url) => format!("Source::Doc(strip({url:?}))"),
+        Source::Client { repo, file, test } => format!(
+            "Source::Client {{ repo: strip({repo:?}), file: strip({file:?}), test: {} }}",
+            test.as_ref().map_or_else(|| "None".to_string(), |t| format!("Some(strip({t:?}))"))
+        ),
+    }
+}
+
+fn strings(list: &[String]) -> String {
+    format!("&[{}]", list.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", "))
+}
+
+fn pairs(list: &[(String, String)]) -> String {
+    format!("&[{}]", list.iter().map(|(a, b)| format!("({a:?}, {b:?})")).collect::<Vec<_>>().join(", "))
+}
+
+fn option(text: &Option<String>) -> String {
+    text.as_ref().map_or_else(|| "None".to_string(), |t| format!("Some({t:?})"))
+}
