@@ -63,7 +63,7 @@ fn py_type(f: &FieldDecl) -> (String, Option<&'static str>) {
 
 fn python() -> String {
     let mut out = String::from(
-        "# Generated from core/src/task/kinds by core/tests/kinds_generated.rs: do not edit.\n\
+        "# Generated from core/kinds/*.toml by core/tests/kinds_generated.rs: do not edit.\n\
          \"\"\"The task classes, one per kind, and the per-kind fields of ``KindMs``.\"\"\"\n\n\
          from __future__ import annotations\n\n\
          from dataclasses import dataclass, field\n\
@@ -140,7 +140,7 @@ fn ts_name(d: &KindDecl) -> String {
 
 fn typescript() -> String {
     let mut out =
-        String::from("// Generated from core/src/task/kinds by core/tests/kinds_generated.rs: do not edit.\n\n");
+        String::from("// Generated from core/kinds/*.toml by core/tests/kinds_generated.rs: do not edit.\n\n");
     out.push_str("/** Task kinds, as `type`; also the keys of per-kind options (`firstPollMs`, `price`). */\nexport type TaskType =\n");
     for k in TaskKind::ALL {
         writeln!(out, "  | '{k}'").unwrap();
@@ -210,8 +210,8 @@ fn dialect_preset(d: Dialect) -> &'static str {
 }
 
 fn docs() -> String {
-    let mut out = String::from("# Task kinds\n\n<!-- Generated from core/src/task/kinds by core/tests/kinds_generated.rs: do not edit. -->\n\n");
-    out.push_str("Every kind the core types, declared once in `core/src/task/kinds/<kind>.rs`: its fields (required in **bold**), the values of its answer, where each service takes it and the source of that wire form. A kind goes only to the services listed for it; the others refuse it on `type` before anything is sent. The polling schedule column names the kind whose documented schedule it follows (see `docs/providers.md`).\n\n");
+    let mut out = String::from("# Task kinds\n\n<!-- Generated from core/kinds/*.toml by core/tests/kinds_generated.rs: do not edit. -->\n\n");
+    out.push_str("Every kind the core types, declared once in `core/kinds/<kind>.toml`: its fields (required in **bold**), the values of its answer, where each service takes it and the source of that wire form. A kind goes only to the services listed for it; the others refuse it on `type` before anything is sent. The polling schedule column names the kind whose documented schedule it follows (see `docs/providers.md`).\n\n");
     out.push_str("| kind | fields | answer | services | schedule |\n|---|---|---|---|---|\n");
     for d in decls() {
         let fields: Vec<String> =
