@@ -1,8 +1,8 @@
 // captcha-dlq's page detector and injector: the one source of what a CAPTCHA widget looks like in a page, which
 // task it becomes, and where its answer goes. Every front end runs this same file inside the page's frames: the
 // Node package's `captcha-dlq/page` (Playwright, Puppeteer), the Python package's `captcha_dlq.page` (Playwright,
-// Selenium; the wheel ships a copy that a test checks byte for byte), and the browser package's content-script
-// module `captcha-dlq-web/page`.
+// Selenium; the extension embeds this file), and the browser package's content-script module `captcha-dlq-web/page`
+// (both npm packages copy it when they build: this is the one checked-in copy, in the page-detector crate).
 //
 // It is a classic script with no imports or exports, so that it can be evaluated as a string in any frame and also
 // imported as a module for its side effect. Evaluating it again is harmless. It installs `globalThis.__captchaDlqPage`:
@@ -12,7 +12,8 @@
 //   detect()               the widgets of this frame: [{ id, kind, task, supported, callback, note? }]. `task` is
 //                          task JSON for the Rust core, which validates it (a kind this build lacks is refused there).
 //   inject(id, solution)   writes the answer where the widget expects it, calls the page's callback; answers
-//                          { injected, fields, callbackCalled, callback, error? }.
+//                          { injected, fields, callbackCalled, callback, note?, error? } (a promise where the
+//                          widget's client takes the answer itself); `note` says why no callback was called.
 // It decides nothing about solving: which provider, retries, records all stay with the client.
 (function installCaptchaDlqPage(global) {
   'use strict';
@@ -398,7 +399,11 @@
       const data = render && seen.hcaptchaData.get(render.widgetId);
       const dataCallback = el.getAttribute('data-callback');
       const callback = namedFunction(dataCallback) || callbackOf(params.callback);
-      const source = namedFunction(dataCallback) ? 'data-callback' : callback ? 'render' : null;
+      const widgetId = render ? render.widgetId : frame ? frame.getAttribute('data-hcaptcha-widget-id') || urlParam(frame.src, 'id') : undefined;
+      // No callback in reach (rendered from code, page not hooked): hCaptcha's client runs it when it takes the
+      // answer through its frames' message channel.
+      const viaClient = !callback && text(widgetId) && global.hcaptcha && isFn(global.hcaptcha.getResponse);
+      const source = namedFunction(dataCallback) ? 'data-callback' : callback ? 'render' : viaClient ? 'client-message' : null;
       const task = {
         type: 'hcaptcha',
         sitekey,
@@ -407,7 +412,7 @@
         data: (data && data.rqdata) || text(el.getAttribute('data-rqdata')) || text(params.rqdata),
         user_agent: userAgent(),
       };
-      out.push(add('hcaptcha', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, widgetId: render && render.widgetId }));
+      out.push(add('hcaptcha', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, widgetId }));
     }
   }
 
@@ -420,6 +425,12 @@
         containers.add(frame.parentElement);
       }
     }
+    // Today's api.js puts its frame in a closed shadow root; what the page's DOM keeps of a widget rendered from
+    // code is the response input `cf-chl-widget-<id>_response` in the wrapper it appended to the container.
+    for (const input of turnstileInputs()) {
+      const container = input.parentElement && (input.parentElement.parentElement || input.parentElement);
+      if (container && !Array.from(containers).some((c) => c.contains(input))) containers.add(container);
+    }
     const chl = global._cf_chl_opt;
     for (const el of containers) {
       if (taken.has(el)) continue;
@@ -428,11 +439,16 @@
       const params = (render && render.params) || {};
       const cfFrame = el.querySelector('iframe[src*="challenges.cloudflare.com"]');
       const cfKey = cfFrame && /\/(0x[0-9A-Za-z_-]{10,})\//.exec(cfFrame.src);
-      const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey) || (cfKey && cfKey[1]);
+      const input = turnstileInputs().find((f) => el.contains(f));
+      const inputId = input ? input.id.slice(TURNSTILE_PREFIX.length, -'_response'.length) : undefined;
+      const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey) || (cfKey && cfKey[1]) || turnstileKeyOf(inputId);
       if (!sitekey) continue;
       const dataCallback = el.getAttribute('data-callback');
       const callback = namedFunction(dataCallback) || callbackOf(params.callback);
       const source = namedFunction(dataCallback) ? 'data-callback' : callback ? 'render' : null;
+      // Turnstile keeps render parameters in its script's closure and takes a token only from its own frame:
+      // without the hook, a widget rendered from code keeps its callback (and action, cData) out of reach.
+      const note = callback ? undefined : TURNSTILE_NO_CALLBACK;
       const task = {
         type: 'turnstile',
         sitekey,
@@ -442,9 +458,25 @@
         pagedata: text(params.chlPageData) || (chl && text(chl.chlPageData)),
         user_agent: userAgent(),
       };
-      const fieldName = text(el.getAttribute('data-response-field-name')) || text(params['response-field-name']) || 'cf-turnstile-response';
-      out.push(add('turnstile', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, fieldName, widgetId: render && render.widgetId }));
+      const fieldName = text(el.getAttribute('data-response-field-name')) || text(params['response-field-name']) || (input && text(input.name)) || 'cf-turnstile-response';
+      const widgetId = render ? render.widgetId : inputId;
+      out.push(add('turnstile', { task: clean(task), supported: true, callback: source, note }, { element: el, callback, source, fieldName, widgetId, note }));
     }
+  }
+
+  const TURNSTILE_PREFIX = 'cf-chl-widget-';
+  const TURNSTILE_NO_CALLBACK =
+    "Turnstile keeps its render parameters (the callback, action, cData) inside its script, and takes a token only from its own frame: the answer is in the widget's field, but its callback could not be called; prepare the page (preparePage / prepare_page) before it loads to call it";
+  const turnstileInputs = () => Array.from(doc.querySelectorAll(`input[id^="${TURNSTILE_PREFIX}"][id$="_response"]`));
+
+  /** The sitekey in the URL of the frame Turnstile loaded for widget `id`, from the page's resource timing. */
+  function turnstileKeyOf(id) {
+    if (!id || !global.performance || !isFn(global.performance.getEntriesByType)) return undefined;
+    for (const entry of global.performance.getEntriesByType('resource')) {
+      const match = new RegExp(`/turnstile/.*/${id.replace(/[^0-9A-Za-z_-]/g, '')}/(0x[0-9A-Za-z_-]{10,})/`).exec(entry.name);
+      if (match) return match[1];
+    }
+    return undefined;
   }
 
   function detectFuncaptcha(out, taken) {
@@ -669,6 +701,7 @@
         write(widget, 'h-captcha-response', token, written);
         // hCaptcha mirrors its token into a g-recaptcha-response of its own; never another widget's.
         write(widget, 'g-recaptcha-response', token, written, true);
+        if (!widget.callback && widget.source === 'client-message') return handToHcaptcha(widget, token, written);
         patchGetResponse(global.hcaptcha, widgetIdOf(widget), token);
         if (widget.callback) callbackCalled = call(widget.callback, [token]);
         break;
@@ -714,7 +747,55 @@
       default:
         return { injected: false, fields: [], callbackCalled: false, callback: null, error: `no injection known for ${widget.kind}` };
     }
-    return { injected: written.length > 0 || callbackCalled, fields: written, callbackCalled, callback: source };
+    const result = { injected: written.length > 0 || callbackCalled, fields: written, callbackCalled, callback: source };
+    if (!callbackCalled && WITH_CALLBACKS.has(widget.kind)) result.note = widget.note || noCallback(widget.kind);
+    return result;
+  }
+
+  /** Kinds whose page expects a callback (an image CAPTCHA's answer is only typed into its input). */
+  const WITH_CALLBACKS = new Set(['recaptcha_v2', 'recaptcha_v3', 'hcaptcha', 'turnstile', 'funcaptcha', 'geetest_v3', 'geetest_v4']);
+  const noCallback = (kind) =>
+    `the ${kind} widget's callback was not found (no data-callback, no render parameters' callback in reach${hooked ? '' : '; the page was not prepared before it loaded'}): the answer is in its fields only`;
+
+  /** How long hCaptcha's client may take to answer an injected token from getResponse(). */
+  const CLIENT_TAKE_MS = 2000;
+
+  /**
+   * Hands the answer to hCaptcha's client the way its own frame does when a challenge is passed: a
+   * `challenge-closed` / `challenge-passed` message on the window (the channel puppeteer-extra-plugin-recaptcha
+   * uses too). The client keeps the response and runs the widget's callbacks, which a page rendered from code
+   * and not hooked keeps out of the page's reach. Resolves once the client's getResponse(id) answers the token;
+   * if it never does, the result says the callback was not called.
+   */
+  function handToHcaptcha(widget, token, written) {
+    const client = global.hcaptcha;
+    const id = widget.widgetId;
+    const message = { source: 'hcaptcha', label: 'challenge-closed', id, contents: { event: 'challenge-passed', expiration: 120, response: token } };
+    global.postMessage(JSON.stringify(message), '*');
+    const deadline = Date.now() + CLIENT_TAKE_MS;
+    return new Promise((resolve) => {
+      const check = () => {
+        let taken = false;
+        try {
+          taken = client.getResponse(id) === token;
+        } catch (_) {
+          taken = false;
+        }
+        if (!taken && Date.now() < deadline) {
+          setTimeout(check, 20);
+          return;
+        }
+        patchGetResponse(client, id, token);
+        if (taken) resolve({ injected: true, fields: written, callbackCalled: true, callback: 'client-message' });
+        else {
+          resolve({
+            injected: written.length > 0, fields: written, callbackCalled: false, callback: null,
+            note: `hCaptcha's client did not take the answer from its message channel within ${CLIENT_TAKE_MS} ms (getResponse("${id}") answers another value): its callback was not called`,
+          });
+        }
+      };
+      setTimeout(check, 0);
+    });
   }
 
   /** GeeTest's form fields from an answer: v3 `geetest_challenge/validate/seccode`, v4 `lot_number`…. */
