@@ -465,15 +465,15 @@
   }
 
   const TURNSTILE_PREFIX = 'cf-chl-widget-';
-  const TURNSTILE_NO_CALLBACK =
-    "Turnstile keeps its render parameters (the callback, action, cData) inside its script, and takes a token only from its own frame: the answer is in the widget's field, but its callback could not be called; prepare the page (preparePage / prepare_page) before it loads to call it";
+  const TURNSTILE_NO_CALLBACK = 'Turnstile keeps render() callbacks in its script: not called (prepare the page to call them)';
   const turnstileInputs = () => Array.from(doc.querySelectorAll(`input[id^="${TURNSTILE_PREFIX}"][id$="_response"]`));
 
   /** The sitekey in the URL of the frame Turnstile loaded for widget `id`, from the page's resource timing. */
   function turnstileKeyOf(id) {
-    if (!id || !global.performance || !isFn(global.performance.getEntriesByType)) return undefined;
-    for (const entry of global.performance.getEntriesByType('resource')) {
-      const match = new RegExp(`/turnstile/.*/${id.replace(/[^0-9A-Za-z_-]/g, '')}/(0x[0-9A-Za-z_-]{10,})/`).exec(entry.name);
+    if (!id) return undefined;
+    const key = new RegExp(`/turnstile/.*/${id.replace(/\W/g, '')}/(0x[\\w-]{10,})/`);
+    for (const { name } of global.performance.getEntriesByType('resource')) {
+      const match = key.exec(name);
       if (match) return match[1];
     }
     return undefined;
@@ -748,14 +748,11 @@
         return { injected: false, fields: [], callbackCalled: false, callback: null, error: `no injection known for ${widget.kind}` };
     }
     const result = { injected: written.length > 0 || callbackCalled, fields: written, callbackCalled, callback: source };
-    if (!callbackCalled && WITH_CALLBACKS.has(widget.kind)) result.note = widget.note || noCallback(widget.kind);
+    if (!callbackCalled && widget.kind !== 'image') result.note = widget.note || noCallback(widget.kind);
     return result;
   }
 
-  /** Kinds whose page expects a callback (an image CAPTCHA's answer is only typed into its input). */
-  const WITH_CALLBACKS = new Set(['recaptcha_v2', 'recaptcha_v3', 'hcaptcha', 'turnstile', 'funcaptcha', 'geetest_v3', 'geetest_v4']);
-  const noCallback = (kind) =>
-    `the ${kind} widget's callback was not found (no data-callback, no render parameters' callback in reach${hooked ? '' : '; the page was not prepared before it loaded'}): the answer is in its fields only`;
+  const noCallback = (kind) => `no ${kind} callback in reach${hooked ? '' : ' (page not prepared)'}: not called`;
 
   /** How long hCaptcha's client may take to answer an injected token from getResponse(). */
   const CLIENT_TAKE_MS = 2000;
@@ -775,24 +772,16 @@
     const deadline = Date.now() + CLIENT_TAKE_MS;
     return new Promise((resolve) => {
       const check = () => {
-        let taken = false;
+        // getResponse() answers the client's own state (it throws for a widget it lost: not taken).
+        let taken;
         try {
           taken = client.getResponse(id) === token;
-        } catch (_) {
-          taken = false;
-        }
-        if (!taken && Date.now() < deadline) {
-          setTimeout(check, 20);
-          return;
-        }
+        } catch (_) {}
+        if (!taken && Date.now() < deadline) return setTimeout(check, 20);
         patchGetResponse(client, id, token);
-        if (taken) resolve({ injected: true, fields: written, callbackCalled: true, callback: 'client-message' });
-        else {
-          resolve({
-            injected: written.length > 0, fields: written, callbackCalled: false, callback: null,
-            note: `hCaptcha's client did not take the answer from its message channel within ${CLIENT_TAKE_MS} ms (getResponse("${id}") answers another value): its callback was not called`,
-          });
-        }
+        const result = { injected: true, fields: written, callbackCalled: !!taken, callback: taken ? 'client-message' : null };
+        if (!taken) result.note = "hCaptcha's client did not take the answer: callback not called";
+        resolve(result);
       };
       setTimeout(check, 0);
     });

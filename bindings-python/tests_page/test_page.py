@@ -109,7 +109,7 @@ def assert_coded_unprepared(site: Site, results: List[Any]) -> None:
     turnstile = by_kind["turnstile"]
     assert turnstile.params["sitekey"] == "0x4AAAAAAACODED"
     assert (turnstile.injected, turnstile.callback_called, turnstile.callback) == (True, False, None)
-    assert turnstile.note is not None and "its callback could not be called" in turnstile.note
+    assert turnstile.note is not None and "Turnstile keeps render() callbacks in its script: not called" in turnstile.note
     assert_solved("coded.html", site.report("coded.html"), results, hooked=False)
 
 
