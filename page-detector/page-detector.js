@@ -448,7 +448,7 @@
       const source = namedFunction(dataCallback) ? 'data-callback' : callback ? 'render' : null;
       // Turnstile keeps render parameters in its script's closure and takes a token only from its own frame:
       // without the hook, a widget rendered from code keeps its callback (and action, cData) out of reach.
-      const note = callback ? undefined : TURNSTILE_NO_CALLBACK;
+      const note = callback || render || el.classList.contains('cf-turnstile') ? undefined : TURNSTILE_NO_CALLBACK;
       const task = {
         type: 'turnstile',
         sitekey,
