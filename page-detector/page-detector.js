@@ -442,7 +442,11 @@
       const input = turnstileInputs().find((f) => el.contains(f));
       const inputId = input ? input.id.slice(TURNSTILE_PREFIX.length, -'_response'.length) : undefined;
       const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey) || (cfKey && cfKey[1]) || turnstileKeyOf(inputId);
-      if (!sitekey) continue;
+      if (!sitekey) {
+        // Its frame's URL was not in the page's resource timing: said, not dropped.
+        if (input) out.push(add('turnstile', { task: null, supported: false, callback: null, error: 'a Turnstile widget whose sitekey the page does not show: prepare the page to read it' }, { element: el }));
+        continue;
+      }
       const dataCallback = el.getAttribute('data-callback');
       const callback = namedFunction(dataCallback) || callbackOf(params.callback);
       const source = namedFunction(dataCallback) ? 'data-callback' : callback ? 'render' : null;

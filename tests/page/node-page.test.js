@@ -179,6 +179,17 @@ for (const [driver, withBrowser] of [['puppeteer-core', withPuppeteer], ['playwr
   });
 }
 
+test('a Turnstile widget rendered from code whose frame URL the page no longer lists: reported as not solvable, not dropped', async () => {
+  await withPlaywright(async (p) => {
+    await p.goto(`${site}/coded.html`, { waitUntil: 'load' });
+    await p.evaluate(() => performance.clearResourceTimings());
+    const results = await solveOnPage(client, p);
+    const turnstile = results.find((r) => r.kind === 'turnstile');
+    assert.deepEqual([turnstile.injected, turnstile.error.code], [false, 'NOT_SOLVABLE']);
+    assert.match(turnstile.error.message, /Turnstile widget whose sitekey the page does not show/);
+  });
+});
+
 /** Waits until `name`'s frame has rendered its widget (its scripts load after the page's load event). */
 async function waitForFrameWidget(page, name) {
   for (let tries = 0; tries < 500; tries++) {
