@@ -284,6 +284,9 @@
     return found;
   }
 
+  /** The elements of `elements` no earlier widget took, taken now (one element is one widget). */
+  const claim = (elements, taken) => Array.from(elements).filter((el) => !taken.has(el) && taken.add(el));
+
   function renderOf(client, el) {
     return seen.renders.find((r) => r.client === client && r.container && (r.container === el || r.container.contains(el) || el.contains(r.container)));
   }
@@ -322,9 +325,7 @@
       if (holder && !Array.from(containers).some((c) => c.contains(frame))) containers.add(holder);
       anchors.set(holder, frame);
     }
-    for (const el of containers) {
-      if (taken.has(el)) continue;
-      taken.add(el);
+    for (const el of claim(containers, taken)) {
       const render = renderOf('recaptcha', el);
       const params = (render && render.params) || (recaptchaClientParams(el)[0] || {}).params || {};
       const anchor = anchors.get(el) || el.querySelector('iframe[src*="/recaptcha/api2/anchor"], iframe[src*="/recaptcha/enterprise/anchor"]');
@@ -387,9 +388,7 @@
     for (const frame of doc.querySelectorAll('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]')) {
       if (frame.parentElement && !Array.from(containers).some((c) => c.contains(frame))) containers.add(frame.parentElement);
     }
-    for (const el of containers) {
-      if (taken.has(el)) continue;
-      taken.add(el);
+    for (const el of claim(containers, taken)) {
       const render = renderOf('hcaptcha', el);
       const params = (render && render.params) || {};
       const frame = el.querySelector('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]');
@@ -432,9 +431,7 @@
       if (container && !Array.from(containers).some((c) => c.contains(input))) containers.add(container);
     }
     const chl = global._cf_chl_opt;
-    for (const el of containers) {
-      if (taken.has(el)) continue;
-      taken.add(el);
+    for (const el of claim(containers, taken)) {
       const render = renderOf('turnstile', el);
       const params = (render && render.params) || {};
       const cfFrame = el.querySelector('iframe[src*="challenges.cloudflare.com"]');
