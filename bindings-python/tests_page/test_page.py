@@ -169,7 +169,7 @@ def solve_coded_unprepared_with_selenium(driver: Any, site: Site, client: Client
 
 def test_selenium_response_check_reads_the_performance_log(site: Site, client: Client) -> None:
     """The site's callback posts the token to its backend: that response is the verdict, on a driver with
-    ChromeDriver's performance log; a check that no response answers is a rejection after its timeout."""
+    ChromeDriver's performance log; a check that answers False for it is a rejection."""
     site.post("/reset")
     driver = new_driver(performance_log=True)
     seen: List[Any] = []
