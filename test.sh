@@ -26,7 +26,7 @@ if ((${#need_apt[@]})); then
 fi
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
-RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq-dashboard -p captcha-dlq -p captcha-dlq-cli -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-bench-dashboard -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node)
+RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq-page-detector -p captcha-dlq-dashboard -p captcha-dlq -p captcha-dlq-cli -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-bench-dashboard -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node)
 
 # The dashboard's Chromium test reads /metrics with Prometheus's reference parser.
 DASHBOARD_VENV=target/dashboard-venv

@@ -61,7 +61,7 @@ export interface WidgetResult {
   /** The answer was written where the widget expects it (or handed to its callback). */
   injected: boolean;
   callbackCalled: boolean;
-  /** Which callback: `data-callback`, `render` (render parameters), `client` (the widget client's own state), `execute` (reCAPTCHA v3 calls), `onCompleted` (Arkose), `onSuccess` (GeeTest), or null. */
+  /** Which callback: `data-callback`, `render` (render parameters), `client` (the widget client's own state), `client-message` (hCaptcha's client took the answer through its frames' message channel and ran its callbacks), `execute` (reCAPTCHA v3 calls), `onCompleted` (Arkose), `onSuccess` (GeeTest), or null. */
   callback: string | null;
   /** The fields written (`g-recaptcha-response#g-recaptcha-response-1`, `cf-turnstile-response`…). */
   fields?: string[];
@@ -72,11 +72,11 @@ export interface WidgetResult {
   error?: CaptchaDlqError | { code: 'NOT_SOLVABLE' | 'PAGE_GONE'; message: string; cause?: unknown };
   /** For `PAGE_GONE`: the dead-letter record that keeps the answer and why. */
   recorded?: { recorded: string | null; reported: boolean | null };
-  /** What the detector could not read without `preparePage`. */
+  /** What the detector could not read without `preparePage`, and why no callback was called when `callbackCalled` is false. */
   note?: string;
 }
 
-/** The detector's source (lib/page-detector.js), for pages you drive yourself. */
+/** The detector's source (lib/page-detector.js, copied from the repository's page-detector/ at build), for pages you drive yourself. */
 export declare const DETECTOR_SOURCE: string;
 
 /** Hooks the page's future documents (call before `goto`): render parameters, v3 actions, GeeTest and Arkose configurations. */

@@ -17,7 +17,8 @@ WASM_BUDGET=$((310 * 1024))   # enforced: a guard against growth (310,524 B on 2
 JS_BUDGET=$((15 * 1024))
 # The page detector (lib/page-detector.js) and its content-script module (page.js) are injected into pages or
 # bundled into content scripts, never loaded with the client: they have a budget of their own.
-PAGE_JS_BUDGET=$((8 * 1024))
+# 9 KB since the detector reaches code-rendered widgets of pages it was not prepared for (8,358 B on 2026-11-27).
+PAGE_JS_BUDGET=$((9 * 1024))
 [ "${1:-}" = "--no-build" ] || "$HERE/../../bindings-wasm/build.sh" >/dev/null
 
 row() { printf '%-60s %10s %10s\n' "$1" "$2" "$3"; }

@@ -202,6 +202,8 @@ async function solveOne(client, { frame, url, widget }, labels, signal) {
   result.callbackCalled = Boolean(injected.callbackCalled);
   result.callback = injected.callback ?? result.callback;
   result.fields = injected.fields ?? [];
+  // Why no callback was called (none in reach, the widget's client did not take the answer): never a silent success.
+  if (injected.note) result.note = injected.note;
   if (injected.error) {
     // The answer is paid for and could not be used: the DLQ keeps why, with the provider's task id.
     result.error = { code: 'PAGE_GONE', message: injected.error };

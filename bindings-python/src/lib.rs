@@ -78,6 +78,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install();
     m.add("NativeError", m.py().get_type::<errors::NativeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The page detector's script (the one copy, in its own crate), for captcha_dlq.page to evaluate in pages.
+    m.add("PAGE_DETECTOR_SOURCE", captcha_dlq_page_detector::SOURCE)?;
     m.add_function(wrap_pyfunction!(evaluate_vector, m)?)?;
     m.add_function(wrap_pyfunction!(check_task, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;

@@ -1,16 +1,15 @@
-"""The wheel's page detector is the npm packages' one, byte for byte (bindings-node/lib/page-detector.js is the
-source; the wheel ships a copy so pages can evaluate it without Node)."""
+"""The page detector the extension embeds is the checked-in one (page-detector/page-detector.js, the only copy in
+the tree; the npm and browser packages copy it when they build)."""
 
 from pathlib import Path
 
 import captcha_dlq.page as page
 
-SOURCE = Path(__file__).resolve().parents[2] / "bindings-node" / "lib" / "page-detector.js"
+SOURCE = Path(__file__).resolve().parents[2] / "page-detector" / "page-detector.js"
 
 
-def test_the_shipped_detector_is_the_one_source() -> None:
+def test_the_embedded_detector_is_the_checked_in_one() -> None:
     assert page.DETECTOR_SOURCE == SOURCE.read_text(encoding="utf-8"), (
-        "bindings-python/python/captcha_dlq/page_detector.js differs from bindings-node/lib/page-detector.js: "
-        "copy the source over"
+        "the extension embeds another page-detector.js than page-detector/page-detector.js: rebuild it"
     )
     assert "__captchaDlqPage" in page.DETECTOR_SOURCE

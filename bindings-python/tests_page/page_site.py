@@ -89,7 +89,10 @@ def assert_solved(page: str, report: Dict[str, Any], results: Any, hooked: bool)
     expected = [w for w in MANIFEST["widgets"] if w["page"] == page and (hooked or not w.get("hooked"))]
     for w in expected:
         verdict = report["widgets"][w["name"]]
-        if w["callback"]:
+        if w["callback"] and not hooked and w.get("unprepared_callback") is False:
+            # Out of reach on a page that was not prepared: the site must not have seen it called either.
+            assert verdict["callback"] == {"ok": False, "error": "the callback was not called"}, (w["name"], verdict)
+        elif w["callback"]:
             assert verdict["callback"] == {"ok": True, "token": verdict["callback"].get("token")}, (w["name"], verdict)
         if w.get("form"):
             assert verdict["form"].get("ok") is True, (w["name"], verdict)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, List
 
@@ -17,7 +18,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
 from captcha_dlq import Client, InvalidConfig
-from captcha_dlq.page import NotSolvable, PageGone, prepare_page, prepare_page_async, solve_on_page, solve_on_page_async
+from captcha_dlq.page import NotSolvable, ObservedResponse, PageGone, prepare_page, prepare_page_async, solve_on_page, solve_on_page_async
 
 PAGES = sorted({w["page"] for w in MANIFEST["widgets"]})
 
@@ -30,14 +31,21 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
+def new_driver(performance_log: bool = False) -> Any:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in FLAGS + ["--headless=new"]:
         options.add_argument(flag)
+    if performance_log:
+        # What check={"response": fn} reads on Selenium: the page's Network.responseReceived events.
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
-    d = webdriver.Chrome(options=options, service=service)
+    return webdriver.Chrome(options=options, service=service)
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    d = new_driver()
     yield d
     d.quit()
 
@@ -87,6 +95,107 @@ def test_selenium_solves_every_widget(driver: Any, site: Site, client: Client, n
     frames = {r.frame for r in results}
     if name == "multi.html":
         assert f"{site.url}/hcaptcha-frame.html" in frames
+
+
+def assert_coded_unprepared(site: Site, results: List[Any]) -> None:
+    """coded.html, not prepared: reCAPTCHA's callback from its client state, hCaptcha's (a frame of another origin)
+    through its client's message channel, Turnstile's out of reach and said so."""
+    by_kind = {r.kind: r for r in results}
+    assert sorted(by_kind) == ["hcaptcha", "recaptcha_v2", "turnstile"], [(r.kind, r.error) for r in results]
+    port = site.url.rsplit(":", 1)[1]
+    assert by_kind["hcaptcha"].frame == f"http://localhost:{port}/coded-frame.html"
+    assert (by_kind["recaptcha_v2"].callback_called, by_kind["recaptcha_v2"].callback) == (True, "client")
+    assert (by_kind["hcaptcha"].callback_called, by_kind["hcaptcha"].callback) == (True, "client-message")
+    turnstile = by_kind["turnstile"]
+    assert turnstile.params["sitekey"] == "0x4AAAAAAACODED"
+    assert (turnstile.injected, turnstile.callback_called, turnstile.callback) == (True, False, None)
+    assert turnstile.note is not None and "Turnstile keeps render() callbacks in its script: not called" in turnstile.note
+    assert_solved("coded.html", site.report("coded.html"), results, hooked=False)
+
+
+def wait_for_frame_widget(evaluate_frames: Any) -> None:
+    """The framed widget renders after its own scripts load; ``evaluate_frames()`` answers whether it has."""
+    for _ in range(500):
+        if evaluate_frames():
+            return
+        time.sleep(0.02)
+    raise AssertionError("the widget of coded-frame.html never rendered")
+
+
+def test_playwright_sync_unprepared_widgets_rendered_from_code(browser: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    page = browser.new_page()
+    try:
+        page.goto(f"{site.url}/coded.html")
+        wait_for_frame_widget(
+            lambda: any(
+                f.url.endswith("/coded-frame.html") and f.evaluate("() => Boolean(document.querySelector('[data-hcaptcha-widget-id]'))")
+                for f in page.frames
+            )
+        )
+        results = solve_on_page(client, page)
+        submit_all_playwright(page)
+        assert_coded_unprepared(site, results)
+    finally:
+        page.close()
+
+
+def test_selenium_unprepared_widgets_rendered_from_code(site: Site, client: Client) -> None:
+    site.post("/reset")
+    # A driver of its own: the module's has prepare_page's script registered for every new document.
+    driver = new_driver()
+    try:
+        solve_coded_unprepared_with_selenium(driver, site, client)
+    finally:
+        driver.quit()
+
+
+def solve_coded_unprepared_with_selenium(driver: Any, site: Site, client: Client) -> None:
+    driver.get(f"{site.url}/coded.html")
+
+    def framed_widget() -> bool:
+        driver.switch_to.default_content()
+        driver.switch_to.frame(driver.find_element("id", "coded-comments"))
+        try:
+            return bool(driver.execute_script("return Boolean(document.querySelector('[data-hcaptcha-widget-id]'))"))
+        finally:
+            driver.switch_to.default_content()
+
+    wait_for_frame_widget(framed_widget)
+    results = solve_on_page(client, driver)
+    submit_all_selenium(driver)
+    assert_coded_unprepared(site, results)
+
+
+def test_selenium_response_check_reads_the_performance_log(site: Site, client: Client) -> None:
+    """The site's callback posts the token to its backend: that response is the verdict, on a driver with
+    ChromeDriver's performance log; a check that answers False for it is a rejection."""
+    site.post("/reset")
+    driver = new_driver(performance_log=True)
+    seen: List[Any] = []
+
+    def callback_posted(response: Any) -> Any:
+        seen.append(response)
+        return True if response.url.endswith("/callback") and response.status == 200 else None
+
+    try:
+        driver.get(f"{site.url}/recaptcha.html")
+        accepted = solve_on_page(client, driver, check={"response": callback_posted, "timeout_ms": 5000})
+        assert [r.accepted for r in accepted] == [True, True], [(r.kind, r.accepted, r.error) for r in accepted]
+        assert any(isinstance(r, ObservedResponse) and r.url == f"{site.url}/callback" for r in seen)
+        driver.get(f"{site.url}/recaptcha.html")
+        refused = solve_on_page(client, driver, check={"response": lambda r: False if r.url.endswith("/callback") else None, "timeout_ms": 5000})
+        assert [r.accepted for r in refused] == [False, False]
+    finally:
+        driver.quit()
+
+
+def test_selenium_response_check_without_the_performance_log_is_refused_before_solving(driver: Any, site: Site, client: Client, page_mock: Any) -> None:
+    driver.get(f"{site.url}/recaptcha.html")
+    before = page_mock.counters()
+    with pytest.raises(InvalidConfig, match=r"check\.response: this WebDriver has no performance log.*goog:loggingPrefs"):
+        solve_on_page(client, driver, check={"response": lambda r: True})
+    assert page_mock.counters()["submits"] == before["submits"], "nothing was sent to the solver"
 
 
 def test_playwright_async_solves_concurrently_and_checks_acceptance(site: Site, client: Client) -> None:

@@ -17,6 +17,8 @@ export interface Injected {
   fields: string[];
   callbackCalled: boolean;
   callback: string | null;
+  /** Why no callback was called, when `callbackCalled` is false and the widget has callbacks. */
+  note?: string;
   error?: string;
 }
 
@@ -27,13 +29,15 @@ export interface InPageResult {
   callbackCalled: boolean;
   callback: string | null;
   fields?: string[];
+  note?: string;
   solution?: Pick<Solution, 'text' | 'fields'>;
   error?: unknown;
 }
 
 export declare function hook(): void;
 export declare function detect(): DetectedWidget[];
-export declare function inject(id: string, solution: Pick<Solution, 'text' | 'fields'> | string): Injected;
+/** A promise where the widget's client takes the answer itself (hCaptcha rendered from code on a page not hooked). */
+export declare function inject(id: string, solution: Pick<Solution, 'text' | 'fields'> | string): Injected | Promise<Injected>;
 export declare function solveInPage(
   solve: (task: NonNullable<DetectedWidget['task']>, widget: DetectedWidget) => Promise<Pick<Solution, 'text' | 'fields'>>,
 ): Promise<InPageResult[]>;

@@ -13,12 +13,12 @@ const api = globalThis.__captchaDlqPage;
 export const hook = () => api.hook();
 /** The widgets of this document: `[{ id, kind, task, supported, callback, note? }]`. */
 export const detect = () => api.detect();
-/** Writes `solution` where widget `id` expects it and calls the page's callback. */
+/** Writes `solution` where widget `id` expects it and calls the page's callback; a promise where the widget's client takes the answer itself. `note` says why no callback was called. */
 export const inject = (id, solution) => api.inject(id, solution);
 
 /**
  * Solves this document's widgets: `solve(task, widget)` resolves with a solution (`{ text, fields }`) or rejects.
- * One result per widget: `{ kind, params, injected, callbackCalled, callback, fields, solution?, error? }`.
+ * One result per widget: `{ kind, params, injected, callbackCalled, callback, fields, note?, solution?, error? }`.
  */
 export async function solveInPage(solve) {
   if (typeof solve !== 'function') throw new TypeError('solveInPage(solve): solve must be a function (task, widget) => Promise<solution>');
@@ -32,7 +32,8 @@ export async function solveInPage(solve) {
       } catch (error) {
         return { ...result, error };
       }
-      const injected = inject(widget.id, solution);
+      // A promise where the widget's client takes the answer itself (hCaptcha rendered from code, page not hooked).
+      const injected = await inject(widget.id, solution);
       return { ...result, ...injected, solution, ...(injected.error ? { error: { code: 'PAGE_GONE', message: injected.error } } : {}) };
     }),
   );

@@ -78,7 +78,10 @@ function assertSolved(page, report, results, { hooked }) {
   const expected = MANIFEST.widgets.filter((w) => w.page === page && (hooked || !w.hooked));
   for (const w of expected) {
     const verdict = report.widgets[w.name];
-    if (w.callback) assert.deepEqual({ widget: w.name, ok: verdict.callback.ok, error: verdict.callback.error }, { widget: w.name, ok: true, error: undefined });
+    if (w.callback && !hooked && w.unprepared_callback === false) {
+      // Out of reach on a page that was not prepared: the site must not have seen it called either.
+      assert.deepEqual({ widget: w.name, callback: verdict.callback }, { widget: w.name, callback: { ok: false, error: 'the callback was not called' } });
+    } else if (w.callback) assert.deepEqual({ widget: w.name, ok: verdict.callback.ok, error: verdict.callback.error }, { widget: w.name, ok: true, error: undefined });
     if (w.form) assert.deepEqual({ widget: w.name, ok: verdict.form.ok, error: verdict.form.error }, { widget: w.name, ok: true, error: undefined });
   }
   assert.deepEqual(report.wrong, [], 'no answer lands where it does not belong');
@@ -86,7 +89,7 @@ function assertSolved(page, report, results, { hooked }) {
   assert.equal(solvable.length, expected.length, `one solved result per widget: ${JSON.stringify(results.map((r) => [r.kind, r.error && r.error.message]))}`);
   for (const r of solvable) {
     assert.equal(r.injected, true, `${r.kind} in ${r.frame} was injected`);
-    assert.match(r.frame, /^http:\/\/127\.0\.0\.1:\d+\//);
+    assert.match(r.frame, /^http:\/\/(127\.0\.0\.1|localhost):\d+\//);
     assert.equal(typeof r.solution.text, 'string');
   }
 }
@@ -153,6 +156,49 @@ test('puppeteer-core, page not prepared: reCAPTCHA v2 and Turnstile in the page 
     assertSolved('multi.html', await siteReport(p, 'multi.html'), results, { hooked: false });
   });
 });
+
+for (const [driver, withBrowser] of [['puppeteer-core', withPuppeteer], ['playwright-core', withPlaywright]]) {
+  test(`${driver}, page not prepared, widgets rendered from code: reCAPTCHA's callback from its client state, hCaptcha's (in a frame of another origin) through its client, Turnstile's reported out of reach`, async () => {
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await p.goto(`${site}/coded.html`, { waitUntil: 'load' });
+      // The framed widget renders after its own scripts load.
+      await waitForFrameWidget(p, 'coded-frame.html');
+      const results = await solveOnPage(client, p);
+      const byKind = Object.fromEntries(results.map((r) => [r.kind, r]));
+      assert.deepEqual(Object.keys(byKind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
+      const port = new URL(site).port;
+      assert.equal(byKind.hcaptcha.frame, `http://localhost:${port}/coded-frame.html`);
+      assert.deepEqual([byKind.recaptcha_v2.callbackCalled, byKind.recaptcha_v2.callback], [true, 'client']);
+      assert.deepEqual([byKind.hcaptcha.callbackCalled, byKind.hcaptcha.callback], [true, 'client-message']);
+      assert.equal(byKind.turnstile.params.sitekey, '0x4AAAAAAACODED', 'the sitekey is read from the frame Turnstile loaded');
+      assert.deepEqual([byKind.turnstile.injected, byKind.turnstile.callbackCalled, byKind.turnstile.callback], [true, false, null]);
+      assert.match(byKind.turnstile.note, /Turnstile keeps render\(\) callbacks in its script: not called/);
+      assertSolved('coded.html', await siteReport(p, 'coded.html'), results, { hooked: false });
+    });
+  });
+}
+
+test('a Turnstile widget rendered from code whose frame URL the page no longer lists: reported as not solvable, not dropped', async () => {
+  await withPlaywright(async (p) => {
+    await p.goto(`${site}/coded.html`, { waitUntil: 'load' });
+    await p.evaluate(() => performance.clearResourceTimings());
+    const results = await solveOnPage(client, p);
+    const turnstile = results.find((r) => r.kind === 'turnstile');
+    assert.deepEqual([turnstile.injected, turnstile.error.code], [false, 'NOT_SOLVABLE']);
+    assert.match(turnstile.error.message, /Turnstile widget whose sitekey the page does not show/);
+  });
+});
+
+/** Waits until `name`'s frame has rendered its widget (its scripts load after the page's load event). */
+async function waitForFrameWidget(page, name) {
+  for (let tries = 0; tries < 500; tries++) {
+    const frame = page.frames().find((f) => f.url().endsWith(`/${name}`));
+    if (frame && (await frame.evaluate(() => Boolean(document.querySelector('[data-hcaptcha-widget-id]'))))) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`the widget of ${name} never rendered`);
+}
 
 test('two reCAPTCHA widgets: the render-parameter callback is found from the client state without hooks', async () => {
   await fetch(`${site}/reset`, { method: 'POST' });

@@ -120,6 +120,7 @@ const server = createServer(async (req, res) => {
     }
     if (url.pathname === '/captcha.png') return send(200, 'image/png', PNG);
     if (url.pathname === '/hcaptcha/checkbox.html') return send(200, TYPES['.html'], '<!doctype html><title>hCaptcha checkbox stand-in</title>');
+    if (url.pathname.startsWith('/turnstile/if/')) return send(200, TYPES['.html'], '<!doctype html><title>Turnstile challenge stand-in</title>');
     if (/^\/(recaptcha|hcaptcha|turnstile|arkose|geetest)\//.test(url.pathname)) {
       return send(200, TYPES['.js'], await readFile(join(SITE, 'standins.js')));
     }

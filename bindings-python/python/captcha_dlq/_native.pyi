@@ -3,6 +3,8 @@
 from typing import Any, Awaitable, Callable, List, Optional, Tuple, final
 
 __version__: str
+#: The page detector and injector (page-detector/page-detector.js), evaluated by ``captcha_dlq.page``.
+PAGE_DETECTOR_SOURCE: str
 
 class NativeError(Exception):
     """args: (code, message, details_json); mapped by ``captcha_dlq._errors.from_native``."""

@@ -7,8 +7,8 @@
         print(result.kind, result.frame, result.injected, result.callback_called, result.accepted)
 
 ``page`` is a Playwright sync ``Page`` or a Selenium ``WebDriver`` (Chromium: ``prepare_page`` uses CDP);
-``solve_on_page_async`` takes a Playwright async ``Page``. The page side is ``page_detector.js``, the same file
-the npm packages ship (a test checks the copy byte for byte); the solving is the client's (journal, retries,
+``solve_on_page_async`` takes a Playwright async ``Page``. The page side is ``page-detector/page-detector.js``, the
+one script every package runs in pages (the extension embeds it; the npm packages copy it when built); the solving is the client's (journal, retries,
 failover, DLQ), and what an outcome means is decided in Rust (``Dlq.record_page_outcome``).
 """
 
@@ -19,17 +19,19 @@ import inspect
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ._client import Client
 from ._errors import CaptchaDlqError, InvalidConfig, InvalidTask
+from ._native import PAGE_DETECTOR_SOURCE
 from ._results import Solution
+from ._selenium_responses import ObservedResponse, ResponseLog
 
 __all__ = [
     "DETECTOR_SOURCE",
     "NotSolvable",
+    "ObservedResponse",
     "PageGone",
     "WidgetResult",
     "prepare_page",
@@ -38,8 +40,8 @@ __all__ = [
     "solve_on_page_async",
 ]
 
-#: The detector's source, evaluated in every frame (``bindings-node/lib/page-detector.js``).
-DETECTOR_SOURCE: str = resources.files(__package__).joinpath("page_detector.js").read_text(encoding="utf-8")
+#: The detector's source, evaluated in every frame (``page-detector/page-detector.js``, embedded in the extension).
+DETECTOR_SOURCE: str = PAGE_DETECTOR_SOURCE
 _HOOKED_SOURCE = DETECTOR_SOURCE + "\n;globalThis.__captchaDlqPage.hook();"
 _DETECT = "() => globalThis.__captchaDlqPage.detect()"
 _INJECT = "([id, answer]) => globalThis.__captchaDlqPage.inject(id, answer)"
@@ -74,7 +76,9 @@ class WidgetResult:
     params: Dict[str, Any]
     injected: bool = False
     callback_called: bool = False
-    #: ``data-callback``, ``render``, ``client``, ``execute``, ``onCompleted``, ``onSuccess`` or None.
+    #: ``data-callback``, ``render``, ``client`` (reCAPTCHA's state), ``client-message`` (hCaptcha's client took the
+    #: answer through its frames' message channel and ran its callbacks), ``execute``, ``onCompleted``,
+    #: ``onSuccess`` or None.
     callback: Optional[str] = None
     fields: List[str] = field(default_factory=list)
     solution: Optional[Solution] = None
@@ -83,6 +87,8 @@ class WidgetResult:
     error: Optional[Exception] = None
     #: For ``PageGone``: ``{"recorded": <record id>, "reported": None}``.
     recorded: Optional[Dict[str, Any]] = None
+    #: What the detector could not read or do: fields a page not prepared keeps out of reach, and why no
+    #: callback was called when ``callback_called`` is False.
     note: Optional[str] = None
 
 
@@ -97,7 +103,7 @@ class _Check:
     timeout_s: float
 
 
-def _read_options(labels: Any, check: Any, selenium: bool) -> Tuple[Dict[str, str], Optional[_Check]]:
+def _read_options(labels: Any, check: Any) -> Tuple[Dict[str, str], Optional[_Check]]:
     if labels is None:
         labels = {}
     if not isinstance(labels, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
@@ -119,8 +125,6 @@ def _read_options(labels: Any, check: Any, selenium: bool) -> Tuple[Dict[str, st
     for key in ("response", "predicate"):
         if check.get(key) is not None and not callable(check[key]):
             raise InvalidConfig(f"check.{key}: expected a callable", field=f"check.{key}")
-    if check.get("response") is not None and selenium:
-        raise InvalidConfig("check.response: WebDriver does not see responses; use navigation or predicate", field="check.response")
     timeout_ms = check.get("timeout_ms", _DEFAULT_CHECK_TIMEOUT_MS)
     if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0:
         raise InvalidConfig("check.timeout_ms: expected a positive integer", field="check.timeout_ms")
@@ -163,6 +167,9 @@ def _injected(client: Client, result: WidgetResult, injected: Mapping[str, Any],
     result.callback_called = bool(injected.get("callbackCalled"))
     result.callback = injected.get("callback", result.callback)
     result.fields = list(injected.get("fields") or [])
+    # Why no callback was called (none in reach, the widget's client did not take the answer).
+    if injected.get("note"):
+        result.note = str(injected["note"])
     if injected.get("error"):
         why = str(injected["error"])
         result.error = PageGone(why)
@@ -293,6 +300,8 @@ class _SyncCheck:
         self.verdict: Optional[Tuple[Optional[bool], str]] = None
         self.start_url = page.current_url if selenium else page.main_frame.url
         self.listener: Optional[Tuple[str, Callable[[Any], None]]] = None
+        # Selenium: the responses come from ChromeDriver's performance log (an error now if the driver has none).
+        self.responses = ResponseLog(page) if selenium and check.response is not None else None
         if selenium or check.predicate is not None:
             return
         if check.navigation:
@@ -304,22 +313,22 @@ class _SyncCheck:
 
             self.listener = ("framenavigated", on_navigated)
         else:
-            respond = check.response
-            assert respond is not None
-
-            def on_response(response: Any) -> None:
-                if self.verdict is not None:
-                    return
-                try:
-                    said = respond(response)
-                except Exception as e:  # noqa: BLE001 - the user's check failing is a missing verdict
-                    self.verdict = (None, f"the response check raised: {e}")
-                    return
-                if said is True or said is False:
-                    self.verdict = (said, f"{response.status} {response.url}")
-
-            self.listener = ("response", on_response)
+            self.listener = ("response", self.on_response)
         page.on(*self.listener)
+
+    def on_response(self, response: Any) -> None:
+        """Asks the user's check about one response (Playwright's, or an ``ObservedResponse`` from Selenium)."""
+        if self.verdict is not None:
+            return
+        respond = self.check.response
+        assert respond is not None
+        try:
+            said = respond(response)
+        except Exception as e:  # noqa: BLE001 - the user's check failing is a missing verdict
+            self.verdict = (None, f"the response check raised: {e}")
+            return
+        if said is True or said is False:
+            self.verdict = (said, f"{response.status} {response.url}")
 
     def wait(self) -> Tuple[Optional[bool], str]:
         check = self.check
@@ -331,7 +340,11 @@ class _SyncCheck:
                     return None, f"the predicate raised: {e}"
             deadline = time.monotonic() + check.timeout_s
             while self.verdict is None and time.monotonic() < deadline:
-                if self.selenium:
+                if self.responses is not None:
+                    for response in self.responses.new_responses():
+                        self.on_response(response)
+                    time.sleep(0.05)
+                elif self.selenium:
                     if self.page.current_url != self.start_url:
                         self.verdict = (True, f"navigated to {self.page.current_url}")
                     time.sleep(0.05)
@@ -355,15 +368,17 @@ def solve_on_page(
 ) -> List[WidgetResult]:
     """Finds the CAPTCHAs of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its
     frames, solves each through ``client``, writes each answer where its widget expects it and calls the
-    page's callback. ``check``: ``{"navigation": True}``, ``{"response": fn}`` (Playwright: ``fn(response)``
-    returns True, False or None for not this one) or ``{"predicate": fn}`` (``fn(page)``), with ``timeout_ms``
-    (default 10000). One ``WidgetResult`` per widget, in frame order."""
+    page's callback. ``check``: ``{"navigation": True}``, ``{"response": fn}`` (``fn(response)`` returns True,
+    False or None for not this one; ``response.url`` and ``response.status`` are there for Playwright's responses
+    and for Selenium's, an ``ObservedResponse`` read from ChromeDriver's performance log, which the driver must
+    have been started with: ``goog:loggingPrefs`` ``{"performance": "ALL"}``) or ``{"predicate": fn}``
+    (``fn(page)``), with ``timeout_ms`` (default 10000). One ``WidgetResult`` per widget, in frame order."""
     selenium = _is_selenium(page)
     if not selenium and not _is_playwright(page):
         raise _driver_error()
     if not selenium and inspect.iscoroutinefunction(page.evaluate):
         raise InvalidConfig("page: an async Playwright page; use solve_on_page_async", field="page")
-    base_labels, checking = _read_options(labels, check, selenium)
+    base_labels, checking = _read_options(labels, check)
 
     frames = _selenium_frames(page) if selenium else _playwright_frames(page)
     found: List[Tuple[_Frame, Dict[str, Any]]] = []
@@ -427,7 +442,7 @@ async def solve_on_page_async(
     callables may be coroutine functions."""
     if not _is_playwright(page) or not inspect.iscoroutinefunction(page.evaluate):
         raise InvalidConfig("page: not a Playwright async page", field="page")
-    base_labels, checking = _read_options(labels, check, False)
+    base_labels, checking = _read_options(labels, check)
 
     found: List[Tuple[Any, str, Dict[str, Any]]] = []
     for frame in page.frames:

@@ -58,7 +58,7 @@ async function solveTab(tabId) {
       if (injected.error) {
         await c.dlq.recordPageOutcome({ verdict: 'gone', task: widget.task, solution, host: new URL(url).host, detail: injected.error });
       }
-      return { ...out, injected: injected.injected, callbackCalled: injected.callbackCalled, callback: injected.callback, error: injected.error };
+      return { ...out, injected: injected.injected, callbackCalled: injected.callbackCalled, callback: injected.callback, note: injected.note, error: injected.error };
     }),
   );
 }

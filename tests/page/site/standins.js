@@ -114,14 +114,49 @@
       frame.title = 'hCaptcha';
       frame.src = `/hcaptcha/checkbox.html#frame=checkbox&id=${id}&sitekey=${encodeURIComponent(params.sitekey)}`;
       frame.setAttribute('data-hcaptcha-widget-id', id);
+      frame.setAttribute('data-hcaptcha-response', '');
       el.appendChild(frame);
       const response = field(el, 'textarea', 'h-captcha-response');
-      field(el, 'textarea', 'g-recaptcha-response');
-      widgets.push({ id, el, params: Object.assign({}, params), response, data: {}, solved: '' });
+      const mirror = field(el, 'textarea', 'g-recaptcha-response');
+      // The render parameters stay inside the client, as in hCaptcha's: the page keeps only the widget id.
+      widgets.push({ id, el, frame, params: Object.assign({}, params), response, mirror, data: {}, solved: '' });
       el.setAttribute('data-hcaptcha-widget-id', id);
       return id;
     }
     const widget = (id) => (id === undefined ? widgets[0] : widgets.find((w) => w.id === id));
+    // hCaptcha's frames talk to api.js by postMessage: when a challenge is passed, the frame posts
+    // {source: 'hcaptcha', label: 'challenge-closed', id, contents: {event: 'challenge-passed', response, expiration}}
+    // (JSON text) and the client keeps the response, fills its fields and runs the widget's callback. The client
+    // also takes the message from its own window: that is how puppeteer-extra-plugin-recaptcha enters hCaptcha
+    // answers (src/content-hcaptcha.ts), and the only way a page that was not hooked reaches the callback.
+    global.addEventListener('message', (event) => {
+      const fromClient = event.source === global || widgets.some((x) => event.source === x.frame.contentWindow);
+      const w = fromClient && passed(event.data);
+      if (!w) return;
+      w.solved = w.message.response;
+      w.response.value = w.solved;
+      w.mirror.value = w.solved;
+      w.frame.setAttribute('data-hcaptcha-response', w.solved);
+      const callback = fn(w.params.callback);
+      if (callback) callback(w.solved);
+    });
+    function passed(data) {
+      let message = data;
+      if (typeof data === 'string') {
+        try {
+          message = JSON.parse(data);
+        } catch (_) {
+          return undefined;
+        }
+      }
+      if (!message || message.source !== 'hcaptcha' || message.label !== 'challenge-closed') return undefined;
+      const contents = message.contents || {};
+      if (contents.event !== 'challenge-passed' || typeof contents.response !== 'string') return undefined;
+      const w = widget(message.id);
+      if (!w || message.id === undefined) return undefined;
+      w.message = contents;
+      return w;
+    }
     global.hcaptcha = {
       render,
       getResponse: (id) => (widget(id) ? widget(id).solved : ''),
@@ -148,16 +183,34 @@
   // -------------------------------------------------------------- Turnstile
   function turnstile() {
     const widgets = [];
+    const PREFIX = 'cf-chl-widget-';
     function render(container, params) {
       const el = byId(container);
-      const id = `cf${widgets.length}`;
+      const id = `${Math.random().toString(36).slice(2, 7)}${widgets.length}`;
       const p = Object.assign({}, params);
-      challengeFrame(el, 'Cloudflare');
-      const response = field(el, 'input', p['response-field-name'] || 'cf-turnstile-response');
+      // As Cloudflare's api.js: a wrapper in the container, the challenge frame (its URL names the widget id and
+      // the sitekey) in a closed shadow root, the response input beside it in the page's DOM (forms post it). The
+      // render parameters, callback included, stay in the script's closure: nothing on the page reaches them.
+      const wrapper = document.createElement('div');
+      const shadow = wrapper.attachShadow({ mode: 'closed' });
+      const frame = document.createElement('iframe');
+      frame.id = PREFIX + id;
+      frame.title = 'Widget containing a Cloudflare security challenge';
+      frame.src = `/turnstile/if/ov2/av0/rcv/${id}/${encodeURIComponent(p.sitekey)}/auto/fbE/new/normal/auto/`;
+      shadow.appendChild(frame);
+      const response = field(wrapper, 'input', p['response-field-name'] || 'cf-turnstile-response', `${PREFIX}${id}_response`);
+      el.appendChild(wrapper);
       widgets.push({ id, el, params: p, response, solved: undefined });
       return id;
     }
-    const widget = (id) => (id === undefined ? widgets[0] : widgets.find((w) => w.id === id));
+    // Turnstile's methods take a widget id or the container (an element or selector); none means the last widget.
+    const widget = (ref) => {
+      if (ref === undefined) return widgets[widgets.length - 1];
+      const byRef = widgets.find((w) => w.id === ref);
+      if (byRef) return byRef;
+      const el = typeof ref === 'string' ? document.querySelector(ref) : ref;
+      return widgets.find((w) => w.el === el);
+    };
     global.turnstile = {
       render,
       getResponse: (id) => (widget(id) ? widget(id).solved : undefined),

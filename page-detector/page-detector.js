@@ -1,8 +1,8 @@
 // captcha-dlq's page detector and injector: the one source of what a CAPTCHA widget looks like in a page, which
 // task it becomes, and where its answer goes. Every front end runs this same file inside the page's frames: the
 // Node package's `captcha-dlq/page` (Playwright, Puppeteer), the Python package's `captcha_dlq.page` (Playwright,
-// Selenium; the wheel ships a copy that a test checks byte for byte), and the browser package's content-script
-// module `captcha-dlq-web/page`.
+// Selenium; the extension embeds this file), and the browser package's content-script module `captcha-dlq-web/page`
+// (both npm packages copy it when they build: this is the one checked-in copy, in the page-detector crate).
 //
 // It is a classic script with no imports or exports, so that it can be evaluated as a string in any frame and also
 // imported as a module for its side effect. Evaluating it again is harmless. It installs `globalThis.__captchaDlqPage`:
@@ -12,7 +12,8 @@
 //   detect()               the widgets of this frame: [{ id, kind, task, supported, callback, note? }]. `task` is
 //                          task JSON for the Rust core, which validates it (a kind this build lacks is refused there).
 //   inject(id, solution)   writes the answer where the widget expects it, calls the page's callback; answers
-//                          { injected, fields, callbackCalled, callback, error? }.
+//                          { injected, fields, callbackCalled, callback, note?, error? } (a promise where the
+//                          widget's client takes the answer itself); `note` says why no callback was called.
 // It decides nothing about solving: which provider, retries, records all stay with the client.
 (function installCaptchaDlqPage(global) {
   'use strict';
@@ -283,6 +284,9 @@
     return found;
   }
 
+  /** The elements of `elements` no earlier widget took, taken now (one element is one widget). */
+  const claim = (elements, taken) => Array.from(elements).filter((el) => !taken.has(el) && taken.add(el));
+
   function renderOf(client, el) {
     return seen.renders.find((r) => r.client === client && r.container && (r.container === el || r.container.contains(el) || el.contains(r.container)));
   }
@@ -321,9 +325,7 @@
       if (holder && !Array.from(containers).some((c) => c.contains(frame))) containers.add(holder);
       anchors.set(holder, frame);
     }
-    for (const el of containers) {
-      if (taken.has(el)) continue;
-      taken.add(el);
+    for (const el of claim(containers, taken)) {
       const render = renderOf('recaptcha', el);
       const params = (render && render.params) || (recaptchaClientParams(el)[0] || {}).params || {};
       const anchor = anchors.get(el) || el.querySelector('iframe[src*="/recaptcha/api2/anchor"], iframe[src*="/recaptcha/enterprise/anchor"]');
@@ -386,9 +388,7 @@
     for (const frame of doc.querySelectorAll('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]')) {
       if (frame.parentElement && !Array.from(containers).some((c) => c.contains(frame))) containers.add(frame.parentElement);
     }
-    for (const el of containers) {
-      if (taken.has(el)) continue;
-      taken.add(el);
+    for (const el of claim(containers, taken)) {
       const render = renderOf('hcaptcha', el);
       const params = (render && render.params) || {};
       const frame = el.querySelector('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]');
@@ -398,7 +398,11 @@
       const data = render && seen.hcaptchaData.get(render.widgetId);
       const dataCallback = el.getAttribute('data-callback');
       const callback = namedFunction(dataCallback) || callbackOf(params.callback);
-      const source = namedFunction(dataCallback) ? 'data-callback' : callback ? 'render' : null;
+      const widgetId = render ? render.widgetId : frame ? frame.getAttribute('data-hcaptcha-widget-id') || urlParam(frame.src, 'id') : undefined;
+      // No callback in reach (rendered from code, page not hooked): hCaptcha's client runs it when it takes the
+      // answer through its frames' message channel.
+      const viaClient = !callback && text(widgetId) && global.hcaptcha && isFn(global.hcaptcha.getResponse);
+      const source = namedFunction(dataCallback) ? 'data-callback' : callback ? 'render' : viaClient ? 'client-message' : null;
       const task = {
         type: 'hcaptcha',
         sitekey,
@@ -407,7 +411,7 @@
         data: (data && data.rqdata) || text(el.getAttribute('data-rqdata')) || text(params.rqdata),
         user_agent: userAgent(),
       };
-      out.push(add('hcaptcha', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, widgetId: render && render.widgetId }));
+      out.push(add('hcaptcha', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, widgetId }));
     }
   }
 
@@ -420,19 +424,32 @@
         containers.add(frame.parentElement);
       }
     }
+    // Today's api.js puts its frame in a closed shadow root; what the page's DOM keeps of a widget rendered from
+    // code is the response input `cf-chl-widget-<id>_response` in the wrapper it appended to the container.
+    for (const input of turnstileInputs()) {
+      const container = input.parentElement && (input.parentElement.parentElement || input.parentElement);
+      if (container && !Array.from(containers).some((c) => c.contains(input))) containers.add(container);
+    }
     const chl = global._cf_chl_opt;
-    for (const el of containers) {
-      if (taken.has(el)) continue;
-      taken.add(el);
+    for (const el of claim(containers, taken)) {
       const render = renderOf('turnstile', el);
       const params = (render && render.params) || {};
       const cfFrame = el.querySelector('iframe[src*="challenges.cloudflare.com"]');
       const cfKey = cfFrame && /\/(0x[0-9A-Za-z_-]{10,})\//.exec(cfFrame.src);
-      const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey) || (cfKey && cfKey[1]);
-      if (!sitekey) continue;
+      const input = turnstileInputs().find((f) => el.contains(f));
+      const inputId = input ? input.id.slice(TURNSTILE_PREFIX.length, -'_response'.length) : undefined;
+      const sitekey = text(el.getAttribute('data-sitekey')) || text(params.sitekey) || (cfKey && cfKey[1]) || turnstileKeyOf(inputId);
+      if (!sitekey) {
+        // Its frame's URL was not in the page's resource timing: said, not dropped.
+        if (input) out.push(add('turnstile', { task: null, supported: false, callback: null, error: 'a Turnstile widget whose sitekey the page does not show: prepare the page to read it' }, { element: el }));
+        continue;
+      }
       const dataCallback = el.getAttribute('data-callback');
       const callback = namedFunction(dataCallback) || callbackOf(params.callback);
       const source = namedFunction(dataCallback) ? 'data-callback' : callback ? 'render' : null;
+      // Turnstile keeps render parameters in its script's closure and takes a token only from its own frame:
+      // without the hook, a widget rendered from code keeps its callback (and action, cData) out of reach.
+      const note = callback || render || el.classList.contains('cf-turnstile') ? undefined : TURNSTILE_NO_CALLBACK;
       const task = {
         type: 'turnstile',
         sitekey,
@@ -442,9 +459,25 @@
         pagedata: text(params.chlPageData) || (chl && text(chl.chlPageData)),
         user_agent: userAgent(),
       };
-      const fieldName = text(el.getAttribute('data-response-field-name')) || text(params['response-field-name']) || 'cf-turnstile-response';
-      out.push(add('turnstile', { task: clean(task), supported: true, callback: source }, { element: el, callback, source, fieldName, widgetId: render && render.widgetId }));
+      const fieldName = text(el.getAttribute('data-response-field-name')) || text(params['response-field-name']) || (input && text(input.name)) || 'cf-turnstile-response';
+      const widgetId = render ? render.widgetId : inputId;
+      out.push(add('turnstile', { task: clean(task), supported: true, callback: source, note }, { element: el, callback, source, fieldName, widgetId, note }));
     }
+  }
+
+  const TURNSTILE_PREFIX = 'cf-chl-widget-';
+  const TURNSTILE_NO_CALLBACK = 'Turnstile keeps render() callbacks in its script: not called (prepare the page to call them)';
+  const turnstileInputs = () => Array.from(doc.querySelectorAll(`input[id^="${TURNSTILE_PREFIX}"][id$="_response"]`));
+
+  /** The sitekey in the URL of the frame Turnstile loaded for widget `id`, from the page's resource timing. */
+  function turnstileKeyOf(id) {
+    if (!id) return undefined;
+    const key = new RegExp(`/turnstile/.*/${id.replace(/\W/g, '')}/(0x[\\w-]{10,})/`);
+    for (const { name } of global.performance.getEntriesByType('resource')) {
+      const match = key.exec(name);
+      if (match) return match[1];
+    }
+    return undefined;
   }
 
   function detectFuncaptcha(out, taken) {
@@ -669,6 +702,7 @@
         write(widget, 'h-captcha-response', token, written);
         // hCaptcha mirrors its token into a g-recaptcha-response of its own; never another widget's.
         write(widget, 'g-recaptcha-response', token, written, true);
+        if (!widget.callback && widget.source === 'client-message') return handToHcaptcha(widget, token, written);
         patchGetResponse(global.hcaptcha, widgetIdOf(widget), token);
         if (widget.callback) callbackCalled = call(widget.callback, [token]);
         break;
@@ -714,7 +748,44 @@
       default:
         return { injected: false, fields: [], callbackCalled: false, callback: null, error: `no injection known for ${widget.kind}` };
     }
-    return { injected: written.length > 0 || callbackCalled, fields: written, callbackCalled, callback: source };
+    const result = { injected: written.length > 0 || callbackCalled, fields: written, callbackCalled, callback: source };
+    if (!callbackCalled && widget.kind !== 'image') result.note = widget.note || noCallback(widget.kind);
+    return result;
+  }
+
+  const noCallback = (kind) => `no ${kind} callback in reach${hooked ? '' : ' (page not prepared)'}: not called`;
+
+  /** How long hCaptcha's client may take to answer an injected token from getResponse(). */
+  const CLIENT_TAKE_MS = 2000;
+
+  /**
+   * Hands the answer to hCaptcha's client the way its own frame does when a challenge is passed: a
+   * `challenge-closed` / `challenge-passed` message on the window (the channel puppeteer-extra-plugin-recaptcha
+   * uses too). The client keeps the response and runs the widget's callbacks, which a page rendered from code
+   * and not hooked keeps out of the page's reach. Resolves once the client's getResponse(id) answers the token;
+   * if it never does, the result says the callback was not called.
+   */
+  function handToHcaptcha(widget, token, written) {
+    const client = global.hcaptcha;
+    const id = widget.widgetId;
+    const message = { source: 'hcaptcha', label: 'challenge-closed', id, contents: { event: 'challenge-passed', expiration: 120, response: token } };
+    global.postMessage(JSON.stringify(message), '*');
+    const deadline = Date.now() + CLIENT_TAKE_MS;
+    return new Promise((resolve) => {
+      const check = () => {
+        // getResponse() answers the client's own state (it throws for a widget it lost: not taken).
+        let taken;
+        try {
+          taken = client.getResponse(id) === token;
+        } catch (_) {}
+        if (!taken && Date.now() < deadline) return setTimeout(check, 20);
+        patchGetResponse(client, id, token);
+        const result = { injected: true, fields: written, callbackCalled: !!taken, callback: taken ? 'client-message' : null };
+        if (!taken) result.note = "hCaptcha's client did not take the answer: callback not called";
+        resolve(result);
+      };
+      setTimeout(check, 0);
+    });
   }
 
   /** GeeTest's form fields from an answer: v3 `geetest_challenge/validate/seccode`, v4 `lot_number`…. */
