@@ -14,25 +14,39 @@ use crate::error::InvalidTask;
 use crate::task::kinds::{CreateTaskDecl, FieldType};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::task::Declared;
-use crate::task::{Proxy, Task};
+use crate::task::{Proxy, Raw, Task};
 
+/// A task object being written, or (`building: false`) only checked: the same code decides
+/// what a dialect refuses in both cases, and a check copies none of the task's values (an
+/// image body can be hundreds of kilobytes) into an object it would drop.
 struct Obj {
     map: Map<String, Value>,
     dialect: Dialect,
+    building: bool,
 }
 
 impl Obj {
-    fn new(dialect: Dialect, ty: String) -> Self {
+    fn new(dialect: Dialect, building: bool, ty: String) -> Self {
         let mut map = Map::new();
-        map.insert("type".into(), Value::String(ty));
-        Obj { map, dialect }
+        if building {
+            map.insert("type".into(), Value::String(ty));
+        }
+        Obj { map, dialect, building }
     }
     fn put(&mut self, k: &str, v: impl Into<Value>) {
-        self.map.insert(k.to_string(), v.into());
+        if self.building {
+            self.map.insert(k.to_string(), v.into());
+        }
+    }
+    /// A text value, copied only when the object is built.
+    fn put_text(&mut self, k: &str, v: &str) {
+        if self.building {
+            self.map.insert(k.to_string(), Value::String(v.to_string()));
+        }
     }
     fn opt(&mut self, k: &str, v: &Option<String>) {
         if let Some(v) = v {
-            self.put(k, v.clone());
+            self.put_text(k, v);
         }
     }
     fn flag(&mut self, k: &str, on: bool) {
@@ -58,7 +72,7 @@ impl Obj {
             (_, k) => k,
         };
         self.put("proxyType", kind);
-        self.put("proxyAddress", p.host.clone());
+        self.put_text("proxyAddress", &p.host);
         self.put("proxyPort", p.port);
         self.opt("proxyLogin", &p.login);
         self.opt("proxyPassword", &p.password);
@@ -145,12 +159,42 @@ fn funcaptcha_data(data: &std::collections::BTreeMap<String, String>) -> String 
     Value::Object(object).to_string()
 }
 
+/// The `task` object of `task` in dialect `d`, or what the dialect refuses.
 pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>, InvalidTask> {
+    match task {
+        #[cfg(not(target_arch = "wasm32"))]
+        Task::Declared(t) => declared_object(d, t),
+        Task::Raw(t) => raw_object(d, t).cloned(),
+        coded => Ok(coded_object(d, coded, true)?.done()),
+    }
+}
+
+/// What [`task_object`] would refuse, without building the object.
+pub(super) fn check(d: Dialect, task: &Task) -> Result<(), InvalidTask> {
+    match task {
+        #[cfg(not(target_arch = "wasm32"))]
+        Task::Declared(t) => check_declared(d, t).map(drop),
+        Task::Raw(t) => raw_object(d, t).map(drop),
+        coded => coded_object(d, coded, false).map(drop),
+    }
+}
+
+fn raw_object(d: Dialect, t: &Raw) -> Result<&Map<String, Value>, InvalidTask> {
+    t.task.as_ref().ok_or_else(|| {
+        InvalidTask::new(
+            "task",
+            format!("{} speaks the createTask API: a raw task needs a `task` object with its `type`", d.as_str()),
+        )
+    })
+}
+
+/// The object of a kind whose form is written in code (every kind but raw and declared ones).
+fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidTask> {
     use Dialect::*;
     match task {
         Task::Image(t) => {
-            let mut o = Obj::new(d, "ImageToTextTask".into());
-            o.put("body", t.body.clone());
+            let mut o = Obj::new(d, building, "ImageToTextTask".into());
+            o.put_text("body", &t.body);
             let numeric = t.numeric.filter(|n| *n != 0);
             o.deny("language", t.language.is_some_and(|l| l != 0))?;
             o.deny("lang", t.lang.is_some())?;
@@ -213,7 +257,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.flag("case", t.regsense);
                 }
             }
-            Ok(o.done())
+            Ok(o)
         }
         Task::Text(t) => {
             // Only 2captcha (and rucaptcha, the same API) document text questions: TextCaptchaTask
@@ -221,10 +265,10 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             if d != TwoCaptchaV2 {
                 return Err(unsupported(d, task));
             }
-            let mut o = Obj::new(d, "TextCaptchaTask".into());
-            o.put("comment", t.text.clone());
+            let mut o = Obj::new(d, building, "TextCaptchaTask".into());
+            o.put_text("comment", &t.text);
             o.deny("lang", t.lang.is_some())?;
-            Ok(o.done())
+            Ok(o)
         }
         Task::RecaptchaV2(t) => {
             let proxied = t.proxy.is_some();
@@ -239,9 +283,9 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             };
             // CapMonster's types take the proxy fields optionally: no Proxyless suffix.
             let ty = if d == CapMonster { base.to_string() } else { type_name(d, base, proxied) };
-            let mut o = Obj::new(d, ty);
-            o.put("websiteURL", t.page_url.clone());
-            o.put("websiteKey", t.sitekey.clone());
+            let mut o = Obj::new(d, building, ty);
+            o.put_text("websiteURL", &t.page_url);
+            o.put_text("websiteKey", &t.sitekey);
             let domain = t.domain.as_deref().map(|x| api_domain(d, x));
             match d {
                 CapSolver => {
@@ -316,7 +360,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                 }
             }
             with_proxy(&mut o, &t.proxy);
-            Ok(o.done())
+            Ok(o)
         }
         Task::RecaptchaV3(t) => {
             let ty = match (d, t.enterprise) {
@@ -324,9 +368,9 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                 (CapSolver, true) => "ReCaptchaV3EnterpriseTaskProxyLess",
                 (_, _) => "RecaptchaV3TaskProxyless",
             };
-            let mut o = Obj::new(d, ty.into());
-            o.put("websiteURL", t.page_url.clone());
-            o.put("websiteKey", t.sitekey.clone());
+            let mut o = Obj::new(d, building, ty.into());
+            o.put_text("websiteURL", &t.page_url);
+            o.put_text("websiteKey", &t.sitekey);
             o.opt("pageAction", &t.action);
             let domain = t.domain.as_deref().map(|x| api_domain(d, x));
             match d {
@@ -359,7 +403,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.flag("isEnterprise", t.enterprise);
                 }
             }
-            Ok(o.done())
+            Ok(o)
         }
         Task::Turnstile(t) => {
             let ty = match d {
@@ -367,9 +411,9 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                 CapMonster => "TurnstileTask".to_string(),
                 _ => type_name(d, "TurnstileTask", t.proxy.is_some()),
             };
-            let mut o = Obj::new(d, ty);
-            o.put("websiteURL", t.page_url.clone());
-            o.put("websiteKey", t.sitekey.clone());
+            let mut o = Obj::new(d, building, ty);
+            o.put_text("websiteURL", &t.page_url);
+            o.put_text("websiteKey", &t.sitekey);
             match d {
                 AntiCaptcha => {
                     // https://anti-captcha.com/apidoc/task-types/TurnstileTask: action, cData, chlPageData.
@@ -425,13 +469,13 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                 }
             }
             with_proxy(&mut o, &t.proxy);
-            Ok(o.done())
+            Ok(o)
         }
         Task::GeetestV3(t) => {
-            let mut o = Obj::new(d, geetest_type(d, t.proxy.is_some()));
-            o.put("websiteURL", t.page_url.clone());
-            o.put("gt", t.gt.clone());
-            o.put("challenge", t.challenge.clone());
+            let mut o = Obj::new(d, building, geetest_type(d, t.proxy.is_some()));
+            o.put_text("websiteURL", &t.page_url);
+            o.put_text("gt", &t.gt);
+            o.put_text("challenge", &t.challenge);
             o.opt("geetestApiServerSubdomain", &t.api_server);
             if d == CapSolver {
                 o.deny("user_agent", t.user_agent.is_some())?;
@@ -439,16 +483,16 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             }
             o.opt("userAgent", &t.user_agent);
             with_proxy(&mut o, &t.proxy);
-            Ok(o.done())
+            Ok(o)
         }
         Task::GeetestV4(t) => {
-            let mut o = Obj::new(d, geetest_type(d, t.proxy.is_some()));
-            o.put("websiteURL", t.page_url.clone());
+            let mut o = Obj::new(d, building, geetest_type(d, t.proxy.is_some()));
+            o.put_text("websiteURL", &t.page_url);
             match d {
                 CapSolver => {
                     o.deny("user_agent", t.user_agent.is_some())?;
                     o.deny("proxy", t.proxy.is_some())?;
-                    o.put("captchaId", t.captcha_id.clone());
+                    o.put_text("captchaId", &t.captcha_id);
                 }
                 TwoCaptchaV2 => {
                     o.put("version", 4);
@@ -456,13 +500,13 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                 }
                 AntiCaptcha | CapMonster => {
                     // Both take the v4 captcha_id in `gt`.
-                    o.put("gt", t.captcha_id.clone());
+                    o.put_text("gt", &t.captcha_id);
                     o.put("version", 4);
                 }
             }
             o.opt("userAgent", &t.user_agent);
             with_proxy(&mut o, &t.proxy);
-            Ok(o.done())
+            Ok(o)
         }
         Task::Funcaptcha(t) => {
             // CapSolver lists no FunCaptcha task (https://docs.capsolver.com/guide/support).
@@ -477,9 +521,9 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             } else {
                 type_name(d, "FunCaptchaTask", t.proxy.is_some())
             };
-            let mut o = Obj::new(d, ty);
-            o.put("websiteURL", t.page_url.clone());
-            o.put("websitePublicKey", t.publickey.clone());
+            let mut o = Obj::new(d, building, ty);
+            o.put_text("websiteURL", &t.page_url);
+            o.put_text("websitePublicKey", &t.publickey);
             if let Some(s) = &t.surl {
                 o.put("funcaptchaApiJSSubdomain", subdomain(s));
             }
@@ -488,7 +532,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             }
             o.opt("userAgent", &t.user_agent);
             with_proxy(&mut o, &t.proxy);
-            Ok(o.done())
+            Ok(o)
         }
         Task::Hcaptcha(t) => {
             // CapSolver lists no hCaptcha token task (https://docs.capsolver.com/guide/support).
@@ -503,30 +547,23 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             } else {
                 type_name(d, "HCaptchaTask", t.proxy.is_some())
             };
-            let mut o = Obj::new(d, ty);
-            o.put("websiteURL", t.page_url.clone());
-            o.put("websiteKey", t.sitekey.clone());
+            let mut o = Obj::new(d, building, ty);
+            o.put_text("websiteURL", &t.page_url);
+            o.put_text("websiteKey", &t.sitekey);
             o.flag("isInvisible", t.invisible);
             if let Some(r) = &t.data {
                 if d == CapMonster {
-                    o.put("data", r.clone());
+                    o.put_text("data", r);
                 } else {
                     o.put("enterprisePayload", json!({ "rqdata": r }));
                 }
             }
             o.opt("userAgent", &t.user_agent);
             with_proxy(&mut o, &t.proxy);
-            Ok(o.done())
+            Ok(o)
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        Task::Declared(t) => declared_object(d, t),
-        Task::Raw(t) => match &t.task {
-            Some(obj) => Ok(obj.clone()),
-            None => Err(InvalidTask::new(
-                "task",
-                format!("{} speaks the createTask API: a raw task needs a `task` object with its `type`", d.as_str()),
-            )),
-        },
+        // Written by `task_object` and `check` themselves.
+        _ => Err(unsupported(d, task)),
     }
 }
 
@@ -535,7 +572,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
 /// then each given field under its key (a dotted key one object down).
 fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, InvalidTask> {
     let (form, ty) = check_declared(d, t)?;
-    let mut o = Obj::new(d, ty.to_string());
+    let mut o = Obj::new(d, true, ty.to_string());
     for (k, v) in form.fixed {
         o.put(k, *v);
     }
