@@ -21,6 +21,7 @@ use crate::errors::{config, parse, to_py};
 use crate::handover::{hand_over, NativeItem};
 use crate::pystore::store_of;
 use crate::streams::{NativeRecoverStream, NativeReplayStream, NativeSolveStream};
+use crate::task::task_of;
 use crate::wait::block_on;
 
 const SNAKE: Casing = Casing::Snake;
@@ -123,8 +124,9 @@ impl NativeClient {
 
     /// One task; the solution JSON. Ctrl-C cancels it: not yet sent, it is dead-lettered as
     /// `Cancelled`; already with the provider, it runs on and its answer waits in the journal.
-    fn solve(&self, py: Python<'_>, task_json: &str, options_json: &str) -> PyResult<String> {
-        let task = api_values::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
+    /// `task`: a task object's `NativeTask`, or a task's JSON text.
+    fn solve(&self, py: Python<'_>, task: &Bound<'_, PyAny>, options_json: &str) -> PyResult<String> {
+        let task = task_of(task)?;
         let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let delivery = self.run(py, move |client| async move {
             client.submit(task, options.labels, None).await?.outcome().await.and_then(Outcome::into_delivery)
@@ -134,8 +136,13 @@ impl NativeClient {
 
     /// `solve` as an awaitable resolving to a `NativeItem` (its answer acknowledged when
     /// taken). Cancelling it cancels the task as Ctrl-C does for `solve`.
-    fn solve_async<'py>(&self, py: Python<'py>, task_json: &str, options_json: &str) -> PyResult<Bound<'py, PyAny>> {
-        let task = api_values::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
+    fn solve_async<'py>(
+        &self,
+        py: Python<'py>,
+        task: &Bound<'py, PyAny>,
+        options_json: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let task = task_of(task)?;
         let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {

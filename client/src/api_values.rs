@@ -13,7 +13,7 @@ use captcha_dlq_core::dlq::Filter;
 use captcha_dlq_core::options::spelled_as;
 use captcha_dlq_core::support::cased;
 use captcha_dlq_core::support::json_read::{read_cased, spelled, Casing, FieldError, Fields, FromJson};
-use captcha_dlq_core::{ConfigError, InvalidTask, Solution, Task};
+use captcha_dlq_core::{ConfigError, InvalidTask, Solution, Task, ValidTask};
 use serde_json::{json, Map, Value};
 
 use crate::adopted::AdoptedAnswer;
@@ -37,7 +37,7 @@ pub fn argument<T: FromJson>(value: Value, field: &str) -> Result<T, Error> {
 }
 
 /// A task as a host gives it (a task object), checked by the core.
-pub fn task(value: Value) -> Result<Task, Error> {
+pub fn task(value: Value) -> Result<ValidTask, Error> {
     Task::from_json_value(value).map_err(Error::InvalidTask)
 }
 

@@ -30,7 +30,7 @@ use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
 use captcha_dlq_core::engine::LaneStatus;
 use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::{
-    Action, Cancelled, Engine, Event, HttpResponse, InvalidTask, JobId, JournalEntry, RequestId, Solution, Task,
+    Action, Cancelled, Engine, Event, HttpResponse, InvalidTask, JobId, JournalEntry, RequestId, Solution, ValidTask,
     Timestamp, TransportError,
 };
 use futures::channel::{mpsc, oneshot};
@@ -95,7 +95,7 @@ pub(crate) type Reply<T> = oneshot::Sender<T>;
 
 pub(crate) enum Command {
     Submit {
-        task: Task,
+        task: ValidTask,
         labels: BTreeMap<String, String>,
         key: Option<String>,
         accepted: Reply<Result<(JobId, String), InvalidTask>>,

@@ -32,6 +32,7 @@ from ._streams import (
     ReplayIterator,
     ResultIterator,
 )
+from ._task_base import solve_argument
 from ._tasks import TaskLike
 from ._wire import awaited, call, dumps
 
@@ -273,14 +274,14 @@ class Client:
         filtered by them. Ctrl-C cancels the task: not yet sent, it is dead-lettered as
         ``Cancelled``; already with the provider, it runs on and ``recover()`` hands its
         answer over (it is never submitted twice)."""
-        text = call(self._native.solve, dumps(task, "task", InvalidTask), _options(labels=labels))
+        text = call(self._native.solve, solve_argument(task), _options(labels=labels))
         return Solution.from_dict(json.loads(text))
 
     async def solve_async(self, task: TaskLike, *, labels: Optional[Mapping[str, str]] = None) -> Solution:
         """``solve`` for asyncio: thousands may be awaited at once on one event loop.
         Cancelling it (``task.cancel()``, ``asyncio.wait_for``, a cancelled ``gather``) cancels
         the task as Ctrl-C does for ``solve``."""
-        awaitable = call(self._native.solve_async, dumps(task, "task", InvalidTask), _options(labels=labels))
+        awaitable = call(self._native.solve_async, solve_argument(task), _options(labels=labels))
         item = await awaited(awaitable)
         return Solution.from_dict(json.loads(item.take()))
 
