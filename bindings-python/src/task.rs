@@ -10,6 +10,7 @@ use crate::errors::{parse, to_py};
 /// The checked core task a Python task object holds (`NativeError` `INVALID_TASK` naming
 /// the field when it is not valid).
 #[pyclass(frozen, module = "captcha_dlq._native")]
+#[derive(Debug)]
 pub struct NativeTask {
     task: ValidTask,
 }
