@@ -1,8 +1,8 @@
 //! A task object's core task: read and checked once, when the Python object is built, and
 //! handed to `solve` as it is, so solving it neither reads nor checks it again.
 
-use captcha_dlq::core::ValidTask;
 use captcha_dlq::api_values;
+use captcha_dlq::core::ValidTask;
 use pyo3::prelude::*;
 
 use crate::errors::{parse, to_py};

@@ -30,8 +30,8 @@ use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
 use captcha_dlq_core::engine::LaneStatus;
 use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::{
-    Action, Cancelled, Engine, Event, HttpResponse, InvalidTask, JobId, JournalEntry, RequestId, Solution, ValidTask,
-    Timestamp, TransportError,
+    Action, Cancelled, Engine, Event, HttpResponse, InvalidTask, JobId, JournalEntry, RequestId, Solution, Timestamp,
+    TransportError, ValidTask,
 };
 use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, StreamExt};

@@ -1,7 +1,6 @@
 //! The in-flight journal: what a driver persists so that a task survives the
 //! process dying between submission and its end.
 
-
 use serde::Serialize;
 use serde_json::Value;
 

@@ -332,13 +332,7 @@ impl Engine {
     ) -> Result<JobId, InvalidTask> {
         let unsupported = self.unsupported(&record.task)?;
         let preference = self.preference(record.labels.get(ROUTING_LABEL), false)?;
-        let job = self.insert_job(
-            record.id.clone(),
-            record.task,
-            record.labels.into(),
-            now,
-            attempts_allowed.max(1),
-        );
+        let job = self.insert_job(record.id.clone(), record.task, record.labels.into(), now, attempts_allowed.max(1));
         if let Some(j) = self.jobs.get_mut(&job) {
             j.attempts = record.attempts;
             j.replays = record.replays + 1;

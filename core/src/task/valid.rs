@@ -147,8 +147,9 @@ mod tests {
         let record = sample_record("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 0);
         let entry = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R8T", 0);
         let before = ValidTask::checks_on_this_thread();
-        let task = Task::from_json_value(json!({"type": "turnstile", "sitekey": "0x4AAA", "pageUrl": "https://a.test/"}))
-            .expect("a valid task");
+        let task =
+            Task::from_json_value(json!({"type": "turnstile", "sitekey": "0x4AAA", "pageUrl": "https://a.test/"}))
+                .expect("a valid task");
         assert_eq!(ValidTask::checks_on_this_thread(), before + 1, "read and checked in one go");
 
         let provider = Provider::preset("anti-captcha").expect("preset");
@@ -167,7 +168,11 @@ mod tests {
             }
         }
         assert!(sent >= 1, "job {job:?} was sent");
-        assert_eq!(ValidTask::checks_on_this_thread(), before + 1, "accepting, replaying, recovering and sending check nothing");
+        assert_eq!(
+            ValidTask::checks_on_this_thread(),
+            before + 1,
+            "accepting, replaying, recovering and sending check nothing"
+        );
     }
 
     #[test]
@@ -175,7 +180,8 @@ mod tests {
         assert_eq!(ValidTask::new(recaptcha("", None)).unwrap_err().field, "sitekey");
         let bad_port = Proxy { kind: "http".into(), host: "h".into(), port: 0, login: None, password: None };
         assert_eq!(ValidTask::new(recaptcha("k", Some(bad_port))).unwrap_err().field, "proxy.port");
-        let no_login = Proxy { kind: "socks5".into(), host: "h".into(), port: 1080, login: None, password: Some("p".into()) };
+        let no_login =
+            Proxy { kind: "socks5".into(), host: "h".into(), port: 1080, login: None, password: Some("p".into()) };
         assert_eq!(ValidTask::try_from(recaptcha("k", Some(no_login))).unwrap_err().field, "proxy.login");
         assert_eq!(ValidTask::from_json_value(json!({"type": "image", "body": ""})).unwrap_err().field, "body");
         assert_eq!(ValidTask::from_json_value(json!("text")).unwrap_err().field, "task");
@@ -191,7 +197,8 @@ mod tests {
         let back: ValidTask = serde_json::from_value(serde_json::to_value(&valid).unwrap()).expect("reads back");
         assert_eq!(back, valid);
         assert_eq!(back.into_task(), task);
-        let stored = serde_json::from_value::<ValidTask>(json!({"type": "turnstile", "sitekey": "", "page_url": "https://a"}));
+        let stored =
+            serde_json::from_value::<ValidTask>(json!({"type": "turnstile", "sitekey": "", "page_url": "https://a"}));
         assert!(stored.unwrap_err().to_string().starts_with("sitekey: must not be empty"));
     }
 }
