@@ -21,7 +21,7 @@ use crate::errors::{config, parse, to_py};
 use crate::handover::{hand_over, NativeItem};
 use crate::pystore::store_of;
 use crate::streams::{NativeRecoverStream, NativeReplayStream, NativeSolveStream};
-use crate::task::task_of;
+use crate::task::{task_of, NativeTask};
 use crate::wait::block_on;
 
 const SNAKE: Casing = Casing::Snake;
@@ -157,9 +157,20 @@ impl NativeClient {
     /// Many tasks (`tasks_json`: a JSON array of tasks or `{task, labels, key}` items),
     /// results in completion order. `keep`: remember every result (`taken()`), for
     /// `solve_many` and the answers an interrupt must not lose.
-    fn solve_stream(&self, tasks_json: &str, options_json: &str, keep: bool) -> PyResult<NativeSolveStream> {
+    /// `checked[i]`: item `i`'s task object's `NativeTask`, handed over instead of reading the
+    /// item's task from the JSON.
+    #[pyo3(signature = (tasks_json, options_json, keep, checked=Vec::new()))]
+    fn solve_stream(
+        &self,
+        tasks_json: &str,
+        options_json: &str,
+        keep: bool,
+        checked: Vec<Option<Py<NativeTask>>>,
+    ) -> PyResult<NativeSolveStream> {
         let options = api_values::batch_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
-        let inputs = api_values::batch(parse(tasks_json, "tasks")?, &options, SNAKE).map_err(|e| to_py(&e))?;
+        let checked = checked.iter().map(|t| t.as_ref().map(|t| t.get().task().clone())).collect();
+        let inputs =
+            api_values::batch_checked(parse(tasks_json, "tasks")?, checked, &options, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         let _guard = crate::wait::runtime().enter();
         Ok(NativeSolveStream::new(client.solve_stream(inputs, options.concurrency), keep))

@@ -24,11 +24,17 @@ impl NativeTask {
     }
 }
 
+impl NativeTask {
+    pub(crate) fn task(&self) -> &ValidTask {
+        &self.task
+    }
+}
+
 /// The task of a call: a `NativeTask` (a task object's, already checked) as it is, or a
 /// task's JSON text (a dict), read and checked here.
 pub(crate) fn task_of(task: &Bound<'_, PyAny>) -> PyResult<ValidTask> {
     if let Ok(held) = task.cast::<NativeTask>() {
-        return Ok(held.get().task.clone());
+        return Ok(held.get().task().clone());
     }
     let text: String = task.extract()?;
     api_values::task(parse(&text, "task")?).map_err(|e| to_py(&e))

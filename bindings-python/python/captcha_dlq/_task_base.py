@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, Mapping, Optional
+from typing import Any, ClassVar, Dict, Mapping, Optional, Union
 
 from . import _native
 from ._errors import InvalidTask
@@ -63,9 +63,15 @@ class Task:
         object.__setattr__(self, "_checked", checked)
 
 
-def solve_argument(task: Any) -> Any:
+def checked_task(task: Task) -> _native.NativeTask:
+    """The core's checked task a task object keeps from its construction."""
+    checked: _native.NativeTask = getattr(task, "_checked")
+    return checked
+
+
+def solve_argument(task: Any) -> Union[_native.NativeTask, str]:
     """What ``solve`` hands to the core: a task object's checked task as it is, or the JSON
     text of anything else (a dict), which the core reads and checks."""
     if isinstance(task, Task):
-        return getattr(task, "_checked")
+        return checked_task(task)
     return dumps(task, "task", InvalidTask)
