@@ -49,17 +49,18 @@ impl Engine {
         // The entry's task was checked when it was read (a `ValidTask`), so only its age and its
         // provider can stop it from resuming.
         if stale || lost_provider {
-            let description = match () {
-                () if lost_provider => format!(
+            let description = if lost_provider {
+                format!(
                     "found in the journal after a restart with task {} at {}, a provider this client does not have; \
                      replay it once that provider is configured again, or to submit it elsewhere",
                     entry.provider_task_id.as_deref().unwrap_or("?"),
                     Quoted(&entry.provider)
-                ),
-                () => format!(
+                )
+            } else {
+                format!(
                     "the process stopped with this task in flight; found in the journal {} s later, too late to resume",
                     now.since(entry.updated_at).as_secs()
-                ),
+                )
             };
             self.fail_as(
                 job,

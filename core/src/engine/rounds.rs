@@ -183,7 +183,6 @@ fn before(at: Timestamp, d: Duration) -> Timestamp {
 
 #[cfg(test)]
 mod tests {
-
     use serde_json::json;
 
     use super::*;
