@@ -21,6 +21,7 @@ use crate::errors::{config, parse, to_py};
 use crate::handover::{hand_over, NativeItem};
 use crate::pystore::store_of;
 use crate::streams::{NativeRecoverStream, NativeReplayStream, NativeSolveStream};
+use crate::task::{task_of, NativeTask};
 use crate::wait::block_on;
 
 const SNAKE: Casing = Casing::Snake;
@@ -123,8 +124,9 @@ impl NativeClient {
 
     /// One task; the solution JSON. Ctrl-C cancels it: not yet sent, it is dead-lettered as
     /// `Cancelled`; already with the provider, it runs on and its answer waits in the journal.
-    fn solve(&self, py: Python<'_>, task_json: &str, options_json: &str) -> PyResult<String> {
-        let task = api_values::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
+    /// `task`: a task object's `NativeTask`, or a task's JSON text.
+    fn solve(&self, py: Python<'_>, task: &Bound<'_, PyAny>, options_json: &str) -> PyResult<String> {
+        let task = task_of(task)?;
         let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let delivery = self.run(py, move |client| async move {
             client.submit(task, options.labels, None).await?.outcome().await.and_then(Outcome::into_delivery)
@@ -134,8 +136,13 @@ impl NativeClient {
 
     /// `solve` as an awaitable resolving to a `NativeItem` (its answer acknowledged when
     /// taken). Cancelling it cancels the task as Ctrl-C does for `solve`.
-    fn solve_async<'py>(&self, py: Python<'py>, task_json: &str, options_json: &str) -> PyResult<Bound<'py, PyAny>> {
-        let task = api_values::task(parse(task_json, "task")?).map_err(|e| to_py(&e))?;
+    fn solve_async<'py>(
+        &self,
+        py: Python<'py>,
+        task: &Bound<'py, PyAny>,
+        options_json: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let task = task_of(task)?;
         let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
@@ -150,9 +157,20 @@ impl NativeClient {
     /// Many tasks (`tasks_json`: a JSON array of tasks or `{task, labels, key}` items),
     /// results in completion order. `keep`: remember every result (`taken()`), for
     /// `solve_many` and the answers an interrupt must not lose.
-    fn solve_stream(&self, tasks_json: &str, options_json: &str, keep: bool) -> PyResult<NativeSolveStream> {
+    /// `checked[i]`: item `i`'s task object's `NativeTask`, handed over instead of reading the
+    /// item's task from the JSON.
+    #[pyo3(signature = (tasks_json, options_json, keep, checked=Vec::new()))]
+    fn solve_stream(
+        &self,
+        tasks_json: &str,
+        options_json: &str,
+        keep: bool,
+        checked: Vec<Option<Py<NativeTask>>>,
+    ) -> PyResult<NativeSolveStream> {
         let options = api_values::batch_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
-        let inputs = api_values::batch(parse(tasks_json, "tasks")?, &options, SNAKE).map_err(|e| to_py(&e))?;
+        let checked = checked.iter().map(|t| t.as_ref().map(|t| t.get().task().clone())).collect();
+        let inputs =
+            api_values::batch_checked(parse(tasks_json, "tasks")?, checked, &options, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         let _guard = crate::wait::runtime().enter();
         Ok(NativeSolveStream::new(client.solve_stream(inputs, options.concurrency), keep))

@@ -13,6 +13,7 @@ mod handover;
 mod logging;
 mod pystore;
 mod streams;
+mod task;
 mod wait;
 
 use captcha_dlq::core::dlq::{Page, ReplayPolicy};
@@ -87,6 +88,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::NativeClient>()?;
     m.add_class::<client::NativeDashboard>()?;
     m.add_class::<handover::NativeItem>()?;
+    m.add_class::<task::NativeTask>()?;
     m.add_class::<streams::NativeSolveStream>()?;
     m.add_class::<streams::NativeReplayStream>()?;
     m.add_class::<streams::NativeRecoverStream>()?;

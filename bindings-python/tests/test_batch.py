@@ -133,3 +133,17 @@ def test_batch_items_carry_their_own_labels_and_keys(mock: Mock) -> None:
         assert results[1].error.record is not None and results[1].error.record["labels"] == {"job": "j", "row": "2"}
         assert [s["key"] for s in client.dlq.settled("job-1/")] == ["job-1/0"]
         assert client.dlq.clear_settled("job-1/") == 1
+
+
+def test_a_task_object_hands_over_the_task_checked_when_it_was_built(mock: Mock) -> None:
+    """A task object keeps the core's checked task from its construction, and solving it hands
+    that over instead of reading its fields again: a field changed behind the frozen object's
+    back (page 2, which the mock never solves) is not what is solved."""
+    task = RecaptchaV2(sitekey=SITEKEY, page_url=URLS[0])
+    object.__setattr__(task, "page_url", URLS[2])
+    with client_for(mock, MemoryDlq()) as client:
+        assert client.solve(task).text != ""
+        [alone, wrapped] = client.solve_many([task, {"task": task, "labels": {"row": "1"}}])
+        assert isinstance(alone, Solution) and isinstance(wrapped, Solution)
+        with pytest.raises(SolveFailed):
+            client.solve(task.to_dict())

@@ -13,7 +13,7 @@ use captcha_dlq_core::dlq::Filter;
 use captcha_dlq_core::options::spelled_as;
 use captcha_dlq_core::support::cased;
 use captcha_dlq_core::support::json_read::{read_cased, spelled, Casing, FieldError, Fields, FromJson};
-use captcha_dlq_core::{ConfigError, InvalidTask, Solution, Task};
+use captcha_dlq_core::{ConfigError, InvalidTask, Solution, Task, ValidTask};
 use serde_json::{json, Map, Value};
 
 use crate::adopted::AdoptedAnswer;
@@ -37,7 +37,7 @@ pub fn argument<T: FromJson>(value: Value, field: &str) -> Result<T, Error> {
 }
 
 /// A task as a host gives it (a task object), checked by the core.
-pub fn task(value: Value) -> Result<Task, Error> {
+pub fn task(value: Value) -> Result<ValidTask, Error> {
     Task::from_json_value(value).map_err(Error::InvalidTask)
 }
 
@@ -98,13 +98,36 @@ pub fn batch_options(value: Value, casing: Casing) -> Result<BatchOptions, Error
 /// An item that cannot be read is an error in its own slot (`tasks[3].sitekey: …`), not a
 /// failure of the batch.
 pub fn batch(tasks: Value, options: &BatchOptions, casing: Casing) -> Result<Vec<SolveInput>, Error> {
+    batch_checked(tasks, Vec::new(), options, casing)
+}
+
+/// [`batch`] where some tasks were read and checked already (a host's task objects hold their
+/// [`ValidTask`]): `checked[i]`, when given, is item `i`'s task (the item itself, or its `task`
+/// when it is `{task, labels, key}`), and what the array holds in that place is not read.
+pub fn batch_checked(
+    tasks: Value,
+    checked: Vec<Option<ValidTask>>,
+    options: &BatchOptions,
+    casing: Casing,
+) -> Result<Vec<SolveInput>, Error> {
     let Value::Array(items) = tasks else {
         return Err(Error::InvalidTask(InvalidTask::new("tasks", "expected an array of tasks")));
     };
-    Ok(items.into_iter().enumerate().map(|(i, item)| batch_item(i, item, options, casing)).collect())
+    let mut checked = checked.into_iter();
+    Ok(items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| batch_item(i, item, checked.next().flatten(), options, casing))
+        .collect())
 }
 
-fn batch_item(index: usize, item: Value, options: &BatchOptions, casing: Casing) -> SolveInput {
+fn batch_item(
+    index: usize,
+    item: Value,
+    checked: Option<ValidTask>,
+    options: &BatchOptions,
+    casing: Casing,
+) -> SolveInput {
     let prefix = format!("tasks[{index}]");
     let mut labels = options.labels.clone();
     let (wrapped, task_value, own_labels, key) = match item {
@@ -138,7 +161,10 @@ fn batch_item(index: usize, item: Value, options: &BatchOptions, casing: Casing)
         Ok(own) => labels.extend(own),
         Err(e) => return SolveInput { task: Err(e), labels, key },
     }
-    let task = task(task_value).map_err(|e| e.in_field(&format!("{prefix}{}", if wrapped { ".task." } else { "." })));
+    let task = match checked {
+        Some(task) => Ok(task),
+        None => task(task_value).map_err(|e| e.in_field(&format!("{prefix}{}", if wrapped { ".task." } else { "." }))),
+    };
     SolveInput { task, labels, key }
 }
 

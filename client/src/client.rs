@@ -14,7 +14,7 @@ use captcha_dlq_core::engine::LaneFleet;
 use captcha_dlq_core::options::{BudgetScope, ClientOptions, ProviderOptions};
 use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::support::quoted::Quoted;
-use captcha_dlq_core::{ConfigError, Engine, Failure, HttpRequest, JobId, Provider, Solution, Task};
+use captcha_dlq_core::{ConfigError, Engine, Failure, HttpRequest, JobId, Provider, Solution, ValidTask};
 use futures::channel::{mpsc, oneshot};
 
 use crate::adopt::Adopter;
@@ -271,7 +271,7 @@ impl Client {
     /// key as settled (see [`Dlq::settled`](crate::Dlq::settled)).
     pub async fn submit(
         &self,
-        task: Task,
+        task: ValidTask,
         labels: BTreeMap<String, String>,
         key: Option<String>,
     ) -> Result<SolveHandle> {
@@ -287,11 +287,11 @@ impl Client {
     }
 
     /// Solves one task. A failure returns [`Error::SolveFailed`] with the DLQ record.
-    pub async fn solve(&self, task: Task) -> Result<Solution> {
+    pub async fn solve(&self, task: ValidTask) -> Result<Solution> {
         self.solve_labelled(task, BTreeMap::new()).await
     }
 
-    pub async fn solve_labelled(&self, task: Task, labels: BTreeMap<String, String>) -> Result<Solution> {
+    pub async fn solve_labelled(&self, task: ValidTask, labels: BTreeMap<String, String>) -> Result<Solution> {
         self.submit(task, labels, None).await?.wait().await
     }
 

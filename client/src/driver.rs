@@ -30,8 +30,8 @@ use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
 use captcha_dlq_core::engine::LaneStatus;
 use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::{
-    Action, Cancelled, Engine, Event, HttpResponse, InvalidTask, JobId, JournalEntry, RequestId, Solution, Task,
-    Timestamp, TransportError,
+    Action, Cancelled, Engine, Event, HttpResponse, InvalidTask, JobId, JournalEntry, RequestId, Solution, Timestamp,
+    TransportError, ValidTask,
 };
 use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -95,7 +95,7 @@ pub(crate) type Reply<T> = oneshot::Sender<T>;
 
 pub(crate) enum Command {
     Submit {
-        task: Task,
+        task: ValidTask,
         labels: BTreeMap<String, String>,
         key: Option<String>,
         accepted: Reply<Result<(JobId, String), InvalidTask>>,

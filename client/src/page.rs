@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use captcha_dlq_core::dlq::record::SCHEMA;
 use captcha_dlq_core::dlq::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
 use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
-use captcha_dlq_core::{ConfigError, ErrorClass, Solution, Task};
+use captcha_dlq_core::{ConfigError, ErrorClass, Solution, ValidTask};
 use serde_json::{json, Value};
 
 use crate::api_values;
@@ -128,7 +128,7 @@ impl Dlq {
 
     async fn push_outcome(
         &self,
-        task: Task,
+        task: ValidTask,
         solution: &Solution,
         provider: &str,
         reason: &str,

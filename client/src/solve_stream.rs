@@ -16,7 +16,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::collections::{BTreeMap, VecDeque};
 
-use captcha_dlq_core::{Solution, Task};
+use captcha_dlq_core::{Solution, ValidTask};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 
 use crate::client::Client;
@@ -29,13 +29,13 @@ use crate::stream_end::StreamEnd;
 /// in its own slot, not a failure of the batch).
 #[derive(Debug)]
 pub struct SolveInput {
-    pub task: Result<Task>,
+    pub task: Result<ValidTask>,
     pub labels: BTreeMap<String, String>,
     pub key: Option<String>,
 }
 
 impl SolveInput {
-    pub fn new(task: Task) -> Self {
+    pub fn new(task: ValidTask) -> Self {
         SolveInput { task: Ok(task), labels: BTreeMap::new(), key: None }
     }
 }

@@ -29,7 +29,7 @@ fn task(out: &mut String, kind: &Kind) {
     writeln!(out, "\n/// {}\n///", kind.summary).unwrap();
     writeln!(
         out,
-        "/// A task of kind `{}`, typed: [`Task::try_from`] checks it as the JSON form is checked.",
+        "/// A task of kind `{}`, typed: [`ValidTask::try_from`] checks it as the JSON form is checked.",
         kind.tag
     )
     .unwrap();
@@ -52,10 +52,10 @@ fn task(out: &mut String, kind: &Kind) {
     }
     out.push_str("}\n");
 
-    writeln!(out, "\nimpl TryFrom<{class}> for Task {{").unwrap();
+    writeln!(out, "\nimpl TryFrom<{class}> for ValidTask {{").unwrap();
     out.push_str("    type Error = InvalidTask;\n\n");
     writeln!(out, "    /// The task, read and checked by the kind's declaration as its JSON form is.").unwrap();
-    writeln!(out, "    fn try_from(typed: {class}) -> Result<Task, InvalidTask> {{").unwrap();
+    writeln!(out, "    fn try_from(typed: {class}) -> Result<ValidTask, InvalidTask> {{").unwrap();
     writeln!(out, "        let mut json = Map::new();").unwrap();
     writeln!(out, "        json.insert(\"type\".into(), TaskKind::{}.as_str().into());", kind.variant).unwrap();
     for f in &kind.fields {
@@ -136,10 +136,10 @@ fn any_task(out: &mut String, declared: &[&Kind]) {
     for k in declared {
         writeln!(out, "    #[serde(rename = {:?})]\n    {}({}),", k.tag, k.variant, k.class).unwrap();
     }
-    out.push_str("}\n\nimpl TryFrom<AnyTask> for Task {\n    type Error = InvalidTask;\n\n");
-    out.push_str("    fn try_from(typed: AnyTask) -> Result<Task, InvalidTask> {\n        match typed {\n");
+    out.push_str("}\n\nimpl TryFrom<AnyTask> for ValidTask {\n    type Error = InvalidTask;\n\n");
+    out.push_str("    fn try_from(typed: AnyTask) -> Result<ValidTask, InvalidTask> {\n        match typed {\n");
     for k in declared {
-        writeln!(out, "            AnyTask::{}(t) => Task::try_from(t),", k.variant).unwrap();
+        writeln!(out, "            AnyTask::{}(t) => ValidTask::try_from(t),", k.variant).unwrap();
     }
     out.push_str("        }\n    }\n}\n\nimpl TryFrom<&Task> for AnyTask {\n    type Error = InvalidTask;\n\n");
     out.push_str("    /// The typed form of a task of a declared kind; a coded kind is an error on `type`.\n");

@@ -1,8 +1,6 @@
 //! The in-flight journal: what a driver persists so that a task survives the
 //! process dying between submission and its end.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 use serde_json::Value;
 
@@ -10,7 +8,7 @@ use crate::dlq::record::HistoryEntry;
 use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 use crate::labels::Labels;
 use crate::solution::Solution;
-use crate::task::Task;
+use crate::task::ValidTask;
 use crate::time::Timestamp;
 
 /// A task in flight. Written when the engine accepts it (before anything is
@@ -23,7 +21,7 @@ pub struct JournalEntry {
     /// A ULID; becomes the dead-letter record's id if the task fails.
     pub id: String,
     /// Shared with the engine's job: writing an entry does not copy the task.
-    pub task: Arc<Task>,
+    pub task: ValidTask,
     pub provider: String,
     /// Shared with the engine's job, as the task is.
     #[serde(default)]
@@ -61,7 +59,7 @@ impl FromJson for JournalEntry {
         let mut f = Fields::new(value)?;
         Ok(JournalEntry {
             id: f.req("id")?,
-            task: Arc::new(f.req("task")?),
+            task: f.req("task")?,
             provider: f.req("provider")?,
             labels: f.or_default("labels")?,
             provider_task_id: f.opt("provider_task_id")?,

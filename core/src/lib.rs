@@ -40,6 +40,6 @@ pub use labels::Labels;
 pub use provider::Provider;
 pub use solution::Solution;
 pub use support::time::Timestamp;
-pub use task::{Task, TaskKind};
+pub use task::{Task, TaskKind, ValidTask};
 // The plumbing under its old paths inside the crate (`crate::json_read`, …).
 pub(crate) use support::{cased, float_text, json_field, json_read, quoted, sort, time, weburl};

@@ -22,7 +22,7 @@ use crate::journal::JournalEntry;
 use crate::provider::Provider;
 use crate::solution::Solution;
 use crate::spend::Prices;
-use crate::task::{Task, TaskKind};
+use crate::task::{Task, TaskKind, ValidTask};
 use crate::time::Timestamp;
 
 /// 2026-11-21T10:00:00Z, where every simulation starts.
@@ -416,7 +416,7 @@ impl Harness {
         clashes
     }
 
-    pub fn submit(&mut self, task: Task, labels: &[(&str, &str)]) -> JobId {
+    pub fn submit(&mut self, task: ValidTask, labels: &[(&str, &str)]) -> JobId {
         let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         self.engine.submit(task, labels, None, self.now).expect("valid task")
     }
@@ -505,7 +505,7 @@ impl Harness {
 }
 
 /// A reCAPTCHA v2 task for `https://example.com/page/{n}`, as in the seeds.
-pub fn seed_task(n: usize) -> Task {
+pub fn seed_task(n: usize) -> ValidTask {
     Task::from_json_value(serde_json::json!({
         "type": "recaptcha_v2",
         "sitekey": "6Le-SITEKEY",

@@ -210,7 +210,9 @@ fn dialect_preset(d: Dialect) -> &'static str {
 }
 
 fn docs() -> String {
-    let mut out = String::from("# Task kinds\n\n<!-- Generated from core/kinds/*.toml by core/tests/kinds_generated.rs: do not edit. -->\n\n");
+    let mut out = String::from(
+        "# Task kinds\n\n<!-- Generated from core/kinds/*.toml by core/tests/kinds_generated.rs: do not edit. -->\n\n",
+    );
     out.push_str("Every kind the core types, declared once in `core/kinds/<kind>.toml`: its fields (required in **bold**), the values of its answer, where each service takes it and the source of that wire form. A kind goes only to the services listed for it; the others refuse it on `type` before anything is sent. The polling schedule column names the kind whose documented schedule it follows (see `docs/providers.md`).\n\n");
     out.push_str("| kind | fields | answer | services | schedule |\n|---|---|---|---|---|\n");
     for d in decls() {

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use captcha_dlq_core::engine::{Action, Event};
-use captcha_dlq_core::{Engine, EngineConfig, HttpResponse, JobId, Provider, Secret, Task, Timestamp};
+use captcha_dlq_core::{Engine, EngineConfig, HttpResponse, JobId, Provider, Secret, Task, Timestamp, ValidTask};
 use serde_json::json;
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 /// Submits `task`, confirming its journal write as a driver would.
-fn submit(engine: &mut Engine, task: Task, now: Timestamp) -> JobId {
+fn submit(engine: &mut Engine, task: ValidTask, now: Timestamp) -> JobId {
     let job = engine.submit(task, BTreeMap::new(), None, now).unwrap();
     assert!(drain(engine, now).iter().any(|a| matches!(a, Action::Journal { gates: Some(j), .. } if *j == job)));
     assert!(engine.journaled(job, now));
@@ -24,7 +24,7 @@ fn drain(engine: &mut Engine, now: Timestamp) -> Vec<Action> {
     std::iter::from_fn(|| engine.poll_action(now)).collect()
 }
 
-fn image_task() -> Task {
+fn image_task() -> ValidTask {
     Task::from_json_value(json!({"type": "image", "body": PNG})).unwrap()
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use captcha_dlq_core::task::kinds::{self, typed::AnyTask};
-use captcha_dlq_core::task::{Task, TaskKind};
+use captcha_dlq_core::task::{Task, TaskKind, ValidTask};
 use serde_json::Value;
 
 #[test]
@@ -24,8 +24,8 @@ fn every_declared_kind_typed_from_its_vectors_is_the_task_its_json_is() {
         let label = case["name"].as_str().unwrap_or("?");
         let typed: AnyTask =
             serde_json::from_value(json.clone()).unwrap_or_else(|e| panic!("{label}: the typed form of {json}: {e}"));
-        assert_eq!(Task::try_from(typed.clone()).as_ref(), Ok(&task), "{label}: typed -> Task");
-        assert_eq!(AnyTask::try_from(&task).as_ref(), Ok(&typed), "{label}: Task -> typed");
+        assert_eq!(ValidTask::try_from(typed.clone()).as_ref(), Ok(&task), "{label}: typed -> Task");
+        assert_eq!(AnyTask::try_from(task.as_task()).as_ref(), Ok(&typed), "{label}: Task -> typed");
         covered.insert(task.kind());
     }
     let declared: BTreeSet<TaskKind> =

@@ -28,5 +28,5 @@ pub mod transport;
 
 pub use builder::{builder, connect, connect_with, ClientBuilder};
 pub use captcha_dlq_client::*;
-pub use captcha_dlq_core::{EngineConfig, Event, Solution, Task};
+pub use captcha_dlq_core::{EngineConfig, Event, Solution, Task, ValidTask};
 pub use open::{check_durability, open_store, open_store_with, DEFAULT_DLQ};

@@ -12,7 +12,7 @@ use std::time::Duration;
 use captcha_dlq::core::dlq::interpose::{Call, Interpose, Interposed};
 use captcha_dlq::core::dlq::{DlqStore, MemoryStore, StoreError};
 use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
-use captcha_dlq::core::Task;
+use captcha_dlq::core::{Task, ValidTask};
 use captcha_dlq::{Client, SolveInput};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
 use serde_json::{json, Value};
@@ -148,7 +148,7 @@ fn fast_config() -> EngineConfig {
     c
 }
 
-fn task(page: usize) -> Task {
+fn task(page: usize) -> ValidTask {
     Task::from_json_value(
         json!({"type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com/{page}")}),
     )

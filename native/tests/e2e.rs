@@ -8,7 +8,7 @@ use std::sync::Arc;
 use captcha_dlq::core::class::reason;
 use captcha_dlq::core::dlq::{Filter, Page};
 use captcha_dlq::core::engine::{Backoff, EngineConfig};
-use captcha_dlq::core::{ErrorClass, Task};
+use captcha_dlq::core::{ErrorClass, Task, ValidTask};
 use captcha_dlq::{Client, Error, ReplayOptions, SolveInput};
 use captcha_dlq_mock::{Behavior, Faults, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
 use serde_json::json;
@@ -47,7 +47,7 @@ async fn client(mock: &MockHandle, key: &str, dlq: &str, config: EngineConfig) -
         .expect("client builds")
 }
 
-fn inputs(tasks: impl IntoIterator<Item = (Task, BTreeMap<String, String>)>) -> Vec<SolveInput> {
+fn inputs(tasks: impl IntoIterator<Item = (ValidTask, BTreeMap<String, String>)>) -> Vec<SolveInput> {
     tasks.into_iter().map(|(task, labels)| SolveInput { task: Ok(task), labels, key: None }).collect()
 }
 
@@ -499,7 +499,7 @@ async fn every_kind_is_solved_over_http_with_its_declared_answer() {
             .build()
             .await
             .expect("client builds");
-        let tasks: Vec<Task> = vector_tasks(provider)
+        let tasks: Vec<ValidTask> = vector_tasks(provider)
             .into_iter()
             .filter(|t| !matches!(t["type"].as_str(), Some("raw" | "hcaptcha")))
             .map(|t| Task::from_json_value(t).unwrap())

@@ -197,7 +197,7 @@ async fn entry_of_another_host(store: &SqliteStore, owner: &str, silent_for: Dur
     let id = ulid::Ulid::generate().to_string();
     let entry = captcha_dlq::core::JournalEntry {
         id: id.clone(),
-        task: Arc::new(support::task(7)),
+        task: support::task(7),
         provider: "custom".into(),
         labels: Default::default(),
         provider_task_id: None,

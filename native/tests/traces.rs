@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use axum::routing::post;
-use captcha_dlq::core::Task;
+use captcha_dlq::core::{Task, ValidTask};
 use captcha_dlq::{Client, Error};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -85,7 +85,7 @@ async fn client(mock: &MockHandle, traces: Value) -> Client {
         .expect("client builds")
 }
 
-fn task(page: &str) -> Task {
+fn task(page: &str) -> ValidTask {
     Task::from_json_value(
         json!({"type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com{page}")}),
     )

@@ -24,7 +24,7 @@ use captcha_dlq_core::engine::{Action, Engine, EngineConfig, KindMs, RequestId};
 use captcha_dlq_core::http::{HttpResponse, Secret, TransportError};
 use captcha_dlq_core::provider::Provider;
 use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, T0};
-use captcha_dlq_core::task::Task;
+use captcha_dlq_core::task::ValidTask;
 use captcha_dlq_core::Timestamp;
 use cpu_time::ProcessTime;
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -86,7 +86,7 @@ struct Run {
 /// answered after `latency`), without keeping any log. Not inlined, so that profiles can
 /// tell it from the heap measurement.
 #[inline(never)]
-fn run_to_completion(t: &mut Timed, service: &mut FakeService, tasks: Vec<Task>, latency: Duration) -> Run {
+fn run_to_completion(t: &mut Timed, service: &mut FakeService, tasks: Vec<ValidTask>, latency: Duration) -> Run {
     let mut now = T0;
     // The latency is constant and the clock never goes back: answers arrive in send order.
     let mut in_transit: VecDeque<(Timestamp, RequestId, Result<HttpResponse, TransportError>)> = VecDeque::new();
@@ -220,7 +220,7 @@ fn main() {
     service.keep_log = false;
     let mut timed = Timed { engine: engine(config), busy: Duration::ZERO, allocations: 0 };
     // Built beforehand, as a caller would hand them over: reading tasks is not the engine's cost.
-    let tasks: Vec<Task> = (0..jobs).map(seed_task).collect();
+    let tasks: Vec<ValidTask> = (0..jobs).map(seed_task).collect();
     let allocations = GLOBAL.stats().allocations;
     let cpu = ProcessTime::now();
     let wall = Instant::now();

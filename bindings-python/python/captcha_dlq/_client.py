@@ -21,7 +21,7 @@ from ._config import (
 )
 from ._dlq import Dlq, Filter
 from ._errors import CaptchaDlqError, InvalidConfig, InvalidTask, from_details
-from ._native import NativeClient
+from ._native import NativeClient, NativeTask
 from ._results import RecoverItem, RecoverResult, ReplayItem, ReplayResult, Solution, SolveResult
 from ._store import DlqSpec, location_of
 from ._streams import (
@@ -32,6 +32,7 @@ from ._streams import (
     ReplayIterator,
     ResultIterator,
 )
+from ._task_base import Task, checked_task, solve_argument
 from ._tasks import TaskLike
 from ._wire import awaited, call, dumps
 
@@ -72,18 +73,26 @@ def _replay_options(
     )
 
 
-def _batch(tasks: Iterable[Any]) -> Tuple[str, Dict[int, CaptchaDlqError], int]:
-    """The tasks of a batch as a JSON array. An item that cannot be JSON at all gets its
-    error here, in its own slot (the core sees `null` there)."""
+def _batch(tasks: Iterable[Any]) -> Tuple[str, List[Optional[NativeTask]], Dict[int, CaptchaDlqError], int]:
+    """The tasks of a batch as a JSON array, and the checked task of each task object in it
+    (handed over as it is; the array holds `null` in its place). An item that cannot be JSON
+    at all gets its error here, in its own slot (the core sees `null` there)."""
     items: List[Any] = []
+    checked: List[Optional[NativeTask]] = []
     local: Dict[int, CaptchaDlqError] = {}
     for i, task in enumerate(tasks):
+        held: Optional[NativeTask] = None
+        if isinstance(task, Task):
+            held, task = checked_task(task), None
+        elif isinstance(task, Mapping) and isinstance(task.get("task"), Task):
+            held, task = checked_task(task["task"]), {**task, "task": None}
+        checked.append(held)
         try:
             items.append(json.loads(dumps(task, f"tasks[{i}]", InvalidTask)))
         except InvalidTask as e:
             local[i] = e
             items.append(None)
-    return json.dumps(items), local, len(items)
+    return json.dumps(items), checked, local, len(items)
 
 
 Slot = Optional[Union[Solution, CaptchaDlqError]]
@@ -273,14 +282,14 @@ class Client:
         filtered by them. Ctrl-C cancels the task: not yet sent, it is dead-lettered as
         ``Cancelled``; already with the provider, it runs on and ``recover()`` hands its
         answer over (it is never submitted twice)."""
-        text = call(self._native.solve, dumps(task, "task", InvalidTask), _options(labels=labels))
+        text = call(self._native.solve, solve_argument(task), _options(labels=labels))
         return Solution.from_dict(json.loads(text))
 
     async def solve_async(self, task: TaskLike, *, labels: Optional[Mapping[str, str]] = None) -> Solution:
         """``solve`` for asyncio: thousands may be awaited at once on one event loop.
         Cancelling it (``task.cancel()``, ``asyncio.wait_for``, a cancelled ``gather``) cancels
         the task as Ctrl-C does for ``solve``."""
-        awaitable = call(self._native.solve_async, dumps(task, "task", InvalidTask), _options(labels=labels))
+        awaitable = call(self._native.solve_async, solve_argument(task), _options(labels=labels))
         item = await awaited(awaitable)
         return Solution.from_dict(json.loads(item.take()))
 
@@ -289,8 +298,9 @@ class Client:
     def _stream(
         self, tasks: Iterable[Any], concurrency: Optional[int], labels: Optional[Mapping[str, str]], keep: bool
     ) -> Tuple[Any, Callable[[str], SolveResult], int]:
-        tasks_json, local, count = _batch(tasks)
-        native = call(self._native.solve_stream, tasks_json, _options(concurrency=concurrency, labels=labels), keep)
+        tasks_json, checked, local, count = _batch(tasks)
+        options = _options(concurrency=concurrency, labels=labels)
+        native = call(self._native.solve_stream, tasks_json, options, keep, checked)
         return native, _solve_result(local), count
 
     def solve_iter(

@@ -1,16 +1,17 @@
 """The base of the task classes and the proxy they take (the classes are in ``_kinds``).
 
-A task checks itself when it is constructed, with the core's own rules (required fields,
-URL shapes, ranges, sizes): ``RecaptchaV2(sitekey="", page_url="not a url")`` raises
-``InvalidTask`` naming the field. Plain dicts in the same shape (``{"type":
-"recaptcha_v2", ...}``) are accepted everywhere a task is, and checked when used.
+A task is checked when it is constructed, by the core (required fields, URL shapes, ranges,
+sizes): ``RecaptchaV2(sitekey="", page_url="not a url")`` raises ``InvalidTask`` naming the
+field. The object keeps the core's checked task, and solving it hands that over as it is:
+it is read and checked once. Plain dicts in the same shape (``{"type": "recaptcha_v2",
+...}``) are accepted everywhere a task is, and read and checked (once) when used.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, Mapping, Optional
+from typing import Any, ClassVar, Dict, Mapping, Optional, Union
 
 from . import _native
 from ._errors import InvalidTask
@@ -57,4 +58,20 @@ class Task:
         return out
 
     def __post_init__(self) -> None:
-        call(_native.check_task, dumps(self.to_dict(), "task", InvalidTask))
+        # Frozen: the checked task is set once, here, and describes the fields for good.
+        checked = call(_native.NativeTask, dumps(self.to_dict(), "task", InvalidTask))
+        object.__setattr__(self, "_checked", checked)
+
+
+def checked_task(task: Task) -> _native.NativeTask:
+    """The core's checked task a task object keeps from its construction."""
+    checked: _native.NativeTask = getattr(task, "_checked")
+    return checked
+
+
+def solve_argument(task: Any) -> Union[_native.NativeTask, str]:
+    """What ``solve`` hands to the core: a task object's checked task as it is, or the JSON
+    text of anything else (a dict), which the core reads and checks."""
+    if isinstance(task, Task):
+        return checked_task(task)
+    return dumps(task, "task", InvalidTask)

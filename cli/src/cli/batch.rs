@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use captcha_dlq::core::{Task, TaskKind};
+use captcha_dlq::core::{Task, TaskKind, ValidTask};
 use captcha_dlq::{Client, Delivery, Error, Outcome, RecoverOptions};
 use clap::Args as ClapArgs;
 use futures::stream::FuturesUnordered;
@@ -49,12 +49,12 @@ pub struct BatchArgs {
 struct Line {
     number: usize,
     key: String,
-    task: Task,
+    task: ValidTask,
     labels: BTreeMap<String, String>,
 }
 
 /// A line as written: its explicit id (if any), task and labels.
-type Parsed = (Option<String>, Task, BTreeMap<String, String>);
+type Parsed = (Option<String>, ValidTask, BTreeMap<String, String>);
 
 /// Parses one line, naming what is wrong.
 fn parse_line(line: &str) -> Result<Parsed, String> {

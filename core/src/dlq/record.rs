@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::class::ErrorClass;
 use crate::json_read::{deserialize_from_json, unit_variant, FieldError, Fields, FromJson};
-use crate::task::Task;
+use crate::task::ValidTask;
 use crate::time::Timestamp;
 
 pub const SCHEMA: u32 = 1;
@@ -18,7 +18,7 @@ pub struct DeadLetterRecord {
     pub schema: u32,
     /// A ULID; the same id the task had in the journal while in flight.
     pub id: String,
-    pub task: Task,
+    pub task: ValidTask,
     pub provider: String,
     /// A provider code or a system reason ([`crate::class::reason`]).
     pub reason: String,

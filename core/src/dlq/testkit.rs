@@ -23,7 +23,7 @@ use crate::dlq::store::EditWrite;
 use crate::dlq::store::{DlqStore, Filter, LeaseToken, Leased, Page, SettledKey, Settlement, StoreError};
 use crate::journal::JournalEntry;
 use crate::solution::Solution;
-use crate::task::Task;
+use crate::task::ValidTask;
 use crate::time::Timestamp;
 
 /// 2026-11-21T10:00:00Z, the suite's "now" before any time passes.
@@ -40,7 +40,7 @@ pub fn at(secs: u64) -> Timestamp {
 }
 
 /// A reCAPTCHA v2 task, built through its serde form (the stable contract of `Task`).
-pub fn sample_task(sitekey: &str, page_url: &str) -> Task {
+pub fn sample_task(sitekey: &str, page_url: &str) -> ValidTask {
     let value = serde_json::json!({"type": "recaptcha_v2", "sitekey": sitekey, "page_url": page_url});
     match serde_json::from_value(value) {
         Ok(task) => task,
@@ -93,7 +93,7 @@ pub fn sample_record(id: &str, minutes: u64) -> DeadLetterRecord {
 pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
     JournalEntry {
         id: id.to_string(),
-        task: sample_task("6Le-SITEKEY", "https://example.com/page/1").into(),
+        task: sample_task("6Le-SITEKEY", "https://example.com/page/1"),
         provider: "captchaai".to_string(),
         labels: BTreeMap::from([("job".to_string(), "scrape-42".to_string())]).into(),
         provider_task_id: Some("71823461".to_string()),

@@ -16,7 +16,7 @@ use crate::dlq::record::HistoryEntry;
 use crate::journal::JournalEntry;
 use crate::json_read::{deserialize_from_json, FieldError, FromJson};
 use crate::labels::Labels;
-use crate::task::{Task, TaskKind};
+use crate::task::{TaskKind, ValidTask};
 use crate::time::Timestamp;
 
 /// A task the engine is working on. Unique within one engine.
@@ -68,7 +68,7 @@ impl Stage {
 pub(super) struct Job {
     pub(super) id: String,
     /// Shared with the journal entries written for it.
-    pub(super) task: Arc<Task>,
+    pub(super) task: ValidTask,
     pub(super) labels: Labels,
     /// Provider submissions made over the task's whole life.
     pub(super) attempts: u32,
@@ -150,7 +150,7 @@ impl Engine {
     pub(super) fn insert_job(
         &mut self,
         id: String,
-        task: Arc<Task>,
+        task: ValidTask,
         labels: Labels,
         now: Timestamp,
         attempts_left: u32,
@@ -264,7 +264,7 @@ impl Engine {
         let j = self.jobs.get(&job)?;
         Some(JournalEntry {
             id: j.id.clone(),
-            task: Arc::clone(&j.task),
+            task: j.task.clone(),
             provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
             labels: j.labels.clone(),
             provider_task_id: j.provider_task_id.as_deref().map(String::from),

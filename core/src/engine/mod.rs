@@ -32,7 +32,6 @@ mod submits;
 
 use core::time::Duration;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -57,7 +56,7 @@ use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome};
 use crate::quoted::Quoted;
 use crate::solution::Solution;
 use crate::spend::{SpendLedger, SpendReport};
-use crate::task::{Task, TaskKind};
+use crate::task::{Task, TaskKind, ValidTask};
 use crate::time::Timestamp;
 
 /// History entries kept per task; older ones are dropped first (the count of
@@ -293,23 +292,23 @@ impl Engine {
 
     // ----- commands -------------------------------------------------------
 
-    /// Accepts a task. It is validated and encoded for the providers now, so a task that
-    /// can never be sent (by any of them) is refused here rather than dead-lettered; a
-    /// `routing` label must name a policy or a configured provider.
+    /// Accepts a task, already checked (a [`ValidTask`] is never checked again). Each
+    /// provider is asked now whether it can take it, so a task that can never be sent (by any
+    /// of them) is refused here rather than dead-lettered; a `routing` label must name a
+    /// policy or a configured provider.
     /// `key` is the caller's stable name for it (settled by the store when it ends).
     /// The job's journal entry is written first ([`Action::Journal`] gating it).
     pub fn submit(
         &mut self,
-        task: Task,
+        task: ValidTask,
         labels: BTreeMap<String, String>,
         key: Option<String>,
         now: Timestamp,
     ) -> Result<JobId, InvalidTask> {
-        task.validate()?;
         let unsupported = self.unsupported(&task)?;
         let preference = self.preference(labels.get(ROUTING_LABEL), true)?;
         let id = self.new_record_id(now);
-        let job = self.insert_job(id.clone(), Arc::new(task), labels.into(), now, self.config.retry.max_attempts);
+        let job = self.insert_job(id.clone(), task, labels.into(), now, self.config.retry.max_attempts);
         if let Some(j) = self.jobs.get_mut(&job) {
             j.key = key;
             j.unsupported = unsupported;
@@ -331,16 +330,9 @@ impl Engine {
         attempts_allowed: u32,
         now: Timestamp,
     ) -> Result<JobId, InvalidTask> {
-        record.task.validate()?;
         let unsupported = self.unsupported(&record.task)?;
         let preference = self.preference(record.labels.get(ROUTING_LABEL), false)?;
-        let job = self.insert_job(
-            record.id.clone(),
-            Arc::new(record.task),
-            record.labels.into(),
-            now,
-            attempts_allowed.max(1),
-        );
+        let job = self.insert_job(record.id.clone(), record.task, record.labels.into(), now, attempts_allowed.max(1));
         if let Some(j) = self.jobs.get_mut(&job) {
             j.attempts = record.attempts;
             j.replays = record.replays + 1;
@@ -356,7 +348,8 @@ impl Engine {
     }
 
     /// The lanes that cannot take `task` (a bit each); an error when none can. `task` is
-    /// valid (checked by the caller): this asks each provider what building its request would.
+    /// valid (its type says so): this asks each provider what building its request would,
+    /// without building it.
     fn unsupported(&self, task: &Task) -> Result<u32, InvalidTask> {
         let mut mask = 0u32;
         let mut first_error = None;

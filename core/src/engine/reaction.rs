@@ -9,7 +9,6 @@
 //! [`Engine::fail_as`]: the dead letter is written by one function ([`Engine::dead_letter_job`]).
 
 use core::time::Duration;
-use std::sync::Arc;
 
 use super::config::RetryConfig;
 use super::event::PauseScope;
@@ -411,7 +410,7 @@ impl Engine {
             parked_reason: None,
             history: j.history,
             // The journal entries written for it are gone (the driver performed them): no copy.
-            task: Arc::unwrap_or_clone(j.task),
+            task: j.task,
         };
         self.push_event(Event::DeadLettered {
             job,

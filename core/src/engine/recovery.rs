@@ -22,7 +22,6 @@ impl Engine {
     /// `Interrupted` instead.
     pub fn recover(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
         let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
-        let invalid = entry.task.validate().err();
         let unsupported = self.unsupported(&entry.task).unwrap_or(0);
         let preference = self.preference_of(entry.labels.get(ROUTING_LABEL), false).unwrap_or_default();
         let lane = self.lane_named(&entry.provider);
@@ -47,19 +46,21 @@ impl Engine {
             return job;
         }
         let lost_provider = entry.provider_task_id.is_some() && lane.is_none();
-        if stale || invalid.is_some() || lost_provider {
-            let description = match invalid {
-                Some(e) => format!("found in the journal after a restart, but the task is invalid: {e}"),
-                None if lost_provider => format!(
+        // The entry's task was checked when it was read (a `ValidTask`), so only its age and its
+        // provider can stop it from resuming.
+        if stale || lost_provider {
+            let description = if lost_provider {
+                format!(
                     "found in the journal after a restart with task {} at {}, a provider this client does not have; \
                      replay it once that provider is configured again, or to submit it elsewhere",
                     entry.provider_task_id.as_deref().unwrap_or("?"),
                     Quoted(&entry.provider)
-                ),
-                None => format!(
+                )
+            } else {
+                format!(
                     "the process stopped with this task in flight; found in the journal {} s later, too late to resume",
                     now.since(entry.updated_at).as_secs()
-                ),
+                )
             };
             self.fail_as(
                 job,

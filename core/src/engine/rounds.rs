@@ -183,8 +183,6 @@ fn before(at: Timestamp, d: Duration) -> Timestamp {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use serde_json::json;
 
     use super::*;
@@ -215,7 +213,7 @@ mod tests {
                     } else {
                         json!({"type": "image", "body": "aGVsbG8gd29ybGQ="})
                     };
-                    let task = Arc::new(Task::from_json_value(task).expect("a valid task"));
+                    let task = Task::from_json_value(task).expect("a valid task");
                     let job = engine.insert_job(step.to_string(), task, Labels::default(), at, 1);
                     assert_eq!(engine.batchable(job), batchable);
                     assert!(engine.lanes[0].poll_queue_mut().insert(at, job, batchable));

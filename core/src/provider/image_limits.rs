@@ -107,13 +107,14 @@ mod tests {
     use super::*;
     use crate::http::Secret;
     use crate::provider::SubmitOptions;
+    use crate::task::ValidTask;
 
-    fn image(bytes: usize) -> Task {
+    fn image(bytes: usize) -> ValidTask {
         let body = base64::engine::general_purpose::STANDARD.encode(vec![1u8; bytes]);
         Task::from_json_value(serde_json::json!({"type": "image", "body": body})).unwrap()
     }
 
-    fn submit(provider: &Provider, task: &Task) -> Result<(), String> {
+    fn submit(provider: &Provider, task: &ValidTask) -> Result<(), String> {
         provider
             .submit_request(&Secret::new("KEY"), task, &SubmitOptions::default())
             .map(drop)

@@ -22,7 +22,7 @@ use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret};
 use crate::quoted::Quoted;
 use crate::solution::Solution;
-use crate::task::{Task, TaskKind};
+use crate::task::{Task, TaskKind, ValidTask};
 
 /// Options sent with every submission.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -179,21 +179,15 @@ impl Provider {
         self.protocol == Protocol::CreateTask(Dialect::AntiCaptcha) && code == "ERROR_CAPTCHA_UNSOLVABLE"
     }
 
-    /// The submission of `task`, or why this service cannot take it (the task is invalid, or
-    /// valid but beyond what the service takes).
-    pub fn submit_request(&self, key: &Secret, task: &Task, opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
-        task.validate()?;
-        self.encode_submit(key, task, opts)
-    }
-
-    /// [`Provider::submit_request`] of a task already validated (the engine validates each
-    /// task once, when it takes it).
-    pub(crate) fn encode_submit(
+    /// The submission of `task`, or why this service cannot take it (valid, but beyond what
+    /// the service takes). The task was checked when it became a [`ValidTask`].
+    pub fn submit_request(
         &self,
         key: &Secret,
-        task: &Task,
+        task: &ValidTask,
         opts: &SubmitOptions,
     ) -> Result<HttpRequest, InvalidTask> {
+        let task = task.as_task();
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::submit_request(self, key, task, opts),
@@ -201,20 +195,15 @@ impl Provider {
         }
     }
 
-    /// Whether this service can take a task already validated: the error
-    /// [`Provider::encode_submit`] would give, without building the request.
+    /// Whether this service can take a task already checked: the error
+    /// [`Provider::submit_request`] would give, without building the request.
     pub(crate) fn check_submit(&self, task: &Task) -> Result<(), InvalidTask> {
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::check(self, task),
-            // A declared kind is checked against its tables; a coded one's object is built (its
-            // refusals are in the code that builds it).
-            #[cfg(not(target_arch = "wasm32"))]
-            Protocol::CreateTask(d) if matches!(task, Task::Declared(_)) => {
-                let Task::Declared(t) = task else { return Ok(()) };
-                dialect::check_declared(d, t).map(drop)
-            }
-            Protocol::CreateTask(d) => dialect::task_object(d, task).map(drop),
+            // A declared kind is checked against its tables; a coded one runs the code that
+            // writes its object, in a mode that writes nothing (its refusals are in that code).
+            Protocol::CreateTask(d) => dialect::check(d, task),
         }
     }
 
@@ -374,16 +363,16 @@ mod tests {
     /// For every task of a declared kind in the shared vectors and every preset, the check that
     /// routing asks of each lane refuses exactly what building the request refuses.
     #[test]
-    fn check_submit_agrees_with_the_request_for_declared_kinds() {
+    fn check_submit_agrees_with_the_request_for_every_kind() {
         let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/tasks.json")).unwrap();
         let key = Secret::new("KEY");
         let mut checked = 0;
         for case in doc["cases"].as_array().unwrap() {
-            let Ok(task @ Task::Declared(_)) = Task::from_json_value(case["task"].clone()) else { continue };
+            let Ok(task) = Task::from_json_value(case["task"].clone()) else { continue };
             for (name, _, _) in PRESETS {
                 let p = Provider::preset(name).unwrap();
                 let check = p.check_submit(&task).map_err(|e| e.field);
-                let built = p.encode_submit(&key, &task, &SubmitOptions::default()).map(drop).map_err(|e| e.field);
+                let built = p.submit_request(&key, &task, &SubmitOptions::default()).map(drop).map_err(|e| e.field);
                 assert_eq!(check, built, "{} on {name}", case["name"]);
                 checked += 1;
             }

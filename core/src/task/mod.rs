@@ -3,7 +3,8 @@
 //! Field names are snake_case (the Rust and record spelling) with camelCase
 //! aliases, because JS users pass `{ pageUrl, userAgent }` objects. Build tasks
 //! from untrusted JSON with [`Task::from_json_value`] / [`Task::from_json_str`]:
-//! they reject unknown fields and wrong types naming the field, then validate.
+//! they reject unknown fields and wrong types naming the field, then check the
+//! task once, giving a [`ValidTask`] (the only form the engine takes).
 
 use std::collections::BTreeMap;
 
@@ -19,12 +20,14 @@ use read::{json_type, Fields};
 pub mod kinds;
 mod limits;
 mod read;
+mod valid;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use kinds::Declared;
 
 pub(crate) use limits::base64_decoded_len;
 pub use limits::MAX_IMAGE_BYTES;
+pub use valid::ValidTask;
 
 /// One CAPTCHA to solve. The `type` tag names the kind (`recaptcha_v2`, ...).
 /// Variants are boxed so that a `Task` (kept in journal entries, records and
@@ -396,15 +399,10 @@ impl FromJson for TaskKind {
     }
 }
 
-/// Tasks read back from records and journals go through the same checks as
-/// new ones, so a hand-edited or foreign file cannot smuggle in a task the
-/// codecs were never meant to see.
+/// Read as a [`ValidTask`] is: checked (see there).
 impl FromJson for Task {
     fn from_json(value: serde_json::Value) -> Result<Self, FieldError> {
-        if !value.is_object() {
-            return Err(FieldError::expected("an object", &value));
-        }
-        Task::from_json_value(value).map_err(|e| FieldError::new(e.field, e.problem))
+        ValidTask::from_json(value).map(ValidTask::into_task)
     }
 }
 
@@ -471,9 +469,9 @@ impl Task {
         }
     }
 
-    /// Parses a task from JSON (snake_case or camelCase fields) and validates it.
-    /// Every error names the field (`type`, `page_url`, `proxy.port`, ...).
-    pub fn from_json_value(value: serde_json::Value) -> Result<Task, InvalidTask> {
+    /// Parses a task from JSON (snake_case or camelCase fields) and checks it, once
+    /// ([`ValidTask::new`]). Every error names the field (`type`, `page_url`, `proxy.port`, ...).
+    pub fn from_json_value(value: serde_json::Value) -> Result<ValidTask, InvalidTask> {
         let serde_json::Value::Object(mut obj) = value else {
             return Err(InvalidTask::new("task", format!("expected a JSON object, got {}", json_type(&value))));
         };
@@ -509,19 +507,21 @@ impl Task {
             _ => return Err(InvalidTask::new("type", "this kind is not in the browser build; send it as a raw task")),
         };
         f.finish()?;
-        task.validate()?;
-        Ok(task)
+        ValidTask::new(task)
     }
 
     /// [`Task::from_json_value`] on text.
-    pub fn from_json_str(text: &str) -> Result<Task, InvalidTask> {
+    pub fn from_json_str(text: &str) -> Result<ValidTask, InvalidTask> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| InvalidTask::new("task", format!("not valid JSON: {e}")))?;
         Task::from_json_value(value)
     }
 
-    /// Checks every field; the error names the first bad one.
-    pub fn validate(&self) -> Result<(), InvalidTask> {
+    /// Checks every field; the error names the first bad one. Called by [`ValidTask::new`]
+    /// only: a task is checked once, when it becomes a `ValidTask`.
+    pub(in crate::task) fn validate(&self) -> Result<(), InvalidTask> {
+        #[cfg(test)]
+        ValidTask::count_check();
         limits::check(self)?;
         match self {
             Task::Image(t) => t.validate(),
@@ -810,7 +810,7 @@ mod tests {
         assert_eq!(err_field(json!({"type": "text", "text": "x".repeat(141)})), "text");
         assert_eq!(err_field(json!({"type": "text", "text": "q", "sitekey": "k"})), "sitekey");
         let hint = Task::from_json_value(json!({"type": "image", "body": "aGk=", "imgInstructions": "aGk="})).unwrap();
-        assert!(matches!(&hint, Task::Image(t) if t.imginstructions.as_deref() == Some("aGk=")));
+        assert!(matches!(hint.as_task(), Task::Image(t) if t.imginstructions.as_deref() == Some("aGk=")));
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "imginstructions": "@@@"})), "imginstructions");
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "imgInstructions": "data:x"})), "imginstructions");
         let v2 = Task::from_json_value(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.test",

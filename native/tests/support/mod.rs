@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use captcha_dlq::core::dlq::testkit::{at, sample_record};
 use captcha_dlq::core::dlq::{DlqStore, Filter};
 use captcha_dlq::core::engine::{EngineConfig, FirstPoll};
-use captcha_dlq::core::Task;
+use captcha_dlq::core::{Task, ValidTask};
 use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver, Rule};
 use serde_json::json;
 
 /// A reCAPTCHA v2 task on page `page` of example.com (the mock's rules match on the page).
-pub fn task(page: usize) -> Task {
+pub fn task(page: usize) -> ValidTask {
     Task::from_json_value(json!({
         "type": "recaptcha_v2",
         "sitekey": "6Le-SITEKEY",

@@ -4,8 +4,8 @@ use super::*;
 use crate::provider::Dialect::*;
 use crate::task::Funcaptcha;
 
-/// The `task` object of a `funcaptcha` task in `d`, or the field `d` has no place for.
-pub(super) fn object(d: Dialect, t: &Funcaptcha) -> Result<Map<String, Value>, InvalidTask> {
+/// The `task` object (written when `building`, else only checked) of a `funcaptcha` task in `d`, or the field `d` has no place for.
+pub(super) fn object(d: Dialect, t: &Funcaptcha, building: bool) -> Result<Obj, InvalidTask> {
     // CapSolver lists no FunCaptcha task (https://docs.capsolver.com/guide/support).
     // CapMonster: https://docs.capmonster.cloud/docs/captchas/funcaptcha-task, FunCaptchaTask
     // with optional proxy fields, as the official client
@@ -13,9 +13,9 @@ pub(super) fn object(d: Dialect, t: &Funcaptcha) -> Result<Map<String, Value>, I
     if d == CapSolver {
         return Err(unsupported(d, TaskKind::Funcaptcha));
     }
-    let mut o = Obj::new(d, type_name(d, "FunCaptchaTask", t.proxy.is_some()));
-    o.put("websiteURL", t.page_url.clone());
-    o.put("websitePublicKey", t.publickey.clone());
+    let mut o = Obj::new(d, building, type_name(d, "FunCaptchaTask", t.proxy.is_some()));
+    o.put_text("websiteURL", &t.page_url);
+    o.put_text("websitePublicKey", &t.publickey);
     if let Some(s) = &t.surl {
         o.put("funcaptchaApiJSSubdomain", subdomain(s));
     }
@@ -24,7 +24,7 @@ pub(super) fn object(d: Dialect, t: &Funcaptcha) -> Result<Map<String, Value>, I
     }
     o.opt("userAgent", &t.user_agent);
     with_proxy(&mut o, &t.proxy);
-    Ok(o.done())
+    Ok(o)
 }
 
 /// The funcaptcha JS subdomain from a `surl` that may be a full URL.

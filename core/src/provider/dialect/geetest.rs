@@ -4,12 +4,12 @@ use super::*;
 use crate::provider::Dialect::*;
 use crate::task::{GeetestV3, GeetestV4};
 
-/// The `task` object of a `geetest_v3` task in `d`, or the field `d` has no place for.
-pub(super) fn v3_object(d: Dialect, t: &GeetestV3) -> Result<Map<String, Value>, InvalidTask> {
-    let mut o = Obj::new(d, geetest_type(d, t.proxy.is_some()));
-    o.put("websiteURL", t.page_url.clone());
-    o.put("gt", t.gt.clone());
-    o.put("challenge", t.challenge.clone());
+/// The `task` object (written when `building`, else only checked) of a `geetest_v3` task in `d`, or the field `d` has no place for.
+pub(super) fn v3_object(d: Dialect, t: &GeetestV3, building: bool) -> Result<Obj, InvalidTask> {
+    let mut o = Obj::new(d, building, geetest_type(d, t.proxy.is_some()));
+    o.put_text("websiteURL", &t.page_url);
+    o.put_text("gt", &t.gt);
+    o.put_text("challenge", &t.challenge);
     o.opt("geetestApiServerSubdomain", &t.api_server);
     if d == CapSolver {
         o.deny("user_agent", t.user_agent.is_some())?;
@@ -17,18 +17,18 @@ pub(super) fn v3_object(d: Dialect, t: &GeetestV3) -> Result<Map<String, Value>,
     }
     o.opt("userAgent", &t.user_agent);
     with_proxy(&mut o, &t.proxy);
-    Ok(o.done())
+    Ok(o)
 }
 
-/// The `task` object of a `geetest_v4` task in `d`, or the field `d` has no place for.
-pub(super) fn v4_object(d: Dialect, t: &GeetestV4) -> Result<Map<String, Value>, InvalidTask> {
-    let mut o = Obj::new(d, geetest_type(d, t.proxy.is_some()));
-    o.put("websiteURL", t.page_url.clone());
+/// The `task` object (written when `building`, else only checked) of a `geetest_v4` task in `d`, or the field `d` has no place for.
+pub(super) fn v4_object(d: Dialect, t: &GeetestV4, building: bool) -> Result<Obj, InvalidTask> {
+    let mut o = Obj::new(d, building, geetest_type(d, t.proxy.is_some()));
+    o.put_text("websiteURL", &t.page_url);
     match d {
         CapSolver => {
             o.deny("user_agent", t.user_agent.is_some())?;
             o.deny("proxy", t.proxy.is_some())?;
-            o.put("captchaId", t.captcha_id.clone());
+            o.put_text("captchaId", &t.captcha_id);
         }
         TwoCaptchaV2 => {
             o.put("version", 4);
@@ -36,13 +36,13 @@ pub(super) fn v4_object(d: Dialect, t: &GeetestV4) -> Result<Map<String, Value>,
         }
         AntiCaptcha | CapMonster => {
             // Both take the v4 captcha_id in `gt`.
-            o.put("gt", t.captcha_id.clone());
+            o.put_text("gt", &t.captcha_id);
             o.put("version", 4);
         }
     }
     o.opt("userAgent", &t.user_agent);
     with_proxy(&mut o, &t.proxy);
-    Ok(o.done())
+    Ok(o)
 }
 
 fn geetest_type(d: Dialect, proxied: bool) -> String {

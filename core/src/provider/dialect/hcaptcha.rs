@@ -4,8 +4,8 @@ use super::*;
 use crate::provider::Dialect::*;
 use crate::task::Hcaptcha;
 
-/// The `task` object of a `hcaptcha` task in `d`, or the field `d` has no place for.
-pub(super) fn object(d: Dialect, t: &Hcaptcha) -> Result<Map<String, Value>, InvalidTask> {
+/// The `task` object (written when `building`, else only checked) of a `hcaptcha` task in `d`, or the field `d` has no place for.
+pub(super) fn object(d: Dialect, t: &Hcaptcha, building: bool) -> Result<Obj, InvalidTask> {
     // CapSolver lists no hCaptcha token task (https://docs.capsolver.com/guide/support).
     // CapMonster: https://docs.capmonster.cloud/docs/captchas/hcaptcha-task, HCaptchaTask with
     // rqdata in `data` (a plain string) and optional proxy fields
@@ -13,18 +13,18 @@ pub(super) fn object(d: Dialect, t: &Hcaptcha) -> Result<Map<String, Value>, Inv
     if d == CapSolver {
         return Err(unsupported(d, TaskKind::Hcaptcha));
     }
-    let mut o = Obj::new(d, type_name(d, "HCaptchaTask", t.proxy.is_some()));
-    o.put("websiteURL", t.page_url.clone());
-    o.put("websiteKey", t.sitekey.clone());
+    let mut o = Obj::new(d, building, type_name(d, "HCaptchaTask", t.proxy.is_some()));
+    o.put_text("websiteURL", &t.page_url);
+    o.put_text("websiteKey", &t.sitekey);
     o.flag("isInvisible", t.invisible);
     if let Some(r) = &t.data {
         if d == CapMonster {
-            o.put("data", r.clone());
+            o.put_text("data", r);
         } else {
             o.put("enterprisePayload", json!({ "rqdata": r }));
         }
     }
     o.opt("userAgent", &t.user_agent);
     with_proxy(&mut o, &t.proxy);
-    Ok(o.done())
+    Ok(o)
 }

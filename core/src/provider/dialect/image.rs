@@ -4,10 +4,10 @@ use super::*;
 use crate::provider::Dialect::*;
 use crate::task::Image;
 
-/// The `task` object of a `image` task in `d`, or the field `d` has no place for.
-pub(super) fn object(d: Dialect, t: &Image) -> Result<Map<String, Value>, InvalidTask> {
-    let mut o = Obj::new(d, "ImageToTextTask".into());
-    o.put("body", t.body.clone());
+/// The `task` object (written when `building`, else only checked) of a `image` task in `d`, or the field `d` has no place for.
+pub(super) fn object(d: Dialect, t: &Image, building: bool) -> Result<Obj, InvalidTask> {
+    let mut o = Obj::new(d, building, "ImageToTextTask".into());
+    o.put_text("body", &t.body);
     let numeric = t.numeric.filter(|n| *n != 0);
     o.deny("language", t.language.is_some_and(|l| l != 0))?;
     o.deny("lang", t.lang.is_some())?;
@@ -70,5 +70,5 @@ pub(super) fn object(d: Dialect, t: &Image) -> Result<Map<String, Value>, Invali
             o.flag("case", t.regsense);
         }
     }
-    Ok(o.done())
+    Ok(o)
 }

@@ -19,7 +19,7 @@ use crate::error::InvalidTask;
 use crate::task::kinds::{CreateTaskDecl, FieldType};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::task::Declared;
-use crate::task::{Proxy, Task, TaskKind};
+use crate::task::{Proxy, Raw, Task, TaskKind};
 
 mod funcaptcha;
 mod geetest;
@@ -30,23 +30,37 @@ mod recaptcha_v3;
 mod text;
 mod turnstile;
 
+/// A task object being written, or (`building: false`) only checked: the same code decides
+/// what a dialect refuses in both cases, and a check copies none of the task's values (an
+/// image body can be hundreds of kilobytes) into an object it would drop.
 struct Obj {
     map: Map<String, Value>,
     dialect: Dialect,
+    building: bool,
 }
 
 impl Obj {
-    fn new(dialect: Dialect, ty: String) -> Self {
+    fn new(dialect: Dialect, building: bool, ty: String) -> Self {
         let mut map = Map::new();
-        map.insert("type".into(), Value::String(ty));
-        Obj { map, dialect }
+        if building {
+            map.insert("type".into(), Value::String(ty));
+        }
+        Obj { map, dialect, building }
     }
     fn put(&mut self, k: &str, v: impl Into<Value>) {
-        self.map.insert(k.to_string(), v.into());
+        if self.building {
+            self.map.insert(k.to_string(), v.into());
+        }
+    }
+    /// A text value, copied only when the object is built.
+    fn put_text(&mut self, k: &str, v: &str) {
+        if self.building {
+            self.map.insert(k.to_string(), Value::String(v.to_string()));
+        }
     }
     fn opt(&mut self, k: &str, v: &Option<String>) {
         if let Some(v) = v {
-            self.put(k, v.clone());
+            self.put_text(k, v);
         }
     }
     fn flag(&mut self, k: &str, on: bool) {
@@ -72,7 +86,7 @@ impl Obj {
             (_, k) => k,
         };
         self.put("proxyType", kind);
-        self.put("proxyAddress", p.host.clone());
+        self.put_text("proxyAddress", &p.host);
         self.put("proxyPort", p.port);
         self.opt("proxyLogin", &p.login);
         self.opt("proxyPassword", &p.password);
@@ -130,27 +144,50 @@ fn api_domain(d: Dialect, domain: &str) -> String {
     }
 }
 
-/// The `task` object of `task` in `d`: each kind's own unit builds it.
+/// The `task` object of `task` in dialect `d`, or what the dialect refuses.
 pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>, InvalidTask> {
     match task {
-        Task::Image(t) => image::object(d, t),
-        Task::Text(t) => text::object(d, t),
-        Task::RecaptchaV2(t) => recaptcha_v2::object(d, t),
-        Task::RecaptchaV3(t) => recaptcha_v3::object(d, t),
-        Task::Turnstile(t) => turnstile::object(d, t),
-        Task::GeetestV3(t) => geetest::v3_object(d, t),
-        Task::GeetestV4(t) => geetest::v4_object(d, t),
-        Task::Funcaptcha(t) => funcaptcha::object(d, t),
-        Task::Hcaptcha(t) => hcaptcha::object(d, t),
         #[cfg(not(target_arch = "wasm32"))]
         Task::Declared(t) => declared_object(d, t),
-        Task::Raw(t) => match &t.task {
-            Some(obj) => Ok(obj.clone()),
-            None => Err(InvalidTask::new(
-                "task",
-                format!("{} speaks the createTask API: a raw task needs a `task` object with its `type`", d.as_str()),
-            )),
-        },
+        Task::Raw(t) => raw_object(d, t).cloned(),
+        coded => Ok(coded_object(d, coded, true)?.done()),
+    }
+}
+
+/// What [`task_object`] would refuse, without building the object.
+pub(super) fn check(d: Dialect, task: &Task) -> Result<(), InvalidTask> {
+    match task {
+        #[cfg(not(target_arch = "wasm32"))]
+        Task::Declared(t) => check_declared(d, t).map(drop),
+        Task::Raw(t) => raw_object(d, t).map(drop),
+        coded => coded_object(d, coded, false).map(drop),
+    }
+}
+
+fn raw_object(d: Dialect, t: &Raw) -> Result<&Map<String, Value>, InvalidTask> {
+    t.task.as_ref().ok_or_else(|| {
+        InvalidTask::new(
+            "task",
+            format!("{} speaks the createTask API: a raw task needs a `task` object with its `type`", d.as_str()),
+        )
+    })
+}
+
+/// The object of a kind whose form is written in code (every kind but raw and declared ones):
+/// each kind's own unit writes it, or with `building` false only checks it.
+fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidTask> {
+    match task {
+        Task::Image(t) => image::object(d, t, building),
+        Task::Text(t) => text::object(d, t, building),
+        Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
+        Task::RecaptchaV3(t) => recaptcha_v3::object(d, t, building),
+        Task::Turnstile(t) => turnstile::object(d, t, building),
+        Task::GeetestV3(t) => geetest::v3_object(d, t, building),
+        Task::GeetestV4(t) => geetest::v4_object(d, t, building),
+        Task::Funcaptcha(t) => funcaptcha::object(d, t, building),
+        Task::Hcaptcha(t) => hcaptcha::object(d, t, building),
+        // Written by `task_object` and `check` themselves.
+        _ => Err(unsupported(d, task.kind())),
     }
 }
 
@@ -159,7 +196,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
 /// then each given field under its key (a dotted key one object down).
 fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, InvalidTask> {
     let (form, ty) = check_declared(d, t)?;
-    let mut o = Obj::new(d, ty.to_string());
+    let mut o = Obj::new(d, true, ty.to_string());
     for (k, v) in form.fixed {
         o.put(k, *v);
     }

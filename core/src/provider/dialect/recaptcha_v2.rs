@@ -4,8 +4,8 @@ use super::*;
 use crate::provider::Dialect::*;
 use crate::task::RecaptchaV2;
 
-/// The `task` object of a `recaptcha_v2` task in `d`, or the field `d` has no place for.
-pub(super) fn object(d: Dialect, t: &RecaptchaV2) -> Result<Map<String, Value>, InvalidTask> {
+/// The `task` object (written when `building`, else only checked) of a `recaptcha_v2` task in `d`, or the field `d` has no place for.
+pub(super) fn object(d: Dialect, t: &RecaptchaV2, building: bool) -> Result<Obj, InvalidTask> {
     let proxied = t.proxy.is_some();
     // CapSolver's reCAPTCHA v2 page lists ReCaptchaV2TaskProxyLess and the two Enterprise
     // types; the proxied `ReCaptchaV2Task` is from its earlier pages (and
@@ -16,9 +16,9 @@ pub(super) fn object(d: Dialect, t: &RecaptchaV2) -> Result<Map<String, Value>, 
         (_, false) => "RecaptchaV2Task",
         (_, true) => "RecaptchaV2EnterpriseTask",
     };
-    let mut o = Obj::new(d, type_name(d, base, proxied));
-    o.put("websiteURL", t.page_url.clone());
-    o.put("websiteKey", t.sitekey.clone());
+    let mut o = Obj::new(d, building, type_name(d, base, proxied));
+    o.put_text("websiteURL", &t.page_url);
+    o.put_text("websiteKey", &t.sitekey);
     let domain = t.domain.as_deref().map(|x| api_domain(d, x));
     match d {
         CapSolver => {
@@ -85,5 +85,5 @@ pub(super) fn object(d: Dialect, t: &RecaptchaV2) -> Result<Map<String, Value>, 
         }
     }
     with_proxy(&mut o, &t.proxy);
-    Ok(o.done())
+    Ok(o)
 }

@@ -4,16 +4,16 @@ use super::*;
 use crate::provider::Dialect::*;
 use crate::task::RecaptchaV3;
 
-/// The `task` object of a `recaptcha_v3` task in `d`, or the field `d` has no place for.
-pub(super) fn object(d: Dialect, t: &RecaptchaV3) -> Result<Map<String, Value>, InvalidTask> {
+/// The `task` object (written when `building`, else only checked) of a `recaptcha_v3` task in `d`, or the field `d` has no place for.
+pub(super) fn object(d: Dialect, t: &RecaptchaV3, building: bool) -> Result<Obj, InvalidTask> {
     let ty = match (d, t.enterprise) {
         (CapSolver, false) => "ReCaptchaV3TaskProxyLess",
         (CapSolver, true) => "ReCaptchaV3EnterpriseTaskProxyLess",
         (_, _) => "RecaptchaV3TaskProxyless",
     };
-    let mut o = Obj::new(d, ty.into());
-    o.put("websiteURL", t.page_url.clone());
-    o.put("websiteKey", t.sitekey.clone());
+    let mut o = Obj::new(d, building, ty.into());
+    o.put_text("websiteURL", &t.page_url);
+    o.put_text("websiteKey", &t.sitekey);
     o.opt("pageAction", &t.action);
     let domain = t.domain.as_deref().map(|x| api_domain(d, x));
     match d {
@@ -46,7 +46,7 @@ pub(super) fn object(d: Dialect, t: &RecaptchaV3) -> Result<Map<String, Value>, 
             o.flag("isEnterprise", t.enterprise);
         }
     }
-    Ok(o.done())
+    Ok(o)
 }
 
 /// The reCAPTCHA v3 worker queues anti-captcha and 2captcha API v2 document: `minScore` is

@@ -4,15 +4,15 @@ use super::*;
 use crate::provider::Dialect::*;
 use crate::task::Turnstile;
 
-/// The `task` object of a `turnstile` task in `d`, or the field `d` has no place for.
-pub(super) fn object(d: Dialect, t: &Turnstile) -> Result<Map<String, Value>, InvalidTask> {
+/// The `task` object (written when `building`, else only checked) of a `turnstile` task in `d`, or the field `d` has no place for.
+pub(super) fn object(d: Dialect, t: &Turnstile, building: bool) -> Result<Obj, InvalidTask> {
     let ty = match d {
         CapSolver => "AntiTurnstileTaskProxyLess".to_string(),
         _ => type_name(d, "TurnstileTask", t.proxy.is_some()),
     };
-    let mut o = Obj::new(d, ty);
-    o.put("websiteURL", t.page_url.clone());
-    o.put("websiteKey", t.sitekey.clone());
+    let mut o = Obj::new(d, building, ty);
+    o.put_text("websiteURL", &t.page_url);
+    o.put_text("websiteKey", &t.sitekey);
     match d {
         AntiCaptcha => {
             // https://anti-captcha.com/apidoc/task-types/TurnstileTask: action, cData, chlPageData.
@@ -67,5 +67,5 @@ pub(super) fn object(d: Dialect, t: &Turnstile) -> Result<Map<String, Value>, In
         }
     }
     with_proxy(&mut o, &t.proxy);
-    Ok(o.done())
+    Ok(o)
 }

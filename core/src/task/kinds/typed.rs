@@ -3,7 +3,7 @@
 //!
 //! - a struct per declared kind ([`AmazonWaf`], [`DataDome`], ...), its fields typed by their
 //!   declared types (`String`, `Option<String>`, `bool`, `u64`, `f64`, `Vec<String>`, [`Proxy`]).
-//!   [`Task::try_from`] turns it into a [`Task`] through the one reader and validator the JSON
+//!   [`ValidTask::try_from`] turns it into a checked task through the one reader and validator the JSON
 //!   form goes through (`Task::from_json_value`), so a typed task is checked exactly as an untyped
 //!   one; `TryFrom<&Task>` reads it back. [`AnyTask`] is any of them, by `type`.
 //! - an answer struct per kind ([`AmazonWafAnswer`], [`GeeTestV4Answer`], [`CoordinatesTaskAnswer`],
@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use super::answer;
 use crate::error::InvalidTask;
 use crate::solution::Solution;
-use crate::task::{Declared, Proxy, Task, TaskKind};
+use crate::task::{Declared, Proxy, Task, TaskKind, ValidTask};
 
 include!(concat!(env!("OUT_DIR"), "/kind_typed.rs"));
 
@@ -130,9 +130,9 @@ mod tests {
         };
         let json = json!({"type": "datadome", "captcha_url": "https://a.test/c", "page_url": "https://a.test/",
             "user_agent": "UA", "proxy": {"type": "http", "host": "h", "port": 1}});
-        let task = Task::try_from(typed.clone()).unwrap();
+        let task = ValidTask::try_from(typed.clone()).unwrap();
         assert_eq!(task, Task::from_json_value(json).unwrap());
-        assert_eq!(DataDome::try_from(&task).unwrap(), typed);
+        assert_eq!(DataDome::try_from(task.as_task()).unwrap(), typed);
     }
 
     /// A flag, whole and decimal numbers, lists and objects keep their types both ways.
@@ -140,28 +140,28 @@ mod tests {
     fn flags_numbers_lists_and_objects_keep_their_types() {
         let rotate = json!({"type": "rotate", "body": "aGk=", "angle": 40});
         let task = Task::from_json_value(rotate).unwrap();
-        let typed = RotateTask::try_from(&task).unwrap();
+        let typed = RotateTask::try_from(task.as_task()).unwrap();
         assert_eq!(typed.angle, Some(40));
-        assert_eq!(Task::try_from(typed).unwrap(), task);
+        assert_eq!(ValidTask::try_from(typed).unwrap(), task);
 
         let grid = json!({"type": "grid", "body": "aGk=", "rows": 3, "cols": 3, "canSkip": true});
         let task = Task::from_json_value(grid).unwrap();
-        let typed = GridTask::try_from(&task).unwrap();
+        let typed = GridTask::try_from(task.as_task()).unwrap();
         assert!(typed.can_skip);
         assert_eq!((typed.rows, typed.cols), (Some(3), Some(3)));
-        assert_eq!(Task::try_from(typed).unwrap(), task);
+        assert_eq!(ValidTask::try_from(typed).unwrap(), task);
 
         let hc = json!({"type": "hcaptcha_classification", "images": ["aGk=", "aGk="], "question": "q"});
         let task = Task::from_json_value(hc).unwrap();
-        let typed = HcaptchaClassification::try_from(&task).unwrap();
+        let typed = HcaptchaClassification::try_from(task.as_task()).unwrap();
         assert_eq!(typed.images, vec!["aGk=".to_string(), "aGk=".to_string()]);
 
         let ag =
             json!({"type": "antigate", "page_url": "https://a.test/", "template_name": "T", "variables": {"a": 1}});
         let task = Task::from_json_value(ag).unwrap();
-        let typed = AntiGate::try_from(&task).unwrap();
+        let typed = AntiGate::try_from(task.as_task()).unwrap();
         assert_eq!(Value::Object(typed.variables.clone()), json!({"a": 1}));
-        assert_eq!(Task::try_from(typed).unwrap(), task);
+        assert_eq!(ValidTask::try_from(typed).unwrap(), task);
     }
 
     /// A typed task is checked by the same validator: a bad value names the field.
@@ -174,9 +174,9 @@ mod tests {
             proxy: proxy(),
             cookie: None,
         };
-        assert_eq!(Task::try_from(bad).unwrap_err().field, "captcha_url");
+        assert_eq!(ValidTask::try_from(bad).unwrap_err().field, "captcha_url");
         let image = Task::from_json_value(json!({"type": "image", "body": "aGk="})).unwrap();
-        assert_eq!(DataDome::try_from(&image).unwrap_err().field, "type");
-        assert_eq!(AnyTask::try_from(&image).unwrap_err().field, "type");
+        assert_eq!(DataDome::try_from(image.as_task()).unwrap_err().field, "type");
+        assert_eq!(AnyTask::try_from(image.as_task()).unwrap_err().field, "type");
     }
 }

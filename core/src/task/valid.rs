@@ -1,0 +1,204 @@
+//! A task that passed its checks, the only form in which the engine, records and the journal
+//! hold one.
+//!
+//! A task is checked once: by [`ValidTask::new`] (a task built in code) or by
+//! [`Task::from_json_value`] (read from JSON: a new task, a record, a journal entry, a
+//! binding's task object), which feeds it to the same constructor. Nothing else builds a
+//! `ValidTask`, so whoever holds one trusts it and never checks it again. The task is
+//! shared (`Arc`): a job, its journal entries and its dead-letter record hold the same one.
+//! It reads and serializes as the [`Task`] it holds, so records, journals and vectors are
+//! unchanged.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::Task;
+use crate::error::InvalidTask;
+use crate::json_read::{deserialize_from_json, FieldError, FromJson};
+
+/// A [`Task`] whose every field was checked; read it through `Deref` or [`ValidTask::as_task`].
+#[derive(Clone, PartialEq)]
+pub struct ValidTask(Arc<Task>);
+
+#[cfg(test)]
+std::thread_local! {
+    /// Tasks checked on this thread: lets tests see that a task is checked once.
+    static CHECKS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+impl ValidTask {
+    /// Checks every field of `task`; the error names the first bad one.
+    pub fn new(task: Task) -> Result<Self, InvalidTask> {
+        task.validate()?;
+        Ok(ValidTask(Arc::new(task)))
+    }
+
+    /// Reads a task from JSON and checks it: [`Task::from_json_value`].
+    pub fn from_json_value(value: serde_json::Value) -> Result<Self, InvalidTask> {
+        Task::from_json_value(value)
+    }
+
+    pub fn as_task(&self) -> &Task {
+        &self.0
+    }
+
+    /// The task itself (copied only when it is shared).
+    pub fn into_task(self) -> Task {
+        Arc::unwrap_or_clone(self.0)
+    }
+
+    /// How many times this thread has run [`Task::validate`] so far.
+    #[cfg(test)]
+    pub(crate) fn checks_on_this_thread() -> u32 {
+        CHECKS.with(std::cell::Cell::get)
+    }
+
+    /// Counts one run of [`Task::validate`].
+    #[cfg(test)]
+    pub(in crate::task) fn count_check() {
+        CHECKS.with(|c| c.set(c.get() + 1));
+    }
+}
+
+impl Deref for ValidTask {
+    type Target = Task;
+    fn deref(&self) -> &Task {
+        &self.0
+    }
+}
+
+impl AsRef<Task> for ValidTask {
+    fn as_ref(&self) -> &Task {
+        &self.0
+    }
+}
+
+impl TryFrom<Task> for ValidTask {
+    type Error = InvalidTask;
+    fn try_from(task: Task) -> Result<Self, InvalidTask> {
+        ValidTask::new(task)
+    }
+}
+
+impl From<ValidTask> for Task {
+    fn from(task: ValidTask) -> Task {
+        task.into_task()
+    }
+}
+
+impl PartialEq<Task> for ValidTask {
+    fn eq(&self, other: &Task) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl std::fmt::Debug for ValidTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for ValidTask {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// Tasks read back from records and journals go through the same checks as new ones, so a
+/// hand-edited or foreign file cannot smuggle in a task the codecs were never meant to see.
+impl FromJson for ValidTask {
+    fn from_json(value: serde_json::Value) -> Result<Self, FieldError> {
+        if !value.is_object() {
+            return Err(FieldError::expected("an object", &value));
+        }
+        Task::from_json_value(value).map_err(|e| FieldError::new(e.field, e.problem))
+    }
+}
+
+deserialize_from_json!(ValidTask);
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::dlq::testkit::{sample_journal_entry, sample_record};
+    use crate::engine::{Action, Engine, EngineConfig};
+    use crate::http::Secret;
+    use crate::provider::Provider;
+    use crate::task::{Proxy, RecaptchaV2};
+    use crate::time::Timestamp;
+
+    fn recaptcha(sitekey: &str, proxy: Option<Proxy>) -> Task {
+        Task::RecaptchaV2(Box::new(RecaptchaV2 {
+            sitekey: sitekey.into(),
+            page_url: "https://example.com/login".into(),
+            proxy,
+            ..Default::default()
+        }))
+    }
+
+    #[test]
+    fn the_engine_takes_a_valid_task_without_checking_it_again() {
+        let now = Timestamp::from_unix_millis(1_700_000_000_000);
+        // Read back from a store and a journal: checked once each, by this constructor.
+        let record = sample_record("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 0);
+        let entry = sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R8T", 0);
+        let before = ValidTask::checks_on_this_thread();
+        let task =
+            Task::from_json_value(json!({"type": "turnstile", "sitekey": "0x4AAA", "pageUrl": "https://a.test/"}))
+                .expect("a valid task");
+        assert_eq!(ValidTask::checks_on_this_thread(), before + 1, "read and checked in one go");
+
+        let provider = Provider::preset("anti-captcha").expect("preset");
+        let mut engine = Engine::new(provider, Secret::new("test-key-0123456789abcdef0123"), EngineConfig::default());
+        let job = engine.submit(task, Default::default(), None, now).expect("accepted");
+        engine.replay(record, 2, now).expect("replayed");
+        engine.recover(entry, now);
+        let mut sent = 0;
+        while let Some(action) = engine.poll_action(now) {
+            match action {
+                Action::Journal { gates: Some(gated), .. } => {
+                    engine.journaled(gated, now);
+                }
+                Action::Send { .. } => sent += 1,
+                _ => {}
+            }
+        }
+        assert!(sent >= 1, "job {job:?} was sent");
+        assert_eq!(
+            ValidTask::checks_on_this_thread(),
+            before + 1,
+            "accepting, replaying, recovering and sending check nothing"
+        );
+    }
+
+    #[test]
+    fn the_constructor_refuses_an_invalid_task_naming_the_field() {
+        assert_eq!(ValidTask::new(recaptcha("", None)).unwrap_err().field, "sitekey");
+        let bad_port = Proxy { kind: "http".into(), host: "h".into(), port: 0, login: None, password: None };
+        assert_eq!(ValidTask::new(recaptcha("k", Some(bad_port))).unwrap_err().field, "proxy.port");
+        let no_login =
+            Proxy { kind: "socks5".into(), host: "h".into(), port: 1080, login: None, password: Some("p".into()) };
+        assert_eq!(ValidTask::try_from(recaptcha("k", Some(no_login))).unwrap_err().field, "proxy.login");
+        assert_eq!(ValidTask::from_json_value(json!({"type": "image", "body": ""})).unwrap_err().field, "body");
+        assert_eq!(ValidTask::from_json_value(json!("text")).unwrap_err().field, "task");
+    }
+
+    #[test]
+    fn a_valid_task_reads_and_writes_as_its_task() {
+        let task = recaptcha("6Le-K", None);
+        let valid = ValidTask::new(task.clone()).expect("valid");
+        assert_eq!(valid, task);
+        assert_eq!(serde_json::to_string(&valid).unwrap(), serde_json::to_string(&task).unwrap());
+        assert_eq!(format!("{valid:?}"), format!("{task:?}"));
+        let back: ValidTask = serde_json::from_value(serde_json::to_value(&valid).unwrap()).expect("reads back");
+        assert_eq!(back, valid);
+        assert_eq!(back.into_task(), task);
+        let stored =
+            serde_json::from_value::<ValidTask>(json!({"type": "turnstile", "sitekey": "", "page_url": "https://a"}));
+        assert!(stored.unwrap_err().to_string().starts_with("sitekey: must not be empty"));
+    }
+}
