@@ -68,10 +68,11 @@ impl Obj {
     }
 }
 
-/// `RecaptchaV2Task` vs `RecaptchaV2TaskProxyless` vs `ReCaptchaV2TaskProxyLess`.
+/// `RecaptchaV2Task` vs `RecaptchaV2TaskProxyless` vs `ReCaptchaV2TaskProxyLess`. CapMonster's
+/// types take the proxy fields optionally: no Proxyless suffix.
 fn type_name(d: Dialect, base: &str, proxied: bool) -> String {
     match (d, proxied) {
-        (_, true) => base.to_string(),
+        (Dialect::CapMonster, _) | (_, true) => base.to_string(),
         (Dialect::CapSolver, false) => format!("{base}ProxyLess"),
         (_, false) => format!("{base}Proxyless"),
     }
@@ -237,9 +238,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                 (_, false) => "RecaptchaV2Task",
                 (_, true) => "RecaptchaV2EnterpriseTask",
             };
-            // CapMonster's types take the proxy fields optionally: no Proxyless suffix.
-            let ty = if d == CapMonster { base.to_string() } else { type_name(d, base, proxied) };
-            let mut o = Obj::new(d, ty);
+            let mut o = Obj::new(d, type_name(d, base, proxied));
             o.put("websiteURL", t.page_url.clone());
             o.put("websiteKey", t.sitekey.clone());
             let domain = t.domain.as_deref().map(|x| api_domain(d, x));
@@ -272,9 +271,24 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.opt("apiDomain", &domain);
                 }
-                AntiCaptcha => {
+                CapMonster if t.enterprise => {
+                    // https://docs.capmonster.cloud/docs/captchas/recaptcha-v2-enterprise-task and the
+                    // official client (capmonstercloud_client/requests/RecaptchaV2EnterpiseRequest.py):
+                    // `enterprisePayload: {s}`, `pageAction`, `apiDomain`; no isInvisible.
+                    if let Some(s) = &t.data_s {
+                        o.put("enterprisePayload", json!({ "s": s }));
+                    }
+                    o.deny("invisible", t.invisible)?;
+                    o.opt("pageAction", &t.action);
+                    o.opt("userAgent", &t.user_agent);
+                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
+                    o.opt("apiDomain", &domain);
+                }
+                AntiCaptcha | CapMonster => {
                     // https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless: no
-                    // apiDomain or action for the non-Enterprise types.
+                    // apiDomain or action for the non-Enterprise types. CapMonster's
+                    // https://docs.capmonster.cloud/docs/captchas/no-captcha-task is the same:
+                    // recaptchaDataSValue, userAgent, cookies, isInvisible; no apiDomain or pageAction.
                     o.opt("recaptchaDataSValue", &t.data_s);
                     o.flag("isInvisible", t.invisible);
                     o.opt("userAgent", &t.user_agent);
@@ -289,29 +303,6 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
                     o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
                     o.opt("apiDomain", &domain);
                     // No pageAction found in 2captcha's API v2 reCAPTCHA v2 task; the v1 API takes `action`.
-                    o.deny("action", t.action.is_some())?;
-                }
-                CapMonster if t.enterprise => {
-                    // https://docs.capmonster.cloud/docs/captchas/recaptcha-v2-enterprise-task and the
-                    // official client (capmonstercloud_client/requests/RecaptchaV2EnterpiseRequest.py):
-                    // `enterprisePayload: {s}`, `pageAction`, `apiDomain`; no isInvisible.
-                    if let Some(s) = &t.data_s {
-                        o.put("enterprisePayload", json!({ "s": s }));
-                    }
-                    o.deny("invisible", t.invisible)?;
-                    o.opt("pageAction", &t.action);
-                    o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
-                    o.opt("apiDomain", &domain);
-                }
-                CapMonster => {
-                    // https://docs.capmonster.cloud/docs/captchas/no-captcha-task: recaptchaDataSValue,
-                    // userAgent, cookies, isInvisible; no apiDomain or pageAction.
-                    o.opt("recaptchaDataSValue", &t.data_s);
-                    o.flag("isInvisible", t.invisible);
-                    o.opt("userAgent", &t.user_agent);
-                    o.opt("cookies", &t.cookies.as_deref().map(create_task_cookies));
-                    o.deny("domain", t.domain.is_some())?;
                     o.deny("action", t.action.is_some())?;
                 }
             }
@@ -364,7 +355,6 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
         Task::Turnstile(t) => {
             let ty = match d {
                 CapSolver => "AntiTurnstileTaskProxyLess".to_string(),
-                CapMonster => "TurnstileTask".to_string(),
                 _ => type_name(d, "TurnstileTask", t.proxy.is_some()),
             };
             let mut o = Obj::new(d, ty);
@@ -464,20 +454,14 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             with_proxy(&mut o, &t.proxy);
             Ok(o.done())
         }
+        // CapSolver lists no FunCaptcha task and no hCaptcha token task
+        // (https://docs.capsolver.com/guide/support).
+        Task::Funcaptcha(_) | Task::Hcaptcha(_) if d == CapSolver => Err(unsupported(d, task)),
         Task::Funcaptcha(t) => {
-            // CapSolver lists no FunCaptcha task (https://docs.capsolver.com/guide/support).
             // CapMonster: https://docs.capmonster.cloud/docs/captchas/funcaptcha-task, FunCaptchaTask
             // with optional proxy fields, as the official client
             // (capmonstercloud_client/requests/FuncaptchaRequest.py).
-            if d == CapSolver {
-                return Err(unsupported(d, task));
-            }
-            let ty = if d == CapMonster {
-                "FunCaptchaTask".to_string()
-            } else {
-                type_name(d, "FunCaptchaTask", t.proxy.is_some())
-            };
-            let mut o = Obj::new(d, ty);
+            let mut o = Obj::new(d, type_name(d, "FunCaptchaTask", t.proxy.is_some()));
             o.put("websiteURL", t.page_url.clone());
             o.put("websitePublicKey", t.publickey.clone());
             if let Some(s) = &t.surl {
@@ -491,19 +475,10 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
             Ok(o.done())
         }
         Task::Hcaptcha(t) => {
-            // CapSolver lists no hCaptcha token task (https://docs.capsolver.com/guide/support).
             // CapMonster: https://docs.capmonster.cloud/docs/captchas/hcaptcha-task, HCaptchaTask with
             // rqdata in `data` (a plain string) and optional proxy fields
             // (capmonstercloud_client/requests/HcaptchaRequest.py).
-            if d == CapSolver {
-                return Err(unsupported(d, task));
-            }
-            let ty = if d == CapMonster {
-                "HCaptchaTask".to_string()
-            } else {
-                type_name(d, "HCaptchaTask", t.proxy.is_some())
-            };
-            let mut o = Obj::new(d, ty);
+            let mut o = Obj::new(d, type_name(d, "HCaptchaTask", t.proxy.is_some()));
             o.put("websiteURL", t.page_url.clone());
             o.put("websiteKey", t.sitekey.clone());
             o.flag("isInvisible", t.invisible);
@@ -623,7 +598,6 @@ fn create_task_cookies(cookies: &str) -> String {
 fn geetest_type(d: Dialect, proxied: bool) -> String {
     match d {
         Dialect::CapSolver => "GeeTestTaskProxyLess".into(),
-        Dialect::CapMonster => "GeeTestTask".into(),
         _ => type_name(d, "GeeTestTask", proxied),
     }
 }

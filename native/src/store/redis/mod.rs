@@ -82,13 +82,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey,
-    Settlement, StoreError, StoreStats,
+    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, RecordState,
+    SettledKey, Settlement, StoreError, StoreStats,
 };
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use redis::{RedisError, RedisResult, Script, Value};
@@ -696,15 +695,9 @@ impl DlqStore for RedisStore {
         Ok(PushOutcome { replaced: replaced == 1, evicted })
     }
 
-    async fn receive_ready(
-        &self,
-        filter: &Filter,
-        max: core::num::NonZeroUsize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
+    async fn receive_ready(&self, ask: ReadyAsk) -> Result<Vec<Leased>, StoreError> {
+        let ReadyAsk { ref filter, max, lease_until, now } = ask;
         let max = max.get();
-        let lease_until = now.add(lease);
         let mut out = Receipt::default();
         if *filter == Filter::default() {
             // Every ready record matches: lease while walking, touching only the records handed
@@ -999,7 +992,7 @@ impl DlqStore for RedisStore {
 mod tests {
     use std::net::{TcpListener, TcpStream};
     use std::process::{Child, Command, Stdio};
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     use captcha_dlq_core::dlq::testkit::{at, sample_record};
 
