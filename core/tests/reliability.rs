@@ -39,6 +39,18 @@ fn gate_of(actions: &[Action]) -> (JournalEntry, JobId) {
         .expect("a journal write gating the job")
 }
 
+/// Answers the request the engine sends at `now` with `body` (HTTP 200).
+fn answer_the_request(engine: &mut Engine, body: &str, now: Timestamp) {
+    let request_id = drain(engine, now)
+        .iter()
+        .find_map(|a| match a {
+            Action::Send { request_id, .. } => Some(*request_id),
+            _ => None,
+        })
+        .expect("a request to answer");
+    engine.handle_response(request_id, Ok(captcha_dlq_core::HttpResponse::new(200, body)), now);
+}
+
 #[test]
 fn nothing_is_sent_before_the_journal_entry_is_written() {
     let mut e = engine();
@@ -127,28 +139,10 @@ fn an_answer_comes_with_the_entry_that_makes_it_durable() {
     let job = e.submit(seed_task(0), labels, Some("k1".into()), T0).unwrap();
     let (_, _) = gate_of(&drain(&mut e, T0));
     e.journaled(job, T0);
-    let sent = drain(&mut e, T0);
-    let rid = sent.iter().find_map(|a| match a {
-        Action::Send { request_id, .. } => Some(*request_id),
-        _ => None,
-    });
-    e.handle_response(
-        rid.unwrap(),
-        Ok(captcha_dlq_core::HttpResponse::new(200, r#"{"status":1,"request":"777"}"#)),
-        T0,
-    );
+    answer_the_request(&mut e, r#"{"status":1,"request":"777"}"#, T0);
     drain(&mut e, T0);
     let at = T0.add(secs(16));
-    let polls = drain(&mut e, at);
-    let rid = polls.iter().find_map(|a| match a {
-        Action::Send { request_id, .. } => Some(*request_id),
-        _ => None,
-    });
-    e.handle_response(
-        rid.unwrap(),
-        Ok(captcha_dlq_core::HttpResponse::new(200, r#"{"status":1,"request":"TOKEN"}"#)),
-        at,
-    );
+    answer_the_request(&mut e, r#"{"status":1,"request":"TOKEN"}"#, at);
     let done = drain(&mut e, at);
     let (solution, persist) = done
         .iter()

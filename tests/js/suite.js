@@ -40,17 +40,8 @@ export function suite(pkg, { mock }) {
     Closed, Aborted,
   } = pkg;
 
-  const CLASS_OF = {
-    SOLVE_FAILED: SolveFailed,
-    ACCOUNT_ERROR: AccountError,
-    INVALID_TASK: InvalidTask,
-    INVALID_CONFIG: InvalidConfig,
-    STORE_ERROR: StoreError,
-    PROVIDER_ERROR: ProviderError,
-    CANCELLED: Cancelled,
-    CLOSED: Closed,
-    ABORTED: Aborted,
-  };
+  /** The package's class named after an error code (`SOLVE_FAILED` → `SolveFailed`): every code has one. */
+  const classOf = (code) => pkg[code.toLowerCase().replace(/(?:^|_)([a-z])/g, (_, letter) => letter.toUpperCase())];
 
   const key = (name) => `sk-${name}-${SECRET}`;
 
@@ -108,7 +99,7 @@ export function suite(pkg, { mock }) {
       ok(e instanceof CaptchaDlqError, `${what}: expected a CaptchaDlqError, got ${e?.constructor?.name}: ${e?.stack ?? e}`);
       ok(e instanceof Class, `${what}: expected ${Class.name}, got ${e.constructor.name}: ${e.message}`);
       equal(e.name, Class.name, `${what}: name`);
-      equal(CLASS_OF[e.code], Class, `${what}: the class of code ${e.code}`);
+      equal(classOf(e.code), Class, `${what}: the class of code ${e.code}`);
       for (const [name, want] of Object.entries(expected)) equal(e[name], want, `${what}: .${name} of "${e.message}"`);
       ok(!shown(e).includes(SECRET), `${what}: the key shows in ${shown(e)}`);
       return e;
