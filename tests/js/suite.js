@@ -107,6 +107,14 @@ export function suite(pkg, { mock }) {
     throw new AssertionError(`${what}: expected a rejection, got ${show(value)}`);
   }
 
+  /** A client `name` with a task dead-lettered (page 2, which the mock finds unsolvable) for each of `labelSets`. */
+  async function withDeadLetters(name, labelSets) {
+    await script({ rules: [unsolvable('/page/2')] });
+    const client = new Client(options(name));
+    for (const labels of labelSets) await rejects(client.solve(page(2), { labels }), SolveFailed, {}, 'unsolvable');
+    return client;
+  }
+
   const refusedAs = (promise, field, what = field) =>
     rejects(promise, InvalidConfig, { code: 'INVALID_CONFIG', field }, `refused: ${what}`);
 
@@ -301,9 +309,7 @@ export function suite(pkg, { mock }) {
       name: "replay({reasons, limt}) is refused and replays nothing; solve(task, {signl}) is refused and submits nothing",
       async run() {
         const name = 'typo-replay';
-        await script({ rules: [unsolvable('/page/2')] });
-        const client = new Client(options(name));
-        for (const jobId of ['a', 'b']) await rejects(client.solve(page(2), { labels: { jobId } }), SolveFailed, {}, 'unsolvable');
+        const client = await withDeadLetters(name, [{ jobId: 'a' }, { jobId: 'b' }]);
         const before = await submits(name);
         await script({});
         await refusedAs(client.replay({ reasons: ['ERROR_CAPTCHA_UNSOLVABLE'], limt: 1 }), 'options.limt');
@@ -320,9 +326,7 @@ export function suite(pkg, { mock }) {
       name: 'camelCase label filters match camelCase labels in count, peek, purge and replay',
       async run() {
         const name = 'labels';
-        await script({ rules: [unsolvable('/page/2')] });
-        const client = new Client(options(name));
-        for (const jobId of ['x', 'y', 'y']) await rejects(client.solve(page(2), { labels: { jobId, 'team-Name': 'T' } }), SolveFailed, {}, 'unsolvable');
+        const client = await withDeadLetters(name, ['x', 'y', 'y'].map((jobId) => ({ jobId, 'team-Name': 'T' })));
         const onlyX = { labels: { jobId: 'x' } };
         equal(await client.dlq.count(onlyX), 1, 'count');
         deepEqual((await client.dlq.peek(onlyX)).map((r) => r.labels), [{ jobId: 'x', 'team-Name': 'T' }], 'peek');
