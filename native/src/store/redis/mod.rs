@@ -285,6 +285,17 @@ impl RedisStore {
         self.keys.get(i).map(String::as_str).unwrap_or_default()
     }
 
+    /// Field `id` of the namespace's hash `name` (`body`, `journal`), read outside any script.
+    async fn hget(&self, name: &str, id: &str) -> Result<Option<String>, StoreError> {
+        let mut conn = self.conn.clone();
+        redis::cmd("HGET")
+            .arg(self.key(name))
+            .arg(id)
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| backend(&self.location, &e))
+    }
+
     async fn invoke<T: redis::FromRedisValue>(
         &self,
         script: &Script,
@@ -939,14 +950,7 @@ impl DlqStore for RedisStore {
     ) -> Result<Option<JournalEntry>, StoreError> {
         const TRIES: usize = 16;
         for _ in 0..TRIES {
-            let mut conn = self.conn.clone();
-            let read: Option<String> = redis::cmd("HGET")
-                .arg(self.key("journal"))
-                .arg(id)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| backend(&self.location, &e))?;
-            let Some(json) = read else { return Ok(None) };
+            let Some(json) = self.hget("journal", id).await? else { return Ok(None) };
             let mut entry: JournalEntry =
                 serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
             if entry.owner.as_deref() != expected_owner {
