@@ -63,12 +63,8 @@ fn inputs(tasks: impl IntoIterator<Item = (Task, BTreeMap<String, String>)>) -> 
 async fn seeds_batch_over_http_then_replay_recovers_both() {
     let dir = tempfile::tempdir().unwrap();
     let dlq = dir.path().join("dlq.sqlite");
-    let script = MockConfig {
-        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
-        rules: vec![rule("/page/2", Outcome::Unsolvable, 30), rule("/page/4", Outcome::NeverReady, 0)],
-        ..MockConfig::default()
-    };
-    let mock = mock(script).await;
+    let rules = vec![rule("/page/2", Outcome::Unsolvable, 30), rule("/page/4", Outcome::NeverReady, 0)];
+    let mock = support::mock(30, rules).await;
     let client = client(&mock, "test-key", dlq.to_str().unwrap(), fast_config()).await;
 
     let tasks = inputs((0..5).map(|i| (support::task(i), BTreeMap::from([("page".to_string(), i.to_string())]))));
@@ -245,12 +241,7 @@ async fn the_api_key_appears_nowhere_a_user_can_see() {
 async fn power_loss_durability_runs_on_sqlite_and_is_refused_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let dlq = dir.path().join("synced.sqlite");
-    let script = MockConfig {
-        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
-        rules: vec![rule("/page/1", Outcome::Unsolvable, 30)],
-        ..MockConfig::default()
-    };
-    let mock = mock(script).await;
+    let mock = support::mock(30, vec![rule("/page/1", Outcome::Unsolvable, 30)]).await;
     let synced = |dlq: &str| {
         captcha_dlq::builder()
             .api_key("test-key")
