@@ -81,18 +81,24 @@ def mock_binary() -> Path:
     return path
 
 
+def listening_url(proc: "subprocess.Popen[str]", what: str) -> str:
+    """The URL a server just started prints first (``listening URL``); if it prints anything
+    else, it is killed and the error says what it printed."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line.startswith("listening "):
+        proc.kill()
+        raise RuntimeError(f"{what} did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+    return line.split(" ", 1)[1]
+
+
 class Mock:
     def __init__(self, config: Optional[Dict[str, Any]] = None) -> None:
         args = [str(mock_binary()), "--port", "0"]
         if config is not None:
             args += ["--config", json.dumps(config)]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().strip()
-        if not line.startswith("listening "):
-            self.proc.kill()
-            raise RuntimeError(f"mock did not start: {line!r} {self.proc.stderr.read() if self.proc.stderr else ''}")
-        self.base_url = line.split(" ", 1)[1]
+        self.base_url = listening_url(self.proc, "mock")
 
     def counters(self) -> Dict[str, Any]:
         with urllib.request.urlopen(self.base_url + "/mock/counters", timeout=10) as r:

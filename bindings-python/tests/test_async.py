@@ -91,6 +91,18 @@ async def _settled(client: Client) -> None:
     await client.flush_async()
 
 
+async def _cancel_once_ten_are_sent(mock: Mock, client: Client, running: "asyncio.Future[Any]") -> None:
+    """Cancels ``running`` once the provider has ten of its tasks, then waits until the
+    cancellations settle."""
+    loop = asyncio.get_running_loop()
+    while (await loop.run_in_executor(None, mock.counters))["tasks_created"] < 10:
+        await asyncio.sleep(0.02)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    await _settled(client)
+
+
 def _check_nothing_paid_twice(mock: Mock, client: Client, answered: int, n: int) -> None:
     cancelled = client.dlq.peek(reasons=["Cancelled"], limit=1000)
     assert all(r["attempts"] == 0 for r in cancelled), "what was dead-lettered as Cancelled was never sent"
@@ -113,14 +125,7 @@ def test_cancelling_a_gather_of_solve_async_submits_nothing_twice(mock: Mock) ->
             async def one(i: int) -> None:
                 answered.append(await client.solve_async(task(i)))
 
-            batch = asyncio.gather(*(one(i) for i in range(n)))
-            loop = asyncio.get_running_loop()
-            while (await loop.run_in_executor(None, mock.counters))["tasks_created"] < 10:
-                await asyncio.sleep(0.02)
-            batch.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await batch
-            await _settled(client)
+            await _cancel_once_ten_are_sent(mock, client, asyncio.gather(*(one(i) for i in range(n))))
             assert 0 < client.status()["detached"] < n, "some were with the provider, some not yet sent"
             _check_nothing_paid_twice(mock, client, len(answered), n)
 
@@ -139,14 +144,7 @@ def test_cancelling_solve_iter_async_submits_nothing_twice(mock: Mock) -> None:
                 async for result in client.solve_iter_async([task(i) for i in range(n)], concurrency=n):
                     answered.append(result)
 
-            consumer = asyncio.ensure_future(consume())
-            loop = asyncio.get_running_loop()
-            while (await loop.run_in_executor(None, mock.counters))["tasks_created"] < 10:
-                await asyncio.sleep(0.02)
-            consumer.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await consumer
-            await _settled(client)
+            await _cancel_once_ten_are_sent(mock, client, asyncio.ensure_future(consume()))
             _check_nothing_paid_twice(mock, client, len(answered), n)
 
     asyncio.run(main())

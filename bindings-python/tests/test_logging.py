@@ -6,12 +6,24 @@ import logging
 import subprocess
 import sys
 import time
+from typing import List
 
 import pytest
 from conftest import API_KEY, FAST, Mock
 
 from captcha_dlq import Client, MemoryDlq, RecaptchaV2
 
+
+def records_of(caplog: pytest.LogCaptureFixture, event: str) -> List[logging.LogRecord]:
+    """The log records of the client's `event`, once there is one (a readiness wait of 10 s at
+    most, not a timing assertion)."""
+    deadline = time.monotonic() + 10
+    while True:
+        found = [r for r in caplog.records if getattr(r, "captcha_dlq_event", "") == event]
+        if found:
+            return found
+        assert time.monotonic() < deadline, [(r.levelname, r.getMessage()) for r in caplog.records][:20]
+        time.sleep(0.01)
 
 def test_no_handler_is_attached() -> None:
     import captcha_dlq  # noqa: F401
@@ -34,12 +46,7 @@ def test_in_flight_steps_are_debug_lines(mock: Mock, caplog: pytest.LogCaptureFi
     with Client(API_KEY, "2captcha", MemoryDlq(), base_url=mock.base_url, **FAST) as client:
         results = client.solve_many([RecaptchaV2(sitekey="6Le-K", page_url=f"https://example.com/{i}") for i in range(3)])
         assert all(r.text for r in results)  # type: ignore[union-attr]
-    deadline = time.monotonic() + 10
-    steps = []
-    while not steps:
-        steps = [r for r in caplog.records if getattr(r, "captcha_dlq_event", "") == "concurrency_changed"]
-        assert time.monotonic() < deadline, [(r.levelname, r.getMessage()) for r in caplog.records][:20]
-        time.sleep(0.01)
+    steps = records_of(caplog, "concurrency_changed")
     assert all(r.levelno == logging.DEBUG for r in steps), [(r.levelname, r.getMessage()) for r in steps]
     assert all(r.name == "captcha_dlq" for r in caplog.records)
 
@@ -49,10 +56,5 @@ def test_an_account_error_opens_the_circuit_with_a_warning(mock: Mock, caplog: p
     caplog.set_level(logging.DEBUG, logger="captcha_dlq")
     with Client("bad-key", "2captcha", MemoryDlq(), base_url=mock.base_url, **FAST) as client:
         client.solve_many([RecaptchaV2(sitekey="6Le-K", page_url=f"https://example.com/{i}") for i in range(3)])
-    deadline = time.monotonic() + 10
-    opened = []
-    while not opened:
-        opened = [r for r in caplog.records if getattr(r, "captcha_dlq_event", "") == "circuit_opened"]
-        assert time.monotonic() < deadline, [(r.levelname, r.getMessage()) for r in caplog.records][:20]
-        time.sleep(0.01)
+    opened = records_of(caplog, "circuit_opened")
     assert opened[0].levelno == logging.WARNING

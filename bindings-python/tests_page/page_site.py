@@ -37,12 +37,7 @@ class Site:
         self.proc = subprocess.Popen(
             ["node", str(REPO / "tests/page/server.mjs"), mock_url], stdout=subprocess.PIPE, text=True
         )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().strip()
-        if not line.startswith("listening "):
-            self.proc.kill()
-            raise RuntimeError(f"the fixture site did not start: {line!r}")
-        self.url = line.split(" ", 1)[1]
+        self.url = _package_tests.listening_url(self.proc, "the fixture site")
 
     def post(self, path: str) -> None:
         with urllib.request.urlopen(urllib.request.Request(self.url + path, data=b"{}", method="POST"), timeout=10) as r:

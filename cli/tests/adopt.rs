@@ -5,8 +5,10 @@
 //! in the journal, released, and the run started again prints each once. Counted at the mock:
 //! nothing is submitted twice. Waits are bounded (a minute); nothing asserts on time.
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,37 +16,16 @@ use std::time::{Duration, Instant};
 use captcha_dlq::core::dlq::DlqStore;
 use captcha_dlq::store::SqliteStore;
 use captcha_dlq::{AdoptedAnswer, Client};
-use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver};
+use captcha_dlq_mock::MockHandle;
 use serde_json::Value;
+use support::mock;
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
 const KEY: &str = "ADOPTCLIKEY0123456789abcdef01234";
 const LINES: usize = 10;
 const CONFIG: &str = r#"{"polling":{"first_poll_ms":100,"interval_ms":100,"max_polls":2000}}"#;
 
-async fn mock(solve_after_ms: u64) -> MockHandle {
-    let script =
-        MockConfig { default_behavior: Behavior { solve_after_ms, ..Behavior::default() }, ..MockConfig::default() };
-    MockSolver::start(script).await.expect("mock starts")
-}
-
-fn tasks_file(dir: &Path) -> PathBuf {
-    let path = dir.join("tasks.jsonl");
-    let body: String = (1..=LINES)
-        .map(|i| {
-            format!(
-                "{{\"id\":\"t{i}\",\"type\":\"recaptcha_v2\",\"sitekey\":\"6Le-S\",\"page_url\":\"https://example.com/{i}\"}}\n"
-            )
-        })
-        .collect();
-    std::fs::write(&path, body).expect("task file");
-    path
-}
-
 fn cli(args: &[String]) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args).env("CAPTCHA_DLQ_API_KEY", KEY).env_remove("CAPTCHA_DLQ_PATH");
-    cmd
+    support::command(args, Some(KEY))
 }
 
 fn batch_args(input: &Path, dlq: &str, mock: &MockHandle) -> Vec<String> {
@@ -108,14 +89,29 @@ async fn adopter(mock: &MockHandle, dlq: &str, taken: Option<Arc<Mutex<Vec<Adopt
     builder.build().await.expect("adopter builds")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_batch_is_adopted_and_its_answers_go_to_the_hook_once() {
+/// A batch of `LINES` tasks over a SQLite DLQ in a temporary directory, against a mock that
+/// takes 6 s a task (so that a kill finds them all in flight).
+struct Batch {
+    mock: MockHandle,
+    dir: tempfile::TempDir,
+    dlq: String,
+    store: SqliteStore,
+    args: Vec<String>,
+}
+
+async fn batch() -> Batch {
     let mock = mock(6_000).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let input = tasks_file(dir.path());
+    let input = support::tasks_file(dir.path(), LINES);
     let dlq = dir.path().join("d.sqlite").to_str().expect("utf-8").to_string();
     let store = SqliteStore::open(&dlq).expect("open");
     let args = batch_args(&input, &dlq, &mock);
+    Batch { mock, dir, dlq, store, args }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_batch_is_adopted_and_its_answers_go_to_the_hook_once() {
+    let Batch { mock, dir, dlq, store, args } = batch().await;
     let child = start_batch(&args, &dir.path().join("out1.jsonl"), &store).await;
     let taken = Arc::new(Mutex::new(Vec::new()));
     let client = adopter(&mock, &dlq, Some(taken.clone())).await;
@@ -144,12 +140,7 @@ async fn a_killed_batch_is_adopted_and_its_answers_go_to_the_hook_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_hook_the_batch_run_again_prints_each_adopted_answer_once() {
-    let mock = mock(6_000).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let input = tasks_file(dir.path());
-    let dlq = dir.path().join("d.sqlite").to_str().expect("utf-8").to_string();
-    let store = SqliteStore::open(&dlq).expect("open");
-    let args = batch_args(&input, &dlq, &mock);
+    let Batch { mock, dir, dlq, store, args } = batch().await;
     let first_out = dir.path().join("out1.jsonl");
     let child = start_batch(&args, &first_out, &store).await;
     let client = adopter(&mock, &dlq, None).await;

@@ -3,17 +3,15 @@
 //! to how many; and the dashboard's `--tokens-file`, whose errors name a token's holder, never
 //! the token.
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
-
+/// The binary as user `tester`, with none of the tester's operator or dashboard settings.
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("CAPTCHA_DLQ_API_KEY")
-        .env_remove("CAPTCHA_DLQ_PATH")
+    support::command(args, None)
         .env_remove("CAPTCHA_DLQ_OPERATOR")
         .env_remove("CAPTCHA_DLQ_DASHBOARD_TOKEN")
         .env_remove("CAPTCHA_DLQ_DASHBOARD_TOKENS_FILE")

@@ -1,44 +1,24 @@
 //! The `captcha-dlq` binary as a user runs it: the demo, bad input, the DLQ
 //! commands, and a batch killed with SIGKILL then recovered without loss.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page};
-use captcha_dlq::core::Timestamp;
 use captcha_dlq::store::SqliteStore;
-use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver};
 use serde_json::Value;
+use support::{mock, now, run, BIN};
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
 const KEY: &str = "CLIKEY0123456789abcdef0123456789";
 
 const FAST: &str = r#"{"polling":{"first_poll_ms":{"image":60,"recaptcha_v2":60,"recaptcha_v3":60,"turnstile":60,"geetest_v3":60,"geetest_v4":60,"funcaptcha":60,"hcaptcha":60,"raw":60},"interval_ms":50,"max_polls":200,"coalesce_ms":20},"rate":{"submits_per_second":500,"max_in_flight":200},"retry":{"transient_min_delay_ms":10,"backoff":{"kind":"full_jitter","base_ms":20,"cap_ms":200}}}"#;
 
-fn run(args: &[&str], env_key: Option<&str>) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args).env_remove("CAPTCHA_DLQ_API_KEY").env_remove("CAPTCHA_DLQ_PATH");
-    if let Some(k) = env_key {
-        cmd.env("CAPTCHA_DLQ_API_KEY", k);
-    }
-    cmd.output().expect("binary runs")
-}
-
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-fn now() -> Timestamp {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
-    Timestamp::from_unix_millis(ms as u64)
-}
-
-async fn mock(solve_after_ms: u64) -> MockHandle {
-    let script =
-        MockConfig { default_behavior: Behavior { solve_after_ms, ..Behavior::default() }, ..MockConfig::default() };
-    MockSolver::start(script).await.unwrap()
 }
 
 #[test]

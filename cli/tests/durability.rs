@@ -6,19 +6,20 @@
 //! printing an answer and letting its journal entry go, none paid twice, every failure
 //! visible with its exit code.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page};
-use captcha_dlq::core::Timestamp;
 use captcha_dlq::store::SqliteStore;
 use captcha_dlq_mock::redis_server::RedisServer;
-use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver};
+use captcha_dlq_mock::MockHandle;
 use serde_json::Value;
+use support::{mock, now, tasks_file};
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
 const KEY: &str = "CLIKEY0123456789abcdef0123456789";
 
 /// Polling scaled down; store calls time out after 1 s and are retried for `retry_for_ms`.
@@ -28,39 +29,12 @@ fn config(retry_for_ms: u64) -> String {
     )
 }
 
-async fn mock(solve_after_ms: u64) -> MockHandle {
-    let script =
-        MockConfig { default_behavior: Behavior { solve_after_ms, ..Behavior::default() }, ..MockConfig::default() };
-    MockSolver::start(script).await.unwrap()
-}
-
-fn now() -> Timestamp {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
-    Timestamp::from_unix_millis(ms as u64)
-}
-
-/// A task file of `n` lines, each with an `id` (`t1`…), so lines are easy to count.
-fn tasks_file(dir: &Path, n: usize) -> PathBuf {
-    let path = dir.join("tasks.jsonl");
-    let body: String = (1..=n)
-        .map(|i| {
-            format!(
-                "{{\"id\":\"t{i}\",\"type\":\"recaptcha_v2\",\"sitekey\":\"6Le-S\",\"page_url\":\"https://example.com/{i}\"}}\n"
-            )
-        })
-        .collect();
-    std::fs::write(&path, body).unwrap();
-    path
-}
-
 fn cli(args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args).env("CAPTCHA_DLQ_API_KEY", KEY).env_remove("CAPTCHA_DLQ_PATH");
-    cmd
+    support::command(args, Some(KEY))
 }
 
 fn run(args: &[&str]) -> Output {
-    cli(args).output().expect("the binary runs")
+    support::run(args, Some(KEY))
 }
 
 fn spawn(args: &[&str], out: &Path) -> Child {
@@ -166,26 +140,39 @@ async fn dlq_len(dlq: &str) -> u64 {
     SqliteStore::open(dlq).unwrap().count(&Filter::all(), now()).await.unwrap()
 }
 
+/// A mock taking `solve_after_ms` a task, and `lines` tasks in a file of a temporary directory
+/// (kept while `_dir` lives), beside the DLQ `d.sqlite` and the output `out.jsonl`.
+struct Run {
+    mock: MockHandle,
+    _dir: tempfile::TempDir,
+    input: String,
+    dlq: String,
+    out: PathBuf,
+    base: String,
+}
+
+impl Run {
+    async fn start(solve_after_ms: u64, lines: usize) -> Run {
+        let mock = mock(solve_after_ms).await;
+        let dir = tempfile::tempdir().unwrap();
+        let input = tasks_file(dir.path(), lines).to_str().unwrap().to_string();
+        let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
+        let out = dir.path().join("out.jsonl");
+        let base = mock.base_url();
+        Run { mock, _dir: dir, input, dlq, out, base }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_killed_and_run_again_pays_for_each_line_once() {
-    let mock = mock(1500).await;
-    let dir = tempfile::tempdir().unwrap();
-    let input = tasks_file(dir.path(), 60);
-    let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
-    let out = dir.path().join("out.jsonl");
+    let Run { mock, _dir, input, dlq, out, base } = Run::start(1500, 60).await;
     let cfg = config(30_000);
-    let base = mock.base_url();
-    let args = ["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg, "--json"];
+    let args = ["batch", &input, "--dlq", &dlq, "--base-url", &base, "--config", &cfg, "--json"];
     let mut child = spawn(&args, &out);
     wait_until("20 submissions", || mock.counters().tasks_created >= 20).await;
     let unconfirmed = kill_and_count_unconfirmed(&mut child, &mock, &dlq).await;
     let killed_at = mock.counters().tasks_created;
-    let again = tokio::task::spawn_blocking({
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        move || cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
-    })
-    .await
-    .unwrap();
+    let again = support::run_blocking(&args, Some(KEY)).await;
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
     let mut tally = Tally::default();
     tally.read(&std::fs::read_to_string(&out).unwrap_or_default());
@@ -209,15 +196,9 @@ async fn a_batch_killed_and_run_again_pays_for_each_line_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_recover_again_and_again_loses_no_answer_and_pays_nothing_twice() {
-    let mock = mock(2500).await;
-    let dir = tempfile::tempdir().unwrap();
-    let input = tasks_file(dir.path(), 50);
-    let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
-    let out = dir.path().join("out.jsonl");
+    let Run { mock, _dir, input, dlq, out, base } = Run::start(2500, 50).await;
     let cfg = config(30_000);
-    let base = mock.base_url();
-    let mut child =
-        spawn(&["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg], &out);
+    let mut child = spawn(&["batch", &input, "--dlq", &dlq, "--base-url", &base, "--config", &cfg], &out);
     wait_until("50 submissions", || mock.counters().tasks_created >= 50).await;
     let unconfirmed = kill_and_count_unconfirmed(&mut child, &mock, &dlq).await;
 
@@ -291,14 +272,9 @@ async fn an_immutable_dlq_fails_the_run_with_exit_4_and_submits_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_held_past_the_busy_timeout_pauses_the_batch_and_nothing_is_delivered_twice() {
-    let mock = mock(300).await;
-    let dir = tempfile::tempdir().unwrap();
-    let input = tasks_file(dir.path(), 30);
-    let dlq = dir.path().join("d.sqlite").to_str().unwrap().to_string();
+    let Run { mock, _dir, input, dlq, out, base } = Run::start(300, 30).await;
     drop(SqliteStore::open(&dlq).unwrap());
-    let out = dir.path().join("out.jsonl");
     let cfg = config(60_000);
-    let base = mock.base_url();
     // Another process takes the database for 12 s, past SQLite's 10 s busy timeout.
     let holder = Command::new("python3")
         .args(["-c", "import sqlite3,sys,time; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(12); c.execute('COMMIT')", &dlq])
@@ -313,15 +289,9 @@ async fn a_lock_held_past_the_busy_timeout_pauses_the_batch_and_nothing_is_deliv
         assert_eq!(line.trim(), "locked");
     }
     let started = Instant::now();
-    let batch = tokio::task::spawn_blocking({
-        let args: Vec<String> =
-            ["batch", input.to_str().unwrap(), "--dlq", &dlq, "--base-url", &base, "--config", &cfg]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-        move || cli(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().unwrap()
-    });
-    let result = batch.await.unwrap();
+    let result =
+        support::run_blocking(&["batch", &input, "--dlq", &dlq, "--base-url", &base, "--config", &cfg], Some(KEY))
+            .await;
     holder.wait().unwrap();
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(result.status.success(), "the lock was released in time: {stderr}");

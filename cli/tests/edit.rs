@@ -1,34 +1,24 @@
 //! `captcha-dlq dlq edit` as an operator runs it: tasks dead-lettered for a wrong sitekey are
 //! shown their change (nothing written), then edited with `--yes --replay`, and solve.
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page, Phase};
-use captcha_dlq::core::Timestamp;
 use captcha_dlq::store::SqliteStore;
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockSolver, Outcome, Rule};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
 const KEY: &str = "CLIKEY0123456789abcdef0123456789";
 const FAST: &str = r#"{"polling":{"first_poll_ms":{"recaptcha_v2":60},"interval_ms":50,"max_polls":200,"coalesce_ms":20},"retry":{"transient_min_delay_ms":10,"backoff":{"kind":"full_jitter","base_ms":20,"cap_ms":200}}}"#;
 
-fn run(args: &[&str], key: Option<&str>) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args).env_remove("CAPTCHA_DLQ_API_KEY").env_remove("CAPTCHA_DLQ_PATH");
-    if let Some(k) = key {
-        cmd.env("CAPTCHA_DLQ_API_KEY", k);
-    }
-    cmd.output().expect("binary runs")
-}
+/// The operator's fix: the wrong sitekey's records get the right one and a label saying so.
+const FIX_SITEKEY: [&str; 8] =
+    ["dlq", "edit", "--sitekey", "6Le-WRONG", "--set", "sitekey=6Le-RIGHT", "--label", "fixed=sitekey"];
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-fn now() -> Timestamp {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
-    Timestamp::from_unix_millis(ms as u64)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -59,56 +49,29 @@ async fn wrong_sitekeys_are_previewed_then_edited_and_replayed_until_solved() {
          {\"task\":{\"type\":\"recaptcha_v2\",\"sitekey\":\"6Le-OTHER\",\"page_url\":\"https://other.example/c\"}}\n",
     )
     .unwrap();
-    let (d, b, i) = (dlq.clone(), base.clone(), input.to_str().unwrap().to_string());
-    let out = tokio::task::spawn_blocking(move || {
-        run(&["batch", &i, "--dlq", &d, "--base-url", &b, "--config", FAST, "--json"], Some(KEY))
-    })
-    .await
-    .unwrap();
+    let i = input.to_str().unwrap();
+    let out =
+        support::run_blocking(&["batch", i, "--dlq", &dlq, "--base-url", &base, "--config", FAST, "--json"], Some(KEY))
+            .await;
     assert_eq!(out.status.code(), Some(1), "the tasks were dead-lettered: {}", text(&out));
     let store = SqliteStore::open(&dlq).unwrap();
     let wrong = Filter { sitekey: Some("6Le-WRONG".into()), ..Filter::default() };
-    assert_eq!(store.count(&wrong, now()).await.unwrap(), 2);
+    assert_eq!(store.count(&wrong, support::now()).await.unwrap(), 2);
 
     // Without --yes: the changes are printed, nothing is written, and no key is needed.
-    let d = dlq.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        run(
-            &[
-                "dlq",
-                "edit",
-                "--sitekey",
-                "6Le-WRONG",
-                "--set",
-                "sitekey=6Le-RIGHT",
-                "--label",
-                "fixed=sitekey",
-                "--dlq",
-                &d,
-            ],
-            None,
-        )
-    })
-    .await
-    .unwrap();
+    let out = support::run_blocking(&[&FIX_SITEKEY[..], &["--dlq", &dlq]].concat(), None).await;
     let shown = text(&out);
     assert!(out.status.success(), "{shown}");
     assert_eq!(shown.matches(r#"task.sitekey: "6Le-WRONG" → "6Le-RIGHT""#).count(), 2, "{shown}");
     assert!(shown.contains(r#"labels.fixed: (none) → "sitekey""#), "{shown}");
     assert!(shown.contains("would change 2"), "{shown}");
     assert!(shown.contains("--yes"), "the preview says how to apply: {shown}");
-    assert_eq!(store.count(&wrong, now()).await.unwrap(), 2, "a preview writes nothing");
+    assert_eq!(store.count(&wrong, support::now()).await.unwrap(), 2, "a preview writes nothing");
 
     // A change that makes the task invalid is refused, naming the field, and writes nothing.
-    let d = dlq.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        run(
-            &["dlq", "edit", "--sitekey", "6Le-WRONG", "--set", "page_url=not a url", "--yes", "--json", "--dlq", &d],
-            None,
-        )
-    })
-    .await
-    .unwrap();
+    let invalid =
+        ["dlq", "edit", "--sitekey", "6Le-WRONG", "--set", "page_url=not a url", "--yes", "--json", "--dlq", &dlq];
+    let out = support::run_blocking(&invalid, None).await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(v["edit"]["refused"].as_array().unwrap().len(), 2, "{v}");
@@ -116,33 +79,8 @@ async fn wrong_sitekeys_are_previewed_then_edited_and_replayed_until_solved() {
     assert_eq!(v["edit"]["changed"], 0);
 
     // --yes --replay: edited, then exactly the edited records are replayed, and they solve.
-    let (d, b) = (dlq.clone(), base.clone());
-    let out = tokio::task::spawn_blocking(move || {
-        run(
-            &[
-                "dlq",
-                "edit",
-                "--sitekey",
-                "6Le-WRONG",
-                "--set",
-                "sitekey=6Le-RIGHT",
-                "--label",
-                "fixed=sitekey",
-                "--yes",
-                "--replay",
-                "--json",
-                "--dlq",
-                &d,
-                "--base-url",
-                &b,
-                "--config",
-                FAST,
-            ],
-            Some(KEY),
-        )
-    })
-    .await
-    .unwrap();
+    let apply = ["--yes", "--replay", "--json", "--dlq", &dlq, "--base-url", &base, "--config", FAST];
+    let out = support::run_blocking(&[&FIX_SITEKEY[..], &apply].concat(), Some(KEY)).await;
     let shown = text(&out);
     assert!(out.status.success(), "{shown}");
     let docs: Vec<Value> =
@@ -161,7 +99,7 @@ async fn wrong_sitekeys_are_previewed_then_edited_and_replayed_until_solved() {
         "the edited labels travel with the answer: {shown}"
     );
     // Only the other site's record is left; it was not touched.
-    let left = store.peek(&Filter::all(), Page::default(), now()).await.unwrap();
+    let left = store.peek(&Filter::all(), Page::default(), support::now()).await.unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].task.sitekey(), Some("6Le-OTHER"));
     assert!(left[0].history.iter().all(|h| h.phase != Phase::Edit));

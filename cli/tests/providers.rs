@@ -3,6 +3,8 @@
 //! money (`ERROR_ZERO_BALANCE`) after 100 tasks, the other is slow — a batch over both, then
 //! the spend report checked against what the mocks counted.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -10,7 +12,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
+use support::BIN;
 
 const FAST: &str = r#"{"polling":{"first_poll_ms":60,"interval_ms":50,"max_polls":400,"coalesce_ms":20},"rate":{"submits_per_second":500,"max_in_flight":300},"retry":{"transient_min_delay_ms":10,"backoff":{"kind":"full_jitter","base_ms":20,"cap_ms":200}}}"#;
 
@@ -55,10 +57,7 @@ impl Drop for MockProcess {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("CAPTCHA_DLQ_API_KEY")
-        .env_remove("CAPTCHA_DLQ_PATH")
+    support::command(args, None)
         .env_remove("CAPTCHA_DLQ_PROVIDER")
         .env_remove("CAPTCHA_DLQ_PROVIDERS")
         .output()

@@ -1,19 +1,14 @@
 //! `captcha-dlq dlq retain [--dry-run]`: the `dlq_retention` limits of `--config` applied once,
 //! as cron would, over a SQLite DLQ; the evicted records are appended to the archive first.
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
-
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("CAPTCHA_DLQ_API_KEY")
-        .env_remove("CAPTCHA_DLQ_PATH")
-        .output()
-        .expect("binary runs")
+    support::run(args, None)
 }
 
 fn stdout(o: &Output) -> String {

@@ -1,24 +1,17 @@
 //! What adoption hands out: the adopted answer a host's hook gets, the hook's type, and the
 //! counts a client keeps of its adoption (see `adopt.rs` for how entries are adopted).
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq_core::Solution;
 use serde::Serialize;
 
+use crate::answer::Answer;
 use crate::runtime::BoxFuture;
 
-/// An answer this client adopted from a dead fleet member, as its `on_adopted` hook gets it
-/// (the same fields as a recovered answer: hosts build the object `recover` yields from it).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct AdoptedAnswer {
-    /// The task's record id (the same id the dead owner's caller knew).
-    pub id: String,
-    pub key: Option<String>,
-    pub labels: BTreeMap<String, String>,
-    pub solution: Solution,
-}
+/// An answer this client adopted from a dead fleet member, as its `on_adopted` hook gets it: an
+/// [`Answer`] with the task's record id (the same id the dead owner's caller knew), the fields
+/// of a recovered answer (hosts build the object `recover` yields from it).
+pub type AdoptedAnswer = Answer;
 
 /// A host's hook for adopted answers. Called once per answer; the answer's journal entry goes
 /// once the returned future gives `Ok`. `Err` (the hook raised) means it did not take the

@@ -14,7 +14,7 @@ use captcha_dlq_core::Timestamp;
 
 use crate::driver::StoreHealth;
 use crate::fleet_status::{AccountStatus, FleetStatus};
-use crate::metrics::{MetricsSnapshot, DURATION_BUCKETS};
+use crate::metrics::{MetricsSnapshot, TaskCount, DURATION_BUCKETS};
 
 /// The `Content-Type` of [`render`]'s text.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -31,63 +31,38 @@ pub struct DlqGauges {
 /// The metrics as Prometheus text.
 pub fn render(m: &MetricsSnapshot, dlq: &DlqGauges) -> String {
     let mut out = Text { out: String::new() };
-    out.family(
+    fn by_task(counts: &[TaskCount]) -> impl Iterator<Item = ([(&'static str, &String); 2], u64)> {
+        counts.iter().map(|c| ([("provider", &c.provider), ("task_type", &c.task_type)], c.count))
+    }
+    out.counter(
         "captcha_dlq_tasks_submitted_total",
-        "counter",
         "Task submissions the provider accepted (each attempt).",
+        by_task(&m.tasks_submitted),
     );
-    for c in &m.tasks_submitted {
-        out.sample(
-            "captcha_dlq_tasks_submitted_total",
-            &[("provider", &c.provider), ("task_type", &c.task_type)],
-            c.count as f64,
-        );
-    }
-    out.family("captcha_dlq_tasks_solved_total", "counter", "Tasks solved (answers handed over).");
-    for c in &m.tasks_solved {
-        out.sample(
-            "captcha_dlq_tasks_solved_total",
-            &[("provider", &c.provider), ("task_type", &c.task_type)],
-            c.count as f64,
-        );
-    }
-    out.family(
+    out.counter("captcha_dlq_tasks_solved_total", "Tasks solved (answers handed over).", by_task(&m.tasks_solved));
+    out.counter(
         "captcha_dlq_tasks_dead_lettered_total",
-        "counter",
         "Tasks settled into the dead-letter queue, by error class (error_type).",
+        m.tasks_dead_lettered.iter().map(|c| {
+            ([("provider", &c.provider), ("task_type", &c.task_type), ("error_type", &c.error_type)], c.count)
+        }),
     );
-    for c in &m.tasks_dead_lettered {
-        let labels = [
-            ("provider", c.provider.as_str()),
-            ("task_type", c.task_type.as_str()),
-            ("error_type", c.error_type.as_str()),
-        ];
-        out.sample("captcha_dlq_tasks_dead_lettered_total", &labels, c.count as f64);
-    }
-    out.family(
+    out.counter(
         "captcha_dlq_page_verdicts_total",
-        "counter",
         "Answers a site accepted or rejected, as a page front end's acceptance check saw it, by page host.",
+        m.page_verdicts.iter().map(|c| {
+            let labels =
+                [("provider", &c.provider), ("task_type", &c.task_type), ("host", &c.host), ("verdict", &c.verdict)];
+            (labels, c.count)
+        }),
     );
-    for c in &m.page_verdicts {
-        let labels = [
-            ("provider", c.provider.as_str()),
-            ("task_type", c.task_type.as_str()),
-            ("host", c.host.as_str()),
-            ("verdict", c.verdict.as_str()),
-        ];
-        out.sample("captcha_dlq_page_verdicts_total", &labels, c.count as f64);
-    }
-    out.family(
+    out.counter(
         "captcha_dlq_http_requests_total",
-        "counter",
         "HTTP exchanges with the provider, by endpoint and outcome.",
+        m.http_requests
+            .iter()
+            .map(|c| ([("provider", &c.provider), ("endpoint", &c.endpoint), ("outcome", &c.outcome)], c.count)),
     );
-    for c in &m.http_requests {
-        let labels =
-            [("provider", c.provider.as_str()), ("endpoint", c.endpoint.as_str()), ("outcome", c.outcome.as_str())];
-        out.sample("captcha_dlq_http_requests_total", &labels, c.count as f64);
-    }
     out.family(
         "captcha_dlq_http_request_duration_seconds",
         "histogram",
@@ -251,6 +226,19 @@ impl Text {
     fn family(&mut self, name: &str, kind: &str, help: &str) {
         let _ = writeln!(self.out, "# HELP {name} {help}");
         let _ = writeln!(self.out, "# TYPE {name} {kind}");
+    }
+
+    /// A counter family and its samples, one per set of labels.
+    fn counter<const N: usize, V: AsRef<str>>(
+        &mut self,
+        name: &str,
+        help: &str,
+        samples: impl IntoIterator<Item = ([(&'static str, V); N], u64)>,
+    ) {
+        self.family(name, "counter", help);
+        for (labels, count) in samples {
+            self.sample(name, &labels.each_ref().map(|(key, value)| (*key, value.as_ref())), count as f64);
+        }
     }
 
     /// One sample; client-wide gauges have no labels (and no braces).

@@ -283,12 +283,7 @@ struct Raw {
 impl FromJson for Raw {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        let mut engine = serde_json::Map::new();
-        for section in ["retry", "polling", "rate", "circuit", "seed"] {
-            if let Some(v) = f.opt::<Value>(section)? {
-                engine.insert(section.to_string(), v);
-            }
-        }
+        let engine = engine_sections(&mut f, &["retry", "polling", "rate", "circuit", "seed"])?;
         let raw = Raw {
             api_key: f.opt("api_key")?,
             provider: f.opt("provider")?,
@@ -324,6 +319,18 @@ impl FromJson for Raw {
     }
 }
 
+/// The engine's `sections` present in `f`, as given (read into `EngineConfig` later, over the
+/// client's or the defaults).
+fn engine_sections(f: &mut Fields, sections: &[&'static str]) -> Result<Map<String, Value>, FieldError> {
+    let mut engine = Map::new();
+    for &section in sections {
+        if let Some(v) = f.opt::<Value>(section)? {
+            engine.insert(section.to_string(), v);
+        }
+    }
+    Ok(engine)
+}
+
 /// One entry of `providers`, as given.
 struct RawProvider {
     name: Option<String>,
@@ -338,12 +345,7 @@ struct RawProvider {
 impl FromJson for RawProvider {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        let mut engine = Map::new();
-        for section in ["polling", "rate", "circuit"] {
-            if let Some(v) = f.opt::<Value>(section)? {
-                engine.insert(section.to_string(), v);
-            }
-        }
+        let engine = engine_sections(&mut f, &["polling", "rate", "circuit"])?;
         let raw = RawProvider {
             name: f.opt("name")?,
             provider: f.req("provider")?,

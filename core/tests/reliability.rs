@@ -39,6 +39,18 @@ fn gate_of(actions: &[Action]) -> (JournalEntry, JobId) {
         .expect("a journal write gating the job")
 }
 
+/// Answers the request the engine sends at `now` with `body` (HTTP 200).
+fn answer_the_request(engine: &mut Engine, body: &str, now: Timestamp) {
+    let request_id = drain(engine, now)
+        .iter()
+        .find_map(|a| match a {
+            Action::Send { request_id, .. } => Some(*request_id),
+            _ => None,
+        })
+        .expect("a request to answer");
+    engine.handle_response(request_id, Ok(captcha_dlq_core::HttpResponse::new(200, body)), now);
+}
+
 #[test]
 fn nothing_is_sent_before_the_journal_entry_is_written() {
     let mut e = engine();
@@ -127,28 +139,10 @@ fn an_answer_comes_with_the_entry_that_makes_it_durable() {
     let job = e.submit(seed_task(0), labels, Some("k1".into()), T0).unwrap();
     let (_, _) = gate_of(&drain(&mut e, T0));
     e.journaled(job, T0);
-    let sent = drain(&mut e, T0);
-    let rid = sent.iter().find_map(|a| match a {
-        Action::Send { request_id, .. } => Some(*request_id),
-        _ => None,
-    });
-    e.handle_response(
-        rid.unwrap(),
-        Ok(captcha_dlq_core::HttpResponse::new(200, r#"{"status":1,"request":"777"}"#)),
-        T0,
-    );
+    answer_the_request(&mut e, r#"{"status":1,"request":"777"}"#, T0);
     drain(&mut e, T0);
     let at = T0.add(secs(16));
-    let polls = drain(&mut e, at);
-    let rid = polls.iter().find_map(|a| match a {
-        Action::Send { request_id, .. } => Some(*request_id),
-        _ => None,
-    });
-    e.handle_response(
-        rid.unwrap(),
-        Ok(captcha_dlq_core::HttpResponse::new(200, r#"{"status":1,"request":"TOKEN"}"#)),
-        at,
-    );
+    answer_the_request(&mut e, r#"{"status":1,"request":"TOKEN"}"#, at);
     let done = drain(&mut e, at);
     let (solution, persist) = done
         .iter()
@@ -303,22 +297,26 @@ fn deadline_description_reads_whole() {
     assert!(d.contains("(1 submission(s); ") && d.contains(" poll(s) of the last one)"), "{d}");
 }
 
-fn holding(hold_s: u64) -> EngineConfig {
+/// Ten tasks submitted for an account the provider refuses (`ERROR_KEY_DOES_NOT_EXIST`) until
+/// `service.account_error` is cleared; the tasks are held `hold_s` at most, the balance probed
+/// every 60 s, two submissions a second.
+fn ten_tasks_of_a_refused_account(hold_s: u64) -> Harness {
     let mut config = EngineConfig::default();
     config.circuit.account_hold_ms = hold_s * 1000;
     config.circuit.account_probe_ms = 60_000;
     config.rate.submits_per_second = 2.0;
-    config
+    let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));
+    service.account_error = Some("ERROR_KEY_DOES_NOT_EXIST");
+    let mut h = Harness::new(config, service);
+    for i in 0..10 {
+        h.submit(seed_task(i), &[]);
+    }
+    h
 }
 
 #[test]
 fn an_account_error_holds_the_tasks_and_a_top_up_resumes_them_without_a_storm() {
-    let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));
-    service.account_error = Some("ERROR_KEY_DOES_NOT_EXIST");
-    let mut h = Harness::new(holding(600), service);
-    for i in 0..10 {
-        h.submit(seed_task(i), &[]);
-    }
+    let mut h = ten_tasks_of_a_refused_account(600);
     h.run_until(Some(T0.add(secs(150))));
     assert!(h.dead.is_empty(), "nothing dead-lettered while the hold lasts: {:?}", h.dead);
     assert_eq!(h.sends_to("/in.php").len(), 1, "one refused submission, the others wait");
@@ -339,12 +337,7 @@ fn an_account_error_holds_the_tasks_and_a_top_up_resumes_them_without_a_storm() 
 
 #[test]
 fn a_hold_that_runs_out_dead_letters_the_waiting_tasks_as_before() {
-    let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));
-    service.account_error = Some("ERROR_KEY_DOES_NOT_EXIST");
-    let mut h = Harness::new(holding(300), service);
-    for i in 0..10 {
-        h.submit(seed_task(i), &[]);
-    }
+    let mut h = ten_tasks_of_a_refused_account(300);
     h.run();
     assert_eq!(h.dead.len(), 10);
     assert!(h.dead.iter().all(|(_, r)| r.reason == reason::CIRCUIT_OPEN && r.class == ErrorClass::AccountTerminal));

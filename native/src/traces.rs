@@ -67,9 +67,33 @@ struct TaskSpans {
     provider: String,
 }
 
+impl TaskSpans {
+    /// An event `name` of the task's span at `now`.
+    fn task_event(&self, name: &'static str, now: Timestamp, attributes: Vec<KeyValue>) {
+        self.task.span().add_event_with_timestamp(name, at(now), attributes);
+    }
+}
+
 /// The SDK's clock from the driver's.
 fn at(now: Timestamp) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_millis(now.as_unix_millis())
+}
+
+/// A span `name` of `kind` started at `now` under `parent`.
+fn start_span(
+    tracer: &SdkTracer,
+    name: &'static str,
+    kind: SpanKind,
+    attributes: Vec<KeyValue>,
+    now: Timestamp,
+    parent: &Context,
+) -> opentelemetry_sdk::trace::Span {
+    tracer
+        .span_builder(name)
+        .with_kind(kind)
+        .with_start_time(at(now))
+        .with_attributes(attributes)
+        .start_with_context(tracer, parent)
 }
 
 impl OtlpTracer {
@@ -160,13 +184,7 @@ impl TaskTracer for OtlpTracer {
         for (name, value) in task.labels {
             attributes.push(KeyValue::new(format!("captcha_dlq.label.{name}"), value));
         }
-        let span = self
-            .tracer
-            .span_builder("captcha_dlq.task")
-            .with_kind(SpanKind::Internal)
-            .with_start_time(at(now))
-            .with_attributes(attributes)
-            .start_with_context(&self.tracer, &Context::new());
+        let span = start_span(&self.tracer, "captcha_dlq.task", SpanKind::Internal, attributes, now, &Context::new());
         let spans =
             TaskSpans { task: Context::new().with_span(span), attempt: None, provider: self.first_provider.clone() };
         // A job id is not reused while the client runs; a second start ends the first's spans.
@@ -189,14 +207,9 @@ impl TaskTracer for OtlpTracer {
                     KeyValue::new("captcha_dlq.provider", spans.provider.clone()),
                     KeyValue::new("captcha_dlq.provider_task_id", provider_task_id.clone()),
                 ];
-                spans.task.span().add_event_with_timestamp("submitted", at(now), attributes.clone());
-                let attempt_span = self
-                    .tracer
-                    .span_builder("captcha_dlq.attempt")
-                    .with_kind(SpanKind::Client)
-                    .with_start_time(at(now))
-                    .with_attributes(attributes)
-                    .start_with_context(&self.tracer, &spans.task);
+                spans.task_event("submitted", now, attributes.clone());
+                let attempt_span =
+                    start_span(&self.tracer, "captcha_dlq.attempt", SpanKind::Client, attributes, now, &spans.task);
                 spans.attempt = Some(attempt_span);
             }
             Event::Polled { jobs, .. } => {
@@ -204,42 +217,36 @@ impl TaskTracer for OtlpTracer {
                     let Some(spans) = self.tasks.get_mut(job) else { continue };
                     match &mut spans.attempt {
                         Some(attempt) => attempt.add_event_with_timestamp("poll", at(now), Vec::new()),
-                        None => spans.task.span().add_event_with_timestamp("poll", at(now), Vec::new()),
+                        None => spans.task_event("poll", now, Vec::new()),
                     }
                 }
             }
             Event::Retrying { job, code, class, delay_ms, attempt } => {
                 let Some(spans) = self.tasks.get_mut(job) else { return };
                 Self::end_attempt(spans, code, Some(*class), now);
-                spans.task.span().add_event_with_timestamp(
-                    "retry",
-                    at(now),
-                    vec![
-                        KeyValue::new("captcha_dlq.reason", code.clone()),
-                        KeyValue::new("error.type", class.as_str()),
-                        KeyValue::new("captcha_dlq.retry.delay_ms", i64::try_from(*delay_ms).unwrap_or(i64::MAX)),
-                        KeyValue::new("captcha_dlq.attempt", i64::from(*attempt)),
-                    ],
-                );
+                let attributes = vec![
+                    KeyValue::new("captcha_dlq.reason", code.clone()),
+                    KeyValue::new("error.type", class.as_str()),
+                    KeyValue::new("captcha_dlq.retry.delay_ms", i64::try_from(*delay_ms).unwrap_or(i64::MAX)),
+                    KeyValue::new("captcha_dlq.attempt", i64::from(*attempt)),
+                ];
+                spans.task_event("retry", now, attributes);
             }
             Event::Rerouted { job, from, to, reason } => {
                 let Some(spans) = self.tasks.get_mut(job) else { return };
                 Self::end_attempt(spans, reason, None, now);
                 spans.provider = to.clone();
-                spans.task.span().add_event_with_timestamp(
-                    "failover",
-                    at(now),
-                    vec![
-                        KeyValue::new("captcha_dlq.failover.from", from.clone()),
-                        KeyValue::new("captcha_dlq.failover.to", to.clone()),
-                        KeyValue::new("captcha_dlq.reason", reason.clone()),
-                    ],
-                );
+                let attributes = vec![
+                    KeyValue::new("captcha_dlq.failover.from", from.clone()),
+                    KeyValue::new("captcha_dlq.failover.to", to.clone()),
+                    KeyValue::new("captcha_dlq.reason", reason.clone()),
+                ];
+                spans.task_event("failover", now, attributes);
             }
             Event::Recovered { job, resumed_polling, .. } => {
                 if let Some(spans) = self.tasks.get(job) {
                     let attributes = vec![KeyValue::new("captcha_dlq.recovered.polling", *resumed_polling)];
-                    spans.task.span().add_event_with_timestamp("recovered", at(now), attributes);
+                    spans.task_event("recovered", now, attributes);
                 }
             }
             Event::Solved { job, attempts, .. } => {
@@ -252,7 +259,7 @@ impl TaskTracer for OtlpTracer {
                         KeyValue::new("captcha_dlq.reason", reason.clone()),
                         KeyValue::new("error.type", class.as_str()),
                     ];
-                    spans.task.span().add_event_with_timestamp("dead_letter", at(now), attributes);
+                    spans.task_event("dead_letter", now, attributes);
                 }
                 let outcome = if *class == ErrorClass::Cancelled { "cancelled" } else { "dead_lettered" };
                 let attributes = vec![

@@ -183,6 +183,20 @@ async fn journaled(store: &Arc<dyn DlqStore>, owner: &str, n: usize) {
     .await;
 }
 
+/// `client` solves the tasks of `pages` (`support::task`), each in a task of its own; the
+/// handles answer their outcomes.
+fn solve_in_background(
+    client: &Client,
+    pages: std::ops::Range<usize>,
+) -> Vec<tokio::task::JoinHandle<Result<captcha_dlq::Solution, captcha_dlq::Error>>> {
+    pages
+        .map(|page| {
+            let client = client.clone();
+            tokio::spawn(async move { client.solve(support::task(page)).await })
+        })
+        .collect()
+}
+
 /// Two adopters (clocks a minute fast and a minute slow) race for a dead member's entries while
 /// a live member (its clock a minute slow too) works on its own: each dead entry is claimed
 /// once, its answer goes to exactly one hook once, nothing is submitted twice, and the live
@@ -199,12 +213,7 @@ async fn two_adopters_race_for_a_dead_members_entries(place: Place) {
     let b = client(&mock, &place, Spec { offset_ms: -60_000, hook: Some(b_taken.hook()), ..Spec::default() }).await;
     // The live member does not adopt (it is here as an owner whose entries must stay its own).
     let live = client(&mock, &place, Spec { offset_ms: -60_000, adopt_off: true, ..Spec::default() }).await;
-    let live_runs: Vec<_> = (0..LIVE)
-        .map(|i| {
-            let live = live.clone();
-            tokio::spawn(async move { live.solve(support::task(1_000 + i)).await })
-        })
-        .collect();
+    let live_runs = solve_in_background(&live, 1_000..1_000 + LIVE);
     journaled(&store, live.owner(), LIVE).await;
     dying.die().await;
 
@@ -436,12 +445,7 @@ async fn a_member_cut_off_from_the_ledger_is_fenced_off_its_adopted_entries() {
         None,
     )
     .expect("member starts");
-    let runs: Vec<_> = (0..N)
-        .map(|i| {
-            let member = member.clone();
-            tokio::spawn(async move { member.solve(support::task(500 + i)).await })
-        })
-        .collect();
+    let runs = solve_in_background(&member, 500..500 + N);
     journaled(&store, member.owner(), N).await;
     cut.store(true, std::sync::atomic::Ordering::SeqCst);
     let taken = Taken::default();

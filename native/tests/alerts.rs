@@ -4,6 +4,8 @@
 //! one message with its count; a failing receiver gets the message once it recovers; a dead
 //! one never stops a solve (its alerts are counted failed); no body holds the key.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,7 +13,7 @@ use std::time::Duration;
 
 use captcha_dlq::core::dlq::interpose::{Call, Interpose, Interposed};
 use captcha_dlq::core::dlq::{DlqStore, MemoryStore, StoreError};
-use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
+use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::core::{Task, ValidTask};
 use captcha_dlq::{Client, SolveInput};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
@@ -134,16 +136,8 @@ fn expected_signature(body: &[u8]) -> String {
 }
 
 fn fast_config() -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.polling.first_poll_ms = FirstPoll::uniform(60);
-    c.polling.interval_ms = 40;
-    c.polling.max_polls = 6;
-    c.polling.coalesce_ms = 20;
-    c.retry.backoff = Backoff::FullJitter { base_ms: 20, cap_ms: 200 };
-    c.retry.transient_min_delay_ms = 10;
-    c.rate.submits_per_second = 2000.0;
+    let mut c = support::fast_retries(6);
     c.rate.max_in_flight = 500;
-    c.circuit.break_ms = 200;
     c.circuit.unreachable_after_failures = 2;
     c
 }

@@ -62,16 +62,32 @@ async fn client_on_sqlite(mock: &MockHandle, dir: &std::path::Path) -> Client {
         .expect("client builds")
 }
 
+/// A client on a SQLite DLQ in `dir` with three dead letters (`ids`, sorted) from a mock that
+/// finds every task unsolvable.
+struct Trail {
+    _mock: MockHandle,
+    dir: tempfile::TempDir,
+    client: Client,
+    ids: Vec<String>,
+}
+
+impl Trail {
+    async fn start() -> Trail {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mock = unsolvable_mock().await;
+        let client = client_on_sqlite(&mock, dir.path()).await;
+        let ids = dead_letters(&client, 3).await;
+        Trail { _mock: mock, dir, client, ids }
+    }
+}
+
 fn ids(ids: &[&String]) -> Filter {
     Filter { ids: ids.iter().map(|s| s.to_string()).collect(), ..Filter::default() }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operator_action_is_in_the_trail_with_who_what_and_how_many() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mock = unsolvable_mock().await;
-    let client = client_on_sqlite(&mock, dir.path()).await;
-    let ids_of = dead_letters(&client, 3).await;
+    let Trail { _mock, dir: _dir, client, ids: ids_of } = Trail::start().await;
     let (a, b, c) = (&ids_of[0], &ids_of[1], &ids_of[2]);
     assert!(client.dlq().audit(10, None).await.expect("audit").is_empty(), "solving is no operator action");
 
@@ -186,10 +202,7 @@ async fn an_entry_the_store_does_not_take_is_an_error_never_silence() {
 /// `retention` with the limit and where the records went.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_and_evictions_are_in_the_trail() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mock = unsolvable_mock().await;
-    let client = client_on_sqlite(&mock, dir.path()).await;
-    let all = dead_letters(&client, 3).await;
+    let Trail { _mock, dir, client, ids: all } = Trail::start().await;
     let dave = client.dlq().as_operator("dave").expect("a valid name");
     let edit: captcha_dlq::core::dlq::Edit =
         serde_json::from_value(json!({"task": {"sitekey": "6Le-RIGHT"}, "labels": {"fixed": "yes"}})).expect("an edit");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use captcha_dlq::core::class::reason;
 use captcha_dlq::core::dlq::{Filter, Page};
-use captcha_dlq::core::engine::{Backoff, EngineConfig};
+use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::core::{ErrorClass, Task, ValidTask};
 use captcha_dlq::{Client, Error, ReplayOptions, SolveInput};
 use captcha_dlq_mock::{Behavior, Faults, Matcher, MockConfig, MockHandle, MockSolver, Outcome, Rule};
@@ -15,13 +15,8 @@ use serde_json::json;
 
 /// Polling scaled down ~100×, so the seeds' schedule runs in a second or two.
 fn fast_config() -> EngineConfig {
-    let mut c = support::quick_polling(40, 2000.0);
-    c.polling.max_polls = 6;
-    c.polling.coalesce_ms = 20;
-    c.retry.backoff = Backoff::FullJitter { base_ms: 20, cap_ms: 200 };
-    c.retry.transient_min_delay_ms = 10;
+    let mut c = support::fast_retries(6);
     c.rate.max_in_flight = 500;
-    c.circuit.break_ms = 200;
     c
 }
 
@@ -47,6 +42,19 @@ async fn client(mock: &MockHandle, key: &str, dlq: &str, config: EngineConfig) -
         .expect("client builds")
 }
 
+/// A client of `provider`'s API at the mock, with its DLQ in the SQLite file `dlq`.
+async fn provider_client(mock: &MockHandle, provider: &str, dlq: &std::path::Path) -> Client {
+    captcha_dlq::builder()
+        .api_key("test-key")
+        .provider(provider)
+        .base_url(mock.base_url())
+        .dlq(dlq.to_str().unwrap())
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds")
+}
+
 fn inputs(tasks: impl IntoIterator<Item = (ValidTask, BTreeMap<String, String>)>) -> Vec<SolveInput> {
     tasks.into_iter().map(|(task, labels)| SolveInput { task: Ok(task), labels, key: None }).collect()
 }
@@ -55,12 +63,8 @@ fn inputs(tasks: impl IntoIterator<Item = (ValidTask, BTreeMap<String, String>)>
 async fn seeds_batch_over_http_then_replay_recovers_both() {
     let dir = tempfile::tempdir().unwrap();
     let dlq = dir.path().join("dlq.sqlite");
-    let script = MockConfig {
-        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
-        rules: vec![rule("/page/2", Outcome::Unsolvable, 30), rule("/page/4", Outcome::NeverReady, 0)],
-        ..MockConfig::default()
-    };
-    let mock = mock(script).await;
+    let rules = vec![rule("/page/2", Outcome::Unsolvable, 30), rule("/page/4", Outcome::NeverReady, 0)];
+    let mock = support::mock(30, rules).await;
     let client = client(&mock, "test-key", dlq.to_str().unwrap(), fast_config()).await;
 
     let tasks = inputs((0..5).map(|i| (support::task(i), BTreeMap::from([("page".to_string(), i.to_string())]))));
@@ -237,12 +241,7 @@ async fn the_api_key_appears_nowhere_a_user_can_see() {
 async fn power_loss_durability_runs_on_sqlite_and_is_refused_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let dlq = dir.path().join("synced.sqlite");
-    let script = MockConfig {
-        default_behavior: Behavior { solve_after_ms: 30, ..Behavior::default() },
-        rules: vec![rule("/page/1", Outcome::Unsolvable, 30)],
-        ..MockConfig::default()
-    };
-    let mock = mock(script).await;
+    let mock = support::mock(30, vec![rule("/page/1", Outcome::Unsolvable, 30)]).await;
     let synced = |dlq: &str| {
         captcha_dlq::builder()
             .api_key("test-key")
@@ -366,11 +365,7 @@ async fn two_providers_one_runs_dry_the_other_takes_the_rest_and_spend_matches_t
         ..MockConfig::default()
     })
     .await;
-    let slow = mock(MockConfig {
-        default_behavior: Behavior { solve_after_ms: 250, ..Behavior::default() },
-        ..MockConfig::default()
-    })
-    .await;
+    let slow = support::mock(250, Vec::new()).await;
     // Polls until the slow service answers however loaded the machine is: this test is about
     // where tasks go, not about giving up (fast_config's 6 polls span about its solve time).
     let mut patient = fast_config();
@@ -431,11 +426,7 @@ async fn two_providers_one_runs_dry_the_other_takes_the_rest_and_spend_matches_t
 /// A provider that cannot be reached at all: its tasks go to the next one, none is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_first_provider_sends_every_task_to_the_second() {
-    let up = mock(MockConfig {
-        default_behavior: Behavior { solve_after_ms: 20, ..Behavior::default() },
-        ..MockConfig::default()
-    })
-    .await;
+    let up = support::mock(20, Vec::new()).await;
     let client = captcha_dlq::builder()
         .option(
             "providers",
@@ -480,25 +471,12 @@ fn vector_tasks(provider: &str) -> Vec<serde_json::Value> {
 /// solved by one of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_kind_is_solved_over_http_with_its_declared_answer() {
-    let mock = mock(MockConfig {
-        default_behavior: Behavior { solve_after_ms: 10, ..Behavior::default() },
-        ..MockConfig::default()
-    })
-    .await;
+    let mock = support::mock(10, Vec::new()).await;
     let dir = tempfile::tempdir().unwrap();
     let mut solved = BTreeSet::new();
     // The fewest kinds each service's vectors send (hCaptcha and raw tasks left out).
     for (provider, fewest) in [("2captcha", 36), ("capmonster", 16), ("anti-captcha", 10), ("capsolver", 10)] {
-        let dlq = dir.path().join(format!("{provider}.sqlite"));
-        let client = captcha_dlq::builder()
-            .api_key("test-key")
-            .provider(provider)
-            .base_url(mock.base_url())
-            .dlq(dlq.to_str().unwrap())
-            .config(fast_config())
-            .build()
-            .await
-            .expect("client builds");
+        let client = provider_client(&mock, provider, &dir.path().join(format!("{provider}.sqlite"))).await;
         let tasks: Vec<ValidTask> = vector_tasks(provider)
             .into_iter()
             .filter(|t| !matches!(t["type"].as_str(), Some("raw" | "hcaptcha")))
@@ -534,16 +512,7 @@ async fn an_unsolvable_task_is_billed_at_most_twice_where_the_service_bills_it()
     for (provider, submissions, path) in [("anti-captcha", 2, "/createTask"), ("2captcha", 4, "/in.php")] {
         let unsolvable = Behavior { outcome: Outcome::Unsolvable, solve_after_ms: 10, ..Behavior::default() };
         let mock = mock(MockConfig { default_behavior: unsolvable, ..MockConfig::default() }).await;
-        let dlq = dir.path().join(format!("{provider}.sqlite"));
-        let client = captcha_dlq::builder()
-            .api_key("test-key")
-            .provider(provider)
-            .base_url(mock.base_url())
-            .dlq(dlq.to_str().unwrap())
-            .config(fast_config())
-            .build()
-            .await
-            .expect("client builds");
+        let client = provider_client(&mock, provider, &dir.path().join(format!("{provider}.sqlite"))).await;
         match client.solve(support::task(1)).await {
             Err(Error::SolveFailed { record, .. }) => {
                 assert_eq!(

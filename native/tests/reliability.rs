@@ -13,7 +13,7 @@ use std::time::Duration;
 use captcha_dlq::core::class::reason;
 use captcha_dlq::core::dlq::interpose::{Call, Interpose, Interposed};
 use captcha_dlq::core::dlq::{DlqStore, Filter, MemoryStore, StoreError};
-use captcha_dlq::core::engine::{Backoff, EngineConfig};
+use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::core::Event;
 use captcha_dlq::{Client, Error, Outcome, RecoverOptions, SolveInput};
 use captcha_dlq_mock::{Behavior, Matcher, MockConfig, MockHandle, MockSolver, Outcome as MockOutcome, Rule};
@@ -21,13 +21,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 fn fast_config() -> EngineConfig {
-    let mut c = support::quick_polling(40, 2000.0);
-    c.polling.max_polls = 50;
-    c.polling.coalesce_ms = 20;
-    c.retry.backoff = Backoff::FullJitter { base_ms: 20, cap_ms: 200 };
-    c.retry.transient_min_delay_ms = 10;
-    c.circuit.break_ms = 200;
-    c
+    support::fast_retries(50)
 }
 
 fn never_ready(page: &str) -> Rule {

@@ -546,13 +546,8 @@ async fn a_lost_server_fails_every_batched_call_transiently() {
     let store = connect(&server, "gone").await;
     store.push(sample_record("before", 0)).await.expect("push while up");
     drop(server);
-    let mut pushes = Vec::new();
-    for i in 0..20 {
-        let store = store.clone();
-        pushes.push(tokio::spawn(async move { store.push(sample_record(&format!("r{i}"), i)).await }));
-    }
-    for push in pushes {
-        match push.await.expect("task") {
+    for pushed in support::push_at_once(&store, 20).await {
+        match pushed {
             Err(e @ StoreError::Backend(_)) => {
                 assert!(e.is_transient(), "{e}");
                 assert!(e.to_string().contains("namespace gone"), "the error names the store: {e}");

@@ -51,12 +51,18 @@ async fn conformance_suite_on_files_synced_at_each_commit() {
     assert_eq!(suite_on_files(Durability::PowerLoss).await, CASES.len());
 }
 
+/// A path for a database file in a directory of its own, removed when the directory is dropped.
+fn db_file() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dlq.db");
+    (dir, path)
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn new_file_is_private() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (dir, path) = db_file();
     let store = SqliteStore::open(&path).expect("open");
     store.push(sample_record("a", 0)).await.expect("push");
     let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
@@ -125,8 +131,7 @@ async fn foreign_application_id_is_refused() {
 
 #[tokio::test]
 async fn newer_schema_is_refused() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     drop(SqliteStore::open(&path).expect("create"));
     {
         let conn = rusqlite::Connection::open(&path).expect("raw open");
@@ -170,8 +175,7 @@ async fn fill(path: &Path) {
 async fn a_store_opens_and_reads_while_another_process_holds_the_write_lock() {
     // An operator's `count` or `peek` (or a rerun's first reads) while a batch is inside a long
     // write transaction, or frozen in one: opening needs no write lock when the schema is current.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     fill(&path).await;
     let writer = rusqlite::Connection::open(&path).expect("raw open");
     writer.execute_batch("BEGIN IMMEDIATE").expect("hold the write lock");
@@ -183,8 +187,7 @@ async fn a_store_opens_and_reads_while_another_process_holds_the_write_lock() {
 
 #[tokio::test]
 async fn everything_survives_reopen() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     fill(&path).await;
     let store = SqliteStore::open(&path).expect("reopen");
     let now = at(700);
@@ -239,8 +242,7 @@ async fn max_deliveries_is_configurable() {
 
 #[tokio::test]
 async fn undecodable_row_is_a_decode_error_naming_the_record() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     let store = SqliteStore::open(&path).expect("open");
     store.push(sample_record("a", 0)).await.expect("push");
     {
@@ -257,8 +259,7 @@ async fn undecodable_row_is_a_decode_error_naming_the_record() {
 /// once: every record is leased exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_connections_never_lease_the_same_record() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     let store = SqliteStore::open(&path).expect("open");
     let workers = (0..4).map(|_| SqliteStore::open(&path).expect("open another connection")).collect();
     support::drain_at_once(&store, workers).await;
@@ -387,8 +388,7 @@ fn patient_store(path: &Path) -> SqliteStore {
 /// call arrives, and everything that queued behind it is the next (up to 128 writes each).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_that_arrive_together_share_a_transaction() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     let store = patient_store(&path);
     let (upserted, transactions, writes) = behind_a_lock(&store, &path, || {
         (0..100u64)
@@ -429,8 +429,7 @@ async fn writes_that_arrive_together_share_a_transaction() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_lease_in_a_group_fails_only_its_caller() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     let store = patient_store(&path);
     for i in 0..10 {
         store.push(sample_record(&format!("r{i}"), i)).await.expect("push");
@@ -490,8 +489,7 @@ async fn calls_polled_together_go_to_the_store_thread_without_a_lock() {
 async fn a_lone_write_behind_another_process_lock_does_not_block_the_runtime() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_secs(60));
     store.push(sample_record("first", 0)).await.expect("a lone write with the file free");
     let before = store.group_commit_stats();
@@ -529,8 +527,7 @@ async fn a_lone_write_behind_another_process_lock_does_not_block_the_runtime() {
 /// themselves (that syncs the file): the store's thread does, so the WAL stays short.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lone_writes_keep_the_wal_short() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (dir, path) = db_file();
     let store = SqliteStore::open(&path).expect("open");
     for i in 0..3_000u64 {
         store.push(sample_record(&format!("r{i:04}"), i)).await.expect("push");
@@ -552,8 +549,7 @@ async fn lone_writes_keep_the_wal_short() {
 /// and a database that stays locked fails every token with the (transient) cause.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn complete_many_is_one_transaction_that_answers_each_token() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_millis(200));
     for i in 0..10 {
         store.push(sample_record(&format!("r{i}"), i)).await.expect("push");
@@ -610,17 +606,11 @@ async fn complete_many_is_one_transaction_that_answers_each_token() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_database_fails_every_caller_of_the_group_transiently() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_millis(200));
     let lock = WriteLock::take(&path);
-    let mut pushes = Vec::new();
-    for i in 0..20 {
-        let store = store.clone();
-        pushes.push(tokio::spawn(async move { store.push(sample_record(&format!("r{i}"), i)).await }));
-    }
-    for push in pushes {
-        match push.await.expect("task") {
+    for pushed in support::push_at_once(&store, 20).await {
+        match pushed {
             Err(e @ StoreError::Backend(_)) => {
                 let message = e.to_string();
                 assert!(message.contains("locked"), "the error must name the lock: {message}");
@@ -640,8 +630,7 @@ async fn a_locked_database_fails_every_caller_of_the_group_transiently() {
 /// is free, then closes the file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_a_store_that_waits_for_a_lock_does_not_block() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     let store = SqliteStore::open(&path).expect("open").with_busy_timeout(Duration::from_secs(60));
     let lock = WriteLock::take(&path);
     let gave_up = tokio::time::timeout(Duration::from_millis(200), store.push(sample_record("late", 0))).await;
@@ -667,8 +656,7 @@ async fn dropping_a_store_that_waits_for_a_lock_does_not_block() {
 /// lease end are in it), never a row's JSON.
 #[tokio::test]
 async fn stats_count_parked_and_leased_records_from_indexes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dlq.db");
+    let (_dir, path) = db_file();
     fill(&path).await;
     let store = SqliteStore::open(&path).expect("reopen");
     let leased = store.receive(&Filter::all(), 1, LEASE, at(700)).await.expect("receive");

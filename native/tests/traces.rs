@@ -85,6 +85,11 @@ async fn client(mock: &MockHandle, traces: Value) -> Client {
         .expect("client builds")
 }
 
+/// A client over a memory DLQ whose traces go to `otlp_endpoint`, to be built.
+fn traced(otlp_endpoint: &str) -> captcha_dlq::ClientBuilder {
+    captcha_dlq::builder().api_key(KEY).dlq("memory").option("traces", json!({ "otlp_endpoint": otlp_endpoint }))
+}
+
 fn task(page: &str) -> ValidTask {
     Task::from_json_value(
         json!({"type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com{page}")}),
@@ -273,12 +278,7 @@ async fn http_json_exports_the_same_spans() {
 
 #[tokio::test]
 async fn bad_trace_options_are_refused_naming_the_field() {
-    let built = captcha_dlq::builder()
-        .api_key(KEY)
-        .dlq("memory")
-        .option("traces", json!({"otlp_endpoint": "grpc://127.0.0.1:4317"}))
-        .build()
-        .await;
+    let built = traced("grpc://127.0.0.1:4317").build().await;
     match built {
         Err(Error::Config(e)) => {
             assert_eq!(e.field, "traces.otlp_endpoint");
@@ -292,12 +292,7 @@ async fn bad_trace_options_are_refused_naming_the_field() {
 /// rather than dropping the spans it asks for.
 #[tokio::test]
 async fn a_front_end_without_an_exporter_refuses_the_option() {
-    let options = captcha_dlq::builder()
-        .api_key(KEY)
-        .dlq("memory")
-        .option("traces", json!({"otlp_endpoint": "http://127.0.0.1:4318"}))
-        .options()
-        .unwrap();
+    let options = traced("http://127.0.0.1:4318").options().unwrap();
     let backends = captcha_dlq::Backends {
         runtime: Arc::new(captcha_dlq::runtime::TokioRuntime::current().unwrap()),
         transport: Arc::new(captcha_dlq::transport::ReqwestTransport::new(options.secrets(), None).unwrap()),

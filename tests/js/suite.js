@@ -40,17 +40,8 @@ export function suite(pkg, { mock }) {
     Closed, Aborted,
   } = pkg;
 
-  const CLASS_OF = {
-    SOLVE_FAILED: SolveFailed,
-    ACCOUNT_ERROR: AccountError,
-    INVALID_TASK: InvalidTask,
-    INVALID_CONFIG: InvalidConfig,
-    STORE_ERROR: StoreError,
-    PROVIDER_ERROR: ProviderError,
-    CANCELLED: Cancelled,
-    CLOSED: Closed,
-    ABORTED: Aborted,
-  };
+  /** The package's class named after an error code (`SOLVE_FAILED` → `SolveFailed`): every code has one. */
+  const classOf = (code) => pkg[code.toLowerCase().replace(/(?:^|_)([a-z])/g, (_, letter) => letter.toUpperCase())];
 
   const key = (name) => `sk-${name}-${SECRET}`;
 
@@ -108,12 +99,20 @@ export function suite(pkg, { mock }) {
       ok(e instanceof CaptchaDlqError, `${what}: expected a CaptchaDlqError, got ${e?.constructor?.name}: ${e?.stack ?? e}`);
       ok(e instanceof Class, `${what}: expected ${Class.name}, got ${e.constructor.name}: ${e.message}`);
       equal(e.name, Class.name, `${what}: name`);
-      equal(CLASS_OF[e.code], Class, `${what}: the class of code ${e.code}`);
+      equal(classOf(e.code), Class, `${what}: the class of code ${e.code}`);
       for (const [name, want] of Object.entries(expected)) equal(e[name], want, `${what}: .${name} of "${e.message}"`);
       ok(!shown(e).includes(SECRET), `${what}: the key shows in ${shown(e)}`);
       return e;
     }
     throw new AssertionError(`${what}: expected a rejection, got ${show(value)}`);
+  }
+
+  /** A client `name` with a task dead-lettered (page 2, which the mock finds unsolvable) for each of `labelSets`. */
+  async function withDeadLetters(name, labelSets) {
+    await script({ rules: [unsolvable('/page/2')] });
+    const client = new Client(options(name));
+    for (const labels of labelSets) await rejects(client.solve(page(2), { labels }), SolveFailed, {}, 'unsolvable');
+    return client;
   }
 
   const refusedAs = (promise, field, what = field) =>
@@ -310,9 +309,7 @@ export function suite(pkg, { mock }) {
       name: "replay({reasons, limt}) is refused and replays nothing; solve(task, {signl}) is refused and submits nothing",
       async run() {
         const name = 'typo-replay';
-        await script({ rules: [unsolvable('/page/2')] });
-        const client = new Client(options(name));
-        for (const jobId of ['a', 'b']) await rejects(client.solve(page(2), { labels: { jobId } }), SolveFailed, {}, 'unsolvable');
+        const client = await withDeadLetters(name, [{ jobId: 'a' }, { jobId: 'b' }]);
         const before = await submits(name);
         await script({});
         await refusedAs(client.replay({ reasons: ['ERROR_CAPTCHA_UNSOLVABLE'], limt: 1 }), 'options.limt');
@@ -329,9 +326,7 @@ export function suite(pkg, { mock }) {
       name: 'camelCase label filters match camelCase labels in count, peek, purge and replay',
       async run() {
         const name = 'labels';
-        await script({ rules: [unsolvable('/page/2')] });
-        const client = new Client(options(name));
-        for (const jobId of ['x', 'y', 'y']) await rejects(client.solve(page(2), { labels: { jobId, 'team-Name': 'T' } }), SolveFailed, {}, 'unsolvable');
+        const client = await withDeadLetters(name, ['x', 'y', 'y'].map((jobId) => ({ jobId, 'team-Name': 'T' })));
         const onlyX = { labels: { jobId: 'x' } };
         equal(await client.dlq.count(onlyX), 1, 'count');
         deepEqual((await client.dlq.peek(onlyX)).map((r) => r.labels), [{ jobId: 'x', 'team-Name': 'T' }], 'peek');

@@ -19,6 +19,14 @@ pub struct FloorLease {
     pub nonce: String,
 }
 
+/// A program's end: a `run` that failed prints `program: error` and exits with status 1.
+pub fn exit_on_error(program: &str, result: Result<(), String>) {
+    if let Err(e) = result {
+        eprintln!("{program}: {e}");
+        std::process::exit(1);
+    }
+}
+
 /// The wall clock now, as the stores take it.
 pub fn now() -> Timestamp {
     let ms = std::time::SystemTime::now()

@@ -3,15 +3,14 @@
 //! it wraps after asking its [`Interpose`] hooks first, so a test writes only what differs
 //! (one `before`, one `ledger`) instead of forwarding twenty methods by hand.
 
-use core::num::NonZeroUsize;
-use core::time::Duration;
 use std::sync::Arc;
 
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
-    DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, SettledKey, StoreError, StoreStats,
+    DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, ReadyAsk, SettledKey, StoreError,
+    StoreStats,
 };
 use crate::fleet::FleetLedger;
 use crate::journal::JournalEntry;
@@ -84,15 +83,9 @@ impl<I: Interpose> DlqStore for Interposed<I> {
         self.hooks.before(Call::Push).await?;
         self.store.push(record).await
     }
-    async fn receive_ready(
-        &self,
-        filter: &Filter,
-        max: NonZeroUsize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
+    async fn receive_ready(&self, ask: ReadyAsk) -> Result<Vec<Leased>, StoreError> {
         self.hooks.before(Call::Receive).await?;
-        self.store.receive_ready(filter, max, lease, now).await
+        self.store.receive_ready(ask).await
     }
     async fn complete(&self, token: &LeaseToken, now: Timestamp) -> Result<(), StoreError> {
         self.hooks.before(Call::Complete).await?;

@@ -137,6 +137,17 @@ pub struct StoreStats {
     pub in_flight: u64,
 }
 
+/// What [`DlqStore::receive`] asks of a backend once the rules every backend shares are applied:
+/// the filter without `states` ([`Filter::for_receive`]), at least one record, and the end of
+/// the leases it hands out (`now` plus the lease), computed once.
+#[derive(Clone, Debug)]
+pub struct ReadyAsk {
+    pub filter: Filter,
+    pub max: core::num::NonZeroUsize,
+    pub lease_until: Timestamp,
+    pub now: Timestamp,
+}
+
 // Read by hand rather than derived (see `crate::json_read`).
 
 /// Every field may be left out (`{}` matches everything). Unknown fields are refused: a misspelt
@@ -306,19 +317,15 @@ pub trait DlqStore: MaybeSendSync {
         now: Timestamp,
     ) -> Result<Vec<Leased>, StoreError> {
         match core::num::NonZeroUsize::new(max) {
-            Some(max) => self.receive_ready(&filter.for_receive(), max, lease, now).await,
+            Some(max) => {
+                let ask = ReadyAsk { filter: filter.for_receive(), max, lease_until: now.add(lease), now };
+                self.receive_ready(ask).await
+            }
             None => Ok(Vec::new()),
         }
     }
-    /// `receive` as the backend does it: `filter` has no `states` (it is `for_receive`'s) and
-    /// at least one record is asked for.
-    async fn receive_ready(
-        &self,
-        filter: &Filter,
-        max: core::num::NonZeroUsize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError>;
+    /// `receive` as the backend does it, with the shared rules applied ([`ReadyAsk`]).
+    async fn receive_ready(&self, ask: ReadyAsk) -> Result<Vec<Leased>, StoreError>;
     async fn complete(&self, token: &LeaseToken, now: Timestamp) -> Result<(), StoreError>;
     /// Completes several leases at once (the records of one receive batch): one result per
     /// token, in order, each what `complete` would have answered for it at that point (a

@@ -34,7 +34,6 @@
 //! [`TableBackend::lock`] (the browser uses a Web Lock).
 
 use core::sync::atomic::AtomicBool;
-use core::time::Duration;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -46,7 +45,7 @@ use crate::dlq::record::{DeadLetterRecord, RecordState};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
-    DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, SettledKey, Settlement, StoreError, StoreStats,
+    DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, Settlement, StoreError, StoreStats,
 };
 use crate::error::ConfigError;
 use crate::journal::JournalEntry;
@@ -501,13 +500,8 @@ impl<B: TableBackend> TableStore<B> {
         Ok(evicted)
     }
 
-    async fn receive_locked(
-        &self,
-        filter: &Filter,
-        max: usize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
+    async fn receive_locked(&self, ask: &ReadyAsk) -> Result<Vec<Leased>, StoreError> {
+        let (filter, max, now) = (&ask.filter, ask.max.get(), ask.now);
         let candidates = self
             .records(&|r| {
                 r.record.state != RecordState::Parked && !live(r, now) && filter.matches(&r.record, RecordState::Ready)
@@ -543,7 +537,7 @@ impl<B: TableBackend> TableStore<B> {
             } else {
                 row.record.deliveries += 1;
                 let nonce = format!("{}.{}", row.record.deliveries, counters.sequence);
-                let until = now.add(lease);
+                let until = ask.lease_until;
                 row.lease_nonce = Some(nonce.clone());
                 row.lease_until = Some(until);
                 let mut record = row.record.clone();
@@ -854,14 +848,8 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
         exclusive!(self, self.push_locked(record))
     }
 
-    async fn receive_ready(
-        &self,
-        filter: &Filter,
-        max: core::num::NonZeroUsize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
-        exclusive!(self, self.receive_locked(filter, max.get(), lease, now))
+    async fn receive_ready(&self, ask: ReadyAsk) -> Result<Vec<Leased>, StoreError> {
+        exclusive!(self, self.receive_locked(&ask))
     }
 
     async fn complete(&self, token: &LeaseToken, _now: Timestamp) -> Result<(), StoreError> {

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use captcha_dlq::core::dlq::testkit::{at, sample_record};
-use captcha_dlq::core::dlq::{DlqStore, Filter};
-use captcha_dlq::core::engine::{EngineConfig, FirstPoll};
+use captcha_dlq::core::dlq::{DlqStore, Filter, PushOutcome, StoreError};
+use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
 use captcha_dlq::core::{Task, ValidTask};
 use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver, Rule};
 use serde_json::json;
@@ -35,6 +35,19 @@ pub fn quick_polling(interval_ms: u64, submits_per_second: f64) -> EngineConfig 
     c
 }
 
+/// [`quick_polling`] at 40 ms and 2000 submits a second, at most `max_polls` polls, with
+/// coalescing, backoff and the circuit's break scaled down the same way: the schedule of the
+/// files that test failures (retries, failover, alerts).
+pub fn fast_retries(max_polls: u32) -> EngineConfig {
+    let mut c = quick_polling(40, 2000.0);
+    c.polling.max_polls = max_polls;
+    c.polling.coalesce_ms = 20;
+    c.retry.backoff = Backoff::FullJitter { base_ms: 20, cap_ms: 200 };
+    c.retry.transient_min_delay_ms = 10;
+    c.circuit.break_ms = 200;
+    c
+}
+
 /// A mock solver whose tasks are ready `solve_after_ms` after they were created, unless a rule
 /// says otherwise.
 pub async fn mock(solve_after_ms: u64, rules: Vec<Rule>) -> MockHandle {
@@ -44,6 +57,22 @@ pub async fn mock(solve_after_ms: u64, rules: Vec<Rule>) -> MockHandle {
         ..MockConfig::default()
     };
     MockSolver::start(script).await.expect("mock starts")
+}
+
+/// Pushes records `r0`, `r1`… from `n` tasks at once (so a backend may group them into one
+/// write) and answers each push's result, in order.
+pub async fn push_at_once<S: DlqStore + Clone + 'static>(store: &S, n: u64) -> Vec<Result<PushOutcome, StoreError>> {
+    let pushes: Vec<_> = (0..n)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.push(sample_record(&format!("r{i}"), i)).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for push in pushes {
+        results.push(push.await.expect("task"));
+    }
+    results
 }
 
 /// Polls `done` every 50 ms for at most a minute (a readiness wait, not a timing assertion).

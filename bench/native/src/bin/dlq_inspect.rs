@@ -104,8 +104,5 @@ async fn run(args: Args) -> Result<(), String> {
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = run(Args::parse()).await {
-        eprintln!("dlq-inspect: {e}");
-        std::process::exit(1);
-    }
+    captcha_dlq_bench_native::exit_on_error("dlq-inspect", run(Args::parse()).await);
 }

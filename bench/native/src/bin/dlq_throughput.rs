@@ -771,9 +771,5 @@ fn load_average() -> String {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let args = Args::parse();
-    if let Err(e) = run(args).await {
-        eprintln!("dlq-throughput: {e}");
-        std::process::exit(1);
-    }
+    captcha_dlq_bench_native::exit_on_error("dlq-throughput", run(Args::parse()).await);
 }

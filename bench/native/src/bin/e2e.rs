@@ -454,9 +454,5 @@ async fn run(args: Args) -> Result<(), String> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let args = Args::parse();
-    if let Err(e) = run(args).await {
-        eprintln!("e2e: {e}");
-        std::process::exit(1);
-    }
+    captcha_dlq_bench_native::exit_on_error("e2e", run(Args::parse()).await);
 }

@@ -145,8 +145,5 @@ async fn run(args: Args) -> Result<(), String> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    if let Err(e) = run(Args::parse()).await {
-        eprintln!("overhead: {e}");
-        std::process::exit(1);
-    }
+    captcha_dlq_bench_native::exit_on_error("overhead", run(Args::parse()).await);
 }

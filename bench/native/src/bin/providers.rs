@@ -213,9 +213,5 @@ async fn run(args: Args) -> Result<(), String> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let args = Args::parse();
-    if let Err(e) = run(args).await {
-        eprintln!("providers: {e}");
-        std::process::exit(1);
-    }
+    captcha_dlq_bench_native::exit_on_error("providers", run(Args::parse()).await);
 }

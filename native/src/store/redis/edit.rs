@@ -7,7 +7,7 @@ use captcha_dlq_core::dlq::{DeadLetterRecord, EditWrite, StoreError};
 use captcha_dlq_core::Timestamp;
 use redis::Script;
 
-use super::{backend, encode, RedisStore};
+use super::{encode, RedisStore};
 use crate::store::decode_record;
 
 /// KEYS: the namespace's keys in [`KEY_NAMES`] order. ARGV: id, now (ms), the body as read,
@@ -39,14 +39,7 @@ impl RedisStore {
         const TRIES: usize = 16;
         let id = &edited.id;
         for _ in 0..TRIES {
-            let mut conn = self.conn.clone();
-            let read: Option<String> = redis::cmd("HGET")
-                .arg(self.key("body"))
-                .arg(id)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| backend(&self.location, &e))?;
-            let Some(body) = read else { return Ok(EditWrite::Gone) };
+            let Some(body) = self.hget("body", id).await? else { return Ok(EditWrite::Gone) };
             let mut stored = decode_record(id, &body)?;
             if (&stored.task, &stored.labels, &stored.history) != (&before.task, &before.labels, &before.history) {
                 return Ok(EditWrite::Changed);

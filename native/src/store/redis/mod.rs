@@ -82,13 +82,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey,
-    Settlement, StoreError, StoreStats,
+    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, RecordState,
+    SettledKey, Settlement, StoreError, StoreStats,
 };
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use redis::{RedisError, RedisResult, Script, Value};
@@ -284,6 +283,17 @@ impl RedisStore {
     fn key(&self, name: &str) -> &str {
         let i = KEY_NAMES.iter().position(|k| *k == name).unwrap_or(0);
         self.keys.get(i).map(String::as_str).unwrap_or_default()
+    }
+
+    /// Field `id` of the namespace's hash `name` (`body`, `journal`), read outside any script.
+    async fn hget(&self, name: &str, id: &str) -> Result<Option<String>, StoreError> {
+        let mut conn = self.conn.clone();
+        redis::cmd("HGET")
+            .arg(self.key(name))
+            .arg(id)
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| backend(&self.location, &e))
     }
 
     async fn invoke<T: redis::FromRedisValue>(
@@ -696,15 +706,9 @@ impl DlqStore for RedisStore {
         Ok(PushOutcome { replaced: replaced == 1, evicted })
     }
 
-    async fn receive_ready(
-        &self,
-        filter: &Filter,
-        max: core::num::NonZeroUsize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
+    async fn receive_ready(&self, ask: ReadyAsk) -> Result<Vec<Leased>, StoreError> {
+        let ReadyAsk { ref filter, max, lease_until, now } = ask;
         let max = max.get();
-        let lease_until = now.add(lease);
         let mut out = Receipt::default();
         if *filter == Filter::default() {
             // Every ready record matches: lease while walking, touching only the records handed
@@ -946,14 +950,7 @@ impl DlqStore for RedisStore {
     ) -> Result<Option<JournalEntry>, StoreError> {
         const TRIES: usize = 16;
         for _ in 0..TRIES {
-            let mut conn = self.conn.clone();
-            let read: Option<String> = redis::cmd("HGET")
-                .arg(self.key("journal"))
-                .arg(id)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| backend(&self.location, &e))?;
-            let Some(json) = read else { return Ok(None) };
+            let Some(json) = self.hget("journal", id).await? else { return Ok(None) };
             let mut entry: JournalEntry =
                 serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
             if entry.owner.as_deref() != expected_owner {
@@ -999,7 +996,7 @@ impl DlqStore for RedisStore {
 mod tests {
     use std::net::{TcpListener, TcpStream};
     use std::process::{Child, Command, Stdio};
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     use captcha_dlq_core::dlq::testkit::{at, sample_record};
 

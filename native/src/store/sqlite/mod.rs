@@ -34,8 +34,8 @@ use async_trait::async_trait;
 use captcha_dlq_core::dlq::audit::AuditEntry;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, RecordState, SettledKey,
-    StoreError, StoreStats,
+    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, RecordState,
+    SettledKey, StoreError, StoreStats,
 };
 use captcha_dlq_core::options::Durability;
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
@@ -153,16 +153,10 @@ impl DlqStore for SqliteStore {
         self.writer.write(Box::new(move |conn, loc| ops::push(conn, loc, &row, capacity))).await
     }
 
-    async fn receive_ready(
-        &self,
-        filter: &Filter,
-        max: core::num::NonZeroUsize,
-        lease: Duration,
-        now: Timestamp,
-    ) -> Result<Vec<Leased>, StoreError> {
-        let (filter, max) = (filter.clone(), max.get());
+    async fn receive_ready(&self, ask: ReadyAsk) -> Result<Vec<Leased>, StoreError> {
+        let ReadyAsk { filter, max, lease_until, now } = ask;
+        let max = max.get();
         let max_deliveries = self.max_deliveries;
-        let lease_until = now.add(lease);
         let leases = self
             .writer
             .write(Box::new(move |conn, loc| ops::receive(conn, loc, &filter, max, lease_until, now, max_deliveries)))

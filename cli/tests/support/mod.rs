@@ -1,0 +1,67 @@
+//! What the CLI's integration tests share: the binary run apart from the tester's environment
+//! (no `CAPTCHA_DLQ_API_KEY` or `CAPTCHA_DLQ_PATH` of theirs), a mock solver with a default
+//! delay, a task file, and the wall clock as a `Timestamp`.
+//!
+//! Each test file compiles this module on its own and uses part of it.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use captcha_dlq::core::Timestamp;
+use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
+
+/// The binary with `args`, without the tester's API key and DLQ path; `key` is its API key
+/// (through `CAPTCHA_DLQ_API_KEY`) when given.
+pub fn command(args: &[impl AsRef<OsStr>], key: Option<&str>) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env_remove("CAPTCHA_DLQ_API_KEY").env_remove("CAPTCHA_DLQ_PATH");
+    if let Some(key) = key {
+        cmd.env("CAPTCHA_DLQ_API_KEY", key);
+    }
+    cmd
+}
+
+/// [`command`] run to its end.
+pub fn run(args: &[&str], key: Option<&str>) -> Output {
+    command(args, key).output().expect("the binary runs")
+}
+
+/// [`run`] on a thread of its own, so the test's runtime (and a mock solver on it) goes on
+/// meanwhile.
+pub async fn run_blocking(args: &[&str], key: Option<&str>) -> Output {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let key = key.map(str::to_string);
+    tokio::task::spawn_blocking(move || command(&args, key.as_deref()).output().expect("the binary runs"))
+        .await
+        .expect("join")
+}
+
+pub fn now() -> Timestamp {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+    Timestamp::from_unix_millis(ms as u64)
+}
+
+/// A mock solver whose tasks are ready `solve_after_ms` after they were created.
+pub async fn mock(solve_after_ms: u64) -> MockHandle {
+    let script =
+        MockConfig { default_behavior: Behavior { solve_after_ms, ..Behavior::default() }, ..MockConfig::default() };
+    MockSolver::start(script).await.expect("mock starts")
+}
+
+/// A task file of `n` reCAPTCHA v2 lines, each with an `id` (`t1`…), so lines are easy to count.
+pub fn tasks_file(dir: &Path, n: usize) -> PathBuf {
+    let path = dir.join("tasks.jsonl");
+    let body: String = (1..=n)
+        .map(|i| {
+            format!(
+                "{{\"id\":\"t{i}\",\"type\":\"recaptcha_v2\",\"sitekey\":\"6Le-S\",\"page_url\":\"https://example.com/{i}\"}}\n"
+            )
+        })
+        .collect();
+    std::fs::write(&path, body).expect("task file");
+    path
+}
