@@ -134,7 +134,7 @@ impl Dlq {
             let written = if preview {
                 EditWrite::Written
             } else {
-                self.client().store_call(self.store().replace_edited(&record, &edited.record, now)).await?
+                self.client().store_call(self.store().replace_edited(&edited, now)).await?
             };
             match written {
                 EditWrite::Written => {

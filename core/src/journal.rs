@@ -2,10 +2,9 @@
 //! process dying between submission and its end.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::dlq::record::HistoryEntry;
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::json_read::{deserialize_from_json, read_fields};
 use crate::labels::Labels;
 use crate::solution::Solution;
 use crate::task::ValidTask;
@@ -53,27 +52,11 @@ pub struct JournalEntry {
     pub solution: Option<Solution>,
 }
 
-/// Unknown fields are ignored, as they were when `JournalEntry` derived `Deserialize`.
-impl FromJson for JournalEntry {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(JournalEntry {
-            id: f.req("id")?,
-            task: f.req("task")?,
-            provider: f.req("provider")?,
-            labels: f.or_default("labels")?,
-            provider_task_id: f.opt("provider_task_id")?,
-            attempts: f.req("attempts")?,
-            replays: f.or_default("replays")?,
-            history: f.or_default("history")?,
-            accepted_at: f.req("accepted_at")?,
-            updated_at: f.req("updated_at")?,
-            replay_of: f.opt("replay_of")?,
-            owner: f.opt("owner")?,
-            key: f.opt("key")?,
-            solution: f.opt("solution")?,
-        })
-    }
-}
+read_fields!(
+    /// Unknown fields are ignored, as they were when `JournalEntry` derived `Deserialize`.
+    JournalEntry, open, id: req, task: req, provider: req, labels: or_default, provider_task_id: opt, attempts: req,
+    replays: or_default, history: or_default, accepted_at: req, updated_at: req, replay_of: opt, owner: opt, key: opt,
+    solution: opt
+);
 
 deserialize_from_json!(JournalEntry);

@@ -1,9 +1,8 @@
 //! What a solved task yields.
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::json_read::{deserialize_from_json, read_fields};
 
 /// The answer: `text` is the token or the recognised text; `fields` keeps
 /// every other value the provider returned (GeeTest's `validate`/`seccode`,
@@ -43,19 +42,10 @@ impl Solution {
     }
 }
 
-/// Unknown fields are ignored, as they were when `Solution` derived `Deserialize`.
-impl FromJson for Solution {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(Solution {
-            text: f.req("text")?,
-            fields: f.or_default("fields")?,
-            provider_task_id: f.opt("provider_task_id")?,
-            provider: f.opt("provider")?,
-            cost: f.opt("cost")?,
-            answer: f.or_default("answer")?,
-        })
-    }
-}
+read_fields!(
+    /// Unknown fields are ignored, as they were when `Solution` derived `Deserialize`.
+    Solution, open, text: req, fields: or_default, provider_task_id: opt, provider: opt, cost: opt,
+    answer: or_default
+);
 
 deserialize_from_json!(Solution);

@@ -52,9 +52,12 @@ pub struct Change {
 }
 
 /// A record with an edit applied, and what changed (empty: the edit changes nothing here,
-/// and `record` is the record as it was, without a history entry).
+/// and `record` is the record as it was, without a history entry). A store writes it with
+/// `DlqStore::replace_edited` only while the stored record is still `before`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Edited {
+    /// The record as it was read, which the edit was applied to.
+    pub before: DeadLetterRecord,
     pub record: DeadLetterRecord,
     pub changes: Vec<Change>,
 }
@@ -96,7 +99,7 @@ impl Edit {
             }
         }
         if changes.is_empty() {
-            return Ok(Edited { record: record.clone(), changes });
+            return Ok(Edited { before: record.clone(), record: record.clone(), changes });
         }
         let mut edited = record.clone();
         edited.task = task;
@@ -109,7 +112,7 @@ impl Edit {
             http_status: None,
             provider: None,
         });
-        Ok(Edited { record: edited, changes })
+        Ok(Edited { before: record.clone(), record: edited, changes })
     }
 }
 

@@ -5,13 +5,17 @@
 
 use std::sync::Arc;
 
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::audit::AuditEntry;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
-    DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, ReadyAsk, SettledKey, StoreError,
+    Claimed, DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, ReadyAsk, SettledKey, StoreError,
     StoreStats,
 };
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::Edited;
 use crate::fleet::FleetLedger;
 use crate::journal::JournalEntry;
 use crate::time::Timestamp;
@@ -125,14 +129,9 @@ impl<I: Interpose> DlqStore for Interposed<I> {
         self.store.stats(now).await
     }
     #[cfg(not(target_arch = "wasm32"))]
-    async fn replace_edited(
-        &self,
-        before: &DeadLetterRecord,
-        edited: &DeadLetterRecord,
-        now: Timestamp,
-    ) -> Result<EditWrite, StoreError> {
+    async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
         self.hooks.before(Call::ReplaceEdited).await?;
-        self.store.replace_edited(before, edited, now).await
+        self.store.replace_edited(edit, now).await
     }
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
         self.hooks.before(Call::JournalUpsert).await?;
@@ -150,14 +149,9 @@ impl<I: Interpose> DlqStore for Interposed<I> {
         self.hooks.before(Call::JournalEntries).await?;
         self.store.journal_entries().await
     }
-    async fn journal_claim(
-        &self,
-        id: &str,
-        expected_owner: Option<&str>,
-        new_owner: Option<&str>,
-    ) -> Result<Option<JournalEntry>, StoreError> {
+    async fn journal_claim(&self, id: &str, from: Option<&str>, to: Option<&str>) -> Claimed {
         self.hooks.before(Call::JournalClaim).await?;
-        self.store.journal_claim(id, expected_owner, new_owner).await
+        self.store.journal_claim(id, from, to).await
     }
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError> {
         self.hooks.before(Call::Settled).await?;
@@ -168,16 +162,12 @@ impl<I: Interpose> DlqStore for Interposed<I> {
         self.store.clear_settled(prefix).await
     }
     #[cfg(not(target_arch = "wasm32"))]
-    async fn audit_append(&self, entry: &crate::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+    async fn audit_append(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         self.hooks.before(Call::AuditAppend).await?;
         self.store.audit_append(entry).await
     }
     #[cfg(not(target_arch = "wasm32"))]
-    async fn audit_list(
-        &self,
-        limit: usize,
-        before: Option<u64>,
-    ) -> Result<Vec<crate::dlq::audit::AuditEntry>, StoreError> {
+    async fn audit_list(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>, StoreError> {
         self.hooks.before(Call::AuditList).await?;
         self.store.audit_list(limit, before).await
     }

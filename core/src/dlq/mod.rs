@@ -28,7 +28,7 @@ pub use memory::MemoryStore;
 pub use record::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
 pub use replay::{ReplayDecision, ReplayPolicy, ReplayReport};
 pub use store::{
-    DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, Settlement, StoreError,
-    StoreStats,
+    Claimed, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, Settlement,
+    StoreError, StoreStats,
 };
 pub use table::{TableBackend, TableStore};

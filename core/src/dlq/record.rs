@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::class::ErrorClass;
-use crate::json_read::{deserialize_from_json, unit_variant, FieldError, Fields, FromJson};
+use crate::json_read::{deserialize_from_json, read_fields, unit_variant, FieldError, FromJson};
 use crate::task::ValidTask;
 use crate::time::Timestamp;
 
@@ -132,43 +132,15 @@ impl DeadLetterRecord {
 // are ignored, as the derived readers did, so that records written by a
 // newer minor version still load.
 
-impl FromJson for DeadLetterRecord {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(DeadLetterRecord {
-            schema: f.req("schema")?,
-            id: f.req("id")?,
-            task: f.req("task")?,
-            provider: f.req("provider")?,
-            reason: f.req("reason")?,
-            description: f.req("description")?,
-            class: f.req("class")?,
-            attempts: f.req("attempts")?,
-            replays: f.req("replays")?,
-            history: f.req("history")?,
-            first_failed_at: f.req("first_failed_at")?,
-            dead_lettered_at: f.req("dead_lettered_at")?,
-            labels: f.or_default("labels")?,
-            state: f.req("state")?,
-            deliveries: f.or_default("deliveries")?,
-            parked_reason: f.opt("parked_reason")?,
-        })
-    }
-}
+read_fields!(
+    DeadLetterRecord, open, schema: req, id: req, task: req, provider: req, reason: req, description: req, class: req,
+    attempts: req, replays: req, history: req, first_failed_at: req, dead_lettered_at: req, labels: or_default,
+    state: req, deliveries: or_default, parked_reason: opt
+);
 
-impl FromJson for HistoryEntry {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(HistoryEntry {
-            at: f.req("at")?,
-            phase: f.req("phase")?,
-            error: f.req("error")?,
-            provider_task_id: f.opt("provider_task_id")?,
-            http_status: f.opt("http_status")?,
-            provider: f.opt("provider")?,
-        })
-    }
-}
+read_fields!(
+    HistoryEntry, open, at: req, phase: req, error: req, provider_task_id: opt, http_status: opt, provider: opt
+);
 
 impl FromJson for Phase {
     fn from_json(value: Value) -> Result<Self, FieldError> {

@@ -15,7 +15,7 @@ use crate::class::{reason, ErrorClass};
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::store::Filter;
 use crate::error::ConfigError;
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::json_read::{deserialize_from_json, read_fields, FieldError, Fields, FromJson};
 
 /// How the DLQ is replayed. Unknown fields are rejected when deserializing, so a
 /// misspelt setting is an error rather than silently ignored.
@@ -193,20 +193,11 @@ impl FromJson for ReplayDecision {
     }
 }
 
-/// Every field may be left out; unknown fields are ignored.
-impl FromJson for ReplayReport {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(ReplayReport {
-            received: f.or_default("received")?,
-            retried: f.or_default("retried")?,
-            recovered: f.or_default("recovered")?,
-            failed_again: f.or_default("failed_again")?,
-            parked: f.or_default("parked")?,
-            skipped: f.or_default("skipped")?,
-        })
-    }
-}
+read_fields!(
+    /// Every field may be left out; unknown fields are ignored.
+    ReplayReport, open, received: or_default, retried: or_default, recovered: or_default, failed_again: or_default,
+    parked: or_default, skipped: or_default
+);
 
 deserialize_from_json!(ReplayPolicy, ReplayDecision, ReplayReport);
 

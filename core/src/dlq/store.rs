@@ -18,9 +18,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::class::ErrorClass;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::audit::AuditEntry;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::edit::Edited;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::journal::JournalEntry;
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::json_read::{deserialize_from_json, read_fields, FieldError, Fields, FromJson};
 use crate::time::Timestamp;
 
 /// Which records an operation applies to. Empty fields match everything.
@@ -150,26 +154,12 @@ pub struct ReadyAsk {
 
 // Read by hand rather than derived (see `crate::json_read`).
 
-/// Every field may be left out (`{}` matches everything). Unknown fields are refused: a misspelt
-/// field (`reason` for `reasons`) would otherwise match every record, and `purge` would remove them all.
-impl FromJson for Filter {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        let filter = Filter {
-            ids: f.or_default("ids")?,
-            reasons: f.or_default("reasons")?,
-            classes: f.or_default("classes")?,
-            states: f.or_default("states")?,
-            sitekey: f.opt("sitekey")?,
-            page_host: f.opt("page_host")?,
-            labels: f.or_default("labels")?,
-            dead_lettered_before: f.opt("dead_lettered_before")?,
-            dead_lettered_after: f.opt("dead_lettered_after")?,
-        };
-        f.finish()?;
-        Ok(filter)
-    }
-}
+read_fields!(
+    /// Every field may be left out (`{}` matches everything). Unknown fields are refused: a misspelt
+    /// field (`reason` for `reasons`) would otherwise match every record, and `purge` would remove them all.
+    Filter, closed, ids: or_default, reasons: or_default, classes: or_default, states: or_default, sitekey: opt,
+    page_host: opt, labels: or_default, dead_lettered_before: opt, dead_lettered_after: opt
+);
 
 /// Both fields are required (`Page::default` is not a serde default).
 impl FromJson for Page {
@@ -186,22 +176,10 @@ impl FromJson for LeaseToken {
     }
 }
 
-impl FromJson for StoreStats {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(StoreStats {
-            total: f.req("total")?,
-            ready: f.req("ready")?,
-            leased: f.req("leased")?,
-            parked: f.req("parked")?,
-            dropped: f.req("dropped")?,
-            completed: f.req("completed")?,
-            abandoned: f.req("abandoned")?,
-            oldest_dead_lettered_at: f.opt("oldest_dead_lettered_at")?,
-            in_flight: f.req("in_flight")?,
-        })
-    }
-}
+read_fields!(
+    StoreStats, open, total: req, ready: req, leased: req, parked: req, dropped: req, completed: req, abandoned: req,
+    oldest_dead_lettered_at: opt, in_flight: req
+);
 
 deserialize_from_json!(Filter, Page, LeaseToken, StoreStats, Settlement, SettledKey);
 
@@ -240,12 +218,9 @@ impl FromJson for Settlement {
     }
 }
 
-impl FromJson for SettledKey {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(SettledKey { key: f.req("key")?, id: f.req("id")?, outcome: f.req("outcome")?, at: f.req("at")? })
-    }
-}
+read_fields!(
+    SettledKey, open, key: req, id: req, outcome: req, at: req
+);
 
 pub use super::error::{MaybeSendSync, StoreError};
 
@@ -263,6 +238,10 @@ pub enum EditWrite {
     /// replay or a push changed it meanwhile): unchanged; read it again and redo the edit.
     Changed,
 }
+
+/// What [`DlqStore::journal_claim`] answers: the journal entry as claimed, or `None` when it is
+/// gone or another owner holds it.
+pub type Claimed = Result<Option<JournalEntry>, StoreError>;
 
 /// A dead-letter queue backend plus the in-flight journal.
 ///
@@ -354,19 +333,14 @@ pub trait DlqStore: MaybeSendSync {
     /// Remove matching records that are not under a live lease; returns how many.
     async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError>;
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError>;
-    /// Gives record `edited.id` the task, labels and history of `edited` (an operator's edit,
-    /// `dlq::edit`), in one atomic step, if the record's task, labels and history are still
-    /// `before`'s and it is neither under a lease live at `now` nor being replayed (its id has
+    /// Gives record `edit.record.id` the task, labels and history of `edit.record` (an operator's
+    /// edit, `dlq::edit`), in one atomic step, if the record's task, labels and history are still
+    /// `edit.before`'s and it is neither under a lease live at `now` nor being replayed (its id has
     /// a journal entry); everything else of the record (attempts, replays, deliveries, state,
     /// parked reason, times) stays as stored. Parked and ready records can be edited. Not in
     /// the browser build, which leaves editing out (its `.wasm` size guard, DESIGN item 53).
     #[cfg(not(target_arch = "wasm32"))]
-    async fn replace_edited(
-        &self,
-        before: &DeadLetterRecord,
-        edited: &DeadLetterRecord,
-        now: Timestamp,
-    ) -> Result<EditWrite, StoreError>;
+    async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError>;
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError>;
     /// Rewrites an entry that exists and is still `entry.owner`'s (a task's later writes: its
@@ -375,20 +349,15 @@ pub trait DlqStore: MaybeSendSync {
     /// Removes the entry of a task whose answer was handed over (see the contract above).
     async fn journal_forget(&self, id: &str, now: Timestamp) -> Result<(), StoreError>;
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError>;
-    /// Takes the journal entry `id` over: if its `owner` is `expected_owner` (`None`: it has
-    /// none), sets it to `new_owner` (`None`: releases it to whoever recovers it) and returns
+    /// Takes the journal entry `id` over: if its `owner` is `from` (`None`: it has
+    /// none), sets it to `to` (`None`: releases it to whoever recovers it) and returns
     /// the entry as it now is; `None` if the entry is gone or its owner is another (someone
     /// took it first). Nothing else of the entry changes (its `updated_at` keeps the age the
     /// stale rule reads). Atomic against every other call of the store, in this process and in
     /// others sharing the store, so two takers (two adopting clients, an adopter and
     /// `recover`) never both get one entry. Time plays no part: whoever claims decides first
     /// that the owner is gone (by the fleet ledger's clock or the front end's liveness).
-    async fn journal_claim(
-        &self,
-        id: &str,
-        expected_owner: Option<&str>,
-        new_owner: Option<&str>,
-    ) -> Result<Option<JournalEntry>, StoreError>;
+    async fn journal_claim(&self, id: &str, from: Option<&str>, to: Option<&str>) -> Claimed;
 
     /// Settled keys starting with `prefix` (all with `""`), in key order.
     async fn settled(&self, prefix: &str) -> Result<Vec<SettledKey>, StoreError>;
@@ -399,17 +368,13 @@ pub trait DlqStore: MaybeSendSync {
     /// gave it: one more than the last. Never drops an entry. The default, for a store written
     /// before there was a trail, fails naming that ([`crate::dlq::audit::no_audit_trail`]).
     #[cfg(not(target_arch = "wasm32"))]
-    async fn audit_append(&self, entry: &crate::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+    async fn audit_append(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         let _ = entry;
         Err(crate::dlq::audit::no_audit_trail())
     }
     /// Up to `limit` audit entries, newest first; with `before`, only those with a smaller id.
     #[cfg(not(target_arch = "wasm32"))]
-    async fn audit_list(
-        &self,
-        limit: usize,
-        before: Option<u64>,
-    ) -> Result<Vec<crate::dlq::audit::AuditEntry>, StoreError> {
+    async fn audit_list(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>, StoreError> {
         let _ = (limit, before);
         Err(crate::dlq::audit::no_audit_trail())
     }

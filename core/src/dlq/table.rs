@@ -41,15 +41,20 @@ use serde_json::Value;
 
 use crate::cased;
 use crate::class::reason;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::audit::AuditEntry;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
-    DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, Settlement, StoreError, StoreStats,
+    Claimed, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, Settlement, StoreError,
+    StoreStats,
 };
+#[cfg(not(target_arch = "wasm32"))]
+use crate::dlq::Edited;
 use crate::error::ConfigError;
 use crate::journal::JournalEntry;
-use crate::json_read::{Casing, FieldError, Fields, FromJson};
+use crate::json_read::{read_fields, Casing, FieldError, FromJson};
 use crate::time::Timestamp;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -256,28 +261,13 @@ impl Row {
     }
 }
 
-impl FromJson for RecordRow {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(RecordRow {
-            record: f.req("record")?,
-            lease_nonce: f.opt("lease_nonce")?,
-            lease_until: f.opt("lease_until")?,
-        })
-    }
-}
+read_fields!(
+    RecordRow, open, record: req, lease_nonce: opt, lease_until: opt
+);
 
-impl FromJson for Counters {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(Counters {
-            dropped: f.or_default("dropped")?,
-            completed: f.or_default("completed")?,
-            abandoned: f.or_default("abandoned")?,
-            sequence: f.or_default("sequence")?,
-        })
-    }
-}
+read_fields!(
+    Counters, open, dropped: or_default, completed: or_default, abandoned: or_default, sequence: or_default
+);
 
 /// A change committed by [`TableBackend::write`].
 // A short-lived batch item: boxing every row would cost an allocation per write for nothing.
@@ -644,12 +634,8 @@ impl<B: TableBackend> TableStore<B> {
     }
 
     #[cfg(not(target_arch = "wasm32"))]
-    async fn replace_edited_locked(
-        &self,
-        before: &DeadLetterRecord,
-        edited: &DeadLetterRecord,
-        now: Timestamp,
-    ) -> Result<EditWrite, StoreError> {
+    async fn replace_edited_locked(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
+        let (before, edited) = (&edit.before, &edit.record);
         let Some(mut row) = self.record(&edited.id).await? else { return Ok(EditWrite::Gone) };
         if live(&row, now) || self.journal_entry(&edited.id).await?.is_some() {
             return Ok(EditWrite::Leased);
@@ -715,17 +701,12 @@ impl<B: TableBackend> TableStore<B> {
         self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]).await
     }
 
-    async fn journal_claim_locked(
-        &self,
-        id: &str,
-        expected_owner: Option<&str>,
-        new_owner: Option<&str>,
-    ) -> Result<Option<JournalEntry>, StoreError> {
+    async fn journal_claim_locked(&self, id: &str, from: Option<&str>, to: Option<&str>) -> Claimed {
         let Some(mut entry) = self.journal_entry(id).await? else { return Ok(None) };
-        if entry.owner.as_deref() != expected_owner {
+        if entry.owner.as_deref() != from {
             return Ok(None);
         }
-        entry.owner = new_owner.map(str::to_string);
+        entry.owner = to.map(str::to_string);
         self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]).await?;
         Ok(Some(entry))
     }
@@ -759,7 +740,7 @@ impl<B: TableBackend> TableStore<B> {
     /// The next id is one more than the largest: entries are never removed, so ids are never
     /// given twice (under the store's lock, so neither by two processes sharing a host store).
     #[cfg(not(target_arch = "wasm32"))]
-    async fn audit_append_locked(&self, entry: &crate::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+    async fn audit_append_locked(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         let last = self.audit_entries().await?.iter().map(|e| e.id).max().unwrap_or(0);
         let entry = crate::dlq::audit::AuditEntry { id: last + 1, ..entry.clone() };
         self.backend.write(vec![Write::Put(Row::Audit(AuditRow::new(entry)))]).await?;
@@ -892,13 +873,8 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
     }
 
     #[cfg(not(target_arch = "wasm32"))]
-    async fn replace_edited(
-        &self,
-        before: &DeadLetterRecord,
-        edited: &DeadLetterRecord,
-        now: Timestamp,
-    ) -> Result<EditWrite, StoreError> {
-        exclusive!(self, self.replace_edited_locked(before, edited, now))
+    async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
+        exclusive!(self, self.replace_edited_locked(edit, now))
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
@@ -915,13 +891,8 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
 
     /// Read and written under the store's lock (and the backend's, for host stores shared by
     /// several processes), so two claims of one entry run one after the other.
-    async fn journal_claim(
-        &self,
-        id: &str,
-        expected_owner: Option<&str>,
-        new_owner: Option<&str>,
-    ) -> Result<Option<JournalEntry>, StoreError> {
-        exclusive!(self, self.journal_claim_locked(id, expected_owner, new_owner))
+    async fn journal_claim(&self, id: &str, from: Option<&str>, to: Option<&str>) -> Claimed {
+        exclusive!(self, self.journal_claim_locked(id, from, to))
     }
 
     async fn journal_entries(&self) -> Result<Vec<JournalEntry>, StoreError> {
@@ -947,16 +918,12 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
     }
 
     #[cfg(not(target_arch = "wasm32"))]
-    async fn audit_append(&self, entry: &crate::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+    async fn audit_append(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         exclusive!(self, self.audit_append_locked(entry))
     }
 
     #[cfg(not(target_arch = "wasm32"))]
-    async fn audit_list(
-        &self,
-        limit: usize,
-        before: Option<u64>,
-    ) -> Result<Vec<crate::dlq::audit::AuditEntry>, StoreError> {
+    async fn audit_list(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>, StoreError> {
         let entries: Result<Vec<_>, StoreError> = exclusive!(self, self.audit_entries());
         Ok(crate::dlq::audit::newest_first(entries?, limit, before))
     }

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use crate::class::{reason, ErrorClass};
 #[cfg(not(target_arch = "wasm32"))]
-use crate::dlq::edit::Edit;
+use crate::dlq::edit::{Edit, Edited};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::dlq::store::EditWrite;
@@ -939,7 +939,7 @@ async fn journal_upsert_is_fenced_by_the_owner<S: DlqStore>(store: &S) {
 
 #[cfg(not(target_arch = "wasm32"))]
 /// `record` with its sitekey set to `sitekey` and the label `fixed` set, as `dlq::edit` makes it.
-fn edited(case: &str, record: &DeadLetterRecord, sitekey: &str, now: Timestamp) -> DeadLetterRecord {
+fn edited(case: &str, record: &DeadLetterRecord, sitekey: &str, now: Timestamp) -> Edited {
     let edit: Edit = match serde_json::from_value(
         serde_json::json!({"task": {"sitekey": sitekey}, "labels": {"fixed": "yes", "job": null}}),
     ) {
@@ -947,7 +947,7 @@ fn edited(case: &str, record: &DeadLetterRecord, sitekey: &str, now: Timestamp) 
         Err(e) => panic!("[{case}] testkit: cannot build an edit: {e}"),
     };
     match edit.apply(record, now) {
-        Ok(out) => out.record,
+        Ok(out) => out,
         Err(e) => panic!("[{case}] testkit: cannot apply an edit: {e}"),
     }
 }
@@ -964,13 +964,13 @@ async fn replace_edited_changes_only_task_labels_and_history<S: DlqStore>(store:
     for id in ["a", "b"] {
         let before = peek_one(case, store, id, now).await;
         let after = edited(case, &before, "6Le-RIGHT", now);
-        let wrote = ok(case, "replace_edited", store.replace_edited(&before, &after, now).await);
+        let wrote = ok(case, "replace_edited", store.replace_edited(&after, now).await);
         assert_eq!(wrote, EditWrite::Written, "[{case}] edit of {id} ({:?})", before.state);
         let seen = peek_one(case, store, id, now).await;
         let want = DeadLetterRecord {
-            task: after.task.clone(),
-            labels: after.labels.clone(),
-            history: after.history.clone(),
+            task: after.record.task.clone(),
+            labels: after.record.labels.clone(),
+            history: after.record.history.clone(),
             ..before.clone()
         };
         assert_eq!(seen, want, "[{case}] {id} after the edit: new task, labels, history; the rest as before");
@@ -1005,13 +1005,13 @@ async fn replace_edited_refuses_leases_replays_and_stale_reads<S: DlqStore>(stor
     let leased = receive_one(case, store, LEASE, now).await;
     assert_eq!(leased.record.id, "a", "[{case}] oldest first");
     let after_a = edited(case, &before_a, "6Le-RIGHT", now);
-    let wrote = ok(case, "edit leased", store.replace_edited(&before_a, &after_a, now).await);
+    let wrote = ok(case, "edit leased", store.replace_edited(&after_a, now).await);
     assert_eq!(wrote, EditWrite::Leased, "[{case}] a record under a live lease is not edited");
     // Being replayed: its id has a journal entry (a replay in flight, or one recover finishes).
     ok(case, "journal_upsert", store.journal_upsert(&sample_journal_entry("b", 1)).await);
     let before_b = peek_one(case, store, "b", now).await;
     let after_b = edited(case, &before_b, "6Le-RIGHT", now);
-    let wrote = ok(case, "edit replaying", store.replace_edited(&before_b, &after_b, now).await);
+    let wrote = ok(case, "edit replaying", store.replace_edited(&after_b, now).await);
     assert_eq!(wrote, EditWrite::Leased, "[{case}] a record being replayed is not edited");
     // Read before a change made meanwhile (here: an import pushed it again with more history).
     let before_c = peek_one(case, store, "c", now).await;
@@ -1019,11 +1019,11 @@ async fn replace_edited_refuses_leases_replays_and_stale_reads<S: DlqStore>(stor
     pushed.history.truncate(1);
     push_all(case, store, core::slice::from_ref(&pushed)).await;
     let after_c = edited(case, &before_c, "6Le-RIGHT", now);
-    let wrote = ok(case, "edit stale", store.replace_edited(&before_c, &after_c, now).await);
+    let wrote = ok(case, "edit stale", store.replace_edited(&after_c, now).await);
     assert_eq!(wrote, EditWrite::Changed, "[{case}] an edit made from an old read is not written");
     let mut gone = after_c.clone();
-    gone.id = "zz".into();
-    let wrote = ok(case, "edit gone", store.replace_edited(&gone, &gone, now).await);
+    gone.record.id = "zz".into();
+    let wrote = ok(case, "edit gone", store.replace_edited(&gone, now).await);
     assert_eq!(wrote, EditWrite::Gone, "[{case}] no such record");
     for id in ["a", "b", "c"] {
         let seen = peek_one(case, store, id, now).await;
@@ -1033,7 +1033,7 @@ async fn replace_edited_refuses_leases_replays_and_stale_reads<S: DlqStore>(stor
     ok(case, "abandon", store.abandon(&leased.token, None, now.add(Duration::from_secs(1))).await);
     let before_a = peek_one(case, store, "a", now.add(Duration::from_secs(2))).await;
     let after_a = edited(case, &before_a, "6Le-RIGHT", now);
-    let wrote = ok(case, "edit after abandon", store.replace_edited(&before_a, &after_a, now.add(LEASE)).await);
+    let wrote = ok(case, "edit after abandon", store.replace_edited(&after_a, now.add(LEASE)).await);
     assert_eq!(wrote, EditWrite::Written, "[{case}] a record back from its lease is edited");
 }
 

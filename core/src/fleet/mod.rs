@@ -30,11 +30,10 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::dlq::error::{MaybeSendSync, StoreError};
 use crate::http::Secret;
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::json_read::{deserialize_from_json, read_fields};
 use crate::time::Timestamp;
 
 #[cfg(any(test, feature = "testkit"))]
@@ -369,62 +368,26 @@ pub trait FleetLedger: MaybeSendSync {
 
 // Read by hand rather than derived (see `crate::json_read`); stores keep these as JSON.
 
-impl FromJson for SharedAccountError {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(SharedAccountError { code: f.req("code")?, description: f.req("description")?, hold_ms: f.req("hold_ms")? })
-    }
-}
+read_fields!(
+    SharedAccountError, open, code: req, description: req, hold_ms: req
+);
 
-impl FromJson for FleetGrant {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(FleetGrant {
-            now_ms: f.req("now_ms")?,
-            permits: f.or_default("permits")?,
-            paused_ms: f.req("paused_ms")?,
-            pause_code: f.opt("pause_code")?,
-            window: f.req("window")?,
-            others_in_flight: f.req("others_in_flight")?,
-            spent_nano: f.or_default("spent_nano")?,
-            others_reserved_nano: f.or_default("others_reserved_nano")?,
-            account_error: f.opt("account_error")?,
-            probe: f.or_default("probe")?,
-        })
-    }
-}
+read_fields!(
+    FleetGrant, open, now_ms: req, permits: or_default, paused_ms: req, pause_code: opt, window: req,
+    others_in_flight: req, spent_nano: or_default, others_reserved_nano: or_default, account_error: opt,
+    probe: or_default
+);
 
-impl FromJson for AccountState {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(AccountState {
-            next_slot_us: f.or_default("next_slot_us")?,
-            paused_until_ms: f.or_default("paused_until_ms")?,
-            pause_code: f.opt("pause_code")?,
-            window: f.or_default("window")?,
-            last_halved_ms: f.or_default("last_halved_ms")?,
-            account_error: f.opt("account_error")?,
-            account_error_until_ms: f.or_default("account_error_until_ms")?,
-            spent_nano: f.or_default("spent_nano")?,
-            probe_until_ms: f.or_default("probe_until_ms")?,
-        })
-    }
-}
+read_fields!(
+    AccountState, open, next_slot_us: or_default, paused_until_ms: or_default, pause_code: opt, window: or_default,
+    last_halved_ms: or_default, account_error: opt, account_error_until_ms: or_default, spent_nano: or_default,
+    probe_until_ms: or_default
+);
 
-impl FromJson for OwnerRow {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        let mut f = Fields::new(value)?;
-        Ok(OwnerRow {
-            owner: f.req("owner")?,
-            host: f.req("host")?,
-            pid: f.req("pid")?,
-            started_at: f.req("started_at")?,
-            heartbeat_ms: f.req("heartbeat_ms")?,
-            in_flight: f.or_default("in_flight")?,
-            reserved_nano: f.or_default("reserved_nano")?,
-        })
-    }
-}
+read_fields!(
+    OwnerRow, open, owner: req, host: req, pid: req, started_at: req, heartbeat_ms: req, in_flight: or_default,
+    reserved_nano: or_default
+);
 
 deserialize_from_json!(FleetGrant, AccountState, OwnerRow);
 

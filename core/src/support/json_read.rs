@@ -71,6 +71,28 @@ macro_rules! deserialize_from_json {
 }
 pub(crate) use deserialize_from_json;
 
+/// `impl FromJson` for a struct whose every field is read under its own name, in the order
+/// written, by the [`Fields`] reader written beside it: `req`, `opt`, `or_default` or
+/// `or(default)`. `closed` refuses the keys it does not name ([`Fields::finish`]); `open`
+/// leaves them be (records and rows a newer version may have written). Attributes (a doc
+/// comment) go on the `impl`.
+macro_rules! read_fields {
+    ($(#[$meta:meta])* $t:ident, $rule:ident, $($field:ident: $how:ident $(($default:expr))?),+ $(,)?) => {
+        $(#[$meta])*
+        impl $crate::json_read::FromJson for $t {
+            fn from_json(value: ::serde_json::Value) -> Result<Self, $crate::json_read::FieldError> {
+                let mut f = $crate::json_read::Fields::new(value)?;
+                let read = $t { $($field: f.$how(stringify!($field) $(, $default)?)?),+ };
+                $crate::json_read::read_fields!(@end f, $rule);
+                Ok(read)
+            }
+        }
+    };
+    (@end $f:ident, closed) => { $f.finish()? };
+    (@end $f:ident, open) => { drop($f) };
+}
+pub(crate) use read_fields;
+
 /// How a host spells field names: Rust and Python in snake_case (the schema's own
 /// spelling), JavaScript in camelCase. Only names of fields are respelled; the keys of
 /// maps (labels, a solution's extra fields) and values are data and stay as given.

@@ -3,7 +3,7 @@
 //! (as `journal_claim` does for journal entries), so the body is never re-encoded in Lua and
 //! a record leased, being replayed or changed in between is not written.
 
-use captcha_dlq_core::dlq::{DeadLetterRecord, EditWrite, StoreError};
+use captcha_dlq_core::dlq::{EditWrite, Edited, StoreError};
 use captcha_dlq_core::Timestamp;
 use redis::Script;
 
@@ -30,12 +30,8 @@ return 'written'
 static SCRIPT: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| Script::new(REPLACE_EDITED));
 
 impl RedisStore {
-    pub(super) async fn replace_edited_record(
-        &self,
-        before: &DeadLetterRecord,
-        edited: &DeadLetterRecord,
-        now: Timestamp,
-    ) -> Result<EditWrite, StoreError> {
+    pub(super) async fn replace_edited_record(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
+        let (before, edited) = (&edit.before, &edit.record);
         const TRIES: usize = 16;
         let id = &edited.id;
         for _ in 0..TRIES {

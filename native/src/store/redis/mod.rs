@@ -84,10 +84,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use captcha_dlq_core::dlq::audit::AuditEntry;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, RecordState,
-    SettledKey, Settlement, StoreError, StoreStats,
+    Claimed, DeadLetterRecord, DlqStore, EditWrite, Edited, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk,
+    RecordState, SettledKey, Settlement, StoreError, StoreStats,
 };
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
 use redis::{RedisError, RedisResult, Script, Value};
@@ -625,15 +626,11 @@ impl DlqStore for RedisStore {
         Some(self.as_fleet_ledger())
     }
 
-    async fn audit_append(&self, entry: &captcha_dlq_core::dlq::audit::AuditEntry) -> Result<u64, StoreError> {
+    async fn audit_append(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         self.append_audit(entry).await
     }
 
-    async fn audit_list(
-        &self,
-        limit: usize,
-        before: Option<u64>,
-    ) -> Result<Vec<captcha_dlq_core::dlq::audit::AuditEntry>, StoreError> {
+    async fn audit_list(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>, StoreError> {
         self.list_audit(limit, before).await
     }
 
@@ -916,13 +913,8 @@ impl DlqStore for RedisStore {
         })
     }
 
-    async fn replace_edited(
-        &self,
-        before: &DeadLetterRecord,
-        edited: &DeadLetterRecord,
-        now: Timestamp,
-    ) -> Result<EditWrite, StoreError> {
-        self.replace_edited_record(before, edited, now).await
+    async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
+        self.replace_edited_record(edit, now).await
     }
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError> {
@@ -942,21 +934,16 @@ impl DlqStore for RedisStore {
     /// a script (`JOURNAL_CLAIM`), so the entry's JSON is never re-encoded in Lua (cjson would
     /// round numbers). An entry that changed between the read and the script (its owner wrote
     /// it meanwhile) is read again, a few times at most.
-    async fn journal_claim(
-        &self,
-        id: &str,
-        expected_owner: Option<&str>,
-        new_owner: Option<&str>,
-    ) -> Result<Option<JournalEntry>, StoreError> {
+    async fn journal_claim(&self, id: &str, from: Option<&str>, to: Option<&str>) -> Claimed {
         const TRIES: usize = 16;
         for _ in 0..TRIES {
             let Some(json) = self.hget("journal", id).await? else { return Ok(None) };
             let mut entry: JournalEntry =
                 serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
-            if entry.owner.as_deref() != expected_owner {
+            if entry.owner.as_deref() != from {
                 return Ok(None);
             }
-            entry.owner = new_owner.map(str::to_string);
+            entry.owner = to.map(str::to_string);
             let claimed =
                 serde_json::to_string(&entry).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
             let written: i64 = self

@@ -3,7 +3,7 @@
 //! between. The columns derived from the task (`sitekey`, `page_host`) follow the new task,
 //! so filters by them see the edit.
 
-use captcha_dlq_core::dlq::{DeadLetterRecord, EditWrite, StoreError};
+use captcha_dlq_core::dlq::{EditWrite, Edited, StoreError};
 use captcha_dlq_core::Timestamp;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -13,10 +13,10 @@ use super::ops::ms;
 pub(super) fn replace_edited(
     conn: &Connection,
     loc: &str,
-    before: &DeadLetterRecord,
-    edited: &DeadLetterRecord,
+    edit: &Edited,
     now: Timestamp,
 ) -> Result<EditWrite, StoreError> {
+    let (before, edited) = (&edit.before, &edit.record);
     let err = db_error(loc);
     let id = &edited.id;
     let row: Option<(String, Option<i64>, String, bool)> = conn

@@ -34,8 +34,8 @@ use async_trait::async_trait;
 use captcha_dlq_core::dlq::audit::AuditEntry;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
 use captcha_dlq_core::dlq::{
-    DeadLetterRecord, DlqStore, EditWrite, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, RecordState,
-    SettledKey, StoreError, StoreStats,
+    Claimed, DeadLetterRecord, DlqStore, EditWrite, Edited, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk,
+    RecordState, SettledKey, StoreError, StoreStats,
 };
 use captcha_dlq_core::options::Durability;
 use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
@@ -239,14 +239,9 @@ impl DlqStore for SqliteStore {
         self.writer.write(Box::new(move |conn, loc| ops::purge(conn, loc, &filter, now))).await
     }
 
-    async fn replace_edited(
-        &self,
-        before: &DeadLetterRecord,
-        edited: &DeadLetterRecord,
-        now: Timestamp,
-    ) -> Result<EditWrite, StoreError> {
-        let (before, edited) = (before.clone(), edited.clone());
-        self.writer.write(Box::new(move |conn, loc| edit::replace_edited(conn, loc, &before, &edited, now))).await
+    async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
+        let edit = edit.clone();
+        self.writer.write(Box::new(move |conn, loc| edit::replace_edited(conn, loc, &edit, now))).await
     }
 
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
@@ -280,14 +275,8 @@ impl DlqStore for SqliteStore {
 
     /// One `UPDATE … RETURNING` in a write transaction: SQLite runs one writer at a time over
     /// the file, so of two processes' claims the second sees the first's owner.
-    async fn journal_claim(
-        &self,
-        id: &str,
-        expected_owner: Option<&str>,
-        new_owner: Option<&str>,
-    ) -> Result<Option<JournalEntry>, StoreError> {
-        let (owned_id, expected, new) =
-            (id.to_string(), expected_owner.map(str::to_string), new_owner.map(str::to_string));
+    async fn journal_claim(&self, id: &str, from: Option<&str>, to: Option<&str>) -> Claimed {
+        let (owned_id, expected, new) = (id.to_string(), from.map(str::to_string), to.map(str::to_string));
         let claimed = self
             .writer
             .write(Box::new(move |conn, loc| {

@@ -629,23 +629,23 @@ pub(super) fn journal_forget(conn: &Connection, loc: &str, id: &str, now: Timest
     bump(conn, loc, "completed", removed as u64)
 }
 
-/// Sets the `owner` of entry `id` to `new_owner` (removes it for `None`) if it is
-/// `expected_owner` (absent for `None`), in one statement; returns the entry's JSON as claimed,
+/// Sets the `owner` of entry `id` to `to` (removes it for `None`) if it is
+/// `from` (absent for `None`), in one statement; returns the entry's JSON as claimed,
 /// or `None` when the entry is gone or someone else owns it. The JSON functions edit the text
 /// in place, so every other field reads back as it was written.
 pub(super) fn journal_claim(
     conn: &Connection,
     loc: &str,
     id: &str,
-    expected_owner: Option<&str>,
-    new_owner: Option<&str>,
+    from: Option<&str>,
+    to: Option<&str>,
 ) -> Result<Option<String>, StoreError> {
     conn.prepare_cached(
         "UPDATE journal SET json = CASE WHEN ?3 IS NULL THEN json_remove(json, '$.owner') \
                                    ELSE json_set(json, '$.owner', ?3) END \
          WHERE id = ?1 AND json_extract(json, '$.owner') IS ?2 RETURNING json",
     )
-    .and_then(|mut s| s.query_row(params![id, expected_owner, new_owner], |r| r.get(0)).optional())
+    .and_then(|mut s| s.query_row(params![id, from, to], |r| r.get(0)).optional())
     .map_err(db_error(loc))
 }
 
