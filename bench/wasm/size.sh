@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prints the raw and gzipped (-9) sizes of captcha-dlq-web's .wasm and of the JS it ships (the wasm-bindgen glue,
-# its snippets and the wrapper), and checks both against their budgets. Issue 14 sets the .wasm at 230 KB gzipped;
-# it is ~305 KB (bench/README.md: what each cut saved, what each part costs), so CI enforces 310 KB as a guard against
-# growth and prints the 230 KB target as not met. The shipped JS: at most 15 KB gzipped. Builds the package
+# its snippets and the wrapper), and checks both against their budgets. The .wasm is held under its 310 KB guard
+# (issue 14's 230 KB target was withdrawn; bench/README.md: what each cut saved, what each part costs). The shipped
+# JS: at most 15 KB gzipped. Builds the package
 # first unless --no-build is given.
 #
 # Beside the .wasm it prints a floor: the same build keeping only the exports that solving a task needs (the
