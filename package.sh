@@ -9,9 +9,22 @@
 #   captcha-dlq-<v>-x86_64-unknown-linux-gnu             the CLI binary
 # Old-glibc builds link with zig (maturin --zig, cargo-zigbuild), installed with the other
 # packaging tools into a venv under target/. The other platforms are built by
-# .github/workflows/release.yml. Usage: ./package.sh   (needs cargo, python3, node/npm)
+# .github/workflows/release.yml. Usage: ./package.sh [--profile ci]   (needs cargo, python3, node/npm)
+# --profile ci builds the same artifacts with the workspace's `ci` profile (unoptimised, no LTO, no debug info):
+# test.sh installs and tests those, and pays minutes less than a release build. The browser package is built
+# with its own `wasm-release` profile either way: its size is guarded, and a guard measures what ships.
 set -euo pipefail
 cd "$(dirname "$0")"
+PROFILE=release
+case "${1:-}" in
+  "") ;;
+  --profile) PROFILE=${2:?"usage: ./package.sh [--profile ci]"} ;;
+  *) echo "usage: ./package.sh [--profile ci] (got: $*)" >&2; exit 2 ;;
+esac
+case "$PROFILE" in
+  release | ci) ;;
+  *) echo "package.sh: --profile is release or ci (got: $PROFILE)" >&2; exit 2 ;;
+esac
 ROOT=$PWD
 DIST=$ROOT/dist
 VERSION=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "(.*)"/\1/p' Cargo.toml)
@@ -34,7 +47,7 @@ rm -rf "$DIST"
 mkdir -p "$DIST"
 
 step "Python wheel (abi3, manylinux_${GLIBC/./_} through zig) and sdist"
-(cd bindings-python && maturin build --release --zig --compatibility "manylinux_${GLIBC/./_}" --out "$DIST" \
+(cd bindings-python && maturin build --profile "$PROFILE" --zig --compatibility "manylinux_${GLIBC/./_}" --out "$DIST" \
   && maturin sdist --out "$DIST")
 WHEEL=$(ls "$DIST"/captcha_dlq-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64.whl)
 # auditwheel reads the symbols the extension needs and names the oldest platform tag they allow.
@@ -52,7 +65,7 @@ SDIST_WORK=$(mktemp -d "${TMPDIR:-/tmp}/captcha-dlq-sdist.XXXXXX")
 trap 'rm -rf "$SDIST_WORK"' EXIT
 cp "$DIST/captcha_dlq-$VERSION.tar.gz" "$SDIST_WORK/"
 started=$SECONDS
-(cd "$SDIST_WORK" && CARGO_TARGET_DIR="$ROOT/target" MATURIN_PEP517_ARGS="--zig --compatibility manylinux_${GLIBC/./_}" \
+(cd "$SDIST_WORK" && CARGO_TARGET_DIR="$ROOT/target" MATURIN_PEP517_ARGS="--profile $PROFILE --zig --compatibility manylinux_${GLIBC/./_}" \
   python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
   --wheel-dir "$SDIST_WORK/wheel" "$SDIST_WORK/captcha_dlq-$VERSION.tar.gz")
 python -m venv --without-pip "$SDIST_WORK/venv"
@@ -71,7 +84,7 @@ step "Node addon for x86_64-unknown-linux-gnu (glibc $GLIBC through cargo-zigbui
 cd "$ROOT/bindings-node"
 [ -x node_modules/.bin/napi ] || npm install --no-audit --no-fund
 # cargo-zigbuild reads the glibc version from the target's suffix.
-node scripts/build.cjs --target "x86_64-unknown-linux-gnu.$GLIBC" --cross-compile
+CAPTCHA_DLQ_BUILD_PROFILE=$PROFILE node scripts/build.cjs --target "x86_64-unknown-linux-gnu.$GLIBC" --cross-compile
 ADDON=captcha-dlq.linux-x64-gnu.node
 cp "$ADDON" npm/linux-x64-gnu/
 (cd npm/linux-x64-gnu && npm pack --silent --pack-destination "$DIST" >/dev/null)
@@ -84,8 +97,8 @@ bash bindings-wasm/build.sh
 (cd bindings-wasm/pkg && npm pack --silent --pack-destination "$DIST" >/dev/null)
 
 step "CLI binary (glibc $GLIBC through cargo-zigbuild)"
-cargo zigbuild --release -q -p captcha-dlq-cli --target "x86_64-unknown-linux-gnu.$GLIBC"
-cp target/x86_64-unknown-linux-gnu/release/captcha-dlq "$DIST/captcha-dlq-$VERSION-x86_64-unknown-linux-gnu"
+cargo zigbuild --profile "$PROFILE" -q -p captcha-dlq-cli --target "x86_64-unknown-linux-gnu.$GLIBC"
+cp "target/x86_64-unknown-linux-gnu/$PROFILE/captcha-dlq" "$DIST/captcha-dlq-$VERSION-x86_64-unknown-linux-gnu"
 
 step "dist/"
 ls -l "$DIST"

@@ -3,12 +3,14 @@
 # and runs the packages' own tests against the installed copies. Each solves the seeds' batch
 # (five reCAPTCHA v2 tasks, one unsolvable, one never ready: 3 solved, 2 dead-lettered, replayed)
 # against the mock solver binary, besides the rest of its suite:
-#   - python: the wheel into fresh venvs of the lowest and the highest CPython >= 3.9 that pyenv
-#     has, then pytest (bindings-python/tests, the seeds' batch in tests/test_batch.py) importing
-#     the installed captcha_dlq;
+#   - python: the wheel into a fresh venv of the highest CPython >= 3.9 that pyenv has, then
+#     stubtest, mypy, pytest (bindings-python/tests) and the page tests (tests_page) importing the
+#     installed captcha_dlq; the lowest gets the wheel and the seeds' batch (tests/test_batch.py);
 #   - node: the Node main tarball + its linux-x64-gnu tarball into a fresh project, then the shared
 #     JS suite with `import 'captcha-dlq'` (ESM), the Node-only checks (CommonJS entry, wire vectors
-#     through the addon the platform package holds) and tsc on the typed example;
+#     through the addon the platform package holds), the audit trail, traces, the page front end in
+#     headless Chromium (playwright-core and puppeteer-core from bindings-node's dev dependencies)
+#     and tsc on the typed example;
 #   - browser: the captcha-dlq-web tarball into a fresh project, then headless Chromium over that
 #     installed copy (bindings-wasm/tests/js/run.mjs): pages import `captcha-dlq-web` through an
 #     import map, the dedicated and service workers run esbuild bundles of it, the example
@@ -60,39 +62,69 @@ NODE_WEB=$DIST/captcha-dlq-web-$VERSION.tgz
 check_python() {
   local wheel
   wheel=$(ls "$DIST"/captcha_dlq-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64.whl)
-  # The lowest and the highest CPython >= 3.9 pyenv has (else python3 alone).
-  local pythons=()
+  # The highest CPython >= 3.9 that pyenv has runs everything; the lowest runs a smoke test (without pyenv,
+  # python3 runs everything).
+  local found=() full smoke=
   if command -v pyenv >/dev/null; then
-    local root found=() dir
+    local root dir
     root=$(pyenv root)
     for dir in "$root"/versions/3.*; do
       if [[ $dir =~ /3\.(9|[1-9][0-9])\.[0-9]+$ ]]; then found+=("$dir"); fi
     done
-    if ((${#found[@]})); then
-      mapfile -t found < <(printf '%s\n' "${found[@]}" | sort -V)
-      pythons+=("${found[0]}/bin/python")
-      if ((${#found[@]} > 1)); then pythons+=("${found[-1]}/bin/python"); fi
-    fi
   fi
-  ((${#pythons[@]})) || pythons=("$(command -v python3)")
+  if ((${#found[@]})); then
+    mapfile -t found < <(printf '%s\n' "${found[@]}" | sort -V)
+    full=${found[-1]}/bin/python
+    if ((${#found[@]} > 1)); then smoke=${found[0]}/bin/python; fi
+  else
+    full=$(command -v python3)
+  fi
+  python_full "$wheel" "$full"
+  if [ -n "$smoke" ]; then python_smoke "$wheel" "$smoke"; fi
+}
 
-  local python version venv
-  for python in "${pythons[@]}"; do
-    version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    echo "== Python $version: the wheel into a fresh venv, no Rust on PATH"
-    venv=$WORK/venv-$version
-    "$python" -m venv "$venv"
-    no_rust "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$wheel" pytest
-    (cd "$WORK" && no_rust "$venv/bin/python" - "$venv" "$VERSION" <<'EOF'
+# python_venv WHEEL PYTHON PACKAGES...: a fresh venv of PYTHON with the wheel and PACKAGES, installed with no
+# Rust on PATH, that imports the installed copy; prints the venv's folder (all else goes to stderr).
+python_venv() {
+  local wheel=$1 python=$2 version venv
+  shift 2
+  version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  venv=$WORK/venv-$version
+  "$python" -m venv "$venv"
+  no_rust "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$wheel" "$@" >&2
+  (cd "$WORK" && no_rust "$venv/bin/python" - "$venv" "$VERSION" >&2 <<'EOF'
 import sys, captcha_dlq
 venv, version = sys.argv[1], sys.argv[2]
 assert captcha_dlq.__file__.startswith(venv), f"imported {captcha_dlq.__file__}, not the installed wheel"
 assert captcha_dlq.__version__ == version, f"captcha_dlq.__version__ is {captcha_dlq.__version__}, the workspace says {version}"
 print(f"captcha_dlq {captcha_dlq.__version__} from {captcha_dlq.__file__}")
 EOF
-    )
-    (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests")
-  done
+  )
+  echo "$venv"
+}
+
+python_version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'; }
+
+# Everything on the installed wheel: stubtest and mypy (the stubs against the extension, the typed example),
+# pytest, then the page tests (captcha_dlq.page with Playwright, sync and async, and Selenium in the system's
+# headless Chromium; Playwright's wheel carries its driver, never a browser; the fixture site runs on node).
+python_full() {
+  local venv
+  echo "== Python $(python_version "$2"): the wheel into a fresh venv, no Rust on PATH; stubtest, mypy, pytest, page tests"
+  venv=$(PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 python_venv "$1" "$2" pytest "mypy>=1.10" "playwright==1.65.2" "selenium==4.51.0")
+  (cd "$WORK" && no_rust "$venv/bin/python" -m mypy.stubtest captcha_dlq --ignore-missing-stub \
+    && no_rust "$venv/bin/python" -m mypy --strict -p captcha_dlq \
+    && no_rust "$venv/bin/python" -m mypy --strict "$REPO/bindings-python/examples/typed_example.py")
+  (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests")
+  (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests_page")
+}
+
+# The lowest Python: the wheel installs and imports there (abi3), and the seeds' batch runs end to end.
+python_smoke() {
+  local venv
+  echo "== Python $(python_version "$2"): the wheel into a fresh venv, no Rust on PATH; the seeds' batch (smoke)"
+  venv=$(python_venv "$1" "$2" pytest)
+  (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests/test_batch.py")
 }
 
 check_node() {
@@ -123,7 +155,8 @@ EOF
   (cd "$APP" && no_rust node_modules/.bin/tsc -p tsconfig.json && echo "tsc --noEmit typed.ts against the installed index.d.ts ok")
   (cd "$APP" && CAPTCHA_DLQ_PACKAGE=captcha-dlq CAPTCHA_DLQ_PACKAGE_DIR="$APP/node_modules/captcha-dlq" \
     CAPTCHA_DLQ_VECTORS="$REPO/tests/vectors" CAPTCHA_DLQ_SHAPES="$REPO/tests/shapes/results.json" \
-    no_rust timeout 900 node --test --test-concurrency=1 tests/node.test.js tests/node-only.test.js tests/node-traces.test.js)
+    no_rust timeout 900 node --test --test-concurrency=1 tests/node.test.js tests/node-only.test.js tests/node-traces.test.js \
+    tests/node-audit.test.js "$REPO/tests/page/node-page.test.js")
 
   echo "== npm run build without cargo: says what to install instead of a stack trace"
   set +e

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI for the Node package: install the dev dependencies, build the addon (npm run build), build the mock solver,
+# The Node package's checks from the source tree, run by hand (test.sh runs the same suite once, on the installed
+# tarballs: .ci/package-check.sh node): install the dev dependencies, build the addon (npm run build), build the mock solver,
 # type-check the typed example against index.d.ts, run the JS suite: the shared one
 # (tests/js/suite.js, which the browser package also runs, in Chromium) and the
 # Node-only checks (files, util.inspect, the CommonJS entry, the wire vectors), traces to a local OTLP
@@ -8,7 +9,7 @@
 # Works from a fresh clone; needs cargo, node >= 20.19 and npm (reaches the registry).
 # CAPTCHA_DLQ_BUILD_PROFILE=debug (the default here) keeps the build short; set it
 # to `release` to test the optimised addon. CAPTCHA_DLQ_ADDON_PREBUILT=1 skips the build and tests the
-# addon ./package.sh left in this folder (test.sh does that, so CI builds the addon once).
+# addon ./package.sh left in this folder.
 set -euo pipefail
 cd "$(dirname "$0")"
 

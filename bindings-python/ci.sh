@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI for the Python package: the Rust side's own test (the store conformance suite over a
+# The Python package's checks from the source tree, run by hand (test.sh runs the same suites once, on the
+# installed wheel: .ci/package-check.sh python): the Rust side's own test (the store conformance suite over a
 # Python store, in an embedded interpreter), a fresh venv, `pip install ./bindings-python[test]`
 # (a real wheel build through maturin), the mock solver binary, stubtest + mypy, then pytest, then the page tests
 # (tests_page: Playwright and Selenium in headless Chromium; needs node, chromium, chromedriver).
@@ -27,7 +28,6 @@ echo "== mock solver"
 export CAPTCHA_DLQ_MOCK_BIN="$REPO/target/debug/captcha-dlq-mock"
 
 if [ -n "${CAPTCHA_DLQ_WHEEL:-}" ]; then
-  # test.sh passes the wheel ./package.sh built, so CI compiles the extension once.
   echo "== pip install $(basename "$CAPTCHA_DLQ_WHEEL")[test]"
   python -m pip install --quiet "$CAPTCHA_DLQ_WHEEL[test]"
 else

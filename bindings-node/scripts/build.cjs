@@ -4,7 +4,8 @@
 // napi build writes the addon next to package.json and the loader native.cjs (which looks for
 // that local file first, then for the platform package). Arguments after `--` go to napi build
 // (package.sh passes `--target x86_64-unknown-linux-gnu --cross-compile` for an old-glibc build).
-// CAPTCHA_DLQ_BUILD_PROFILE=debug builds faster, unoptimised (CI, development).
+// CAPTCHA_DLQ_BUILD_PROFILE=debug builds faster, unoptimised (development); any other cargo profile of the
+// workspace (CI's `ci`) is passed to cargo as it is; unset, the addon is built `release`.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
@@ -44,11 +45,12 @@ const detector = path.join(root, '..', 'page-detector', 'page-detector.js');
 if (!fs.existsSync(detector)) fail(`the page detector ${detector} is missing: build from a checkout of the repository`);
 fs.copyFileSync(detector, path.join(root, 'lib', 'page-detector.js'));
 
-const debug = process.env.CAPTCHA_DLQ_BUILD_PROFILE === 'debug';
+const profile = process.env.CAPTCHA_DLQ_BUILD_PROFILE || 'release';
 const args = [cli, 'build', '--platform', '--js', 'native.cjs', '--dts', 'native.d.cts'];
-if (!debug) args.push('--release');
+if (profile === 'release') args.push('--release');
+else if (profile !== 'debug') args.push('--profile', profile);
 args.push(...process.argv.slice(2));
-console.error(`captcha-dlq build: cargo build of the addon (${debug ? 'debug' : 'release'}); this takes minutes the first time`);
+console.error(`captcha-dlq build: cargo build of the addon (${profile}); this takes minutes the first time`);
 const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
 if (r.error) fail(`could not run napi build: ${r.error.message}`);
 process.exit(r.status ?? 1);

@@ -14,10 +14,12 @@ import { startMock } from '../js/node/mock.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
-const PACKAGE = path.join(ROOT, 'bindings-node');
+/** The package's folder: an installed copy ($CAPTCHA_DLQ_PACKAGE_DIR, .ci/package-check.sh) or bindings-node. */
+const PACKAGE = path.resolve(process.env.CAPTCHA_DLQ_PACKAGE_DIR ?? path.join(ROOT, 'bindings-node'));
 const { Client } = await import(path.join(PACKAGE, 'index.js'));
 const { solveOnPage, preparePage, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
-const requireDev = createRequire(path.join(PACKAGE, 'package.json'));
+// The browser drivers are bindings-node's dev dependencies, never a user's: they come from the repository.
+const requireDev = createRequire(path.join(ROOT, 'bindings-node', 'package.json'));
 const { chromium } = requireDev('playwright-core');
 const puppeteer = requireDev('puppeteer-core');
 
