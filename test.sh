@@ -73,7 +73,8 @@ wasm_bindgen_cli() {
   if wasm-bindgen --version 2>/dev/null | grep -q " $version\$"; then
     echo "wasm-bindgen $version is installed"
   else
-    cargo install -q --locked wasm-bindgen-cli --version "$version"
+    # --force: cargo's record of installed crates may name it though its binaries are gone.
+    cargo install -q --locked --force wasm-bindgen-cli --version "$version"
     echo "installed wasm-bindgen-cli $version"
   fi
 }
