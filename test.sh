@@ -74,7 +74,7 @@ wasm_bindgen_cli() {
     echo "wasm-bindgen $version is installed"
   else
     # --force: cargo's record of installed crates may name it though its binaries are gone.
-    cargo install -q --locked --force wasm-bindgen-cli --version "$version"
+    cargo install -q --force wasm-bindgen-cli --version "$version"
     echo "installed wasm-bindgen-cli $version"
   fi
 }

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Stages with their wall times, for test.sh: each stage prints its time as it ends, and `stage_table` prints
 # them all (with the whole run's time) at the end, or at the failure that ended the run.
-#   stage NAME CMD...        runs CMD in the foreground.
+#   stage NAME CMD...        runs CMD in the foreground (in a subshell: a stage sets no variable of the run).
 #   stage_bg NAME CMD...     starts CMD in the background, its output kept in a log; a build of the other
 #                            core's share of work, or a test suite that waits on I/O, runs beside it.
 #   stage_wait NAME          waits for a background stage, prints its log, and fails the run if it failed.
@@ -31,7 +31,11 @@ stage() {
   shift
   printf '\n=== %s ===\n' "$name"
   started=$(_stage_now)
-  "$@" || status=$?
+  # In a subshell with `set -e`, not under `||`, which would switch `set -e` off inside a function's body.
+  set +e
+  ( set -euo pipefail; "$@" )
+  status=$?
+  set -e
   if [ "$status" = 0 ]; then
     _stage_record "$name" "$started" ok
   else
@@ -46,10 +50,12 @@ stage_bg() {
   file=$STAGE_LOGS/${name//\//_}
   printf '\n=== %s (started in the background) ===\n' "$name"
   STAGE_BG_STARTED[$name]=$(_stage_now)
-  # The stage's commands see a shell with `set -e` as the foreground ones do; it notes its end (status, time).
+  # The stage's commands run with `set -e` as the foreground ones do (not under `||`, which would switch it off
+  # for everything inside); the stage notes its end (status, time) for stage_wait.
   (
-    status=0
-    ( set -euo pipefail; "$@" ) || status=$?
+    set +e
+    ( set -euo pipefail; "$@" )
+    status=$?
     echo "$status $(_stage_since "${STAGE_BG_STARTED[$name]}")" >"$file.end"
   ) >"$file.log" 2>&1 &
   STAGE_BG_PID[$name]=$!

@@ -15,7 +15,7 @@ OUT="$HERE/pkg"
 WB_VERSION=$(sed -nE 's/^wasm-bindgen = "=?([0-9.]+)"/\1/p' "$ROOT/Cargo.toml")
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
   echo "build.sh: installing wasm-bindgen-cli $WB_VERSION (the version the crate pins)" >&2
-  cargo install -q --locked --force wasm-bindgen-cli --version "$WB_VERSION"
+  cargo install -q --force wasm-bindgen-cli --version "$WB_VERSION"
 fi
 TOOLS="$HERE/tools/node_modules/.bin"
 if [ ! -x "$TOOLS/wasm-opt" ] || [ ! -x "$TOOLS/esbuild" ]; then

@@ -30,7 +30,7 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 fi
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
-  cargo install --locked --force wasm-bindgen-cli --version "$WB_VERSION"
+  cargo install --force wasm-bindgen-cli --version "$WB_VERSION"
 fi
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
