@@ -114,6 +114,12 @@ fn a_batch_over_two_mock_services_loses_nothing_and_spend_matches_their_counts()
     let lines: Vec<Value> =
         std::fs::read_to_string(results).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 150);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(results).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "results hold answers and labels: owner-only (issue 44, finding 2)");
+    }
     assert!(lines.iter().all(|l| l["ok"] == true), "no task lost or dead-lettered");
     let at = |name: &str| lines.iter().filter(|l| l["solution"]["provider"] == name).count();
     assert_eq!((at("anti-captcha"), at("2captcha")), (100, 50));

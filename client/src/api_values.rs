@@ -261,8 +261,8 @@ impl FromJson for RawReplay {
         if o.limit == Some(0) {
             return Err(FieldError::new(spelled("limit"), "must be at least 1"));
         }
-        if o.per_second.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-            return Err(FieldError::new(spelled("per_second"), "must be a positive number"));
+        if let Err(e) = crate::replay::start_interval(o.per_second) {
+            return Err(FieldError::new(spelled("per_second"), e.problem));
         }
         Ok(o)
     }
@@ -516,6 +516,9 @@ mod tests {
         assert_eq!(e.field(), Some("options.signl"));
         let e = replay_options(json!({"perSecond": 0}), Casing::Camel).unwrap_err();
         assert_eq!(e.field(), Some("options.perSecond"));
+        // Issue 44, finding 3: a rate so small its interval overflows is refused here too.
+        let e = replay_options(json!({"per_second": 1e-300}), Casing::Snake).unwrap_err();
+        assert_eq!(e.field(), Some("options.per_second"), "{e}");
         let r = replay_options(json!({"filter": {"labels": {"jobId": "x"}}, "perSecond": 2}), Casing::Camel).unwrap();
         assert!(r.explicit);
         assert_eq!(r.filter.unwrap().labels.get("jobId").map(String::as_str), Some("x"), "camelCase label keys match");

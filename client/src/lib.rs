@@ -28,6 +28,8 @@ pub mod dlq_edit;
 pub mod driver;
 pub mod error;
 pub mod events;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod files;
 mod fleet_calls;
 pub mod fleet_status;
 mod host_items;

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use captcha_dlq_core::dlq::replay::{ReplayDecision, ReplayReport};
 use captcha_dlq_core::dlq::{DeadLetterRecord, Filter, Leased, RecordState};
 use captcha_dlq_core::options::DEFAULT_REPLAY_LIMIT;
-use captcha_dlq_core::Solution;
+use captcha_dlq_core::{ConfigError, Solution};
 use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 
@@ -36,6 +36,26 @@ use crate::error::{Error, Result};
 use crate::runtime::BoxFuture;
 use crate::stream_end::StreamEnd;
 
+/// The slowest replay rate: one record a day. Slower makes no sense, and far enough down the
+/// interval between starts no longer fits a `Duration` (which panicked, records leased).
+pub const MIN_PER_SECOND: f64 = 1.0 / 86_400.0;
+/// The fastest replay rate: past it the engine's own submit rate decides anyway.
+pub const MAX_PER_SECOND: f64 = 10_000.0;
+
+/// The interval between starts at `per_second` records per second (`None`: at once), or why
+/// the rate is refused: not a number, or outside [`MIN_PER_SECOND`]..=[`MAX_PER_SECOND`].
+pub fn start_interval(per_second: Option<f64>) -> core::result::Result<Option<Duration>, ConfigError> {
+    let Some(rate) = per_second else { return Ok(None) };
+    // Written so that NaN fails too.
+    if !(MIN_PER_SECOND..=MAX_PER_SECOND).contains(&rate) {
+        return Err(ConfigError::new(
+            "per_second",
+            format!("{rate} is not a replay rate: between one record a day ({MIN_PER_SECOND:e}) and {MAX_PER_SECOND} records per second"),
+        ));
+    }
+    Ok(Some(Duration::from_secs_f64(1.0 / rate)))
+}
+
 /// Which records a replay takes, how many, and how fast.
 #[derive(Clone, Debug, Default)]
 pub struct ReplayOptions {
@@ -46,6 +66,7 @@ pub struct ReplayOptions {
     /// An operator asked for these records: review classes are replayed too.
     pub explicit: bool,
     /// Records started per second at most (SQS-style redrive velocity); `None`: at once.
+    /// Checked by [`start_interval`] before any record is leased.
     pub per_second: Option<f64>,
     /// Who the replay's audit entry names; `None`: [`Operator::default`] (`api`). Not in the
     /// browser build, which keeps no trail.
@@ -252,16 +273,21 @@ impl Replayer {
     }
 
     async fn run(self, options: ReplayOptions) {
+        // A refused option is no replay: nothing leased, nothing in the trail.
+        let interval = match start_interval(options.per_second) {
+            Ok(interval) => interval,
+            Err(e) => return self.emit(Err(e.into())),
+        };
         let policy = self.client.options().replay_policy.clone();
         let filter = options.filter.clone().or_else(|| policy.auto_filter());
         if let Some(filter) = &filter {
-            self.replay(filter, &options).await;
+            self.replay(filter, &options, interval).await;
         }
         #[cfg(not(target_arch = "wasm32"))]
         self.audit(filter.as_ref(), &options.operator.clone().unwrap_or_default()).await;
     }
 
-    async fn replay(&self, filter: &Filter, options: &ReplayOptions) {
+    async fn replay(&self, filter: &Filter, options: &ReplayOptions, interval: Option<Duration>) {
         let client = self.client.clone();
         let policy = client.options().replay_policy.clone();
         let limit = options.limit.unwrap_or(DEFAULT_REPLAY_LIMIT).max(1);
@@ -273,8 +299,6 @@ impl Replayer {
             Err(e) => return self.emit(Err(e)),
         };
         self.count(|r| r.received = leased.len() as u64);
-        let interval =
-            options.per_second.filter(|r| r.is_finite() && *r > 0.0).map(|r| Duration::from_secs_f64(1.0 / r));
         let mut pending = leased.into_iter();
         let mut running: FuturesUnordered<Running> = FuturesUnordered::new();
         let mut next_start = runtime.now();

@@ -125,13 +125,10 @@ async fn evict_matching(
 }
 
 /// Appends `records` to the archive file as JSONL (the export's format) and syncs it to disk,
-/// so that they are kept before the store lets them go.
+/// so that they are kept before the store lets them go. The file is owner-only (0600).
 fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
     let text = export_jsonl(records);
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    let written = crate::files::open_private(std::path::Path::new(path), crate::files::Private::Append)
         .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()));
     written.map_err(|e| {
         Error::Io(format!(

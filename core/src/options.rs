@@ -209,8 +209,8 @@ impl ProviderOptions {
     }
 }
 
-/// Everything a client is built from, checked.
-#[derive(Clone, Debug)]
+/// Everything a client is built from, checked. Its `Debug` shows no secret (see the impl).
+#[derive(Clone)]
 pub struct ClientOptions {
     /// The providers in routing order; never empty (one in the simple form).
     providers: Vec<ProviderOptions>,
@@ -236,6 +236,29 @@ pub struct ClientOptions {
     /// Where spans are exported (`traces`), if anywhere; not in the browser build.
     #[cfg(not(target_arch = "wasm32"))]
     pub traces: Option<crate::traces::TraceOptions>,
+}
+
+/// Written out rather than derived, so that printing the options (a log line, a panic
+/// message) shows no secret: the keys are [`Secret`]s, the DLQ location and the proxy lose
+/// their user and password, the webhooks' and traces' own `Debug` hide their URLs' paths,
+/// secrets and header values.
+impl core::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use crate::weburl::hide_userinfo;
+        let mut d = f.debug_struct("ClientOptions");
+        d.field("providers", &self.providers)
+            .field("routing", &self.routing)
+            .field("dlq", &self.dlq.as_deref().map(hide_userinfo))
+            .field("replay_policy", &self.replay_policy)
+            .field("proxy", &self.proxy.as_deref().map(hide_userinfo))
+            .field("store", &self.store)
+            .field("fleet", &self.fleet)
+            .field("concurrency", &self.concurrency)
+            .field("submit", &self.submit);
+        #[cfg(not(target_arch = "wasm32"))]
+        d.field("alerts", &self.alerts).field("dlq_retention", &self.dlq_retention).field("traces", &self.traces);
+        d.finish()
+    }
 }
 
 /// What is wrong with a DLQ location whatever the front end: an empty one names no store, and
@@ -736,6 +759,56 @@ mod tests {
         assert_eq!((o.concurrency, o.store.timeout_ms), (DEFAULT_CONCURRENCY, 5_000));
         assert_eq!(camel(json!({"apiKey": "  "})).unwrap_err().field, "apiKey");
         assert!(camel(json!({})).unwrap_err().problem.contains("missing"));
+    }
+
+    /// Issue 44, finding 4: `ClientOptions`' derived `Debug` printed the Redis URL's password
+    /// and the proxy's credentials. None of the secrets shows; where things are still does.
+    #[test]
+    fn client_options_debug_redacts_secrets() {
+        let options = ClientOptions::from_value(
+            json!({
+                "providers": [
+                    {"provider": "2captcha", "api_key": "the-api-key-0123456789"},
+                    {"provider": "capsolver", "api_key": "second-key-0123456789"}
+                ],
+                "dlq": "rediss://dlq-user:redis-pass@redis.example:6380/2?namespace=ns",
+                "proxy": "http://proxy-login:proxy-pass@proxy.example:3128",
+                "alerts": {"webhooks": [{"url": "https://hooks.example/hook-path-token", "secret": "webhook-secret"}]},
+                "traces": {"otlp_endpoint": "https://otlp.example/v1/traces",
+                           "headers": {"authorization": "Bearer otlp-header-secret"}}
+            }),
+            Casing::Snake,
+        );
+        let shown = format!("{:?}", options.unwrap());
+        for secret in [
+            "the-api-key",
+            "second-key",
+            "dlq-user",
+            "redis-pass",
+            "proxy-login",
+            "proxy-pass",
+            "hook-path-token",
+            "webhook-secret",
+            "otlp-header-secret",
+        ] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        for place in ["redis.example:6380/2", "proxy.example:3128", "hooks.example", "otlp.example", "capsolver"] {
+            assert!(shown.contains(place), "{place} not in {shown}");
+        }
+    }
+
+    #[test]
+    fn hide_userinfo_hides_the_user_and_password_of_any_url() {
+        use crate::weburl::hide_userinfo;
+        assert_eq!(hide_userinfo("redis://:pw@h:6379/0"), "redis://***@h:6379/0");
+        assert_eq!(hide_userinfo("socks5://u:p@ss@h:1080"), "socks5://***@h:1080", "the last @ ends them");
+        assert_eq!(hide_userinfo("http://u:p/w@h/x?y=a@b"), "http://***@h/x?y=a@b", "an unencoded slash");
+        assert_eq!(hide_userinfo("u:p@proxy:3128"), "***@proxy:3128", "a proxy without a scheme");
+        for kept in ["memory", "/var/lib/dlq@2/dlq.sqlite", "redis://h:6379/0?namespace=a"] {
+            assert_eq!(hide_userinfo(kept), kept);
+        }
+        assert_eq!(hide_userinfo("https://h/a@b"), "https://***@b", "too much hidden rather than half a password");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Extension;
+use captcha_dlq_client::replay::{start_interval, MAX_PER_SECOND, MIN_PER_SECOND};
 use captcha_dlq_core::dlq::Filter;
 
 use crate::query::Selection;
@@ -52,10 +53,12 @@ impl Form {
     fn rate(&self) -> Result<Option<f64>, Failure> {
         match self.one("per_second") {
             None => Ok(None),
+            // The client's bounds, checked here too so that the form answers 400 at once.
             Some(text) => match text.parse::<f64>() {
-                Ok(r) if r.is_finite() && r > 0.0 && r <= 10_000.0 => Ok(Some(r)),
+                Ok(r) if start_interval(Some(r)).is_ok() => Ok(Some(r)),
                 _ => Err(Failure::bad_request(format!(
-                    "per_second: {text:?} is not a rate between 0 and 10000 records per second"
+                    "per_second: {text:?} is not a rate between one record a day ({MIN_PER_SECOND:e}) and \
+                     {MAX_PER_SECOND} records per second"
                 ))),
             },
         }

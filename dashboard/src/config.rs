@@ -30,7 +30,9 @@ pub struct DashboardConfig {
     /// Without a token, answer only requests addressed to a loopback name (`Host:
     /// 127.0.0.1`, `localhost`, `[::1]`) from a loopback peer, so a web page elsewhere
     /// cannot reach the dashboard through DNS rebinding. On by default; a host that puts
-    /// the router behind its own authentication turns it off.
+    /// the router behind its own authentication turns it off. The peer must be known: a
+    /// host serving the router without `into_make_service_with_connect_info::<SocketAddr>()`
+    /// gets a 500 naming the fix on every request.
     pub loopback_only: bool,
     /// How often pages refresh their counts and progress while "live" is on (ms).
     pub live_interval_ms: u64,

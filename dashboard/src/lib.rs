@@ -58,6 +58,9 @@ pub use server::{serve, DashboardHandle};
 /// The dashboard as a router over `client` (its DLQ, journal and metrics), to serve or to
 /// nest in a service (`Router::nest("/dlq", router)`: links follow the mount path).
 ///
+/// Without a token (and with `loopback_only`, the default), serve it with
+/// `into_make_service_with_connect_info::<SocketAddr>()`: the loopback rule needs the
+/// peer's address, and every request is refused without it.
 /// Nested in a service that listens beyond loopback, either set a token, or put the
 /// router behind the service's own authentication and turn `loopback_only` off.
 pub fn router(client: Client, config: DashboardConfig) -> Result<Router, DashboardError> {

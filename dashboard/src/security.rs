@@ -126,16 +126,25 @@ fn mount_base(request: &Request) -> String {
     }
 }
 
+/// Why a dashboard without a token refuses every request when the server does not record
+/// peer addresses, and what the host must change.
+const UNKNOWN_PEER: &str = "the peer's address is unknown, so this dashboard without a token cannot tell a \
+     loopback request from a remote one and refuses every request: serve the router with \
+     `into_make_service_with_connect_info::<SocketAddr>()`, or configure a token";
+
 fn check_loopback(request: &Request) -> Result<(), Refusal> {
     let refused = |why: &str| {
         forbidden(format!(
             "{why}: without a token this dashboard answers only loopback requests (127.0.0.1, localhost, [::1])"
         ))
     };
-    if let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>() {
-        if !is_loopback(peer.ip()) {
-            return Err(refused(&format!("request from {}", peer.ip())));
-        }
+    // Without the peer's address the rule would rest on the `Host` header alone, which
+    // any client sets as it likes: refuse rather than trust it.
+    let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>() else {
+        return Err(Refusal::Status(StatusCode::INTERNAL_SERVER_ERROR, UNKNOWN_PEER.into()));
+    };
+    if !is_loopback(peer.ip()) {
+        return Err(refused(&format!("request from {}", peer.ip())));
     }
     let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     if !is_loopback_host(host) {

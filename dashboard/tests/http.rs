@@ -166,6 +166,36 @@ async fn without_a_token_only_loopback_names_are_answered() {
     dash.shutdown().await;
 }
 
+/// Issue 44, finding 1: a host mounting the router with plain `axum::serve` records no
+/// peer address; a remote client claiming `Host: 127.0.0.1` must not get in as an operator.
+#[tokio::test]
+async fn loopback_rule_is_not_skipped_when_the_peer_address_is_unknown() {
+    let client = memory_client(1).await;
+    let mount = |config| {
+        let client = client.clone();
+        async move {
+            let app = captcha_dlq_dashboard::router(client, config).unwrap();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            addr
+        }
+    };
+    let addr = mount(DashboardConfig::default()).await;
+    for path in ["", "records", "metrics"] {
+        let r = http().get(format!("http://{addr}/{path}")).header("host", "127.0.0.1").send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR, "{path}");
+        let body = r.text().await.unwrap();
+        assert!(body.contains("into_make_service_with_connect_info"), "the refusal names the fix: {body}");
+    }
+    let csrf_free = http().post(format!("http://{addr}/actions/purge")).header("host", "127.0.0.1").send().await;
+    assert_eq!(csrf_free.unwrap().status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(count(&client, &Filter::default()).await, 1, "nothing was purged");
+    let with_token = mount(DashboardConfig { token: Some(TOKEN.into()), ..DashboardConfig::default() }).await;
+    let r = http().get(format!("http://{with_token}/metrics")).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "a token does not need the peer's address");
+}
+
 #[tokio::test]
 async fn with_a_token_pages_need_a_login_or_a_bearer_header() {
     let client = memory_client(2).await;
@@ -358,7 +388,8 @@ async fn nested_under_a_path_its_links_and_cookies_follow_the_mount() {
     let app = axum::Router::new().nest("/ops/dlq", dashboard);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let service = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, service).await });
     let (status, _, page) = get(&format!("http://{addr}/ops/dlq/records")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("href=\"/ops/dlq/records/rec-00000\""), "record links follow the mount");

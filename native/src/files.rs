@@ -4,25 +4,12 @@
 use std::io::Write;
 use std::path::Path;
 
+pub use captcha_dlq_client::files::{open_private, Private};
 use captcha_dlq_client::Error;
 
 /// Writes `text` to `path`, created with mode 0600 (replacing what was there).
 pub fn write_private(path: &Path, text: &str) -> Result<(), Error> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path).map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
-    #[cfg(unix)]
-    {
-        // An existing file keeps its mode on open: narrow it too.
-        use std::os::unix::fs::PermissionsExt;
-        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
-    }
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.sync_all())
+    open_private(path, Private::Truncate)
+        .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()))
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
 }

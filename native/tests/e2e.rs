@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use captcha_dlq::core::class::reason;
-use captcha_dlq::core::dlq::{Filter, Page};
+use captcha_dlq::core::dlq::testkit::sample_record;
+use captcha_dlq::core::dlq::{DlqStore, Filter, MemoryStore, Page, RecordState};
 use captcha_dlq::core::engine::EngineConfig;
 use captcha_dlq::core::{ErrorClass, Task, ValidTask};
 use captcha_dlq::{Client, Error, ReplayOptions, SolveInput};
@@ -289,6 +290,31 @@ async fn bad_configuration_is_refused_naming_the_problem() {
     let mut bad = EngineConfig::default();
     bad.rate.max_in_flight = 0;
     assert!(refuse(captcha_dlq::builder().api_key("k").dlq("memory").config(bad)).await.contains("rate.max_in_flight"));
+}
+
+/// Issue 44, finding 3: a tiny replay `per_second` overflowed the interval between starts and
+/// panicked after the records were leased. Every rate out of bounds is refused first, naming
+/// the option, and the record was handed to nobody (its deliveries unchanged).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tiny_replay_per_second_is_refused_before_any_record_is_leased() {
+    let store: Arc<dyn DlqStore> = Arc::new(MemoryStore::default());
+    store.push(sample_record("r0", 1)).await.unwrap();
+    let client =
+        captcha_dlq::builder().api_key("k").base_url("http://127.0.0.1:9").dlq_store(store).build().await.unwrap();
+    for rate in [1e-300, 1e-9, 0.0, -1.0, f64::NAN, f64::INFINITY, 1e9] {
+        let options = ReplayOptions {
+            filter: Some(Filter::all()),
+            explicit: true,
+            per_second: Some(rate),
+            ..ReplayOptions::default()
+        };
+        let refused = client.replay(options).await.expect_err("refused");
+        assert!(matches!(refused, Error::Config(_)), "{rate}: {refused:?}");
+        assert!(refused.to_string().contains("per_second"), "{rate}: {refused}");
+    }
+    let records = client.dlq().peek(&Filter::all(), Page::default()).await.unwrap();
+    assert_eq!((records[0].deliveries, records[0].state), (0, RecordState::Ready), "never leased");
+    assert!(client.dlq().audit(10, None).await.unwrap().is_empty(), "a refused replay is no replay");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

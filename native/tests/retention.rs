@@ -146,3 +146,32 @@ async fn a_client_applies_its_retention_and_counts_the_evictions() {
     assert_eq!(client.dlq().retain(true).await.unwrap().total(), 0, "nothing more to evict");
     client.close().await;
 }
+
+/// Issue 44, finding 2: record files were world-readable. The archive holds whole records (page
+/// URLs, labels, proxy credentials): it is created owner-only whatever the umask, and an archive
+/// that was readable by others is narrowed when appended to.
+#[cfg(unix)]
+#[tokio::test]
+async fn record_files_world_readable_the_archive_is_created_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn DlqStore> = Arc::new(MemoryStore::default());
+    fill(&store).await;
+    let created = dir.path().join("created.jsonl");
+    let options = |path: &std::path::Path| RetentionOptions {
+        max_count: Some(8),
+        archive: Some(path.display().to_string()),
+        ..RetentionOptions::default()
+    };
+    apply(&store, &options(&created), at(700), false, None).await.unwrap();
+    assert!(!std::fs::read_to_string(&created).unwrap().is_empty());
+    assert_eq!(mode(&created), 0o600, "a new archive is owner-only");
+    let existing = dir.path().join("existing.jsonl");
+    std::fs::write(&existing, "").unwrap();
+    std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let one_more = RetentionOptions { max_count: Some(1), ..options(&existing) };
+    apply(&store, &one_more, at(700), false, None).await.unwrap();
+    assert!(!std::fs::read_to_string(&existing).unwrap().is_empty());
+    assert_eq!(mode(&existing), 0o600, "an archive readable by others is narrowed");
+}

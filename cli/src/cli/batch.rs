@@ -114,11 +114,9 @@ struct Output {
 impl Output {
     fn open(path: Option<&Path>) -> Result<Output, Error> {
         let sink: Box<dyn Write + Send> = match path {
+            // Results hold answers and labels: owner-only, like the DLQ and its exports.
             Some(path) => Box::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
+                captcha_dlq::files::open_private(path, captcha_dlq::files::Private::Append)
                     .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?,
             ),
             None => Box::new(std::io::stdout()),

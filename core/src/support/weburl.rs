@@ -149,6 +149,24 @@ fn is_slash(b: u8) -> bool {
     b == b'/' || b == b'\\'
 }
 
+/// `url` with the user and password of its authority shown as `***`
+/// (`redis://:pw@host/0` → `redis://***@host/0`; any scheme, or none as in a proxy's
+/// `user:pw@host:3128`), for `Debug` and messages: a Redis URL's or a proxy's credentials.
+pub fn hide_userinfo(url: &str) -> String {
+    // After a scheme, a slash in an unencoded password must not end the search (better to
+    // hide a path too than to print half a password); without one, a file path's slashes do.
+    let (scheme, rest, ends): (&str, &str, &[char]) = match url.split_once("://") {
+        Some((scheme, rest)) => (&url[..scheme.len() + 3], rest, &['?', '#']),
+        None => ("", url, &['/', '?', '#', '\\']),
+    };
+    let authority = &rest[..rest.find(ends).unwrap_or(rest.len())];
+    // The user and password end at the authority's last `@` (a password may hold another).
+    match authority.rfind('@') {
+        Some(at) => format!("{scheme}***{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 /// The host of an absolute `http(s)` URL, as [`Host`]'s `Display` writes it.
 pub fn host_of(input: &str) -> Option<String> {
     parse(input).ok().map(|u| u.host.to_string())
