@@ -1621,7 +1621,7 @@ export interface AuditEntry {
   at: string;
   /** A dashboard token's name, the CLI's `--as` (or `cli:user@host`), or an API caller's (`api` by default). */
   operator: string;
-  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict';
+  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict' | 'recover';
   /** The records selected, in the filter's own field names as the store keeps them (`reasons`, `page_host`…);
    * null for an import. */
   filter: Record<string, unknown> | null;

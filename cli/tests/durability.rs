@@ -392,3 +392,91 @@ async fn an_unreachable_provider_exits_5_with_every_task_dead_lettered_as_networ
     let records = store.peek(&Filter::all(), Page::default(), now()).await.unwrap();
     assert!(records.iter().all(|r| r.description.contains("cannot be reached") || r.description.contains("refused")));
 }
+
+/// One HTTP/1.1 exchange with the dashboard at `addr`; the status and body.
+fn exchange(addr: &str, request: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("the dashboard accepts connections");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+/// Kills a child process when the test ends, however it ends.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The dashboard's Recover on a killed batch finishes its tasks and keeps each answer for the
+/// batch run again (it used to acknowledge them into nothing, and the run again then skipped
+/// those lines as finished): every line is printed solved once, nothing is submitted twice, the
+/// journal and the DLQ end empty, and the recovery is in the audit trail with its counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dashboard_recover_of_a_killed_batch_keeps_every_answer_for_the_batch_run_again() {
+    use std::io::BufRead;
+    let Run { mock, _dir, input, dlq, out, base } = Run::start(1500, 20).await;
+    let cfg = config(30_000);
+    let args = ["batch", &input, "--dlq", &dlq, "--base-url", &base, "--config", &cfg, "--json"];
+    let mut child = spawn(&args, &out);
+    wait_until("every line submitted", || mock.counters().tasks_created >= 20).await;
+    let unconfirmed = kill_and_count_unconfirmed(&mut child, &mock, &dlq).await;
+    let entries = SqliteStore::open(&dlq).unwrap().journal_entries().await.unwrap();
+    let owners: BTreeSet<String> = entries.iter().filter_map(|e| e.owner.clone()).collect();
+    assert_eq!(owners.len(), 1, "the killed batch owns its entries: {owners:?}");
+    let owner = owners.into_iter().next().unwrap();
+    let in_flight = entries.len();
+
+    let dashboard =
+        cli(&["dashboard", "--dlq", &dlq, "--base-url", &base, "--config", &cfg, "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+    let mut dashboard = Running(dashboard);
+    let mut stdout = std::io::BufReader::new(dashboard.0.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let addr = first.split("http://").nth(1).expect("the URL is printed").trim().trim_end_matches('/').to_string();
+    let get =
+        |path: &str| exchange(&addr, &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"));
+    let (status, page) = get("/journal");
+    assert_eq!(status, 200, "{page}");
+    let csrf = page.split("name=\"csrf-token\" content=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
+    let body = format!("owner={owner}&resume=true&csrf={csrf}");
+    let request = format!(
+        "POST /actions/recover HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, answer) = exchange(&addr, &request);
+    assert_eq!(status, 303, "the recovery starts: {answer}");
+    wait_until("the dashboard's recovery to finish", || get("/journal").1.contains(">finished<")).await;
+    let page = get("/journal").1;
+    let kept = page.split("data-field=\"kept\">").nth(1).and_then(|rest| rest.split('<').next()).unwrap_or_default();
+    assert_eq!(kept, in_flight.to_string(), "every answer is kept for whoever resumes: {page}");
+    drop(dashboard);
+
+    let again = support::run_blocking(&args, Some(KEY)).await;
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let mut tally = Tally::default();
+    tally.read(&std::fs::read_to_string(&out).unwrap_or_default());
+    tally.read(&String::from_utf8_lossy(&again.stdout));
+    assert_eq!(lines(tally.solved.keys().cloned()), (1..=20).collect(), "every line solved: {tally:?}");
+    assert!(tally.failed.is_empty(), "{:?}", tally.failed);
+    assert_eq!(tally.repeats(), 0, "each answer printed once");
+    assert_eq!(mock.counters().tasks_created, 20 + unconfirmed, "nothing submitted again but the unconfirmed");
+    assert_eq!((journal_len(&dlq).await, dlq_len(&dlq).await), (0, 0));
+
+    let trail = SqliteStore::open(&dlq).unwrap().audit_list(10, None).await.unwrap();
+    let recovery = trail.iter().find(|e| e.action.as_str() == "recover").expect("the recovery is audited");
+    assert_eq!(recovery.count, in_flight as u64, "{recovery:?}");
+    assert!(!recovery.operator.is_empty() && recovery.error.is_none(), "{recovery:?}");
+    assert!(recovery.detail.contains(&format!("({in_flight} kept)")), "{recovery:?}");
+}

@@ -40,6 +40,8 @@ pub mod ops_metrics;
 pub mod page;
 pub mod prometheus;
 pub mod recover;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod recover_kept;
 pub mod replay;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod retention;
@@ -69,6 +71,8 @@ pub use fleet_status::{AccountStatus, FleetStatus, OwnerStatus};
 pub use host_items::CollectAll;
 pub use metrics::MetricsSnapshot;
 pub use recover::{RecoverCollector, RecoverItem, RecoverOptions, RecoverResult, RecoverStream, RecoverSummary};
+#[cfg(not(target_arch = "wasm32"))]
+pub use recover_kept::KeptRecovery;
 pub use replay::{ReplayCollector, ReplayItem, ReplayOptions, ReplayOutcome, ReplayResult, ReplayStream};
 pub use runtime::{Backends, BoxFuture, Liveness, Runtime, Transport};
 pub use solve_stream::{SolveInput, SolveResult, SolveStream};

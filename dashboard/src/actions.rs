@@ -275,7 +275,7 @@ pub(crate) async fn recover(State(state): State<Shared>, Extension(ctx): Ctx, bo
             Some("false") => false,
             Some(other) => return Err(Failure::bad_request(format!("resume: {other:?} is not true or false"))),
         };
-        state.recoveries.start(&state.client, owner.to_string(), resume, state.changed());
+        state.recoveries.start(&state.client, operator_of(&ctx)?, owner.to_string(), resume, state.changed());
         Ok(see_other(&chrome.url("/journal")))
     })();
     fail(&chrome, result)

@@ -2,17 +2,17 @@
 //! in flight, finished (`resume`) or moved into the DLQ as interrupted, in
 //! the background, with their counts; the last few are listed.
 //!
-//! The dashboard is the caller of what it recovers: an answer found is
-//! acknowledged (its entry and key settle) and counted, not shown — the
-//! process that wanted it is gone. An application that still wants its
-//! answers runs its own `recover` (`captcha-dlq recover` prints them).
+//! The dashboard is not the caller who wanted those answers (that process is
+//! gone): each answer is kept in its journal entry for whoever resumes the
+//! task (the `batch` run again, or `recover`), never acknowledged into
+//! nothing, and the recovery is audited under the operator's name
+//! (`Client::recover_for_operator`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq_client::{Client, RecoverOptions, RecoverSummary};
+use captcha_dlq_client::{Client, KeptRecovery, Operator, RecoverOptions};
 use captcha_dlq_core::Timestamp;
-use futures::StreamExt;
 
 const KEPT: usize = 5;
 
@@ -22,7 +22,8 @@ pub(crate) struct Recovery {
     /// Finish the tasks (`true`) or dead-letter them as interrupted.
     pub(crate) resume: bool,
     pub(crate) started_at: Timestamp,
-    pub(crate) summary: RecoverSummary,
+    /// The recovery's counts and the answers kept for whoever resumes their tasks.
+    pub(crate) progress: KeptRecovery,
     pub(crate) error: Option<String>,
     pub(crate) finished_at: Option<Timestamp>,
 }
@@ -40,12 +41,19 @@ impl Recoveries {
             .unwrap_or_default()
     }
 
-    pub(crate) fn start(&self, client: &Client, owner: String, resume: bool, on_change: Arc<dyn Fn() + Send + Sync>) {
+    pub(crate) fn start(
+        &self,
+        client: &Client,
+        operator: Operator,
+        owner: String,
+        resume: bool,
+        on_change: Arc<dyn Fn() + Send + Sync>,
+    ) {
         let run = Arc::new(Mutex::new(Recovery {
             owner: owner.clone(),
             resume,
             started_at: client.backends().runtime.now(),
-            summary: RecoverSummary::default(),
+            progress: KeptRecovery::default(),
             error: None,
             finished_at: None,
         }));
@@ -55,27 +63,18 @@ impl Recoveries {
         }
         let client = client.clone();
         tokio::spawn(async move {
-            let mut stream = client.recover_stream(RecoverOptions { resume, key_prefix: None, owner: Some(owner) });
-            let mut error = None;
-            while let Some(item) = stream.next().await {
-                match item {
-                    Ok(item) => {
-                        if let Ok(delivery) = item.outcome {
-                            delivery.receipt.ack();
-                        }
-                    }
-                    Err(e) => error = Some(e.to_string()),
-                }
-                let summary = stream.summary();
+            let options = RecoverOptions { resume, key_prefix: None, owner: Some(owner) };
+            let progress = |now: &KeptRecovery| {
                 if let Ok(mut r) = run.lock() {
-                    r.summary = summary;
+                    r.progress = *now;
                 }
                 on_change();
-            }
+            };
+            let (progress, error) = client.recover_for_operator(&operator, options, progress).await;
             let now = client.backends().runtime.now();
             if let Ok(mut r) = run.lock() {
-                r.summary = stream.summary();
-                r.error = error;
+                r.progress = progress;
+                r.error = error.map(|e| e.to_string());
                 r.finished_at = Some(now);
             }
             on_change();

@@ -31,10 +31,13 @@ pub enum AuditAction {
     Edit,
     /// Records removed by a retention limit.
     Evict,
+    /// Another process's journal entries finished (or dead-lettered) by an operator, their answers
+    /// kept for whoever resumes them.
+    Recover,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 7] = [
+    pub const ALL: [AuditAction; 8] = [
         AuditAction::Replay,
         AuditAction::Purge,
         AuditAction::Park,
@@ -42,6 +45,7 @@ impl AuditAction {
         AuditAction::Import,
         AuditAction::Edit,
         AuditAction::Evict,
+        AuditAction::Recover,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +57,7 @@ impl AuditAction {
             AuditAction::Import => "import",
             AuditAction::Edit => "edit",
             AuditAction::Evict => "evict",
+            AuditAction::Recover => "recover",
         }
     }
 }

@@ -75,17 +75,18 @@ pub(crate) fn render(chrome: &Chrome, owners: &[OwnerEntries], recoveries: &[Rec
         @if !recoveries.is_empty() {
             h2 { "Recoveries" }
             table.recoveries {
-                thead { tr { th { "Owner" } th { "Mode" } th { "Started" } th.num { "Taken over" } th.num { "Left to live owners" } th.num { "Solved" } th.num { "Dead-lettered" } th { "Status" } } }
+                thead { tr { th { "Owner" } th { "Mode" } th { "Started" } th.num { "Taken over" } th.num { "Left to live owners" } th.num { "Solved" } th.num { "Answers kept for whoever resumes" } th.num { "Dead-lettered" } th { "Status" } } }
                 tbody {
                     @for r in recoveries {
                         tr {
                             td.mono { (r.owner) }
                             td { (if r.resume { "finish" } else { "into the DLQ" }) }
                             td { (when(r.started_at)) }
-                            td.num { (r.summary.found) }
-                            td.num { (r.summary.skipped_live) }
-                            td.num { (r.summary.solved) }
-                            td.num { (r.summary.dead_lettered) }
+                            td.num { (r.progress.summary.found) }
+                            td.num { (r.progress.summary.skipped_live) }
+                            td.num { (r.progress.summary.solved) }
+                            td.num data-field="kept" { (r.progress.kept) }
+                            td.num { (r.progress.summary.dead_lettered) }
                             td {
                                 @if let Some(e) = &r.error { span.bad { (e) } }
                                 @else if r.finished_at.is_some() { "finished" }
