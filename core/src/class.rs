@@ -137,4 +137,7 @@ pub mod reason {
     pub const INVALID_TASK: &str = "InvalidTask";
     /// The client's budget cap is spent: nothing more is submitted (class `account_terminal`).
     pub const BUDGET_EXHAUSTED: &str = "BudgetExhausted";
+    /// Every configured service that was tried answered that it does not solve the task's kind
+    /// (class `fix_input`: configure a service that does, then replay).
+    pub const NO_SERVICE_FOR_KIND: &str = "NoServiceForKind";
 }

@@ -375,3 +375,69 @@ fn recover_polls_the_provider_its_journal_entry_names() {
     assert_eq!(second.service_of(0).log.len(), 0, "a was never asked");
     assert_eq!(second.service_of(1).taken.len(), 1, "not submitted again");
 }
+
+/// An hCaptcha task for `https://example.com/hc/{n}`.
+fn hcaptcha_task(n: usize) -> captcha_dlq_core::ValidTask {
+    captcha_dlq_core::task::Task::from_json_value(serde_json::json!({
+        "type": "hcaptcha",
+        "sitekey": "10000000-ffff-ffff-ffff-000000000001",
+        "page_url": format!("https://example.com/hc/{n}"),
+    }))
+    .expect("an hCaptcha task is valid")
+}
+
+fn refusing(code: &'static str) -> FakeService {
+    FakeService::new(move |_| Behavior::RejectSubmit(code))
+}
+
+#[test]
+fn hcaptcha_at_a_service_that_answers_hcaptcha_not_supported_is_solved_by_the_next_one() {
+    let mut h = Harness::multi(
+        vec![provider("a", refusing("ERROR_HCAPTCHA_NOT_SUPPORTED")), provider("b", solving(20))],
+        ordered(),
+    );
+    let jobs: Vec<JobId> = (0..5).map(|i| h.submit(hcaptcha_task(i), &[])).collect();
+    h.run();
+    assert!(h.dead.is_empty(), "dead-lettered: {:?}", h.dead.iter().map(|(_, r)| &r.reason).collect::<Vec<_>>());
+    let by_job = solved_at(&h);
+    assert!(jobs.iter().all(|j| by_job[j] == "b"), "every task solved at b: {by_job:?}");
+    assert!(
+        h.service_of(0).log.iter().filter(|s| s.endpoint == "in.php").count() < jobs.len(),
+        "once a refused the kind, routing skips it for the kind: {:?}",
+        h.service_of(0).log
+    );
+    assert!(h.events.iter().any(|(_, e)| matches!(e, Event::Rerouted { from, to, .. } if from == "a" && to == "b")));
+}
+
+#[test]
+fn a_kind_no_configured_service_solves_is_dead_lettered_naming_each_service_and_its_answer() {
+    let mut h = Harness::multi(
+        vec![
+            provider("a", refusing("ERROR_HCAPTCHA_NOT_SUPPORTED")),
+            provider("b", refusing("ERROR_TASK_NOT_SUPPORTED")),
+        ],
+        ordered(),
+    );
+    h.submit(hcaptcha_task(1), &[]);
+    h.run();
+    assert_eq!(h.dead.len(), 1);
+    let record = &h.dead[0].1;
+    assert_eq!((record.reason.as_str(), record.class), (reason::NO_SERVICE_FOR_KIND, ErrorClass::FixInput));
+    assert!(
+        record.description.contains("a (ERROR_HCAPTCHA_NOT_SUPPORTED)")
+            && record.description.contains("b (ERROR_TASK_NOT_SUPPORTED)"),
+        "{}",
+        record.description
+    );
+    assert_eq!(record.attempts, 0, "a refused kind is not a paid attempt");
+}
+
+#[test]
+fn with_one_service_a_refused_kind_is_no_service_for_kind_rather_than_an_input_to_fix() {
+    let mut h = Harness::multi(vec![provider("a", refusing("ERROR_TASK_NOT_SUPPORTED"))], ordered());
+    h.submit(hcaptcha_task(1), &[]);
+    h.run();
+    assert_eq!(h.dead.len(), 1);
+    assert_eq!(h.dead[0].1.reason, reason::NO_SERVICE_FOR_KIND);
+    assert!(h.dead[0].1.description.contains("a (ERROR_TASK_NOT_SUPPORTED)"), "{}", h.dead[0].1.description);
+}

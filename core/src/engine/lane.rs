@@ -184,9 +184,32 @@ pub(crate) struct Lane {
     /// A reachability check (balance request) is out while the circuit is half-open.
     pinging: bool,
     stats: LaneStats,
+    /// Kinds the service answered it does not solve, skipped by routing for a while.
+    refused_kinds: RefusedKinds,
     /// Its share of the account's fleet-wide limits, when the store keeps a fleet ledger.
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     fleet: Option<FleetShare>,
+}
+
+/// How long a service's "this task type is not supported" keeps routing away from it for that
+/// kind: services drop and add kinds (most dropped hCaptcha), so the mark is not forever, and
+/// a task that finds no other service is tried there again (the refusal costs nothing).
+pub(crate) const KIND_REFUSED_FOR: Duration = Duration::from_secs(15 * 60);
+
+/// The kinds a lane's service refused as a whole ([`crate::classify::says_kind_unsupported`]),
+/// each until when routing skips the lane for it.
+#[derive(Debug, Default)]
+pub(crate) struct RefusedKinds(Vec<(TaskKind, Timestamp)>);
+
+impl RefusedKinds {
+    pub fn refuse(&mut self, kind: TaskKind, until: Timestamp) {
+        self.0.retain(|(k, _)| *k != kind);
+        self.0.push((kind, until));
+    }
+
+    pub fn refuses(&self, kind: TaskKind, now: Timestamp) -> bool {
+        self.0.iter().any(|(k, until)| *k == kind && *until > now)
+    }
 }
 
 impl Lane {
@@ -214,6 +237,7 @@ impl Lane {
             hold: None,
             pinging: false,
             stats: LaneStats::default(),
+            refused_kinds: RefusedKinds::default(),
             fleet: spec.fleet.map(|f| FleetShare::new(f.account, f.shares_budget)),
         }
     }
@@ -440,6 +464,17 @@ impl Lane {
 
     pub fn set_pinging(&mut self, out: bool) {
         self.pinging = out;
+    }
+
+    // ----- kinds the service refused
+
+    /// Routing skips this lane for `kind` until `until` (the service said it does not solve it).
+    pub fn refuse_kind(&mut self, kind: TaskKind, until: Timestamp) {
+        self.refused_kinds.refuse(kind, until);
+    }
+
+    pub fn refuses_kind(&self, kind: TaskKind, now: Timestamp) -> bool {
+        self.refused_kinds.refuses(kind, now)
     }
 
     // ----- the account hold

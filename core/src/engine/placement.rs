@@ -76,7 +76,7 @@ impl Engine {
             .iter()
             .enumerate()
             .map(|(i, lane)| Candidate {
-                health: if j.unsupported & (1 << i) != 0 || Some(i) == exclude {
+                health: if j.unsupported & (1 << i) != 0 || Some(i) == exclude || lane.refuses_kind(kind, now) {
                     Health::Unsupported
                 } else {
                     lane.health()
@@ -174,7 +174,8 @@ impl Engine {
         let deadline = j.deadline;
         let (lane, not_before) = self.route(job, now, Some(from), false);
         let at = now.max(not_before);
-        if lane == from || !self.lanes[lane].health().usable() || at >= deadline {
+        let refused = self.jobs.get(&job).is_some_and(|j| self.lanes[lane].refuses_kind(j.task.kind(), now));
+        if lane == from || !self.lanes[lane].health().usable() || refused || at >= deadline {
             return false;
         }
         self.leave_flight(job);

@@ -12,7 +12,7 @@ use core::time::Duration;
 
 use super::config::RetryConfig;
 use super::event::PauseScope;
-use super::lane::Hold;
+use super::lane::{Hold, KIND_REFUSED_FOR};
 use super::{millis, Action, Engine, Event, JobId, Stage, MAX_HISTORY};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
@@ -38,6 +38,10 @@ pub(super) enum Reaction {
     /// An account error without a hold: the lane stops; the task goes elsewhere or dies, and
     /// what waits at the lane follows it.
     AccountStopped,
+    /// The service refused the task's kind as a whole at submission (nothing was paid): the
+    /// lane is skipped for the kind a while, and another service takes the task; with none
+    /// left, the dead letter `NoServiceForKind`, naming the services tried.
+    KindUnsupported,
     /// The dead letter, now.
     DeadLetter,
 }
@@ -74,6 +78,9 @@ pub(super) const MAX_BILLED_FAILURES: u32 = 2;
 pub(super) fn decide(job: JobFacts, lane_holds: bool, f: &Failure, retry: &RetryConfig) -> Decision {
     let min_transient = Duration::from_millis(retry.transient_min_delay_ms);
     let decision = |reaction, counts_attempt| Decision { reaction, counts_attempt };
+    if job.at_submit && crate::classify::says_kind_unsupported(&f.code) {
+        return decision(Reaction::KindUnsupported, false);
+    }
     match f.class {
         ErrorClass::NotReady => decision(Reaction::PollAgain, false),
         ErrorClass::Transient => {
@@ -207,6 +214,16 @@ impl Engine {
                 }
             }
             Reaction::FailOver => self.fail_over_or_dead(job, &f, now),
+            Reaction::KindUnsupported => {
+                j.pin = None;
+                j.unsupported |= 1 << l;
+                let kind = j.task.kind();
+                self.lanes[l].refuse_kind(kind, now.add(KIND_REFUSED_FOR));
+                if !self.fail_over(job, &f, now) {
+                    let none_left = self.no_service_for_kind(job, kind);
+                    self.dead_letter_job(job, &none_left, now);
+                }
+            }
             Reaction::HoldForAccount => {
                 // The service refused the submission, so nothing was paid: the task waits with
                 // the others until the account works again (or the hold ends), unless another
@@ -311,6 +328,29 @@ impl Engine {
             let provider = self.label(l);
             self.push_event(Event::ConcurrencyChanged { limit, provider });
         }
+    }
+
+    /// The dead letter's failure for a task whose kind every service tried refused: the services
+    /// and what each answered, from the task's history.
+    fn no_service_for_kind(&self, job: JobId, kind: crate::TaskKind) -> Failure {
+        let mut tried: Vec<String> = Vec::new();
+        if let Some(j) = self.jobs.get(&job) {
+            for h in j.history.iter().filter(|h| crate::classify::says_kind_unsupported(&h.error)) {
+                let said = format!("{} ({})", h.provider.as_deref().unwrap_or("the provider"), h.error);
+                if !tried.contains(&said) {
+                    tried.push(said);
+                }
+            }
+        }
+        Failure::new(
+            reason::NO_SERVICE_FOR_KIND,
+            ErrorClass::FixInput,
+            format!(
+                "no configured service solves {}: {} said it does not; configure one that does, then replay",
+                kind.as_str(),
+                tried.join(", ")
+            ),
+        )
     }
 
     fn fail_over_or_dead(&mut self, job: JobId, f: &Failure, now: Timestamp) {
