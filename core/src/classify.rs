@@ -176,6 +176,14 @@ pub fn describe(code: &str) -> &'static str {
     }
 }
 
+/// Whether `code` is a service's refusal of a task *type* rather than of a task: it does not
+/// solve that kind at all (no longer, or not on this account). Nothing was paid, and another
+/// service may well solve the same task, so the engine moves it there
+/// (`engine::reaction`, `Reaction::KindUnsupported`) instead of dead-lettering it as an input to fix.
+pub fn says_kind_unsupported(code: &str) -> bool {
+    matches!(code, "ERROR_TASK_NOT_SUPPORTED" | "ERROR_HCAPTCHA_NOT_SUPPORTED")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,12 +203,4 @@ mod tests {
         assert!(looks_like_error("MAX_USER_TURN"));
         assert!(!looks_like_error("03AGdBq26"));
     }
-}
-
-/// Whether `code` is a service's refusal of a task *type* rather than of a task: it does not
-/// solve that kind at all (no longer, or not on this account). Nothing was paid, and another
-/// service may well solve the same task, so the engine moves it there
-/// (`engine::reaction`, `Reaction::KindUnsupported`) instead of dead-lettering it as an input to fix.
-pub fn says_kind_unsupported(code: &str) -> bool {
-    matches!(code, "ERROR_TASK_NOT_SUPPORTED" | "ERROR_HCAPTCHA_NOT_SUPPORTED")
 }
