@@ -12,7 +12,7 @@ STAGE_SECONDS=()
 STAGE_RESULTS=()
 STAGE_RUN_STARTED=$(date +%s.%N)
 STAGE_LOGS=$(mktemp -d "${TMPDIR:-/tmp}/captcha-dlq-stages.XXXXXX")
-declare -A STAGE_BG_PID=() STAGE_BG_STARTED=()
+declare -A STAGE_BG_PID=() STAGE_BG_STARTED=() STAGE_BG_ENDED=()
 
 _stage_now() { date +%s.%N; }
 _stage_since() { awk -v a="$1" -v b="$(_stage_now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -67,7 +67,8 @@ _stage_bg_end() {
   file=$STAGE_LOGS/${name//\//_}
   printf '\n=== %s (background) ===\n' "$name"
   cat "$file.log" 2>/dev/null || true
-  unset "STAGE_BG_PID[$name]"
+  # Marked rather than unset: `unset` reads a key with a quote in it (README's) as a different word.
+  STAGE_BG_ENDED[$name]=1
   STAGE_NAMES+=("$name [background]")
   if read -r status took 2>/dev/null <"$file.end"; then
     STAGE_SECONDS+=("$took")
@@ -97,6 +98,7 @@ _stage_kill_tree() {
 stage_table() {
   local status=$? name i
   for name in "${!STAGE_BG_PID[@]}"; do
+    [ -z "${STAGE_BG_ENDED[$name]:-}" ] || continue
     _stage_kill_tree "${STAGE_BG_PID[$name]}"
     wait "${STAGE_BG_PID[$name]}" 2>/dev/null || true
     _stage_bg_end "$name" || true
