@@ -356,6 +356,7 @@ impl Harness {
                 key,
                 config: p.config,
                 prices: p.prices,
+                soft_id: None,
                 fleet: None,
             });
             services.push(p.service);
