@@ -1581,6 +1581,9 @@ export interface ProviderEntry {
   name?: string;
   baseUrl?: string;
   price?: number | Record<string, number>;
+  /** This provider's software id for its developer programme, sent to it alone (CapSolver `appId`,
+   * anti-captcha/CapMonster `softId`, 2captcha `soft_id`). */
+  softId?: string;
   retry?: RetryOptions;
   polling?: PollingOptions;
   rate?: RateOptions;
@@ -1684,7 +1687,8 @@ export interface ClientOptions {
   fleet?: FleetOptions;
   /** Tasks `solveMany`/`solveStream` keep in flight when the call does not say. Default 100. */
   concurrency?: number;
-  /** The provider's software id for the developer programme. */
+  /** The provider's software id for its developer programme, with one `provider` only; with `providers`
+   * it is an error: give each entry its own `softId` (a service's id means nothing to another). */
   softId?: string;
   /** A URL the provider calls when an answer is ready. */
   pingback?: string;

@@ -194,6 +194,8 @@ pub struct ProviderOptions {
     pub engine: EngineConfig,
     /// Its price per solved task (`price`), for providers that do not report costs.
     pub prices: Prices,
+    /// Its software id (`soft_id`), sent to this provider only.
+    pub soft_id: Option<String>,
 }
 
 impl ProviderOptions {
@@ -204,6 +206,7 @@ impl ProviderOptions {
             key: self.api_key.clone(),
             config: self.engine.clone(),
             prices: self.prices,
+            soft_id: self.soft_id.clone(),
             fleet: None,
         }
     }
@@ -361,6 +364,8 @@ struct RawProvider {
     api_key: Option<String>,
     base_url: Option<String>,
     price: Option<Value>,
+    /// Its software id for the service's developer programme: sent to it alone.
+    soft_id: Option<String>,
     /// `polling`, `rate`, `circuit` for this provider only.
     engine: Map<String, Value>,
 }
@@ -375,6 +380,7 @@ impl FromJson for RawProvider {
             api_key: f.opt("api_key")?,
             base_url: f.opt("base_url")?,
             price: f.opt("price")?,
+            soft_id: f.opt("soft_id")?,
             engine,
         };
         f.finish()?;
@@ -420,6 +426,8 @@ impl ClientOptions {
                     api_key: raw.api_key,
                     base_url: raw.base_url,
                     price: raw.price,
+                    // The one provider's: a service's developer id means nothing to another.
+                    soft_id: raw.soft_id,
                     engine: Map::new(),
                 },
                 "",
@@ -434,6 +442,7 @@ impl ClientOptions {
                     (raw.api_key.is_some(), "api_key"),
                     (raw.base_url.is_some(), "base_url"),
                     (raw.price.is_some(), "price"),
+                    (raw.soft_id.is_some(), "soft_id"),
                 ] {
                     if given {
                         return Err(ConfigError::new(
@@ -508,7 +517,8 @@ impl ClientOptions {
             store: raw.store,
             fleet: raw.fleet,
             concurrency: raw.concurrency,
-            submit: SubmitOptions { soft_id: raw.soft_id, pingback: raw.pingback, header_acao: false },
+            // `soft_id` is each provider's own (`ProviderOptions::soft_id`).
+            submit: SubmitOptions { soft_id: None, pingback: raw.pingback, header_acao: false },
             #[cfg(not(target_arch = "wasm32"))]
             alerts,
             #[cfg(not(target_arch = "wasm32"))]
@@ -673,7 +683,7 @@ fn provider_options(
     };
     let lane_name = raw.name.unwrap_or_else(|| provider.name().to_string());
     check_name(&lane_name).map_err(|problem| ConfigError::new(name("name"), problem))?;
-    Ok(ProviderOptions { name: lane_name, provider, api_key, engine, prices })
+    Ok(ProviderOptions { name: lane_name, provider, api_key, engine, prices, soft_id: raw.soft_id })
 }
 
 /// `field` (snake_case) as a host in `casing` spells it.
@@ -1060,5 +1070,64 @@ mod tests {
         assert_eq!(camel(json!({"apiKey": "K", "routing": "quickest"})).unwrap_err().field, "routing");
         assert_eq!(camel(json!({"apiKey": "K", "budget": 0})).unwrap_err().field, "budget");
         assert_eq!(camel(json!({"apiKey": "K", "routingExplore": 0.9})).unwrap_err().field, "routingExplore");
+    }
+
+    /// A developer id belongs to one service (issue 43): each entry of `providers` sends its own
+    /// `soft_id` and no other's (CapSolver `appId`, anti-captcha/CapMonster `softId`, 2captcha v1
+    /// `soft_id`); a top-level one is the single provider's, and beside `providers` an error.
+    #[test]
+    fn soft_id_goes_to_its_own_provider_only() {
+        use crate::engine::{Action, Engine};
+        use crate::task::Task;
+        use crate::time::Timestamp;
+        let e = camel(json!({"softId": "7", "providers": [{"provider": "capsolver", "apiKey": "A"}]})).unwrap_err();
+        assert_eq!(e.field, "softId");
+        assert!(e.problem.contains("each entry of `providers`"), "{}", e.problem);
+        let one = camel(json!({"apiKey": "K", "provider": "capsolver", "softId": "7"})).unwrap();
+        assert_eq!(one.primary().soft_id.as_deref(), Some("7"));
+        assert_eq!(one.submit.soft_id, None, "no client-wide soft_id");
+        let e = camel(json!({"providers": [{"provider": "capsolver", "apiKey": "A", "softid": "7"}]})).unwrap_err();
+        assert_eq!(e.field, "providers[0].softid", "unknown keys stay errors");
+
+        let o = camel(json!({"providers": [
+            {"provider": "capsolver", "apiKey": "A", "softId": "CAP-APP"},
+            {"provider": "2captcha", "apiKey": "B", "softId": "2C"},
+            {"provider": "anti-captcha", "apiKey": "C"},
+            {"provider": "capmonster", "apiKey": "D", "softId": "42"},
+        ], "pingback": "https://a.test/cb"}))
+        .unwrap();
+        let mut engine =
+            Engine::with_lanes(o.lane_specs(), o.routing.clone()).unwrap().with_submit_options(o.submit.clone());
+        let now = Timestamp::from_unix_millis(1_700_000_000_000);
+        let task = || {
+            Task::from_json_value(json!({"type": "recaptcha_v2", "sitekey": "6Le-K", "page_url": "https://a.test/"}))
+        };
+        for name in ["capsolver", "2captcha", "anti-captcha", "capmonster"] {
+            let labels = [("routing".to_string(), name.to_string())].into_iter().collect();
+            engine.submit(task().unwrap(), labels, None, now).unwrap();
+        }
+        let mut sent = Vec::new();
+        while let Some(action) = engine.poll_action(now) {
+            match action {
+                Action::Journal { gates: Some(job), .. } => {
+                    engine.journaled(job, now);
+                }
+                Action::Send { request, .. } => {
+                    sent.push((request.url.clone(), crate::vectors::canonical_request(&request)))
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(sent.len(), 4, "{sent:?}");
+        let to = |host: &str| &sent.iter().find(|(url, _)| url.contains(host)).expect(host).1;
+        let capsolver = &to("capsolver.com")["json"];
+        assert_eq!((&capsolver["appId"], capsolver.get("softId")), (&json!("CAP-APP"), None));
+        let twocaptcha = &to("2captcha.com")["params"];
+        assert_eq!(twocaptcha["soft_id"], "2C");
+        assert_eq!(twocaptcha["pingback"], "https://a.test/cb", "the pingback is the client's");
+        let anticaptcha = &to("anti-captcha.com")["json"];
+        assert_eq!((anticaptcha.get("softId"), anticaptcha.get("appId")), (None, None));
+        let capmonster = &to("capmonster.cloud")["json"];
+        assert_eq!((&capmonster["softId"], capmonster.get("appId")), (&json!(42), None));
     }
 }

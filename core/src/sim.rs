@@ -32,6 +32,8 @@ pub const T0: Timestamp = Timestamp::from_unix_millis(1_763_719_200_000);
 #[derive(Clone, Debug, PartialEq)]
 pub enum Behavior {
     SolveAfter(Duration),
+    /// Solved after the duration, answering `{"status":1,"request":<answer>}` (a list of points).
+    AnswerAfter(Duration, serde_json::Value),
     Unsolvable {
         after: Duration,
     },
@@ -198,7 +200,7 @@ impl FakeService {
             self.next_id += 1;
             let id = self.next_id.to_string();
             let works_for = match &behavior {
-                Behavior::SolveAfter(d) => Some(*d),
+                Behavior::SolveAfter(d) | Behavior::AnswerAfter(d, _) => Some(*d),
                 Behavior::Unsolvable { after } => Some(*after),
                 Behavior::NeverReady | Behavior::RejectSubmit(_) => None,
             };
@@ -221,6 +223,13 @@ impl FakeService {
                 answers.push_str(&self.answer(id, now));
             }
             return Ok(HttpResponse::new(200, answers));
+        }
+        if let Some(SimTask { behavior: Behavior::AnswerAfter(d, answer), submitted_at }) =
+            self.tasks.get(param("id").unwrap_or_default())
+        {
+            if now.since(*submitted_at) >= *d {
+                return Ok(HttpResponse::new(200, serde_json::json!({"status": 1, "request": answer}).to_string()));
+            }
         }
         let answer = self.answer(param("id").unwrap_or_default(), now);
         Ok(if answer == "CAPCHA_NOT_READY" || answer.starts_with("ERROR") {
@@ -347,6 +356,7 @@ impl Harness {
                 key,
                 config: p.config,
                 prices: p.prices,
+                soft_id: None,
                 fleet: None,
             });
             services.push(p.service);

@@ -14,7 +14,8 @@
 //!   `balance` | `report`, `status`, `body` or `body_repeat`, `ids`): the outcome
 //!   (`accepted`, `solved`, `tasks`, `failed`, ...); a solved or ready answer carries
 //!   `cost` (a number) when the provider stated one;
-//! - a class case (`provider`, `code`): `{"class", "retry_after_ms"}`.
+//! - a class case (`provider`, `code`): `{"class", "retry_after_ms"}`, with `"billed": true`
+//!   when the service charges for that failure.
 //!
 //! Every case also names its `source` (the provider page or official client
 //! file it states, or `reviewed` for behaviour of this project checked by
@@ -52,7 +53,11 @@ pub fn evaluate(case: &Value) -> Result<Value, String> {
     if let Some(code) = obj.get("code") {
         let code = code.as_str().ok_or("`code` must be a string")?;
         let f = provider.classify(code);
-        return Ok(json!({ "class": f.class.as_str(), "retry_after_ms": retry_ms(&f) }));
+        let mut class = json!({ "class": f.class.as_str(), "retry_after_ms": retry_ms(&f) });
+        if f.billed {
+            class["billed"] = json!(true);
+        }
+        return Ok(class);
     }
     Err("a case needs one of `task`, `call`, `phase` or `code`".into())
 }

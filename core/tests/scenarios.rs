@@ -614,3 +614,41 @@ fn a_job_that_cannot_ride_is_not_held_with_a_waiting_round() {
     assert_eq!(single_polls, vec![submitted.add(first_poll)], "polled alone, when due");
     assert!(h.sends_to("/res.php").len() <= 3, "the reCAPTCHA tasks still go in two rounds");
 }
+
+/// 2captcha answers a point-list kind polled with `json=1` as an array of points with string
+/// values (issue 43): `{"status":1,"request":[{"x":"12","y":"34"},...]}`. Each such kind is
+/// solved with its points in its typed answer, submitted (paid) once, never dead-lettered.
+#[test]
+fn a_json_list_of_points_solves_coordinates_canvas_and_temu_once() {
+    use captcha_dlq_core::engine::RoutingConfig;
+    use captcha_dlq_core::sim::SimProvider;
+    const IMG: &str =
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let tasks = [
+        serde_json::json!({"type": "coordinates", "body": IMG}),
+        serde_json::json!({"type": "canvas", "body": IMG, "textinstructions": "draw around the car"}),
+        serde_json::json!({"type": "temu", "body": IMG, "part1": IMG, "part2": IMG, "part3": IMG}),
+    ];
+    for task in tasks {
+        let points = serde_json::json!([{"x": "12", "y": "34"}, {"x": "56.5", "y": "78"}]);
+        let service = FakeService::new(move |_| Behavior::AnswerAfter(secs(20), points.clone()));
+        let mut h = Harness::multi(
+            vec![SimProvider::new("2captcha", "2captcha", EngineConfig::default(), service)],
+            RoutingConfig::default(),
+        );
+        let kind = task["type"].clone();
+        h.submit(captcha_dlq_core::Task::from_json_value(task).unwrap(), &[]);
+        h.run();
+        assert!(h.dead.is_empty(), "{kind}: dead-lettered {:?}", h.dead.first().map(|(_, r)| &r.reason));
+        assert_eq!(h.solved.len(), 1, "{kind}");
+        let solution = &h.solved[0].2;
+        assert_eq!(solution.text, "coordinates:x=12,y=34;x=56.5,y=78", "{kind}: as the plain answer reads");
+        assert_eq!(
+            serde_json::Value::Object(solution.answer.clone()),
+            serde_json::json!({"points": [{"x": 12.0, "y": 34.0}, {"x": 56.5, "y": 78.0}]}),
+            "{kind}"
+        );
+        assert_eq!(h.sends_to("/in.php").len(), 1, "{kind}: submitted (billed) once");
+        assert_eq!(h.service.taken.len(), 1, "{kind}");
+    }
+}

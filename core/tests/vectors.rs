@@ -248,6 +248,20 @@ fn classes_json() {
         cases.iter().any(|c| c["provider"] == "captchaai" && c["code"] == "ERROR_ZERO_BALANCE"),
         "classes.json: the CaptchaAI ERROR_ZERO_BALANCE override is not covered"
     );
+    // Every failure a service charges for is stated as billed, for that service (issue 43).
+    for (preset, _, _) in PRESETS {
+        let provider = Provider::preset(preset).unwrap();
+        for code in classify::known_codes() {
+            if provider.classify(code).billed {
+                assert!(
+                    cases
+                        .iter()
+                        .any(|c| c["provider"] == *preset && c["code"] == *code && c["expected"]["billed"] == true),
+                    "classes.json: {code} on {preset} is billed but no case says so"
+                );
+            }
+        }
+    }
     for (code, provider, class, secs) in DESIGN_TABLE {
         let f = Provider::preset(provider).unwrap().classify(code);
         assert_eq!(f.class.as_str(), *class, "{code} on {provider}");

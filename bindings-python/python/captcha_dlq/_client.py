@@ -140,7 +140,7 @@ class Client:
     ``capsolver``, ``capmonster``) or the base URL of a 2captcha-compatible service;
     ``price``: its price per solved task (one number or by task kind) where it reports no
     cost. Several providers: ``providers=[{"provider": "capsolver", "api_key": …},
-    {"provider": "2captcha", "api_key": …, "name": …, "base_url": …, "price": …, "rate": …}]``
+    {"provider": "2captcha", "api_key": …, "name": …, "base_url": …, "price": …, "soft_id": …, "rate": …}]``
     in place of ``api_key``/``provider``/``base_url``/``price``, with ``routing``
     (``ordered``, the default, ``fastest``, ``cheapest`` or ``accepted``), ``failover_on_unsolvable`` and
     ``routing_explore``; ``budget`` caps the spend (``BudgetExhausted`` once reached). ``base_url`` sends the
@@ -152,7 +152,10 @@ class Client:
     are the default provider's, see ``captcha_dlq.defaults(provider)``). ``concurrency``:
     tasks a ``solve_many``/``solve_iter`` keeps in flight unless the call says. ``seed``:
     jitter seed (tests). ``proxy``: an HTTP or SOCKS5 proxy for the client's own traffic.
-    ``soft_id``/``pingback``: passed to services that take them. ``fleet``:
+    ``soft_id``: the provider's software id for its developer programme (CapSolver ``appId``,
+    anti-captcha/CapMonster ``softId``, 2captcha ``soft_id``), sent to that provider only; with
+    ``providers`` give it in each entry (a top-level one is then an error). ``pingback``: passed
+    to services that take it. ``fleet``:
     ``{"enabled": bool, "adopt": bool}`` (both on by default): clients sharing a SQLite file or
     a Redis namespace share each account's limits, and a running client adopts the tasks of a
     fleet member whose heartbeat stopped (a killed process), finishing them itself.

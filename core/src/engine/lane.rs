@@ -20,7 +20,7 @@ use super::routing::{ewma, Health};
 use super::JobId;
 use crate::class::Failure;
 use crate::http::Secret;
-use crate::provider::Provider;
+use crate::provider::{Provider, SubmitOptions};
 use crate::spend::Prices;
 use crate::task::TaskKind;
 use crate::time::Timestamp;
@@ -40,6 +40,10 @@ pub struct LaneSpec {
     pub config: EngineConfig,
     /// Its price per solved task, per kind, where it does not report costs itself.
     pub prices: Prices,
+    /// Its software id for the service's developer programme (`soft_id`), sent to this
+    /// provider only: 2captcha v1 `soft_id`, anti-captcha/CapMonster/2captcha-v2 `softId`,
+    /// CapSolver `appId`.
+    pub soft_id: Option<String>,
     /// Its account in the store's fleet ledger, when the store keeps one and the client shares
     /// the account's limits with the fleet (see [`crate::fleet`]).
     pub fleet: Option<LaneFleet>,
@@ -57,7 +61,15 @@ pub struct LaneFleet {
 impl LaneSpec {
     /// A provider under its own name with its documented defaults' replacement `config`.
     pub fn new(provider: Provider, key: Secret, config: EngineConfig) -> LaneSpec {
-        LaneSpec { name: provider.name().to_string(), provider, key, config, prices: Prices::default(), fleet: None }
+        LaneSpec {
+            name: provider.name().to_string(),
+            provider,
+            key,
+            config,
+            prices: Prices::default(),
+            soft_id: None,
+            fleet: None,
+        }
     }
 }
 
@@ -156,6 +168,8 @@ pub(crate) struct Lane {
     key: Secret,
     config: EngineConfig,
     prices: Prices,
+    /// What its submissions carry besides the task: its own `soft_id`, the client's pingback.
+    submit_options: SubmitOptions,
     circuit: Circuit,
     limiter: Limiter,
     /// Jobs waiting here for a submission, by when they may go.
@@ -222,6 +236,7 @@ impl Lane {
             key: spec.key,
             config: spec.config,
             prices: spec.prices,
+            submit_options: SubmitOptions { soft_id: spec.soft_id, ..SubmitOptions::default() },
             submit_queue: BTreeSet::new(),
             poll_queue: PollQueue::default(),
             in_flight: 0,
@@ -254,6 +269,17 @@ impl Lane {
 
     pub fn key(&self) -> &Secret {
         &self.key
+    }
+
+    pub fn submit_options(&self) -> &SubmitOptions {
+        &self.submit_options
+    }
+
+    /// The client's `pingback` and `header_acao`; `soft_id` is the lane's own, else (`only`:
+    /// the engine's one lane) the one given here.
+    pub fn set_submit_options(&mut self, options: &SubmitOptions, only: bool) {
+        let soft_id = self.submit_options.soft_id.take().or_else(|| options.soft_id.clone().filter(|_| only));
+        self.submit_options = SubmitOptions { soft_id, ..options.clone() };
     }
 
     pub fn config(&self) -> &EngineConfig {

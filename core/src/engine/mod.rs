@@ -140,7 +140,6 @@ pub struct Engine {
     config: EngineConfig,
     routing: RoutingConfig,
     lanes: Vec<Lane>,
-    submit_options: SubmitOptions,
     rng: fastrand::Rng,
     jobs: FxHashMap<JobId, Job>,
     deadlines: BTreeSet<(Timestamp, JobId)>,
@@ -196,7 +195,6 @@ impl Engine {
             config,
             routing,
             lanes,
-            submit_options: SubmitOptions::default(),
             jobs: FxHashMap::default(),
             deadlines: BTreeSet::new(),
             requests: FxHashMap::default(),
@@ -210,8 +208,15 @@ impl Engine {
         }
     }
 
+    /// What every submission carries besides the task (`pingback`, `header_acao`). A
+    /// `soft_id` given here goes to the engine's one provider only: with several, each lane
+    /// sends its own ([`LaneSpec::soft_id`]) and no other, since a service's developer id means
+    /// nothing to another service.
     pub fn with_submit_options(mut self, options: SubmitOptions) -> Self {
-        self.submit_options = options;
+        let only = self.lanes.len() == 1;
+        for lane in &mut self.lanes {
+            lane.set_submit_options(&options, only);
+        }
         self
     }
 

@@ -40,7 +40,7 @@ impl Engine {
             let Some(j) = self.jobs.get(&job) else { continue };
             let lane = &self.lanes[l];
             // Validated once, when the engine took it (submit, replay, recover).
-            let request = match lane.provider().submit_request(lane.key(), &j.task, &self.submit_options) {
+            let request = match lane.provider().submit_request(lane.key(), &j.task, lane.submit_options()) {
                 Ok(r) => r,
                 Err(e) => {
                     // Checked against the providers at acceptance; reachable only for recovered

@@ -172,11 +172,21 @@ impl Provider {
     /// Whether the service charges for a failure: anti-captcha bills `ERROR_CAPTCHA_UNSOLVABLE`
     /// ("5 different workers could not solve the captcha", charged: the errors list,
     /// https://anti-captcha.com/apidoc/errors/ERROR_CAPTCHA_UNSOLVABLE, as the outside audit
-    /// of issue 33 quotes it). 2captcha does not ("We will not charge you for that request",
+    /// of issue 33 quotes it) and `ERROR_TOKEN_EXPIRED`, which CapMonster bills too (the
+    /// workers ran before the site's token expired: https://anti-captcha.com/apidoc/errors,
+    /// https://docs.capmonster.cloud/docs/api/api-errors, as the outside audit of issue 43
+    /// quotes them). 2captcha does not ("We will not charge you for that request",
     /// https://2captcha.com/2captcha-api#error_handling), nor CaptchaAI, which bills by threads;
-    /// CapSolver and CapMonster document no charge for failed tasks.
+    /// CapSolver documents no charge for failed tasks. `tests/vectors/classes.json` states
+    /// `billed` for each of these (service, code) pairs.
     fn bills(&self, code: &str) -> bool {
-        self.protocol == Protocol::CreateTask(Dialect::AntiCaptcha) && code == "ERROR_CAPTCHA_UNSOLVABLE"
+        match self.protocol {
+            Protocol::CreateTask(Dialect::AntiCaptcha) => {
+                matches!(code, "ERROR_CAPTCHA_UNSOLVABLE" | "ERROR_TOKEN_EXPIRED")
+            }
+            Protocol::CreateTask(Dialect::CapMonster) => code == "ERROR_TOKEN_EXPIRED",
+            _ => false,
+        }
     }
 
     /// The submission of `task`, or why this service cannot take it (valid, but beyond what

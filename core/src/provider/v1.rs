@@ -338,6 +338,8 @@ fn read(resp: &HttpResponse) -> Answer {
         return match (status, request) {
             (Some(1), Some(Value::String(s))) if s.trim().is_empty() => Answer::Garbage,
             (Some(1), Some(v @ (Value::String(_) | Value::Object(_)))) => Answer::Ok(v, obj),
+            // A list of points (coordinates, canvas, Temu with `json=1`): `[{"x":"12","y":"34"}, ...]`.
+            (Some(1), Some(Value::Array(items))) if !items.is_empty() => Answer::Ok(Value::Array(items), obj),
             (Some(1), Some(Value::Number(n))) => Answer::Ok(Value::String(n.to_string()), obj),
             (Some(_), Some(Value::String(code))) if !code.trim().is_empty() => Answer::Code(code.trim().to_string()),
             _ => Answer::Garbage,
@@ -375,10 +377,31 @@ fn client_level(f: &Failure) -> bool {
     matches!(f.class, ErrorClass::Transient | ErrorClass::RetryAfter | ErrorClass::AccountTerminal)
 }
 
+/// A list of points, `[{"x": "12", "y": "34"}, ...]` (the values strings or numbers), written
+/// as the plain answer writes it: `coordinates:x=12,y=34;...`. `None` when an item is not a point.
+fn points_text(items: &[Value]) -> Option<String> {
+    let coordinate = |v: Option<&Value>| match v? {
+        Value::String(s) if crate::float_text::parse_float(s.trim()).is_some() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let mut text = String::from("coordinates:");
+    for (i, item) in items.iter().enumerate() {
+        let (x, y) = (coordinate(item.get("x"))?, coordinate(item.get("y"))?);
+        if i > 0 {
+            text.push(';');
+        }
+        text.push_str(&format!("x={x},y={y}"));
+    }
+    Some(text)
+}
+
 fn solution(value: Value, fields: serde_json::Map<String, Value>, id: &str) -> Solution {
     let (text, fields) = match value {
         Value::Object(obj) => (Value::Object(obj.clone()).to_string(), obj),
         Value::String(s) => (s, fields),
+        // The points of a `json=1` answer read as their plain-text form reads (`OK|coordinates:...`).
+        Value::Array(items) => (points_text(&items).unwrap_or_else(|| Value::Array(items).to_string()), fields),
         other => (other.to_string(), fields),
     };
     // The v1 API does not report a task's cost (`action=get`); the configured price applies.

@@ -22,6 +22,7 @@ pub(super) fn object(d: Dialect, t: &Funcaptcha, building: bool) -> Result<Obj, 
     if !t.data.is_empty() {
         o.put("data", funcaptcha_data(&t.data));
     }
+    anti_captcha_proxy_needs_user_agent(d, &t.proxy, &t.user_agent)?;
     o.opt("userAgent", &t.user_agent);
     with_proxy(&mut o, &t.proxy);
     Ok(o)

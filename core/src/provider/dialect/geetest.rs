@@ -15,6 +15,7 @@ pub(super) fn v3_object(d: Dialect, t: &GeetestV3, building: bool) -> Result<Obj
         o.deny("user_agent", t.user_agent.is_some())?;
         o.deny("proxy", t.proxy.is_some())?;
     }
+    anti_captcha_proxy_needs_user_agent(d, &t.proxy, &t.user_agent)?;
     o.opt("userAgent", &t.user_agent);
     with_proxy(&mut o, &t.proxy);
     Ok(o)
@@ -40,6 +41,7 @@ pub(super) fn v4_object(d: Dialect, t: &GeetestV4, building: bool) -> Result<Obj
             o.put("version", 4);
         }
     }
+    anti_captcha_proxy_needs_user_agent(d, &t.proxy, &t.user_agent)?;
     o.opt("userAgent", &t.user_agent);
     with_proxy(&mut o, &t.proxy);
     Ok(o)

@@ -24,6 +24,7 @@ pub(super) fn object(d: Dialect, t: &Hcaptcha, building: bool) -> Result<Obj, In
             o.put("enterprisePayload", json!({ "rqdata": r }));
         }
     }
+    anti_captcha_proxy_needs_user_agent(d, &t.proxy, &t.user_agent)?;
     o.opt("userAgent", &t.user_agent);
     with_proxy(&mut o, &t.proxy);
     Ok(o)

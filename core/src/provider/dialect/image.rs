@@ -43,15 +43,16 @@ pub(super) fn object(d: Dialect, t: &Image, building: bool) -> Result<Obj, Inval
         }
         CapMonster => {
             // https://docs.capmonster.cloud/docs/captchas/image-to-text: case, numeric (0/1),
-            // math. The official client (capmonstercloud_client/requests/ImageToTextRequest.py)
-            // spells it `Case`; the documented `case` is sent.
+            // math. The official client (ZennoLab/capmonstercloud-client-python
+            // capmonstercloud_client/requests/ImageToTextRequest.py) sends the case flag as
+            // `Case`, and so does this (issue 43).
             o.deny("phrase", t.phrase)?;
             o.deny("min_len", t.min_len.is_some())?;
             o.deny("max_len", t.max_len.is_some())?;
             o.deny("textinstructions", t.textinstructions.is_some())?;
             o.deny("imginstructions", t.imginstructions.is_some())?;
             o.deny("numeric", numeric.is_some_and(|n| n != 1))?;
-            o.flag("case", t.regsense);
+            o.flag("Case", t.regsense);
             if numeric.is_some() {
                 o.put("numeric", 1);
             }

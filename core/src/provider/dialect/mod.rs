@@ -118,6 +118,27 @@ fn capsolver_proxy(p: &Proxy) -> String {
     }
 }
 
+/// anti-captcha's proxied GeeTest, FunCaptcha and hCaptcha tasks are solved in a browser that
+/// must look like the one behind the proxy: its official client sends `userAgent` with every
+/// one of them (anti-captcha/anticaptcha-python `anticaptchaofficial/geetestproxyon.py`,
+/// `funcaptchaproxyon.py`, `hcaptchaproxyon.py`: `"userAgent": self.user_agent`), and the task
+/// pages list it as required for the proxied types
+/// (https://anti-captcha.com/apidoc/task-types/GeeTestTask, FunCaptchaTask, HCaptchaTask).
+/// Such a task without one is refused before anything is sent (issue 43).
+fn anti_captcha_proxy_needs_user_agent(
+    d: Dialect,
+    proxy: &Option<Proxy>,
+    user_agent: &Option<String>,
+) -> Result<(), InvalidTask> {
+    if d == Dialect::AntiCaptcha && proxy.is_some() && user_agent.is_none() {
+        return Err(InvalidTask::new(
+            "user_agent",
+            "anti-captcha solves this task through your proxy only with the browser's user agent: give `user_agent`",
+        ));
+    }
+    Ok(())
+}
+
 fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
     if let Some(p) = proxy {
         if o.dialect == Dialect::CapSolver {

@@ -9,6 +9,9 @@ pub(super) fn object(d: Dialect, t: &RecaptchaV3, building: bool) -> Result<Obj,
     let ty = match (d, t.enterprise) {
         (CapSolver, false) => "ReCaptchaV3TaskProxyLess",
         (CapSolver, true) => "ReCaptchaV3EnterpriseTaskProxyLess",
+        // The official client's RecaptchaV3EnterpriseRequest (ZennoLab/capmonstercloud-client-python
+        // capmonstercloud_client/requests/RecaptchaV3EnterpriseRequest.py), issue 43.
+        (CapMonster, true) => "RecaptchaV3EnterpriseTask",
         (_, _) => "RecaptchaV3TaskProxyless",
     };
     let mut o = Obj::new(d, building, ty.into());
@@ -38,12 +41,12 @@ pub(super) fn object(d: Dialect, t: &RecaptchaV3, building: bool) -> Result<Obj,
         }
         CapMonster => {
             // https://docs.capmonster.cloud/docs/captchas/recaptcha-v3-task: minScore 0.1..0.9
-            // as asked, `isEnterprise` for Enterprise; no apiDomain.
+            // as asked; no apiDomain. Enterprise is its own type (`RecaptchaV3EnterpriseTask`,
+            // websiteURL, websiteKey, minScore, pageAction), as the official client sends it.
             o.deny("domain", t.domain.is_some())?;
             if let Some(s) = t.min_score {
                 o.put("minScore", s);
             }
-            o.flag("isEnterprise", t.enterprise);
         }
     }
     Ok(o)

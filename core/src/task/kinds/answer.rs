@@ -100,7 +100,7 @@ fn points(value: &Value) -> Option<Vec<Value>> {
                     Value::Array(xy) if xy.len() == 2 => (xy.first(), xy.get(1)),
                     _ => return None,
                 };
-                out.push(point(x?.as_f64()?, y?.as_f64()?)?);
+                out.push(point(coordinate(x?)?, coordinate(y?)?)?);
             }
         }
         _ => return None,
@@ -120,6 +120,16 @@ fn indices(value: &Value) -> Option<Vec<Value>> {
         ),
         Value::Array(items) => items.iter().map(|v| v.as_u64().map(Value::from)).collect(),
         _ => None,
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// One coordinate, a number or a number written as a string (2captcha's `json=1` points are
+/// `{"x": "12", "y": "34"}`).
+fn coordinate(v: &Value) -> Option<f64> {
+    match v {
+        Value::String(s) => crate::float_text::parse_float(s.trim()),
+        other => other.as_f64(),
     }
 }
 
@@ -155,6 +165,9 @@ mod tests {
         assert_eq!(Value::Object(from_text), want);
         let from_pairs = typed(d, &solution("", json!({"coordinates": [[12, 34], [56, 78]]}))).unwrap();
         assert_eq!(Value::Object(from_pairs), want);
+        let from_strings =
+            typed(d, &solution("", json!({"coordinates": [{"x": "12", "y": "34"}, {"x": "56", "y": "78"}]}))).unwrap();
+        assert_eq!(Value::Object(from_strings), want);
         let garbled = typed(d, &solution("coordinates:x=1", json!({}))).unwrap_err();
         assert_eq!(garbled, "the coordinates answer has no `points`");
     }
