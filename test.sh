@@ -133,8 +133,8 @@ if [ -n "$QUICK" ]; then
   stage "build tools: the wasm32 target, cargo-nextest, a venv with prometheus_client" build_tools
   stage "rustfmt" cargo fmt --all --check
   stage "clippy (warnings are errors)" clippy
-  stage "Rust tests (cargo-nextest; doc tests)" rust_tests_build
-  stage "Rust tests: run" rust_tests_run
+  stage "Rust tests: build" rust_tests_build
+  stage "Rust tests: run (cargo-nextest, then the doc tests)" rust_tests_run
   stage_bg "pytest on a dev build of the extension" quick_python
   stage_bg "the Node suite on a dev build of the addon" quick_node
   stage_wait "pytest on a dev build of the extension"
