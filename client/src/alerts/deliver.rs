@@ -9,7 +9,7 @@ use std::sync::Arc;
 use captcha_dlq_core::alerts::Webhook;
 use captcha_dlq_core::{HttpRequest, Method, Secret};
 
-use super::body::{signature, SIGNATURE_HEADER};
+use super::signature::{sign, SIGNATURE_HEADER};
 use crate::ops_metrics::OpsCounters;
 use crate::runtime::{Runtime, Transport};
 
@@ -32,16 +32,23 @@ impl Delivery {
         let mut request = HttpRequest::new(Method::Post, webhook.url.clone(), &hidden)
             .with_header("content-type", "application/json")
             .with_header("user-agent", concat!("captcha-dlq/", env!("CARGO_PKG_VERSION")));
-        if let Some(secret) = &webhook.secret {
-            request = request.with_header(SIGNATURE_HEADER, &signature(secret, &body));
-        }
         request = request.with_body(body);
         request.timeout = self.timeout;
         let origin = request.origin();
         let mut delay = FIRST_BACKOFF;
         let mut last = String::new();
         for attempt in 1..=self.attempts {
-            match self.transport.send(request.clone()).await {
+            // Signed at each attempt: the signed time is when it was sent, which a receiver's
+            // tolerance is measured from.
+            let attempt_request = match &webhook.secret {
+                Some(secret) => {
+                    let at = self.runtime.now().as_unix_millis() / 1000;
+                    let signed = sign(secret, at, request.body.as_deref().unwrap_or_default());
+                    request.clone().with_header(SIGNATURE_HEADER, &signed)
+                }
+                None => request.clone(),
+            };
+            match self.transport.send(attempt_request).await {
                 Ok(r) if (200..300).contains(&r.status) => {
                     self.counters.alert_sent();
                     return;
