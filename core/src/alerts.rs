@@ -92,7 +92,8 @@ impl FromJson for AlertFormat {
 pub struct Webhook {
     /// An `https://` URL (`http://` to this machine only, unless `allow_insecure_http`).
     pub url: String,
-    /// Signs each body (HMAC-SHA256, `X-Captcha-Dlq-Signature: sha256=<hex>`) when given.
+    /// Signs each request when given: `X-Captcha-Dlq-Signature: t=<unix seconds>,v1=<hex>`,
+    /// the HMAC-SHA256 of `<t>.<body>` (the client's `alerts::verify_webhook` checks it).
     pub secret: Option<Secret>,
     /// The kinds it is sent; empty: every kind.
     pub events: Vec<AlertKind>,
