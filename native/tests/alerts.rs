@@ -361,6 +361,32 @@ async fn a_dead_receiver_never_stops_a_solve_and_its_alerts_are_counted_failed()
     c.close().await;
 }
 
+/// Issue 44, finding 6: reqwest followed a webhook's redirects (up to 10, anywhere). A 307 is
+/// now a failed delivery, counted and not tried again, and nothing reaches where it points.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_answering_a_redirect_is_a_failed_delivery_never_followed() {
+    let mock = mock().await;
+    let servers = support::Redirects::start().await;
+    for (i, path) in ["/same", "/elsewhere"].into_iter().enumerate() {
+        let hook = format!("{}{path}", servers.redirector);
+        let a = json!({"webhooks": [{"url": hook, "secret": SECRET}], "gather_ms": 1, "attempts": 3});
+        let c = client(&mock.base_url(), KEY, a, None).await;
+        let failed = c.solve_many(inputs(1, "unsolvable"), Some(1)).await;
+        assert!(failed[0].outcome.is_err(), "a new reason, so an alert");
+        for _ in 0..600 {
+            if c.ops_metrics().alerts_failed > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let ops = c.ops_metrics();
+        assert_eq!((ops.alerts_failed, ops.alerts_sent), (1, 0), "{path}: {ops:?}");
+        assert_eq!(servers.redirector_hits(), i + 1, "{path}: one attempt, a redirect is not tried again");
+        c.close().await;
+    }
+    assert_eq!(servers.target_hits(), 0, "no alert reached where the redirects pointed");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhooks_are_checked_like_provider_urls() {
     let build =

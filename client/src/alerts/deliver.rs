@@ -1,5 +1,5 @@
 //! Sending one message to one webhook, in the background: a POST through the client's
-//! transport, tried again with exponential backoff after a failure, a timeout, a 5xx, a 408
+//! transport, following no redirect (a 3xx is a failed delivery), tried again with exponential backoff after a failure, a timeout, a 5xx, a 408
 //! or a 429, at most `attempts` times; then counted as failed and logged. Logs name the
 //! webhook's origin only: a webhook URL's path often is its credential (Slack's are).
 
@@ -48,12 +48,16 @@ impl Delivery {
                 }
                 None => request.clone(),
             };
-            match self.transport.send(attempt_request).await {
+            match self.transport.send_without_redirects(attempt_request).await {
                 Ok(r) if (200..300).contains(&r.status) => {
                     self.counters.alert_sent();
                     return;
                 }
                 Ok(r) if r.status >= 500 || r.status == 408 || r.status == 429 => last = format!("HTTP {}", r.status),
+                Ok(r) if (300..400).contains(&r.status) => {
+                    last = format!("HTTP {}, a redirect (not followed, not tried again)", r.status);
+                    break;
+                }
                 Ok(r) => {
                     last = format!("HTTP {} (not tried again)", r.status);
                     break;
