@@ -1498,7 +1498,10 @@ export type AlertKind = 'dead_letter_rate' | 'new_reason' | 'account_error' | 'b
 export interface WebhookOptions {
   /** `https://` (`http://` only to this machine unless `allowInsecureHttp`). */
   url: string;
-  /** Signs each body: `X-Captcha-Dlq-Signature: sha256=<hex HMAC-SHA256 of the body>`. */
+  /**
+   * Signs each request: `X-Captcha-Dlq-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`;
+   * receivers check it with {@link verifyWebhook}.
+   */
   secret?: string;
   /** The kinds it is sent; default every kind. */
   events?: AlertKind[];
@@ -1817,6 +1820,19 @@ export declare class Dlq {
 }
 
 /** A solving client. Every method is async and never blocks the event loop. */
+/**
+ * Checks a webhook request's `X-Captcha-Dlq-Signature` header against its raw body (the bytes
+ * received, before any JSON parsing) with the webhook's `secret`, in Rust: `true`, or throws an
+ * `Error` whose `code` is `'WEBHOOK_SIGNATURE'` and whose message says why (a malformed header,
+ * a time more than `toleranceS` seconds from now — default 300 —, a signature not matching).
+ */
+export declare function verifyWebhook(
+  body: Uint8Array | string,
+  header: string,
+  secret: string,
+  toleranceS?: number,
+): true;
+
 export declare class Client {
   /** Starts the client; a problem with the options or the store rejects `ready()` and every call. */
   constructor(options: ClientOptions);

@@ -22,3 +22,12 @@ export const {
   Aborted,
 } = bind(native);
 
+/**
+ * Checks a webhook request's `X-Captcha-Dlq-Signature` header (`t=<unix seconds>,v1=<hex>`)
+ * against its raw body, in Rust: `true`, or throws an `Error` (`code` `WEBHOOK_SIGNATURE`)
+ * saying why: malformed, older or newer than `toleranceS` seconds (default 300), not matching.
+ */
+export function verifyWebhook(body, header, secret, toleranceS) {
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return native.verifyWebhook(bytes, String(header ?? ''), String(secret ?? ''), toleranceS);
+}

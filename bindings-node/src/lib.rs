@@ -29,3 +29,21 @@ pub fn evaluate_vector(env: &napi::Env, case: Value) -> napi::Result<Value> {
         error::to_js(env, serde_json::json!({"code": "INVALID_CONFIG", "field": "case", "message": problem}))
     })
 }
+
+/// Checks a webhook request's `X-Captcha-Dlq-Signature` against its body with the Rust check
+/// (`captcha_dlq::verify_webhook`): `true`, or an `Error` with `code` `WEBHOOK_SIGNATURE`
+/// saying why. `index.js`'s `verifyWebhook` passes strings and `Uint8Array`s as a `Buffer`.
+#[napi]
+pub fn verify_webhook(
+    env: &napi::Env,
+    body: napi::bindgen_prelude::Buffer,
+    header: String,
+    secret: String,
+    tolerance_s: Option<u32>,
+) -> napi::Result<bool> {
+    let tolerance =
+        tolerance_s.map_or(captcha_dlq::DEFAULT_WEBHOOK_TOLERANCE, |s| std::time::Duration::from_secs(u64::from(s)));
+    captcha_dlq::verify_webhook(&body, &header, &secret, tolerance)
+        .map(|()| true)
+        .map_err(|e| error::to_js(env, serde_json::json!({"code": "WEBHOOK_SIGNATURE", "message": e.to_string()})))
+}

@@ -68,6 +68,17 @@ fn defaults(provider: Option<&str>) -> PyResult<String> {
     Ok(out.to_string())
 }
 
+/// Checks a webhook request's `X-Captcha-Dlq-Signature` against its body, in Rust
+/// (`captcha_dlq::verify_webhook`): `True`, or `ValueError` saying why (malformed header,
+/// time beyond `tolerance_s` seconds, signature not matching, empty secret).
+#[pyfunction]
+#[pyo3(signature = (body, header, secret, tolerance_s=300))]
+fn verify_webhook(body: &[u8], header: &str, secret: &str, tolerance_s: u64) -> PyResult<bool> {
+    captcha_dlq::verify_webhook(body, header, secret, std::time::Duration::from_secs(tolerance_s))
+        .map(|()| true)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
 /// Where the client's log lines go: `emit(batch)` with `[(level, event, message), …]`.
 #[pyfunction]
 fn set_log_sink(emit: Py<PyAny>) -> PyResult<()> {
@@ -85,6 +96,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_task, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(set_log_sink, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_webhook, m)?)?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<client::NativeDashboard>()?;
     m.add_class::<handover::NativeItem>()?;

@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
@@ -15,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 import pytest
 from conftest import API_KEY, FAST, Mock, eventually
 
-from captcha_dlq import Client, InvalidConfig, RecaptchaV2
+from captcha_dlq import Client, InvalidConfig, RecaptchaV2, verify_webhook
 
 TASKS = [RecaptchaV2(sitekey="6Le-K", page_url=f"https://example.com/page/{i}") for i in range(5)]
 
@@ -45,10 +46,39 @@ def test_alerts_reach_a_python_receiver_signed_and_without_the_key(mock: Mock) -
     finally:
         server.shutdown()
     for signature, body in got:
-        assert signature == "sha256=" + hmac.new(b"py-secret", body, hashlib.sha256).hexdigest()
+        assert signature is not None
+        t = signature.split(",")[0].removeprefix("t=")
+        expected = hmac.new(b"py-secret", t.encode() + b"." + body, hashlib.sha256).hexdigest()
+        assert signature == f"t={t},v1={expected}"
+        assert verify_webhook(body, signature, "py-secret")
         assert API_KEY not in body.decode()
         assert json.loads(body)["event"] == "new_reason"
     assert len({json.loads(body)["subject"] for _, body in got}) == 2
+
+
+def test_webhook_signatures_cover_a_timestamp_verify_webhook_checks_them() -> None:
+    """Issue 44, finding 5: the signature covered the body only, so a request could be played
+    again later. It signs ``<t>.<body>``; ``verify_webhook`` (the Rust check) refuses the rest."""
+    body = b'{"event":"new_reason"}'
+
+    def header(t: int, secret: bytes = b"py-secret", signed: bytes = body) -> str:
+        return f"t={t},v1={hmac.new(secret, str(t).encode() + b'.' + signed, hashlib.sha256).hexdigest()}"
+
+    now = int(time.time())
+    assert verify_webhook(body, header(now), "py-secret") is True
+    assert verify_webhook(body, header(now - 500), "py-secret", tolerance_s=600) is True
+    refusals = [
+        (header(now), "other-secret", "does not match"),
+        (header(now, signed=b"{}"), "py-secret", "does not match"),
+        (header(now - 301), "py-secret", "tolerance"),
+        (header(now + 301), "py-secret", "tolerance"),
+        ("sha256=" + hmac.new(b"py-secret", body, hashlib.sha256).hexdigest(), "py-secret", "malformed"),
+        (f"t={now}", "py-secret", "malformed"),
+        (header(now), "", "empty"),
+    ]
+    for given, secret, why in refusals:
+        with pytest.raises(ValueError, match=why):
+            verify_webhook(body, given, secret)
 
 
 def test_bad_alerts_and_retention_are_refused_naming_the_field() -> None:

@@ -52,6 +52,8 @@ mod stream_end;
 pub mod traces;
 
 pub use adopted::{AdoptedAnswer, AdoptedHook, AdoptionStats};
+#[cfg(not(target_arch = "wasm32"))]
+pub use alerts::{verify_webhook, WebhookError, DEFAULT_WEBHOOK_TOLERANCE, SIGNATURE_HEADER};
 pub use answer::Answer;
 pub use audit::Operator;
 pub use captcha_dlq_core as core;

@@ -47,7 +47,16 @@ pub trait Runtime: MaybeSendSync + 'static {
 /// longer fails with [`TransportErrorKind::Timeout`](captcha_dlq_core::TransportErrorKind).
 /// Error messages must not contain the API key (it is in URLs and bodies).
 pub trait Transport: MaybeSendSync + 'static {
+    /// One exchange with a solving service. A redirect to another host is not followed: the
+    /// key would go with it (the native transport follows only same-host redirects).
     fn send(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, TransportError>>;
+
+    /// One exchange that follows no redirect at all (a 3xx is the answer): webhooks, whose
+    /// URL was checked and whose body names the client's failures. The default sends as
+    /// [`send`](Self::send) does, for transports that have no choice (the browser's).
+    fn send_without_redirects(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, TransportError>> {
+        self.send(request)
+    }
 }
 
 /// Which clients are alive.

@@ -92,7 +92,8 @@ impl FromJson for AlertFormat {
 pub struct Webhook {
     /// An `https://` URL (`http://` to this machine only, unless `allow_insecure_http`).
     pub url: String,
-    /// Signs each body (HMAC-SHA256, `X-Captcha-Dlq-Signature: sha256=<hex>`) when given.
+    /// Signs each request when given: `X-Captcha-Dlq-Signature: t=<unix seconds>,v1=<hex>`,
+    /// the HMAC-SHA256 of `<t>.<body>` (the client's `alerts::verify_webhook` checks it).
     pub secret: Option<Secret>,
     /// The kinds it is sent; empty: every kind.
     pub events: Vec<AlertKind>,
@@ -175,17 +176,35 @@ impl AlertOptions {
 
     /// Plain `http://` webhooks must be on this machine unless the client allows insecure
     /// http (the same rule as a provider's base URL): an alert names the client's failures.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn check_transport(&self, allow_insecure_http: bool) -> Result<(), FieldError> {
         for (i, w) in self.webhooks.iter().enumerate() {
-            let loopback = crate::weburl::parse(&w.url).is_ok_and(|u| u.host.is_loopback());
-            if w.url.to_ascii_lowercase().starts_with("http://") && !loopback && !allow_insecure_http {
-                return Err(FieldError::new(
-                    format!("{}[{i}].{}", spelled("webhooks"), spelled("url")),
-                    "is plain http to another machine: use https, or allow insecure http explicitly",
-                ));
-            }
+            secure_endpoint(&w.url, allow_insecure_http).map_err(|problem| {
+                FieldError::new(format!("{}[{i}].{}", spelled("webhooks"), spelled("url")), problem)
+            })?;
         }
         Ok(())
+    }
+}
+
+/// Whether `text` may receive the client's data: an `https` URL, or `http` to this machine (to
+/// anywhere with `allow_insecure_http`). Read with the WHATWG parser reqwest sends with, so that
+/// what is checked is where it goes: a test on the text let `http:\\host` (`http://host/` to
+/// the parser) pass as https (issue 44).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn secure_endpoint(text: &str, allow_insecure_http: bool) -> Result<(), &'static str> {
+    let url = url::Url::parse(text).map_err(|_| "is not an http(s) URL")?;
+    let loopback = match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => return Err("names no host"),
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback || allow_insecure_http => Ok(()),
+        "http" => Err("is plain http to another machine: use https, or allow insecure http explicitly"),
+        _ => Err("is not an http(s) URL"),
     }
 }
 

@@ -498,6 +498,12 @@ impl ClientOptions {
                 .map_err(|e| ConfigError::new(format!("{}.{}", name("alerts"), e.field), e.problem))?;
         }
         #[cfg(not(target_arch = "wasm32"))]
+        if let Some(traces) = &raw.traces {
+            crate::alerts::secure_endpoint(&traces.otlp_endpoint, raw.allow_insecure_http).map_err(|problem| {
+                ConfigError::new(format!("{}.{}", name("traces"), name("otlp_endpoint")), problem)
+            })?;
+        }
+        #[cfg(not(target_arch = "wasm32"))]
         let dlq_retention = native_only::<RetentionOptions>(raw.dlq_retention, "dlq_retention", casing)?;
         #[cfg(target_arch = "wasm32")]
         for (given, field) in [(raw.alerts.is_some(), "alerts"), (raw.dlq_retention.is_some(), "dlq_retention")] {
@@ -806,6 +812,37 @@ mod tests {
         for place in ["redis.example:6380/2", "proxy.example:3128", "hooks.example", "otlp.example", "capsolver"] {
             assert!(shown.contains(place), "{place} not in {shown}");
         }
+    }
+
+    /// Issue 44, finding 6: `http:\\host` passed the https rule as a string test; webhook and
+    /// OTLP URLs are read as reqwest reads them, and plain http is for this machine only.
+    #[test]
+    fn webhook_and_otlp_urls_need_https_off_loopback_as_reqwest_reads_them() {
+        let with = |extra: Value| {
+            let mut options = json!({"api_key": "K"});
+            options.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            ClientOptions::from_value(options, Casing::Snake)
+        };
+        let hook = |url: &str| json!({"alerts": {"webhooks": [{"url": url}]}});
+        let otlp = |url: &str| json!({"traces": {"otlp_endpoint": url}});
+        for url in [r"http:\\hooks.example\x", "HTTP://hooks.example/x", "http://hooks.example./x", "http://[::2]/x"] {
+            let e = with(hook(url)).unwrap_err();
+            assert_eq!(e.field, "alerts.webhooks[0].url", "{url}");
+            assert!(e.problem.contains("plain http"), "{url}: {}", e.problem);
+        }
+        for url in [r"http:\\collector.example:4318", "HTTP://collector.example:4318"] {
+            let e = with(otlp(url)).unwrap_err();
+            assert_eq!((e.field.as_str(), e.problem.contains("plain http")), ("traces.otlp_endpoint", true), "{url}");
+        }
+        for (url, ok) in
+            [("https://hooks.example/x", true), ("http://127.0.0.1:9/x", true), ("http://localhost/x", true)]
+        {
+            assert_eq!(with(hook(url)).is_ok(), ok, "{url}");
+            assert_eq!(with(otlp(url)).is_ok(), ok, "{url}");
+        }
+        let mut allowed = hook("http://hooks.example/x");
+        allowed["allow_insecure_http"] = json!(true);
+        assert!(with(allowed).is_ok(), "allowed explicitly");
     }
 
     #[test]

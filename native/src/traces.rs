@@ -108,8 +108,11 @@ impl OtlpTracer {
     fn new(options: &TraceOptions, first_provider: String) -> Result<OtlpTracer> {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::Io("traces: the OTLP exporter needs the tokio runtime the client runs on".into()))?;
+        // No redirect followed: the spans and the headers (a collector's token) go to the
+        // checked endpoint or nowhere; a 3xx is a failed export, logged.
         let client = reqwest::Client::builder()
             .timeout(EXPORT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Error::Io(format!("traces: the OTLP exporter's HTTP client could not be built: {e}")))?;
         let http = TokioHttp { client, runtime, endpoint: options.otlp_endpoint.clone() };
@@ -303,6 +306,26 @@ impl TaskTracer for OtlpTracer {
     }
 }
 
+/// A collector's answer is read up to this much (an OTLP answer is a few bytes; more is not
+/// one, and reading on would only fill memory).
+const MAX_COLLECTOR_ANSWER_BYTES: usize = 64 << 10;
+
+async fn read_bounded(mut response: reqwest::Response) -> std::result::Result<Bytes, HttpError> {
+    let too_large =
+        || -> HttpError { format!("the OTLP collector's answer is over {MAX_COLLECTOR_ANSWER_BYTES} bytes").into() };
+    if response.content_length().is_some_and(|n| n > MAX_COLLECTOR_ANSWER_BYTES as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_COLLECTOR_ANSWER_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(body))
+}
+
 /// [`HttpClient`] for the exporter over the tree's reqwest, run on the client's tokio runtime
 /// (the batch processor exports from a thread of its own, outside any runtime). A failed
 /// export is logged: spans are never dropped without a word.
@@ -325,7 +348,7 @@ impl HttpClient for TokioHttp {
             if let Some(headers) = answer.headers_mut() {
                 *headers = response.headers().clone();
             }
-            let body = response.bytes().await?;
+            let body = read_bounded(response).await?;
             Ok::<_, HttpError>(answer.body(body)?)
         };
         let answer = match self.runtime.spawn(exchange).await {

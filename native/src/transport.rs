@@ -12,7 +12,10 @@ use captcha_dlq_core::{
 /// reqwest as the orchestration's [`Transport`].
 #[derive(Clone, Debug)]
 pub struct ReqwestTransport {
+    /// For the providers: follows redirects on the same host only.
     client: reqwest::Client,
+    /// For webhooks: follows none.
+    no_redirects: reqwest::Client,
     /// The client's API keys (one per provider).
     keys: Vec<Secret>,
 }
@@ -22,12 +25,44 @@ impl Transport for ReqwestTransport {
         let this = self.clone();
         Box::pin(async move { this.execute(request).await })
     }
+
+    fn send_without_redirects(&self, request: HttpRequest) -> BoxFuture<'static, Result<HttpResponse, TransportError>> {
+        let this = self.clone();
+        Box::pin(async move { this.exchange(&this.no_redirects, request).await })
+    }
+}
+
+/// Redirects followed for a provider's request at most (reqwest's default is 10).
+const MAX_REDIRECTS: usize = 5;
+
+/// A provider's redirect is followed only to the same scheme (or up to https), host and port:
+/// elsewhere the key in its URL or body would go to whoever the answer names. Not followed,
+/// the 3xx is the answer, a failure like any unexpected status.
+fn same_host_only() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let Some(first) = attempt.previous().first() else { return attempt.stop() };
+        let next = attempt.url();
+        let scheme_ok = next.scheme() == first.scheme() || next.scheme() == "https";
+        let same = next.host_str() == first.host_str() && next.port_or_known_default() == first.port_or_known_default();
+        if scheme_ok && same && attempt.previous().len() <= MAX_REDIRECTS {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 impl ReqwestTransport {
     /// A pooled client; `keys` are what its error messages must never show.
     pub fn new(keys: Vec<Secret>, proxy: Option<&str>) -> Result<ReqwestTransport, Error> {
+        let client = Self::client(proxy, same_host_only())?;
+        let no_redirects = Self::client(proxy, reqwest::redirect::Policy::none())?;
+        Ok(ReqwestTransport { client, no_redirects, keys })
+    }
+
+    fn client(proxy: Option<&str>, redirects: reqwest::redirect::Policy) -> Result<reqwest::Client, Error> {
         let mut builder = reqwest::Client::builder()
+            .redirect(redirects)
             .user_agent(concat!("captcha-dlq/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .pool_idle_timeout(Duration::from_secs(60))
@@ -39,16 +74,21 @@ impl ReqwestTransport {
         } else {
             builder = builder.no_proxy();
         }
-        let client = builder.build().map_err(|e| Error::Io(format!("cannot build the HTTP client: {e}")))?;
-        Ok(ReqwestTransport { client, keys })
+        builder.build().map_err(|e| Error::Io(format!("cannot build the HTTP client: {e}")))
     }
 
-    pub async fn execute(&self, mut req: HttpRequest) -> Result<HttpResponse, TransportError> {
+    /// One exchange with a provider (same-host redirects followed).
+    pub async fn execute(&self, req: HttpRequest) -> Result<HttpResponse, TransportError> {
+        self.exchange(&self.client, req).await
+    }
+
+    /// One exchange through `client`, its answer's body read up to [`MAX_RESPONSE_BYTES`].
+    async fn exchange(&self, client: &reqwest::Client, mut req: HttpRequest) -> Result<HttpResponse, TransportError> {
         let method = match req.method {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
         };
-        let mut builder = self.client.request(method, &req.url).timeout(req.timeout);
+        let mut builder = client.request(method, &req.url).timeout(req.timeout);
         for (name, value) in &req.headers {
             builder = builder.header(name, value);
         }

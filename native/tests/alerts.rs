@@ -1,6 +1,7 @@
 //! Webhook alerts end to end: clients against the mock solver over loopback HTTP, and a real
 //! HTTP receiver on loopback (a few lines over tokio's TCP, so each test can make it fail).
-//! Every kind arrives, signed (checked with ring's HMAC, not the code that signs); a burst is
+//! Every kind arrives, signed with its time (checked with ring's HMAC, not the code that signs,
+//! and with `verify_webhook`, the receivers' check); a burst is
 //! one message with its count; a failing receiver gets the message once it recovers; a dead
 //! one never stops a solve (its alerts are counted failed); no body holds the key.
 
@@ -127,12 +128,16 @@ async fn serve(mut stream: tokio::net::TcpStream, got: Arc<Mutex<Vec<Received>>>
     }
 }
 
-/// `sha256=<hex>` of `body` under the test's secret, by ring.
-fn expected_signature(body: &[u8]) -> String {
+/// `t=<t>,v1=<hex>`, the hex being the HMAC-SHA256 of `<t>.<body>` under the test's secret,
+/// by ring, for the `t` the header names (which must be within a minute of now).
+fn expected_signature(body: &[u8], header: &str) -> String {
+    let t: u64 = header.strip_prefix("t=").and_then(|rest| rest.split(',').next()).unwrap().parse().unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    assert!(now.abs_diff(t) < 60, "signed at the time it was sent: {t} vs {now}");
     let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, SECRET.as_bytes());
-    let tag = ring::hmac::sign(&key, body);
+    let tag = ring::hmac::sign(&key, &[format!("{t}.").as_bytes(), body].concat());
     let hex: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256={hex}")
+    format!("t={t},v1={hex}")
 }
 
 fn fast_config() -> EngineConfig {
@@ -212,7 +217,12 @@ fn assert_signed_and_keyless(receiver: &Receiver) {
     for r in receiver.all() {
         let text = String::from_utf8_lossy(&r.body);
         assert!(!text.contains(KEY) && !text.contains("KEY-wrong"), "a body holds a key: {text}");
-        assert_eq!(r.signature.as_deref(), Some(expected_signature(&r.body).as_str()), "{text}");
+        let header = r.signature.as_deref().expect("signed");
+        assert_eq!(header, expected_signature(&r.body, header), "{text}");
+        let tolerance = captcha_dlq::DEFAULT_WEBHOOK_TOLERANCE;
+        assert_eq!(captcha_dlq::verify_webhook(&r.body, header, SECRET, tolerance), Ok(()), "the receivers' check");
+        let other_body = [r.body.as_slice(), b" "].concat();
+        assert!(captcha_dlq::verify_webhook(&other_body, header, SECRET, tolerance).is_err());
     }
 }
 
@@ -349,6 +359,32 @@ async fn a_dead_receiver_never_stops_a_solve_and_its_alerts_are_counted_failed()
     let ops = c.ops_metrics();
     assert!(ops.alerts_failed > 0 && ops.alerts_sent == 0, "{ops:?}");
     c.close().await;
+}
+
+/// Issue 44, finding 6: reqwest followed a webhook's redirects (up to 10, anywhere). A 307 is
+/// now a failed delivery, counted and not tried again, and nothing reaches where it points.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_answering_a_redirect_is_a_failed_delivery_never_followed() {
+    let mock = mock().await;
+    let servers = support::Redirects::start().await;
+    for (i, path) in ["/same", "/elsewhere"].into_iter().enumerate() {
+        let hook = format!("{}{path}", servers.redirector);
+        let a = json!({"webhooks": [{"url": hook, "secret": SECRET}], "gather_ms": 1, "attempts": 3});
+        let c = client(&mock.base_url(), KEY, a, None).await;
+        let failed = c.solve_many(inputs(1, "unsolvable"), Some(1)).await;
+        assert!(failed[0].outcome.is_err(), "a new reason, so an alert");
+        for _ in 0..600 {
+            if c.ops_metrics().alerts_failed > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let ops = c.ops_metrics();
+        assert_eq!((ops.alerts_failed, ops.alerts_sent), (1, 0), "{path}: {ops:?}");
+        assert_eq!(servers.redirector_hits(), i + 1, "{path}: one attempt, a redirect is not tried again");
+        c.close().await;
+    }
+    assert_eq!(servers.target_hits(), 0, "no alert reached where the redirects pointed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

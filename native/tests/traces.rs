@@ -4,6 +4,8 @@
 //! and provider, an attempt span per submission under it, the retries and the dead letter as
 //! events with an error status, and the API key nowhere in what was sent.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -274,6 +276,21 @@ async fn http_json_exports_the_same_spans() {
     expected.sort();
     assert_eq!(task_ids, expected);
     mock.shutdown().await;
+}
+
+/// Issue 44, finding 6: the exporter's client followed redirects, taking the spans and the
+/// collector's headers wherever a 307 pointed. An export answered so fails (logged) and goes
+/// nowhere else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_otlp_collector_answering_a_redirect_is_not_followed() {
+    let mock = mock().await;
+    let servers = support::Redirects::start().await;
+    let endpoint = format!("{}/elsewhere", servers.redirector);
+    let client = client(&mock, json!({"otlp_endpoint": endpoint, "headers": {"authorization": "Bearer t"}})).await;
+    solve_one_of_each(&client).await;
+    client.close().await; // sends the last spans
+    assert!(servers.redirector_hits() >= 1, "the export was tried");
+    assert_eq!(servers.target_hits(), 0, "and went nowhere else");
 }
 
 #[tokio::test]

@@ -22,7 +22,7 @@ const ROOT = path.resolve(HERE, '../..');
 /** The package's folder: an installed copy ($CAPTCHA_DLQ_PACKAGE_DIR, .ci/package-check.sh) or bindings-node. */
 const PACKAGE = path.resolve(process.env.CAPTCHA_DLQ_PACKAGE_DIR ?? path.join(ROOT, 'bindings-node'));
 const pkg = await import(path.join(PACKAGE, 'index.js'));
-const { Client, CaptchaDlqError, InvalidConfig, SolveFailed } = pkg;
+const { Client, CaptchaDlqError, InvalidConfig, SolveFailed, verifyWebhook } = pkg;
 /** The addon itself: the shared wire vectors run through `evaluateVector`, a Node-only test hook. */
 const native = createRequire(import.meta.url)(path.join(PACKAGE, 'native.cjs'));
 
@@ -98,7 +98,27 @@ test('replay() and recover() return the shapes of tests/shapes/results.json, in 
   await client.close();
 });
 
-test('alerts: a webhook on loopback receives a new reason, signed over its body, without the key; bad webhooks are refused', async () => {
+test('issue 44, finding 5: webhook signatures cover a timestamp; verifyWebhook (the Rust check) refuses the rest', () => {
+  const body = Buffer.from('{"event":"new_reason"}');
+  const header = (t, { secret = 'node-hook-secret', signed = body } = {}) =>
+    `t=${t},v1=${createHmac('sha256', secret).update(`${t}.`).update(signed).digest('hex')}`;
+  const now = Math.floor(Date.now() / 1000);
+  assert.equal(verifyWebhook(body, header(now), 'node-hook-secret'), true);
+  assert.equal(verifyWebhook(body.toString('utf8'), header(now), 'node-hook-secret'), true, 'a string body');
+  assert.equal(verifyWebhook(new Uint8Array(body), header(now - 500), 'node-hook-secret', 600), true);
+  const refusals = [
+    [header(now), 'other-secret', /does not match/],
+    [header(now, { signed: Buffer.from('{}') }), 'node-hook-secret', /does not match/],
+    [header(now - 301), 'node-hook-secret', /tolerance/],
+    [`sha256=${createHmac('sha256', 'node-hook-secret').update(body).digest('hex')}`, 'node-hook-secret', /malformed/],
+    [header(now), '', /empty/],
+  ];
+  for (const [given, secret, why] of refusals) {
+    assert.throws(() => verifyWebhook(body, given, secret), (e) => e.code === 'WEBHOOK_SIGNATURE' && why.test(e.message), given);
+  }
+});
+
+test('alerts: a webhook on loopback receives a new reason, signed over its time and body, without the key; bad webhooks are refused', async () => {
   const got = [];
   const receiver = http.createServer((req, res) => {
     const chunks = [];
@@ -120,8 +140,10 @@ test('alerts: a webhook on loopback receives a new reason, signed over its body,
     const alert = JSON.parse(got[0].body.toString('utf8'));
     assert.equal(alert.event, 'new_reason');
     assert.equal(alert.subject, 'ERROR_CAPTCHA_UNSOLVABLE');
-    const expected = `sha256=${createHmac('sha256', 'node-hook-secret').update(got[0].body).digest('hex')}`;
-    assert.equal(got[0].signature, expected);
+    const t = got[0].signature.split(',')[0].replace('t=', '');
+    const v1 = createHmac('sha256', 'node-hook-secret').update(`${t}.`).update(got[0].body).digest('hex');
+    assert.equal(got[0].signature, `t=${t},v1=${v1}`);
+    assert.equal(verifyWebhook(got[0].body, got[0].signature, 'node-hook-secret'), true);
     assert.ok(!got[0].body.toString('utf8').includes(SECRET), 'the key is not in the body');
   } finally {
     receiver.close();

@@ -34,7 +34,7 @@ from ._errors import (
     SolveFailed,
     StoreError,
 )
-from ._native import __version__
+from ._native import __version__, verify_webhook
 from ._results import Answer, RecoverItem, RecoverResult, ReplayItem, ReplayResult, Solution, SolveResult
 from ._store import DlqSpec, DlqStore, MemoryDlq, RedisDlq, SharedDlqStore, SqliteDlq
 from ._streams import (
@@ -60,5 +60,5 @@ __all__ = [
     "Task", "TaskLike", "Proxy", *[name for name in _KIND_CLASSES if name not in ("KIND_NAMES", "KIND_CLASSES")],
     "CaptchaDlqError", "SolveFailed", "AccountError", "InvalidTask", "InvalidConfig",
     "StoreError", "ProviderError", "Cancelled", "Closed", "IoError",
-    "__version__",
+    "verify_webhook", "__version__",
 ]  # fmt: skip

@@ -162,8 +162,8 @@ class Client:
     ``alerts``: ``{"webhooks": [{"url", "secret"?, "events"?, "format"?}], "dead_letters_per_minute"?,
     "budget_fraction"?, "gather_ms"?, "coalesce_ms"?, "attempts"?, "timeout_ms"?, "queue"?}``: webhook
     alerts (new reasons, dead-letter rate, account errors, budget, circuits, store failures),
-    deduplicated, retried, signed with ``secret`` (``X-Captcha-Dlq-Signature``), never holding
-    the key. ``dlq_retention``: ``{"max_age_ms"?, "max_count"?, "archive"?, "interval_ms"?}``:
+    deduplicated, retried, signed with ``secret`` (``X-Captcha-Dlq-Signature``, which receivers
+    check with ``verify_webhook``), never holding the key. ``dlq_retention``: ``{"max_age_ms"?, "max_count"?, "archive"?, "interval_ms"?}``:
     the oldest ready or parked records beyond the limits are appended to ``archive`` (JSONL), then
     evicted, counted and logged.
     ``on_adopted``: called once with each answer adopted that way, as the ``RecoverItem``

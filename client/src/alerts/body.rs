@@ -1,17 +1,12 @@
 //! What a webhook receives: the body (JSON, or Slack's `{"text"}`), built only from the
 //! alert's own fields (reasons, codes, provider names, counts, times: none of them holds the
-//! key), then cleared of every key of the client all the same, and its signature.
+//! key), then cleared of every key of the client all the same (signed in [`super::signature`]).
 
 use captcha_dlq_core::alerts::AlertFormat;
 use captcha_dlq_core::Secret;
-use hmac::{Hmac, KeyInit, Mac};
 use serde_json::json;
-use sha2::Sha256;
 
 use super::coalesce::Message;
-
-/// The header that carries the signature.
-pub const SIGNATURE_HEADER: &str = "X-Captcha-Dlq-Signature";
 
 /// The body of `message` for a webhook in `format`, from the client `owner`.
 pub(crate) fn body(message: &Message, format: AlertFormat, owner: &str, keys: &[Secret]) -> Vec<u8> {
@@ -41,21 +36,6 @@ pub(crate) fn body(message: &Message, format: AlertFormat, owner: &str, keys: &[
         text = key.redact(&text);
     }
     text.into_bytes()
-}
-
-/// `sha256=<hex>`: HMAC-SHA256 of the exact body bytes under the webhook's secret.
-pub(crate) fn signature(secret: &Secret, body: &[u8]) -> String {
-    // HMAC takes a key of any length: this cannot fail.
-    let mut mac =
-        <Hmac<Sha256> as KeyInit>::new_from_slice(secret.expose().as_bytes()).expect("HMAC takes any key length");
-    mac.update(body);
-    let digest = mac.finalize().into_bytes();
-    let mut out = String::with_capacity(7 + digest.len() * 2);
-    out.push_str("sha256=");
-    for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -92,12 +72,5 @@ mod tests {
         assert_eq!(json_body["summary"], "cause ***");
         let slack = String::from_utf8(body(&message("new"), AlertFormat::Slack, "o", &keys)).unwrap();
         assert_eq!(slack, r#"{"text":"captcha-dlq new_reason: new (3 times since 2023-11-14T22:13:20Z)"}"#);
-    }
-
-    #[test]
-    fn the_signature_is_rfc_4231s_hmac_sha256() {
-        // RFC 4231, test case 2.
-        let sig = signature(&Secret::new("Jefe"), b"what do ya want for nothing?");
-        assert_eq!(sig, "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     }
 }

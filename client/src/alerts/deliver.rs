@@ -1,5 +1,5 @@
 //! Sending one message to one webhook, in the background: a POST through the client's
-//! transport, tried again with exponential backoff after a failure, a timeout, a 5xx, a 408
+//! transport, following no redirect (a 3xx is a failed delivery), tried again with exponential backoff after a failure, a timeout, a 5xx, a 408
 //! or a 429, at most `attempts` times; then counted as failed and logged. Logs name the
 //! webhook's origin only: a webhook URL's path often is its credential (Slack's are).
 
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use captcha_dlq_core::alerts::Webhook;
 use captcha_dlq_core::{HttpRequest, Method, Secret};
 
-use super::body::{signature, SIGNATURE_HEADER};
+use super::signature::{sign, SIGNATURE_HEADER};
 use crate::ops_metrics::OpsCounters;
 use crate::runtime::{Runtime, Transport};
 
@@ -32,21 +32,32 @@ impl Delivery {
         let mut request = HttpRequest::new(Method::Post, webhook.url.clone(), &hidden)
             .with_header("content-type", "application/json")
             .with_header("user-agent", concat!("captcha-dlq/", env!("CARGO_PKG_VERSION")));
-        if let Some(secret) = &webhook.secret {
-            request = request.with_header(SIGNATURE_HEADER, &signature(secret, &body));
-        }
         request = request.with_body(body);
         request.timeout = self.timeout;
         let origin = request.origin();
         let mut delay = FIRST_BACKOFF;
         let mut last = String::new();
         for attempt in 1..=self.attempts {
-            match self.transport.send(request.clone()).await {
+            // Signed at each attempt: the signed time is when it was sent, which a receiver's
+            // tolerance is measured from.
+            let attempt_request = match &webhook.secret {
+                Some(secret) => {
+                    let at = self.runtime.now().as_unix_millis() / 1000;
+                    let signed = sign(secret, at, request.body.as_deref().unwrap_or_default());
+                    request.clone().with_header(SIGNATURE_HEADER, &signed)
+                }
+                None => request.clone(),
+            };
+            match self.transport.send_without_redirects(attempt_request).await {
                 Ok(r) if (200..300).contains(&r.status) => {
                     self.counters.alert_sent();
                     return;
                 }
                 Ok(r) if r.status >= 500 || r.status == 408 || r.status == 429 => last = format!("HTTP {}", r.status),
+                Ok(r) if (300..400).contains(&r.status) => {
+                    last = format!("HTTP {}, a redirect (not followed, not tried again)", r.status);
+                    break;
+                }
                 Ok(r) => {
                     last = format!("HTTP {} (not tried again)", r.status);
                     break;

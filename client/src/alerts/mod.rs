@@ -5,13 +5,14 @@
 //! drops and counts). A worker spawned on the client's runtime takes them from there:
 //! [`trigger`] turns them into alerts (new reason, dead-letter rate, account error, budget,
 //! circuit, store), [`coalesce`] deduplicates and rate-limits them per (kind, subject),
-//! [`body`] writes and signs each message, and [`deliver`] sends it to every webhook that
+//! [`body`] writes each message and [`signature`] signs it (and checks it, for receivers), and [`deliver`] sends it to every webhook that
 //! wants its kind, each in its own task with retries. None of it can slow or stop a solve.
 
 mod body;
 mod coalesce;
 mod deliver;
 mod signal;
+mod signature;
 mod trigger;
 
 use core::time::Duration;
@@ -23,8 +24,8 @@ use captcha_dlq_core::Secret;
 use futures::channel::mpsc;
 use futures::StreamExt;
 
-pub use body::SIGNATURE_HEADER;
 pub(crate) use signal::AlertTap;
+pub use signature::{verify_webhook, verify_webhook_at, WebhookError, DEFAULT_WEBHOOK_TOLERANCE, SIGNATURE_HEADER};
 
 use crate::ops_metrics::OpsCounters;
 use crate::runtime::Backends;

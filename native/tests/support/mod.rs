@@ -114,3 +114,59 @@ pub async fn drain_at_once<S: DlqStore + 'static>(store: &S, workers: Vec<S>) ->
     assert_eq!(distinct, want);
     distinct
 }
+
+/// Two loopback servers for redirect tests: `redirector` answers `/elsewhere` (any method)
+/// with a 307 to `target` on another host (`localhost` rather than `127.0.0.1`, another port),
+/// `/same` with a 307 to its own `/final`, which answers 200; `target` only counts what reaches it.
+pub struct Redirects {
+    pub redirector: String,
+    pub target: String,
+    /// Requests each server took: (redirector, target).
+    hits: std::sync::Arc<[std::sync::atomic::AtomicUsize; 2]>,
+}
+
+impl Redirects {
+    pub async fn start() -> Redirects {
+        use axum::http::{header, StatusCode};
+        use axum::response::IntoResponse;
+        use std::sync::atomic::Ordering;
+        let hits: std::sync::Arc<[std::sync::atomic::AtomicUsize; 2]> = std::sync::Arc::default();
+        let target = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let target_url = format!("http://localhost:{}/", target.local_addr().unwrap().port());
+        let counted = hits.clone();
+        let target_app = axum::Router::new().fallback(move || {
+            counted[1].fetch_add(1, Ordering::SeqCst);
+            async { "reached" }
+        });
+        tokio::spawn(async move { axum::serve(target, target_app).await });
+        let redirector = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let redirector_url = format!("http://{}", redirector.local_addr().unwrap());
+        let (counted, elsewhere) = (hits.clone(), target_url.clone());
+        let redirector_app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+            counted[0].fetch_add(1, Ordering::SeqCst);
+            let location = match uri.path() {
+                "/final" => None,
+                "/same" => Some("/final".to_string()),
+                _ => Some(elsewhere.clone()),
+            };
+            async move {
+                match location {
+                    Some(to) => (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, to)]).into_response(),
+                    None => "final".into_response(),
+                }
+            }
+        });
+        tokio::spawn(async move { axum::serve(redirector, redirector_app).await });
+        Redirects { redirector: redirector_url, target: target_url, hits }
+    }
+
+    /// Requests the redirector took (each redirect followed to `/final` is one more).
+    pub fn redirector_hits(&self) -> usize {
+        self.hits[0].load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Requests that reached the other host.
+    pub fn target_hits(&self) -> usize {
+        self.hits[1].load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
