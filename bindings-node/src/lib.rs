@@ -22,10 +22,11 @@ mod streams;
 use napi_derive::napi;
 use serde_json::Value;
 
-/// Runs one case of `tests/vectors/*.json` (without its `expected`); its actual output.
+/// Runs one case of `tests/vectors/*.json` (without its `expected`); its actual output. (Not named `case`: napi
+/// writes the parameter into the generated declarations, where `case` is a reserved word.)
 #[napi(ts_return_type = "any")]
-pub fn evaluate_vector(env: &napi::Env, case: Value) -> napi::Result<Value> {
-    captcha_dlq_core::vectors::evaluate(&case).map_err(|problem| {
+pub fn evaluate_vector(env: &napi::Env, vector_case: Value) -> napi::Result<Value> {
+    captcha_dlq_core::vectors::evaluate(&vector_case).map_err(|problem| {
         error::to_js(env, serde_json::json!({"code": "INVALID_CONFIG", "field": "case", "message": problem}))
     })
 }
