@@ -237,7 +237,12 @@ async fn two_adopters_race_for_a_dead_members_entries(place: Place) {
     a.flush().await.expect("flush");
     b.flush().await.expect("flush");
     live.flush().await.expect("flush");
-    assert!(journal(&store).await.is_empty(), "every answer was taken and its entry forgotten");
+    // A hook's `Ok` lets its entry go after the hook returned (the acknowledgement is a store write of
+    // its own), so the last entries can still be on their way when the counts above are complete.
+    support::until("every answer's entry forgotten once its hook took it", || async {
+        journal(&store).await.is_empty()
+    })
+    .await;
     for c in [a, b, live] {
         c.close().await;
     }
@@ -281,7 +286,12 @@ async fn race_without_skew(place: Place) {
     assert_eq!(mock.counters().tasks_created, DEAD as u64, "no task was submitted again");
     a.flush().await.expect("flush");
     b.flush().await.expect("flush");
-    assert!(journal(&store).await.is_empty(), "every answer was taken and its entry forgotten");
+    // A hook's `Ok` lets its entry go after the hook returned (the acknowledgement is a store write of
+    // its own), so the last entries can still be on their way when the counts above are complete.
+    support::until("every answer's entry forgotten once its hook took it", || async {
+        journal(&store).await.is_empty()
+    })
+    .await;
     a.close().await;
     b.close().await;
 }
