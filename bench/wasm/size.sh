@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the raw and gzipped (-9) sizes of captcha-dlq-web's .wasm and of the JS it ships (the wasm-bindgen glue,
-# its snippets and the wrapper), and checks both against their budgets. The .wasm is held under its 310 KB guard
+# its snippets and the wrapper), and checks both against their budgets. The .wasm is held under its 420 KB guard (issue 46)
 # (issue 14's 230 KB target was withdrawn; bench/README.md: what each cut saved, what each part costs). The shipped
 # JS: at most 15 KB gzipped. Builds the package
 # first unless --no-build is given.
@@ -13,7 +13,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PKG="$HERE/../../bindings-wasm/pkg"
-WASM_BUDGET=$((310 * 1024))   # enforced: a guard against growth (310,524 B on 2026-11-23)
+WASM_BUDGET=430080   # enforced: 420 KB, issue 46's guard against growth per feature (318,611 B on 2026-11-28)
 JS_BUDGET=$((15 * 1024))
 # The page detector (lib/page-detector.js) and its content-script module (page.js) are injected into pages or
 # bundled into content scripts, never loaded with the client: they have a budget of their own.

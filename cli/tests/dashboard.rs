@@ -3,9 +3,12 @@
 //! kept DLQ is served, read-only refuses actions, and a key-less dashboard
 //! answers without ever needing one.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use support::{get, post, Running};
 
 const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
 
@@ -16,41 +19,6 @@ fn command(tmp: &std::path::Path) -> Command {
         .env_remove("CAPTCHA_DLQ_DASHBOARD_TOKEN")
         .env("TMPDIR", tmp);
     cmd
-}
-
-/// One HTTP/1.1 exchange on loopback; the status and body.
-fn exchange(addr: &str, request: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("the dashboard accepts connections");
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    (status, body)
-}
-
-fn get(addr: &str, path: &str) -> (u16, String) {
-    exchange(addr, &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"))
-}
-
-fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
-    exchange(
-        addr,
-        &format!(
-            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        ),
-    )
-}
-
-/// Kills the dashboard when the test ends, however it ends.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

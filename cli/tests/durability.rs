@@ -393,28 +393,6 @@ async fn an_unreachable_provider_exits_5_with_every_task_dead_lettered_as_networ
     assert!(records.iter().all(|r| r.description.contains("cannot be reached") || r.description.contains("refused")));
 }
 
-/// One HTTP/1.1 exchange with the dashboard at `addr`; the status and body.
-fn exchange(addr: &str, request: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).expect("the dashboard accepts connections");
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    (status, body)
-}
-
-/// Kills a child process when the test ends, however it ends.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The dashboard's Recover on a killed batch finishes its tasks and keeps each answer for the
 /// batch run again (it used to acknowledge them into nothing, and the run again then skipped
 /// those lines as finished): every line is printed solved once, nothing is submitted twice, the
@@ -440,22 +418,16 @@ async fn a_dashboard_recover_of_a_killed_batch_keeps_every_answer_for_the_batch_
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-    let mut dashboard = Running(dashboard);
+    let mut dashboard = support::Running(dashboard);
     let mut stdout = std::io::BufReader::new(dashboard.0.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
     let addr = first.split("http://").nth(1).expect("the URL is printed").trim().trim_end_matches('/').to_string();
-    let get =
-        |path: &str| exchange(&addr, &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"));
+    let get = |path: &str| support::get(&addr, path);
     let (status, page) = get("/journal");
     assert_eq!(status, 200, "{page}");
     let csrf = page.split("name=\"csrf-token\" content=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
-    let body = format!("owner={owner}&resume=true&csrf={csrf}");
-    let request = format!(
-        "POST /actions/recover HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let (status, answer) = exchange(&addr, &request);
+    let (status, answer) = support::post(&addr, "/actions/recover", &format!("owner={owner}&resume=true&csrf={csrf}"));
     assert_eq!(status, 303, "the recovery starts: {answer}");
     wait_until("the dashboard's recovery to finish", || get("/journal").1.contains(">finished<")).await;
     let page = get("/journal").1;

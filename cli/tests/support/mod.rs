@@ -1,13 +1,15 @@
 //! What the CLI's integration tests share: the binary run apart from the tester's environment
 //! (no `CAPTCHA_DLQ_API_KEY` or `CAPTCHA_DLQ_PATH` of theirs), a mock solver with a default
-//! delay, a task file, and the wall clock as a `Timestamp`.
+//! delay, a task file, the wall clock as a `Timestamp`, and HTTP exchanges with a dashboard the
+//! test started (killed when the test ends).
 //!
 //! Each test file compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 
 use captcha_dlq::core::Timestamp;
 use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver};
@@ -64,4 +66,40 @@ pub fn tasks_file(dir: &Path, n: usize) -> PathBuf {
         .collect();
     std::fs::write(&path, body).expect("task file");
     path
+}
+
+/// One HTTP/1.1 exchange on loopback; the status and body.
+pub fn exchange(addr: &str, request: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(addr).expect("the dashboard accepts connections");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+pub fn get(addr: &str, path: &str) -> (u16, String) {
+    exchange(addr, &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"))
+}
+
+/// A form `body` posted to `path`.
+pub fn post(addr: &str, path: &str, body: &str) -> (u16, String) {
+    exchange(
+        addr,
+        &format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// Kills a child process (a dashboard) when the test ends, however it ends.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
