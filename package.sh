@@ -7,8 +7,9 @@
 #   captcha-dlq-linux-x64-gnu-<v>.tgz                    its prebuilt addon for x86_64 Linux (glibc >= 2.17)
 #   captcha-dlq-web-<v>.tgz                              the browser package (.wasm, glue, types)
 #   captcha-dlq-<v>-x86_64-unknown-linux-gnu             the CLI binary
-# Old-glibc builds link with zig (maturin --zig, cargo-zigbuild), installed with the other
-# packaging tools into a venv under target/. The other platforms are built by
+# Old-glibc builds link with zig (maturin --zig), installed with the other packaging tools into a venv under
+# target/; the addon and the CLI are built by plain cargo in the environment maturin gave its own cargo (see
+# .ci/zig-env/cargo), so the three compile the dependency tree once. The other platforms are built by
 # .github/workflows/release.yml. Usage: ./package.sh [--profile ci]   (needs cargo, python3, node/npm)
 # --profile ci builds the same artifacts with the workspace's `ci` profile (unoptimised, no LTO, no debug info):
 # test.sh installs and tests those, and pays minutes less than a release build. The browser package is built
@@ -32,23 +33,39 @@ GLIBC=2.17
 step() { printf '\n=== package: %s ===\n' "$*"; }
 
 TOOLS=$ROOT/target/package-tools
-if ! "$TOOLS/bin/python" -c "import maturin, ziglang, auditwheel" 2>/dev/null || [ ! -x "$TOOLS/bin/cargo-zigbuild" ]; then
-  step "packaging tools (maturin, ziglang, cargo-zigbuild, auditwheel) into $TOOLS"
+if ! "$TOOLS/bin/python" -c "import maturin, ziglang, auditwheel" 2>/dev/null; then
+  step "packaging tools (maturin, ziglang, auditwheel) into $TOOLS"
   python3 -m venv "$TOOLS"
   "$TOOLS/bin/pip" install -q --upgrade pip
-  "$TOOLS/bin/pip" install -q "maturin>=1.9.4,<2" ziglang cargo-zigbuild auditwheel
+  "$TOOLS/bin/pip" install -q "maturin>=1.9.4,<2" ziglang auditwheel
 fi
-# maturin and cargo-zigbuild both find zig as `python3 -m ziglang` through this PATH, so they
-# write the same linker wrapper and the addon and the CLI reuse the wheel build's compiled crates
-# (the linker is part of cargo's fingerprint). No `zig` of another origin may come first.
+# maturin finds zig as `python3 -m ziglang` through this PATH. No `zig` of another origin may come first.
 export PATH="$TOOLS/bin:$PATH"
+# The zig environment of the wheel's build, replayed for the addon and the CLI (.ci/zig-env/cargo).
+ZIG_ENV=$ROOT/target/package-zig-env.sh
+TARGET=x86_64-unknown-linux-gnu
+# The newest glibc symbol version a binary needs: a zig build for glibc 2.17 needs none newer.
+check_glibc() {
+  local newest
+  newest=$(objdump -T "$1" | grep -oE 'GLIBC_[0-9]+\.[0-9]+(\.[0-9]+)?' | sed 's/GLIBC_//' | sort -V | tail -1)
+  if [ "$(printf '%s\n%s\n' "$newest" "$GLIBC" | sort -V | tail -1)" != "$GLIBC" ]; then
+    echo "package.sh: $1 needs glibc $newest, newer than $GLIBC" >&2
+    exit 1
+  fi
+  echo "$(basename "$1"): newest glibc symbol $newest (limit $GLIBC)"
+}
 
 rm -rf "$DIST"
 mkdir -p "$DIST"
 
 step "Python wheel (abi3, manylinux_${GLIBC/./_} through zig) and sdist"
-(cd bindings-python && maturin build --profile "$PROFILE" --zig --compatibility "manylinux_${GLIBC/./_}" --out "$DIST" \
+rm -f "$ZIG_ENV"
+REAL_CARGO=$(command -v cargo)
+(cd bindings-python \
+  && PATH="$ROOT/.ci/zig-env:$PATH" CAPTCHA_DLQ_ZIG_ENV=$ZIG_ENV CAPTCHA_DLQ_REAL_CARGO=$REAL_CARGO \
+    maturin build --profile "$PROFILE" --zig --compatibility "manylinux_${GLIBC/./_}" --out "$DIST" \
   && maturin sdist --out "$DIST")
+[ -s "$ZIG_ENV" ] || { echo "package.sh: maturin's build did not go through .ci/zig-env/cargo" >&2; exit 1; }
 WHEEL=$(ls "$DIST"/captcha_dlq-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64.whl)
 # auditwheel reads the symbols the extension needs and names the oldest platform tag they allow.
 auditwheel show "$WHEEL" | tee "$DIST/.auditwheel.txt"
@@ -59,8 +76,7 @@ step "the sdist builds outside the repository: pip wheel of a copy in a temporar
 # pip runs the sdist's own build backend (maturin, from its pyproject.toml) on the unpacked tree, without build
 # isolation so that it is the maturin and zig above; the target dir is the repository's. Here, right after the
 # wheel, the dependencies maturin just compiled are up to date for its linker, so only the unpacked crates compile
-# again (their path differs). cargo-zigbuild's builds below record another linker for the same units: after them
-# this would be a full rebuild.
+# again (their path differs).
 SDIST_WORK=$(mktemp -d "${TMPDIR:-/tmp}/captcha-dlq-sdist.XXXXXX")
 trap 'rm -rf "$SDIST_WORK"' EXIT
 cp "$DIST/captcha_dlq-$VERSION.tar.gz" "$SDIST_WORK/"
@@ -80,12 +96,13 @@ print(f"captcha_dlq {captcha_dlq.__version__} built from the sdist imports from 
 echo "the sdist's wheel built in $((SECONDS - started)) s"
 rm -rf "$SDIST_WORK"
 
-step "Node addon for x86_64-unknown-linux-gnu (glibc $GLIBC through cargo-zigbuild) and its two tarballs"
+step "Node addon for $TARGET (glibc $GLIBC through the wheel's zig environment) and its two tarballs"
 cd "$ROOT/bindings-node"
 [ -x node_modules/.bin/napi ] || npm install --no-audit --no-fund
-# cargo-zigbuild reads the glibc version from the target's suffix.
-CAPTCHA_DLQ_BUILD_PROFILE=$PROFILE node scripts/build.cjs --target "x86_64-unknown-linux-gnu.$GLIBC" --cross-compile
+# shellcheck source=/dev/null
+(. "$ZIG_ENV" && CAPTCHA_DLQ_BUILD_PROFILE=$PROFILE node scripts/build.cjs --target "$TARGET")
 ADDON=captcha-dlq.linux-x64-gnu.node
+check_glibc "$ADDON"
 cp "$ADDON" npm/linux-x64-gnu/
 (cd npm/linux-x64-gnu && npm pack --silent --pack-destination "$DIST" >/dev/null)
 npm pack --silent --pack-destination "$DIST" >/dev/null
@@ -96,9 +113,11 @@ step "browser package (bindings-wasm/build.sh, then npm pack of bindings-wasm/pk
 bash bindings-wasm/build.sh
 (cd bindings-wasm/pkg && npm pack --silent --pack-destination "$DIST" >/dev/null)
 
-step "CLI binary (glibc $GLIBC through cargo-zigbuild)"
-cargo zigbuild --profile "$PROFILE" -q -p captcha-dlq-cli --target "x86_64-unknown-linux-gnu.$GLIBC"
-cp "target/x86_64-unknown-linux-gnu/$PROFILE/captcha-dlq" "$DIST/captcha-dlq-$VERSION-x86_64-unknown-linux-gnu"
+step "CLI binary (glibc $GLIBC through the wheel's zig environment)"
+# shellcheck source=/dev/null
+(. "$ZIG_ENV" && cargo build --profile "$PROFILE" -q -p captcha-dlq-cli --target "$TARGET")
+check_glibc "target/$TARGET/$PROFILE/captcha-dlq"
+cp "target/$TARGET/$PROFILE/captcha-dlq" "$DIST/captcha-dlq-$VERSION-$TARGET"
 
 step "dist/"
 ls -l "$DIST"

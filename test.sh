@@ -66,19 +66,6 @@ build_tools() {
   echo "wasm32 target, cargo-nextest $(cargo nextest --version | head -1 | cut -d' ' -f2), a venv with prometheus_client"
 }
 
-# The wasm-bindgen CLI at the version the crate pins (the browser package's build and its test runner).
-wasm_bindgen_cli() {
-  local version
-  version=$(sed -nE 's/^wasm-bindgen = "=?([0-9.]+)"/\1/p' Cargo.toml)
-  if wasm-bindgen --version 2>/dev/null | grep -q " $version\$"; then
-    echo "wasm-bindgen $version is installed"
-  else
-    # --force: cargo's record of installed crates may name it though its binaries are gone.
-    cargo install -q --force wasm-bindgen-cli --version "$version"
-    echo "installed wasm-bindgen-cli $version"
-  fi
-}
-
 clippy() {
   cargo clippy "${RUST_PACKAGES[@]}" --all-targets "${RUST_FEATURES[@]}" -- -D warnings
   [ -n "$QUICK" ] || cargo clippy -p captcha-dlq-wasm --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
@@ -148,7 +135,7 @@ fi
 
 stage_bg "system packages: redis-server, redis-cli, openssl, chromium, chromedriver" system_packages
 stage "build tools: the wasm32 target, cargo-nextest, a venv with prometheus_client" build_tools
-stage_bg "wasm-bindgen-cli at the pinned version" wasm_bindgen_cli
+stage_bg "wasm-bindgen-cli at the pinned version" bash .ci/wasm-bindgen-cli.sh
 stage "rustfmt" cargo fmt --all --check
 stage "clippy (warnings are errors): the workspace, and the browser crate for wasm32" clippy
 stage "Rust tests: build (core, client, dashboard, native, CLI, mock, benches, bindings' Rust side)" rust_tests_build

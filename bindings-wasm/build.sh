@@ -12,11 +12,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 OUT="$HERE/pkg"
 
-WB_VERSION=$(sed -nE 's/^wasm-bindgen = "=?([0-9.]+)"/\1/p' "$ROOT/Cargo.toml")
-if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
-  echo "build.sh: installing wasm-bindgen-cli $WB_VERSION (the version the crate pins)" >&2
-  cargo install -q --force wasm-bindgen-cli --version "$WB_VERSION"
-fi
+bash "$ROOT/.ci/wasm-bindgen-cli.sh" >&2
 TOOLS="$HERE/tools/node_modules/.bin"
 if [ ! -x "$TOOLS/wasm-opt" ] || [ ! -x "$TOOLS/esbuild" ]; then
   (cd "$HERE/tools" && npm ci --no-audit --no-fund --silent)

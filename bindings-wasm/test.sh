@@ -24,14 +24,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 cd "$ROOT"
 
-WB_VERSION=$(sed -nE 's/^wasm-bindgen = "=?([0-9.]+)"/\1/p' Cargo.toml)
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 fi
-if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
-  cargo install --force wasm-bindgen-cli --version "$WB_VERSION"
-fi
+bash "$ROOT/.ci/wasm-bindgen-cli.sh"
 rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
 # wasm-bindgen-test-runner reads webdriver.json (Chromium flags) from the package directory.

@@ -3,7 +3,7 @@
 // prebuilt addon of their platform, a per-platform package under npm/, and never run this).
 // napi build writes the addon next to package.json and the loader native.cjs (which looks for
 // that local file first, then for the platform package). Arguments after `--` go to napi build
-// (package.sh passes `--target x86_64-unknown-linux-gnu --cross-compile` for an old-glibc build).
+// (package.sh passes `--target x86_64-unknown-linux-gnu` with the zig environment of its wheel build, for glibc 2.17).
 // CAPTCHA_DLQ_BUILD_PROFILE=debug builds faster, unoptimised (development); any other cargo profile of the
 // workspace (CI's `ci`) is passed to cargo as it is; unset, the addon is built `release`.
 'use strict';
