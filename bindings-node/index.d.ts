@@ -530,6 +530,8 @@ export interface CapyTask {
   sitekey: string;
   /** The page the challenge is on. */
   pageUrl: string;
+  /** The Capy API server the page loads its script from (`https://jp.api.capy.me/`, 2captcha's default). */
+  apiServer?: string;
   /** A proxy the service's workers load the page through. */
   proxy?: TaskProxy;
 }

@@ -467,6 +467,8 @@ class Capy(Task):
     sitekey: str
     #: The page the challenge is on.
     page_url: str
+    #: The Capy API server the page loads its script from (``https://jp.api.capy.me/``, 2captcha's default).
+    api_server: Optional[str] = None
     #: A proxy the service's workers load the page through.
     proxy: Optional[Proxy] = None
 

@@ -244,21 +244,32 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
         }
     }
     with_proxy(&mut o, &t.proxy().cloned());
+    if ty == "AntiGateTask" {
+        // AntiGateTask takes HTTPS proxies only and lists no `proxyType`
+        // (https://anti-captcha.com/apidoc/task-types/AntiGateTask); the official client sends
+        // none (anticaptchaofficial 1.0.72, antigatetask.py).
+        o.map.remove("proxyType");
+    }
     Ok(o.done())
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 /// The key and value as a declared key writes them (`CreateTaskDecl::params`): `base64:` before
-/// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `[]` after it a list of
-/// one (`imagesBase64[]`, where the kind takes one image).
+/// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `int:` a whole number
+/// held as text as a JSON number (CapMonster's Yidun `hct`, a millisecond timestamp: the text keeps
+/// it exact in every language, the wire wants a number), `[]` after it a list of one
+/// (`imagesBase64[]`, where the kind takes one image).
 fn in_key_form(key: &str, value: Value) -> (&str, Value) {
     use base64::Engine as _;
-    let (key, value) = match key.strip_prefix("base64:") {
-        Some(key) => {
-            let text = value.as_str().unwrap_or_default();
-            (key, Value::String(base64::engine::general_purpose::STANDARD.encode(text)))
-        }
-        None => (key, value),
+    let (key, value) = if let Some(key) = key.strip_prefix("base64:") {
+        let text = value.as_str().unwrap_or_default();
+        (key, Value::String(base64::engine::general_purpose::STANDARD.encode(text)))
+    } else if let Some(key) = key.strip_prefix("int:") {
+        // A text that is not a whole number goes as it is: the service names what it refuses.
+        let number = value.as_str().and_then(|text| text.parse::<i64>().ok());
+        (key, number.map_or(value, Value::from))
+    } else {
+        (key, value)
     };
     match key.strip_suffix("[]") {
         Some(key) => (key, Value::Array(vec![value])),
