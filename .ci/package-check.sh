@@ -4,7 +4,8 @@
 # (five reCAPTCHA v2 tasks, one unsolvable, one never ready: 3 solved, 2 dead-lettered, replayed)
 # against the mock solver binary, besides the rest of its suite:
 #   - python: the wheel into a fresh venv of the highest CPython >= 3.9 that pyenv has, then
-#     stubtest, mypy, pytest (bindings-python/tests) and the page tests (tests_page) importing the
+#     stubtest, mypy, pytest (bindings-python/tests, with the official clients of
+#     tests/oracle-requirements.txt for the oracle test) and the page tests (tests_page) importing the
 #     installed captcha_dlq; the lowest gets the wheel and the seeds' batch (tests/test_batch.py);
 #   - node: the Node main tarball + its linux-x64-gnu tarball into a fresh project, then the shared
 #     JS suite with `import 'captcha-dlq'` (ESM), the Node-only checks (CommonJS entry, wire vectors
@@ -111,7 +112,8 @@ python_version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'; 
 python_full() {
   local venv
   echo "== Python $(python_version "$2"): the wheel into a fresh venv, no Rust on PATH; stubtest, mypy, pytest, page tests"
-  venv=$(PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 python_venv "$1" "$2" pytest "mypy>=1.10" "playwright==1.65.2" "selenium==4.51.0")
+  venv=$(PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 python_venv "$1" "$2" pytest "mypy>=1.10" "playwright==1.65.2" "selenium==4.51.0" \
+    -r "$REPO/bindings-python/tests/oracle-requirements.txt")
   (cd "$WORK" && no_rust "$venv/bin/python" -m mypy.stubtest captcha_dlq --ignore-missing-stub \
     && no_rust "$venv/bin/python" -m mypy --strict -p captcha_dlq \
     && no_rust "$venv/bin/python" -m mypy --strict "$REPO/bindings-python/examples/typed_example.py")

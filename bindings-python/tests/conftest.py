@@ -11,7 +11,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -25,6 +25,15 @@ FAST: Dict[str, Any] = {
     "retry": {"backoff": {"kind": "fixed", "delay_ms": 10}, "transient_min_delay_ms": 10},
     "rate": {"submits_per_second": 10000.0, "max_in_flight": 2000},
 }
+
+#: Lines a test wants shown at the end of the run whatever pytest captured (the oracle's counts).
+SUMMARY: List[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in SUMMARY:
+        terminalreporter.write_line(line)
+
 
 def eventually(check: Callable[[], bool], what: str, within_s: float = 20.0) -> None:
     """Waits until `check()` holds. An answer's journal entry (and a replayed record) goes
