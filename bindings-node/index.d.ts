@@ -391,6 +391,8 @@ export interface FriendlyCaptchaTask {
   sitekey: string;
   /** The page the challenge is on. */
   pageUrl: string;
+  /** The URL of the widget's script (`site.min.js`); CapMonster needs it. */
+  apiGetLib?: string;
   /** A proxy the service's workers load the page through. */
   proxy?: TaskProxy;
 }

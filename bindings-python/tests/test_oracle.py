@@ -71,7 +71,6 @@ EXPLAINED: Dict[Tuple[str, str, str, str], str] = {
 #: Kinds an official client sends that captcha-dlq does not send to that service, with the reason.
 REFUSED: Dict[Tuple[str, str, str], str] = {
     ("capmonster", "altcha", ""): "CapMonster's Altcha is a CustomTask whose `metadata` holds the challenge's parts (`challenge`, `iterations`, `salt`, `signature`, AltchaCustomTaskRequest.py) and no challenge URL; captcha-dlq's Altcha carries the challenge as one JSON text or a URL, and parsing it into CapMonster's shape is not done yet",
-    ("capmonster", "friendly_captcha", ""): "CapMonster's Friendly Captcha requires `metadata.apiGetLib`, the widget script's URL (FriendlyCustomTaskRequest.py), a field captcha-dlq's Friendly Captcha kind does not have yet",
 }
 
 #: Kinds an official client sends that captcha-dlq has no kind for, with the reason (issue 43, item 7).

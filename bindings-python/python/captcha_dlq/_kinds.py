@@ -360,6 +360,8 @@ class FriendlyCaptcha(Task):
     sitekey: str
     #: The page the challenge is on.
     page_url: str
+    #: The URL of the widget's script (``site.min.js``); CapMonster needs it.
+    api_get_lib: Optional[str] = None
     #: A proxy the service's workers load the page through.
     proxy: Optional[Proxy] = None
 

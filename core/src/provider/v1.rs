@@ -102,6 +102,10 @@ fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), Inv
     }
     for (field, value) in t.values() {
         let param = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, param)| param);
+        if param.is_empty() {
+            // A hint this service does without (`[field, ""]` in the kind's `[v1] params`).
+            continue;
+        }
         if kinds::decl(t.kind()).field(field).is_some_and(|d| d.ty == FieldType::Cookies) {
             q.put(param, &v1_cookies(value.as_str().unwrap_or_default()));
         } else if let Some(text) = kinds::param_text(value) {
