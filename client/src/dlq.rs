@@ -180,6 +180,18 @@ impl Dlq {
         Ok((text, records.len()))
     }
 
+    /// The matching records with their secrets (proxy credentials, cookies, key-like task
+    /// fields) as export text, and how many: an audited action (`export_secrets`) naming this
+    /// handle's operator, for the exports a front end otherwise redacts (the dashboard's
+    /// `/export?secrets=1`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn export_with_secrets(&self, filter: &Filter, format: ExportFormat) -> Result<(String, usize)> {
+        let outcome = self.export(filter, format).await;
+        let count = outcome.as_ref().map_or(0, |(_, n)| *n as u64);
+        let detail = format!("{} with secrets", if format == ExportFormat::Json { "json" } else { "jsonl" });
+        self.audited(Action::ExportSecrets, filter.compact_json(), detail, count, outcome).await
+    }
+
     /// Upserts the records of an export, or of the seeds' `captcha-dlq.json`; returns how many.
     pub async fn import(&self, text: &str) -> Result<usize> {
         let provider = self.client.provider().name().to_string();

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry};
 use captcha_dlq_core::dlq::retention::{self, EvictionReason, RetentionOptions};
-use captcha_dlq_core::dlq::{export_jsonl, DeadLetterRecord, DlqStore, Filter, Page};
+use captcha_dlq_core::dlq::{export_jsonl_redacted, DeadLetterRecord, DlqStore, Filter, Page};
 use captcha_dlq_core::Timestamp;
 use serde::Serialize;
 
@@ -125,9 +125,11 @@ async fn evict_matching(
 }
 
 /// Appends `records` to the archive file as JSONL (the export's format) and syncs it to disk,
-/// so that they are kept before the store lets them go. The file is owner-only (0600).
+/// so that they are kept before the store lets them go. The file is owner-only (0600), and its
+/// records are redacted by the one rule (`captcha_dlq_core::dlq::redact`): an archive outlives
+/// the proxies and cookies of its tasks, and is read to learn what was dropped, not to solve it.
 fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
-    let text = export_jsonl(records);
+    let text = export_jsonl_redacted(records);
     let written = crate::files::open_private(std::path::Path::new(path), crate::files::Private::Append)
         .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()));
     written.map_err(|e| {

@@ -34,10 +34,15 @@ pub enum AuditAction {
     /// Another process's journal entries finished (or dead-lettered) by an operator, their answers
     /// kept for whoever resumes them.
     Recover,
+    /// Records exported with their secrets (proxy credentials, cookies): every other export is
+    /// redacted (`crate::dlq::redact`), so this one says who took them.
+    ExportSecrets,
+    /// A running replay cancelled (by someone other than, or the same as, who started it).
+    Cancel,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 8] = [
+    pub const ALL: [AuditAction; 10] = [
         AuditAction::Replay,
         AuditAction::Purge,
         AuditAction::Park,
@@ -46,6 +51,8 @@ impl AuditAction {
         AuditAction::Edit,
         AuditAction::Evict,
         AuditAction::Recover,
+        AuditAction::ExportSecrets,
+        AuditAction::Cancel,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +65,8 @@ impl AuditAction {
             AuditAction::Edit => "edit",
             AuditAction::Evict => "evict",
             AuditAction::Recover => "recover",
+            AuditAction::ExportSecrets => "export_secrets",
+            AuditAction::Cancel => "cancel",
         }
     }
 }
