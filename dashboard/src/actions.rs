@@ -293,7 +293,8 @@ pub(crate) async fn login(State(state): State<Shared>, Extension(ctx): Ctx, body
             Err(e) => return Failure::conflict(e.to_string()).page(&chrome),
         };
         let mut response = see_other(&chrome.url("/"));
-        if let Ok(cookie) = session_cookie(&session, &chrome.base).parse() {
+        let cookie = session_cookie(&session, &chrome.base, state.roles.max_session(), state.config.https);
+        if let Ok(cookie) = cookie.parse() {
             response.headers_mut().insert(header::SET_COOKIE, cookie);
         }
         response
@@ -301,4 +302,25 @@ pub(crate) async fn login(State(state): State<Shared>, Extension(ctx): Ctx, body
         tracing::warn!(target: "captcha_dlq", "dashboard: a login with a wrong token was refused");
         (StatusCode::UNAUTHORIZED, html(views::login(&chrome, Some("That is not the token.")))).into_response()
     }
+}
+
+/// `POST /logout` (CSRF-checked like every action, allowed to viewers): ends the session of the
+/// request's cookie, tells the browser to forget the cookie, and goes to the login page.
+pub(crate) async fn logout(
+    State(state): State<Shared>,
+    Extension(ctx): Ctx,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let chrome = chrome(&state, &ctx);
+    if let Some(given) = crate::security::cookie(&headers, crate::security::SESSION_COOKIE) {
+        if state.roles.close_session(&given) {
+            tracing::info!(target: "captcha_dlq", who = %ctx.identity.name, "dashboard: logged out");
+        }
+    }
+    let to = if state.roles.required() { "/login" } else { "/" };
+    let mut response = see_other(&chrome.url(to));
+    if let Ok(cookie) = crate::security::cleared_cookie(&chrome.base, state.config.https).parse() {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
 }

@@ -141,7 +141,8 @@ async fn read_only_hides_and_refuses_every_action() {
 #[tokio::test]
 async fn a_public_address_without_a_long_token_refuses_to_start() {
     let client = memory_client(0).await;
-    let public = DashboardOptions { listen: "0.0.0.0:0".parse().unwrap(), config: DashboardConfig::default() };
+    let public =
+        DashboardOptions { listen: "0.0.0.0:0".parse().unwrap(), config: DashboardConfig::default(), tls: None };
     let refused = captcha_dlq_dashboard::serve(client.clone(), public.clone()).await.unwrap_err().to_string();
     assert!(refused.contains("refusing to listen on 0.0.0.0:0 without a token"), "{refused}");
     assert!(refused.contains("--token"), "it says what to do: {refused}");
