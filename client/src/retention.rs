@@ -11,8 +11,9 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry};
+use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry, AuditStage};
 use captcha_dlq_core::dlq::retention::{self, EvictionReason, RetentionOptions};
+use captcha_dlq_core::dlq::StoreError;
 use captcha_dlq_core::dlq::{export_jsonl_redacted, DeadLetterRecord, DlqStore, Filter, Page};
 use captcha_dlq_core::Timestamp;
 use serde::Serialize;
@@ -113,8 +114,27 @@ async fn evict_matching(
             archive(path, &batch)?;
         }
         let ids = batch.iter().map(|r| r.id.clone()).collect();
+        // The intent first (issue 44, finding 9): a trail that refuses it stops the eviction,
+        // so nothing leaves the DLQ without its entry.
+        let intent = AuditEntry {
+            id: 0,
+            at: now,
+            operator: RETENTION_OPERATOR.to_string(),
+            action: AuditAction::Evict,
+            filter: filter.compact_json(),
+            count: 0,
+            detail: format!("evict up to {} records ({})", batch.len(), reason.as_str()),
+            error: None,
+            stage: AuditStage::Intent,
+            intent: None,
+        };
+        let intent_id = store.audit_append(&intent).await.map_err(|e| {
+            Error::Store(StoreError::Backend(format!(
+                "retention evicted nothing: the audit trail did not take the eviction's intent: {e}"
+            )))
+        })?;
         let n = store.purge(&retention::exactly(ids), now).await.map_err(Error::Store)?;
-        trace_eviction(store, filter, reason, n, options.archive.as_deref(), counters, now).await;
+        trace_eviction(store, filter, reason, n, options.archive.as_deref(), counters, now, intent_id).await;
         removed += n;
         if n == 0 {
             // Every record of the batch was leased meanwhile: the next read would find them again.
@@ -140,10 +160,10 @@ fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
     })
 }
 
-/// The trace of one evicted batch: counted, logged and entered in the audit trail (as the
-/// operator `retention`, with the limit's filter) — one call site for every eviction, whoever
-/// applies the limits. The records are gone by now, so a trail that refuses the entry is
-/// logged as an error rather than answered.
+/// The trace of one evicted batch: counted, logged and its result entered in the audit trail
+/// (as the operator `retention`, with the limit's filter, after its intent `intent`) — one call
+/// site for every eviction, whoever applies the limits. The records are gone by now, so a trail
+/// that refuses the entry is logged as an error rather than answered.
 async fn trace_eviction(
     store: &Arc<dyn DlqStore>,
     filter: &Filter,
@@ -152,11 +172,9 @@ async fn trace_eviction(
     archive: Option<&str>,
     counters: Option<&OpsCounters>,
     now: Timestamp,
+    intent: u64,
 ) {
-    if n == 0 {
-        return;
-    }
-    if let Some(c) = counters {
+    if let Some(c) = counters.filter(|_| n > 0) {
         c.evicted(reason, n);
     }
     let detail = match archive {
@@ -172,9 +190,14 @@ async fn trace_eviction(
         count: n,
         detail,
         error: None,
+        stage: AuditStage::Result,
+        intent: Some(intent),
     };
     if let Err(e) = store.audit_append(&entry).await {
         tracing::error!(target: "captcha_dlq", evicted = n, error = %e, "the audit trail did not take the eviction's entry");
+    }
+    if n == 0 {
+        return;
     }
     match archive {
         Some(path) => tracing::info!(

@@ -255,13 +255,18 @@ pub(crate) async fn purge(State(state): State<Shared>, Extension(ctx): Ctx, body
 
 pub(crate) async fn cancel_replay(State(state): State<Shared>, Extension(ctx): Ctx, Path(id): Path<u64>) -> Response {
     let chrome = chrome(&state, &ctx);
-    match state.replays.get(id) {
-        Some(job) => {
-            job.cancel();
-            see_other(&chrome.url(&format!("/replays/{id}")))
-        }
-        None => Failure::not_found(format!("no replay request {id}")).page(&chrome),
+    let Some(job) = state.replays.get(id) else {
+        return Failure::not_found(format!("no replay request {id}")).page(&chrome);
+    };
+    // Cancelling stops records from being tried: an operator's action, in the audit trail.
+    let result = async {
+        let dlq = dlq_of(&state, &ctx)?;
+        let detail = format!("replay request {id} of this dashboard");
+        dlq.cancel_replay(serde_json::json!({ "replay_request": id }), detail, || job.cancel()).await?;
+        Ok(see_other(&chrome.url(&format!("/replays/{id}"))))
     }
+    .await;
+    fail(&chrome, result)
 }
 
 pub(crate) async fn recover(State(state): State<Shared>, Extension(ctx): Ctx, body: Bytes) -> Response {

@@ -22,7 +22,7 @@ pub mod testkit;
 
 pub use analysis::{Analysis, Bucket};
 #[cfg(not(target_arch = "wasm32"))]
-pub use audit::{AuditAction, AuditEntry};
+pub use audit::{AuditAction, AuditEntry, AuditStage};
 pub use edit::{Change, Edit, Edited};
 pub use export::{export_json, export_json_redacted, export_jsonl, export_jsonl_redacted, import, ImportError};
 pub use memory::MemoryStore;

@@ -1057,6 +1057,12 @@ mod audit {
             count: n * 3,
             detail: format!("detail {n}"),
             error: (n % 2 == 0).then(|| format!("the store failed after {n} records")),
+            stage: if n % 3 == 0 {
+                crate::dlq::audit::AuditStage::Intent
+            } else {
+                crate::dlq::audit::AuditStage::Result
+            },
+            intent: (n % 3 == 1).then_some(n.saturating_sub(1)),
         }
     }
 
