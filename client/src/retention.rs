@@ -133,8 +133,9 @@ async fn evict_matching(
                 "retention evicted nothing: the audit trail did not take the eviction's intent: {e}"
             )))
         })?;
+        let intent = AuditEntry { id: intent_id, ..intent };
         let n = store.purge(&retention::exactly(ids), now).await.map_err(Error::Store)?;
-        trace_eviction(store, filter, reason, n, options.archive.as_deref(), counters, now, intent_id).await;
+        trace_eviction(store, intent, reason, n, options.archive.as_deref(), counters).await;
         removed += n;
         if n == 0 {
             // Every record of the batch was leased meanwhile: the next read would find them again.
@@ -161,18 +162,16 @@ fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
 }
 
 /// The trace of one evicted batch: counted, logged and its result entered in the audit trail
-/// (as the operator `retention`, with the limit's filter, after its intent `intent`) — one call
+/// (as the operator `retention`, with the limit's filter, after its `intent` entry) — one call
 /// site for every eviction, whoever applies the limits. The records are gone by now, so a trail
 /// that refuses the entry is logged as an error rather than answered.
 async fn trace_eviction(
     store: &Arc<dyn DlqStore>,
-    filter: &Filter,
+    intent: AuditEntry,
     reason: EvictionReason,
     n: u64,
     archive: Option<&str>,
     counters: Option<&OpsCounters>,
-    now: Timestamp,
-    intent: u64,
 ) {
     if let Some(c) = counters.filter(|_| n > 0) {
         c.evicted(reason, n);
@@ -181,18 +180,7 @@ async fn trace_eviction(
         Some(path) => format!("{}, archived to {path}", reason.as_str()),
         None => format!("{}, not archived", reason.as_str()),
     };
-    let entry = AuditEntry {
-        id: 0,
-        at: now,
-        operator: RETENTION_OPERATOR.to_string(),
-        action: AuditAction::Evict,
-        filter: filter.compact_json(),
-        count: n,
-        detail,
-        error: None,
-        stage: AuditStage::Result,
-        intent: Some(intent),
-    };
+    let entry = AuditEntry { id: 0, count: n, detail, stage: AuditStage::Result, intent: Some(intent.id), ..intent };
     if let Err(e) = store.audit_append(&entry).await {
         tracing::error!(target: "captcha_dlq", evicted = n, error = %e, "the audit trail did not take the eviction's entry");
     }
