@@ -4,8 +4,9 @@
 //! The records to evict are chosen by the core ([`captcha_dlq_core::dlq::retention`]): the
 //! oldest ready or parked ones beyond the age and count limits, never a leased one. Each batch
 //! is, in this order: appended to the archive file and synced (when an archive is set; if that
-//! fails nothing is removed), removed by its exact ids while still ready or parked (a record
-//! leased or arriving meanwhile stays), counted in `captcha_dlq_dlq_evicted_total{reason}` and
+//! fails nothing is removed), removed while each record is still the version archived and not
+//! leased (`DlqStore::purge_unchanged`: a record edited, replayed or stored again meanwhile stays,
+//! and Redis judges leases by its own clock), counted in `captcha_dlq_dlq_evicted_total{reason}` and
 //! logged with how many and where they were archived. Nothing leaves without a trace.
 
 use std::io::Write as _;
@@ -113,7 +114,6 @@ async fn evict_matching(
         if let Some(path) = &options.archive {
             archive(path, &batch)?;
         }
-        let ids = batch.iter().map(|r| r.id.clone()).collect();
         // The intent first (issue 44, finding 9): a trail that refuses it stops the eviction,
         // so nothing leaves the DLQ without its entry.
         let intent = AuditEntry {
@@ -134,7 +134,9 @@ async fn evict_matching(
             )))
         })?;
         let intent = AuditEntry { id: intent_id, ..intent };
-        let n = store.purge(&retention::exactly(ids), now).await.map_err(Error::Store)?;
+        // Exactly the versions archived: a record edited, replayed or stored again since the
+        // read stays, with its newer content (issue 44, finding 8).
+        let n = store.purge_unchanged(&batch, now).await.map_err(Error::Store)?;
         trace_eviction(store, intent, reason, n, options.archive.as_deref(), counters).await;
         removed += n;
         if n == 0 {
