@@ -1627,11 +1627,15 @@ export interface DashboardToken {
 export interface AuditEntry {
   /** The store's number for the entry: 1, 2, 3… in the order they were written. */
   id: number;
-  /** RFC 3339, when the action ended. */
+  /** RFC 3339, when the entry was written (an intent: before the action; a result: when it ended). */
   at: string;
   /** A dashboard token's name, the CLI's `--as` (or `cli:user@host`), or an API caller's (`api` by default). */
   operator: string;
-  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict' | 'recover';
+  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict' | 'recover' | 'export_secrets' | 'cancel';
+  /** Each action leaves its `intent` before it runs (count 0) and its `result` after. */
+  stage: 'intent' | 'result';
+  /** In a result, the id of its intent entry. */
+  intent?: number;
   /** The records selected, in the filter's own field names as the store keeps them (`reasons`, `page_host`…);
    * null for an import. */
   filter: Record<string, unknown> | null;

@@ -36,7 +36,12 @@ def test_actions_are_in_the_trail_under_the_operators_name(mock: Mock, tmp_path:
         assert c.dlq.purge(ids=["no-such-id"]) == 0
 
         entries = c.dlq.audit()
-        assert [(e["operator"], e["action"], e["count"]) for e in entries] == [
+        # Each action leaves its intent before it runs and its result after, pointing at it.
+        results = [e for e in entries if e["stage"] == "result"]
+        intents = {e["id"]: e for e in entries if e["stage"] == "intent"}
+        assert len(intents) == len(results) == 6
+        assert all(intents[e["intent"]]["action"] == e["action"] for e in results)
+        assert [(e["operator"], e["action"], e["count"]) for e in results] == [
             ("api", "purge", 0),
             ("carol", "replay", 1),
             ("bob", "import", 2),
@@ -44,12 +49,12 @@ def test_actions_are_in_the_trail_under_the_operators_name(mock: Mock, tmp_path:
             ("alice", "unpark", 1),
             ("alice", "park", 1),
         ]
-        assert entries[3]["filter"] == {"reasons": ["Timeout"]}
-        assert entries[5]["filter"] == {"ids": [timeout["id"]]} and entries[5]["detail"] == "wrong sitekey"
-        assert entries[1]["filter"] == {"reasons": ["ERROR_CAPTCHA_UNSOLVABLE"]}
+        assert results[3]["filter"] == {"reasons": ["Timeout"]}
+        assert results[5]["filter"] == {"ids": [timeout["id"]]} and results[5]["detail"] == "wrong sitekey"
+        assert results[1]["filter"] == {"reasons": ["ERROR_CAPTCHA_UNSOLVABLE"]}
         assert all(e["error"] is None and e["at"].startswith("20") for e in entries)
-        older = c.dlq.audit(limit=2, before=entries[3]["id"])
-        assert [e["action"] for e in older] == ["unpark", "park"]
+        older = c.dlq.audit(limit=2, before=results[3]["id"])
+        assert [(e["action"], e["stage"]) for e in older] == [("purge", "intent"), ("unpark", "result")]
 
         with pytest.raises(InvalidConfig) as empty:
             c.dlq.as_operator("").park(timeout["id"])
@@ -58,4 +63,4 @@ def test_actions_are_in_the_trail_under_the_operators_name(mock: Mock, tmp_path:
             c.dlq.audit(limit=0)
         assert limit.value.field is not None and "limit" in limit.value.field
     if isinstance(dlq, DictStore):
-        assert len(dlq.tables["audit"]) == 6, "the trail is a table of the user's store"
+        assert len(dlq.tables["audit"]) == 12, "the trail is a table of the user's store"

@@ -54,7 +54,10 @@ fn every_dlq_action_is_in_the_trail_with_who_what_and_how_many() {
     assert!(!missing.status.success());
 
     let out = ok(&run(&["dlq", "audit", "--json", "--dlq", dlq]));
-    let entries: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).expect("one JSON entry a line")).collect();
+    let all: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).expect("one JSON entry a line")).collect();
+    // Each action's intent is written before it runs, its result after (pointing at it).
+    assert_eq!(all.iter().filter(|e| e["stage"] == "intent").count(), 5, "{out}");
+    let entries: Vec<Value> = all.into_iter().filter(|e| e["stage"] == "result").collect();
     let seen: Vec<(&str, &str, u64)> = entries
         .iter()
         .map(|e| (e["operator"].as_str().unwrap(), e["action"].as_str().unwrap(), e["count"].as_u64().unwrap()))
@@ -105,4 +108,46 @@ fn a_bad_tokens_file_is_refused_naming_the_holder_never_the_token() {
         assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
         assert!(stderr.contains(named) && !stderr.contains(secret), "{text}: {stderr}");
     }
+}
+
+/// Issue 44, finding 9: a park reason with control characters reached `dlq audit`'s terminal
+/// output raw (an escape sequence clears the screen or forges a line). The CLI refuses such a
+/// reason, and `dlq audit` escapes what an older entry (or another program) left in the trail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finding_9_dlq_audit_never_prints_raw_control_characters() {
+    use captcha_dlq::core::dlq::audit::{AuditAction, AuditEntry, AuditStage};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("d.sqlite");
+    let dlq = path.to_str().expect("utf-8").to_string();
+    let refused = run(&["dlq", "park", "any-id", "--reason", "ok\u{1b}[2J", "--dlq", &dlq, "--as", "bob"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("U+001B"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let refused = run(&["dlq", "purge", "--all", "--dlq", &dlq, "--as", "ev\u{202E}il"]);
+    assert_eq!(refused.status.code(), Some(2), "a name with a bidi override");
+
+    // An entry written by an older version, straight into the store.
+    let store = captcha_dlq::open_store(&dlq).await.expect("the SQLite DLQ");
+    let old = AuditEntry {
+        id: 0,
+        at: support::now(),
+        operator: "mallory\u{202E}\u{1b}[31m".into(),
+        action: AuditAction::Park,
+        filter: serde_json::json!({"ids": ["x\u{7}"]}),
+        count: 1,
+        detail: "reason\u{1b}[2J\rforged line\u{9b}".into(),
+        error: Some("err\u{1b}]0;title\u{7}".into()),
+        stage: AuditStage::Result,
+        intent: None,
+    };
+    store.audit_append(&old).await.expect("append");
+    drop(store);
+    let table = ok(&run(&["dlq", "audit", "--dlq", &dlq]));
+    assert!(!table.chars().any(|c| c.is_control() && c != '\n'), "raw control characters: {table:?}");
+    assert!(!table.contains('\u{202E}'), "a raw bidi override: {table:?}");
+    assert!(table.contains("\\u{001B}[2J") && table.contains("\\u{202E}"), "{table}");
 }

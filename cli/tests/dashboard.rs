@@ -75,3 +75,32 @@ fn the_demos_kept_dlq_is_served_and_read_only_refuses_actions() {
     let (_, summary) = get(&addr, "/api/summary");
     assert!(summary.contains("\"total\":\"2\""), "nothing was purged: {summary}");
 }
+
+/// Issue 44, finding 4: `--tls-cert` and `--tls-key` go together, and a file that cannot be
+/// used stops the dashboard before it listens, naming the file (the HTTPS exchange itself is
+/// the dashboard crate's `https` test).
+#[test]
+fn finding_4_tls_files_are_taken_together_and_checked_at_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cert = tmp.path().join("cert.pem");
+    let out = command(tmp.path())
+        .args(["dashboard", "--dlq", "memory", "--listen", "127.0.0.1:0", "--tls-cert"])
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tls-key"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(&cert, "not a certificate").unwrap();
+    let key = tmp.path().join("key.pem");
+    std::fs::write(&key, "not a key").unwrap();
+    let out = command(tmp.path())
+        .args(["dashboard", "--dlq", "memory", "--listen", "127.0.0.1:0", "--behind-https-proxy", "--tls-cert"])
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("tls_cert") && stderr.contains("cert.pem"), "{stderr}");
+}

@@ -122,10 +122,17 @@ impl Client {
         #[cfg(not(target_arch = "wasm32"))]
         let ops = Arc::new(crate::ops_metrics::OpsCounters::default());
         #[cfg(not(target_arch = "wasm32"))]
-        let log = log.with_alerts(options.alerts.as_ref().map(|alerts| {
-            let keys = options.secrets();
-            crate::alerts::start(alerts, &backends, keys, owner.clone(), options.store.timeout(), ops.clone())
-        }));
+        let (tap, alerts) = match options.alerts.as_ref() {
+            Some(alerts) => {
+                let keys = options.secrets();
+                let (tap, outstanding) =
+                    crate::alerts::start(alerts, &backends, keys, owner.clone(), options.store.timeout(), ops.clone());
+                (Some(tap), Some(outstanding))
+            }
+            None => (None, None),
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let log = log.with_alerts(tap);
         #[cfg(not(target_arch = "wasm32"))]
         let log = log.with_tracer(tracer);
         #[cfg(target_arch = "wasm32")]
@@ -148,6 +155,8 @@ impl Client {
             adoption,
             #[cfg(not(target_arch = "wasm32"))]
             ops,
+            #[cfg(not(target_arch = "wasm32"))]
+            alerts,
         });
         #[cfg(not(target_arch = "wasm32"))]
         if let Some(retention) = inner.options.dlq_retention.clone() {
@@ -394,11 +403,27 @@ impl Client {
     }
 
     /// Stops the driver once the writes it has queued are done. Tasks in flight stay in
-    /// the journal for `recover`.
+    /// the journal for `recover`. With `alerts`, what they hold is sent now (a message still
+    /// gathering goes at once) and `close` waits for the deliveries, at most
+    /// [`alerts::CLOSE_WAIT`](crate::alerts::CLOSE_WAIT) (5 s); what is still unsent then is named
+    /// in a warning (target `captcha_dlq`; the CLI prints it on stderr).
     pub async fn close(&self) {
         let (ack, rx) = oneshot::channel();
         if self.send(Command::Shutdown { ack }).is_ok() {
             let _ = rx.await;
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(alerts) = &self.inner.alerts {
+            let wait = crate::alerts::CLOSE_WAIT;
+            let left = alerts.wait(&self.inner.backends.runtime, wait).await;
+            if !left.is_empty() {
+                tracing::warn!(
+                    target: "captcha_dlq",
+                    "alerts not sent within {} s of closing the client: {}",
+                    wait.as_secs(),
+                    left.join("; ")
+                );
+            }
         }
     }
 }

@@ -116,16 +116,33 @@ impl Dlq {
         self.client.store_write(|| self.store().audit_list(limit, before)).await
     }
 
+    /// The intent of `action` in the trail, before it runs (`crate::audit`): an error means
+    /// the action must not run.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) async fn intend(&self, action: Action, filter: Value, detail: String) -> Result<audit::Intent> {
+        audit::intend(&self.client, &self.operator, action, filter, detail).await
+    }
+
+    /// The result of `intent` in the trail, after it ran (`detail` replaces the intent's).
     #[cfg(not(target_arch = "wasm32"))]
     pub(crate) async fn audited<T>(
         &self,
-        action: Action,
-        filter: Value,
-        detail: String,
+        intent: audit::Intent,
+        detail: Option<String>,
         count: u64,
         outcome: Result<T>,
     ) -> Result<T> {
-        audit::record(&self.client, &self.operator, action, filter, detail, count, outcome).await
+        audit::record(&self.client, &self.operator, intent, detail, count, outcome).await
+    }
+
+    /// Cancels a running replay as this handle's operator: `cancel` runs between the intent and
+    /// the result entries of the trail (action `cancel`; `filter` and `detail` name the replay),
+    /// and not at all when the trail refuses the intent.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn cancel_replay(&self, filter: Value, detail: String, cancel: impl FnOnce()) -> Result<()> {
+        let intent = self.intend(Action::Cancel, filter, detail).await?;
+        cancel();
+        self.audited(intent, None, 1, Ok(())).await
     }
 
     pub fn store(&self) -> &Arc<dyn DlqStore> {
@@ -180,6 +197,19 @@ impl Dlq {
         Ok((text, records.len()))
     }
 
+    /// The matching records with their secrets (proxy credentials, cookies, key-like task
+    /// fields) as export text, and how many: an audited action (`export_secrets`) naming this
+    /// handle's operator, for the exports a front end otherwise redacts (the dashboard's
+    /// `/export?secrets=1`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn export_with_secrets(&self, filter: &Filter, format: ExportFormat) -> Result<(String, usize)> {
+        let detail = format!("{} with secrets", if format == ExportFormat::Json { "json" } else { "jsonl" });
+        let intent = self.intend(Action::ExportSecrets, filter.compact_json(), detail).await?;
+        let outcome = self.export(filter, format).await;
+        let count = outcome.as_ref().map_or(0, |(_, n)| *n as u64);
+        self.audited(intent, None, count, outcome).await
+    }
+
     /// Upserts the records of an export, or of the seeds' `captcha-dlq.json`; returns how many.
     pub async fn import(&self, text: &str) -> Result<usize> {
         let provider = self.client.provider().name().to_string();
@@ -187,6 +217,8 @@ impl Dlq {
             Error::Config(ConfigError::new(e.field.clone().unwrap_or_else(|| "file".into()), e.to_string()))
         })?;
         let n = records.len();
+        #[cfg(not(target_arch = "wasm32"))]
+        let intent = self.intend(Action::Import, Value::Null, format!("{n} records in the file")).await?;
         let mut pushed = 0;
         let mut outcome = Ok(n);
         for record in records {
@@ -197,41 +229,49 @@ impl Dlq {
             pushed += 1;
         }
         #[cfg(not(target_arch = "wasm32"))]
-        let outcome = {
-            let detail = format!("{n} records in the file");
-            self.audited(Action::Import, Value::Null, detail, pushed, outcome).await
-        };
+        let outcome = self.audited(intent, None, pushed, outcome).await;
         let _ = pushed;
         outcome
     }
 
     /// Removes matching records not under a live lease; returns how many.
     pub async fn purge(&self, filter: &Filter) -> Result<u64> {
+        #[cfg(not(target_arch = "wasm32"))]
+        let intent = self.intend(Action::Purge, filter.compact_json(), String::new()).await?;
         let outcome = self.client.store_call(self.store().purge(filter, self.now())).await;
         #[cfg(not(target_arch = "wasm32"))]
         let outcome = {
             let count = *outcome.as_ref().unwrap_or(&0);
-            self.audited(Action::Purge, filter.compact_json(), String::new(), count, outcome).await
+            self.audited(intent, None, count, outcome).await
         };
         outcome
     }
 
+    /// Parks record `id` with `reason`, which is shown in terminals and pages: a reason with a
+    /// control, bidi or invisible formatting character is refused, naming it.
     pub async fn park(&self, id: &str, reason: &str) -> Result<bool> {
+        if let Err(problem) = captcha_dlq_core::support::shown_text::check_shown_text(reason) {
+            return Err(Error::Config(ConfigError::new("reason", problem)));
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let intent = self.intend(Action::Park, json!({ "ids": [id] }), reason.to_string()).await?;
         let outcome = self.client.store_call(self.store().park(id, reason, self.now())).await;
         #[cfg(not(target_arch = "wasm32"))]
         let outcome = {
             let count = u64::from(*outcome.as_ref().unwrap_or(&false));
-            self.audited(Action::Park, json!({ "ids": [id] }), reason.to_string(), count, outcome).await
+            self.audited(intent, None, count, outcome).await
         };
         outcome
     }
 
     pub async fn unpark(&self, id: &str) -> Result<bool> {
+        #[cfg(not(target_arch = "wasm32"))]
+        let intent = self.intend(Action::Unpark, json!({ "ids": [id] }), String::new()).await?;
         let outcome = self.client.store_call(self.store().unpark(id, self.now())).await;
         #[cfg(not(target_arch = "wasm32"))]
         let outcome = {
             let count = u64::from(*outcome.as_ref().unwrap_or(&false));
-            self.audited(Action::Unpark, json!({ "ids": [id] }), String::new(), count, outcome).await
+            self.audited(intent, None, count, outcome).await
         };
         outcome
     }

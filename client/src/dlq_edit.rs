@@ -78,10 +78,14 @@ impl Dlq {
         }
         let now = self.client().backends().runtime.now();
         let mut report = EditReport { preview, ..EditReport::default() };
-        let outcome = self.edit_each(filter, edit, preview, now, &mut report).await;
         if preview {
-            return outcome.map(|()| report);
+            return self.edit_each(filter, edit, preview, now, &mut report).await.map(|()| report);
         }
+        // The intent names the fields the edit sets, not their values (a proxy's password).
+        let mut asked: Vec<String> = edit.task.keys().map(|k| format!("task.{k}")).collect();
+        asked.extend(edit.labels.keys().map(|k| format!("labels.{k}")));
+        let intent = self.intend(Action::Edit, filter.compact_json(), format!("edit {}", asked.join(", "))).await?;
+        let outcome = self.edit_each(filter, edit, preview, now, &mut report).await;
         // The trail names the fields changed, not their values (a task's proxy holds a password).
         let mut paths: Vec<&str> =
             report.diffs.iter().flat_map(|d| d.changes.iter().map(|c| c.path.as_str())).collect();
@@ -89,7 +93,7 @@ impl Dlq {
         paths.dedup();
         let detail = format!("changed {}", if paths.is_empty() { "nothing".to_string() } else { paths.join(", ") });
         let changed = report.changed;
-        self.audited(Action::Edit, filter.compact_json(), detail, changed, outcome).await.map(|()| report)
+        self.audited(intent, Some(detail), changed, outcome).await.map(|()| report)
     }
 
     async fn edit_each(

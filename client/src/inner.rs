@@ -28,6 +28,9 @@ pub(crate) struct Inner {
     /// Alerts sent, dropped and failed; records evicted by retention.
     #[cfg(not(target_arch = "wasm32"))]
     pub(crate) ops: Arc<crate::ops_metrics::OpsCounters>,
+    /// The alerts still to send, which `close` waits for (`alerts` option).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) alerts: Option<crate::alerts::Outstanding>,
 }
 
 /// A solving client. Cheap to clone; all clones share one engine, driver and store.

@@ -15,7 +15,7 @@ use captcha_dlq_core::dlq::StoreError;
 use futures::StreamExt;
 use serde_json::json;
 
-use crate::audit::{record, Operator};
+use crate::audit::{intend, record, Operator};
 use crate::client::Client;
 use crate::driver::Delivery;
 use crate::error::{Error, Result};
@@ -61,6 +61,11 @@ impl Client {
     ) -> (KeptRecovery, Option<Error>) {
         let filter = json!({ "owner": options.owner, "key_prefix": options.key_prefix });
         let resume = options.resume;
+        let what = if resume { "finish the tasks, keeping their answers" } else { "dead-letter the tasks" };
+        let intent = match intend(self, operator, AuditAction::Recover, filter, what.to_string()).await {
+            Ok(intent) => intent,
+            Err(e) => return (KeptRecovery::default(), Some(e)),
+        };
         let mut stream = self.recover_stream(options);
         let mut kept = KeptRecovery::default();
         let mut first_error = None;
@@ -98,7 +103,7 @@ impl Client {
             Some(e) => Err(e),
             None => Ok(()),
         };
-        let recorded = record(self, operator, AuditAction::Recover, filter, detail, s.found, outcome).await;
+        let recorded = record(self, operator, intent, Some(detail), s.found, outcome).await;
         progress(&kept);
         (kept, recorded.err())
     }

@@ -243,7 +243,7 @@ impl Replayer {
     /// The replay's audit entry: the records it leased, its counts, its first error. A failed
     /// write is the stream's last item.
     #[cfg(not(target_arch = "wasm32"))]
-    async fn audit(&self, filter: Option<&Filter>, operator: &Operator) {
+    async fn audit(&self, intent: audit::Intent, operator: &Operator) {
         let report = self.report.lock().map(|r| *r).unwrap_or_default();
         let (failed, first) = match self.errors.lock() {
             Ok(mut e) => (e.count, e.first.take()),
@@ -257,9 +257,7 @@ impl Replayer {
             Some(why) => Err(Error::Io(format!("{failed} records could not be replayed; the first: {why}"))),
             None => Ok(()),
         };
-        let filter = filter.map_or(serde_json::Value::Null, Filter::compact_json);
-        let recorded =
-            audit::record(&self.client, operator, Action::Replay, filter, detail, report.received, outcome).await;
+        let recorded = audit::record(&self.client, operator, intent, Some(detail), report.received, outcome).await;
         if let Err(e) = recorded {
             // The replay's own failures were items already; only the trail's is new.
             if failed == 0 {
@@ -280,11 +278,25 @@ impl Replayer {
         };
         let policy = self.client.options().replay_policy.clone();
         let filter = options.filter.clone().or_else(|| policy.auto_filter());
+        // The intent first: a trail that refuses it stops the replay before anything is leased.
+        #[cfg(not(target_arch = "wasm32"))]
+        let operator = options.operator.clone().unwrap_or_default();
+        #[cfg(not(target_arch = "wasm32"))]
+        let intent = {
+            let filter_json = filter.as_ref().map_or(serde_json::Value::Null, Filter::compact_json);
+            let limit = options.limit.unwrap_or(DEFAULT_REPLAY_LIMIT).max(1);
+            let rate = options.per_second.map_or_else(|| "unpaced".to_string(), |r| format!("{r}/s"));
+            let what = format!("replay up to {limit} records, {rate}");
+            match audit::intend(&self.client, &operator, Action::Replay, filter_json, what).await {
+                Ok(intent) => intent,
+                Err(e) => return self.emit(Err(e)),
+            }
+        };
         if let Some(filter) = &filter {
             self.replay(filter, &options, interval).await;
         }
         #[cfg(not(target_arch = "wasm32"))]
-        self.audit(filter.as_ref(), &options.operator.clone().unwrap_or_default()).await;
+        self.audit(intent, &operator).await;
     }
 
     async fn replay(&self, filter: &Filter, options: &ReplayOptions, interval: Option<Duration>) {

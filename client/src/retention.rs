@@ -4,16 +4,18 @@
 //! The records to evict are chosen by the core ([`captcha_dlq_core::dlq::retention`]): the
 //! oldest ready or parked ones beyond the age and count limits, never a leased one. Each batch
 //! is, in this order: appended to the archive file and synced (when an archive is set; if that
-//! fails nothing is removed), removed by its exact ids while still ready or parked (a record
-//! leased or arriving meanwhile stays), counted in `captcha_dlq_dlq_evicted_total{reason}` and
+//! fails nothing is removed), removed while each record is still the version archived and not
+//! leased (`DlqStore::purge_unchanged`: a record edited, replayed or stored again meanwhile stays,
+//! and Redis judges leases by its own clock), counted in `captcha_dlq_dlq_evicted_total{reason}` and
 //! logged with how many and where they were archived. Nothing leaves without a trace.
 
 use std::io::Write as _;
 use std::sync::Arc;
 
-use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry};
+use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry, AuditStage};
 use captcha_dlq_core::dlq::retention::{self, EvictionReason, RetentionOptions};
-use captcha_dlq_core::dlq::{export_jsonl, DeadLetterRecord, DlqStore, Filter, Page};
+use captcha_dlq_core::dlq::StoreError;
+use captcha_dlq_core::dlq::{export_jsonl_redacted, DeadLetterRecord, DlqStore, Filter, Page};
 use captcha_dlq_core::Timestamp;
 use serde::Serialize;
 
@@ -112,9 +114,30 @@ async fn evict_matching(
         if let Some(path) = &options.archive {
             archive(path, &batch)?;
         }
-        let ids = batch.iter().map(|r| r.id.clone()).collect();
-        let n = store.purge(&retention::exactly(ids), now).await.map_err(Error::Store)?;
-        trace_eviction(store, filter, reason, n, options.archive.as_deref(), counters, now).await;
+        // The intent first (issue 44, finding 9): a trail that refuses it stops the eviction,
+        // so nothing leaves the DLQ without its entry.
+        let intent = AuditEntry {
+            id: 0,
+            at: now,
+            operator: RETENTION_OPERATOR.to_string(),
+            action: AuditAction::Evict,
+            filter: filter.compact_json(),
+            count: 0,
+            detail: format!("evict up to {} records ({})", batch.len(), reason.as_str()),
+            error: None,
+            stage: AuditStage::Intent,
+            intent: None,
+        };
+        let intent_id = store.audit_append(&intent).await.map_err(|e| {
+            Error::Store(StoreError::Backend(format!(
+                "retention evicted nothing: the audit trail did not take the eviction's intent: {e}"
+            )))
+        })?;
+        let intent = AuditEntry { id: intent_id, ..intent };
+        // Exactly the versions archived: a record edited, replayed or stored again since the
+        // read stays, with its newer content (issue 44, finding 8).
+        let n = store.purge_unchanged(&batch, now).await.map_err(Error::Store)?;
+        trace_eviction(store, intent, reason, n, options.archive.as_deref(), counters).await;
         removed += n;
         if n == 0 {
             // Every record of the batch was leased meanwhile: the next read would find them again.
@@ -125,9 +148,11 @@ async fn evict_matching(
 }
 
 /// Appends `records` to the archive file as JSONL (the export's format) and syncs it to disk,
-/// so that they are kept before the store lets them go. The file is owner-only (0600).
+/// so that they are kept before the store lets them go. The file is owner-only (0600), and its
+/// records are redacted by the one rule (`captcha_dlq_core::dlq::redact`): an archive outlives
+/// the proxies and cookies of its tasks, and is read to learn what was dropped, not to solve it.
 fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
-    let text = export_jsonl(records);
+    let text = export_jsonl_redacted(records);
     let written = crate::files::open_private(std::path::Path::new(path), crate::files::Private::Append)
         .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()));
     written.map_err(|e| {
@@ -138,41 +163,31 @@ fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
     })
 }
 
-/// The trace of one evicted batch: counted, logged and entered in the audit trail (as the
-/// operator `retention`, with the limit's filter) — one call site for every eviction, whoever
-/// applies the limits. The records are gone by now, so a trail that refuses the entry is
-/// logged as an error rather than answered.
+/// The trace of one evicted batch: counted, logged and its result entered in the audit trail
+/// (as the operator `retention`, with the limit's filter, after its `intent` entry) — one call
+/// site for every eviction, whoever applies the limits. The records are gone by now, so a trail
+/// that refuses the entry is logged as an error rather than answered.
 async fn trace_eviction(
     store: &Arc<dyn DlqStore>,
-    filter: &Filter,
+    intent: AuditEntry,
     reason: EvictionReason,
     n: u64,
     archive: Option<&str>,
     counters: Option<&OpsCounters>,
-    now: Timestamp,
 ) {
-    if n == 0 {
-        return;
-    }
-    if let Some(c) = counters {
+    if let Some(c) = counters.filter(|_| n > 0) {
         c.evicted(reason, n);
     }
     let detail = match archive {
         Some(path) => format!("{}, archived to {path}", reason.as_str()),
         None => format!("{}, not archived", reason.as_str()),
     };
-    let entry = AuditEntry {
-        id: 0,
-        at: now,
-        operator: RETENTION_OPERATOR.to_string(),
-        action: AuditAction::Evict,
-        filter: filter.compact_json(),
-        count: n,
-        detail,
-        error: None,
-    };
+    let entry = AuditEntry { id: 0, count: n, detail, stage: AuditStage::Result, intent: Some(intent.id), ..intent };
     if let Err(e) = store.audit_append(&entry).await {
         tracing::error!(target: "captcha_dlq", evicted = n, error = %e, "the audit trail did not take the eviction's entry");
+    }
+    if n == 0 {
+        return;
     }
     match archive {
         Some(path) => tracing::info!(

@@ -102,12 +102,8 @@ pub struct Webhook {
 
 impl core::fmt::Debug for Webhook {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let origin = crate::weburl::parse(&self.url).map_or_else(
-            |_| String::from("?"),
-            |u| format!("{}://{}{}/…", u.scheme, u.host, u.port.map_or_else(String::new, |p| format!(":{p}"))),
-        );
         f.debug_struct("Webhook")
-            .field("url", &origin)
+            .field("url", &format!("{}/…", self.origin()))
             .field("secret", &self.secret)
             .field("events", &self.events)
             .field("format", &self.format)
@@ -116,6 +112,15 @@ impl core::fmt::Debug for Webhook {
 }
 
 impl Webhook {
+    /// `scheme://host[:port]` of the URL, for messages and logs: its path is often its
+    /// credential.
+    pub fn origin(&self) -> String {
+        crate::weburl::parse(&self.url).map_or_else(
+            |_| String::from("?"),
+            |u| format!("{}://{}{}", u.scheme, u.host, u.port.map_or_else(String::new, |p| format!(":{p}"))),
+        )
+    }
+
     pub fn wants(&self, kind: AlertKind) -> bool {
         self.events.is_empty() || self.events.contains(&kind)
     }

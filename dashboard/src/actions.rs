@@ -255,13 +255,18 @@ pub(crate) async fn purge(State(state): State<Shared>, Extension(ctx): Ctx, body
 
 pub(crate) async fn cancel_replay(State(state): State<Shared>, Extension(ctx): Ctx, Path(id): Path<u64>) -> Response {
     let chrome = chrome(&state, &ctx);
-    match state.replays.get(id) {
-        Some(job) => {
-            job.cancel();
-            see_other(&chrome.url(&format!("/replays/{id}")))
-        }
-        None => Failure::not_found(format!("no replay request {id}")).page(&chrome),
+    let Some(job) = state.replays.get(id) else {
+        return Failure::not_found(format!("no replay request {id}")).page(&chrome);
+    };
+    // Cancelling stops records from being tried: an operator's action, in the audit trail.
+    let result = async {
+        let dlq = dlq_of(&state, &ctx)?;
+        let detail = format!("replay request {id} of this dashboard");
+        dlq.cancel_replay(serde_json::json!({ "replay_request": id }), detail, || job.cancel()).await?;
+        Ok(see_other(&chrome.url(&format!("/replays/{id}"))))
     }
+    .await;
+    fail(&chrome, result)
 }
 
 pub(crate) async fn recover(State(state): State<Shared>, Extension(ctx): Ctx, body: Bytes) -> Response {
@@ -293,7 +298,8 @@ pub(crate) async fn login(State(state): State<Shared>, Extension(ctx): Ctx, body
             Err(e) => return Failure::conflict(e.to_string()).page(&chrome),
         };
         let mut response = see_other(&chrome.url("/"));
-        if let Ok(cookie) = session_cookie(&session, &chrome.base).parse() {
+        let cookie = session_cookie(&session, &chrome.base, state.roles.max_session(), state.config.https);
+        if let Ok(cookie) = cookie.parse() {
             response.headers_mut().insert(header::SET_COOKIE, cookie);
         }
         response
@@ -301,4 +307,25 @@ pub(crate) async fn login(State(state): State<Shared>, Extension(ctx): Ctx, body
         tracing::warn!(target: "captcha_dlq", "dashboard: a login with a wrong token was refused");
         (StatusCode::UNAUTHORIZED, html(views::login(&chrome, Some("That is not the token.")))).into_response()
     }
+}
+
+/// `POST /logout` (CSRF-checked like every action, allowed to viewers): ends the session of the
+/// request's cookie, tells the browser to forget the cookie, and goes to the login page.
+pub(crate) async fn logout(
+    State(state): State<Shared>,
+    Extension(ctx): Ctx,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let chrome = chrome(&state, &ctx);
+    if let Some(given) = crate::security::cookie(&headers, crate::security::SESSION_COOKIE) {
+        if state.roles.close_session(&given) {
+            tracing::info!(target: "captcha_dlq", who = %ctx.identity.name, "dashboard: logged out");
+        }
+    }
+    let to = if state.roles.required() { "/login" } else { "/" };
+    let mut response = see_other(&chrome.url(to));
+    if let Ok(cookie) = crate::security::cleared_cookie(&chrome.base, state.config.https).parse() {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
 }

@@ -6,14 +6,17 @@ use std::time::Instant;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use axum::Json;
 use captcha_dlq_client::prometheus;
-use captcha_dlq_core::dlq::{export_json, export_jsonl};
+use captcha_dlq_client::ExportFormat;
+use captcha_dlq_core::dlq::{export_json_redacted, export_jsonl_redacted};
 use serde_json::{json, Value};
 
 use crate::query::{encode, pairs_of, Selection};
 use crate::respond::Failure;
 use crate::scan;
+use crate::security::RequestContext;
 use crate::state::{Shared, BALANCE_FRESH_FOR};
 use crate::views::{age, count};
 
@@ -117,31 +120,59 @@ pub(crate) async fn fleet(State(state): State<Shared>) -> Response {
     json_or_error(crate::fleet::FleetRead::of(&state).await.map(|fleet| fleet.json()))
 }
 
-/// The records of a selection as a JSON or JSONL download.
-pub(crate) async fn export(State(state): State<Shared>, RawQuery(query): RawQuery) -> Response {
+/// The records of a selection as a JSON or JSONL download, redacted by the core's one rule
+/// (`captcha_dlq_core::dlq::redact`: proxy credentials, cookies, key-like task fields) for
+/// everyone. `secrets=1` asks for them as stored: an operator's action (a viewer, or a
+/// read-only dashboard, gets 403), entered in the audit trail under the operator's name.
+pub(crate) async fn export(
+    State(state): State<Shared>,
+    Extension(ctx): Extension<RequestContext>,
+    RawQuery(query): RawQuery,
+) -> Response {
     let result = async {
         let mut format = "json".to_string();
+        let mut secrets = false;
         let mut pairs = Vec::new();
         for (k, v) in pairs_of(query.as_deref().unwrap_or("")) {
-            if k == "format" {
-                format = v;
-            } else {
-                pairs.push((k, v));
+            match k.as_str() {
+                "format" => format = v,
+                "secrets" => {
+                    secrets = match v.as_str() {
+                        "1" | "true" => true,
+                        "0" | "false" => false,
+                        other => return Err(Failure::bad_request(format!("secrets: {other:?} is not 1 or 0"))),
+                    }
+                }
+                _ => pairs.push((k, v)),
             }
         }
-        if format != "json" && format != "jsonl" {
+        let Some(chosen) = ExportFormat::parse(&format) else {
             return Err(Failure::bad_request(format!("format: {format:?} is not json or jsonl")));
-        }
+        };
         let selection = Selection::parse(&encode(&pairs), state.now())?;
         if selection.text.is_some() {
             return Err(Failure::bad_request("q: a text search cannot be exported; narrow the filter instead"));
         }
-        let mut records = Vec::new();
-        scan::for_each(&state.client.dlq(), &selection.filter, 1000, |r| records.push(r.clone())).await?;
-        let (text, mime) = if format == "json" {
-            (export_json(&records), "application/json")
+        let text = if secrets {
+            if state.config.read_only || !ctx.identity.may_act() {
+                return Err(Failure::forbidden(format!(
+                    "secrets: an export with secrets is an operator's action, and {} may not act here; \
+                     the export without secrets=1 is redacted",
+                    if ctx.identity.name.is_empty() { "this session" } else { ctx.identity.name.as_str() }
+                )));
+            }
+            crate::actions::dlq_of(&state, &ctx)?.export_with_secrets(&selection.filter, chosen).await?.0
         } else {
-            (export_jsonl(&records), "application/x-ndjson")
+            let mut records = Vec::new();
+            scan::for_each(&state.client.dlq(), &selection.filter, 1000, |r| records.push(r.clone())).await?;
+            match chosen {
+                ExportFormat::Json => export_json_redacted(&records),
+                ExportFormat::Jsonl => export_jsonl_redacted(&records),
+            }
+        };
+        let mime = match chosen {
+            ExportFormat::Json => "application/json",
+            ExportFormat::Jsonl => "application/x-ndjson",
         };
         let disposition = format!("attachment; filename=\"captcha-dlq-export.{format}\"");
         Ok(([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], text)

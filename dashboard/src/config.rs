@@ -40,7 +40,23 @@ pub struct DashboardConfig {
     /// API key (the CLI given none): replays, recovery and the balance are hidden and
     /// refused; inspection, park, unpark, purge and export work.
     pub solving: bool,
+    /// Whether browsers reach the dashboard over HTTPS: served with TLS ([`DashboardOptions::tls`],
+    /// which sets it), or behind a proxy that terminates TLS (the CLI's `--behind-https-proxy`).
+    /// The session cookie is then `Secure`, so a browser never sends it in cleartext.
+    pub https: bool,
+    /// A session not used for this long ends (ms; default [`DEFAULT_SESSION_IDLE_MS`], 30 min).
+    pub session_idle_ms: u64,
+    /// A session ends this long after its login however much it is used (ms; default
+    /// [`DEFAULT_SESSION_MAX_MS`], 12 h), so a stolen cookie does not last.
+    pub session_max_ms: u64,
 }
+
+/// A session idle this long ends: 30 minutes.
+pub const DEFAULT_SESSION_IDLE_MS: u64 = 30 * 60 * 1000;
+/// A session ends this long after its login: 12 hours.
+pub const DEFAULT_SESSION_MAX_MS: u64 = 12 * 60 * 60 * 1000;
+/// The shortest session limit taken (1 s): below it a session would end between two pages.
+pub const MIN_SESSION_MS: u64 = 1000;
 
 impl Default for DashboardConfig {
     fn default() -> Self {
@@ -51,6 +67,9 @@ impl Default for DashboardConfig {
             loopback_only: true,
             live_interval_ms: 2000,
             solving: true,
+            https: false,
+            session_idle_ms: DEFAULT_SESSION_IDLE_MS,
+            session_max_ms: DEFAULT_SESSION_MAX_MS,
         }
     }
 }
@@ -64,14 +83,30 @@ impl core::fmt::Debug for DashboardConfig {
             .field("loopback_only", &self.loopback_only)
             .field("live_interval_ms", &self.live_interval_ms)
             .field("solving", &self.solving)
+            .field("https", &self.https)
+            .field("session_idle_ms", &self.session_idle_ms)
+            .field("session_max_ms", &self.session_max_ms)
             .finish()
     }
 }
 
 impl DashboardConfig {
-    /// Checks the tokens: each long enough, no two alike, names unique ([`all_tokens`]).
+    /// Checks the tokens (each long enough, no two alike, names unique: [`all_tokens`]) and the
+    /// session limits (each at least [`MIN_SESSION_MS`], the idle one within the absolute one).
     pub fn validate(&self) -> Result<(), DashboardError> {
-        all_tokens(self.token.as_deref(), &self.tokens).map(|_| ())
+        all_tokens(self.token.as_deref(), &self.tokens)?;
+        for (name, ms) in [("session_idle_ms", self.session_idle_ms), ("session_max_ms", self.session_max_ms)] {
+            if ms < MIN_SESSION_MS {
+                return Err(DashboardError::Config(format!("{name}: {ms} is below {MIN_SESSION_MS} (1 s)")));
+            }
+        }
+        if self.session_idle_ms > self.session_max_ms {
+            return Err(DashboardError::Config(format!(
+                "session_idle_ms: {} is over session_max_ms ({}): a session ends at the absolute limit anyway",
+                self.session_idle_ms, self.session_max_ms
+            )));
+        }
+        Ok(())
     }
 
     /// Whether any token is required.
@@ -85,11 +120,25 @@ impl DashboardConfig {
 pub struct DashboardOptions {
     pub listen: SocketAddr,
     pub config: DashboardConfig,
+    /// Serve HTTPS with this certificate and key (rustls) instead of plain HTTP.
+    pub tls: Option<TlsFiles>,
+}
+
+/// The PEM files of an HTTPS dashboard: the certificate chain (leaf first) and its private key
+/// (PKCS#8, PKCS#1 or SEC1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
 }
 
 impl Default for DashboardOptions {
     fn default() -> Self {
-        DashboardOptions { listen: SocketAddr::from(([127, 0, 0, 1], 8787)), config: DashboardConfig::default() }
+        DashboardOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
+            config: DashboardConfig::default(),
+            tls: None,
+        }
     }
 }
 

@@ -50,7 +50,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use captcha_dlq_client::Client;
 
-pub use config::{parse_listen, DashboardConfig, DashboardOptions, DEFAULT_LISTEN, TOKEN_ENV};
+pub use config::{
+    parse_listen, DashboardConfig, DashboardOptions, TlsFiles, DEFAULT_LISTEN, DEFAULT_SESSION_IDLE_MS,
+    DEFAULT_SESSION_MAX_MS, MIN_SESSION_MS, TOKEN_ENV,
+};
 pub use error::DashboardError;
 pub use roles::{NamedToken, Role, MIN_TOKEN_LEN};
 pub use server::{serve, DashboardHandle};
@@ -77,6 +80,7 @@ pub fn router(client: Client, config: DashboardConfig) -> Result<Router, Dashboa
         .route("/audit", get(audit::page))
         .route("/api/audit", get(audit::api))
         .route("/login", get(pages::login_page).post(actions::login))
+        .route("/logout", post(actions::logout))
         .route("/export", get(api::export))
         .route("/metrics", get(api::metrics))
         .route("/api/summary", get(api::summary))

@@ -41,6 +41,10 @@ impl Failure {
         Failure { status: StatusCode::BAD_REQUEST, title: "Bad request", message: message.into() }
     }
 
+    pub(crate) fn forbidden(message: impl Into<String>) -> Failure {
+        Failure { status: StatusCode::FORBIDDEN, title: "Not allowed", message: message.into() }
+    }
+
     pub(crate) fn not_found(message: impl Into<String>) -> Failure {
         Failure { status: StatusCode::NOT_FOUND, title: "Not found", message: message.into() }
     }

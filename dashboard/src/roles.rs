@@ -2,10 +2,13 @@
 //! nothing: every mutating request is refused with 403 and no action is shown) or an
 //! `operator` (acts; the audit trail names them by the token's name). A login maps a fresh,
 //! random session id to the token's name and role; the token itself is never stored in a
-//! cookie, logged or rendered.
+//! cookie, logged or rendered. A session ends when it has not been used for the idle limit,
+//! at the absolute limit after its login however much it is used (`DashboardConfig`'s
+//! `session_idle_ms` and `session_max_ms`), or at logout.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use captcha_dlq_client::Operator;
 use captcha_dlq_core::support::json_read::{FieldError, Fields, FromJson};
@@ -121,16 +124,36 @@ impl Identity {
     }
 }
 
+/// One login's session.
+struct Session {
+    who: Identity,
+    opened: Instant,
+    last_used: Instant,
+}
+
+/// How long sessions last: unused, and at most.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SessionLimits {
+    pub(crate) idle: Duration,
+    pub(crate) max: Duration,
+}
+
 /// The tokens, and the sessions logins opened.
 pub(crate) struct Roles {
     tokens: Vec<NamedToken>,
-    /// Session id → who logged in, in login order (the oldest is forgotten first).
-    sessions: Mutex<(HashMap<String, Identity>, Vec<String>)>,
+    limits: SessionLimits,
+    /// Session id → its session, and the ids in login order (the oldest is forgotten first).
+    sessions: Mutex<(HashMap<String, Session>, Vec<String>)>,
 }
 
 impl Roles {
-    pub(crate) fn new(tokens: Vec<NamedToken>) -> Roles {
-        Roles { tokens, sessions: Mutex::new((HashMap::new(), Vec::new())) }
+    pub(crate) fn new(tokens: Vec<NamedToken>, limits: SessionLimits) -> Roles {
+        Roles { tokens, limits, sessions: Mutex::new((HashMap::new(), Vec::new())) }
+    }
+
+    /// The absolute limit (the cookie's `Max-Age`).
+    pub(crate) fn max_session(&self) -> Duration {
+        self.limits.max
     }
 
     /// Whether any token is required.
@@ -159,21 +182,49 @@ impl Roles {
             let oldest = order.remove(0);
             by_id.remove(&oldest);
         }
-        by_id.insert(id.clone(), who);
+        let now = Instant::now();
+        by_id.insert(id.clone(), Session { who, opened: now, last_used: now });
         order.push(id.clone());
         Ok(id)
     }
 
-    /// Who the session `given` belongs to (compared in constant time with each).
+    /// Who the session `given` belongs to (compared in constant time with each), while it
+    /// lasts; a session past a limit is forgotten here, and a live one counts as used now.
     pub(crate) fn session(&self, given: &str) -> Option<Identity> {
-        let sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        sessions.0.iter().find(|(id, _)| same_secret(given, id)).map(|(_, who)| who.clone())
+        let mut sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (by_id, order) = &mut *sessions;
+        let id = by_id.keys().find(|id| same_secret(given, id))?.clone();
+        let now = Instant::now();
+        let session = by_id.get_mut(&id)?;
+        let ended = now.duration_since(session.last_used) > self.limits.idle
+            || now.duration_since(session.opened) > self.limits.max;
+        if ended {
+            by_id.remove(&id);
+            order.retain(|o| *o != id);
+            return None;
+        }
+        session.last_used = now;
+        Some(session.who.clone())
+    }
+
+    /// Ends the session `given` (a logout); whether there was one.
+    pub(crate) fn close_session(&self, given: &str) -> bool {
+        let mut sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (by_id, order) = &mut *sessions;
+        let Some(id) = by_id.keys().find(|id| same_secret(given, id)).cloned() else { return false };
+        by_id.remove(&id);
+        order.retain(|o| *o != id);
+        true
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    pub(crate) fn limits() -> SessionLimits {
+        SessionLimits { idle: Duration::from_secs(60), max: Duration::from_secs(600) }
+    }
 
     fn named(name: &str, token: &str, role: Role) -> NamedToken {
         NamedToken { name: name.into(), token: token.into(), role }
@@ -212,7 +263,7 @@ mod tests {
 
     #[test]
     fn a_session_maps_to_its_holder_and_nothing_else() {
-        let roles = Roles::new(vec![named("vic", "viewer-token-0123456789", Role::Viewer)]);
+        let roles = Roles::new(vec![named("vic", "viewer-token-0123456789", Role::Viewer)], limits());
         assert_eq!(roles.holder("viewer-token-0123456789").map(|i| i.role), Some(Role::Viewer));
         assert_eq!(roles.holder("viewer-token-012345678"), None);
         let id = roles.open_session(roles.holder("viewer-token-0123456789").unwrap()).unwrap();

@@ -87,6 +87,8 @@ async fn admit(state: &Shared, mut request: Request, base: &str, nonce: &str) ->
         check_loopback(&request)?;
     }
     let public = path == "/login" || path.starts_with("/assets/");
+    // Logging out changes nothing in the DLQ: anyone with a session may (CSRF still applies).
+    let logout = path == "/logout";
     let identity = match (state.roles.required(), identify(request.headers(), &state.roles)) {
         (false, _) => Identity::local(),
         (true, Some(who)) => who,
@@ -94,7 +96,7 @@ async fn admit(state: &Shared, mut request: Request, base: &str, nonce: &str) ->
         (true, None) => return Err(unauthenticated(&request)),
     };
     let mutating = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if mutating && path != "/login" {
+    if mutating && path != "/login" && !logout {
         if config.read_only {
             return Err(forbidden("this dashboard is read-only: actions are refused".into()));
         }
@@ -174,7 +176,7 @@ fn identify(headers: &HeaderMap, roles: &Roles) -> Option<Identity> {
     bearer.or_else(|| cookie(headers, SESSION_COOKIE).and_then(|given| roles.session(&given)))
 }
 
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -254,10 +256,20 @@ pub(crate) fn plain(status: StatusCode, message: &str) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{message}\n")).into_response()
 }
 
-/// The `Set-Cookie` value of the session `id`, scoped to the dashboard's path.
-pub(crate) fn session_cookie(id: &str, base: &str) -> String {
+/// The `Set-Cookie` value of the session `id`, scoped to the dashboard's path, lasting at most
+/// `max_age`; `Secure` when browsers reach the dashboard over HTTPS (its own TLS, or a proxy
+/// declared to terminate it), so the cookie never travels in cleartext.
+pub(crate) fn session_cookie(id: &str, base: &str, max_age: std::time::Duration, https: bool) -> String {
     let path = if base.is_empty() { "/" } else { base };
-    format!("{SESSION_COOKIE}={id}; Path={path}; HttpOnly; SameSite=Strict")
+    let secure = if https { "; Secure" } else { "" };
+    format!("{SESSION_COOKIE}={id}; Path={path}; Max-Age={}; HttpOnly; SameSite=Strict{secure}", max_age.as_secs())
+}
+
+/// The `Set-Cookie` value that makes a browser forget its session cookie (logout).
+pub(crate) fn cleared_cookie(base: &str, https: bool) -> String {
+    let path = if base.is_empty() { "/" } else { base };
+    let secure = if https { "; Secure" } else { "" };
+    format!("{SESSION_COOKIE}=; Path={path}; Max-Age=0; HttpOnly; SameSite=Strict{secure}")
 }
 
 #[cfg(test)]
@@ -287,11 +299,14 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::COOKIE, HeaderValue::from_static("a=1; captcha_dlq_session=xyz; b=2"));
         assert_eq!(cookie(&headers, SESSION_COOKIE).as_deref(), Some("xyz"));
-        let roles = Roles::new(vec![crate::roles::NamedToken {
-            name: "vic".into(),
-            token: "the-token-is-long-enough".into(),
-            role: Role::Viewer,
-        }]);
+        let roles = Roles::new(
+            vec![crate::roles::NamedToken {
+                name: "vic".into(),
+                token: "the-token-is-long-enough".into(),
+                role: Role::Viewer,
+            }],
+            crate::roles::tests::limits(),
+        );
         assert_eq!(identify(&headers, &roles), None, "a session nobody opened");
         let id = roles.open_session(Identity { name: "vic".into(), role: Role::Viewer }).unwrap();
         headers.insert(header::COOKIE, HeaderValue::from_str(&format!("a=1; captcha_dlq_session={id}")).unwrap());

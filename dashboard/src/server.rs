@@ -1,18 +1,21 @@
 //! The dashboard on its own address: checked (no public address without a
-//! token), bound, served until shut down.
+//! token), bound, served until shut down; over HTTPS (rustls, through axum-server) when
+//! given a certificate and key, so tokens and session cookies never cross the network in
+//! cleartext.
 
 use std::net::SocketAddr;
 
 use captcha_dlq_client::Client;
 use tokio::sync::oneshot;
 
-use crate::config::DashboardOptions;
+use crate::config::{DashboardOptions, TlsFiles};
 use crate::error::DashboardError;
 
 /// A running dashboard.
 #[derive(Debug)]
 pub struct DashboardHandle {
     addr: SocketAddr,
+    https: bool,
     shutdown: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -23,9 +26,9 @@ impl DashboardHandle {
         self.addr
     }
 
-    /// `http://127.0.0.1:8787/`.
+    /// `http://127.0.0.1:8787/` (`https://…` when served with TLS).
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        format!("{}://{}/", if self.https { "https" } else { "http" }, self.addr)
     }
 
     /// Stops accepting connections and waits for the requests being answered.
@@ -46,12 +49,19 @@ impl DashboardHandle {
 }
 
 /// Serves the dashboard of `client` on `options.listen` in the background, on the current
-/// tokio runtime. Refuses a non-loopback address without a token, saying why.
+/// tokio runtime. Refuses a non-loopback address without a token, saying why. With
+/// `options.tls` it serves HTTPS only, and its session cookie is `Secure`.
 pub async fn serve(client: Client, options: DashboardOptions) -> Result<DashboardHandle, DashboardError> {
     options.validate()?;
     let mut config = options.config.clone();
     // Listening on loopback without a token: answer only loopback names (DNS rebinding).
     config.loopback_only = !config.has_tokens();
+    // Loaded before anything is bound, so a wrong file is named at start.
+    let tls = match &options.tls {
+        Some(files) => Some(load_tls(files).await?),
+        None => None,
+    };
+    config.https |= tls.is_some();
     let app = crate::router(client, config)?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -59,13 +69,46 @@ pub async fn serve(client: Client, options: DashboardOptions) -> Result<Dashboar
     let addr = listener.local_addr().map_err(|error| DashboardError::Bind { listen: options.listen, error })?;
     let (tx, rx) = oneshot::channel::<()>();
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, service)
-            .with_graceful_shutdown(async {
+    let https = tls.is_some();
+    let task = match tls {
+        None => tokio::spawn(async move {
+            axum::serve(listener, service)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await
+        }),
+        Some(tls) => {
+            let std_listener =
+                listener.into_std().map_err(|error| DashboardError::Bind { listen: options.listen, error })?;
+            let server = axum_server::from_tcp_rustls(std_listener, tls)
+                .map_err(|error| DashboardError::Bind { listen: options.listen, error })?;
+            let handle = axum_server::Handle::new();
+            let stopper = handle.clone();
+            tokio::spawn(async move {
                 let _ = rx.await;
-            })
-            .await
-    });
-    tracing::info!(target: "captcha_dlq", %addr, "dashboard listening");
-    Ok(DashboardHandle { addr, shutdown: Some(tx), task })
+                // Requests being answered finish; a connection left open is closed after this.
+                stopper.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
+            });
+            tokio::spawn(async move { server.handle(handle).serve(service).await })
+        }
+    };
+    tracing::info!(target: "captcha_dlq", %addr, https, "dashboard listening");
+    Ok(DashboardHandle { addr, https, shutdown: Some(tx), task })
+}
+
+/// The rustls configuration of `files`; an error names the file that could not be used.
+async fn load_tls(files: &TlsFiles) -> Result<axum_server::tls_rustls::RustlsConfig, DashboardError> {
+    for (what, path) in [("tls_cert", &files.cert), ("tls_key", &files.key)] {
+        if let Err(e) = std::fs::metadata(path) {
+            return Err(DashboardError::Config(format!("{what}: cannot read {}: {e}", path.display())));
+        }
+    }
+    axum_server::tls_rustls::RustlsConfig::from_pem_file(&files.cert, &files.key).await.map_err(|e| {
+        DashboardError::Config(format!(
+            "tls_cert/tls_key: {} and {} are not a PEM certificate chain and its private key: {e}",
+            files.cert.display(),
+            files.key.display()
+        ))
+    })
 }

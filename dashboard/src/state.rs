@@ -39,9 +39,16 @@ pub(crate) type Shared = Arc<AppState>;
 
 impl AppState {
     pub(crate) fn new(client: Client, config: DashboardConfig) -> Result<Shared, DashboardError> {
+        config.validate()?;
         let tokens = all_tokens(config.token.as_deref(), &config.tokens)?;
         Ok(Arc::new(AppState {
-            roles: Roles::new(tokens),
+            roles: Roles::new(
+                tokens,
+                crate::roles::SessionLimits {
+                    idle: std::time::Duration::from_millis(config.session_idle_ms),
+                    max: std::time::Duration::from_millis(config.session_max_ms),
+                },
+            ),
             client,
             config,
             secrets: Secrets::new()?,

@@ -84,11 +84,12 @@ async fn replay_and_purge(browser: &Browser, base: &str) {
     .await;
 }
 
-/// The rows of `/audit`: (operator, action, count), newest first.
+/// The result rows of `/audit` (each action's intent has its own row before it): (operator,
+/// action, count), newest first.
 async fn audit_rows(browser: &Browser, base: &str) -> Vec<(String, String, String)> {
     browser.goto(&format!("{base}/audit")).await.unwrap();
     let mut rows = Vec::new();
-    for row in browser.find_all(Locator::Css("table#audit tbody tr")).await.unwrap() {
+    for row in browser.find_all(Locator::Css("table#audit tbody tr[data-stage=result]")).await.unwrap() {
         let operator = row.attr("data-operator").await.unwrap().unwrap_or_default();
         let action = row.attr("data-action").await.unwrap().unwrap_or_default();
         let count = row.find(Locator::Css("td.count")).await.unwrap().text().await.unwrap();
@@ -165,7 +166,7 @@ async fn a_viewers_bearer_token_changes_nothing(base: &str) {
     let said = post.text().await.unwrap();
     assert!(said.contains("vic is a viewer") && !said.contains(VIC), "{said}");
     let api: Value = http.get(format!("{base}/api/audit")).bearer_auth(VIC).send().await.unwrap().json().await.unwrap();
-    assert_eq!(api["entries"].as_array().map(Vec::len), Some(2));
+    assert_eq!(api["entries"].as_array().map(Vec::len), Some(4), "two actions, each an intent and a result");
     let wrong = http.get(format!("{base}/api/audit")).bearer_auth("vic-viewer-token-wrong").send().await.unwrap();
     assert_eq!(wrong.status(), 401);
 }

@@ -141,7 +141,8 @@ async fn read_only_hides_and_refuses_every_action() {
 #[tokio::test]
 async fn a_public_address_without_a_long_token_refuses_to_start() {
     let client = memory_client(0).await;
-    let public = DashboardOptions { listen: "0.0.0.0:0".parse().unwrap(), config: DashboardConfig::default() };
+    let public =
+        DashboardOptions { listen: "0.0.0.0:0".parse().unwrap(), config: DashboardConfig::default(), tls: None };
     let refused = captcha_dlq_dashboard::serve(client.clone(), public.clone()).await.unwrap_err().to_string();
     assert!(refused.contains("refusing to listen on 0.0.0.0:0 without a token"), "{refused}");
     assert!(refused.contains("--token"), "it says what to do: {refused}");
@@ -691,5 +692,73 @@ async fn a_ledger_that_does_not_answer_is_a_zero_in_metrics_and_a_503_on_the_pag
     let (status, _, page) = get(&format!("{}fleet", dash.url())).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert!(page.contains("did not answer within 300 ms") && !page.contains(API_KEY), "{page}");
+    dash.shutdown().await;
+}
+
+/// Issue 44, finding 2: `GET /export` gave every role full records, proxy logins and
+/// passwords, cookies and key-like task fields included, and raw `login:pass@host` proxy strings
+/// were redacted nowhere. Now every export and page is redacted; `secrets=1` is an operator's,
+/// and it is entered in the audit trail.
+#[tokio::test]
+async fn finding_2_viewer_export_is_redacted() {
+    use captcha_dlq::core::dlq::testkit::sample_record;
+    use captcha_dlq::core::dlq::AuditAction;
+    use captcha_dlq::core::Task;
+    use captcha_dlq_dashboard::{NamedToken, Role};
+
+    const VIEWER: &str = "viewer-token-0123456789-abc";
+    const SECRETS: [&str; 5] = ["hunter2", "alice-login", "sid=s3cret-cookie", "raw-pass-42", "tok-api-77"];
+    let client = memory_client(0).await;
+    let store = client.backends().store.clone();
+    let mut typed = sample_record("rec-typed", 1);
+    typed.task = Task::from_json_value(serde_json::json!({
+        "type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": "https://example.com/p",
+        "cookies": "sid=s3cret-cookie",
+        "proxy": {"type": "http", "host": "10.0.0.9", "port": 3128, "login": "alice-login", "password": "hunter2"},
+    }))
+    .unwrap();
+    let mut raw = sample_record("rec-raw", 2);
+    raw.task = Task::from_json_value(serde_json::json!({
+        "type": "raw", "method": "userrecaptcha",
+        "params": {"proxy": "bob:raw-pass-42@10.0.0.7:8080", "api_key": "tok-api-77", "googlekey": "6Le-X"},
+    }))
+    .unwrap();
+    raw.history[0].error = "connect through http://bob:raw-pass-42@10.0.0.7:8080 refused".into();
+    store.push(typed).await.unwrap();
+    store.push(raw).await.unwrap();
+    let config = DashboardConfig {
+        token: Some(TOKEN.into()),
+        tokens: vec![NamedToken { name: "vic".into(), token: VIEWER.into(), role: Role::Viewer }],
+        ..DashboardConfig::default()
+    };
+    let dash = serve(&client, config).await;
+    let leaks = |text: &str| SECRETS.iter().filter(|s| text.contains(**s)).map(|s| s.to_string()).collect::<Vec<_>>();
+
+    // A viewer's export, in both formats, and every page a viewer reads.
+    for format in ["json", "jsonl"] {
+        let r = http().get(format!("{}export?format={format}", dash.url())).bearer_auth(VIEWER).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let text = r.text().await.unwrap();
+        assert!(leaks(&text).is_empty(), "{format} export leaks {:?}: {text}", leaks(&text));
+        assert!(text.contains("10.0.0.9") && text.contains("[redacted]@10.0.0.7:8080"), "{text}");
+    }
+    for path in ["records/rec-typed", "records/rec-raw", "records", "audit"] {
+        let r = http().get(format!("{}{path}", dash.url())).bearer_auth(VIEWER).send().await.unwrap();
+        let page = r.text().await.unwrap();
+        assert!(leaks(&page).is_empty(), "/{path} leaks {:?}", leaks(&page));
+    }
+    // The secrets are an operator's explicit, audited action; a viewer asking gets 403.
+    let r = http().get(format!("{}export?secrets=1", dash.url())).bearer_auth(VIEWER).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(leaks(&r.text().await.unwrap()).is_empty());
+    let r = http().get(format!("{}export?format=json", dash.url())).bearer_auth(TOKEN).send().await.unwrap();
+    assert!(leaks(&r.text().await.unwrap()).is_empty(), "an operator's plain export is redacted too");
+    let r = http().get(format!("{}export?secrets=1", dash.url())).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let full = r.text().await.unwrap();
+    assert_eq!(leaks(&full).len(), SECRETS.len(), "the operator asked for them: {full}");
+    let trail = client.dlq().audit(10, None).await.unwrap();
+    let entry = trail.iter().find(|e| e.action == AuditAction::ExportSecrets).expect("an export_secrets entry");
+    assert_eq!((entry.operator.as_str(), entry.count), ("default", 2));
     dash.shutdown().await;
 }

@@ -109,10 +109,14 @@ impl OtlpTracer {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::Io("traces: the OTLP exporter needs the tokio runtime the client runs on".into()))?;
         // No redirect followed: the spans and the headers (a collector's token) go to the
-        // checked endpoint or nowhere; a 3xx is a failed export, logged.
+        // checked endpoint or nowhere; a 3xx is a failed export, logged. No proxy either: reqwest
+        // reads HTTP(S)_PROXY / ALL_PROXY from the environment unless told not to, and a proxy
+        // variable set for some other program would route the collector's token through it
+        // (issue 44, finding 7). The endpoint is the one place spans go.
         let client = reqwest::Client::builder()
             .timeout(EXPORT_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
             .build()
             .map_err(|e| Error::Io(format!("traces: the OTLP exporter's HTTP client could not be built: {e}")))?;
         let http = TokioHttp { client, runtime, endpoint: options.otlp_endpoint.clone() };

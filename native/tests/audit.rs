@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use captcha_dlq::core::dlq::audit::AuditAction;
+use captcha_dlq::core::dlq::audit::{AuditAction, AuditStage};
 use captcha_dlq::core::dlq::interpose::{Call, Interpose, Interposed};
 use captcha_dlq::core::dlq::testkit::sample_record;
 use captcha_dlq::core::dlq::{DlqStore, Filter, MemoryStore, StoreError};
@@ -112,18 +112,28 @@ async fn every_operator_action_is_in_the_trail_with_who_what_and_how_many() {
         .expect("purge through op");
     assert_eq!(purged, json!(1));
 
-    let trail = client.dlq().audit(100, None).await.expect("audit");
+    let all = client.dlq().audit(100, None).await.expect("audit");
+    // Each action's intent comes before it (count 0), its result after, pointing at it.
+    for pair in all.chunks(2) {
+        let (result, intent) = (&pair[0], &pair[1]);
+        assert_eq!((intent.stage, result.stage), (AuditStage::Intent, AuditStage::Result), "{pair:?}");
+        assert_eq!(
+            (result.intent, result.action, &result.operator),
+            (Some(intent.id), intent.action, &intent.operator)
+        );
+    }
+    let trail: Vec<_> = all.iter().filter(|e| e.stage == AuditStage::Result).cloned().collect();
     let seen: Vec<(u64, &str, AuditAction, u64)> =
         trail.iter().map(|e| (e.id, e.operator.as_str(), e.action, e.count)).collect();
     assert_eq!(
         seen,
         vec![
-            (6, "carol", AuditAction::Purge, 1),
-            (5, "bob", AuditAction::Import, 2),
-            (4, "alice", AuditAction::Replay, 1),
-            (3, "alice", AuditAction::Purge, 1),
-            (2, "alice", AuditAction::Unpark, 1),
-            (1, "alice", AuditAction::Park, 1),
+            (12, "carol", AuditAction::Purge, 1),
+            (10, "bob", AuditAction::Import, 2),
+            (8, "alice", AuditAction::Replay, 1),
+            (6, "alice", AuditAction::Purge, 1),
+            (4, "alice", AuditAction::Unpark, 1),
+            (2, "alice", AuditAction::Park, 1),
         ]
     );
     assert_eq!(trail[5].detail, "wrong sitekey");
@@ -186,15 +196,13 @@ async fn an_entry_the_store_does_not_take_is_an_error_never_silence() {
         .await
         .expect("client builds");
 
-    // Applied, not recorded: the caller hears both.
+    // The trail refuses the intent: the action does not run, and the caller hears why.
     let purge = client.dlq().purge(&ids(&[&"r1".to_string()])).await.expect_err("the trail refused");
     let said = purge.to_string();
-    assert!(said.contains("purge was applied (1 records)") && said.contains("refused (injected)"), "{said}");
-    assert_eq!(memory.count(&Filter::all(), captcha_dlq::core::dlq::testkit::at(0)).await.expect("count"), 1);
-
-    // Failed and not recorded: the action's own error is the answer.
-    let park = client.dlq().park("r2", "why").await.expect_err("parks fail");
-    assert!(park.to_string().contains("no parks"), "{park}");
+    assert!(said.contains("purge was not done") && said.contains("refused (injected)"), "{said}");
+    assert_eq!(memory.count(&Filter::all(), captcha_dlq::core::dlq::testkit::at(0)).await.expect("count"), 2);
+    let park = client.dlq().park("r2", "why").await.expect_err("not recorded, not done");
+    assert!(park.to_string().contains("park was not done"), "{park}");
 }
 
 /// An edit applied through `Dlq::edit` and a retention eviction are in the trail too: the edit
@@ -223,7 +231,14 @@ async fn edits_and_evictions_are_in_the_trail() {
     let report = captcha_dlq::retention::apply(client.dlq().store(), &options, now, false, None).await.expect("retain");
     assert_eq!(report.total(), 2);
 
-    let trail = client.dlq().audit(10, None).await.expect("audit");
+    let trail: Vec<_> = client
+        .dlq()
+        .audit(10, None)
+        .await
+        .expect("audit")
+        .into_iter()
+        .filter(|e| e.stage == AuditStage::Result)
+        .collect();
     let seen: Vec<(&str, AuditAction, u64)> = trail.iter().map(|e| (e.operator.as_str(), e.action, e.count)).collect();
     assert_eq!(seen, vec![("retention", AuditAction::Evict, 2), ("dave", AuditAction::Edit, 2)]);
     assert_eq!(trail[1].detail, "changed labels.fixed, task.sitekey");
@@ -231,4 +246,75 @@ async fn edits_and_evictions_are_in_the_trail() {
     assert!(trail[0].detail.starts_with("max_count, archived to "), "{}", trail[0].detail);
     assert_eq!(std::fs::read_to_string(&archive).expect("archive").lines().count(), 2);
     client.close().await;
+}
+
+/// A store whose parks fail: the trail takes the intent, then the failed result.
+struct NoParks;
+
+#[async_trait::async_trait]
+impl Interpose for NoParks {
+    async fn before(&self, call: Call) -> Result<(), StoreError> {
+        match call {
+            Call::Park => Err(StoreError::Corrupt { location: "the test's store".into(), problem: "no parks".into() }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Issue 44, finding 9: park reasons with control characters reached `dlq audit` raw, bidi
+/// overrides passed the operator-name check, cancelling a replay was not audited, and the entry
+/// was written only after the action. Now such text is refused naming the character, a cancel
+/// is an entry, and an action leaves its intent before it runs (so a failed action shows both).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finding_9_audit_text_is_clean_cancel_is_audited_and_intent_comes_first() {
+    let mock = unsolvable_mock().await;
+    let memory: Arc<dyn DlqStore> = Arc::new(MemoryStore::new());
+    memory.push(sample_record("r1", 0)).await.expect("push");
+    let client = captcha_dlq::builder()
+        .api_key("test-key")
+        .base_url(mock.base_url())
+        .dlq_store(Arc::new(Interposed { store: memory.clone(), hooks: NoParks }))
+        .config(fast_config())
+        .build()
+        .await
+        .expect("client builds");
+
+    for name in ["alice\u{202E}nimda", "bob\u{2066}", "eve\u{200F}", "mallory\u{1b}[2J"] {
+        let e = client.dlq().as_operator(name).expect_err("refused");
+        assert!(e.to_string().contains("operator") && e.to_string().contains("U+"), "{e}");
+    }
+    let e = client.dlq().park("r1", "fine\u{1b}[2J\u{1b}[H forged line").await.expect_err("refused");
+    assert!(e.to_string().contains("reason") && e.to_string().contains("U+001B"), "{e}");
+    let e = client.dlq().park("r1", "read \u{202E}this").await.expect_err("refused");
+    assert!(e.to_string().contains("U+202E"), "{e}");
+    assert!(client.dlq().audit(10, None).await.expect("audit").is_empty(), "refused text is no action");
+
+    // The store fails the park: its intent was written first, then the failed result.
+    let ops = client.dlq().as_operator("ops").expect("a valid name");
+    ops.park("r1", "wrong sitekey").await.expect_err("parks fail");
+    let trail = client.dlq().audit(10, None).await.expect("audit");
+    assert_eq!(trail.len(), 2, "{trail:?}");
+    let (result, intent) = (&trail[0], &trail[1]);
+    assert_eq!(
+        (intent.stage, intent.action, intent.detail.as_str()),
+        (AuditStage::Intent, AuditAction::Park, "wrong sitekey")
+    );
+    assert_eq!((result.stage, result.intent), (AuditStage::Result, Some(intent.id)));
+    assert!(result.error.as_deref().is_some_and(|e| e.contains("no parks")), "{result:?}");
+
+    // Cancelling a replay is an operator's action in the trail, the cancel between its entries.
+    let cancelled = std::sync::atomic::AtomicBool::new(false);
+    ops.cancel_replay(json!({"replay_request": 7}), "replay request 7".into(), || {
+        cancelled.store(true, std::sync::atomic::Ordering::SeqCst)
+    })
+    .await
+    .expect("cancel");
+    assert!(cancelled.load(std::sync::atomic::Ordering::SeqCst));
+    let trail = client.dlq().audit(2, None).await.expect("audit");
+    assert_eq!(
+        trail.iter().map(|e| (e.operator.as_str(), e.action, e.stage)).collect::<Vec<_>>(),
+        vec![("ops", AuditAction::Cancel, AuditStage::Result), ("ops", AuditAction::Cancel, AuditStage::Intent)]
+    );
+    client.close().await;
+    mock.shutdown().await;
 }

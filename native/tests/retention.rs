@@ -15,13 +15,17 @@ use captcha_dlq::store::{RedisStore, SqliteStore};
 use captcha_dlq_mock::redis_server::RedisServer;
 use serde_json::json;
 
+const YEARS: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
 /// Ten records dead-lettered a minute apart (r0 the oldest); r0 is leased, r1 parked.
 async fn fill(store: &Arc<dyn DlqStore>) {
     for i in 0..10u64 {
         store.push(sample_record(&format!("r{i}"), i + 1)).await.unwrap();
     }
     let leased = store
-        .receive(&Filter { ids: vec!["r0".into()], ..Filter::default() }, 1, Duration::from_secs(3600), at(700))
+        // A lease of years: live at the test's `now` and by Redis' own clock, which retention
+        // judges leases by there (issue 44, finding 8).
+        .receive(&Filter { ids: vec!["r0".into()], ..Filter::default() }, 1, YEARS, at(700))
         .await;
     assert_eq!(leased.unwrap().len(), 1);
     assert!(store.park("r1", "kept for review", at(700)).await.unwrap());
@@ -174,4 +178,97 @@ async fn record_files_world_readable_the_archive_is_created_0600() {
     apply(&store, &one_more, at(700), false, None).await.unwrap();
     assert!(!std::fs::read_to_string(&existing).unwrap().is_empty());
     assert_eq!(mode(&existing), 0o600, "an archive readable by others is narrowed");
+}
+
+/// Stores again, in the store it wraps, the record it holds, changed, just before retention's
+/// first delete runs: the moment between the archive's write and the purge.
+struct ChangeBeforeTheDelete {
+    inner: Arc<dyn DlqStore>,
+    changed: captcha_dlq::core::dlq::DeadLetterRecord,
+    done: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl captcha_dlq::core::dlq::interpose::Interpose for ChangeBeforeTheDelete {
+    async fn before(
+        &self,
+        call: captcha_dlq::core::dlq::interpose::Call,
+    ) -> Result<(), captcha_dlq::core::dlq::StoreError> {
+        let delete = call == captcha_dlq::core::dlq::interpose::Call::PurgeUnchanged;
+        if delete && !self.done.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            self.inner.push(self.changed.clone()).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Issue 44, finding 8: retention purged by id after reading, so a record stored again (or
+/// edited) between the archive's write and the purge was deleted, and the archive kept only its
+/// older copy. Now the changed record survives that pass, and the next pass archives its newer
+/// content before it goes: the archive holds every version that left.
+async fn a_record_changed_after_its_archive_stays(inner: Arc<dyn DlqStore>) {
+    inner.push(sample_record("old", 1)).await.unwrap();
+    inner.push(sample_record("moving", 2)).await.unwrap();
+    let mut changed = sample_record("moving", 2);
+    changed.attempts += 3;
+    changed.labels.insert("replayed".into(), "again".into());
+    let hooks = ChangeBeforeTheDelete { inner: inner.clone(), changed: changed.clone(), done: Default::default() };
+    let store: Arc<dyn DlqStore> =
+        Arc::new(captcha_dlq::core::dlq::interpose::Interposed { store: inner.clone(), hooks });
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("evicted.jsonl");
+    let options = RetentionOptions {
+        max_count: Some(0),
+        archive: Some(archive.display().to_string()),
+        ..RetentionOptions::default()
+    };
+    let report = apply(&store, &options, at(700), false, None).await.unwrap();
+    assert_eq!(report.total(), 2);
+    assert!(records(&inner, &["old", "moving"]).await.is_empty());
+    let archived: Vec<serde_json::Value> =
+        std::fs::read_to_string(&archive).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let moving: Vec<u64> =
+        archived.iter().filter(|r| r["id"] == "moving").map(|r| r["attempts"].as_u64().unwrap()).collect();
+    assert_eq!(
+        moving,
+        [u64::from(changed.attempts) - 3, u64::from(changed.attempts)],
+        "both versions of the changed record are archived"
+    );
+    assert_eq!(archived.last().unwrap()["labels"]["replayed"], "again", "the newer content was kept, then archived");
+}
+
+#[tokio::test]
+async fn finding_8_retention_deletes_only_the_version_it_archived_memory() {
+    a_record_changed_after_its_archive_stays(Arc::new(MemoryStore::new())).await;
+}
+
+#[tokio::test]
+async fn finding_8_retention_deletes_only_the_version_it_archived_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("d.sqlite")).unwrap();
+    a_record_changed_after_its_archive_stays(Arc::new(store)).await;
+}
+
+#[tokio::test]
+async fn finding_8_retention_deletes_only_the_version_it_archived_redis() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let store = RedisStore::connect(&server.url(), "finding-8").await.unwrap();
+    a_record_changed_after_its_archive_stays(Arc::new(store)).await;
+}
+
+/// Issue 44, finding 8: the lease check used the evicting host's clock. On Redis, shared by
+/// hosts, a host whose clock runs a day ahead saw a live lease as ended; retention's delete now
+/// judges it by the server's clock.
+#[tokio::test]
+async fn finding_8_redis_judges_leases_by_its_own_clock() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let store: Arc<dyn DlqStore> = Arc::new(RedisStore::connect(&server.url(), "finding-8-clock").await.unwrap());
+    let now = captcha_dlq::runtime::now();
+    store.push(sample_record("held", 1)).await.unwrap();
+    let read = records(&store, &["held"]).await;
+    let only = Filter { ids: vec!["held".into()], ..Filter::default() };
+    assert_eq!(store.receive(&only, 1, Duration::from_secs(600), now).await.unwrap().len(), 1);
+    let a_day_ahead = now.add(Duration::from_secs(24 * 3600));
+    assert_eq!(store.purge_unchanged(&read, a_day_ahead).await.unwrap(), 0, "live by the server's clock");
+    assert_eq!(records(&store, &["held"]).await.len(), 1);
 }

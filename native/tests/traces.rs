@@ -293,6 +293,41 @@ async fn an_otlp_collector_answering_a_redirect_is_not_followed() {
     assert_eq!(servers.target_hits(), 0, "and went nowhere else");
 }
 
+/// Issue 44, finding 7: the exporter's client read `HTTP_PROXY` and friends from the
+/// environment, so a proxy variable meant for some other program routed the spans and the
+/// collector's token through that proxy. With the variables pointing at a listener that counts
+/// connections, the spans still reach the collector, and the "proxy" sees nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finding_7_otlp_export_ignores_proxy_variables() {
+    // A "proxy" that counts the connections it is offered and closes them.
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let offered = Arc::new(Mutex::new(0usize));
+    let count = offered.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = proxy.accept().await {
+            *count.lock().unwrap() += 1;
+            drop(socket);
+        }
+    });
+    // nextest runs each test in its own process: these variables are this test's alone.
+    for name in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+        std::env::set_var(name, &proxy_url);
+    }
+    for name in ["NO_PROXY", "no_proxy"] {
+        std::env::remove_var(name);
+    }
+    let (addr, received) = receiver().await;
+    let mock = mock().await;
+    let traces = json!({"otlp_endpoint": format!("http://{addr}/v1/traces"), "headers": {"authorization": "Bearer t"}});
+    let client = client(&mock, traces).await;
+    solve_one_of_each(&client).await;
+    client.close().await; // sends the last spans
+    assert!(!received.lock().unwrap().is_empty(), "the spans reached the collector directly");
+    assert_eq!(*offered.lock().unwrap(), 0, "and nothing went through the proxy the environment names");
+    mock.shutdown().await;
+}
+
 #[tokio::test]
 async fn bad_trace_options_are_refused_naming_the_field() {
     let built = traced("grpc://127.0.0.1:4317").build().await;

@@ -53,7 +53,12 @@ for (const where of ['sqlite', 'a JS store']) {
       assert.equal(replayed.report.received, 1);
       assert.equal(await client.dlq.purge({ ids: ['no-such-id'] }), 0);
 
-      const entries = await client.dlq.audit();
+      const all = await client.dlq.audit();
+      // Each action leaves its intent before it runs and its result after, pointing at it.
+      const intents = new Map(all.filter((e) => e.stage === 'intent').map((e) => [e.id, e]));
+      const entries = all.filter((e) => e.stage === 'result');
+      assert.equal(intents.size, 6);
+      assert.ok(entries.every((e) => intents.get(e.intent)?.action === e.action));
       assert.deepEqual(
         entries.map((e) => [e.operator, e.action, e.count]),
         [
@@ -68,13 +73,13 @@ for (const where of ['sqlite', 'a JS store']) {
       assert.deepEqual(entries[3].filter, { ids: [b.id] });
       assert.equal(entries[5].detail, 'wrong sitekey');
       assert.equal(entries[2].filter, null);
-      assert.ok(entries.every((e) => e.error === null && e.at.startsWith('20')));
+      assert.ok(all.every((e) => e.error === null && e.at.startsWith('20')));
       const older = await client.dlq.audit({ limit: 2, before: entries[3].id });
-      assert.deepEqual(older.map((e) => e.action), ['unpark', 'park']);
+      assert.deepEqual(older.map((e) => [e.action, e.stage]), [['purge', 'intent'], ['unpark', 'result']]);
 
       await assert.rejects(client.dlq.asOperator('').park(a.id), InvalidConfig);
       await assert.rejects(client.dlq.audit({ limit: 0 }), InvalidConfig);
-      if (store instanceof MapStore) assert.equal(store.scan('audit').length, 6, "the trail is a table of the user's store");
+      if (store instanceof MapStore) assert.equal(store.scan('audit').length, 12, "the trail is a table of the user's store");
     } finally {
       await client.close();
     }

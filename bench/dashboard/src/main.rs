@@ -127,8 +127,11 @@ async fn bench(name: &str, store: Arc<dyn DlqStore>, args: &Args) -> Result<(), 
         .build()
         .await
         .map_err(|e| e.to_string())?;
-    let options =
-        DashboardOptions { listen: "127.0.0.1:0".parse().map_err(|_| "address")?, config: DashboardConfig::default() };
+    let options = DashboardOptions {
+        listen: "127.0.0.1:0".parse().map_err(|_| "address")?,
+        config: DashboardConfig::default(),
+        tls: None,
+    };
     let dash = captcha_dlq_dashboard::serve(client.clone(), options).await.map_err(|e| e.to_string())?;
     let base = dash.url().trim_end_matches('/').to_string();
     let http = reqwest::Client::new();

@@ -102,7 +102,9 @@ class Dlq:
         return dict(self._op("edit", filter=None if filter is None else dict(filter), task=task, labels=labels, preview=preview))
     def audit(self, *, limit: int = 50, before: Optional[int] = None) -> List[Dict[str, Any]]:
         """The audit trail, newest first: ``{id, at, operator, action, filter, count, detail,
-        error}`` for each replay, purge, park, unpark and import. ``limit``: 1 to 1000;
+        error, stage, intent}`` for each replay, purge, park, unpark and import, each as its
+        ``stage`` ``"intent"`` (written before it runs) and ``"result"`` (after; ``intent`` is the
+        id of its intent). ``limit``: 1 to 1000;
         ``before``: only entries older than that id (the last ``id`` of the page before)."""
         return list(self._op("audit", limit=limit, before=before))
 

@@ -6,7 +6,8 @@
 //! a stand-in it never sends (none of them submits a task), and it stays out of the fleet
 //! (no heartbeat row, no adoption: a command that lasts a second is no fleet member).
 
-use captcha_dlq::core::dlq::audit::AuditEntry;
+use captcha_dlq::core::dlq::audit::{AuditEntry, AuditStage};
+use captcha_dlq::core::support::shown_text::escape_for_terminal;
 use captcha_dlq::{Client, Dlq, Error};
 use serde_json::json;
 
@@ -52,7 +53,10 @@ pub async fn print(global: &Global, limit: usize, before: Option<u64>) -> Result
         }
         return super::flush_stdout();
     }
-    println!("{:>5}  {:<24}  {:<24}  {:<7}  {:>6}  filter · detail", "id", "at", "operator", "action", "count");
+    println!(
+        "{:>5}  {:<24}  {:<24}  {:<14}  {:<6}  {:>6}  filter · detail",
+        "id", "at", "operator", "action", "stage", "count"
+    );
     for entry in &entries {
         println!("{}", row(entry));
     }
@@ -62,21 +66,31 @@ pub async fn print(global: &Global, limit: usize, before: Option<u64>) -> Result
     super::flush_stdout()
 }
 
+/// One entry as a table row. Every text written by someone else (a name, a park reason, an
+/// error, a filter's values) has its control and bidi characters escaped: the trail may hold
+/// entries from before they were refused, or from another program, and a terminal would obey them.
 fn row(e: &AuditEntry) -> String {
+    let stage = match (e.stage, e.intent) {
+        (AuditStage::Intent, _) => "intent".to_string(),
+        (AuditStage::Result, Some(intent)) => format!("of {intent}"),
+        (AuditStage::Result, None) => "result".to_string(),
+    };
+    let filter = if e.filter.is_null() { "-".to_string() } else { e.filter.to_string() };
     let mut line = format!(
-        "{:>5}  {:<24}  {:<24}  {:<7}  {:>6}  {}",
+        "{:>5}  {:<24}  {:<24}  {:<14}  {:<6}  {:>6}  {}",
         e.id,
         e.at.to_rfc3339(),
-        e.operator,
+        escape_for_terminal(&e.operator),
         e.action.as_str(),
+        stage,
         e.count,
-        if e.filter.is_null() { "-".to_string() } else { e.filter.to_string() }
+        escape_for_terminal(&filter)
     );
     if !e.detail.is_empty() {
-        line.push_str(&format!(" · {}", e.detail));
+        line.push_str(&format!(" · {}", escape_for_terminal(&e.detail)));
     }
     if let Some(error) = &e.error {
-        line.push_str(&format!(" · failed: {error}"));
+        line.push_str(&format!(" · failed: {}", escape_for_terminal(error)));
     }
     line
 }

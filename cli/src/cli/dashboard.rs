@@ -4,7 +4,9 @@
 use captcha_dlq::core::support::json_read::{read_cased, Casing};
 use captcha_dlq::core::ConfigError;
 use captcha_dlq::{Client, Error};
-use captcha_dlq_dashboard::{parse_listen, DashboardConfig, DashboardOptions, NamedToken, DEFAULT_LISTEN, TOKEN_ENV};
+use captcha_dlq_dashboard::{
+    parse_listen, DashboardConfig, DashboardOptions, NamedToken, TlsFiles, DEFAULT_LISTEN, TOKEN_ENV,
+};
 use clap::Args as ClapArgs;
 
 use super::{exit, Global};
@@ -25,6 +27,22 @@ pub struct DashboardArgs {
     /// whoever acts by their token's name (--token is one more operator, named "default").
     #[arg(long, env = TOKENS_FILE_ENV)]
     pub tokens_file: Option<std::path::PathBuf>,
+    /// Serve HTTPS (rustls) with this PEM certificate chain (leaf first); needs --tls-key.
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// Browsers reach this dashboard through a proxy that terminates HTTPS: the session cookie
+    /// is marked Secure (as it is with --tls-cert).
+    #[arg(long)]
+    pub behind_https_proxy: bool,
+    /// A login session unused this long ends (ms; default 30 minutes).
+    #[arg(long, default_value_t = captcha_dlq_dashboard::DEFAULT_SESSION_IDLE_MS)]
+    pub session_idle_ms: u64,
+    /// A login session ends this long after the login, however much it is used (ms; default 12 hours).
+    #[arg(long, default_value_t = captcha_dlq_dashboard::DEFAULT_SESSION_MAX_MS)]
+    pub session_max_ms: u64,
 }
 
 /// The environment variable naming the tokens file.
@@ -71,9 +89,16 @@ impl DashboardArgs {
             read_only: self.read_only,
             token: self.token.clone(),
             tokens,
+            https: self.behind_https_proxy,
+            session_idle_ms: self.session_idle_ms,
+            session_max_ms: self.session_max_ms,
             ..DashboardConfig::default()
         };
-        let options = DashboardOptions { listen, config };
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert: cert.clone(), key: key.clone() }),
+            _ => None,
+        };
+        let options = DashboardOptions { listen, config, tls };
         options.validate().map_err(|e| config_error(&e))?;
         Ok(options)
     }

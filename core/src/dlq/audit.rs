@@ -2,6 +2,11 @@
 //! appends one [`AuditEntry`] per operator action (`client/src/audit.rs`); every store keeps
 //! them, never dropping one, and lists them newest first ([`DlqStore::audit_list`]).
 //!
+//! An action leaves two entries: its *intent*, appended before it runs (the action does not run
+//! when the trail refuses it), and its *result*, appended after however it ended, pointing at
+//! its intent (`intent`). An intent without a result is an action that was cut short (the
+//! process ended in it). Entries written before there were intents read as results.
+//!
 //! Entry ids are given by the store on append: 1, 2, 3… in the order entries were appended
 //! (the table store's rows, SQLite's row ids, the position in a Redis list), so `before` is a
 //! cursor every store reads the same way. Not in the browser build (`docs/DESIGN.md` item 54).
@@ -34,10 +39,15 @@ pub enum AuditAction {
     /// Another process's journal entries finished (or dead-lettered) by an operator, their answers
     /// kept for whoever resumes them.
     Recover,
+    /// Records exported with their secrets (proxy credentials, cookies): every other export is
+    /// redacted (`crate::dlq::redact`), so this one says who took them.
+    ExportSecrets,
+    /// A running replay cancelled (by someone other than, or the same as, who started it).
+    Cancel,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 8] = [
+    pub const ALL: [AuditAction; 10] = [
         AuditAction::Replay,
         AuditAction::Purge,
         AuditAction::Park,
@@ -46,6 +56,8 @@ impl AuditAction {
         AuditAction::Edit,
         AuditAction::Evict,
         AuditAction::Recover,
+        AuditAction::ExportSecrets,
+        AuditAction::Cancel,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,7 +70,37 @@ impl AuditAction {
             AuditAction::Edit => "edit",
             AuditAction::Evict => "evict",
             AuditAction::Recover => "recover",
+            AuditAction::ExportSecrets => "export_secrets",
+            AuditAction::Cancel => "cancel",
         }
+    }
+}
+
+/// Which of an action's two entries an [`AuditEntry`] is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditStage {
+    /// Written before the action runs: who means to do what to which records.
+    Intent,
+    /// Written after it ended: how many records it touched, and its error if it failed.
+    #[default]
+    Result,
+}
+
+impl AuditStage {
+    pub const ALL: [AuditStage; 2] = [AuditStage::Intent, AuditStage::Result];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditStage::Intent => "intent",
+            AuditStage::Result => "result",
+        }
+    }
+}
+
+impl FromJson for AuditStage {
+    fn from_json(value: Value) -> Result<Self, FieldError> {
+        crate::json_read::unit_variant(value, &AuditStage::ALL, AuditStage::as_str)
     }
 }
 
@@ -83,6 +125,11 @@ pub struct AuditEntry {
     pub detail: String,
     /// The action's error when it failed, in whole or in part.
     pub error: Option<String>,
+    /// The intent, before the action ran, or its result after.
+    pub stage: AuditStage,
+    /// In a result, the id of its intent entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<u64>,
 }
 
 impl FromJson for AuditAction {
@@ -103,6 +150,8 @@ impl FromJson for AuditEntry {
             count: f.or_default("count")?,
             detail: f.or_default("detail")?,
             error: f.opt("error")?,
+            stage: f.or("stage", AuditStage::Result)?,
+            intent: f.opt("intent")?,
         })
     }
 }

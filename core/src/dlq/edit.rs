@@ -6,8 +6,15 @@
 //! goes through, so an edit can never produce a task a solve would refuse (changing `type` is
 //! allowed when the result is a valid task of the new kind). Accounting stays: attempts,
 //! replays, deliveries, state and times are the record's; the edit appends one history entry
-//! (phase `edit`) stating the changes. Values of fields named `password` (a proxy's) are shown
-//! as `[redacted]` in the changes and in that entry.
+//! (phase `edit`) stating the changes. Secrets are shown as `[redacted]` in the changes and in
+//! that entry, by the one rule of [`redact`](crate::dlq::redact): a member with a secret's name
+//! (a proxy's `login` and `password`, `cookies`, `api_key`…) and credentials inside a text
+//! (`login:pass@host`, a URL's user info).
+//!
+//! An edit that moves a proxy (its host or port, or a raw createTask object's `proxyAddress` or
+//! `proxyPort`) must give its credentials again, or `null` to drop them: the merge patch would
+//! otherwise keep the old login and password and send them to the new host (issue 44,
+//! finding 2). Such an edit is refused, naming the proxy and what to give.
 //!
 //! Applying an edit to a stored record is the client's `Dlq::edit`, which writes through
 //! [`DlqStore::replace_edited`](crate::dlq::DlqStore::replace_edited) so that an edit never
@@ -19,13 +26,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase};
+use crate::dlq::redact::{is_secret_name, redact_value, REDACTED};
 use crate::error::InvalidTask;
 use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
 use crate::task::Task;
 use crate::time::Timestamp;
-
-/// Shown in place of a secret's value.
-const REDACTED: &str = "[redacted]";
 
 /// Longest value text an edit's history entry quotes; longer ones are cut with `…`.
 const HISTORY_VALUE_CHARS: usize = 60;
@@ -73,7 +78,9 @@ impl Edit {
     pub fn apply(&self, record: &DeadLetterRecord, now: Timestamp) -> Result<Edited, InvalidTask> {
         let before = task_object(&record.task)?;
         let mut after = before.clone();
-        merge_patch(&mut after, &Value::Object(self.task.clone()));
+        let patch = Value::Object(self.task.clone());
+        merge_patch(&mut after, &patch);
+        check_proxy_moves("task", &before, &after, Some(&patch))?;
         let task = if after == before {
             record.task.clone()
         } else {
@@ -117,12 +124,73 @@ impl Edit {
 }
 
 impl Change {
-    /// A change, with the values of secrets (fields named `password`) redacted.
+    /// A change, its values redacted by the one rule (`crate::dlq::redact`): the whole value
+    /// when a part of its path names a secret (`task.proxy.password`, `labels.token`), else the
+    /// credentials written inside it (`login:pass@host`).
     fn new(path: String, before: Option<Value>, after: Option<Value>) -> Change {
-        let secret = path.rsplit('.').next() == Some("password");
-        let hide = |v: Option<Value>| if secret { v.map(|_| Value::String(REDACTED.into())) } else { v };
+        let secret = path.split('.').skip(1).any(is_secret_name);
+        let hide = |v: Option<Value>| {
+            v.map(|mut v| {
+                if secret {
+                    Value::String(REDACTED.into())
+                } else {
+                    redact_value(&mut v);
+                    v
+                }
+            })
+        };
         Change { before: hide(before), after: hide(after), path }
     }
+}
+
+/// The address and credential members of a proxy, as the typed tasks spell them and as a raw
+/// createTask object does (camelCase and snake_case).
+const PROXY_SHAPES: [([&str; 2], [&str; 2]); 3] = [
+    (["host", "port"], ["login", "password"]),
+    (["proxyAddress", "proxyPort"], ["proxyLogin", "proxyPassword"]),
+    (["proxy_address", "proxy_port"], ["proxy_login", "proxy_password"]),
+];
+
+/// Refuses an edit that moves a proxy somewhere else while keeping its old credentials (see the
+/// module documentation): walks the objects of `before` and `after` together, with the part of
+/// the patch that applies there.
+fn check_proxy_moves(path: &str, before: &Value, after: &Value, patch: Option<&Value>) -> Result<(), InvalidTask> {
+    let (Value::Object(b), Value::Object(a)) = (before, after) else { return Ok(()) };
+    let patch = patch.and_then(Value::as_object);
+    for (address, credentials) in PROXY_SHAPES {
+        let moved: Vec<&str> =
+            address.iter().copied().filter(|k| a.contains_key(*k) && a.get(*k) != b.get(*k)).collect();
+        if moved.is_empty() {
+            continue;
+        }
+        // Credentials the edit leaves as they were: present after, and not named by the patch.
+        let kept: Vec<&str> = credentials
+            .iter()
+            .copied()
+            .filter(|k| a.get(*k).is_some_and(|v| !v.is_null()) && b.get(*k) == a.get(*k))
+            .filter(|k| !patch.is_some_and(|p| p.contains_key(*k)))
+            .collect();
+        if !kept.is_empty() {
+            return Err(InvalidTask::new(
+                path.to_string(),
+                format!(
+                    "the edit changes the proxy's {} but keeps its {}: give {} again for the new address, or null \
+                     to drop {} (the old credentials are never sent to another proxy)",
+                    moved.join(" and "),
+                    kept.join(" and "),
+                    kept.join(" and "),
+                    if kept.len() == 1 { "it" } else { "them" },
+                ),
+            ));
+        }
+    }
+    for (name, member) in a {
+        if let Some(old) = b.get(name) {
+            let sub = patch.and_then(|p| p.get(name));
+            check_proxy_moves(&format!("{path}.{name}"), old, member, sub)?;
+        }
+    }
+    Ok(())
 }
 
 /// The task as a JSON object (its serde form, the shape records store).
@@ -280,6 +348,52 @@ mod tests {
         assert!(!serde_json::to_string(&out.changes).expect("json").contains("hunter2"));
         let password = out.changes.iter().find(|c| c.path == "task.proxy.password").expect("a password change");
         assert_eq!(password.after, Some(json!(REDACTED)));
+    }
+
+    /// Issue 44, finding 2: an edit of `proxy.host` kept the login and password, and "Apply
+    /// and replay" sent them to the new host; only paths ending in `password` were redacted.
+    #[test]
+    fn finding_2_an_edit_moving_a_proxy_must_give_its_credentials_again() {
+        let mut record = sample_record("a", 1);
+        let proxy = json!({"type": "http", "host": "10.0.0.1", "port": 3128, "login": "alice", "password": "hunter2"});
+        record = edit(json!({"task": {"proxy": proxy}})).apply(&record, at(800)).expect("a proxy").record;
+        for moved in [json!({"host": "evil.test"}), json!({"port": 8080}), json!({"host": "evil.test", "login": "bob"})]
+        {
+            let err = edit(json!({"task": {"proxy": moved}})).apply(&record, at(900)).expect_err("credentials kept");
+            assert_eq!(err.field, "task.proxy", "{err}");
+            assert!(err.problem.contains("give") && err.problem.contains("password"), "{err}");
+            assert!(!err.to_string().contains("hunter2"), "{err}");
+        }
+        // Given again, or dropped with null: applied, and no secret shows in the changes.
+        let fresh = edit(json!({"task": {"proxy": {"host": "p2.test", "login": "bob", "password": "s3cret-2"}}}))
+            .apply(&record, at(900))
+            .expect("new credentials");
+        let shown = serde_json::to_string(&fresh.changes).expect("json") + &fresh.record.history.last().unwrap().error;
+        for secret in ["hunter2", "s3cret-2", "alice", "bob"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        let dropped = edit(json!({"task": {"proxy": {"host": "p2.test", "login": null, "password": null}}}))
+            .apply(&record, at(900))
+            .expect("credentials dropped");
+        let proxy = &serde_json::to_value(&dropped.record.task).expect("json")["proxy"];
+        assert_eq!((proxy["host"].as_str(), proxy.get("login"), proxy.get("password")), (Some("p2.test"), None, None));
+        // Credentials changed at the same address need nothing more.
+        edit(json!({"task": {"proxy": {"password": "rotated"}}})).apply(&record, at(900)).expect("same host");
+        // A raw createTask object is held to the same rule.
+        let raw = json!({"type": "raw", "sitekey": null, "page_url": null, "task": {"type": "RecaptchaV2Task", "proxyAddress": "1.2.3.4", "proxyPort": 80,
+                          "proxyLogin": "alice", "proxyPassword": "hunter2"}});
+        let raw_record = edit(json!({"task": raw})).apply(&sample_record("b", 1), at(800)).expect("raw").record;
+        let err = edit(json!({"task": {"task": {"proxyAddress": "evil.test"}}}))
+            .apply(&raw_record, at(900))
+            .expect_err("raw credentials kept");
+        assert_eq!(err.field, "task.task", "{err}");
+        // A raw `login:pass@host` string is redacted in the changes too.
+        let params = edit(json!({"task": {"type": "raw", "sitekey": null, "page_url": null, "method": "userrecaptcha",
+                                             "params": {"proxy": "alice:hunter2@1.2.3.4:80"}}}))
+        .apply(&sample_record("c", 1), at(900))
+        .expect("raw params");
+        let shown = serde_json::to_string(&params.changes).expect("json");
+        assert!(!shown.contains("hunter2") && shown.contains("[redacted]@1.2.3.4:80"), "{shown}");
     }
 
     #[test]

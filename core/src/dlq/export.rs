@@ -49,6 +49,24 @@ pub fn export_jsonl(records: &[DeadLetterRecord]) -> String {
     out
 }
 
+/// Records as a pretty-printed JSON array, their secrets redacted ([`crate::dlq::redact`]):
+/// the export a viewer gets, and every export that does not ask for secrets.
+pub fn export_json_redacted(records: &[DeadLetterRecord]) -> String {
+    let values = records.iter().map(crate::dlq::redact::redacted_record).collect();
+    serde_json::to_string_pretty(&Value::Array(values)).unwrap_or_else(|e| unreachable_serialize(&e))
+}
+
+/// Records as JSON Lines, their secrets redacted (see [`export_json_redacted`]).
+pub fn export_jsonl_redacted(records: &[DeadLetterRecord]) -> String {
+    let mut out = String::new();
+    for r in records {
+        let value = crate::dlq::redact::redacted_record(r);
+        out.push_str(&serde_json::to_string(&value).unwrap_or_else(|e| unreachable_serialize(&e)));
+        out.push('\n');
+    }
+    out
+}
+
 /// A record as it is written (snake_case), through the one serializer every value goes out by.
 fn record_value(record: &DeadLetterRecord) -> Value {
     cased::to_value(record, Casing::Snake).unwrap_or_else(|e| unreachable_serialize(&e))

@@ -32,6 +32,7 @@ pub enum Call {
     Peek,
     Count,
     Purge,
+    PurgeUnchanged,
     Stats,
     ReplaceEdited,
     JournalUpsert,
@@ -103,6 +104,10 @@ impl<I: Interpose> DlqStore for Interposed<I> {
     ) -> Result<RecordState, StoreError> {
         self.hooks.before(Call::Abandon).await?;
         self.store.abandon(token, update, now).await
+    }
+    async fn purge_unchanged(&self, records: &[DeadLetterRecord], now: Timestamp) -> Result<u64, StoreError> {
+        self.hooks.before(Call::PurgeUnchanged).await?;
+        self.store.purge_unchanged(records, now).await
     }
     async fn park(&self, id: &str, reason: &str, now: Timestamp) -> Result<bool, StoreError> {
         self.hooks.before(Call::Park).await?;

@@ -12,6 +12,7 @@ pub mod host;
 pub mod interpose;
 pub mod memory;
 pub mod record;
+pub mod redact;
 pub mod replay;
 pub mod retention;
 pub mod store;
@@ -21,9 +22,9 @@ pub mod testkit;
 
 pub use analysis::{Analysis, Bucket};
 #[cfg(not(target_arch = "wasm32"))]
-pub use audit::{AuditAction, AuditEntry};
+pub use audit::{AuditAction, AuditEntry, AuditStage};
 pub use edit::{Change, Edit, Edited};
-pub use export::{export_json, export_jsonl, import, ImportError};
+pub use export::{export_json, export_json_redacted, export_jsonl, export_jsonl_redacted, import, ImportError};
 pub use memory::MemoryStore;
 pub use record::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
 pub use replay::{ReplayDecision, ReplayPolicy, ReplayReport};

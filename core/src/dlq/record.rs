@@ -122,6 +122,18 @@ impl RecordState {
 }
 
 impl DeadLetterRecord {
+    /// Whether `other` is the same version of this record: the same task, labels, history,
+    /// reason, attempts, replays and dead-letter time. An edit, a failed replay and a record
+    /// stored again all change one of them; its state, deliveries and park reason are the
+    /// store's bookkeeping and do not count. Retention deletes only the version it archived
+    /// ([`DlqStore::purge_unchanged`](crate::dlq::DlqStore::purge_unchanged)).
+    pub fn same_version(&self, other: &DeadLetterRecord) -> bool {
+        (&self.id, &self.task, &self.labels, &self.history, &self.reason)
+            == (&other.id, &other.task, &other.labels, &other.history, &other.reason)
+            && (self.attempts, self.replays, self.dead_lettered_at)
+                == (other.attempts, other.replays, other.dead_lettered_at)
+    }
+
     /// The host of the page the task was for, if it has one.
     pub fn page_host(&self) -> Option<String> {
         crate::weburl::host_of(self.task.page_url()?)

@@ -275,7 +275,8 @@ pub type Claimed = Result<Option<JournalEntry>, StoreError>;
 /// - `replace_edited` writes an operator's edit: only if the record is not leased nor being
 ///   replayed and still holds what the edit was made from, and it changes nothing but the
 ///   task, labels and history.
-/// - Nothing is ever removed except by `complete`, `purge`, `journal_forget`
+/// - `purge_unchanged` removes a record only while it is the version given and not leased.
+/// - Nothing is ever removed except by `complete`, `purge`, `purge_unchanged`, `journal_forget`
 ///   of a solved replay, or an opt-in capacity, and capacity drops are counted.
 /// - `audit_append` numbers entries 1, 2, 3… in the order they were appended and keeps every
 ///   one; `audit_list` answers them newest first (not in the browser build).
@@ -332,6 +333,26 @@ pub trait DlqStore: MaybeSendSync {
     async fn count(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError>;
     /// Remove matching records that are not under a live lease; returns how many.
     async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError>;
+    /// Removes each of `records` that the store still holds as the same version
+    /// ([`DeadLetterRecord::same_version`]: not edited, replayed or stored again since it was
+    /// read) and that is not under a live lease; returns how many. Retention's compare-and-delete
+    /// (issue 44, finding 8): it archives what it read, then deletes exactly that, so a record
+    /// changed in between stays, with its newer content. `now` is the caller's clock; a store
+    /// with a clock of its own (Redis) judges leases by that one. Our stores do it atomically;
+    /// this default, for stores written before it, compares then purges by id, which leaves a
+    /// short window in which a change can be lost.
+    async fn purge_unchanged(&self, records: &[DeadLetterRecord], now: Timestamp) -> Result<u64, StoreError> {
+        let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
+        let by_id = Filter { ids, ..Filter::default() };
+        let page = Page { offset: 0, limit: records.len().max(1) };
+        let stored = self.peek(&by_id, page, now).await?;
+        let same: Vec<String> =
+            stored.iter().filter(|s| records.iter().any(|r| r.same_version(s))).map(|s| s.id.clone()).collect();
+        if same.is_empty() {
+            return Ok(0);
+        }
+        self.purge(&Filter { ids: same, ..Filter::default() }, now).await
+    }
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError>;
     /// Gives record `edit.record.id` the task, labels and history of `edit.record` (an operator's
     /// edit, `dlq::edit`), in one atomic step, if the record's task, labels and history are still

@@ -633,6 +633,22 @@ impl<B: TableBackend> TableStore<B> {
         Ok(n)
     }
 
+    async fn purge_unchanged_locked(&self, records: &[DeadLetterRecord], now: Timestamp) -> Result<u64, StoreError> {
+        let mut doomed = Vec::new();
+        for given in records {
+            if let Some(row) = self.record(&given.id).await? {
+                if !live(&row, now) && row.record.same_version(given) {
+                    doomed.push(Write::Delete(Table::Records, row.record.id));
+                }
+            }
+        }
+        let n = doomed.len() as u64;
+        if n > 0 {
+            self.backend.write(doomed).await?;
+        }
+        Ok(n)
+    }
+
     #[cfg(not(target_arch = "wasm32"))]
     async fn replace_edited_locked(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
         let (before, edited) = (&edit.before, &edit.record);
@@ -866,6 +882,10 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
 
     async fn purge(&self, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
         exclusive!(self, self.purge_locked(filter, now))
+    }
+
+    async fn purge_unchanged(&self, records: &[DeadLetterRecord], now: Timestamp) -> Result<u64, StoreError> {
+        exclusive!(self, self.purge_unchanged_locked(records, now))
     }
 
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {

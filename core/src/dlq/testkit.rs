@@ -111,7 +111,7 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
 
 /// Every case, in the order [`run_store_suite`] runs them; editing (`replace_edited`) and the
 /// audit trail last, as the browser build leaves both out.
-const ALL_CASES: [&str; 28] = [
+const ALL_CASES: [&str; 29] = [
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -127,6 +127,7 @@ const ALL_CASES: [&str; 28] = [
     "expired_leases_count_toward_the_limit",
     "park_and_unpark",
     "purge_skips_live_leases",
+    "purge_unchanged_deletes_only_the_version_read",
     "count_and_stats",
     "journal",
     "journal_keeps_solutions_and_keys",
@@ -145,13 +146,13 @@ const ALL_CASES: [&str; 28] = [
 /// The cases [`run_store_suite`] runs, in order: every one, except in the browser build, which
 /// leaves editing and the audit trail out (DESIGN items 53 and 54) and so runs all but the last four.
 #[cfg(not(target_arch = "wasm32"))]
-pub const CASES: [&str; 28] = ALL_CASES;
+pub const CASES: [&str; 29] = ALL_CASES;
 #[cfg(target_arch = "wasm32")]
-pub const CASES: [&str; 24] = leading(ALL_CASES);
+pub const CASES: [&str; 25] = leading(ALL_CASES);
 
 /// The first `N` of `all`.
 #[cfg(target_arch = "wasm32")]
-const fn leading<const N: usize>(all: [&'static str; 28]) -> [&'static str; N] {
+const fn leading<const N: usize>(all: [&'static str; 29]) -> [&'static str; N] {
     let mut out = [""; N];
     let mut i = 0;
     while i < N {
@@ -195,6 +196,7 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
         "expired_leases_count_toward_the_limit" => expired_leases_count_toward_the_limit(store).await,
         "park_and_unpark" => park_and_unpark(store).await,
         "purge_skips_live_leases" => purge_skips_live_leases(store).await,
+        "purge_unchanged_deletes_only_the_version_read" => purge_unchanged_deletes_only_the_version_read(store).await,
         "count_and_stats" => count_and_stats(store).await,
         "journal" => journal(store).await,
         "journal_keeps_solutions_and_keys" => journal_keeps_solutions_and_keys(store).await,
@@ -646,6 +648,56 @@ async fn park_and_unpark<S: DlqStore>(store: &S) {
     );
 }
 
+/// Issue 44, finding 8: retention read a batch, archived it, then purged by id, so a record
+/// edited or stored again in between was deleted with only its older copy archived.
+/// `purge_unchanged` deletes a record only while it is the version read, and never one under a
+/// live lease (the lease here runs for years, so every store's clock sees it live).
+async fn purge_unchanged_deletes_only_the_version_read<S: DlqStore>(store: &S) {
+    let case = "purge_unchanged_deletes_only_the_version_read";
+    push_all(
+        case,
+        store,
+        &[sample_record("a", 0), sample_record("b", 1), sample_record("c", 2), sample_record("d", 3)],
+    )
+    .await;
+    let now = at(600);
+    let read = peek_all(case, store, now).await;
+    assert_eq!(ids(&read), ["a", "b", "c", "d"], "[{case}] the batch read");
+    // After the read: b is stored again (a replay that failed anew), d is edited by an operator,
+    // c is leased by a replayer.
+    let mut again = sample_record("b", 1);
+    again.attempts += 1;
+    again.history.push(again.history[0].clone());
+    ok(case, "push again", store.push(again.clone()).await);
+    let mut edited = read[3].clone();
+    edited.labels.insert("fixed".into(), "yes".into());
+    let before = read[3].clone();
+    let edit = crate::dlq::edit::Edited { before, record: edited, changes: Vec::new() };
+    #[cfg(not(target_arch = "wasm32"))]
+    ok(case, "edit", store.replace_edited(&edit, now).await);
+    #[cfg(target_arch = "wasm32")]
+    ok(case, "push edited", store.push(edit.record.clone()).await);
+    let years = Duration::from_secs(10 * 365 * 24 * 3600);
+    let only_c = Filter { ids: vec!["c".into()], ..Filter::default() };
+    let leased = ok(case, "receive c", store.receive(&only_c, 1, years, now).await);
+    assert_eq!(leased_ids(&leased), ["c"], "[{case}] c leased");
+
+    let gone = ok(case, "purge_unchanged", store.purge_unchanged(&read, now).await);
+    assert_eq!(gone, 1, "[{case}] only a is still the version read and not leased");
+    let left = peek_all(case, store, now).await;
+    assert_eq!(ids(&left), ["b", "c", "d"], "[{case}] what is left");
+    assert_eq!(left[0].attempts, again.attempts, "[{case}] b keeps its newer content");
+    assert_eq!(left[2].labels.get("fixed").map(String::as_str), Some("yes"), "[{case}] d keeps its edit");
+    assert_eq!(ok(case, "again", store.purge_unchanged(&read, now).await), 0, "[{case}] nothing more goes");
+    let fresh = peek_all(case, store, now).await;
+    let not_c: Vec<DeadLetterRecord> = fresh.into_iter().filter(|r| r.id != "c").collect();
+    assert_eq!(
+        ok(case, "the new versions", store.purge_unchanged(&not_c, now).await),
+        2,
+        "[{case}] b and d as read now"
+    );
+}
+
 async fn purge_skips_live_leases<S: DlqStore>(store: &S) {
     let case = "purge_skips_live_leases";
     let mut timeout = sample_record("d", 3);
@@ -1057,6 +1109,12 @@ mod audit {
             count: n * 3,
             detail: format!("detail {n}"),
             error: (n % 2 == 0).then(|| format!("the store failed after {n} records")),
+            stage: if n % 3 == 0 {
+                crate::dlq::audit::AuditStage::Intent
+            } else {
+                crate::dlq::audit::AuditStage::Result
+            },
+            intent: (n % 3 == 1).then_some(n.saturating_sub(1)),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Plumbing the other captcha-dlq crates share with the core: reading JSON in a host's casing
-//! (`json_read`, `json_field`, `cased`), quoting untrusted text into messages (`quoted`),
+//! (`json_read`, `json_field`, `cased`), quoting untrusted text into messages (`quoted`), keeping
+//! control and bidi characters out of what operators read (`shown_text`),
 //! number text (`float_text`), sorting without allocation (`sort`), web URLs (`weburl`) and
 //! the millisecond clock (`time`, whose [`Timestamp`](time::Timestamp) the crate root
 //! re-exports as part of the domain).
@@ -13,6 +14,7 @@ pub mod float_text;
 pub mod json_field;
 pub mod json_read;
 pub mod quoted;
+pub mod shown_text;
 pub mod sort;
 pub mod time;
 pub mod weburl;

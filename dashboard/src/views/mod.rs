@@ -102,6 +102,10 @@ pub(crate) fn page(chrome: &Chrome, title: &str, nav: Nav, body: Markup) -> Mark
                         span.pill #whoami title="the token you logged in with: actions are recorded in the audit trail under its name" {
                             (name) " · " (role.as_str())
                         }
+                        form.inline.logout method="post" action=(chrome.url("/logout")) {
+                            (chrome.csrf_field())
+                            button type="submit" title="end this session" { "Log out" }
+                        }
                     }
                     @if chrome.read_only { span.pill.readonly title="actions are hidden and refused" { "read-only" } }
                     @else if !chrome.solving { span.pill.readonly title="start the dashboard with an API key to replay and recover" { "no API key: no replays" } }

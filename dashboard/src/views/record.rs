@@ -1,7 +1,10 @@
-//! One record: the task (proxy passwords masked, images shortened; the API
-//! key is never in a record), labels, the history as a timeline, deliveries
-//! and replays, and the actions on it.
+//! One record: the task (its secrets redacted by the core's one rule,
+//! `captcha_dlq_core::dlq::redact`: proxy credentials in every form, cookies, key-like
+//! fields; images shortened; the API key is never in a record), labels, the history as a
+//! timeline, deliveries and replays, and the actions on it. Free texts (the description,
+//! history errors, a park reason) go through the same rule.
 
+use captcha_dlq_core::dlq::redact::{redact_text, redact_value};
 use captcha_dlq_core::dlq::{DeadLetterRecord, Phase, RecordState};
 use maud::{html, Markup};
 use serde_json::Value;
@@ -17,9 +20,9 @@ pub(crate) fn render(chrome: &Chrome, r: &DeadLetterRecord) -> Markup {
         h1 { "Record " span.mono { (r.id) } }
         dl.facts {
             dt { "State" } dd { span class=(format!("state {}", r.state.as_str())) { (r.state.as_str()) }
-                @if let Some(why) = &r.parked_reason { " — " (why) } }
+                @if let Some(why) = &r.parked_reason { " — " (redact_text(why)) } }
             dt { "Reason" } dd { (r.reason) " (" (r.class.as_str()) ")" }
-            dt { "Description" } dd { (r.description) }
+            dt { "Description" } dd { (redact_text(&r.description)) }
             dt { "Provider" } dd { (r.provider) }
             dt { "Task type" } dd { (r.task.kind().as_str()) }
             dt { "First failed" } dd { (when(r.first_failed_at)) " (" (ago(chrome, r.first_failed_at)) ")" }
@@ -58,14 +61,14 @@ pub(crate) fn render(chrome: &Chrome, r: &DeadLetterRecord) -> Markup {
         }
         h2 { "Labels" }
         @if r.labels.is_empty() { p.empty { "None." } }
-        table.labels { @for (k, v) in &r.labels { tr { th { (k) } td { (v) } } } }
+        table.labels { @for (k, v) in &r.labels { tr { th { (k) } td { (label_value(k, v)) } } } }
         h2 { "History" }
         ol.timeline {
             @for h in &r.history {
                 li class=[(h.phase == Phase::Edit).then_some("edit")] {
                     time datetime=(h.at.to_rfc3339()) { (when(h.at)) }
                     span.phase { (h.phase.as_str()) }
-                    span.error { (h.error) }
+                    span.error { (redact_text(&h.error)) }
                     @if let Some(pid) = &h.provider_task_id { span.pid { "provider task " span.mono { (pid) } } }
                     @if let Some(status) = h.http_status { span.http { "HTTP " (status) } }
                 }
@@ -79,22 +82,25 @@ pub(crate) fn render(chrome: &Chrome, r: &DeadLetterRecord) -> Markup {
     page(chrome, &format!("Record {}", r.id), Nav::Records, body)
 }
 
-/// The task as pretty JSON, proxy passwords masked and long strings shortened.
+/// A label's value as shown: by the same rule as a task's members.
+fn label_value(name: &str, value: &str) -> String {
+    let mut v = serde_json::json!({ name: value });
+    redact_value(&mut v);
+    v[name].as_str().unwrap_or_default().to_string()
+}
+
+/// The task as pretty JSON, its secrets redacted and long strings shortened.
 fn task_json(r: &DeadLetterRecord) -> String {
     let mut value = serde_json::to_value(&r.task).unwrap_or(Value::Null);
-    tidy(&mut value, None);
+    redact_value(&mut value);
+    tidy(&mut value);
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }
 
-fn tidy(value: &mut Value, key: Option<&str>) {
+fn tidy(value: &mut Value) {
     match value {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                tidy(v, Some(k));
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| tidy(v, None)),
-        Value::String(s) if key == Some("password") => *s = "***".to_string(),
+        Value::Object(map) => map.values_mut().for_each(tidy),
+        Value::Array(items) => items.iter_mut().for_each(tidy),
         Value::String(s) if s.chars().count() > SHOWN_CHARS => {
             let shown: String = s.chars().take(SHOWN_CHARS).collect();
             *s = format!("{shown}… ({} characters)", s.chars().count());
@@ -111,8 +117,9 @@ mod tests {
     #[test]
     fn passwords_are_masked_and_long_strings_shortened() {
         let mut v = json!({"proxy": {"password": "hunter2", "host": "h"}, "body": "x".repeat(500)});
-        tidy(&mut v, None);
-        assert_eq!(v["proxy"]["password"], "***");
+        redact_value(&mut v);
+        tidy(&mut v);
+        assert_eq!(v["proxy"]["password"], "[redacted]");
         assert_eq!(v["proxy"]["host"], "h");
         assert!(v["body"].as_str().unwrap().ends_with("… (500 characters)"));
     }

@@ -118,7 +118,7 @@ pub async fn seeds_client(dlq: &str, runs: usize) -> (MockHandle, Client) {
 
 /// Serves `client`'s dashboard on a free loopback port.
 pub async fn serve(client: &Client, config: DashboardConfig) -> DashboardHandle {
-    let options = DashboardOptions { listen: "127.0.0.1:0".parse().expect("an address"), config };
+    let options = DashboardOptions { listen: "127.0.0.1:0".parse().expect("an address"), config, tls: None };
     captcha_dlq_dashboard::serve(client.clone(), options).await.expect("the dashboard starts")
 }
 

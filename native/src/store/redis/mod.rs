@@ -872,6 +872,28 @@ impl DlqStore for RedisStore {
         Ok(purged)
     }
 
+    /// Reads the bodies of `records`, keeps those whose record is the version given, and lets
+    /// the script delete each while its body is still the one read (the compare and the delete
+    /// in one step on the server, leases judged by the server's clock).
+    async fn purge_unchanged(&self, records: &[DeadLetterRecord], _now: Timestamp) -> Result<u64, StoreError> {
+        let mut pairs: Vec<String> = Vec::new();
+        for given in records {
+            let Some(body) = self.hget("body", &given.id).await? else { continue };
+            let stored = decode_record(&given.id, &body)?;
+            if stored.same_version(given) {
+                pairs.push(given.id.clone());
+                pairs.push(body);
+            }
+        }
+        if pairs.is_empty() {
+            return Ok(0);
+        }
+        self.invoke(&self.scripts.purge_unchanged, |inv| {
+            inv.arg(&pairs);
+        })
+        .await
+    }
+
     async fn stats(&self, now: Timestamp) -> Result<StoreStats, StoreError> {
         // Counted from the indexes, without reading any record: a live lease is an `until` score
         // after `now` (leases end before a record is parked, so none of them is parked).

@@ -364,6 +364,28 @@ end
 return n
 "#;
 
+/// Retention's compare-and-delete (issue 44, finding 8). ARGV: pairs of (id, the record's body
+/// as read). A record goes only while its body is still that one (an edit, a failed replay or a
+/// push rewrites it) and its lease, if any, has ended by the server's clock (`TIME`), never an
+/// evicting host's. Returns how many went.
+const PURGE_UNCHANGED: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local n = 0
+for i = 1, #ARGV, 2 do
+  local id, seen = ARGV[i], ARGV[i + 1]
+  if redis.call('HGET', BODY, id) == seen then
+    local u = tonumber(redis.call('ZSCORE', UNTIL, id))
+    local live = redis.call('HEXISTS', NONCE, id) == 1 and u ~= nil and u > now
+    if not live then
+      drop(id)
+      n = n + 1
+    end
+  end
+end
+return n
+"#;
+
 /// ARGV: id, JSON, has key ('1'/'0'), key, has owner ('1'/'0'), owner, must exist ('1'/'0':
 /// `journal_update`). Returns 1, or 0 when the entry exists with another owner or is missing
 /// and must exist (the fence: nothing is written). The stored entry is only decoded to read its
@@ -502,6 +524,7 @@ pub(super) struct Scripts {
     pub(super) peek_ids: Script,
     pub(super) records: Script,
     pub(super) purge: Script,
+    pub(super) purge_unchanged: Script,
     pub(super) clear_settled: Script,
     pub(super) journal_claim: Script,
 }
@@ -536,6 +559,7 @@ impl Scripts {
             peek_ids: s(PEEK_IDS),
             records: s(RECORDS),
             purge: s(PURGE),
+            purge_unchanged: Script::new(&format!("{prelude}{PURGE_UNCHANGED}")),
             clear_settled: s(CLEAR_SETTLED),
             journal_claim: Script::new(&format!("{prelude}{JOURNAL_CLAIM}")),
         }

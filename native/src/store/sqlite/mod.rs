@@ -239,6 +239,11 @@ impl DlqStore for SqliteStore {
         self.writer.write(Box::new(move |conn, loc| ops::purge(conn, loc, &filter, now))).await
     }
 
+    async fn purge_unchanged(&self, records: &[DeadLetterRecord], now: Timestamp) -> Result<u64, StoreError> {
+        let records = records.to_vec();
+        self.writer.write(Box::new(move |conn, loc| ops::purge_unchanged(conn, loc, &records, now))).await
+    }
+
     async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
         let edit = edit.clone();
         self.writer.write(Box::new(move |conn, loc| edit::replace_edited(conn, loc, &edit, now))).await

@@ -552,6 +552,33 @@ pub(super) fn purge(conn: &Connection, loc: &str, filter: &Filter, now: Timestam
     Ok(ids.len() as u64)
 }
 
+/// Retention's compare-and-delete (issue 44, finding 8): each of `records` that is still the
+/// version given and not under a lease live at `now` (the file's host's clock, which is the
+/// store's), in the caller's write transaction.
+pub(super) fn purge_unchanged(
+    conn: &Connection,
+    loc: &str,
+    records: &[DeadLetterRecord],
+    now: Timestamp,
+) -> Result<u64, StoreError> {
+    let by_id = Filter { ids: records.iter().map(|r| r.id.clone()).collect(), ..Filter::default() };
+    let mut ids = Vec::new();
+    scan(conn, loc, &by_id, "", now, |row, state| {
+        if state != RecordState::Leased {
+            let stored = decode_record(&row.id, &row.json)?;
+            if records.iter().any(|given| given.same_version(&stored)) {
+                ids.push(row.id);
+            }
+        }
+        Ok(true)
+    })?;
+    let mut delete = conn.prepare_cached("DELETE FROM records WHERE id = ?1").map_err(db_error(loc))?;
+    for id in &ids {
+        delete.execute([id]).map_err(db_error(loc))?;
+    }
+    Ok(ids.len() as u64)
+}
+
 /// (total, parked, leased at `now`, oldest), (dropped, completed, abandoned), in flight: one snapshot.
 pub(super) type RawStats = ((u64, u64, u64, Option<Timestamp>), (u64, u64, u64), u64);
 
