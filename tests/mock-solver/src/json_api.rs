@@ -132,7 +132,9 @@ fn kind_of(state: &State, task: &Map<String, Value>) -> Result<Kind, Reply> {
         "textcaptchatask" => Kind::Text,
         "imagetocoordinatestask" => Kind::Points,
         "amazontask" | "antiawswaftask" | "datadomeslidertask" => Kind::Cookie,
-        "mtcaptchatask" | "prosopotask" | "binancetask" | "yiduntask" => Kind::Token,
+        "mtcaptchatask" | "prosopotask" | "binancetask" | "yiduntask" | "friendlycaptchatask" | "altchatask" => {
+            Kind::Token
+        }
         // CapMonster's CustomTask: the kind is its `class`.
         "customtask" => match text(task, "class") {
             Some("DataDome") => Kind::Cookie,
