@@ -159,7 +159,9 @@ impl Recoverer {
         let resume = options.resume;
         let client = self.client.clone();
         let store = client.backends().store.clone();
-        let entries = match client.store_call(store.journal_entries()).await {
+        // Retried while the store is slow or locked (for `store.retry_for`), like the batch's
+        // other start-up reads: a store that answers late is a pause, not a failed recover.
+        let entries = match client.store_write(|| store.journal_entries()).await {
             Ok(entries) => entries,
             Err(e) => {
                 let _ = self.tx.unbounded_send(Err(e));
