@@ -167,9 +167,10 @@ fn a_recovered_entry_with_an_answer_is_handed_over_without_asking_the_provider()
     let mut entry = captcha_dlq_core::dlq::testkit::sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 1);
     let mut solution = Solution::text("03AGdBq24-token");
     solution.provider_task_id = entry.provider_task_id.clone();
+    solution.stamp(entry.updated_at, Some(120_000));
     entry.solution = Some(solution.clone());
-    // Far older than recover_max_age: the answer was paid for, so it is still handed over.
-    let now = entry.updated_at.add(secs(24 * 3600));
+    // Within the token's life (an answer past it is a dead letter: core/tests/answer_expiry.rs).
+    let now = entry.updated_at.add(secs(100));
     for resume in [true, false] {
         let job = if resume { e.recover(entry.clone(), now) } else { e.interrupt(entry.clone(), now) };
         let actions = drain(&mut e, now);

@@ -210,6 +210,7 @@ async fn entry_of_another_host(store: &SqliteStore, owner: &str, silent_for: Dur
         owner: Some(owner.to_string()),
         key: None,
         solution: None,
+        wanted_until: None,
     };
     store.journal_upsert(&entry).await.expect("entry");
     id

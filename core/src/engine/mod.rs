@@ -45,6 +45,7 @@ pub use self::job::{JobId, RequestId};
 use self::lane::Lane;
 pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
 use self::reaction::{circuit_open_failure, network_failure, Reaction};
+pub use self::recovery::Expired;
 use self::routing::Preference;
 pub use self::routing::{Health, Policy, RoutingConfig, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
@@ -310,6 +311,27 @@ impl Engine {
         key: Option<String>,
         now: Timestamp,
     ) -> Result<JobId, InvalidTask> {
+        self.submit_wanted(task, labels, key, None, now)
+    }
+
+    /// [`submit`](Self::submit) for a caller that wants the task only for `ttl` (the task's
+    /// `ttl_ms`): past `now + ttl`, a task not yet solved is dead-lettered as `TTLExpired`
+    /// (class `task_terminal`: replay solves it again), whatever its stage, and nothing more is
+    /// submitted for it. `None`: wanted until its task deadline.
+    pub fn submit_wanted(
+        &mut self,
+        task: ValidTask,
+        labels: BTreeMap<String, String>,
+        key: Option<String>,
+        ttl: Option<Duration>,
+        now: Timestamp,
+    ) -> Result<JobId, InvalidTask> {
+        if ttl == Some(Duration::ZERO) {
+            return Err(InvalidTask::new(
+                "ttl_ms",
+                "must be at least 1 (milliseconds the caller still wants the task)",
+            ));
+        }
         let unsupported = self.unsupported(&task)?;
         let preference = self.preference(labels.get(ROUTING_LABEL), true)?;
         let id = self.new_record_id(now);
@@ -319,6 +341,7 @@ impl Engine {
             j.unsupported = unsupported;
             j.preference = preference;
         }
+        self.set_wanted_until(job, ttl.map(|d| now.add(d)));
         self.push_event(Event::Accepted { job, id });
         self.persist_then_submit(job, now);
         Ok(job)
@@ -706,20 +729,24 @@ impl Engine {
                 break;
             }
             self.deadlines.pop_first();
-            let (attempts, polls) = self.jobs.get(&job).map_or((0, 0), |j| (j.attempts, j.polls));
-            let ms = self.config.retry.task_deadline_ms;
-            let description = format!(
-                "no answer within the task deadline of {} s ({attempts} submission(s); {polls} poll(s) of the last one)",
-                ms / 1000
-            );
-            self.fail_as(
-                job,
-                Phase::Deadline,
-                Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description),
-                None,
-                now,
-                Reaction::DeadLetter,
-            );
+            let (attempts, polls, wanted_until) =
+                self.jobs.get(&job).map_or((0, 0, None), |j| (j.attempts, j.polls, j.wanted_until));
+            let failure = match wanted_until.filter(|until| *until <= at) {
+                // The caller's time-to-live ran out first: nothing more is sent for it.
+                Some(_) => ttl_expired_failure(format!(
+                    "the caller's ttl_ms ran out before an answer came ({attempts} submission(s); {polls} poll(s) of the \
+                     last one): not submitted again"
+                )),
+                None => {
+                    let ms = self.config.retry.task_deadline_ms;
+                    let description = format!(
+                        "no answer within the task deadline of {} s ({attempts} submission(s); {polls} poll(s) of the last one)",
+                        ms / 1000
+                    );
+                    Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description)
+                }
+            };
+            self.fail_as(job, Phase::Deadline, failure, None, now, Reaction::DeadLetter);
         }
         for l in 0..self.lanes.len() {
             self.schedule_polls(l, now);
@@ -749,6 +776,8 @@ impl Engine {
                 lane.stats_mut().observe_latency(kind, now.since(t));
             }
             solution.cost = solution.cost.or_else(|| lane.prices().get(kind));
+            // Its life starts now: the kind's declaration says how long a token or cookie lasts.
+            solution.stamp(now, j.task.kind_decl().life.ms());
             if let (Some(share), Some(cost)) = (lane.fleet_mut(), solution.cost) {
                 share.report_spent(crate::spend::to_nano(cost), now);
             }
@@ -771,6 +800,12 @@ impl Engine {
     fn push_event(&mut self, e: Event) {
         self.actions.push_back(Action::Event(e));
     }
+}
+
+/// The dead letter of a task past a time-to-live: the caller's (`ttl_ms`) or its answer's
+/// (the kind's `answer_life`). `task_terminal`: replaying it solves the task again.
+pub(crate) fn ttl_expired_failure(description: String) -> Failure {
+    Failure::new(reason::TTL_EXPIRED, ErrorClass::TaskTerminal, description)
 }
 
 fn millis(d: Duration) -> u64 {

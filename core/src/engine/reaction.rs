@@ -448,6 +448,7 @@ impl Engine {
             state: RecordState::Ready,
             deliveries: 0,
             parked_reason: None,
+            solution: j.kept_answer,
             history: j.history,
             // The journal entries written for it are gone (the driver performed them): no copy.
             task: j.task,
