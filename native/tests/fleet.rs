@@ -69,7 +69,12 @@ async fn client_with(
 /// `n` tasks for client number `c` (pages apart from the other clients').
 fn inputs(c: usize, n: usize) -> Vec<captcha_dlq::SolveInput> {
     (0..n)
-        .map(|i| captcha_dlq::SolveInput { task: Ok(support::task(c * 100 + i)), labels: BTreeMap::new(), key: None })
+        .map(|i| captcha_dlq::SolveInput {
+            task: Ok(support::task(c * 100 + i)),
+            labels: BTreeMap::new(),
+            key: None,
+            ttl_ms: None,
+        })
         .collect()
 }
 
