@@ -1460,11 +1460,13 @@ export interface CircuitOptions {
   /** For a provider that did answer: how long failures in a row must last. Default 30000. */
   unreachableAfterMs?: number;
   /**
-   * Hold mode: after an account error (no balance, a key error) queued and new tasks wait this long at most
-   * for the account to work again. Default 0: dead-lettered at once (a wrong key should fail now, not in
-   * minutes); set it for batches a top-up should rescue.
+   * Hold mode, on by default: after a zero balance, queued and new tasks wait this long at most for a top-up
+   * (one balance check for the whole fleet every `accountProbeMs`; `captcha-dlq accounts resume` or the
+   * dashboard's Fleet page end it at once). Default 3600000 (an hour); 0: dead-lettered at once.
    */
   accountHoldMs?: number;
+  /** Hold for the other account errors too (a refused key, an IP not allowed). Default false: they fail at once. */
+  holdAccountErrors?: boolean;
   /** While holding, the balance is checked this often. Default 60000 (2captcha: wait 60 s after `ERROR_ZERO_BALANCE`). */
   accountProbeMs?: number;
 }
@@ -1641,7 +1643,7 @@ export interface AuditEntry {
   at: string;
   /** A dashboard token's name, the CLI's `--as` (or `cli:user@host`), or an API caller's (`api` by default). */
   operator: string;
-  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict' | 'recover' | 'export_secrets' | 'cancel';
+  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict' | 'recover' | 'export_secrets' | 'cancel' | 'resume_accounts';
   /** Each action leaves its `intent` before it runs (count 0) and its `result` after. */
   stage: 'intent' | 'result';
   /** In a result, the id of its intent entry. */

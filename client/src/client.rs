@@ -416,6 +416,33 @@ impl Client {
         self.send(Command::ResetCircuit)
     }
 
+    /// Ends the account hold of the provider named `provider` (or of every provider) at once, on
+    /// `operator`'s word that the account works again (a top-up), and records it in the audit
+    /// trail. The fleet hears it with this client's next sync (or its last, when it closes), so
+    /// every client holding for the account resumes without waiting for the balance probe.
+    /// Answers the providers that were held; an unknown provider is an error naming the
+    /// configured ones.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn resume_accounts(&self, provider: Option<&str>, operator: &crate::Operator) -> Result<Vec<String>> {
+        let filter = serde_json::json!({ "provider": provider });
+        let action = captcha_dlq_core::dlq::audit::AuditAction::ResumeAccounts;
+        let what = format!("end the account hold of {}", provider.unwrap_or("every provider"));
+        // The intent first: a resume the trail cannot record is not done.
+        let intent = crate::audit::intend(self, operator, action, filter, what).await?;
+        let (reply, rx) = oneshot::channel();
+        let resumed = match self.send(Command::ResumeAccounts { provider: provider.map(str::to_string), reply }) {
+            Ok(()) => rx.await.map_err(|_| Error::Closed).and_then(|r| r.map_err(Error::Config)),
+            Err(e) => Err(e),
+        };
+        let count = resumed.as_ref().map_or(0, |r| r.len() as u64);
+        let detail = match &resumed {
+            Ok(held) if held.is_empty() => Some("no provider was holding; the fleet is told the account works".into()),
+            Ok(held) => Some(format!("held providers resumed: {}", held.join(", "))),
+            Err(_) => None,
+        };
+        crate::audit::record(self, operator, intent, detail, count, resumed).await
+    }
+
     /// Stops the driver once the writes it has queued are done. Tasks in flight stay in
     /// the journal for `recover`. With `alerts`, what they hold is sent now (a message still
     /// gathering goes at once) and `close` waits for the deliveries, at most

@@ -136,6 +136,11 @@ pub(crate) enum Command {
         id: String,
     },
     ResetCircuit,
+    /// End the account hold of the provider named, or of every provider (`Engine::resume_accounts`).
+    ResumeAccounts {
+        provider: Option<String>,
+        reply: Reply<Result<Vec<String>, captcha_dlq_core::ConfigError>>,
+    },
     /// A site's verdict on an answer (client/src/page.rs), for `accepted` routing.
     PageVerdict {
         provider: String,
@@ -331,6 +336,14 @@ impl Driver {
         // and the fleet then adopts those tasks (their entries name this client). Leaving at
         // once would leave them to `recover` alone.
         let in_flight = self.engine.job_count() > 0;
+        if let Some(fleet) = self.fleet.as_mut() {
+            // A sync still out carries news (an operator's resume, spend): its answer is taken in,
+            // and a failed one's report goes again with the last reports below.
+            for (sync, result) in fleet.finish().await {
+                let now = self.backends.runtime.now();
+                self.engine.fleet_synced(sync, result, now);
+            }
+        }
         let now = self.now();
         let goodbye = self.fleet.as_ref().map(|fleet| {
             // What this client spent since its last sync reaches the fleet before it goes.
@@ -516,6 +529,9 @@ impl Driver {
             Command::Delivered { id } => self.store_calls.push(Op::Forget { id }, now),
             Command::Flush { done } => self.store_calls.flush(done),
             Command::ResetCircuit => self.engine.reset_circuit(),
+            Command::ResumeAccounts { provider, reply } => {
+                let _ = reply.send(self.engine.resume_accounts(provider.as_deref()));
+            }
             Command::PageVerdict { provider, kind, accepted } => {
                 self.engine.page_verdict(&provider, kind, accepted, now)
             }

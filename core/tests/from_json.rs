@@ -89,6 +89,7 @@ fn full_config() -> EngineConfig {
             unreachable_after_failures: 54,
             unreachable_after_ms: 55,
             account_hold_ms: 56,
+            hold_account_errors: true,
             account_probe_ms: 57,
         },
         seed: 61,

@@ -304,6 +304,8 @@ fn deadline_description_reads_whole() {
 fn ten_tasks_of_a_refused_account(hold_s: u64) -> Harness {
     let mut config = EngineConfig::default();
     config.circuit.account_hold_ms = hold_s * 1000;
+    // A key error holds only when asked (a zero balance holds by default).
+    config.circuit.hold_account_errors = true;
     config.circuit.account_probe_ms = 60_000;
     config.rate.submits_per_second = 2.0;
     let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));

@@ -584,14 +584,49 @@ impl Engine {
     /// Lets submissions flow again (at every provider) after an account error was fixed.
     pub fn reset_circuit(&mut self) {
         for l in 0..self.lanes.len() {
-            self.lanes[l].circuit_mut().reset_account();
-            self.lanes[l].release_hold();
-            if let Some(share) = self.lanes[l].fleet_mut() {
-                share.report_account_ok();
-            }
-            let provider = self.label(l);
-            self.push_event(Event::CircuitClosed { provider });
+            self.resume_lane(l);
         }
+    }
+
+    /// Ends the account hold (or the account error's stop) of the provider named `provider`, or
+    /// of every provider, at once: an operator says the account works again (a top-up), without
+    /// waiting for the next balance probe. The fleet hears it with this client's next sync
+    /// (`account_ok`), so every client holding for the account resumes. Answers the providers
+    /// that were held or stopped; an unknown name is an error naming the configured ones.
+    pub fn resume_accounts(&mut self, provider: Option<&str>) -> Result<Vec<String>, ConfigError> {
+        let lanes: Vec<usize> = match provider {
+            None => (0..self.lanes.len()).collect(),
+            Some(name) => match self.lanes.iter().position(|l| l.name() == name) {
+                Some(l) => vec![l],
+                None => {
+                    let names: Vec<&str> = self.lanes.iter().map(Lane::name).collect();
+                    return Err(ConfigError::new(
+                        "provider",
+                        format!("no provider is named {}; the configured ones: {}", Quoted(name), names.join(", ")),
+                    ));
+                }
+            },
+        };
+        let mut resumed = Vec::new();
+        for l in lanes {
+            let stopped = self.lanes[l].hold().is_some() || self.lanes[l].circuit().account_failure().is_some();
+            if stopped {
+                resumed.push(self.lanes[l].name().to_string());
+            }
+            // The fleet hears it either way: another client may hold for this account.
+            self.resume_lane(l);
+        }
+        Ok(resumed)
+    }
+
+    fn resume_lane(&mut self, l: usize) {
+        self.lanes[l].circuit_mut().reset_account();
+        self.lanes[l].release_hold();
+        if let Some(share) = self.lanes[l].fleet_mut() {
+            share.report_account_ok();
+        }
+        let provider = self.label(l);
+        self.push_event(Event::CircuitClosed { provider });
     }
 
     /// Whether submissions are held for an account error, and until when at the latest
