@@ -219,6 +219,10 @@ impl Engine {
                 j.unsupported |= 1 << l;
                 let kind = j.task.kind();
                 self.lanes[l].refuse_kind(kind, now.add(KIND_REFUSED_FOR));
+                if let Some(share) = self.lanes[l].fleet_mut() {
+                    // Every client of the account skips the kind there too (the fleet ledger).
+                    share.report_refused_kind(kind, millis(KIND_REFUSED_FOR));
+                }
                 if !self.fail_over(job, &f, now) {
                     let none_left = self.no_service_for_kind(job, kind);
                     self.dead_letter_job(job, &none_left, now);
