@@ -49,7 +49,6 @@ async fn fleet_lists_the_clients_on_the_store_and_their_account() {
 /// running client on the store resumes, and the audit trail names `--as`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accounts_resume_ends_the_fleets_hold_and_is_audited() {
-    use captcha_dlq::core::dlq::DlqStore as _;
     use captcha_dlq::core::fleet::{FleetReport, OwnerInfo, SharedAccountError};
     use captcha_dlq::core::Timestamp;
 

@@ -669,7 +669,7 @@ impl Driver {
                 Op::Upsert { gate: Some(job), .. } => {
                     self.engine.journaled(job, now);
                 }
-                Op::Answer { handoff, entry } => self.hand_over(handoff, Some(Box::new(entry))),
+                Op::Answer { handoff, entry } => self.hand_over(handoff, Some(entry)),
                 Op::Push { job, record } => {
                     if let Some(waiter) = self.waiters.remove(&job) {
                         let _ = waiter.send(Outcome::DeadLettered { record, stored: true });
@@ -722,7 +722,7 @@ impl Driver {
                         }
                     }
                     // Handing the answer over is better than losing it; the failure is counted.
-                    Op::Answer { handoff, entry } => self.hand_over(handoff, Some(Box::new(entry))),
+                    Op::Answer { handoff, entry } => self.hand_over(handoff, Some(entry)),
                     Op::Push { job, record } => {
                         if let Some(waiter) = self.waiters.remove(&job) {
                             let _ = waiter.send(Outcome::DeadLettered { record, stored: false });

@@ -84,7 +84,8 @@ pub enum Action {
         id: String,
         labels: BTreeMap<String, String>,
         solution: Solution,
-        persist: Option<JournalEntry>,
+        /// Boxed: an entry is most of an action's size, and most actions are not this one.
+        persist: Option<Box<JournalEntry>>,
     },
     /// The task failed for good. With `push`, store `record` with `DlqStore::push` (which also
     /// removes its journal entry); otherwise the job replays a record whose lease the driver
@@ -822,7 +823,8 @@ impl Engine {
         self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });
         let (id, labels) = (j.id.clone(), j.labels.to_map());
         // The job is gone: its entry takes its task and history rather than copies.
-        let entry = persist.then(|| JournalEntry { solution: Some(solution.clone()), ..self.entry_of(j, now) });
+        let entry =
+            persist.then(|| Box::new(JournalEntry { solution: Some(solution.clone()), ..self.entry_of(j, now) }));
         self.actions.push_back(Action::Solved { job, id, labels, solution, persist: entry });
         if persist {
             self.sweep_if_budget_spent(now);
