@@ -137,6 +137,8 @@ pub(crate) enum Command {
     },
     ResetCircuit,
     /// End the account hold of the provider named, or of every provider (`Engine::resume_accounts`).
+    /// Not in the browser build, which keeps no audit trail to record it in.
+    #[cfg(not(target_arch = "wasm32"))]
     ResumeAccounts {
         provider: Option<String>,
         reply: Reply<Result<Vec<String>, captcha_dlq_core::ConfigError>>,
@@ -529,6 +531,7 @@ impl Driver {
             Command::Delivered { id } => self.store_calls.push(Op::Forget { id }, now),
             Command::Flush { done } => self.store_calls.flush(done),
             Command::ResetCircuit => self.engine.reset_circuit(),
+            #[cfg(not(target_arch = "wasm32"))]
             Command::ResumeAccounts { provider, reply } => {
                 let _ = reply.send(self.engine.resume_accounts(provider.as_deref()));
             }
