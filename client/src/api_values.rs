@@ -439,8 +439,8 @@ pub fn value<T: serde::Serialize>(v: &T, casing: Casing) -> Value {
 }
 
 /// What `report_solution` needs of a solution a host hands back: the provider that solved
-/// it and its task id there. The rest of a solution object (`text`, `fields`, `cost`) may
-/// come along and is not used; anything else is an error naming it.
+/// it and its task id there. The rest of a solution object (`text`, `fields`, `cost`, `answer`,
+/// `solved_at`, `expires_at`) may come along and is not used; anything else is an error naming it.
 pub fn solution_ref(value: Value, casing: Casing) -> Result<Solution, Error> {
     let raw: SolutionRef =
         read_cased(value, casing).map_err(|e| Error::Config(ConfigError::new(e.field_under("solution"), e.problem)))?;
@@ -467,6 +467,9 @@ impl FromJson for SolutionRef {
         let _: Option<Value> = f.opt("fields")?;
         let _: Option<f64> = f.opt("cost")?;
         let _: Option<Value> = f.opt("answer")?;
+        // Not used, so not checked: a JS number comes back from napi as a float.
+        let _: Option<Value> = f.opt("solved_at")?;
+        let _: Option<Value> = f.opt("expires_at")?;
         f.finish()?;
         Ok(r)
     }
@@ -575,6 +578,18 @@ mod tests {
         let want = json!({"text": "t", "fields": {"userAgent": "UA"}, "provider_task_id": "71823460",
                           "solved_at": 1_000, "expires_at": 121_000});
         assert_eq!(v, want, "when it was solved and when it expires, in Unix ms");
+    }
+
+    #[test]
+    fn a_solution_as_hosts_get_it_is_taken_back_by_report_solution() {
+        let mut s = Solution::text("t");
+        s.provider = Some("2captcha".into());
+        s.provider_task_id = Some("7".into());
+        s.stamp(captcha_dlq_core::Timestamp::from_unix_millis(1_000), Some(120_000));
+        for casing in [Casing::Camel, Casing::Snake] {
+            let back = solution_ref(solution(&s, casing), casing).expect("the host's own solution object");
+            assert_eq!((back.provider, back.provider_task_id), (s.provider.clone(), s.provider_task_id.clone()));
+        }
     }
 
     #[test]
