@@ -1108,7 +1108,7 @@ export type FuncaptchaTask = FunCaptchaTask;
 export type HcaptchaTask = HCaptchaTask;
 
 /** One item of a batch: a task, or a task with its own labels and key (its labels win over the call's). */
-export type BatchItem = Task | { task: Task; labels?: Labels; key?: string };
+export type BatchItem = Task | { task: Task; labels?: Labels; key?: string; ttlMs?: number };
 
 /** Labels: strings you choose, copied into a task's journal entry and DLQ record. Keys are kept as written. */
 export type Labels = Record<string, string>;
@@ -1129,6 +1129,10 @@ export interface Solution {
   cost?: number;
   /** The answer's values by the names its kind declares (`cookie`, `points`…): see the `…Answer` types. */
   answer?: Record<string, unknown>;
+  /** When it was solved, in Unix milliseconds. */
+  solvedAt: number | null;
+  /** When it stops being good, in Unix milliseconds (its kind's declared life after `solvedAt`); `null` for an answer that does not expire (a recognised text). Past it, an answer is never handed over: it is a dead letter `TTLExpired`. */
+  expiresAt: number | null;
 }
 
 /** One finished task of a batch (`solveStream`, `solveMany`). */
@@ -1188,6 +1192,8 @@ export interface DeadLetterRecord {
   /** Leases handed out for this record. */
   deliveries: number;
   parkedReason?: string;
+  /** A paid answer that was not handed over, kept for the record (a `TTLExpired` answer past its life, with its `cost`). */
+  solution?: { text: string; cost?: number; solvedAt?: number; expiresAt?: number } & Record<string, unknown>;
 }
 
 /** A task in flight, as the journal holds it. */
@@ -1318,6 +1324,8 @@ export interface ReplayResult {
 export interface RecoverOptions {
   /** Finish the tasks (poll, resubmit, hand answers over); `false` dead-letters them as `Interrupted`. Default true. */
   resume?: boolean;
+  /** Solve again (a new, paid submission) each task whose answer is past its life, instead of dead-lettering it as `TTLExpired` with its answer and cost. Default false. */
+  resolveExpired?: boolean;
 }
 
 /** One recovered task. */
@@ -1333,6 +1341,8 @@ export interface RecoverSummary {
   skippedLive: number;
   solved: number;
   deadLettered: number;
+  /** Of `deadLettered`: answers past their life, kept in their `TTLExpired` dead letter. */
+  expired: number;
 }
 
 /** What `recover()` returns (the client's `RecoverResult`, the same in every language). */
@@ -1450,11 +1460,13 @@ export interface CircuitOptions {
   /** For a provider that did answer: how long failures in a row must last. Default 30000. */
   unreachableAfterMs?: number;
   /**
-   * Hold mode: after an account error (no balance, a key error) queued and new tasks wait this long at most
-   * for the account to work again. Default 0: dead-lettered at once (a wrong key should fail now, not in
-   * minutes); set it for batches a top-up should rescue.
+   * Hold mode, on by default: after a zero balance, queued and new tasks wait this long at most for a top-up
+   * (one balance check for the whole fleet every `accountProbeMs`; `captcha-dlq accounts resume` or the
+   * dashboard's Fleet page end it at once). Default 3600000 (an hour); 0: dead-lettered at once.
    */
   accountHoldMs?: number;
+  /** Hold for the other account errors too (a refused key, an IP not allowed). Default false: they fail at once. */
+  holdAccountErrors?: boolean;
   /** While holding, the balance is checked this often. Default 60000 (2captcha: wait 60 s after `ERROR_ZERO_BALANCE`). */
   accountProbeMs?: number;
 }
@@ -1631,7 +1643,7 @@ export interface AuditEntry {
   at: string;
   /** A dashboard token's name, the CLI's `--as` (or `cli:user@host`), or an API caller's (`api` by default). */
   operator: string;
-  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict' | 'recover' | 'export_secrets' | 'cancel';
+  action: 'replay' | 'purge' | 'park' | 'unpark' | 'import' | 'edit' | 'evict' | 'recover' | 'export_secrets' | 'cancel' | 'resume_accounts';
   /** Each action leaves its `intent` before it runs (count 0) and its `result` after. */
   stage: 'intent' | 'result';
   /** In a result, the id of its intent entry. */
@@ -1720,6 +1732,8 @@ export interface ClientOptions {
 
 export interface SolveOptions {
   labels?: Labels;
+  /** How long you still want the task, in ms: past it, a task not solved is dead-lettered as `TTLExpired` and nothing more is paid for it. */
+  ttlMs?: number;
   /** Aborting cancels the task: not sent yet, it is dead-lettered as `Cancelled`; with the provider, it runs on and `recover()` hands its answer over. Rejects with `Aborted`. */
   signal?: AbortSignal;
 }

@@ -314,7 +314,7 @@ export function bind(native) {
       await this.#opening;
     }
 
-    /** Solves one task: `{text, fields, providerTaskId}`. `options`: `{labels, signal}`. */
+    /** Solves one task: `{text, fields, providerTaskId}`. `options`: `{labels, ttlMs, signal}`. */
     async solve(task, options) {
       const [{ signal }, rest] = split(options, ['signal']);
       checkSignal(signal, 'options.signal');

@@ -151,7 +151,7 @@ impl NativeClient {
         let work = async move {
             let options = api_values::solve_options(options.unwrap_or(Value::Null), Casing::Camel).map_err(fail)?;
             let task = api_values::task(task).map_err(fail)?;
-            client.submit(task, options.labels, None).await.map_err(fail)
+            client.submit_wanted(task, options.labels, None, options.ttl_ms).await.map_err(fail)
         };
         error::settle(env, work, |_, handle| Ok(NativeJob::new(handle)))
     }

@@ -129,7 +129,12 @@ impl NativeClient {
         let task = task_of(task)?;
         let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let delivery = self.run(py, move |client| async move {
-            client.submit(task, options.labels, None).await?.outcome().await.and_then(Outcome::into_delivery)
+            client
+                .submit_wanted(task, options.labels, None, options.ttl_ms)
+                .await?
+                .outcome()
+                .await
+                .and_then(Outcome::into_delivery)
         })?;
         Ok(hand_over(api_values::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
     }
@@ -147,7 +152,12 @@ impl NativeClient {
         let client = self.live()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let solved = async {
-                client.submit(task, options.labels, None).await?.outcome().await.and_then(Outcome::into_delivery)
+                client
+                    .submit_wanted(task, options.labels, None, options.ttl_ms)
+                    .await?
+                    .outcome()
+                    .await
+                    .and_then(Outcome::into_delivery)
             };
             let delivery = solved.await.map_err(|e| to_py(&e))?;
             Ok(NativeItem::new(api_values::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))

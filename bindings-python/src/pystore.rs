@@ -224,7 +224,7 @@ class SharedByMethod(SharedStore):
         let rt = tokio::runtime::Runtime::new().unwrap();
         let ledger = opened("SharedStore").unwrap().fleet_ledger().expect("a shared store keeps the ledger");
         let now = captcha_dlq::core::Timestamp::from_unix_millis(1_795_255_200_000);
-        assert_eq!(rt.block_on(captcha_dlq::core::fleet::testkit::run_ledger_suite(&*ledger, now, 1)), 8);
+        assert_eq!(rt.block_on(captcha_dlq::core::fleet::testkit::run_ledger_suite(&*ledger, now, 1)), 9);
         assert!(opened("DictStore").unwrap().fleet_ledger().is_none(), "undeclared: one process's store");
     }
 

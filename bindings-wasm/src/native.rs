@@ -114,7 +114,7 @@ impl NativeClient {
         promise(async move {
             let options = api_values::solve_options(arg(options, "options")?, CAMEL).js()?;
             let task = api_values::task(from_js(task).map_err(|e| invalid_task("task", e))?).js()?;
-            let handle = client.submit(task, options.labels, None).await.js()?;
+            let handle = client.submit_wanted(task, options.labels, None, options.ttl_ms).await.js()?;
             Ok(NativeJob {
                 id: handle.id().to_string(),
                 handle: RefCell::new(Some(handle)),

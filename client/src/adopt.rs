@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Weak};
 
 use captcha_dlq_core::dlq::DlqStore;
+use captcha_dlq_core::engine::Expired;
 use captcha_dlq_core::fleet::{FleetView, HEARTBEAT_MS};
 use captcha_dlq_core::JournalEntry;
 use futures::channel::oneshot;
@@ -180,7 +181,9 @@ impl Adopter {
         let (key, labels) = (entry.key.clone(), entry.labels.to_map());
         let (done, done_rx) = oneshot::channel();
         let (accepted, accepted_rx) = oneshot::channel();
-        let sent = client.send(Command::Recover { entry: Box::new(entry), resume: true, done, accepted });
+        // An answer past its life is a dead letter `TTLExpired` (the engine decides), never adopted as good.
+        let expired = Expired::DeadLetter;
+        let sent = client.send(Command::Recover { entry: Box::new(entry), resume: true, expired, done, accepted });
         match (sent, accepted_rx.await) {
             (Ok(()), Ok(Claim::Taken)) => {
                 let deliver = Deliver {
@@ -245,7 +248,11 @@ impl Deliver {
 
     fn run(self, done: oneshot::Receiver<Outcome>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let delivery = match done.await {
+            let outcome = match done.await {
+                Ok(outcome) => Ok(self.client.good_or_expired(outcome).await),
+                Err(e) => Err(e),
+            };
+            let delivery = match outcome {
                 Ok(Outcome::Solved(delivery)) => delivery,
                 Ok(Outcome::DeadLettered { .. } | Outcome::FailedAgain(_)) => {
                     self.count(|s| s.dead_lettered += 1);

@@ -50,18 +50,24 @@ pub fn labels(value: Value, field: &str) -> Result<BTreeMap<String, String>, Err
     }
 }
 
-/// The options of `solve`: `labels` (and, in each binding, what only the host holds, such as
-/// an abort signal, taken out before this is called).
+/// The options of `solve`: `labels`, `ttl_ms` (how long the caller still wants the task;
+/// past it a task not solved is a dead letter `TTLExpired` and nothing more is paid) and, in
+/// each binding, what only the host holds, such as an abort signal, taken out before this is
+/// called.
 #[derive(Debug, Default)]
 pub struct SolveOptions {
     pub labels: BTreeMap<String, String>,
+    pub ttl_ms: Option<u64>,
 }
 
 impl FromJson for SolveOptions {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        let o = SolveOptions { labels: f.or_default("labels")? };
+        let o = SolveOptions { labels: f.or_default("labels")?, ttl_ms: f.opt("ttl_ms")? };
         f.finish()?;
+        if o.ttl_ms == Some(0) {
+            return Err(FieldError::new(spelled("ttl_ms"), "must be at least 1 (milliseconds)"));
+        }
         Ok(o)
     }
 }
@@ -94,7 +100,7 @@ pub fn batch_options(value: Value, casing: Casing) -> Result<BatchOptions, Error
     call_options(value, casing, "options")
 }
 
-/// The tasks of a batch: an array whose items are tasks, or `{task, labels, key}` objects.
+/// The tasks of a batch: an array whose items are tasks, or `{task, labels, key, ttl_ms}` objects.
 /// An item that cannot be read is an error in its own slot (`tasks[3].sitekey: …`), not a
 /// failure of the batch.
 pub fn batch(tasks: Value, options: &BatchOptions, casing: Casing) -> Result<Vec<SolveInput>, Error> {
@@ -130,42 +136,52 @@ fn batch_item(
 ) -> SolveInput {
     let prefix = format!("tasks[{index}]");
     let mut labels = options.labels.clone();
-    let (wrapped, task_value, own_labels, key) = match item {
+    let (wrapped, task_value, own_labels, key, ttl) = match item {
         Value::Object(mut m) if m.contains_key("task") => {
             let task = m.remove("task").unwrap_or(Value::Null);
             let own = m.remove("labels").unwrap_or(Value::Null);
             let key = m.remove("key");
+            let ttl = m.remove(&spelled_as(casing, "ttl_ms"));
             if let Some(extra) = m.keys().next() {
                 let e = InvalidTask::new(
                     format!("{prefix}.{extra}"),
                     format!(
-                        "unknown field; an item is a task, or {{task, labels, key}} ({})",
-                        spelled_as(casing, "labels")
+                        "unknown field; an item is a task, or {{task, labels, key, {}}}",
+                        spelled_as(casing, "ttl_ms")
                     ),
                 );
-                return SolveInput { task: Err(Error::InvalidTask(e)), labels, key: None };
+                return SolveInput { task: Err(Error::InvalidTask(e)), labels, key: None, ttl_ms: None };
             }
-            (true, task, own, key)
+            (true, task, own, key, ttl)
         }
-        other => (false, other, Value::Null, None),
+        other => (false, other, Value::Null, None, None),
+    };
+    let ttl_ms = match ttl {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|ms| ms >= 1) => n.as_u64(),
+        Some(_) => {
+            let field = format!("{prefix}.{}", spelled_as(casing, "ttl_ms"));
+            let e = InvalidTask::new(field, "expected a whole number of milliseconds, at least 1");
+            return SolveInput { task: Err(Error::InvalidTask(e)), labels, key: None, ttl_ms: None };
+        }
     };
     let key = match key {
         None | Some(Value::Null) => None,
         Some(Value::String(k)) => Some(k),
         Some(_) => {
             let e = InvalidTask::new(format!("{prefix}.key"), "expected a string");
-            return SolveInput { task: Err(Error::InvalidTask(e)), labels, key: None };
+            return SolveInput { task: Err(Error::InvalidTask(e)), labels, key: None, ttl_ms: None };
         }
     };
     match self::labels(own_labels, &format!("{prefix}.labels")) {
         Ok(own) => labels.extend(own),
-        Err(e) => return SolveInput { task: Err(e), labels, key },
+        Err(e) => return SolveInput { task: Err(e), labels, key, ttl_ms },
     }
     let task = match checked {
         Some(task) => Ok(task),
         None => task(task_value).map_err(|e| e.in_field(&format!("{prefix}{}", if wrapped { ".task." } else { "." }))),
     };
-    SolveInput { task, labels, key }
+    SolveInput { task, labels, key, ttl_ms }
 }
 
 /// An error as hosts see it: `{code, message, field?, record?, stored?, runsOn?}`, and for a
@@ -206,6 +222,9 @@ pub fn solution(s: &Solution, casing: Casing) -> Value {
     if let Some(cost) = s.cost {
         v["cost"] = json!(cost);
     }
+    // When it was solved and when it stops being good (Unix ms; null: it does not expire).
+    v[spelled_as(casing, "solved_at")] = json!(s.solved_at);
+    v[spelled_as(casing, "expires_at")] = json!(s.expires_at);
     // The values its kind declares, named as the host spells names (`user_agent` / `userAgent`).
     if !s.answer.is_empty() {
         let mut answer = serde_json::Map::new();
@@ -323,15 +342,17 @@ pub fn replay_item<A: Answered>(item: &ReplayItem<A>, casing: Casing) -> Value {
     v
 }
 
-/// The options of `recover`: `resume` (default true).
+/// The options of `recover`: `resume` (default true), `resolve_expired` (default false: an
+/// answer past its life is a dead letter `TTLExpired`; true: the task is solved again).
 struct RawRecover {
     resume: bool,
+    resolve_expired: bool,
 }
 
 impl FromJson for RawRecover {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
-        let o = RawRecover { resume: f.or("resume", true)? };
+        let o = RawRecover { resume: f.or("resume", true)?, resolve_expired: f.or("resolve_expired", false)? };
         f.finish()?;
         Ok(o)
     }
@@ -339,7 +360,7 @@ impl FromJson for RawRecover {
 
 pub fn recover_options(value: Value, casing: Casing) -> Result<RecoverOptions, Error> {
     let raw: RawRecover = call_options(value, casing, "options")?;
-    Ok(RecoverOptions { resume: raw.resume, key_prefix: None, owner: None })
+    Ok(RecoverOptions { resume: raw.resume, key_prefix: None, owner: None, resolve_expired: raw.resolve_expired })
 }
 
 /// One recovered task: `{id, key, labels, ok: true, solution}` or `{…, ok: false, error}`.
@@ -418,8 +439,8 @@ pub fn value<T: serde::Serialize>(v: &T, casing: Casing) -> Value {
 }
 
 /// What `report_solution` needs of a solution a host hands back: the provider that solved
-/// it and its task id there. The rest of a solution object (`text`, `fields`, `cost`) may
-/// come along and is not used; anything else is an error naming it.
+/// it and its task id there. The rest of a solution object (`text`, `fields`, `cost`, `answer`,
+/// `solved_at`, `expires_at`) may come along and is not used; anything else is an error naming it.
 pub fn solution_ref(value: Value, casing: Casing) -> Result<Solution, Error> {
     let raw: SolutionRef =
         read_cased(value, casing).map_err(|e| Error::Config(ConfigError::new(e.field_under("solution"), e.problem)))?;
@@ -446,6 +467,9 @@ impl FromJson for SolutionRef {
         let _: Option<Value> = f.opt("fields")?;
         let _: Option<f64> = f.opt("cost")?;
         let _: Option<Value> = f.opt("answer")?;
+        // Not used, so not checked: a JS number comes back from napi as a float.
+        let _: Option<Value> = f.opt("solved_at")?;
+        let _: Option<Value> = f.opt("expires_at")?;
         f.finish()?;
         Ok(r)
     }
@@ -542,14 +566,49 @@ mod tests {
     }
 
     #[test]
-    fn a_solution_always_has_its_three_fields() {
+    fn a_solution_always_has_its_five_fields() {
         let v = solution(&Solution::text("t"), Casing::Camel);
-        assert_eq!(v, json!({"text": "t", "fields": {}, "providerTaskId": null}));
+        let none = json!({"text": "t", "fields": {}, "providerTaskId": null, "solvedAt": null, "expiresAt": null});
+        assert_eq!(v, none);
         let mut s = Solution::text("t");
         s.provider_task_id = Some("71823460".into());
         s.fields.insert("userAgent".into(), json!("UA"));
+        s.stamp(captcha_dlq_core::Timestamp::from_unix_millis(1_000), Some(120_000));
         let v = solution(&s, Casing::Snake);
-        assert_eq!(v, json!({"text": "t", "fields": {"userAgent": "UA"}, "provider_task_id": "71823460"}));
+        let want = json!({"text": "t", "fields": {"userAgent": "UA"}, "provider_task_id": "71823460",
+                          "solved_at": 1_000, "expires_at": 121_000});
+        assert_eq!(v, want, "when it was solved and when it expires, in Unix ms");
+    }
+
+    #[test]
+    fn a_solution_as_hosts_get_it_is_taken_back_by_report_solution() {
+        let mut s = Solution::text("t");
+        s.provider = Some("2captcha".into());
+        s.provider_task_id = Some("7".into());
+        s.stamp(captcha_dlq_core::Timestamp::from_unix_millis(1_000), Some(120_000));
+        for casing in [Casing::Camel, Casing::Snake] {
+            let back = solution_ref(solution(&s, casing), casing).expect("the host's own solution object");
+            assert_eq!((back.provider, back.provider_task_id), (s.provider.clone(), s.provider_task_id.clone()));
+        }
+    }
+
+    #[test]
+    fn a_batch_items_ttl_ms_is_read_and_a_bad_one_is_its_own_error() {
+        let options = BatchOptions::default();
+        let task = json!({"type": "image", "body": "aGVsbG8gd29ybGQ="});
+        let items = json!([{"task": task, "ttlMs": 30_000}, {"task": task, "ttlMs": 0}, {"task": task, "ttl": 5}]);
+        let inputs = batch(items, &options, Casing::Camel).unwrap();
+        assert_eq!(inputs[0].ttl_ms, Some(30_000));
+        assert!(inputs[0].task.is_ok());
+        let zero = inputs[1].task.as_ref().unwrap_err().to_string();
+        assert!(zero.contains("tasks[1].ttlMs"), "{zero}");
+        let unknown = inputs[2].task.as_ref().unwrap_err().to_string();
+        assert!(unknown.contains("tasks[2].ttl") && unknown.contains("ttlMs"), "{unknown}");
+        let solve = solve_options(json!({"ttl_ms": 0}), Casing::Snake).unwrap_err().to_string();
+        assert!(solve.contains("ttl_ms"), "{solve}");
+        let recover = recover_options(json!({"resolveExpired": true}), Casing::Camel).unwrap();
+        assert!(recover.resolve_expired);
+        assert!(recover_options(json!({"resolve_expired": true}), Casing::Camel).is_err(), "spelled as the host does");
     }
 }
 

@@ -284,9 +284,23 @@ impl Client {
         labels: BTreeMap<String, String>,
         key: Option<String>,
     ) -> Result<SolveHandle> {
+        self.submit_wanted(task, labels, key, None).await
+    }
+
+    /// [`submit`](Self::submit) for a caller that wants the task only for `ttl_ms` (a task's
+    /// `ttl_ms`): past it, a task not solved is dead-lettered as `TTLExpired` and nothing more
+    /// is paid for it (`Engine::submit_wanted`).
+    pub async fn submit_wanted(
+        &self,
+        task: ValidTask,
+        labels: BTreeMap<String, String>,
+        key: Option<String>,
+        ttl_ms: Option<u64>,
+    ) -> Result<SolveHandle> {
         let (accepted, accepted_rx) = oneshot::channel();
         let (done, done_rx) = oneshot::channel();
-        self.send(Command::Submit { task, labels, key, accepted, done })?;
+        let ttl = ttl_ms.map(Duration::from_millis);
+        self.send(Command::Submit { task, labels, key, ttl, accepted, done })?;
         let mut accepting = Accepting { reply: Some(accepted_rx), client: self.clone() };
         let Some(reply) = accepting.reply.as_mut() else { return Err(Error::Closed) };
         let accepted = reply.await;
@@ -402,6 +416,33 @@ impl Client {
         self.send(Command::ResetCircuit)
     }
 
+    /// Ends the account hold of the provider named `provider` (or of every provider) at once, on
+    /// `operator`'s word that the account works again (a top-up), and records it in the audit
+    /// trail. The fleet hears it with this client's next sync (or its last, when it closes), so
+    /// every client holding for the account resumes without waiting for the balance probe.
+    /// Answers the providers that were held; an unknown provider is an error naming the
+    /// configured ones.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn resume_accounts(&self, provider: Option<&str>, operator: &crate::Operator) -> Result<Vec<String>> {
+        let filter = serde_json::json!({ "provider": provider });
+        let action = captcha_dlq_core::dlq::audit::AuditAction::ResumeAccounts;
+        let what = format!("end the account hold of {}", provider.unwrap_or("every provider"));
+        // The intent first: a resume the trail cannot record is not done.
+        let intent = crate::audit::intend(self, operator, action, filter, what).await?;
+        let (reply, rx) = oneshot::channel();
+        let resumed = match self.send(Command::ResumeAccounts { provider: provider.map(str::to_string), reply }) {
+            Ok(()) => rx.await.map_err(|_| Error::Closed).and_then(|r| r.map_err(Error::Config)),
+            Err(e) => Err(e),
+        };
+        let count = resumed.as_ref().map_or(0, |r| r.len() as u64);
+        let detail = match &resumed {
+            Ok(held) if held.is_empty() => Some("no provider was holding; the fleet is told the account works".into()),
+            Ok(held) => Some(format!("held providers resumed: {}", held.join(", "))),
+            Err(_) => None,
+        };
+        crate::audit::record(self, operator, intent, detail, count, resumed).await
+    }
+
     /// Stops the driver once the writes it has queued are done. Tasks in flight stay in
     /// the journal for `recover`. With `alerts`, what they hold is sent now (a message still
     /// gathering goes at once) and `close` waits for the deliveries, at most
@@ -483,7 +524,8 @@ impl SolveHandle {
         let Some(done) = self.done.take() else { return Err(Error::Closed) };
         let outcome = done.await;
         self.armed = false;
-        outcome.map_err(|_| Error::Closed)
+        let outcome = outcome.map_err(|_| Error::Closed)?;
+        Ok(self.client.good_or_expired(outcome).await)
     }
 
     /// The solution, handed over (its journal entry goes), or the error.
@@ -510,7 +552,48 @@ impl SolveHandle {
             }
         };
         self.armed = false;
-        outcome.map_err(|_| Error::Closed)
+        let outcome = outcome.map_err(|_| Error::Closed)?;
+        Ok(self.client.good_or_expired(outcome).await)
+    }
+}
+
+impl Client {
+    /// The outcome as it may be handed over now: an answer past its life (its consumer took
+    /// it too late: a stream read slowly, a caller that came back after minutes) is never
+    /// handed over as good. Its journal entry goes back to the engine, which dead-letters it
+    /// as `TTLExpired` keeping the answer and its cost (the one decision, `Engine::recover`);
+    /// the outcome is that dead letter. Other outcomes pass unchanged.
+    pub(crate) async fn good_or_expired(&self, outcome: Outcome) -> Outcome {
+        let now = self.backends().runtime.now();
+        let (delivery, mut entry) = match outcome {
+            Outcome::Solved(mut d) if d.solution.expired(now) => match d.entry.take() {
+                Some(entry) => (d, entry),
+                // A recovered answer: the engine checked it when it took the entry.
+                None => return Outcome::Solved(d),
+            },
+            other => return other,
+        };
+        let Delivery { id, solution, receipt, .. } = delivery;
+        entry.solution = Some(solution);
+        let (done, done_rx) = oneshot::channel();
+        let (accepted, accepted_rx) = oneshot::channel();
+        let expired = captcha_dlq_core::engine::Expired::DeadLetter;
+        let asked = self.send(Command::Recover { entry, resume: true, expired, done, accepted });
+        let outcome = match (asked, accepted_rx.await) {
+            (Ok(()), Ok(crate::driver::Claim::Taken)) => done_rx.await.ok(),
+            _ => None,
+        };
+        // Not acknowledged: the entry keeps the answer until its dead letter is stored.
+        drop(receipt);
+        outcome.unwrap_or_else(|| {
+            // The client closed first: the entry keeps the answer for `recover`, which
+            // dead-letters it; this caller gets the store's word that it was not handed over.
+            let why = captcha_dlq_core::dlq::StoreError::Backend(format!(
+                "the answer of task {id} expired before it was handed over; it stays in the journal \
+                 for recover, which dead-letters it as TTLExpired"
+            ));
+            Outcome::NotSubmitted(why)
+        })
     }
 }
 

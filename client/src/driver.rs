@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use captcha_dlq_core::dlq::{DeadLetterRecord, StoreError};
-use captcha_dlq_core::engine::LaneStatus;
+use captcha_dlq_core::engine::{Expired, LaneStatus};
 use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::{
     Action, Cancelled, Engine, Event, HttpResponse, InvalidTask, JobId, JournalEntry, RequestId, Solution, Timestamp,
@@ -68,6 +68,9 @@ pub struct Delivery {
     pub labels: BTreeMap<String, String>,
     pub solution: Solution,
     pub receipt: Receipt,
+    /// The journal entry holding the answer (a fresh answer's), so that an answer found past
+    /// its life when it is handed over becomes its dead letter (`Client::good_or_expired`).
+    pub(crate) entry: Option<Box<JournalEntry>>,
 }
 
 /// Proof that an answer was handed over. [`ack`](Receipt::ack) it once the answer is
@@ -98,6 +101,8 @@ pub(crate) enum Command {
         task: ValidTask,
         labels: BTreeMap<String, String>,
         key: Option<String>,
+        /// The caller's `ttl_ms`: how long it still wants the task.
+        ttl: Option<Duration>,
         accepted: Reply<Result<(JobId, String), InvalidTask>>,
         done: Reply<Outcome>,
     },
@@ -112,6 +117,8 @@ pub(crate) enum Command {
     Recover {
         entry: Box<JournalEntry>,
         resume: bool,
+        /// What becomes of an answer past its life (`RecoverOptions::resolve_expired`).
+        expired: Expired,
         done: Reply<Outcome>,
         accepted: Reply<Claim>,
     },
@@ -129,6 +136,13 @@ pub(crate) enum Command {
         id: String,
     },
     ResetCircuit,
+    /// End the account hold of the provider named, or of every provider (`Engine::resume_accounts`).
+    /// Not in the browser build, which keeps no audit trail to record it in.
+    #[cfg(not(target_arch = "wasm32"))]
+    ResumeAccounts {
+        provider: Option<String>,
+        reply: Reply<Result<Vec<String>, captcha_dlq_core::ConfigError>>,
+    },
     /// A site's verdict on an answer (client/src/page.rs), for `accepted` routing.
     PageVerdict {
         provider: String,
@@ -324,6 +338,14 @@ impl Driver {
         // and the fleet then adopts those tasks (their entries name this client). Leaving at
         // once would leave them to `recover` alone.
         let in_flight = self.engine.job_count() > 0;
+        if let Some(fleet) = self.fleet.as_mut() {
+            // A sync still out carries news (an operator's resume, spend): its answer is taken in,
+            // and a failed one's report goes again with the last reports below.
+            for (sync, result) in fleet.finish().await {
+                let now = self.backends.runtime.now();
+                self.engine.fleet_synced(sync, result, now);
+            }
+        }
         let now = self.now();
         let goodbye = self.fleet.as_ref().map(|fleet| {
             // What this client spent since its last sync reaches the fleet before it goes.
@@ -432,9 +454,9 @@ impl Driver {
     fn command(&mut self, command: Command) {
         let now = self.now();
         match command {
-            Command::Submit { task, labels, key, accepted, done } => {
+            Command::Submit { task, labels, key, ttl, accepted, done } => {
                 let kind = task.kind();
-                match self.engine.submit(task, labels, key, now) {
+                match self.engine.submit_wanted(task, labels, key, ttl, now) {
                     Ok(job) => {
                         let id = self.engine.job_record_id(job).unwrap_or_default().to_string();
                         self.log.task_started(&self.engine, (job, &id, kind), TaskOrigin::Submitted, now);
@@ -467,14 +489,18 @@ impl Driver {
                     }
                 }
             }
-            Command::Recover { entry, resume, done, accepted } => {
+            Command::Recover { entry, resume, expired, done, accepted } => {
                 if self.jobs_by_id.contains_key(&entry.id) {
                     let _ = accepted.send(Claim::Busy);
                     return;
                 }
                 let id = entry.id.clone();
                 let kind = entry.task.kind();
-                let job = if resume { self.engine.recover(*entry, now) } else { self.engine.interrupt(*entry, now) };
+                let job = if resume {
+                    self.engine.recover_with(*entry, expired, now)
+                } else {
+                    self.engine.interrupt(*entry, now)
+                };
                 self.log.task_started(&self.engine, (job, &id, kind), TaskOrigin::Recovered, now);
                 self.track(job, id);
                 self.waiters.insert(job, done);
@@ -505,6 +531,10 @@ impl Driver {
             Command::Delivered { id } => self.store_calls.push(Op::Forget { id }, now),
             Command::Flush { done } => self.store_calls.flush(done),
             Command::ResetCircuit => self.engine.reset_circuit(),
+            #[cfg(not(target_arch = "wasm32"))]
+            Command::ResumeAccounts { provider, reply } => {
+                let _ = reply.send(self.engine.resume_accounts(provider.as_deref()));
+            }
             Command::PageVerdict { provider, kind, accepted } => {
                 self.engine.page_verdict(&provider, kind, accepted, now)
             }
@@ -558,7 +588,7 @@ impl Driver {
                             entry.owner = Some(self.owner.clone());
                             self.store_calls.push(Op::Answer { entry, handoff }, now);
                         }
-                        None => self.hand_over(handoff),
+                        None => self.hand_over(handoff, None),
                     }
                 }
                 Action::DeadLetter { job, record, push } => {
@@ -608,10 +638,10 @@ impl Driver {
     }
 
     /// Gives an answer to its waiter, or keeps it in the journal when nobody waits.
-    fn hand_over(&mut self, h: Handoff) {
+    fn hand_over(&mut self, h: Handoff, entry: Option<Box<JournalEntry>>) {
         self.detached.remove(&h.id);
         let receipt = Receipt { id: h.id.clone(), commands: self.command_tx.clone() };
-        let delivery = Delivery { id: h.id, labels: h.labels, solution: h.solution, receipt };
+        let delivery = Delivery { id: h.id, labels: h.labels, solution: h.solution, receipt, entry };
         match self.waiters.remove(&h.job) {
             Some(waiter) => {
                 if let Err(Outcome::Solved(d)) = waiter.send(Outcome::Solved(delivery)) {
@@ -642,7 +672,7 @@ impl Driver {
                 Op::Upsert { gate: Some(job), .. } => {
                     self.engine.journaled(job, now);
                 }
-                Op::Answer { handoff, .. } => self.hand_over(handoff),
+                Op::Answer { handoff, entry } => self.hand_over(handoff, Some(entry)),
                 Op::Push { job, record } => {
                     if let Some(waiter) = self.waiters.remove(&job) {
                         let _ = waiter.send(Outcome::DeadLettered { record, stored: true });
@@ -695,7 +725,7 @@ impl Driver {
                         }
                     }
                     // Handing the answer over is better than losing it; the failure is counted.
-                    Op::Answer { handoff, .. } => self.hand_over(handoff),
+                    Op::Answer { handoff, entry } => self.hand_over(handoff, Some(entry)),
                     Op::Push { job, record } => {
                         if let Some(waiter) = self.waiters.remove(&job) {
                             let _ = waiter.send(Outcome::DeadLettered { record, stored: false });

@@ -69,6 +69,17 @@ impl FleetCalls {
         }
     }
 
+    /// Waits for the syncs in flight (each within the store's timeout) and answers them: a
+    /// closing client takes their grants in before it computes its last reports, since a sync
+    /// dropped unanswered would lose what it reported (an operator's resume, a spend).
+    pub(crate) async fn finish(&mut self) -> Vec<Synced> {
+        let mut done = Vec::new();
+        while let Some(synced) = self.calls.next().await {
+            done.push(synced);
+        }
+        done
+    }
+
     /// Sends a closing client's last reports (each within the store's timeout; a ledger that
     /// does not answer loses them, as it would a killed client's).
     pub(crate) fn report_finally(

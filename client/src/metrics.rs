@@ -213,7 +213,10 @@ impl Metrics {
     pub(crate) fn event(&self, event: &Event) {
         let circuit = |provider: &Option<String>, open: bool| (self.provider_named(provider.as_ref()), open);
         let circuit_change = match event {
-            Event::CircuitOpened { provider, .. } => Some(circuit(provider, true)),
+            // A hold stops submissions as an open circuit does (a zero balance holds by default).
+            Event::CircuitOpened { provider, .. } | Event::AccountHold { provider, .. } => {
+                Some(circuit(provider, true))
+            }
             Event::CircuitHalfOpen { provider } | Event::CircuitClosed { provider } => Some(circuit(provider, false)),
             _ => None,
         };

@@ -164,6 +164,7 @@ impl Dlq {
             state: RecordState::Ready,
             deliveries: 0,
             parked_reason: None,
+            solution: None,
         };
         // The same store call `import` makes (one instantiation in the browser build, where size counts).
         client.store_call(self.store().push(record)).await?;

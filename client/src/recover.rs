@@ -18,6 +18,8 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use captcha_dlq_core::class::reason;
+use captcha_dlq_core::engine::Expired;
 use captcha_dlq_core::{JournalEntry, Solution};
 use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
@@ -65,11 +67,15 @@ pub struct RecoverOptions {
     pub key_prefix: Option<String>,
     /// Only entries of this owner (a dashboard's "recover" on one dead client).
     pub owner: Option<String>,
+    /// Solve again (a new, paid submission) each task whose answer in the journal is past its
+    /// life, instead of dead-lettering it as `TTLExpired` with the answer and its cost kept
+    /// (`captcha-dlq recover --resolve-expired`).
+    pub resolve_expired: bool,
 }
 
 impl Default for RecoverOptions {
     fn default() -> Self {
-        RecoverOptions { resume: true, key_prefix: None, owner: None }
+        RecoverOptions { resume: true, key_prefix: None, owner: None, resolve_expired: false }
     }
 }
 
@@ -82,6 +88,8 @@ pub struct RecoverSummary {
     pub skipped_live: u64,
     pub solved: u64,
     pub dead_lettered: u64,
+    /// Of `dead_lettered`: answers past their life, kept in their `TTLExpired` dead letter.
+    pub expired: u64,
 }
 
 /// Recovered tasks as they end; the summary is complete once the stream has ended.
@@ -157,6 +165,7 @@ impl Recoverer {
 
     async fn run(self, options: RecoverOptions) {
         let resume = options.resume;
+        let expired = if options.resolve_expired { Expired::Resolve } else { Expired::DeadLetter };
         let client = self.client.clone();
         let store = client.backends().store.clone();
         // Retried while the store is slow or locked (for `store.retry_for`), like the batch's
@@ -194,7 +203,7 @@ impl Recoverer {
             let mine = entry.owner.as_deref() == Some(client.owner());
             let claim = if mine {
                 match self.ask(|done, adopted| Command::Adopt { id: entry.id.clone(), done, adopted }).await {
-                    Some((Claim::Unknown, _)) => self.take_over(&entry, resume).await,
+                    Some((Claim::Unknown, _)) => self.take_over(&entry, resume, expired).await,
                     other => other,
                 }
             } else {
@@ -210,7 +219,7 @@ impl Recoverer {
                         .store_write(|| store.journal_claim(&entry.id, entry.owner.as_deref(), Some(client.owner())))
                         .await;
                     match claimed {
-                        Ok(Some(claimed)) => self.take_over(&claimed, resume).await,
+                        Ok(Some(claimed)) => self.take_over(&claimed, resume, expired).await,
                         Ok(None) => Some((Claim::Busy, None)),
                         Err(e) => {
                             let _ = self.tx.unbounded_send(Err(e));
@@ -234,10 +243,19 @@ impl Recoverer {
             }
         }
         while let Some((entry, outcome)) = waiting.next().await {
-            let outcome = outcome.and_then(Outcome::into_delivery);
+            let outcome = match outcome {
+                Ok(outcome) => self.client.good_or_expired(outcome).await.into_delivery(),
+                Err(e) => Err(e),
+            };
             match &outcome {
                 Ok(_) => self.count(|s| s.solved += 1),
-                Err(Error::SolveFailed { .. }) => self.count(|s| s.dead_lettered += 1),
+                Err(Error::SolveFailed { record, .. }) => {
+                    let expired = record.solution.is_some() && record.reason == reason::TTL_EXPIRED;
+                    self.count(|s| {
+                        s.dead_lettered += 1;
+                        s.expired += u64::from(expired);
+                    })
+                }
                 Err(_) => {}
             }
             let item = RecoverItem { id: entry.id, key: entry.key, labels: entry.labels.to_map(), outcome };
@@ -249,9 +267,10 @@ impl Recoverer {
         &self,
         entry: &JournalEntry,
         resume: bool,
+        expired: Expired,
     ) -> Option<(Claim, Option<oneshot::Receiver<Outcome>>)> {
         let entry = Box::new(entry.clone());
-        self.ask(move |done, accepted| Command::Recover { entry, resume, done, accepted }).await
+        self.ask(move |done, accepted| Command::Recover { entry, resume, expired, done, accepted }).await
     }
 
     /// Sends a claiming command; `None` if the client closed.

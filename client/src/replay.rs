@@ -418,6 +418,10 @@ impl Replayer {
         let id = lease.record.id.clone();
         let labels = lease.record.labels.clone();
         let outcome = match outcome {
+            Ok(outcome) => Ok(client.good_or_expired(outcome).await),
+            Err(e) => Err(e),
+        };
+        let outcome = match outcome {
             Ok(Outcome::Solved(delivery)) => {
                 self.count(|r| r.recovered += 1);
                 ReplayOutcome::Recovered(delivery)

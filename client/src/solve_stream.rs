@@ -32,11 +32,14 @@ pub struct SolveInput {
     pub task: Result<ValidTask>,
     pub labels: BTreeMap<String, String>,
     pub key: Option<String>,
+    /// How long the caller still wants it, in milliseconds from its submission: past that, a
+    /// task not solved goes to the DLQ as `TTLExpired` and nothing more is paid for it.
+    pub ttl_ms: Option<u64>,
 }
 
 impl SolveInput {
     pub fn new(task: ValidTask) -> Self {
-        SolveInput { task: Ok(task), labels: BTreeMap::new(), key: None }
+        SolveInput { task: Ok(task), labels: BTreeMap::new(), key: None, ttl_ms: None }
     }
 }
 
@@ -120,7 +123,7 @@ impl SolveStream {
     fn refill(&mut self) {
         while self.running.len() < self.concurrency {
             let Some((index, input)) = self.inputs.next() else { return };
-            let SolveInput { task, labels, key } = input;
+            let SolveInput { task, labels, key, ttl_ms } = input;
             match task {
                 Err(e) => {
                     self.refused.push_back(SolveResult { index, id: None, labels, key, outcome: Err(e), receipt: None })
@@ -129,7 +132,7 @@ impl SolveStream {
                     let client = self.client.clone();
                     let with_receipts = self.with_receipts;
                     self.running.push(Box::pin(async move {
-                        match client.submit(task, labels.clone(), key.clone()).await {
+                        match client.submit_wanted(task, labels.clone(), key.clone(), ttl_ms).await {
                             Err(e) => SolveResult { index, id: None, labels, key, outcome: Err(e), receipt: None },
                             Ok(handle) => {
                                 let id = Some(handle.id().to_string());

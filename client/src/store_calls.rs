@@ -39,7 +39,8 @@ pub(crate) enum Op {
     /// Write a journal entry; `gate`: the engine holds this job until it is written.
     Upsert { entry: JournalEntry, gate: Option<JobId> },
     /// Write the entry holding a solved task's answer, then hand the answer over.
-    Answer { entry: JournalEntry, handoff: Handoff },
+    /// (The entry is boxed: it travels on with the delivery, and keeps `Op` small.)
+    Answer { entry: Box<JournalEntry>, handoff: Handoff },
     /// The answer reached its caller: remove the entry (the store settles its key).
     Forget { id: String },
     /// Store a dead letter (the store drops its journal entry in the same transaction).
@@ -49,7 +50,8 @@ pub(crate) enum Op {
 impl Op {
     fn id(&self) -> &str {
         match self {
-            Op::Upsert { entry, .. } | Op::Answer { entry, .. } => &entry.id,
+            Op::Upsert { entry, .. } => &entry.id,
+            Op::Answer { entry, .. } => &entry.id,
             Op::Forget { id } => id,
             Op::Push { record, .. } => &record.id,
         }
@@ -293,7 +295,11 @@ impl StoreCalls {
                 let entry = entry.clone();
                 Box::pin(async move { store.journal_upsert(&entry).await })
             }
-            Op::Upsert { entry, gate: None } | Op::Answer { entry, .. } => {
+            Op::Upsert { entry, gate: None } => {
+                let entry = entry.clone();
+                Box::pin(async move { store.journal_update(&entry).await })
+            }
+            Op::Answer { entry, .. } => {
                 let entry = entry.clone();
                 Box::pin(async move { store.journal_update(&entry).await })
             }

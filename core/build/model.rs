@@ -28,6 +28,7 @@ struct KindFile {
     summary: String,
     fields: Vec<Value>,
     answer: Value,
+    answer_life: LifeFile,
     coded: Option<CodedFile>,
     v1: Option<V1File>,
     #[serde(default)]
@@ -60,6 +61,17 @@ struct AnswerFile {
     #[serde(default)]
     required: bool,
     doc: String,
+}
+
+/// `answer_life`: `{ seconds, doc, note? }` (the answer is good for `seconds` after it was
+/// solved, as `doc` says, or as `note` explains where no page says), or `{ none = why }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LifeFile {
+    seconds: Option<u64>,
+    doc: Option<String>,
+    note: Option<String>,
+    none: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -114,7 +126,16 @@ pub struct Kind {
     pub summary: String,
     pub fields: Vec<Field>,
     pub answer: Answers,
+    pub life: Life,
     pub wire: Wire,
+}
+
+/// How long a kind's answer is good for after it was solved.
+pub enum Life {
+    /// `seconds`, with the page that says so and, where no page does, why this number.
+    Expires { seconds: u64, doc: String, note: Option<String> },
+    /// It does not expire: why.
+    Never(String),
 }
 
 #[derive(Clone)]
@@ -304,6 +325,7 @@ fn kind(
         Value::Array(values) => Answers::Own(answer_values(&format!("{name}: answer"), &values)?),
         _ => return Err(format!("{name}: answer: a shared answer's name or [[answer]] tables")),
     };
+    let life = life(&format!("{name}: answer_life"), file.answer_life)?;
     let wire = match (file.coded, file.v1, file.create_task.is_empty()) {
         (Some(coded), None, true) => Wire::Coded(services(&format!("{name}: coded.services"), coded.services, shared)?),
         (Some(_), _, _) => return Err(format!("{name}: [coded]: a coded kind has no [v1] or [[create_task]]")),
@@ -353,7 +375,22 @@ fn kind(
             Wire::Declared { v1, create_task }
         }
     };
-    Ok(Kind { tag: tag.to_string(), variant, class: file.class, summary: file.summary, fields, answer, wire })
+    Ok(Kind { tag: tag.to_string(), variant, class: file.class, summary: file.summary, fields, answer, life, wire })
+}
+
+fn life(at: &str, l: LifeFile) -> Result<Life, String> {
+    match (l.seconds, l.doc, l.note, l.none) {
+        (Some(0), ..) => Err(format!("{at}: `seconds` = 0: an answer that expires lives at least a second")),
+        (Some(seconds), Some(doc), note, None) if doc.starts_with("https://") => {
+            Ok(Life::Expires { seconds, doc, note })
+        }
+        (Some(_), Some(doc), _, None) => Err(format!("{at}: `doc` = {doc:?} is not an https:// URL")),
+        (None, None, None, Some(why)) if !why.trim().is_empty() => Ok(Life::Never(why)),
+        _ => Err(format!(
+            "{at}: `{{ seconds = N, doc = URL, note? }}` (the page that says how long the answer lives), or \
+             `{{ none = WHY }}` for an answer that does not expire"
+        )),
+    }
 }
 
 /// A field's table; `shared_key`: the key of a shared field, its name unless `name` is given.

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{AnswerValue, Answers, Kind, Kinds, Services, Source, Wire};
+use crate::model::{AnswerValue, Answers, Kind, Kinds, Life, Services, Source, Wire};
 
 pub fn write(kinds: &Kinds) -> String {
     let mut out = String::from("// Written by core/build.rs from core/kinds/*.toml: edit those.\n");
@@ -35,7 +35,10 @@ pub fn write(kinds: &Kinds) -> String {
         let name = const_name(kind);
         match kind.wire {
             Wire::Coded(_) => writeln!(out, "    &{name},").unwrap(),
-            Wire::Declared { .. } => writeln!(out, "    declared!({name}, {}),", kind.variant).unwrap(),
+            // The browser's stand-in keeps the life: answers expire there too.
+            Wire::Declared { .. } => {
+                writeln!(out, "    declared!({name}, {}, {}),", kind.variant, life(&kind.life)).unwrap()
+            }
         }
     }
     out.push_str("];\n");
@@ -72,6 +75,7 @@ fn decl(kind: &Kind) -> String {
         Answers::Shared(name) => writeln!(out, "    answer: ANSWER_{},", name.to_uppercase()).unwrap(),
         Answers::Own(values) => writeln!(out, "    answer: &[{}],", answer_values(values)).unwrap(),
     }
+    writeln!(out, "    life: {},", life(&kind.life)).unwrap();
     match &kind.wire {
         Wire::Coded(services) => {
             writeln!(out, "    wire: Wire::Coded {{ services: {} }},", services_of(services)).unwrap()
@@ -109,6 +113,17 @@ fn decl(kind: &Kind) -> String {
     }
     out.push_str("};\n");
     out
+}
+
+/// The `AnswerLife` value of a kind.
+fn life(life: &Life) -> String {
+    match life {
+        Life::Expires { seconds, doc, note } => {
+            let note = note.as_ref().map_or_else(|| "None".to_string(), |n| format!("Some(strip({n:?}))"));
+            format!("AnswerLife::Expires {{ ms: {}, doc: strip({doc:?}), note: {note} }}", seconds * 1000)
+        }
+        Life::Never(why) => format!("AnswerLife::Never {{ why: strip({why:?}) }}"),
+    }
 }
 
 fn answer_values(values: &[AnswerValue]) -> String {

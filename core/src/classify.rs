@@ -184,6 +184,14 @@ pub fn says_kind_unsupported(code: &str) -> bool {
     matches!(code, "ERROR_TASK_NOT_SUPPORTED" | "ERROR_HCAPTCHA_NOT_SUPPORTED")
 }
 
+/// Whether `code` says the account has no money left (as opposed to a key or IP error): a top-up
+/// fixes it, so by default the engine holds the tasks for it (`circuit.account_hold_ms`)
+/// rather than dead-lettering them. CaptchaAI's `ERROR_ZERO_BALANCE` ("no free thread") is
+/// reclassed by its provider before this is asked.
+pub fn says_no_money(code: &str) -> bool {
+    matches!(code, "ERROR_ZERO_BALANCE")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

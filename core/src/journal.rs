@@ -50,13 +50,18 @@ pub struct JournalEntry {
     /// The answer, once solved and not yet handed over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub solution: Option<Solution>,
+    /// The caller wants the task only until then (its `ttl_ms` after it was accepted): past
+    /// it, a task not solved goes to the DLQ as `TTLExpired` and nothing more is paid for it
+    /// (the Azure Service Bus message TTL of the seeds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wanted_until: Option<Timestamp>,
 }
 
 read_fields!(
     /// Unknown fields are ignored, as they were when `JournalEntry` derived `Deserialize`.
     JournalEntry, open, id: req, task: req, provider: req, labels: or_default, provider_task_id: opt, attempts: req,
     replays: or_default, history: or_default, accepted_at: req, updated_at: req, replay_of: opt, owner: opt, key: opt,
-    solution: opt
+    solution: opt, wanted_until: opt
 );
 
 deserialize_from_json!(JournalEntry);

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::json_read::{deserialize_from_json, read_fields};
+use crate::time::Timestamp;
 
 /// The answer: `text` is the token or the recognised text; `fields` keeps
 /// every other value the provider returned (GeeTest's `validate`/`seccode`,
@@ -27,6 +28,15 @@ pub struct Solution {
     /// answer over, and when the provider's answer lacks a declared value.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub answer: serde_json::Map<String, serde_json::Value>,
+    /// When the engine received the answer, in Unix milliseconds (absent in answers written by
+    /// an earlier version, which are treated as solved when their journal entry was last written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solved_at: Option<u64>,
+    /// When the answer stops being good, in Unix milliseconds: `solved_at` plus its kind's
+    /// declared life (`answer_life` in `core/kinds/<kind>.toml`); absent for an answer that
+    /// does not expire (a recognised text). Past it the answer is never handed over as good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
 }
 
 impl Solution {
@@ -38,14 +48,29 @@ impl Solution {
             provider: None,
             cost: None,
             answer: serde_json::Map::new(),
+            solved_at: None,
+            expires_at: None,
         }
+    }
+
+    /// Stamps the answer as received `now`, good for `life_ms` (`None`: it does not expire).
+    pub fn stamp(&mut self, now: Timestamp, life_ms: Option<u64>) {
+        let at = now.as_unix_millis();
+        self.solved_at = Some(at);
+        self.expires_at = life_ms.map(|ms| at.saturating_add(ms));
+    }
+
+    /// Whether the answer is past its life at `now`. The one test every hand-over applies
+    /// (recover, adoption, replay, streams: DESIGN item 60).
+    pub fn expired(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|at| now.as_unix_millis() >= at)
     }
 }
 
 read_fields!(
     /// Unknown fields are ignored, as they were when `Solution` derived `Deserialize`.
     Solution, open, text: req, fields: or_default, provider_task_id: opt, provider: opt, cost: opt,
-    answer: or_default
+    answer: or_default, solved_at: opt, expires_at: opt
 );
 
 deserialize_from_json!(Solution);

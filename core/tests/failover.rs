@@ -21,9 +21,13 @@ fn solving(after_s: u64) -> FakeService {
     FakeService::new(move |_| Behavior::SolveAfter(secs(after_s)))
 }
 
-/// A 2captcha-classed provider (its `ERROR_ZERO_BALANCE` is an account error).
+/// A 2captcha-classed provider (its `ERROR_ZERO_BALANCE` is an account error), with zero balance
+/// dead-lettering rather than holding (`circuit.account_hold_ms: 0`, the option these tests are
+/// about; the default hold is `core/tests/fleet_hold.rs`'s and `reliability.rs`'s).
 fn provider(name: &'static str, service: FakeService) -> SimProvider {
-    SimProvider::new(name, "2captcha", EngineConfig::default(), service)
+    let mut config = EngineConfig::default();
+    config.circuit.account_hold_ms = 0;
+    SimProvider::new(name, "2captcha", config, service)
 }
 
 fn ordered() -> RoutingConfig {

@@ -121,3 +121,61 @@ fn one_client_checks_the_balance_for_a_holding_fleet_and_all_resume_on_its_word(
     assert_eq!(fleet.solved, CLIENTS, "every held task was sent and solved");
     assert_eq!(fleet.balance_checks() - before, 1, "one check ended the fleet's hold");
 }
+
+/// Issue 43, item 8: a zero balance holds by default (no `account_hold_ms` set), the fleet's one
+/// balance probe resuming it; a key the service refuses still dead-letters at once by default.
+#[test]
+fn a_zero_balance_holds_by_default_and_a_refused_key_does_not() {
+    let mut config = EngineConfig::default();
+    config.circuit.account_probe_ms = PROBE_MS;
+    let mut fleet = Fleet::new(config.clone());
+    fleet.service.account_error = Some("ERROR_ZERO_BALANCE");
+    for (i, engine) in fleet.engines.iter_mut().enumerate() {
+        engine.submit(seed_task(i), Default::default(), None, T0).expect("valid task");
+    }
+    // Held, not dead-lettered (the fleet panics on a dead letter), for five minutes (a held task
+    // still ends at its task deadline, `retry.task_deadline_ms`, ten minutes by default).
+    fleet.run_until(T0.add(Duration::from_secs(300)));
+    assert_eq!(fleet.solved, 0);
+    assert!(fleet.engines.iter().all(|e| e.held_until().is_some()), "every client holds");
+    fleet.service.account_error = None;
+    fleet.run_until(fleet.now.add(Duration::from_millis(PROBE_MS + 60_000)));
+    assert_eq!(fleet.solved, CLIENTS, "the top-up found by the fleet's probe resumed them all");
+
+    let mut refused = FakeService::new(|_| Behavior::SolveAfter(Duration::from_secs(20)));
+    refused.account_error = Some("ERROR_KEY_DOES_NOT_EXIST");
+    let provider = Provider::preset("2captcha").unwrap().with_base_url("https://sim.invalid").unwrap();
+    let mut h = captcha_dlq_core::sim::Harness::new(config, refused);
+    h.engine = Engine::new(provider, Secret::new(KEY), h.engine.config().clone());
+    h.submit(seed_task(0), &[]);
+    h.run();
+    assert_eq!(h.dead.len(), 1, "a refused key is not waited for");
+    assert_eq!(h.dead[0].1.reason, "ERROR_KEY_DOES_NOT_EXIST");
+}
+
+/// An operator ends the fleet's hold at once (`captcha-dlq accounts resume`, the dashboard's Fleet
+/// page): one client's `resume_accounts` reaches the ledger, every client resumes on its next
+/// sync, without waiting for the next balance probe.
+#[test]
+fn an_operator_resume_ends_the_fleets_hold_without_waiting_for_the_probe() {
+    let mut config = EngineConfig::default();
+    config.circuit.account_probe_ms = PROBE_MS;
+    let mut fleet = Fleet::new(config);
+    fleet.service.account_error = Some("ERROR_ZERO_BALANCE");
+    for (i, engine) in fleet.engines.iter_mut().enumerate() {
+        engine.submit(seed_task(i), Default::default(), None, T0).expect("valid task");
+    }
+    fleet.run_until(T0.add(Duration::from_millis(PROBE_MS * 5 / 2)));
+    assert_eq!(fleet.solved, 0);
+    fleet.service.account_error = None; // topped up; the operator says so
+    let (checks, submits) = (fleet.balance_checks(), fleet.service.count("/in.php"));
+    assert!(fleet.engines[0].resume_accounts(Some("nope")).is_err(), "an unknown provider is named");
+    let resumed = fleet.engines[0].resume_accounts(None).expect("resumed");
+    assert_eq!(resumed.len(), 1, "the held provider: {resumed:?}");
+    // Less than the rest of the probe period: only the operator's word can resume them.
+    fleet.run_until(fleet.now.add(Duration::from_millis(PROBE_MS / 2 - 1000)));
+    assert_eq!(fleet.service.count("/in.php") - submits, CLIENTS, "every client sent its held task");
+    assert_eq!(fleet.balance_checks(), checks, "no balance check was needed");
+    fleet.run_until(fleet.now.add(Duration::from_secs(60)));
+    assert_eq!(fleet.solved, CLIENTS);
+}

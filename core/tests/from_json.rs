@@ -17,7 +17,7 @@ use captcha_dlq_core::engine::{
 };
 use captcha_dlq_core::support::json_read::FromJson;
 use captcha_dlq_core::support::json_read::{decode, FieldError};
-use captcha_dlq_core::{ErrorClass, JobId, JournalEntry, Labels, Solution, Task, TaskKind};
+use captcha_dlq_core::{ErrorClass, JobId, JournalEntry, Labels, Solution, Task, TaskKind, Timestamp};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -45,6 +45,7 @@ fn full_record() -> DeadLetterRecord {
     r.deliveries = 4;
     r.parked_reason = Some("NeedsReview".into());
     r.class = ErrorClass::FixInput;
+    r.solution = Some(Solution { cost: Some(0.002), expires_at: Some(120_000), ..Solution::text("kept") });
     r
 }
 
@@ -88,6 +89,7 @@ fn full_config() -> EngineConfig {
             unreachable_after_failures: 54,
             unreachable_after_ms: 55,
             account_hold_ms: 56,
+            hold_account_errors: true,
             account_probe_ms: 57,
         },
         seed: 61,
@@ -131,6 +133,7 @@ fn journal_entries_round_trip() {
     entry.owner = Some("host/1/abc".into());
     round_trip(&entry);
     round_trip(&JournalEntry {
+        wanted_until: Some(Timestamp::from_unix_millis(1_700_000_000_000)),
         labels: Labels::default(),
         provider_task_id: None,
         replay_of: None,
@@ -209,6 +212,8 @@ fn engine_types_round_trip() {
         provider: Some("anti-captcha".into()),
         cost: Some(0.0007),
         answer: serde_json::json!({"token": "03AGdBq2"}).as_object().cloned().unwrap(),
+        solved_at: Some(1_700_000_000_000),
+        expires_at: Some(1_700_000_120_000),
     });
     round_trip(&Solution::text("abc"));
     round_trip(&sample_task("k", "https://a.example/"));

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use captcha_dlq_core::provider::Dialect;
-use captcha_dlq_core::task::kinds::{self, AnswerType, FieldDecl, FieldType, KindDecl, Source, Wire};
+use captcha_dlq_core::task::kinds::{self, AnswerLife, AnswerType, FieldDecl, FieldType, KindDecl, Source, Wire};
 use captcha_dlq_core::task::TaskKind;
 
 fn repo(path: &str) -> PathBuf {
@@ -259,6 +259,20 @@ fn docs() -> String {
             )
             .unwrap();
         }
+    }
+    out.push_str("\n## Answer life\n\nHow long each kind's answer is good for after it was solved (`answer_life`; `solved_at` and `expires_at` on every solution). Past it, an answer is never handed over as good: it is a dead letter `TTLExpired` that keeps the answer and its cost, or solved again with `recover --resolve-expired`.\n\n| kind | life | source |\n|---|---|---|\n");
+    for d in decls() {
+        let (life, source) = match d.life {
+            AnswerLife::Expires { ms, doc, note } => {
+                let source = match note {
+                    Some(note) => format!("{doc} ({note})"),
+                    None => doc.to_string(),
+                };
+                (format!("{} s", ms / 1000), source)
+            }
+            AnswerLife::Never { why } => ("does not expire".to_string(), why.to_string()),
+        };
+        writeln!(out, "| `{}` | {life} | {source} |", d.kind).unwrap();
     }
     out
 }

@@ -167,9 +167,10 @@ fn a_recovered_entry_with_an_answer_is_handed_over_without_asking_the_provider()
     let mut entry = captcha_dlq_core::dlq::testkit::sample_journal_entry("01JD7Z6Q8V3K9R2M4N5P6Q7R8S", 1);
     let mut solution = Solution::text("03AGdBq24-token");
     solution.provider_task_id = entry.provider_task_id.clone();
+    solution.stamp(entry.updated_at, Some(120_000));
     entry.solution = Some(solution.clone());
-    // Far older than recover_max_age: the answer was paid for, so it is still handed over.
-    let now = entry.updated_at.add(secs(24 * 3600));
+    // Within the token's life (an answer past it is a dead letter: core/tests/answer_expiry.rs).
+    let now = entry.updated_at.add(secs(100));
     for resume in [true, false] {
         let job = if resume { e.recover(entry.clone(), now) } else { e.interrupt(entry.clone(), now) };
         let actions = drain(&mut e, now);
@@ -303,6 +304,8 @@ fn deadline_description_reads_whole() {
 fn ten_tasks_of_a_refused_account(hold_s: u64) -> Harness {
     let mut config = EngineConfig::default();
     config.circuit.account_hold_ms = hold_s * 1000;
+    // A key error holds only when asked (a zero balance holds by default).
+    config.circuit.hold_account_errors = true;
     config.circuit.account_probe_ms = 60_000;
     config.rate.submits_per_second = 2.0;
     let mut service = FakeService::new(|_| Behavior::SolveAfter(secs(20)));

@@ -1,8 +1,8 @@
 //! The POST handlers: replay (one, selected, a group, a filter) at a rate,
 //! cancel a replay, park, unpark, purge with a typed confirmation, recover a
-//! dead owner's journal, and log in. The guard has already checked the token,
-//! the CSRF token, the origin and read-only mode; each form's fields are read
-//! here, unknown ones refused.
+//! dead owner's journal, end an account hold (the Fleet page), and log in. The
+//! guard has already checked the token, the CSRF token, the origin and read-only
+//! mode; each form's fields are read here, unknown ones refused.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -283,6 +283,20 @@ pub(crate) async fn recover(State(state): State<Shared>, Extension(ctx): Ctx, bo
         state.recoveries.start(&state.client, operator_of(&ctx)?, owner.to_string(), resume, state.changed());
         Ok(see_other(&chrome.url("/journal")))
     })();
+    fail(&chrome, result)
+}
+
+/// Ends an account hold at once (`Client::resume_accounts`, audited under the operator's name):
+/// the provider named by `provider`, or every provider without it.
+pub(crate) async fn resume_accounts(State(state): State<Shared>, Extension(ctx): Ctx, body: Bytes) -> Response {
+    let chrome = chrome(&state, &ctx);
+    let result = async {
+        let form = Form::read(&body, &["provider"])?;
+        let operator = operator_of(&ctx)?;
+        state.client.resume_accounts(form.one("provider"), &operator).await?;
+        Ok(see_other(&chrome.url("/fleet")))
+    }
+    .await;
     fail(&chrome, result)
 }
 

@@ -96,6 +96,7 @@ pub fn router(client: Client, config: DashboardConfig) -> Result<Router, Dashboa
         .route("/actions/unpark", post(actions::unpark))
         .route("/actions/purge", post(actions::purge))
         .route("/actions/recover", post(actions::recover))
+        .route("/actions/resume-accounts", post(actions::resume_accounts))
         .route("/actions/replays/{id}/cancel", post(actions::cancel_replay))
         .route("/assets/app.css", get(assets::css))
         .route("/assets/app.js", get(assets::js))

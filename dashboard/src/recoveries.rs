@@ -63,7 +63,7 @@ impl Recoveries {
         }
         let client = client.clone();
         tokio::spawn(async move {
-            let options = RecoverOptions { resume, key_prefix: None, owner: Some(owner) };
+            let options = RecoverOptions { resume, key_prefix: None, owner: Some(owner), resolve_expired: false };
             let progress = |now: &KeptRecovery| {
                 if let Ok(mut r) = run.lock() {
                     r.progress = *now;

@@ -120,7 +120,8 @@ async fn read_only_hides_and_refuses_every_action() {
         assert!(page.contains("read-only"), "{path}");
     }
     let csrf = csrf_of(&get(&dash.url()).await.2);
-    let forms: [(&str, Vec<(&str, &str)>); 6] = [
+    let forms: [(&str, Vec<(&str, &str)>); 7] = [
+        ("actions/resume-accounts", vec![("provider", "captchaai")]),
         ("actions/park", vec![("id", "rec-00001")]),
         ("actions/unpark", vec![("id", "rec-00001")]),
         ("actions/purge", vec![("filter", ""), ("confirm", "purge")]),
@@ -494,6 +495,56 @@ async fn fleet_when(url: &str, ready: impl Fn(&serde_json::Value) -> bool) -> se
 
 fn listed(fleet: &serde_json::Value, owner: &str) -> bool {
     fleet["owners"].as_array().is_some_and(|owners| owners.iter().any(|o| o["owner"] == owner))
+}
+
+/// Issue 43, item 8: another member's zero balance holds the fleet; an operator ends the hold
+/// from the Fleet page (a POST with the CSRF token), the ledger's account error is gone for every
+/// client, and the audit trail names the operator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_ends_an_account_hold_from_the_fleet_page_and_it_is_audited() {
+    use captcha_dlq::core::fleet::{FleetReport, OwnerInfo, SharedAccountError};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.sqlite");
+    let a = support::client_over(std::sync::Arc::new(captcha_dlq::store::SqliteStore::open(&path).unwrap()), 0).await;
+    let own = a.fleet_accounts();
+    let [(provider, account)] = own.as_slice() else { panic!("one provider: {own:?}") };
+    // Another member of the fleet was answered a zero balance at this account.
+    let other = captcha_dlq::store::SqliteStore::open(&path).unwrap();
+    let owner =
+        OwnerInfo { owner: "worker-9/99/x".into(), host: "worker-9".into(), pid: 99, started_at: support::now() };
+    let error = SharedAccountError {
+        code: "ERROR_ZERO_BALANCE".into(),
+        description: "the account has no money left".into(),
+        hold_ms: 1_200_000,
+    };
+    let report = FleetReport { rate: 10.0, window_max: 20, account_error: Some(error), ..FleetReport::default() };
+    use captcha_dlq::core::dlq::DlqStore as _;
+    other.fleet_ledger().unwrap().sync(account, &owner, &report, support::now()).await.expect("sync");
+
+    let dash = serve(&a, DashboardConfig::default()).await;
+    let api = format!("{}api/fleet", dash.url());
+    let ours = |f: &serde_json::Value| {
+        f["accounts"].as_array().and_then(|all| all.iter().find(|x| &x["account"] == account).cloned())
+    };
+    fleet_when(&api, |f| ours(f).is_some_and(|x| x["account_error"]["code"] == "ERROR_ZERO_BALANCE")).await;
+    let (_, _, page) = get(&format!("{}fleet", dash.url())).await;
+    assert!(page.contains("action=\"/actions/resume-accounts\""), "the held account has its form");
+    assert!(page.contains(&format!("Resume {provider} now")), "naming this client's provider");
+    let csrf = csrf_of(&page);
+    let (status, body) =
+        post(&format!("{}actions/resume-accounts", dash.url()), &[("provider", provider), ("csrf", &csrf)], &[]).await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
+    // The client tells the ledger with its next sync: the hold ends for every client.
+    fleet_when(&api, |f| ours(f).is_some_and(|x| x["account_error"].is_null())).await;
+    let trail = a.backends().store.audit_list(10, None).await.expect("the audit trail");
+    let entry = trail.iter().find(|e| e.action.as_str() == "resume_accounts").expect("the resume is audited");
+    assert_eq!(entry.filter["provider"], provider.as_str());
+    assert!(!entry.operator.is_empty());
+    // Without the CSRF token the action is refused.
+    let (status, _) = post(&format!("{}actions/resume-accounts", dash.url()), &[("provider", provider)], &[]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    dash.shutdown().await;
+    a.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

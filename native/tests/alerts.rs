@@ -159,7 +159,7 @@ fn inputs(n: usize, page: &str) -> Vec<SolveInput> {
         .map(|i| {
             let t = Task::from_json_value(json!({"type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com/{page}/{i}")}))
                 .unwrap();
-            SolveInput { task: Ok(t), labels: BTreeMap::new(), key: None }
+            SolveInput { task: Ok(t), labels: BTreeMap::new(), key: None, ttl_ms: None }
         })
         .collect()
 }

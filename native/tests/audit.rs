@@ -39,7 +39,7 @@ fn task(page: usize) -> SolveInput {
     let task = Task::from_json_value(json!({
         "type": "recaptcha_v2", "sitekey": "6Le-SITEKEY", "page_url": format!("https://example.com/page/{page}"),
     }));
-    SolveInput { task: Ok(task.expect("valid task")), labels: BTreeMap::new(), key: None }
+    SolveInput { task: Ok(task.expect("valid task")), labels: BTreeMap::new(), key: None, ttl_ms: None }
 }
 
 async fn dead_letters(client: &Client, n: usize) -> Vec<String> {

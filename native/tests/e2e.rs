@@ -57,7 +57,7 @@ async fn provider_client(mock: &MockHandle, provider: &str, dlq: &std::path::Pat
 }
 
 fn inputs(tasks: impl IntoIterator<Item = (ValidTask, BTreeMap<String, String>)>) -> Vec<SolveInput> {
-    tasks.into_iter().map(|(task, labels)| SolveInput { task: Ok(task), labels, key: None }).collect()
+    tasks.into_iter().map(|(task, labels)| SolveInput { task: Ok(task), labels, key: None, ttl_ms: None }).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -29,7 +29,7 @@ async fn the_sqlite_ledger_follows_the_rules() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(dir.path().join("fleet.sqlite")).expect("open");
     let ledger = store.fleet_ledger().expect("a SQLite file keeps a fleet ledger");
-    assert_eq!(run_ledger_suite(ledger.as_ref(), now(), 1).await, 8);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), now(), 1).await, 9);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,9 +38,9 @@ async fn the_redis_ledger_follows_the_rules_on_the_servers_clock() {
     let store = RedisStore::connect(&server.url(), "fleet-suite").await.expect("connect");
     let ledger = store.fleet_ledger().expect("a Redis namespace keeps a fleet ledger");
     // The hosts' clocks do not matter: a `now` a minute off gives the same answers.
-    assert_eq!(run_ledger_suite(ledger.as_ref(), now().add(Duration::from_secs(60)), 2).await, 8);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), now().add(Duration::from_secs(60)), 2).await, 9);
     let skewed_back = Timestamp::from_unix_millis(now().as_unix_millis() - 60_000);
-    assert_eq!(run_ledger_suite(ledger.as_ref(), skewed_back, 3).await, 8);
+    assert_eq!(run_ledger_suite(ledger.as_ref(), skewed_back, 3).await, 9);
 }
 
 fn fast_config() -> EngineConfig {
@@ -69,7 +69,12 @@ async fn client_with(
 /// `n` tasks for client number `c` (pages apart from the other clients').
 fn inputs(c: usize, n: usize) -> Vec<captcha_dlq::SolveInput> {
     (0..n)
-        .map(|i| captcha_dlq::SolveInput { task: Ok(support::task(c * 100 + i)), labels: BTreeMap::new(), key: None })
+        .map(|i| captcha_dlq::SolveInput {
+            task: Ok(support::task(c * 100 + i)),
+            labels: BTreeMap::new(),
+            key: None,
+            ttl_ms: None,
+        })
         .collect()
 }
 
@@ -210,6 +215,7 @@ async fn entry_of_another_host(store: &SqliteStore, owner: &str, silent_for: Dur
         owner: Some(owner.to_string()),
         key: None,
         solution: None,
+        wanted_until: None,
     };
     store.journal_upsert(&entry).await.expect("entry");
     id
@@ -328,4 +334,83 @@ async fn a_closing_client_reports_its_spend_before_it_leaves() {
     let spent: u64 = view.accounts.values().map(|a| a.spent_nano).sum();
     assert_eq!(spent, 10_000_000, "ten tasks at 0.001 in nano-units: {view:?}");
     viewer.close().await;
+}
+
+/// Two providers for the hCaptcha test: `first` answers that it does not solve hCaptcha, `second`
+/// solves it. Each client has both, with the same keys (the same accounts).
+fn hcaptcha_providers(refuser: &MockHandle, solver: &MockHandle) -> serde_json::Value {
+    json!([
+        {"name": "first", "provider": "2captcha", "api_key": "key-first", "base_url": refuser.base_url()},
+        {"name": "second", "provider": "2captcha", "api_key": "key-second", "base_url": solver.base_url()},
+    ])
+}
+
+fn hcaptcha(page: usize) -> captcha_dlq::ValidTask {
+    captcha_dlq::Task::from_json_value(json!({
+        "type": "hcaptcha", "sitekey": "10000000-ffff-ffff-ffff-000000000001",
+        "page_url": format!("https://example.com/h/{page}"),
+    }))
+    .expect("valid task")
+}
+
+/// Issue 43, item 4: a service's "hCaptcha not supported" is shared through the fleet ledger.
+/// The first client is refused once and solves the task at the next service; a second client on
+/// the same store then sends its hCaptcha task straight to the next service, never to the one
+/// that refused it.
+async fn a_kind_one_client_was_refused_is_skipped_by_the_next(stores: [Arc<dyn DlqStore>; 2]) {
+    let [store_first, store_second] = stores;
+    // The mock's v1 hCaptcha: refused with the code given, or solved with none.
+    let refusing = MockConfig { hcaptcha_code: "ERROR_HCAPTCHA_NOT_SUPPORTED".into(), ..MockConfig::default() };
+    let refuser = MockSolver::start(refusing).await.expect("mock");
+    let solver =
+        MockSolver::start(MockConfig { hcaptcha_code: String::new(), ..MockConfig::default() }).await.expect("mock");
+    let build = |store: Arc<dyn DlqStore>| {
+        captcha_dlq::builder()
+            .option("providers", hcaptcha_providers(&refuser, &solver))
+            .dlq_store(store)
+            .config(fast_config())
+            .build()
+    };
+    let first = build(store_first).await.expect("client builds");
+    let solved = first.solve(hcaptcha(1)).await.expect("solved at the next service");
+    assert_eq!(solved.provider.as_deref(), Some("second"));
+    assert_eq!(refuser.counters().submits, 1, "refused once");
+    // The mark reaches the ledger with the first client's next sync.
+    let refusing_account = first.fleet_accounts().into_iter().find(|(name, _)| name == "first").expect("first").1;
+    let mut marked = false;
+    for _ in 0..400 {
+        let view = first.fleet_view().await.expect("view").expect("a ledger");
+        if view.accounts.get(&refusing_account).is_some_and(|a| a.refused_kinds.contains_key("hcaptcha")) {
+            marked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(marked, "the refusal never reached the ledger");
+
+    // Another process on the same store: its task goes straight to the service that solves it.
+    let second = build(store_second).await.expect("client builds");
+    let solved = second.solve(hcaptcha(2)).await.expect("solved");
+    assert_eq!(solved.provider.as_deref(), Some("second"));
+    assert_eq!(refuser.counters().submits, 1, "the second client never sent it to the service that refused it");
+    let mut other_kind = second.solve(support::task(3)).await.expect("a reCAPTCHA is still sent to first");
+    assert_eq!(other_kind.provider.take().as_deref(), Some("first"), "only the refused kind is skipped");
+    first.close().await;
+    second.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kind_refused_at_one_client_is_skipped_by_another_on_the_same_sqlite_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("fleet.sqlite");
+    let open = || -> Arc<dyn DlqStore> { Arc::new(SqliteStore::open(&path).expect("open")) };
+    a_kind_one_client_was_refused_is_skipped_by_the_next([open(), open()]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kind_refused_at_one_client_is_skipped_by_another_on_the_same_redis_namespace() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let first = RedisStore::connect(&server.url(), "fleet-kinds").await.expect("connect");
+    let second = RedisStore::connect(&server.url(), "fleet-kinds").await.expect("connect");
+    a_kind_one_client_was_refused_is_skipped_by_the_next([Arc::new(first), Arc::new(second)]).await;
 }

@@ -42,7 +42,7 @@ async fn ledger_suite(url: &str) {
     let store = RedisStore::open(&with_namespace(url, "ledger")).await.expect("open");
     let ledger = captcha_dlq_core::dlq::DlqStore::fleet_ledger(&store).expect("a Redis namespace keeps a fleet ledger");
     let now = at(1_700_000_000);
-    assert_eq!(captcha_dlq_core::fleet::testkit::run_ledger_suite(ledger.as_ref(), now, 7).await, 8);
+    assert_eq!(captcha_dlq_core::fleet::testkit::run_ledger_suite(ledger.as_ref(), now, 7).await, 9);
 }
 
 /// Four workers, each with its own connection, drain 120 records of one namespace at once:

@@ -294,10 +294,10 @@ class SharedMapStore extends MapStore {
 }
 
 test('the fleet ledger suite passes over a JS store declared shared, as over SQLite and Redis', async () => {
-  assert.equal(await native.runLedgerSuiteOn(new SharedMapStore(), 1), 8);
+  assert.equal(await native.runLedgerSuiteOn(new SharedMapStore(), 1), 9);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ledger-'));
   try {
-    assert.equal(await native.runLedgerSuiteOn(new DirectoryStore(dir), 2), 8, 'and over the shared directory store');
+    assert.equal(await native.runLedgerSuiteOn(new DirectoryStore(dir), 2), 9, 'and over the shared directory store');
   } finally {
     fs.rmSync(dir, { recursive: true });
   }

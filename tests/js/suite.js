@@ -133,11 +133,13 @@ export function suite(pkg, { mock }) {
 
   function checkSolution(s, what) {
     // `provider` names who solved it; `cost` appears only where a price is known (none here).
-    deepEqual(Object.keys(s).sort(), ['answer', 'fields', 'provider', 'providerTaskId', 'text'], `${what}: the solution's fields`);
+    deepEqual(Object.keys(s).sort(), ['answer', 'expiresAt', 'fields', 'provider', 'providerTaskId', 'solvedAt', 'text'], `${what}: the solution's fields`);
     // The answer by the names its kind declares: a reCAPTCHA's is its token.
     deepEqual(s.answer, { token: s.text }, `${what}: answer`);
     equal(typeof s.provider, 'string', `${what}: provider`);
     startsWith(s.text, TOKEN, `${what}: the token`);
+    // A reCAPTCHA token lives two minutes from when it was solved (Unix ms).
+    equal(s.expiresAt - s.solvedAt, 120000, `${what}: expiresAt is solvedAt plus the kind's answer life`);
     equal(typeof s.providerTaskId, 'string', `${what}: providerTaskId`);
     deepEqual(s.fields, {}, `${what}: fields`);
   }

@@ -279,20 +279,26 @@ class Client:
 
     # ----- one task ---------------------------------------------------------------------
 
-    def solve(self, task: TaskLike, *, labels: Optional[Mapping[str, str]] = None) -> Solution:
+    def solve(
+        self, task: TaskLike, *, labels: Optional[Mapping[str, str]] = None, ttl_ms: Optional[int] = None
+    ) -> Solution:
         """Solves one task. Raises ``SolveFailed`` (with the DLQ record) when it cannot be
         solved. ``labels`` (``{"job": "scrape-42"}``) go into that record, so the DLQ can be
-        filtered by them. Ctrl-C cancels the task: not yet sent, it is dead-lettered as
-        ``Cancelled``; already with the provider, it runs on and ``recover()`` hands its
-        answer over (it is never submitted twice)."""
-        text = call(self._native.solve, solve_argument(task), _options(labels=labels))
+        filtered by them. ``ttl_ms``: how long you still want the task; past it, a task not
+        solved is dead-lettered as ``TTLExpired`` and nothing more is paid for it. Ctrl-C
+        cancels the task: not yet sent, it is dead-lettered as ``Cancelled``; already with the
+        provider, it runs on and ``recover()`` hands its answer over (it is never submitted
+        twice)."""
+        text = call(self._native.solve, solve_argument(task), _options(labels=labels, ttl_ms=ttl_ms))
         return Solution.from_dict(json.loads(text))
 
-    async def solve_async(self, task: TaskLike, *, labels: Optional[Mapping[str, str]] = None) -> Solution:
+    async def solve_async(
+        self, task: TaskLike, *, labels: Optional[Mapping[str, str]] = None, ttl_ms: Optional[int] = None
+    ) -> Solution:
         """``solve`` for asyncio: thousands may be awaited at once on one event loop.
         Cancelling it (``task.cancel()``, ``asyncio.wait_for``, a cancelled ``gather``) cancels
         the task as Ctrl-C does for ``solve``."""
-        awaitable = call(self._native.solve_async, solve_argument(task), _options(labels=labels))
+        awaitable = call(self._native.solve_async, solve_argument(task), _options(labels=labels, ttl_ms=ttl_ms))
         item = await awaited(awaitable)
         return Solution.from_dict(json.loads(item.take()))
 
@@ -317,7 +323,7 @@ class Client:
         completion order, with its input ``index``, ``id``, ``labels`` and ``key``): a token is
         in your hands while it is fresh, however slow the slowest task is.
 
-        An item is a task (object or dict) or ``{"task": …, "labels": {…}, "key": "…"}``; an
+        An item is a task (object or dict) or ``{"task": …, "labels": {…}, "key": "…", "ttl_ms": …}``; an
         item that is not a valid task is a result with its error, not a failure of the batch.
         ``concurrency``: tasks in flight at once (default: the client's ``concurrency``); it
         raises the client's in-flight limit to that for this call. ``labels`` go on every task.
@@ -438,21 +444,30 @@ class Client:
                 pass
             return ReplayResult.from_dict(json.loads(stream.result()))
 
-    def recover_iter(self, *, resume: Optional[bool] = None) -> RecoverIterator:
+    def recover_iter(
+        self, *, resume: Optional[bool] = None, resolve_expired: Optional[bool] = None
+    ) -> RecoverIterator:
         """Finishes what a dead process (or a cancelled caller) left in the journal and yields
         each task as it ends: an answer already in the journal at once, a task the provider
         has by polling it, one never sent by submitting it. ``resume=False`` dead-letters them
-        as ``Interrupted`` instead (answers already in the journal are still handed over)."""
-        return RecoverIterator(call(self._native.recover_stream, _options(resume=resume)))
+        as ``Interrupted`` instead (answers already in the journal are still handed over). An
+        answer past its life (``Solution.expires_at``) is never handed over: it is dead-lettered
+        as ``TTLExpired`` with its cost, or solved again with ``resolve_expired=True``."""
+        options = _options(resume=resume, resolve_expired=resolve_expired)
+        return RecoverIterator(call(self._native.recover_stream, options))
 
-    def recover_iter_async(self, *, resume: Optional[bool] = None) -> AsyncRecoverIterator:
+    def recover_iter_async(
+        self, *, resume: Optional[bool] = None, resolve_expired: Optional[bool] = None
+    ) -> AsyncRecoverIterator:
         """``recover_iter`` for asyncio."""
-        return AsyncRecoverIterator(call(self._native.recover_stream, _options(resume=resume)))
+        options = _options(resume=resume, resolve_expired=resolve_expired)
+        return AsyncRecoverIterator(call(self._native.recover_stream, options))
 
-    def recover(self, *, resume: Optional[bool] = None) -> RecoverResult:
+    def recover(self, *, resume: Optional[bool] = None, resolve_expired: Optional[bool] = None) -> RecoverResult:
         """``recover_iter`` to the end: the report, the answers (``solved``) and the tasks that
         failed (``failed``)."""
-        with RecoverIterator(call(self._native.recover_stream, _options(resume=resume), True)) as stream:
+        options = _options(resume=resume, resolve_expired=resolve_expired)
+        with RecoverIterator(call(self._native.recover_stream, options, True)) as stream:
             for _ in stream:
                 pass
             return RecoverResult.from_dict(json.loads(stream.result()))

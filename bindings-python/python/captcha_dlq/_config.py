@@ -235,8 +235,11 @@ class CircuitConfig(_Settings):
     unreachable_after_failures: int = _D["circuit"]["unreachable_after_failures"]
     #: For a provider that did answer before: how long failures in a row must last first.
     unreachable_after_ms: int = _D["circuit"]["unreachable_after_ms"]
-    #: After an account error (zero balance), tasks wait this long for a top-up (0: dead-lettered at once).
+    #: After a zero balance, tasks wait this long for a top-up (default an hour; one balance check for the
+    #: fleet every ``account_probe_ms``; ``captcha-dlq accounts resume`` ends it at once; 0: dead-lettered at once).
     account_hold_ms: int = _D["circuit"]["account_hold_ms"]
+    #: Hold for the other account errors too (a refused key, an IP not allowed); by default they fail at once.
+    hold_account_errors: bool = _D["circuit"]["hold_account_errors"]
     #: While holding, the balance is checked this often.
     account_probe_ms: int = _D["circuit"]["account_probe_ms"]
 

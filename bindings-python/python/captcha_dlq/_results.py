@@ -27,6 +27,11 @@ class Solution:
     cost: Optional[float] = None
     #: The answer's values by the names its kind declares (``cookie``, ``points``...).
     answer: Dict[str, Any] = field(default_factory=dict)
+    #: When the answer was solved, in Unix milliseconds.
+    solved_at: Optional[int] = None
+    #: When it stops being good, in Unix milliseconds (its kind's declared life after
+    #: ``solved_at``); ``None`` for an answer that does not expire (a recognised text).
+    expires_at: Optional[int] = None
 
     def __str__(self) -> str:
         return self.text
@@ -41,6 +46,8 @@ class Solution:
             provider=data.get("provider"),
             cost=float(cost) if cost is not None else None,
             answer=dict(data.get("answer") or {}),
+            solved_at=data.get("solved_at"),
+            expires_at=data.get("expires_at"),
         )
 
 

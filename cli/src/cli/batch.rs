@@ -51,10 +51,12 @@ struct Line {
     key: String,
     task: ValidTask,
     labels: BTreeMap<String, String>,
+    /// How long the caller still wants it (`ttl_ms`): past it, a dead letter `TTLExpired`.
+    ttl_ms: Option<u64>,
 }
 
-/// A line as written: its explicit id (if any), task and labels.
-type Parsed = (Option<String>, ValidTask, BTreeMap<String, String>);
+/// A line as written: its explicit id (if any), task, labels and `ttl_ms`.
+type Parsed = (Option<String>, ValidTask, BTreeMap<String, String>, Option<u64>);
 
 /// Parses one line, naming what is wrong.
 fn parse_line(line: &str) -> Result<Parsed, String> {
@@ -66,15 +68,23 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
         Some(Value::Number(n)) => Some(n.to_string()),
         Some(other) => return Err(format!("id: expected a non-empty string or a number, got {other}")),
     };
-    let (task_value, labels_value) = if obj.contains_key("task") {
+    let (task_value, labels_value, ttl) = if obj.contains_key("task") {
         let task = obj.remove("task").unwrap_or(Value::Null);
         let labels = obj.remove("labels");
+        let ttl = obj.remove("ttl_ms");
         if let Some(extra) = obj.keys().next() {
-            return Err(format!("unknown field `{extra}` (a line is a task, or {{\"task\", \"labels\", \"id\"}})"));
+            return Err(format!(
+                "unknown field `{extra}` (a line is a task, or {{\"task\", \"labels\", \"id\", \"ttl_ms\"}})"
+            ));
         }
-        (task, labels)
+        (task, labels, ttl)
     } else {
-        (Value::Object(obj), None)
+        (Value::Object(obj), None, None)
+    };
+    let ttl_ms = match ttl {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|ms| ms >= 1) => n.as_u64(),
+        Some(other) => return Err(format!("ttl_ms: expected a whole number of milliseconds, at least 1, got {other}")),
     };
     let task = Task::from_json_value(task_value).map_err(|e| e.to_string())?;
     let labels = match labels_value {
@@ -88,7 +98,7 @@ fn parse_line(line: &str) -> Result<Parsed, String> {
             .collect::<Result<_, _>>()?,
         Some(other) => return Err(format!("labels: expected an object of strings, got {other}")),
     };
-    Ok((id, task, labels))
+    Ok((id, task, labels, ttl_ms))
 }
 
 fn hash(text: &str) -> String {
@@ -172,7 +182,7 @@ pub async fn run(global: &Global, args: BatchArgs) -> Result<u8, Error> {
             continue;
         }
         match parse_line(text) {
-            Ok((id, task, mut labels)) => {
+            Ok((id, task, mut labels, ttl_ms)) => {
                 let line_id = match id {
                     Some(id) => {
                         if let Some(first) = seen_ids.insert(id.clone(), number) {
@@ -197,7 +207,7 @@ pub async fn run(global: &Global, args: BatchArgs) -> Result<u8, Error> {
                     }
                 };
                 labels.entry("line".to_string()).or_insert_with(|| number.to_string());
-                lines.push(Line { number, key: format!("{prefix}{line_id}"), task, labels });
+                lines.push(Line { number, key: format!("{prefix}{line_id}"), task, labels, ttl_ms });
             }
             Err(problem) => {
                 verdict.invalid += 1;
@@ -247,8 +257,12 @@ async fn solve_lines(
         // What an earlier run left in flight: finished (and printed) here, never resubmitted.
         let journal = client.dlq().journal().await?;
         skip.extend(journal.into_iter().filter_map(|e| e.key).filter(|k| k.starts_with(prefix)));
-        let mut recovered =
-            client.recover_stream(RecoverOptions { resume: true, key_prefix: Some(prefix.to_string()), owner: None });
+        let mut recovered = client.recover_stream(RecoverOptions {
+            resume: true,
+            key_prefix: Some(prefix.to_string()),
+            owner: None,
+            resolve_expired: false,
+        });
         while let Some(item) = recovered.next().await {
             let item = item?;
             let line = item.key.as_ref().and_then(|k| number_of.get(k).copied());
@@ -288,13 +302,14 @@ async fn solve_lines(
             let Some(line) = pending.next() else { break };
             let client = client.clone();
             running.push(async move {
-                let outcome = match client.submit(line.task, line.labels, Some(line.key.clone())).await {
-                    Ok(handle) => {
-                        let id = handle.id().to_string();
-                        (Some(id), handle.outcome().await)
-                    }
-                    Err(e) => (None, Err(e)),
-                };
+                let outcome =
+                    match client.submit_wanted(line.task, line.labels, Some(line.key.clone()), line.ttl_ms).await {
+                        Ok(handle) => {
+                            let id = handle.id().to_string();
+                            (Some(id), handle.outcome().await)
+                        }
+                        Err(e) => (None, Err(e)),
+                    };
                 (line.number, line.key, outcome)
             });
         }

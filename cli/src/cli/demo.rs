@@ -139,7 +139,7 @@ async fn run_batch(
                 "page_url": format!("https://example.com/page/{i}"),
             }))?;
             let labels = BTreeMap::from([("job".to_string(), "demo".to_string()), ("page".to_string(), i.to_string())]);
-            Ok(SolveInput { task: Ok(task), labels, key: None })
+            Ok(SolveInput { task: Ok(task), labels, key: None, ttl_ms: None })
         })
         .collect::<Result<_, Error>>()?;
     let results = client.solve_many(tasks, Some(5)).await;

@@ -1,5 +1,6 @@
 //! Command-line arguments, dispatch and exit codes.
 
+mod accounts;
 mod audit;
 mod batch;
 mod dashboard;
@@ -131,6 +132,9 @@ pub enum Command {
     /// The clients sharing the DLQ store (host, pid, started, last heartbeat, tasks in flight)
     /// and each provider account's shared limits (window, pause, account error).
     Fleet,
+    /// Provider accounts: end a hold (a zero balance waiting for a top-up) at once.
+    #[command(subcommand)]
+    Accounts(accounts::AccountsCommand),
     /// What was spent, by provider, task kind and label, from saved `batch` results.
     Spend(spend::SpendArgs),
     /// Run the mock solving service until interrupted.
@@ -199,6 +203,7 @@ pub async fn run(args: Args) -> u8 {
         Command::Dashboard(dashboard) => dashboard::run(&args.global, dashboard).await,
         Command::Balance => balance(&args.global).await,
         Command::Fleet => fleet::run(&args.global).await,
+        Command::Accounts(command) => accounts::run(&args.global, command).await,
         Command::Spend(spend) => spend::run(&args.global, spend).await,
     };
     match result {

@@ -15,11 +15,21 @@ pub struct RecoverArgs {
     /// already in the journal are still printed).
     #[arg(long)]
     pub interrupt: bool,
+    /// Solve again (a new, paid submission) each task whose answer in the journal is past its
+    /// life, instead of dead-lettering it as `TTLExpired` with the answer and its cost kept.
+    #[arg(long)]
+    pub resolve_expired: bool,
 }
 
 pub async fn run(global: &Global, args: RecoverArgs) -> Result<u8, Error> {
     let client = client(global).await?;
-    let mut stream = client.recover_stream(RecoverOptions { resume: !args.interrupt, key_prefix: None, owner: None });
+    let options = RecoverOptions {
+        resume: !args.interrupt,
+        key_prefix: None,
+        owner: None,
+        resolve_expired: args.resolve_expired,
+    };
+    let mut stream = client.recover_stream(options);
     let mut verdict = RunVerdict::default();
     while let Some(item) = stream.next().await {
         let item = match item {
@@ -44,9 +54,11 @@ pub async fn run(global: &Global, args: RecoverArgs) -> Result<u8, Error> {
             Err(e) => {
                 verdict.count(&e);
                 let line = match &e {
+                    // An expired answer's dead letter keeps the answer: its cost shows what was paid.
                     Error::SolveFailed { record, stored } => json!({ "ok": false, "id": record.id, "key": item.key,
                         "code": e.code(), "reason": record.reason, "class": record.class, "attempts": record.attempts,
-                        "description": record.description, "stored": stored }),
+                        "description": record.description, "stored": stored,
+                        "cost": record.solution.as_ref().and_then(|s| s.cost) }),
                     other => {
                         json!({ "ok": false, "id": item.id, "key": item.key, "code": other.code(), "error": other.to_string() })
                     }
@@ -65,8 +77,8 @@ pub async fn run(global: &Global, args: RecoverArgs) -> Result<u8, Error> {
         println!("{}", json!({ "summary": summary }));
     } else {
         eprintln!(
-            "recovered {} task(s): {} solved, {} dead-lettered; {} left to live owners",
-            summary.found, summary.solved, summary.dead_lettered, summary.skipped_live
+            "recovered {} task(s): {} solved, {} dead-lettered ({} answers past their life); {} left to live owners",
+            summary.found, summary.solved, summary.dead_lettered, summary.expired, summary.skipped_live
         );
     }
     let code = verdict.exit_code(&client).await;

@@ -44,10 +44,12 @@ pub enum AuditAction {
     ExportSecrets,
     /// A running replay cancelled (by someone other than, or the same as, who started it).
     Cancel,
+    /// An account hold (a zero balance waiting for a top-up) ended by an operator at once.
+    ResumeAccounts,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 10] = [
+    pub const ALL: [AuditAction; 11] = [
         AuditAction::Replay,
         AuditAction::Purge,
         AuditAction::Park,
@@ -58,6 +60,7 @@ impl AuditAction {
         AuditAction::Recover,
         AuditAction::ExportSecrets,
         AuditAction::Cancel,
+        AuditAction::ResumeAccounts,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -72,6 +75,7 @@ impl AuditAction {
             AuditAction::Recover => "recover",
             AuditAction::ExportSecrets => "export_secrets",
             AuditAction::Cancel => "cancel",
+            AuditAction::ResumeAccounts => "resume_accounts",
         }
     }
 }

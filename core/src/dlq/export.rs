@@ -319,6 +319,7 @@ fn seed_record(
         state: RecordState::Ready,
         deliveries: 0,
         parked_reason: None,
+        solution: None,
     })
 }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::class::ErrorClass;
 use crate::json_read::{deserialize_from_json, read_fields, unit_variant, FieldError, FromJson};
+use crate::solution::Solution;
 use crate::task::ValidTask;
 use crate::time::Timestamp;
 
@@ -40,6 +41,10 @@ pub struct DeadLetterRecord {
     /// Why it was parked, when `state` is `parked`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parked_reason: Option<String>,
+    /// A paid answer that was not handed over, kept for the record (a `TTLExpired` dead letter
+    /// of an answer past its life: its text, its `cost`, `solved_at` and `expires_at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solution: Option<Solution>,
 }
 
 /// One failure in the task's history.
@@ -147,7 +152,7 @@ impl DeadLetterRecord {
 read_fields!(
     DeadLetterRecord, open, schema: req, id: req, task: req, provider: req, reason: req, description: req, class: req,
     attempts: req, replays: req, history: req, first_failed_at: req, dead_lettered_at: req, labels: or_default,
-    state: req, deliveries: or_default, parked_reason: opt
+    state: req, deliveries: or_default, parked_reason: opt, solution: opt
 );
 
 read_fields!(

@@ -86,6 +86,7 @@ pub fn sample_record(id: &str, minutes: u64) -> DeadLetterRecord {
         state: RecordState::Ready,
         deliveries: 0,
         parked_reason: None,
+        solution: None,
     }
 }
 
@@ -106,6 +107,7 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
         owner: None,
         key: None,
         solution: None,
+        wanted_until: None,
     }
 }
 

@@ -197,6 +197,9 @@ impl Default for RateConfig {
     }
 }
 
+/// How long a zero balance holds tasks by default: an hour for a top-up.
+pub const DEFAULT_ACCOUNT_HOLD_MS: u64 = 60 * 60 * 1000;
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CircuitConfig {
@@ -214,15 +217,25 @@ pub struct CircuitConfig {
     /// For a provider that did answer before: how long transport failures in a row (at
     /// least `unreachable_after_failures` of them) must last before it counts as unreachable.
     pub unreachable_after_ms: u64,
-    /// Hold mode: after an account error (`ERROR_ZERO_BALANCE`, a key error), queued and new
-    /// tasks wait this long at most for the account to work again instead of being
-    /// dead-lettered at once (`CircuitOpen`). 0 (the default) dead-letters at once: a wrong
-    /// key in an interactive run should fail now, not in minutes. Set it for batches that a
-    /// top-up should rescue.
+    /// Hold mode, on by default (an hour): after a zero balance (`ERROR_ZERO_BALANCE`), queued
+    /// and new tasks wait this long at most for a top-up instead of being dead-lettered at once
+    /// (`CircuitOpen`); the fleet's one balance probe (every `account_probe_ms`) resumes them
+    /// when the balance is positive, and `captcha-dlq accounts resume` or the dashboard's Fleet
+    /// page at once. 0 dead-letters at once, as before.
     pub account_hold_ms: u64,
+    /// Hold for the other account errors too (a key the service refuses, an IP not allowed).
+    /// Off by default: a wrong key in an interactive run should fail now, not in an hour.
+    pub hold_account_errors: bool,
     /// While holding, the balance is checked this often (2captcha: wait 60 s after
     /// `ERROR_ZERO_BALANCE`).
     pub account_probe_ms: u64,
+}
+
+impl CircuitConfig {
+    /// Whether account error `f` holds the tasks (hold mode) rather than stopping the lane.
+    pub fn holds_for(&self, f: &crate::class::Failure) -> bool {
+        self.account_hold_ms > 0 && (self.hold_account_errors || crate::classify::says_no_money(&f.code))
+    }
 }
 
 impl Default for CircuitConfig {
@@ -234,7 +247,8 @@ impl Default for CircuitConfig {
             break_ms: 30_000,
             unreachable_after_failures: 3,
             unreachable_after_ms: 30_000,
-            account_hold_ms: 0,
+            account_hold_ms: DEFAULT_ACCOUNT_HOLD_MS,
+            hold_account_errors: false,
             account_probe_ms: 60_000,
         }
     }
@@ -348,6 +362,7 @@ impl ReadOver for CircuitConfig {
             unreachable_after_failures: f.or("unreachable_after_failures", b.unreachable_after_failures)?,
             unreachable_after_ms: f.or("unreachable_after_ms", b.unreachable_after_ms)?,
             account_hold_ms: f.or("account_hold_ms", b.account_hold_ms)?,
+            hold_account_errors: f.or("hold_account_errors", b.hold_account_errors)?,
             account_probe_ms: f.or("account_probe_ms", b.account_probe_ms)?,
         };
         f.finish()?;

@@ -14,8 +14,10 @@ use std::collections::VecDeque;
 use super::{Action, Engine};
 use crate::class::Failure;
 use crate::fleet::{
-    FleetGrant, FleetReport, SharedAccountError, SharedPause, HEARTBEAT_MS, MAX_PERMITS_PER_SYNC, PERMIT_GRACE_MS,
+    FleetGrant, FleetReport, RefusedKind, SharedAccountError, SharedPause, HEARTBEAT_MS, MAX_PERMITS_PER_SYNC,
+    PERMIT_GRACE_MS,
 };
+use crate::task::TaskKind;
 use crate::time::Timestamp;
 
 /// How long a lane waits before syncing again after a failed sync.
@@ -86,6 +88,8 @@ pub(crate) struct FleetShare {
     probe_turn: bool,
     /// The last grant said an account error holds the fleet.
     fleet_held: bool,
+    /// Kinds the service refused as a whole since the last sync, for the next report.
+    refused_kinds: Vec<RefusedKind>,
 }
 
 impl FleetShare {
@@ -111,6 +115,7 @@ impl FleetShare {
             probe_ask_ms: 0,
             probe_turn: false,
             fleet_held: false,
+            refused_kinds: Vec::new(),
         }
     }
 
@@ -195,6 +200,7 @@ impl FleetShare {
             account_error: self.account_error.take(),
             account_ok: core::mem::take(&mut self.account_ok),
             probe_ms: core::mem::take(&mut self.probe_ask_ms),
+            refused_kinds: core::mem::take(&mut self.refused_kinds),
         })
     }
 
@@ -244,6 +250,7 @@ impl FleetShare {
         self.account_error = self.account_error.take().or(report.account_error);
         self.account_ok |= report.account_ok;
         self.probe_ask_ms = self.probe_ask_ms.max(report.probe_ms);
+        self.refused_kinds.extend(report.refused_kinds);
         self.spent_unsynced = self.spent_unsynced.saturating_add(report.spent_nano);
         if report.spent_nano > 0 {
             self.spent_since.get_or_insert(now);
@@ -292,8 +299,19 @@ impl FleetShare {
         self.account_ok = true;
     }
 
+    /// The service refused `kind` as a whole: the fleet skips it there for `ms` too.
+    pub(crate) fn report_refused_kind(&mut self, kind: TaskKind, ms: u64) {
+        self.refused_kinds.retain(|r| r.kind != kind.as_str());
+        self.refused_kinds.push(RefusedKind { kind: kind.as_str().to_string(), ms });
+    }
+
     fn has_report(&self) -> bool {
-        self.pause.is_some() || self.no_slot || self.account_error.is_some() || self.account_ok || self.probe_ask_ms > 0
+        self.pause.is_some()
+            || self.no_slot
+            || self.account_error.is_some()
+            || self.account_ok
+            || self.probe_ask_ms > 0
+            || !self.refused_kinds.is_empty()
     }
 
     fn drop_lapsed(&mut self, now: Timestamp) {
@@ -365,6 +383,30 @@ impl Engine {
         }
         if fleet_hold_ended && self.lanes[l].hold().is_some() {
             self.end_hold(l);
+        }
+        // Kinds another client's service refused (this account's): routing skips them here too,
+        // without a refused submission of this client's to learn it, and what waits here of such
+        // a kind moves to another service now (with none, it stays and learns it itself).
+        let mut newly = Vec::new();
+        for refused in &grant.refused_kinds {
+            if let Some(kind) = TaskKind::parse(&refused.kind) {
+                if !self.lanes[l].refuses_kind(kind, now) {
+                    self.lanes[l].refuse_kind(kind, now.add(Duration::from_millis(refused.ms)));
+                    newly.push(kind);
+                }
+            }
+        }
+        if !newly.is_empty() {
+            let why = Failure::new(
+                "ERROR_TASK_NOT_SUPPORTED",
+                crate::class::ErrorClass::FixInput,
+                "the service refused this kind of task for another client of the fleet",
+            );
+            for job in self.lanes[l].waiting() {
+                if self.jobs.get(&job).is_some_and(|j| newly.contains(&j.task.kind())) {
+                    self.fail_over(job, &why, now);
+                }
+            }
         }
         // The fleet may have spent the budget meanwhile: what waits here is refused now.
         self.sweep_if_budget_spent(now);

@@ -111,6 +111,11 @@ pub(super) struct Job {
     pub(super) explored: bool,
     /// Its expected cost, reserved against the budget while it is submitted (nano-units).
     pub(super) reserved: u64,
+    /// The caller wants it only until then (`ttl_ms`): its deadline is this when earlier, and
+    /// reaching it is `TTLExpired` rather than `Timeout`.
+    pub(super) wanted_until: Option<Timestamp>,
+    /// A paid answer its dead letter keeps (an answer past its life).
+    pub(super) kept_answer: Option<crate::solution::Solution>,
 }
 
 #[derive(Debug)]
@@ -191,9 +196,23 @@ impl Engine {
                 pin: None,
                 explored: false,
                 reserved: 0,
+                wanted_until: None,
+                kept_answer: None,
             },
         );
         job
+    }
+
+    /// The caller wants `job` only until `until`: its deadline moves there when that is earlier.
+    pub(super) fn set_wanted_until(&mut self, job: JobId, until: Option<Timestamp>) {
+        let Some(until) = until else { return };
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        j.wanted_until = Some(until);
+        if until < j.deadline {
+            self.deadlines.remove(&(j.deadline, job));
+            j.deadline = until;
+            self.deadlines.insert((until, job));
+        }
     }
 
     pub(super) fn remove_job(&mut self, job: JobId) -> Option<Job> {
@@ -277,6 +296,7 @@ impl Engine {
             owner: None,
             key: j.key.clone(),
             solution: None,
+            wanted_until: j.wanted_until,
         })
     }
 
@@ -297,6 +317,7 @@ impl Engine {
             owner: None,
             key: j.key,
             solution: None,
+            wanted_until: j.wanted_until,
         }
     }
 

@@ -45,6 +45,7 @@ pub use self::job::{JobId, RequestId};
 use self::lane::Lane;
 pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
 use self::reaction::{circuit_open_failure, network_failure, Reaction};
+pub use self::recovery::Expired;
 use self::routing::Preference;
 pub use self::routing::{Health, Policy, RoutingConfig, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
@@ -83,7 +84,8 @@ pub enum Action {
         id: String,
         labels: BTreeMap<String, String>,
         solution: Solution,
-        persist: Option<JournalEntry>,
+        /// Boxed: an entry is most of an action's size, and most actions are not this one.
+        persist: Option<Box<JournalEntry>>,
     },
     /// The task failed for good. With `push`, store `record` with `DlqStore::push` (which also
     /// removes its journal entry); otherwise the job replays a record whose lease the driver
@@ -310,6 +312,27 @@ impl Engine {
         key: Option<String>,
         now: Timestamp,
     ) -> Result<JobId, InvalidTask> {
+        self.submit_wanted(task, labels, key, None, now)
+    }
+
+    /// [`submit`](Self::submit) for a caller that wants the task only for `ttl` (the task's
+    /// `ttl_ms`): past `now + ttl`, a task not yet solved is dead-lettered as `TTLExpired`
+    /// (class `task_terminal`: replay solves it again), whatever its stage, and nothing more is
+    /// submitted for it. `None`: wanted until its task deadline.
+    pub fn submit_wanted(
+        &mut self,
+        task: ValidTask,
+        labels: BTreeMap<String, String>,
+        key: Option<String>,
+        ttl: Option<Duration>,
+        now: Timestamp,
+    ) -> Result<JobId, InvalidTask> {
+        if ttl == Some(Duration::ZERO) {
+            return Err(InvalidTask::new(
+                "ttl_ms",
+                "must be at least 1 (milliseconds the caller still wants the task)",
+            ));
+        }
         let unsupported = self.unsupported(&task)?;
         let preference = self.preference(labels.get(ROUTING_LABEL), true)?;
         let id = self.new_record_id(now);
@@ -319,6 +342,7 @@ impl Engine {
             j.unsupported = unsupported;
             j.preference = preference;
         }
+        self.set_wanted_until(job, ttl.map(|d| now.add(d)));
         self.push_event(Event::Accepted { job, id });
         self.persist_then_submit(job, now);
         Ok(job)
@@ -561,14 +585,49 @@ impl Engine {
     /// Lets submissions flow again (at every provider) after an account error was fixed.
     pub fn reset_circuit(&mut self) {
         for l in 0..self.lanes.len() {
-            self.lanes[l].circuit_mut().reset_account();
-            self.lanes[l].release_hold();
-            if let Some(share) = self.lanes[l].fleet_mut() {
-                share.report_account_ok();
-            }
-            let provider = self.label(l);
-            self.push_event(Event::CircuitClosed { provider });
+            self.resume_lane(l);
         }
+    }
+
+    /// Ends the account hold (or the account error's stop) of the provider named `provider`, or
+    /// of every provider, at once: an operator says the account works again (a top-up), without
+    /// waiting for the next balance probe. The fleet hears it with this client's next sync
+    /// (`account_ok`), so every client holding for the account resumes. Answers the providers
+    /// that were held or stopped; an unknown name is an error naming the configured ones.
+    pub fn resume_accounts(&mut self, provider: Option<&str>) -> Result<Vec<String>, ConfigError> {
+        let lanes: Vec<usize> = match provider {
+            None => (0..self.lanes.len()).collect(),
+            Some(name) => match self.lanes.iter().position(|l| l.name() == name) {
+                Some(l) => vec![l],
+                None => {
+                    let names: Vec<&str> = self.lanes.iter().map(Lane::name).collect();
+                    return Err(ConfigError::new(
+                        "provider",
+                        format!("no provider is named {}; the configured ones: {}", Quoted(name), names.join(", ")),
+                    ));
+                }
+            },
+        };
+        let mut resumed = Vec::new();
+        for l in lanes {
+            let stopped = self.lanes[l].hold().is_some() || self.lanes[l].circuit().account_failure().is_some();
+            if stopped {
+                resumed.push(self.lanes[l].name().to_string());
+            }
+            // The fleet hears it either way: another client may hold for this account.
+            self.resume_lane(l);
+        }
+        Ok(resumed)
+    }
+
+    fn resume_lane(&mut self, l: usize) {
+        self.lanes[l].circuit_mut().reset_account();
+        self.lanes[l].release_hold();
+        if let Some(share) = self.lanes[l].fleet_mut() {
+            share.report_account_ok();
+        }
+        let provider = self.label(l);
+        self.push_event(Event::CircuitClosed { provider });
     }
 
     /// Whether submissions are held for an account error, and until when at the latest
@@ -706,20 +765,24 @@ impl Engine {
                 break;
             }
             self.deadlines.pop_first();
-            let (attempts, polls) = self.jobs.get(&job).map_or((0, 0), |j| (j.attempts, j.polls));
-            let ms = self.config.retry.task_deadline_ms;
-            let description = format!(
-                "no answer within the task deadline of {} s ({attempts} submission(s); {polls} poll(s) of the last one)",
-                ms / 1000
-            );
-            self.fail_as(
-                job,
-                Phase::Deadline,
-                Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description),
-                None,
-                now,
-                Reaction::DeadLetter,
-            );
+            let (attempts, polls, wanted_until) =
+                self.jobs.get(&job).map_or((0, 0, None), |j| (j.attempts, j.polls, j.wanted_until));
+            let failure = match wanted_until.filter(|until| *until <= at) {
+                // The caller's time-to-live ran out first: nothing more is sent for it.
+                Some(_) => ttl_expired_failure(format!(
+                    "the caller's ttl_ms ran out before an answer came ({attempts} submission(s); {polls} poll(s) of the \
+                     last one): not submitted again"
+                )),
+                None => {
+                    let ms = self.config.retry.task_deadline_ms;
+                    let description = format!(
+                        "no answer within the task deadline of {} s ({attempts} submission(s); {polls} poll(s) of the last one)",
+                        ms / 1000
+                    );
+                    Failure::new(reason::TIMEOUT, ErrorClass::TaskTerminal, description)
+                }
+            };
+            self.fail_as(job, Phase::Deadline, failure, None, now, Reaction::DeadLetter);
         }
         for l in 0..self.lanes.len() {
             self.schedule_polls(l, now);
@@ -749,6 +812,8 @@ impl Engine {
                 lane.stats_mut().observe_latency(kind, now.since(t));
             }
             solution.cost = solution.cost.or_else(|| lane.prices().get(kind));
+            // Its life starts now: the kind's declaration says how long a token or cookie lasts.
+            solution.stamp(now, j.task.kind_decl().life.ms());
             if let (Some(share), Some(cost)) = (lane.fleet_mut(), solution.cost) {
                 share.report_spent(crate::spend::to_nano(cost), now);
             }
@@ -758,7 +823,8 @@ impl Engine {
         self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });
         let (id, labels) = (j.id.clone(), j.labels.to_map());
         // The job is gone: its entry takes its task and history rather than copies.
-        let entry = persist.then(|| JournalEntry { solution: Some(solution.clone()), ..self.entry_of(j, now) });
+        let entry =
+            persist.then(|| Box::new(JournalEntry { solution: Some(solution.clone()), ..self.entry_of(j, now) }));
         self.actions.push_back(Action::Solved { job, id, labels, solution, persist: entry });
         if persist {
             self.sweep_if_budget_spent(now);
@@ -771,6 +837,12 @@ impl Engine {
     fn push_event(&mut self, e: Event) {
         self.actions.push_back(Action::Event(e));
     }
+}
+
+/// The dead letter of a task past a time-to-live: the caller's (`ttl_ms`) or its answer's
+/// (the kind's `answer_life`). `task_terminal`: replaying it solves the task again.
+pub(crate) fn ttl_expired_failure(description: String) -> Failure {
+    Failure::new(reason::TTL_EXPIRED, ErrorClass::TaskTerminal, description)
 }
 
 fn millis(d: Duration) -> u64 {

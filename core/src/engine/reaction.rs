@@ -140,7 +140,7 @@ impl Engine {
             billed_failures: j.billed_failures,
         };
         let lane = &self.lanes[j.lane.unwrap_or(0)];
-        let lane_holds = lane.config().circuit.account_hold_ms > 0
+        let lane_holds = lane.config().circuit.holds_for(&f)
             && (lane.circuit().account_failure().is_none() || lane.hold().is_some());
         let decision = decide(facts, lane_holds, &f, &self.config.retry);
         if f.billed {
@@ -219,6 +219,10 @@ impl Engine {
                 j.unsupported |= 1 << l;
                 let kind = j.task.kind();
                 self.lanes[l].refuse_kind(kind, now.add(KIND_REFUSED_FOR));
+                if let Some(share) = self.lanes[l].fleet_mut() {
+                    // Every client of the account skips the kind there too (the fleet ledger).
+                    share.report_refused_kind(kind, millis(KIND_REFUSED_FOR));
+                }
                 if !self.fail_over(job, &f, now) {
                     let none_left = self.no_service_for_kind(job, kind);
                     self.dead_letter_job(job, &none_left, now);
@@ -365,11 +369,8 @@ impl Engine {
     pub(super) fn report_account_error(&mut self, l: usize, f: &Failure) {
         let lane = &mut self.lanes[l];
         let circuit = &lane.config().circuit;
-        let hold_ms = if circuit.account_hold_ms > 0 {
-            circuit.account_probe_ms.saturating_mul(2)
-        } else {
-            circuit.account_probe_ms
-        };
+        let hold_ms =
+            if circuit.holds_for(f) { circuit.account_probe_ms.saturating_mul(2) } else { circuit.account_probe_ms };
         if let Some(share) = lane.fleet_mut() {
             share.report_account_error(f, hold_ms);
         }
@@ -380,9 +381,10 @@ impl Engine {
     /// `reset_circuit`.
     pub(super) fn stop_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) -> bool {
         let hold_ms = self.lanes[l].config().circuit.account_hold_ms;
+        let holds = self.lanes[l].config().circuit.holds_for(f);
         let first = self.lanes[l].circuit().account_failure().is_none();
         self.lanes[l].circuit_mut().open_for_account(f.clone());
-        if hold_ms > 0 && (first || self.lanes[l].hold().is_some()) {
+        if holds && (first || self.lanes[l].hold().is_some()) {
             if self.lanes[l].hold().is_none() {
                 let until = now.add(Duration::from_millis(hold_ms));
                 let next_probe = now.add(Duration::from_millis(self.lanes[l].config().circuit.account_probe_ms));
@@ -448,6 +450,7 @@ impl Engine {
             state: RecordState::Ready,
             deliveries: 0,
             parked_reason: None,
+            solution: j.kept_answer,
             history: j.history,
             // The journal entries written for it are gone (the driver performed them): no copy.
             task: j.task,

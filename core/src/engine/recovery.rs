@@ -14,13 +14,44 @@ use crate::quoted::Quoted;
 use crate::task::TaskKind;
 use crate::time::Timestamp;
 
+/// What [`Engine::recover_with`] does with an answer past its life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Expired {
+    /// A dead letter `TTLExpired` keeping the answer and its cost (the default: it was paid,
+    /// and is never handed over as good).
+    #[default]
+    DeadLetter,
+    /// The task is solved again (a new, paid submission): `recover --resolve-expired`.
+    Resolve,
+}
+
+/// An answer's time for a description (`?` when it has none).
+fn at_ms(ms: Option<u64>) -> String {
+    ms.map_or_else(|| "?".into(), |ms| Timestamp::from_unix_millis(ms).to_rfc3339())
+}
+
 impl Engine {
     /// Resumes a task found in the journal at start-up: polls its provider
     /// task (at the provider the entry names) if it had one, else submits it again. An
     /// entry older than `retry.recover_max_age_ms` (its answer would be stale), or naming a
     /// provider task at a provider this client does not have, is dead-lettered as
     /// `Interrupted` instead.
+    ///
+    /// An answer already in the entry is handed over only while it is good: past its life
+    /// (`Solution::expired`) it is dead-lettered as `TTLExpired`, its answer and cost kept in
+    /// the record (see [`recover_with`](Self::recover_with) to solve it again instead). An
+    /// entry past its caller's `wanted_until` without an answer is `TTLExpired` too.
     pub fn recover(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
+        self.recover_with(entry, Expired::DeadLetter, now)
+    }
+
+    /// [`recover`](Self::recover), saying what becomes of an answer past its life.
+    pub fn recover_with(&mut self, mut entry: JournalEntry, expired: Expired, now: Timestamp) -> JobId {
+        let life = entry.task.kind_decl().life.ms();
+        if let Some(solution) = entry.solution.as_mut().filter(|s| s.solved_at.is_none()) {
+            // Written before answers carried their time: solved when the entry was last written.
+            solution.stamp(entry.updated_at, life);
+        }
         let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
         let unsupported = self.unsupported(&entry.task).unwrap_or(0);
         let preference = self.preference_of(entry.labels.get(ROUTING_LABEL), false).unwrap_or_default();
@@ -38,11 +69,53 @@ impl Engine {
             j.unsupported = unsupported;
             j.preference = preference;
         }
+        self.set_wanted_until(job, entry.wanted_until);
+        let mut resolving = false;
         if let Some(solution) = entry.solution {
-            // Solved before the process stopped, and maybe never handed over: hand it over now
-            // (the same record id and provider task id), however old, since it was paid for.
+            if !solution.expired(now) {
+                // Solved before the process stopped, and maybe never handed over: hand it over
+                // now (the same record id and provider task id), since it was paid for.
+                self.push_event(Event::Recovered { job, id: entry.id, resumed_polling: false });
+                self.solved(job, solution, now, false);
+                return job;
+            }
+            match expired {
+                Expired::DeadLetter => {
+                    let description = format!(
+                        "the answer was solved at {} and expired at {} (its kind's answer life); found {} s after \
+                         it was solved: kept here, not handed over",
+                        at_ms(solution.solved_at),
+                        at_ms(solution.expires_at),
+                        now.as_unix_millis().saturating_sub(solution.solved_at.unwrap_or(0)) / 1000
+                    );
+                    if let Some(j) = self.jobs.get_mut(&job) {
+                        j.kept_answer = Some(solution);
+                    }
+                    let failure = super::ttl_expired_failure(description);
+                    self.fail_as(job, Phase::Recover, failure, None, now, Reaction::DeadLetter);
+                    return job;
+                }
+                // Solved again, by the caller's choice: a new submission (the provider's task
+                // holds only the expired answer).
+                Expired::Resolve => resolving = true,
+            }
+        }
+        if entry.wanted_until.is_some_and(|until| until <= now) && !resolving {
+            let description = format!(
+                "found in the journal after the caller's ttl_ms ran out ({} attempt(s)): not resumed",
+                entry.attempts
+            );
+            self.fail_as(job, Phase::Recover, super::ttl_expired_failure(description), None, now, Reaction::DeadLetter);
+            return job;
+        }
+        if resolving {
             self.push_event(Event::Recovered { job, id: entry.id, resumed_polling: false });
-            self.solved(job, solution, now, false);
+            if let Some(j) = self.jobs.get_mut(&job) {
+                j.provider_task_id = None;
+                j.wanted_until = None;
+                j.attempts_left = j.attempts_left.max(1);
+            }
+            self.enqueue_submit(job, now, now);
             return job;
         }
         let lost_provider = entry.provider_task_id.is_some() && lane.is_none();
@@ -92,7 +165,8 @@ impl Engine {
         job
     }
 
-    /// Dead-letters a journal entry as `Interrupted` without resuming it.
+    /// Dead-letters a journal entry as `Interrupted` without resuming it (an answer in it is
+    /// handed over, or dead-lettered as `TTLExpired` when past its life).
     pub fn interrupt(&mut self, entry: JournalEntry, now: Timestamp) -> JobId {
         if entry.solution.is_some() {
             // An answer is never thrown away: hand it over instead.

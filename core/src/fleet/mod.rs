@@ -13,6 +13,9 @@
 //!   client's share is the window less what the others have in flight;
 //! - an account error (wrong key, no balance, IP not allowed), so the fleet stops after one
 //!   answer instead of each client learning it on its own;
+//! - the task kinds the account's service refused as a whole (`ERROR_TASK_NOT_SUPPORTED`), each
+//!   until when, so every client routes that kind elsewhere without paying a refused submission
+//!   to learn it (issue 43, item 4);
 //! - the fleet's spend at the account and each client's reservation (the known cost of its tasks
 //!   in flight and of the permits it holds), so that a `budget` binds the fleet: no permit is
 //!   granted that the budget could not pay beside what was spent and what is reserved;
@@ -78,6 +81,33 @@ pub struct SharedPause {
     pub code: String,
 }
 
+/// A task kind the account's service refused as a whole, for `ms` (from the report, or from the
+/// grant's `now_ms`): routing skips the service for that kind meanwhile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RefusedKind {
+    /// The kind's `type` tag (`hcaptcha`).
+    pub kind: String,
+    pub ms: u64,
+}
+
+impl RefusedKind {
+    /// `kind:ms,kind:ms`: the form a store that cannot run Rust in its transaction (Redis's Lua)
+    /// keeps and passes them in. A kind tag holds neither `:` nor `,`.
+    pub fn encode_list(list: &[RefusedKind]) -> String {
+        list.iter().map(|r| format!("{}:{}", r.kind, r.ms)).collect::<Vec<_>>().join(",")
+    }
+
+    /// Reads [`encode_list`](Self::encode_list)'s form; a malformed item is left out.
+    pub fn parse_list(text: &str) -> Vec<RefusedKind> {
+        text.split(',')
+            .filter_map(|item| {
+                let (kind, ms) = item.split_once(':')?;
+                Some(RefusedKind { kind: kind.to_string(), ms: ms.parse().ok()? })
+            })
+            .collect()
+    }
+}
+
 /// What one client tells the ledger about one account in a sync.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FleetReport {
@@ -115,6 +145,9 @@ pub struct FleetReport {
     /// This client holds for an account error and its balance check is due: it asks for the
     /// fleet's probe turn, which lasts this long (its `circuit.account_probe_ms`; 0: not asking).
     pub probe_ms: u64,
+    /// Kinds the service refused as a whole since the last sync, each for how long.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused_kinds: Vec<RefusedKind>,
 }
 
 /// Who a client is, for the owner rows (the fleet view) and the in-flight counts.
@@ -153,6 +186,9 @@ pub struct FleetGrant {
     /// This client has the fleet's probe turn: it checks the balance for every client holding
     /// on the account (the others wait for what it reports).
     pub probe: bool,
+    /// Every kind the service refused that is still refused, with the time left (from `now_ms`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused_kinds: Vec<RefusedKind>,
 }
 
 /// An account's shared state, as a store keeps it.
@@ -175,6 +211,9 @@ pub struct AccountState {
     /// Until when the probe turn given last is the one client's that has it, in ms since the
     /// epoch: while an account error holds the fleet, one client at a time checks the balance.
     pub probe_until_ms: u64,
+    /// Kinds the account's service refused as a whole, each until when (ms since the epoch).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub refused_kinds: BTreeMap<String, u64>,
 }
 
 /// What the other live clients hold at an account, from their rows.
@@ -207,6 +246,12 @@ impl AccountState {
             self.account_error_until_ms = now_ms.saturating_add(error.hold_ms);
             self.account_error = Some(error.clone());
         }
+        for refused in &report.refused_kinds {
+            let until = now_ms.saturating_add(refused.ms);
+            let at = self.refused_kinds.entry(refused.kind.clone()).or_default();
+            *at = (*at).max(until);
+        }
+        self.refused_kinds.retain(|_, until| *until > now_ms);
         let ceiling = report.window_max.max(1);
         if self.window == 0 || self.window > ceiling {
             self.window = ceiling;
@@ -268,6 +313,11 @@ impl AccountState {
                 e
             }),
             probe,
+            refused_kinds: self
+                .refused_kinds
+                .iter()
+                .map(|(kind, until)| RefusedKind { kind: kind.clone(), ms: until - now_ms })
+                .collect(),
         }
     }
 }
@@ -375,13 +425,15 @@ read_fields!(
 read_fields!(
     FleetGrant, open, now_ms: req, permits: or_default, paused_ms: req, pause_code: opt, window: req,
     others_in_flight: req, spent_nano: or_default, others_reserved_nano: or_default, account_error: opt,
-    probe: or_default
+    probe: or_default, refused_kinds: or_default
 );
+
+read_fields!(RefusedKind, open, kind: req, ms: req);
 
 read_fields!(
     AccountState, open, next_slot_us: or_default, paused_until_ms: or_default, pause_code: opt, window: or_default,
     last_halved_ms: or_default, account_error: opt, account_error_until_ms: or_default, spent_nano: or_default,
-    probe_until_ms: or_default
+    probe_until_ms: or_default, refused_kinds: or_default
 );
 
 read_fields!(

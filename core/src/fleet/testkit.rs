@@ -34,7 +34,33 @@ pub async fn run_ledger_suite(ledger: &dyn FleetLedger, now: Timestamp, nonce: u
     the_view_lists_owners_and_accounts(ledger, now, nonce).await;
     the_budget_binds_the_fleet(ledger, now, nonce).await;
     one_client_checks_the_balance_for_the_fleet(ledger, now, nonce).await;
-    8
+    a_kind_one_client_was_refused_is_refused_for_all(ledger, now, nonce).await;
+    9
+}
+
+/// A kind the service refused as a whole (`ERROR_TASK_NOT_SUPPORTED`), reported by one client,
+/// reaches every client of the account with the time left; the longer of two reports wins; an
+/// account's marks are its own (issue 43, item 4).
+async fn a_kind_one_client_was_refused_is_refused_for_all(ledger: &dyn FleetLedger, now: Timestamp, nonce: u64) {
+    let acct = account(ledger, "refused", nonce);
+    let refused = |kind: &str, ms: u64| RefusedKind { kind: kind.into(), ms };
+    let report = FleetReport { refused_kinds: vec![refused("hcaptcha", 900_000)], ..asking(0, 10.0) };
+    let a = ledger.sync(&acct, &owner("a", nonce), &report, now).await.expect("report");
+    assert_eq!(a.refused_kinds.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>(), ["hcaptcha"]);
+    let b = ledger.sync(&acct, &owner("b", nonce), &asking(1, 10.0), now).await.expect("sync");
+    let [heard] = b.refused_kinds.as_slice() else { panic!("the other client hears of it: {b:?}") };
+    assert_eq!(heard.kind, "hcaptcha");
+    assert!(heard.ms > 890_000 && heard.ms <= 900_000, "with the time left: {heard:?}");
+    assert_eq!(b.permits.len(), 1, "other kinds go on being sent");
+    let shorter =
+        FleetReport { refused_kinds: vec![refused("hcaptcha", 1_000), refused("altcha", 60_000)], ..asking(0, 10.0) };
+    let c = ledger.sync(&acct, &owner("c", nonce), &shorter, now).await.expect("report");
+    let mut kinds: Vec<(&str, bool)> = c.refused_kinds.iter().map(|r| (r.kind.as_str(), r.ms > 800_000)).collect();
+    kinds.sort_unstable();
+    assert_eq!(kinds, [("altcha", false), ("hcaptcha", true)], "the longer mark is kept: {c:?}");
+    let other = account(ledger, "refused-other", nonce);
+    let elsewhere = ledger.sync(&other, &owner("b", nonce), &asking(0, 10.0), now).await.expect("sync");
+    assert!(elsewhere.refused_kinds.is_empty(), "an account's marks are its own");
 }
 
 fn account_ids_are_keyed_hashes(ledger: &dyn FleetLedger) {

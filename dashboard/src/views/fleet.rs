@@ -83,7 +83,20 @@ fn ledger(chrome: &Chrome, fleet: &FleetRead, s: &FleetStatus) -> Markup {
                                 td.num data-field="in_flight" { (a.in_flight) }
                                 td.num data-field="clients" { (a.clients) }
                                 td data-field="paused" class=[(a.paused_ms > 0).then_some("bad")] { (pause_text(a.paused_ms, a.pause_code.as_deref())) }
-                                td data-field="error" class=[a.account_error.is_some().then_some("bad")] { (error_text(a.account_error.as_ref())) }
+                                td data-field="error" class=[a.account_error.is_some().then_some("bad")] {
+                                    (error_text(a.account_error.as_ref()))
+                                    // A held account this client has: an operator ends the hold at
+                                    // once (after a top-up) instead of waiting for the balance probe.
+                                    @if a.account_error.is_some() && !chrome.read_only {
+                                        @for provider in fleet.own.get(&a.account).into_iter().flatten() {
+                                            form.inline method="post" action=(chrome.url("/actions/resume-accounts")) {
+                                                (chrome.csrf_field())
+                                                input type="hidden" name="provider" value=(provider);
+                                                button type="submit" title="the account works again (topped up): every client resumes now, without waiting for the balance check" { "Resume " (provider) " now" }
+                                            }
+                                        }
+                                    }
+                                }
                             }
                         }
                     }

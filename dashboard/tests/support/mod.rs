@@ -104,7 +104,7 @@ pub async fn seeds_client(dlq: &str, runs: usize) -> (MockHandle, Client) {
             .expect("a seeds task");
             let labels =
                 BTreeMap::from([("job".to_string(), format!("run-{run}")), ("page".to_string(), page.to_string())]);
-            SolveInput { task: Ok(task), labels, key: None }
+            SolveInput { task: Ok(task), labels, key: None, ttl_ms: None }
         })
         .collect();
     let results = client.solve_many(tasks, Some(10)).await;

@@ -172,7 +172,12 @@ fn tasks(args: &Args) -> Result<Vec<SolveInput>, String> {
                 "page_url": page_url(i, args),
             }))
             .map_err(|e| format!("task {i}: {e}"))?;
-            Ok(SolveInput { task: Ok(task), labels: BTreeMap::from([("n".to_string(), i.to_string())]), key: None })
+            Ok(SolveInput {
+                task: Ok(task),
+                labels: BTreeMap::from([("n".to_string(), i.to_string())]),
+                key: None,
+                ttl_ms: None,
+            })
         })
         .collect()
 }

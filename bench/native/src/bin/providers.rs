@@ -118,7 +118,12 @@ fn inputs(n: u64) -> Result<Vec<SolveInput>, String> {
                 "page_url": format!("https://example.com/{kind}/{i}"),
             }))
             .map_err(|e| format!("task {i}: {e}"))?;
-            Ok(SolveInput { task: Ok(task), labels: BTreeMap::from([("kind".into(), kind.into())]), key: None })
+            Ok(SolveInput {
+                task: Ok(task),
+                labels: BTreeMap::from([("kind".into(), kind.into())]),
+                key: None,
+                ttl_ms: None,
+            })
         })
         .collect()
 }

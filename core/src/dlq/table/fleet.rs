@@ -200,9 +200,9 @@ mod tests {
     fn a_table_store_keeping_the_ledger_follows_the_rules() {
         let host = TableStore::over(HostTable::new(JsonRows::default()).unwrap()).keeping_fleet_ledger(naming);
         let ledger = host.fleet_ledger().expect("a store keeping the ledger has one");
-        assert_eq!(block_on(run_ledger_suite(&*ledger, NOW, 1)), 8);
+        assert_eq!(block_on(run_ledger_suite(&*ledger, NOW, 1)), 9);
         let memory = TableStore::over(MemoryTable::new()).keeping_fleet_ledger(naming);
-        assert_eq!(block_on(run_ledger_suite(&*memory.fleet_ledger().expect("ledger"), NOW, 2)), 8);
+        assert_eq!(block_on(run_ledger_suite(&*memory.fleet_ledger().expect("ledger"), NOW, 2)), 9);
     }
 
     #[test]

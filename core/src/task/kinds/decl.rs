@@ -39,7 +39,31 @@ pub struct KindDecl {
     pub fields: &'static [FieldDecl],
     /// The answer's values, by name, and where a provider puts each.
     pub answer: &'static [AnswerDecl],
+    /// How long its answer is good for after it was solved (`answer_life` in the kind file).
+    pub life: AnswerLife,
     pub wire: Wire,
+}
+
+/// How long a kind's answer is good for after it was solved: a token or a cookie expires, a
+/// recognised text does not. Past its life an answer is never handed over as good (DESIGN
+/// item 60: it becomes a dead letter `TTLExpired`, or is solved again when asked).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AnswerLife {
+    /// Good for `ms` after it was solved: as `doc` says, or (`note`) as assumed where no page
+    /// says.
+    Expires { ms: u64, doc: Text, note: Option<Text> },
+    /// It does not expire: why.
+    Never { why: Text },
+}
+
+impl AnswerLife {
+    /// Its life in milliseconds; `None` when it does not expire.
+    pub fn ms(self) -> Option<u64> {
+        match self {
+            AnswerLife::Expires { ms, .. } => Some(ms),
+            AnswerLife::Never { .. } => None,
+        }
+    }
 }
 
 /// One field of a task.

@@ -28,7 +28,9 @@ pub mod typed;
 #[cfg(not(target_arch = "wasm32"))]
 use serde_json::Value;
 
-pub use decl::{AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire};
+pub use decl::{
+    AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire,
+};
 #[cfg(not(target_arch = "wasm32"))]
 pub use declared::Declared;
 
@@ -39,19 +41,20 @@ use crate::provider::protocol::{Dialect, Protocol, PRESETS};
 /// the declared kinds out (`Task::Declared`), a stand-in with its name only.
 #[cfg(not(target_arch = "wasm32"))]
 macro_rules! declared {
-    ($decl:ident, $variant:ident) => {
+    ($decl:ident, $variant:ident, $life:expr) => {
         &$decl
     };
 }
 #[cfg(target_arch = "wasm32")]
 macro_rules! declared {
-    ($decl:ident, $variant:ident) => {
+    ($decl:ident, $variant:ident, $life:expr) => {
         &KindDecl {
             kind: TaskKind::$variant,
             class: (),
             summary: (),
             fields: &[],
             answer: &[],
+            life: $life,
             wire: Wire::Declared { v1: None, create_task: &[] },
         }
     };
@@ -62,7 +65,7 @@ macro_rules! declared {
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 mod tables {
     use super::decl::{
-        strip, AnswerDecl, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire,
+        strip, AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire,
     };
     use crate::provider::protocol::Dialect;
     use crate::task::TaskKind;

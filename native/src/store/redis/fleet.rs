@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::StoreError;
 use captcha_dlq_core::fleet::{
-    AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, SharedAccountError,
+    AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, RefusedKind, SharedAccountError,
     FORGET_OWNERS_AFTER_MS, HALVE_SPACING_MS, MAX_PERMITS_PER_SYNC, OWNER_TTL_MS, PERMIT_HORIZON_MS,
 };
 use captcha_dlq_core::{Secret, Timestamp};
@@ -27,8 +27,10 @@ use super::{backend, RedisStore};
 
 /// `AccountState::apply` in Lua. KEYS: the account's hash, the owners' hash, the accounts' set.
 /// Replies `{now_ms, paused_ms, pause_code, window, others_in_flight, error_code, error_description,
-/// error_hold_ms, spent_nano, others_reserved_nano, probe (1: this client's turn), permit…}` (an empty code: none; the nano
-/// amounts as text, past what an integer reply from a Lua double keeps exactly).
+/// error_hold_ms, spent_nano, others_reserved_nano, probe (1: this client's turn), refused kinds,
+/// permit…}` (an empty code: none; the nano amounts as text, past what an integer reply from a
+/// Lua double keeps exactly; the refused kinds as `kind:ms_left,…`, `RefusedKind::encode_list`,
+/// and kept in the hash as `kind:until_ms,…`).
 const SYNC: &str = r#"
 local ACCOUNT, OWNERS, ACCOUNTS = KEYS[1], KEYS[2], KEYS[3]
 local account, me, owner_json = ARGV[1], ARGV[2], ARGV[3]
@@ -40,16 +42,19 @@ local account_ok = ARGV[15] == '1'
 local TTL, HORIZON, HALVE, MAXP, FORGET = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
 local budget, spent, reserved, permit_cost = tonumber(ARGV[21]), tonumber(ARGV[22]), tonumber(ARGV[23]), tonumber(ARGV[24])
 local probe_ms = tonumber(ARGV[25])
+local refused_report = ARGV[26]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local s = redis.call('HMGET', ACCOUNT, 'next_slot_us', 'paused_until_ms', 'pause_code', 'window', 'last_halved_ms',
-  'err_code', 'err_description', 'err_hold_ms', 'err_until_ms', 'spent_nano', 'probe_until_ms')
+  'err_code', 'err_description', 'err_hold_ms', 'err_until_ms', 'spent_nano', 'probe_until_ms', 'refused_kinds')
 local next_slot, paused_until, p_code = tonumber(s[1]) or 0, tonumber(s[2]) or 0, s[3] or ''
 local window, last_halved = tonumber(s[4]) or 0, tonumber(s[5]) or 0
 local e_code, e_description, e_hold, e_until = s[6] or '', s[7] or '', tonumber(s[8]) or 0, tonumber(s[9]) or 0
 local spent_total = (tonumber(s[10]) or 0) + spent
 local probe_until = tonumber(s[11]) or 0
+local refused = {}
+for kind, till in string.gmatch(s[12] or '', '([^:,]+):(%d+)') do refused[kind] = tonumber(till) end
 
 -- What the other live owners hold (and rows long silent go).
 local others, others_reserved, mine = 0, 0, nil
@@ -80,6 +85,15 @@ if err_code ~= '' then
   e_until = now + err_hold
   e_code, e_description, e_hold = err_code, err_description, err_hold
 end
+for kind, ms in string.gmatch(refused_report, '([^:,]+):(%d+)') do
+  local till = now + tonumber(ms)
+  if (refused[kind] or 0) < till then refused[kind] = till end
+end
+local refused_kinds = {}
+for kind, till in pairs(refused) do
+  if till > now then refused_kinds[#refused_kinds + 1] = kind end
+end
+table.sort(refused_kinds)
 local ceiling = math.max(window_max, 1)
 if window == 0 or window > ceiling then window = ceiling end
 if no_slot and now >= last_halved + HALVE then
@@ -118,9 +132,15 @@ if not held and e_code ~= '' then
 end
 
 local f = function(n) return string.format('%.0f', n) end
+local refused_kept, refused_left = {}, {}
+for _, kind in ipairs(refused_kinds) do
+  refused_kept[#refused_kept + 1] = kind .. ':' .. f(refused[kind])
+  refused_left[#refused_left + 1] = kind .. ':' .. f(refused[kind] - now)
+end
 redis.call('HSET', ACCOUNT, 'next_slot_us', f(next_slot), 'paused_until_ms', f(paused_until), 'pause_code', p_code,
   'window', f(window), 'last_halved_ms', f(last_halved), 'err_code', e_code, 'err_description', e_description,
-  'err_hold_ms', f(e_hold), 'err_until_ms', f(e_until), 'spent_nano', f(spent_total), 'probe_until_ms', f(probe_until))
+  'err_hold_ms', f(e_hold), 'err_until_ms', f(e_until), 'spent_nano', f(spent_total), 'probe_until_ms', f(probe_until),
+  'refused_kinds', table.concat(refused_kept, ','))
 redis.call('SADD', ACCOUNTS, account)
 
 local row = cjson.decode(owner_json)
@@ -136,7 +156,8 @@ redis.call('HSET', OWNERS, me, cjson.encode(row))
 
 local paused_ms = math.max(paused_until - now, 0)
 if paused_ms == 0 then p_code = '' end
-local reply = { now, paused_ms, p_code, window, others, '', '', 0, f(spent_total), f(others_reserved), probe and 1 or 0 }
+local reply = { now, paused_ms, p_code, window, others, '', '', 0, f(spent_total), f(others_reserved), probe and 1 or 0,
+  table.concat(refused_left, ',') }
 if held then
   reply[6], reply[7], reply[8] = e_code, e_description, e_until - now
 end
@@ -186,7 +207,7 @@ fn grant_of(reply: Vec<redis::Value>, location: &str) -> Result<FleetGrant, Stor
     };
     let amount =
         |v: &redis::Value| -> Result<u64, StoreError> { text(v)?.parse().map_err(|_| garbled(location, "sync")) };
-    if reply.len() < 11 {
+    if reply.len() < 12 {
         return Err(garbled(location, "sync"));
     }
     let (pause_code, error_code) = (text(&reply[2])?, text(&reply[5])?);
@@ -207,7 +228,8 @@ fn grant_of(reply: Vec<redis::Value>, location: &str) -> Result<FleetGrant, Stor
         spent_nano: amount(&reply[8])?,
         others_reserved_nano: amount(&reply[9])?,
         probe: number(&reply[10])? == 1,
-        permits: reply[11..].iter().map(number).collect::<Result<_, _>>()?,
+        refused_kinds: RefusedKind::parse_list(&text(&reply[11])?),
+        permits: reply[12..].iter().map(number).collect::<Result<_, _>>()?,
     })
 }
 
@@ -229,6 +251,11 @@ fn account_of(fields: &BTreeMap<String, String>) -> AccountState {
         account_error_until_ms: number("err_until_ms"),
         spent_nano: number("spent_nano"),
         probe_until_ms: number("probe_until_ms"),
+        // Kept as `kind:until_ms,…` (the script's form).
+        refused_kinds: RefusedKind::parse_list(fields.get("refused_kinds").map_or("", String::as_str))
+            .into_iter()
+            .map(|r| (r.kind, r.ms))
+            .collect(),
     }
 }
 
@@ -276,7 +303,8 @@ impl FleetLedger for RedisStore {
             .arg(report.spent_nano)
             .arg(report.reserved_nano)
             .arg(report.permit_cost_nano)
-            .arg(report.probe_ms);
+            .arg(report.probe_ms)
+            .arg(RefusedKind::encode_list(&report.refused_kinds));
         let mut conn = self.conn.clone();
         let reply: Vec<redis::Value> = inv.invoke_async(&mut conn).await.map_err(|e| backend(&self.location, &e))?;
         grant_of(reply, &self.location)
