@@ -4,9 +4,10 @@
 # (five reCAPTCHA v2 tasks, one unsolvable, one never ready: 3 solved, 2 dead-lettered, replayed)
 # against the mock solver binary, besides the rest of its suite:
 #   - python: the wheel into a fresh venv of the highest CPython >= 3.9 that pyenv has, then
-#     stubtest, mypy, pytest (bindings-python/tests, with the official clients of
-#     tests/oracle-requirements.txt for the oracle test) and the page tests (tests_page) importing the
-#     installed captcha_dlq; the lowest gets the wheel and the seeds' batch (tests/test_batch.py);
+#     stubtest, mypy, pytest (bindings-python/tests) and the page tests (tests_page) importing the
+#     installed captcha_dlq, then the oracle test (tests/test_oracle.py) in a second venv of the wheel
+#     with the official clients of tests/oracle-requirements.txt (their exact pins conflict with
+#     Selenium's); the lowest gets the wheel and the seeds' batch (tests/test_batch.py);
 #   - node: the Node main tarball + its linux-x64-gnu tarball into a fresh project, then the shared
 #     JS suite with `import 'captcha-dlq'` (ESM), the Node-only checks (CommonJS entry, wire vectors
 #     through the addon the platform package holds), the audit trail, traces, the page front end in
@@ -90,7 +91,7 @@ python_venv() {
   local wheel=$1 python=$2 version venv
   shift 2
   version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-  venv=$WORK/venv-$version
+  venv=$WORK/venv-$version${VENV_SUFFIX:-}
   "$python" -m venv "$venv"
   no_rust "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: "$wheel" "$@" >&2
   (cd "$WORK" && no_rust "$venv/bin/python" - "$venv" "$VERSION" >&2 <<'EOF'
@@ -112,13 +113,16 @@ python_version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'; 
 python_full() {
   local venv
   echo "== Python $(python_version "$2"): the wheel into a fresh venv, no Rust on PATH; stubtest, mypy, pytest, page tests"
-  venv=$(PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 python_venv "$1" "$2" pytest "mypy>=1.10" "playwright==1.65.2" "selenium==4.51.0" \
-    -r "$REPO/bindings-python/tests/oracle-requirements.txt")
+  venv=$(PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 python_venv "$1" "$2" pytest "mypy>=1.10" "playwright==1.65.2" "selenium==4.51.0")
   (cd "$WORK" && no_rust "$venv/bin/python" -m mypy.stubtest captcha_dlq --ignore-missing-stub \
     && no_rust "$venv/bin/python" -m mypy --strict -p captcha_dlq \
     && no_rust "$venv/bin/python" -m mypy --strict "$REPO/bindings-python/examples/typed_example.py")
   (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests")
   (cd "$WORK" && no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider "$REPO/bindings-python/tests_page")
+  echo "== Python $(python_version "$2"): the oracle test, the wheel beside the pinned official clients"
+  venv=$(VENV_SUFFIX=-oracle python_venv "$1" "$2" pytest -r "$REPO/bindings-python/tests/oracle-requirements.txt")
+  (cd "$WORK" && CAPTCHA_DLQ_ORACLE_REQUIRED=1 no_rust "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    "$REPO/bindings-python/tests/test_oracle.py")
 }
 
 # The lowest Python: the wheel installs and imports there (abi3), and the seeds' batch runs end to end.
