@@ -1,5 +1,7 @@
 //! Opening a DLQ from a location string: `memory`, a Redis URL (`redis://`, `rediss://`,
-//! `redis+cluster://`, `rediss+cluster://`: read by [`RedisStore::open`]), or a SQLite path.
+//! `redis+cluster://`, `rediss+cluster://`: read by `RedisStore::open`), or a SQLite path.
+//! A build without the `redis` feature names a Redis URL as such and says that this build has
+//! no Redis store, rather than taking the URL for a file name.
 
 use std::sync::Arc;
 
@@ -9,7 +11,9 @@ use captcha_dlq_core::options::{dlq_location_problem, Durability};
 use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::ConfigError;
 
-use crate::store::redis::{is_redis_location, shown_location};
+#[cfg(feature = "redis")]
+use crate::store::redis::shown_location;
+#[cfg(feature = "redis")]
 use crate::store::RedisStore;
 use crate::store::SqliteStore;
 
@@ -17,7 +21,47 @@ use crate::store::SqliteStore;
 pub const DEFAULT_DLQ: &str = "captcha-dlq.sqlite";
 
 /// The Redis key namespace used when a URL names none (`?namespace=`).
+#[cfg(feature = "redis")]
 pub const DEFAULT_REDIS_NAMESPACE: &str = crate::store::redis::DEFAULT_NAMESPACE;
+
+/// The schemes of a Redis location, as [`is_redis_location`] matches them.
+const REDIS_SCHEMES: [&str; 4] = ["redis://", "rediss://", "redis+cluster://", "rediss+cluster://"];
+
+/// Whether `location` is a Redis URL (by its scheme) rather than a SQLite path. Known with or
+/// without the `redis` feature, so that a build without it never opens a file named `redis:`.
+pub fn is_redis_location(location: &str) -> bool {
+    let location = location.trim();
+    REDIS_SCHEMES.iter().any(|scheme| location.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)))
+}
+
+/// A Redis URL as messages show it: without user, password or query.
+#[cfg(feature = "redis")]
+fn shown_redis(url: &str) -> String {
+    shown_location(url)
+}
+
+/// Without the `redis` feature the URL is not read at all, so none of it is shown: it may carry
+/// a password.
+#[cfg(not(feature = "redis"))]
+fn shown_redis(_url: &str) -> String {
+    "(a Redis URL, not shown: it may carry a password)".to_string()
+}
+
+/// Opens a Redis store, or says that this build has none.
+#[cfg(feature = "redis")]
+async fn open_redis(url: &str) -> Result<Arc<dyn DlqStore>, StoreError> {
+    Ok(Arc::new(RedisStore::open(url).await?))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn open_redis(url: &str) -> Result<Arc<dyn DlqStore>, StoreError> {
+    Err(StoreError::Unusable {
+        location: Quoted(&shown_redis(url)).to_string(),
+        problem: "this build of captcha-dlq has no Redis store: build it with the cargo feature `redis` \
+                  (on by default; the CLI's `cargo demo` leaves it out)"
+            .into(),
+    })
+}
 
 /// Opens the DLQ at `location` with the default durability.
 pub async fn open_store(location: &str) -> Result<Arc<dyn DlqStore>, StoreError> {
@@ -52,7 +96,7 @@ pub fn check_durability(location: &str, durability: Durability) -> Result<(), Co
 /// `location` quoted for a message; a Redis URL without its user and password.
 fn shown(location: &str) -> String {
     match classify(location) {
-        Location::Redis(url) => Quoted(&shown_location(url)).to_string(),
+        Location::Redis(url) => Quoted(&shown_redis(url)).to_string(),
         _ => Quoted(location).to_string(),
     }
 }
@@ -66,7 +110,7 @@ pub async fn open_store_with(location: &str, durability: Durability) -> Result<A
     }
     match classify(location) {
         Location::Memory => Ok(Arc::new(MemoryStore::new())),
-        Location::Redis(url) => Ok(Arc::new(RedisStore::open(url).await?)),
+        Location::Redis(url) => open_redis(url).await,
         Location::Sqlite(path) => {
             let path = path.to_string();
             let store = tokio::task::spawn_blocking(move || SqliteStore::open(path)?.with_durability(durability))
@@ -81,6 +125,13 @@ pub async fn open_store_with(location: &str, durability: Durability) -> Result<A
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_redis_url_is_known_by_its_scheme() {
+        assert!(is_redis_location(" REDIS+CLUSTER://h:1") && is_redis_location("rediss://h"));
+        assert!(!is_redis_location("redis.sqlite") && !is_redis_location("memory"));
+    }
+
+    #[cfg(feature = "redis")]
     #[tokio::test]
     async fn messages_show_a_redis_url_without_its_password() {
         let e = check_durability(" redis://alice:pw-123@h:1/?namespace=n ", Durability::PowerLoss).unwrap_err();
@@ -94,5 +145,18 @@ mod tests {
             }
             other => panic!("a NUL is refused, got {:?}", other.map(|_| "a store")),
         }
+    }
+
+    #[cfg(not(feature = "redis"))]
+    #[tokio::test]
+    async fn without_the_redis_feature_a_redis_url_is_refused_by_name_without_its_password() {
+        match open_store("redis://:pw-123@h:1/").await {
+            Err(StoreError::Unusable { location, problem }) => {
+                assert!(problem.contains("no Redis store") && problem.contains("`redis`"), "{problem}");
+                assert!(!location.contains("pw-123") && !problem.contains("pw-123"), "{location}: {problem}");
+            }
+            other => panic!("a Redis URL is refused, got {:?}", other.map(|_| "a store")),
+        }
+        assert!(!std::path::Path::new("redis:").exists(), "no file was made of the URL");
     }
 }

@@ -1,7 +1,8 @@
 //! Dead-letter stores backed by real databases: [`SqliteStore`] (one file,
-//! the default) and [`RedisStore`] (shared by a fleet of workers); and
+//! the default) and `RedisStore` (shared by a fleet of workers; the `redis` feature); and
 //! [`host_store`], a store object written in a binding's language.
 
+#[cfg(feature = "redis")]
 pub(crate) mod redis;
 mod sqlite;
 
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use captcha_dlq_core::dlq::host::{HostCall, HostTable};
 use captcha_dlq_core::dlq::{DeadLetterRecord, DlqStore, StoreError, TableStore};
 
+#[cfg(feature = "redis")]
 pub use self::redis::{BatchStats as RedisBatchStats, RedisStore};
 pub use self::sqlite::{
     GroupCommitStats, SqliteStore, DEFAULT_BUSY_TIMEOUT as SQLITE_DEFAULT_BUSY_TIMEOUT,

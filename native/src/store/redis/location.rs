@@ -31,15 +31,6 @@ const NOT_SHOWN: &str = "(a Redis URL, not shown: it may carry a password)";
 /// The query parameters a URL may carry.
 const PARAMETERS: &str = "namespace, ca";
 
-/// The schemes of a Redis location, as [`is_redis_location`] matches them.
-const SCHEMES: [&str; 4] = ["redis://", "rediss://", "redis+cluster://", "rediss+cluster://"];
-
-/// Whether `location` is a Redis URL (by its scheme) rather than a SQLite path.
-pub fn is_redis_location(location: &str) -> bool {
-    let location = location.trim();
-    SCHEMES.iter().any(|scheme| location.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)))
-}
-
 /// `location` as messages show it: the scheme, hosts and database, without user, password or
 /// query; a URL that cannot be read is not shown at all.
 pub fn shown_location(location: &str) -> String {
@@ -252,7 +243,6 @@ mod tests {
                 (Some("bob"), Some("p@w"))
             );
         }
-        assert!(is_redis_location(" REDIS+CLUSTER://h:1") && !is_redis_location("redis.sqlite"));
         assert_eq!(shown_location("redis://:pw@h:1"), "redis://h:1");
         assert_eq!(shown_location("redis://:pw@[::1"), NOT_SHOWN);
     }

@@ -96,7 +96,7 @@ use redis::{RedisError, RedisResult, Script, Value};
 pub use self::batch::BatchStats;
 use self::batch::{Batcher, Call};
 use self::conn::Conn;
-pub use self::location::{is_redis_location, shown_location, DEFAULT_NAMESPACE};
+pub use self::location::{shown_location, DEFAULT_NAMESPACE};
 use self::location::{namespace_problem, RedisUrl};
 use self::scripts::{namespace_key, Op, Scripts, KEY_NAMES, STREAM};
 use super::{decode_record, new_nonce, prefix_end};
