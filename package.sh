@@ -14,6 +14,10 @@
 # --profile ci builds the same artifacts with the workspace's `ci` profile (unoptimised, no LTO, no debug info):
 # test.sh installs and tests those, and pays minutes less than a release build. The browser package is built
 # with its own `wasm-release` profile either way: its size is guarded, and a guard measures what ships.
+# The browser package builds beside the native artifacts (its own target dir; its fat-LTO link runs on one core
+# for a minute, the native builds use the other). The native artifacts build in target/dist-build (or
+# $CARGO_TARGET_DIR), not the workspace's target/: their zig target and profile share nothing with the test
+# builds, and a build dir of their own means neither waits on the other's lock when test.sh runs them together.
 set -euo pipefail
 cd "$(dirname "$0")"
 PROFILE=release
@@ -57,6 +61,19 @@ check_glibc() {
 
 rm -rf "$DIST"
 mkdir -p "$DIST"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target/dist-build}"
+
+BROWSER_LOG=$(mktemp "${TMPDIR:-/tmp}/captcha-dlq-browser-build.XXXXXX")
+SDIST_WORK=
+BROWSER_BUILD=
+# A failed step stops the browser build too, rather than leaving it compiling after package.sh has ended.
+cleanup() {
+  [ -z "$BROWSER_BUILD" ] || { pkill -TERM -P "$BROWSER_BUILD" 2>/dev/null; kill "$BROWSER_BUILD" 2>/dev/null; } || true
+  rm -rf "$BROWSER_LOG" ${SDIST_WORK:+"$SDIST_WORK"}
+}
+trap cleanup EXIT
+bash bindings-wasm/build.sh >"$BROWSER_LOG" 2>&1 &
+BROWSER_BUILD=$!
 
 step "Python wheel (abi3, manylinux_${GLIBC/./_} through zig) and sdist"
 rm -f "$ZIG_ENV"
@@ -74,14 +91,13 @@ rm "$DIST/.auditwheel.txt"
 
 step "the sdist builds outside the repository: pip wheel of a copy in a temporary directory, imported from a fresh venv"
 # pip runs the sdist's own build backend (maturin, from its pyproject.toml) on the unpacked tree, without build
-# isolation so that it is the maturin and zig above; the target dir is the repository's. Here, right after the
+# isolation so that it is the maturin and zig above, in the same target dir. Here, right after the
 # wheel, the dependencies maturin just compiled are up to date for its linker, so only the unpacked crates compile
 # again (their path differs).
 SDIST_WORK=$(mktemp -d "${TMPDIR:-/tmp}/captcha-dlq-sdist.XXXXXX")
-trap 'rm -rf "$SDIST_WORK"' EXIT
 cp "$DIST/captcha_dlq-$VERSION.tar.gz" "$SDIST_WORK/"
 started=$SECONDS
-(cd "$SDIST_WORK" && CARGO_TARGET_DIR="$ROOT/target" MATURIN_PEP517_ARGS="--profile $PROFILE --zig --compatibility manylinux_${GLIBC/./_}" \
+(cd "$SDIST_WORK" && MATURIN_PEP517_ARGS="--profile $PROFILE --zig --compatibility manylinux_${GLIBC/./_}" \
   python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
   --wheel-dir "$SDIST_WORK/wheel" "$SDIST_WORK/captcha_dlq-$VERSION.tar.gz")
 python -m venv --without-pip "$SDIST_WORK/venv"
@@ -109,15 +125,19 @@ npm pack --silent --pack-destination "$DIST" >/dev/null
 rm npm/linux-x64-gnu/"$ADDON"
 cd "$ROOT"
 
-step "browser package (bindings-wasm/build.sh, then npm pack of bindings-wasm/pkg)"
-bash bindings-wasm/build.sh
+step "browser package (bindings-wasm/build.sh, started first, then npm pack of bindings-wasm/pkg)"
+status=0
+wait "$BROWSER_BUILD" || status=$?
+BROWSER_BUILD=
+cat "$BROWSER_LOG"
+[ "$status" = 0 ] || { echo "package.sh: bindings-wasm/build.sh failed (exit $status)" >&2; exit 1; }
 (cd bindings-wasm/pkg && npm pack --silent --pack-destination "$DIST" >/dev/null)
 
 step "CLI binary (glibc $GLIBC through the wheel's zig environment)"
 # shellcheck source=/dev/null
 (. "$ZIG_ENV" && cargo build --profile "$PROFILE" -q -p captcha-dlq-cli --target "$TARGET")
-check_glibc "target/$TARGET/$PROFILE/captcha-dlq"
-cp "target/$TARGET/$PROFILE/captcha-dlq" "$DIST/captcha-dlq-$VERSION-$TARGET"
+check_glibc "$CARGO_TARGET_DIR/$TARGET/$PROFILE/captcha-dlq"
+cp "$CARGO_TARGET_DIR/$TARGET/$PROFILE/captcha-dlq" "$DIST/captcha-dlq-$VERSION-$TARGET"
 
 step "dist/"
 ls -l "$DIST"

@@ -105,10 +105,21 @@ wasm_probe() {
   node .ci/wasm-probe.mjs target/wasm32-unknown-unknown/debug/captcha_dlq_wasm_probe.wasm
 }
 
+# The README's first command as a newcomer runs it (`cargo demo`, the CLI without Redis and OTLP), then that same
+# binary refusing a Redis DLQ by name: the one run of the CLI built without its default features.
 demo() {
-  local out=$STAGE_LOGS/demo.out
-  cargo run -q -p captcha-dlq-cli -- demo >"$out"
+  local out=$STAGE_LOGS/demo.out err=$STAGE_LOGS/demo.err status=0
+  cargo demo >"$out"
   grep -q "DLQ size after replay: 0" "$out" && echo "demo ok: $(grep -c '^Solved:' "$out") solved, the DLQ empty after replay"
+  printf '{"type":"text","body":"aGVsbG8="}\n' >"$STAGE_LOGS/demo-task.jsonl"
+  target/debug/captcha-dlq batch "$STAGE_LOGS/demo-task.jsonl" --dlq "redis://:secret-pw@127.0.0.1:1" \
+    --base-url http://127.0.0.1:1 >/dev/null 2>"$err" || status=$?
+  if [ "$status" = 0 ] || ! grep -q "no Redis store" "$err" || grep -q "secret-pw" "$err"; then
+    echo "the demo's CLI (no redis feature) did not refuse a Redis DLQ by name (exit $status):" >&2
+    cat "$err" >&2
+    return 1
+  fi
+  echo "the same CLI refuses a Redis DLQ by name (exit $status): $(grep -m1 "no Redis store" "$err")"
 }
 
 actionlint() {
@@ -144,6 +155,10 @@ stage_wait "system packages: redis-server, redis-cli, openssl, chromium, chromed
 # server, TLS with an ACL user, a 3-master cluster), e2e, the CLI (demo, batch, dashboard, durability under
 # SIGKILL, locks, Redis outages), the mock solver, the Python store under an embedded interpreter.
 stage_bg "Rust tests: run (cargo-nextest, then the doc tests)" rust_tests_run
+# The README's first command compiles the CLI without its default features in the workspace's target dir, on the
+# dependencies the test build compiled, once the Rust tests are done with the CLI binary it replaces there; the
+# artifacts build in a target dir of their own beside both.
+stage_bg_after "Rust tests: run (cargo-nextest, then the doc tests)" "the demo (README's first command, cargo demo)" demo
 stage_wait "wasm-bindgen-cli at the pinned version"
 stage "artifacts, ci profile: ./package.sh --profile ci (manylinux_2_17 wheel, sdist and a wheel built from it outside the repository, npm main + linux-x64-gnu tarballs, browser tarball, CLI)" ./package.sh --profile ci
 stage_wait "Rust tests: run (cargo-nextest, then the doc tests)"
@@ -151,18 +166,16 @@ stage_wait "Rust tests: run (cargo-nextest, then the doc tests)"
 stage_bg "Python: the wheel in 3.13 (stubtest, mypy, pytest, page tests) and 3.9 (smoke)" bash .ci/package-check.sh python
 stage_bg "Node: the npm tarballs in a fresh project (CommonJS, tsc, the shared suite, Node-only, audit, traces, page)" bash .ci/package-check.sh node
 stage_bg "browser: the tarball in a fresh project under headless Chromium (import map, workers, the extension)" bash .ci/package-check.sh browser
-# The README's first command compiles the CLI without the test kit, beside the browser crate's wasm32 build.
-stage_bg "the demo (README's first command)" demo
 stage "browser crate: wasm-bindgen-test in headless Chromium (store suite on IndexedDB, vectors)" bash bindings-wasm/test.sh --rust-only
 stage "the core on wasm32: no host imports, same answers" wasm_probe
 stage "browser package sizes (.wasm 420 KB guard, shipped JS 15 KB, page JS 9 KB; gzipped)" bash bench/wasm/size.sh --guards-only
 stage "versions: one across crates, wheel, npm packages, CLI and dist/" target/package-tools/bin/python .ci/version-check.py
-stage "crates: cargo package of core, client and the native library, each built on its own; the library has no CLI or server deps" bash .ci/crates-check.sh
+stage "crates: cargo package of core, client and the native library, each checked unpacked on its own; the library has no CLI or server deps" bash .ci/crates-check.sh
 stage "release workflow: actionlint" actionlint
 stage_wait "Python: the wheel in 3.13 (stubtest, mypy, pytest, page tests) and 3.9 (smoke)"
 stage_wait "Node: the npm tarballs in a fresh project (CommonJS, tsc, the shared suite, Node-only, audit, traces, page)"
 stage_wait "browser: the tarball in a fresh project under headless Chromium (import map, workers, the extension)"
-stage_wait "the demo (README's first command)"
+stage_wait "the demo (README's first command, cargo demo)"
 
 echo
 echo "all test stages passed"

@@ -1,26 +1,68 @@
 #!/usr/bin/env bash
 # The library crates as crates.io would take them, and the library's tree without the CLI's deps:
-#   - `cargo package` of captcha-dlq-core, captcha-dlq-client and captcha-dlq together, verified: each
-#     .crate is unpacked and built on its own, the later ones against the packed copies of the earlier
-#     ones (cargo's local overlay), so a file outside a crate, a path-only dependency or a workspace key
-#     the packed manifest lost fails here. The verify builds share the workspace's target dir
-#     (CARGO_TARGET_DIR; left unset, cargo gives each crate a cold one under target/package/), so
-#     dependencies the tests already compiled with the same features are not compiled again.
+#   - `cargo package` of captcha-dlq-core, captcha-dlq-client and captcha-dlq together; each .crate is
+#     unpacked and checked on its own (`cargo check -p`, its default features, its own feature resolution),
+#     the later ones against the unpacked copies of the earlier ones (a `[patch]` in a scratch workspace
+#     around them), so a file outside a crate, a path-only dependency or a workspace key the packed manifest
+#     lost fails here. `cargo check` finds all of these (it reads every source file and runs the build
+#     scripts) at a third of the cost of `cargo package`'s own verify, which builds; the workspace's tests
+#     build the same sources. The checks share the workspace's target dir and its lock file's versions.
+#   - the same unpacked library without its default features (no Redis store), as `cargo demo` builds it;
 #   - `cargo tree -p captcha-dlq -e normal` (what a library user compiles) holds no clap, indicatif,
 #     axum, server-side hyper, the mock solver or the dashboard.
-# Usage: .ci/crates-check.sh [--no-verify]   (--no-verify: pack only, no build)
+# Usage: .ci/crates-check.sh [--verify]   (--verify: cargo package's own verify build as well, as a release does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+ROOT=$PWD
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+VERIFY=--no-verify
+case "${1:-}" in
+  "") ;;
+  --verify) VERIFY= ;;
+  *) echo "usage: .ci/crates-check.sh [--verify]" >&2; exit 2 ;;
+esac
+CRATES=(captcha-dlq-core captcha-dlq-client captcha-dlq)
+VERSION=$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "(.*)"/\1/p' Cargo.toml)
 
-# Cargo unpacks the packed crates for the verify builds under its registry sources (a directory per overlay,
-# named `-<hash of the overlay's path>`) and reuses what it finds there for the same name and version: a second run
-# from the same checkout path would build the previous run's sources. Only our own crates are ever unpacked there.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/captcha-dlq-*
-echo "== cargo package ${1:-} -p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq"
-cargo package --quiet --allow-dirty ${1:+"$1"} -p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq
-ls -l "$CARGO_TARGET_DIR"/package/captcha-dlq-core-*.crate "$CARGO_TARGET_DIR"/package/captcha-dlq-client-*.crate \
-  "$CARGO_TARGET_DIR"/package/captcha-dlq-[0-9]*.crate
+if [ -z "$VERIFY" ]; then
+  # Cargo unpacks the packed crates for its verify builds under its registry sources (a directory per
+  # overlay, named `-<hash of the overlay's path>`) and reuses what it finds there for the same name and
+  # version: a second run from the same checkout path would build the previous run's sources.
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/captcha-dlq-*
+fi
+echo "== cargo package ${VERIFY:---verify} -p ${CRATES[*]}"
+cargo package --quiet --allow-dirty ${VERIFY:+"$VERIFY"} "${CRATES[@]/#/-p=}"
+
+# The scratch workspace: the three crates as unpacked from their .crate files, nothing else of the repository.
+SCRATCH=$CARGO_TARGET_DIR/package/unpacked
+rm -rf "$SCRATCH"
+mkdir -p "$SCRATCH"
+members=()
+for crate in "${CRATES[@]}"; do
+  file=$CARGO_TARGET_DIR/package/$crate-$VERSION.crate
+  ls -l "$file"
+  tar -xzf "$file" -C "$SCRATCH"
+  members+=("\"$crate-$VERSION\"")
+done
+{
+  echo "# Written by .ci/crates-check.sh: the packed crates, each resolving the others to its unpacked copy."
+  echo "[workspace]"
+  echo "members = [$(IFS=,; echo "${members[*]}")]"
+  echo "resolver = \"3\""
+  echo "[patch.crates-io]"
+  for crate in "${CRATES[@]}"; do
+    echo "$crate = { path = \"$crate-$VERSION\" }"
+  done
+} >"$SCRATCH/Cargo.toml"
+# The workspace's versions of every dependency (cargo adjusts the lock file to the patched members).
+cp Cargo.lock "$SCRATCH/Cargo.lock"
+for crate in "${CRATES[@]}"; do
+  echo "== cargo check -p $crate, unpacked"
+  (cd "$SCRATCH" && cargo check --quiet -p "$crate")
+done
+echo "== cargo check -p captcha-dlq --no-default-features, unpacked"
+(cd "$SCRATCH" && cargo check --quiet -p captcha-dlq --no-default-features)
+rm -rf "$SCRATCH"
 
 echo "== cargo tree -p captcha-dlq -e normal: no CLI, server or test-only crates"
 tree=$(cargo tree -p captcha-dlq -e normal --prefix none --format '{p} [{f}]')

@@ -96,8 +96,8 @@ use redis::{RedisError, RedisResult, Script, Value};
 pub use self::batch::BatchStats;
 use self::batch::{Batcher, Call};
 use self::conn::Conn;
-pub use self::location::{shown_location, DEFAULT_NAMESPACE};
 use self::location::{namespace_problem, RedisUrl};
+pub use self::location::{shown_location, DEFAULT_NAMESPACE};
 use self::scripts::{namespace_key, Op, Scripts, KEY_NAMES, STREAM};
 use super::{decode_record, new_nonce, prefix_end};
 
