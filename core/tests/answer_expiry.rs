@@ -1,8 +1,8 @@
-//! Answers expire (issue 43, item 3; DESIGN item 60): each kind declares its answer's life,
-//! every fresh answer carries `solved_at` and `expires_at`, an answer past its life is never
-//! handed over as good (a dead letter `TTLExpired` keeping the answer and its cost, or solved
-//! again when asked), and a task past its caller's `ttl_ms` is dead-lettered without another
-//! paid submission. Virtual time throughout: the engine takes `now` as an argument.
+//! Answers expire (issue 43, item 3; docs/decisions/0060-answers-expire-task-ttl.md): each kind
+//! declares its answer's life, every fresh answer carries `solved_at` and `expires_at`, an answer
+//! past its life is never handed over as good (a dead letter `TTLExpired` keeping the answer and
+//! its cost, or solved again when asked), and a task past its caller's `ttl_ms` is dead-lettered
+//! without another paid submission. Virtual time throughout: the engine takes `now` as an argument.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -517,7 +517,8 @@ pub(super) struct Scripts {
     /// Each operation of [`OPERATIONS`] as a script of its own, in that order: a call that goes
     /// out alone runs its body directly, without `APPLY`'s dispatch (reading the operations, a
     /// table of arguments, a function made and called under `pcall`, a table of replies): with
-    /// one push it cost the server 5-17 us more than the push's own script (DESIGN item 38).
+    /// one push it cost the server 5-17 us more than the push's own script (decision
+    /// 0038 in docs/decisions/).
     alone: [Script; OPERATIONS.len()],
     pub(super) receive: Script,
     pub(super) walk: Script,
