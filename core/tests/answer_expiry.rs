@@ -12,22 +12,12 @@ use captcha_dlq_core::dlq::record::Phase;
 use captcha_dlq_core::dlq::testkit::sample_journal_entry;
 use captcha_dlq_core::dlq::DeadLetterRecord;
 use captcha_dlq_core::engine::{Action, EngineConfig, Expired};
-use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Harness, KEY, T0};
+use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Harness, T0};
 use captcha_dlq_core::task::kinds::{decl, AnswerLife};
-use captcha_dlq_core::{Engine, JobId, Provider, Secret, Solution, Task, TaskKind, Timestamp};
+use captcha_dlq_core::{JobId, Solution, Task, TaskKind};
 
-fn secs(s: u64) -> Duration {
-    Duration::from_secs(s)
-}
-
-fn engine() -> Engine {
-    let provider = Provider::preset("captchaai").unwrap().with_base_url("https://sim.invalid").unwrap();
-    Engine::new(provider, Secret::new(KEY), EngineConfig::default())
-}
-
-fn drain(engine: &mut Engine, now: Timestamp) -> Vec<Action> {
-    std::iter::from_fn(|| engine.poll_action(now)).collect()
-}
+mod support;
+use support::{drain, engine, secs};
 
 fn solved(actions: &[Action]) -> Vec<(JobId, Solution)> {
     actions
