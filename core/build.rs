@@ -1,5 +1,5 @@
 //! Reads the kind declarations, one data file per kind (`kinds/<kind>.toml`, with what they share
-//! in `kinds/_shared.toml`), and writes them as Rust into `$OUT_DIR` (DESIGN item 51):
+//! in `kinds/_shared.toml`), and writes them as Rust into `$OUT_DIR` (docs/decisions/0051-every-kind-declared-once.md):
 //!
 //! - `kind_tables.rs`: the `const` [`KindDecl`] tables and `DECLS`, included by
 //!   `src/task/kinds/mod.rs`; descriptions and sources go through `strip` and the declared kinds

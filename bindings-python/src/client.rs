@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use captcha_dlq::api_values::{self, SolveOptions};
 use captcha_dlq::core::options::ClientOptions;
 use captcha_dlq::core::support::json_read::Casing;
-use captcha_dlq::{api_values, AdoptedAnswer, AdoptedHook, Client, Error, ExportFormat, Outcome};
+use captcha_dlq::{AdoptedAnswer, AdoptedHook, Client, Delivery, Error, ExportFormat, Outcome, ValidTask};
 use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -97,6 +98,17 @@ impl NativeClient {
     }
 }
 
+/// One task submitted and waited for until its answer is delivered: what `solve` blocks on and
+/// `solve_async` awaits (they differ only in how Python waits and receives the answer).
+async fn solve_one(client: Client, task: ValidTask, options: SolveOptions) -> Result<Delivery, Error> {
+    client
+        .submit_wanted(task, options.labels, None, options.ttl_ms)
+        .await?
+        .outcome()
+        .await
+        .and_then(Outcome::into_delivery)
+}
+
 #[pymethods]
 impl NativeClient {
     /// `options_json`: the client options (`ClientOptions::from_value`, snake_case);
@@ -128,14 +140,7 @@ impl NativeClient {
     fn solve(&self, py: Python<'_>, task: &Bound<'_, PyAny>, options_json: &str) -> PyResult<String> {
         let task = task_of(task)?;
         let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
-        let delivery = self.run(py, move |client| async move {
-            client
-                .submit_wanted(task, options.labels, None, options.ttl_ms)
-                .await?
-                .outcome()
-                .await
-                .and_then(Outcome::into_delivery)
-        })?;
+        let delivery = self.run(py, move |client| solve_one(client, task, options))?;
         Ok(hand_over(api_values::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
     }
 
@@ -151,15 +156,7 @@ impl NativeClient {
         let options = api_values::solve_options(parse(options_json, "options")?, SNAKE).map_err(|e| to_py(&e))?;
         let client = self.live()?;
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let solved = async {
-                client
-                    .submit_wanted(task, options.labels, None, options.ttl_ms)
-                    .await?
-                    .outcome()
-                    .await
-                    .and_then(Outcome::into_delivery)
-            };
-            let delivery = solved.await.map_err(|e| to_py(&e))?;
+            let delivery = solve_one(client, task, options).await.map_err(|e| to_py(&e))?;
             Ok(NativeItem::new(api_values::solution(&delivery.solution, SNAKE).to_string(), Some(delivery.receipt)))
         })
     }

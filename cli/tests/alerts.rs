@@ -4,35 +4,18 @@
 //! deliveries, so the alert is at the receiver (a real HTTP server on loopback) by the time the
 //! process has exited.
 
-use std::sync::{Arc, Mutex};
+mod support;
 
-use axum::body::Bytes;
-use axum::http::HeaderMap;
-use axum::routing::post;
 use captcha_dlq_mock::{Behavior, MockConfig, MockSolver, Outcome};
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
 const KEY: &str = "CLI-ALERTS-KEY-0123456789abcdef";
 const SECRET: &str = "cli-webhook-secret";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finding_12_a_fast_failing_batch_sends_its_alert_before_exit() {
-    let received: Arc<Mutex<Vec<(HeaderMap, Bytes)>>> = Arc::default();
-    let store = received.clone();
-    let app = axum::Router::new().route(
-        "/hook",
-        post(move |headers: HeaderMap, body: Bytes| {
-            let store = store.clone();
-            async move {
-                store.lock().unwrap().push((headers, body));
-                ""
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (origin, received) = support::receiver("/hook", "").await;
+    let hook = format!("{origin}/hook");
     let script = MockConfig {
         default_behavior: Behavior { outcome: Outcome::Unsolvable, solve_after_ms: 10, ..Behavior::default() },
         ..MockConfig::default()
@@ -51,21 +34,7 @@ async fn finding_12_a_fast_failing_batch_sends_its_alert_before_exit() {
         "polling": {"first_poll_ms": 20, "interval_ms": 20, "coalesce_ms": 5},
         "alerts": {"webhooks": [{"url": hook, "secret": SECRET, "events": ["new_reason"]}], "gather_ms": 600_000},
     });
-    let args = [
-        "batch".to_string(),
-        input.to_str().unwrap().to_string(),
-        "--dlq".into(),
-        dir.path().join("d.sqlite").to_str().unwrap().to_string(),
-        "--base-url".into(),
-        mock.base_url(),
-        "--config".into(),
-        config.to_string(),
-    ];
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(BIN).args(&args).env("CAPTCHA_DLQ_API_KEY", KEY).output().unwrap()
-    })
-    .await
-    .unwrap();
+    let out = support::batch_with_config(&input, &dir.path().join("d.sqlite"), &mock.base_url(), &config, KEY).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stdout.matches("ERROR_CAPTCHA_UNSOLVABLE").count(), 3, "three dead letters: {stdout}\n{stderr}");

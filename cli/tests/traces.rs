@@ -1,33 +1,16 @@
 //! `--config '{"traces": …}'`: the CLI exports a trace per task to an OTLP/HTTP receiver on
 //! loopback, with the batch line's labels, and never the key.
 
-use std::sync::{Arc, Mutex};
+mod support;
 
-use axum::body::Bytes;
-use axum::routing::post;
 use captcha_dlq_mock::{Behavior, MockConfig, MockSolver};
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
 const KEY: &str = "CLI-TRACES-KEY-0123456789abcdef";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_exports_its_tasks_spans_with_their_labels() {
-    let received: Arc<Mutex<Vec<Bytes>>> = Arc::default();
-    let store = received.clone();
-    let app = axum::Router::new().route(
-        "/v1/traces",
-        post(move |body: Bytes| {
-            let store = store.clone();
-            async move {
-                store.lock().unwrap().push(body);
-                "{}"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let collector = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (collector, received) = support::receiver("/v1/traces", "{}").await;
     let script = MockConfig {
         default_behavior: Behavior { solve_after_ms: 20, ..Behavior::default() },
         ..MockConfig::default()
@@ -42,27 +25,13 @@ async fn a_batch_exports_its_tasks_spans_with_their_labels() {
         "polling": {"first_poll_ms": 30, "interval_ms": 30, "coalesce_ms": 10},
         "traces": {"otlp_endpoint": collector, "protocol": "http/json", "service_name": "cli-batch"},
     });
-    let args = [
-        "batch".to_string(),
-        input.to_str().unwrap().to_string(),
-        "--dlq".into(),
-        dir.path().join("d.sqlite").to_str().unwrap().to_string(),
-        "--base-url".into(),
-        mock.base_url(),
-        "--config".into(),
-        config.to_string(),
-    ];
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(BIN).args(&args).env("CAPTCHA_DLQ_API_KEY", KEY).output().unwrap()
-    })
-    .await
-    .unwrap();
+    let out = support::batch_with_config(&input, &dir.path().join("d.sqlite"), &mock.base_url(), &config, KEY).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     let bodies = received.lock().unwrap().clone();
     assert!(!bodies.is_empty(), "the batch's spans were exported before it exited");
     let mut tasks = Vec::new();
-    for body in &bodies {
+    for (_, body) in &bodies {
         assert!(!String::from_utf8_lossy(body).contains(KEY), "the key is in an export");
         let export: Value = serde_json::from_slice(body).unwrap();
         for resource in export["resourceSpans"].as_array().unwrap() {

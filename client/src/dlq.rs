@@ -386,7 +386,7 @@ impl Dlq {
             #[cfg(target_arch = "wasm32")]
             "edit" => Err(Error::Config(ConfigError::new(
                 "op",
-                "edit is not in the browser build (it would take the .wasm over its size guard, docs/DESIGN.md item 53): \
+                "edit is not in the browser build (it would take the .wasm over its size guard, decision 0053 in docs/decisions/): \
                  edit from Node, Python, the CLI or the dashboard",
             ))),
             #[cfg(not(target_arch = "wasm32"))]

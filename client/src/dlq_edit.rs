@@ -9,7 +9,7 @@
 //! edited records ([`EditReport::edited_filter`]).
 //!
 //! Not in the browser build (`lib.rs`): with editing its `.wasm` went over its size guard
-//! (DESIGN item 53); there the `edit` operation answers a clear error.
+//! (docs/decisions/0053-edit-then-replay.md); there the `edit` operation answers a clear error.
 
 use captcha_dlq_core::dlq::{Change, DeadLetterRecord, Edit, EditWrite, Filter, Page, RecordState};
 use captcha_dlq_core::{ConfigError, Timestamp};

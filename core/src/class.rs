@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
 
-/// What a failure means for the task and for the client (DESIGN §3).
+/// What a failure means for the task and for the client (docs/decisions/0064-error-classes.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
@@ -121,7 +121,7 @@ impl Failure {
     }
 }
 
-/// System reasons used besides provider codes (DESIGN §5).
+/// System reasons used besides provider codes (docs/decisions/0065-dead-letter-record-schema-1.md).
 pub mod reason {
     pub const TIMEOUT: &str = "Timeout";
     pub const NETWORK: &str = "Network";

@@ -1,4 +1,4 @@
-//! The error table of DESIGN §3: provider code → class, minimum delay and a
+//! The error table of docs/decisions/0064-error-classes.md: provider code → class, minimum delay and a
 //! human description.
 //!
 //! One table holds the 2captcha-compatible (v1) codes and the createTask

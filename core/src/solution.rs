@@ -61,7 +61,7 @@ impl Solution {
     }
 
     /// Whether the answer is past its life at `now`. The one test every hand-over applies
-    /// (recover, adoption, replay, streams: DESIGN item 60).
+    /// (recover, adoption, replay, streams: docs/decisions/0060-answers-expire-task-ttl.md).
     pub fn expired(&self, now: Timestamp) -> bool {
         self.expires_at.is_some_and(|at| now.as_unix_millis() >= at)
     }

@@ -1,8 +1,8 @@
-//! Answers expire (issue 43, item 3; DESIGN item 60): each kind declares its answer's life,
-//! every fresh answer carries `solved_at` and `expires_at`, an answer past its life is never
-//! handed over as good (a dead letter `TTLExpired` keeping the answer and its cost, or solved
-//! again when asked), and a task past its caller's `ttl_ms` is dead-lettered without another
-//! paid submission. Virtual time throughout: the engine takes `now` as an argument.
+//! Answers expire (issue 43, item 3; docs/decisions/0060-answers-expire-task-ttl.md): each kind
+//! declares its answer's life, every fresh answer carries `solved_at` and `expires_at`, an answer
+//! past its life is never handed over as good (a dead letter `TTLExpired` keeping the answer and
+//! its cost, or solved again when asked), and a task past its caller's `ttl_ms` is dead-lettered
+//! without another paid submission. Virtual time throughout: the engine takes `now` as an argument.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,22 +12,12 @@ use captcha_dlq_core::dlq::record::Phase;
 use captcha_dlq_core::dlq::testkit::sample_journal_entry;
 use captcha_dlq_core::dlq::DeadLetterRecord;
 use captcha_dlq_core::engine::{Action, EngineConfig, Expired};
-use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Harness, KEY, T0};
+use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Harness, T0};
 use captcha_dlq_core::task::kinds::{decl, AnswerLife};
-use captcha_dlq_core::{Engine, JobId, Provider, Secret, Solution, Task, TaskKind, Timestamp};
+use captcha_dlq_core::{JobId, Solution, Task, TaskKind};
 
-fn secs(s: u64) -> Duration {
-    Duration::from_secs(s)
-}
-
-fn engine() -> Engine {
-    let provider = Provider::preset("captchaai").unwrap().with_base_url("https://sim.invalid").unwrap();
-    Engine::new(provider, Secret::new(KEY), EngineConfig::default())
-}
-
-fn drain(engine: &mut Engine, now: Timestamp) -> Vec<Action> {
-    std::iter::from_fn(|| engine.poll_action(now)).collect()
-}
+mod support;
+use support::{drain, engine, secs};
 
 fn solved(actions: &[Action]) -> Vec<(JobId, Solution)> {
     actions

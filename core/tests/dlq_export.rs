@@ -2,7 +2,8 @@
 //! `captcha-dlq.json` shapes, and errors that name the entry and field.
 
 use captcha_dlq_core::class::reason;
-use captcha_dlq_core::dlq::export::{scrub_secrets, Location, APPLICATION_ERROR, SEED_LABEL};
+use captcha_dlq_core::dlq::export::{Location, APPLICATION_ERROR, SEED_LABEL};
+use captcha_dlq_core::dlq::redact::scrub_secrets;
 use captcha_dlq_core::dlq::testkit::{at, sample_record, sample_task};
 use captcha_dlq_core::dlq::{export_json, export_jsonl, import, DeadLetterRecord, Phase, RecordState};
 use captcha_dlq_core::{ErrorClass, Timestamp};

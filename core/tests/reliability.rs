@@ -9,21 +9,11 @@ use std::time::Duration;
 use captcha_dlq_core::class::{reason, ErrorClass};
 use captcha_dlq_core::dlq::testkit::sample_record;
 use captcha_dlq_core::engine::{Action, EngineConfig, Event};
-use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Fault, Harness, KEY, T0};
-use captcha_dlq_core::{Engine, JobId, JournalEntry, Provider, Secret, Solution, Timestamp};
+use captcha_dlq_core::sim::{seed_task, Behavior, FakeService, Fault, Harness, T0};
+use captcha_dlq_core::{Engine, JobId, JournalEntry, Solution, Timestamp};
 
-fn secs(s: u64) -> Duration {
-    Duration::from_secs(s)
-}
-
-fn engine() -> Engine {
-    let provider = Provider::preset("captchaai").unwrap().with_base_url("https://sim.invalid").unwrap();
-    Engine::new(provider, Secret::new(KEY), EngineConfig::default())
-}
-
-fn drain(engine: &mut Engine, now: Timestamp) -> Vec<Action> {
-    std::iter::from_fn(|| engine.poll_action(now)).collect()
-}
+mod support;
+use support::{drain, engine, secs};
 
 fn sends(actions: &[Action]) -> usize {
     actions.iter().filter(|a| matches!(a, Action::Send { .. })).count()

@@ -180,9 +180,9 @@ fn responses_json() {
     }
 }
 
-/// The DESIGN §3 table written out by hand, independent of `classify.rs`:
+/// The docs/decisions/0064-error-classes.md table written out by hand, independent of `classify.rs`:
 /// (code, provider, class, minimum wait in seconds).
-const DESIGN_TABLE: &[(&str, &str, &str, Option<u64>)] = &[
+const CLASS_TABLE: &[(&str, &str, &str, Option<u64>)] = &[
     ("CAPCHA_NOT_READY", "2captcha", "not_ready", None),
     ("processing", "anti-captcha", "not_ready", None),
     ("idle", "anti-captcha", "not_ready", None),
@@ -262,7 +262,7 @@ fn classes_json() {
             }
         }
     }
-    for (code, provider, class, secs) in DESIGN_TABLE {
+    for (code, provider, class, secs) in CLASS_TABLE {
         let f = Provider::preset(provider).unwrap().classify(code);
         assert_eq!(f.class.as_str(), *class, "{code} on {provider}");
         assert_eq!(f.retry_after.map(|d| d.as_secs()), *secs, "{code} on {provider}");

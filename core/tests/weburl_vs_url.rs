@@ -38,7 +38,7 @@ enum Stricter {
 }
 
 /// Where `weburl`, which has no Unicode tables, accepts what the Standard
-/// refuses or writes a host differently (docs/DESIGN.md item 12).
+/// refuses or writes a host differently (docs/decisions/0012-fewer-dependencies-in-the-core.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Lenient {
     /// A non-ASCII host is kept as written, not mapped and punycoded by IDNA.

@@ -21,7 +21,7 @@ use captcha_dlq::liveness::ProcessLiveness;
 use captcha_dlq::runtime::TokioRuntime;
 use captcha_dlq::store::{RedisStore, SqliteStore};
 use captcha_dlq::transport::ReqwestTransport;
-use captcha_dlq::{AdoptedAnswer, AdoptedHook, Backends, BoxFuture, Client, RecoverOptions, Runtime};
+use captcha_dlq::{AdoptedAnswer, AdoptedHook, Backends, Client, RecoverOptions};
 use captcha_dlq_mock::redis_server::RedisServer;
 use captcha_dlq_mock::MockHandle;
 use serde_json::json;
@@ -32,28 +32,6 @@ fn fast_config() -> EngineConfig {
     let mut c = support::quick_polling(100, 50.0);
     c.polling.max_polls = 2_000;
     c
-}
-
-/// The tokio runtime with its clock `offset_ms` off (a host whose clock is wrong).
-struct Skewed {
-    inner: TokioRuntime,
-    offset_ms: i64,
-}
-
-impl Runtime for Skewed {
-    fn now(&self) -> Timestamp {
-        let ms = self.inner.now().as_unix_millis() as i64 + self.offset_ms;
-        Timestamp::from_unix_millis(ms as u64)
-    }
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        self.inner.sleep(duration)
-    }
-    fn spawn(&self, future: BoxFuture<'static, ()>) {
-        self.inner.spawn(future);
-    }
-    fn random_seed(&self) -> u64 {
-        self.inner.random_seed()
-    }
 }
 
 /// Where every client of a test opens the store (each its own connection, as processes do).
@@ -94,7 +72,7 @@ async fn client_at(base_url: &str, place: &Place, spec: Spec) -> Client {
     }
     let options = builder.options().expect("options");
     let backends = Backends {
-        runtime: Arc::new(Skewed { inner: TokioRuntime::current().expect("tokio"), offset_ms: spec.offset_ms }),
+        runtime: Arc::new(support::OffsetClock::skewed(spec.offset_ms)),
         transport: Arc::new(ReqwestTransport::new(options.secrets(), None).expect("transport")),
         liveness: Arc::new(ProcessLiveness),
         store: place.open().await,

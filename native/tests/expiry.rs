@@ -16,39 +16,15 @@ use std::time::Duration;
 
 use captcha_dlq::core::class::reason;
 use captcha_dlq::core::dlq::{DlqStore, Filter, Page};
-use captcha_dlq::core::Timestamp;
 use captcha_dlq::liveness::ProcessLiveness;
-use captcha_dlq::runtime::TokioRuntime;
 use captcha_dlq::store::SqliteStore;
 use captcha_dlq::transport::ReqwestTransport;
-use captcha_dlq::{Backends, BoxFuture, Client, Error, RecoverOptions, Runtime, SolveInput};
+use captcha_dlq::{Backends, Client, Error, RecoverOptions, SolveInput};
 use captcha_dlq_mock::MockHandle;
 use futures::StreamExt;
 use serde_json::json;
 
 const PRICE: f64 = 0.00299;
-
-/// The tokio runtime with a clock the test moves forward.
-struct Moved {
-    inner: TokioRuntime,
-    ahead_ms: Arc<AtomicI64>,
-}
-
-impl Runtime for Moved {
-    fn now(&self) -> Timestamp {
-        let ms = self.inner.now().as_unix_millis() as i64 + self.ahead_ms.load(Ordering::SeqCst);
-        Timestamp::from_unix_millis(ms as u64)
-    }
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        self.inner.sleep(duration)
-    }
-    fn spawn(&self, future: BoxFuture<'static, ()>) {
-        self.inner.spawn(future);
-    }
-    fn random_seed(&self) -> u64 {
-        self.inner.random_seed()
-    }
-}
 
 async fn client(mock: &MockHandle, file: &std::path::Path, ahead_ms: &Arc<AtomicI64>) -> Client {
     let options = captcha_dlq::builder()
@@ -59,7 +35,7 @@ async fn client(mock: &MockHandle, file: &std::path::Path, ahead_ms: &Arc<Atomic
         .options()
         .expect("options");
     let backends = Backends {
-        runtime: Arc::new(Moved { inner: TokioRuntime::current().expect("tokio"), ahead_ms: ahead_ms.clone() }),
+        runtime: Arc::new(support::OffsetClock::moved_by(ahead_ms.clone())),
         transport: Arc::new(ReqwestTransport::new(options.secrets(), None).expect("transport")),
         liveness: Arc::new(ProcessLiveness),
         store: Arc::new(SqliteStore::open(file).expect("open SQLite")),

@@ -158,7 +158,7 @@ test('alerts: a webhook on loopback receives a new reason, signed over its time 
 });
 
 test('dlq.edit: wrong sitekeys are previewed, fixed and replayed until solved; an invalid result is refused naming the field', async () => {
-  // Node only: the browser build leaves editing out (its .wasm size guard, docs/DESIGN.md item 53).
+  // Node only: the browser build leaves editing out (its .wasm size guard, docs/decisions/0053-edit-then-replay.md).
   await script({ rules: [{ match: { site_key: '6Le-WRONG' }, behavior: { outcome: 'bad_parameters', code: 'ERROR_WRONG_GOOGLEKEY' } }] });
   const client = new Client(options());
   const wrong = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-WRONG', pageUrl: `https://example.com/edit/${n}` });

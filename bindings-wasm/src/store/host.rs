@@ -47,7 +47,7 @@ impl HostCall for JsHostCall {
     }
 
     /// Read so that a bad `shared` is refused here as in Node; a shared store keeps no fleet
-    /// ledger in the browser (`docs/DESIGN.md` item 49), its lock still serialises the tabs.
+    /// ledger in the browser (`docs/decisions/0049-host-stores-join-the-fleet.md`), its lock still serialises the tabs.
     fn declared(&self, name: &'static str) -> Option<Value> {
         let value = Reflect::get(&self.object, &JsValue::from_str(name)).ok().filter(|v| !absent(v))?;
         Some(from_js(value).unwrap_or_else(Value::String))

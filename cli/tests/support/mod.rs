@@ -1,7 +1,8 @@
 //! What the CLI's integration tests share: the binary run apart from the tester's environment
-//! (no `CAPTCHA_DLQ_API_KEY` or `CAPTCHA_DLQ_PATH` of theirs), a mock solver with a default
-//! delay, a task file, the wall clock as a `Timestamp`, and HTTP exchanges with a dashboard the
-//! test started (killed when the test ends).
+//! (no `CAPTCHA_DLQ_API_KEY` or `CAPTCHA_DLQ_PATH` of theirs), a `batch` run with a `--config`, a
+//! mock solver with a default delay, a task file, the wall clock as a `Timestamp`, an HTTP
+//! receiver that keeps what the CLI posts to it (webhooks, trace exports), and HTTP exchanges
+//! with a dashboard the test started (killed when the test ends).
 //!
 //! Each test file compiles this module on its own and uses part of it.
 #![allow(dead_code)]
@@ -10,9 +11,13 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
+use std::sync::{Arc, Mutex};
 
+use axum::body::Bytes;
+use axum::http::HeaderMap;
 use captcha_dlq::core::Timestamp;
 use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver};
+use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_captcha-dlq");
 
@@ -40,6 +45,38 @@ pub async fn run_blocking(args: &[&str], key: Option<&str>) -> Output {
     tokio::task::spawn_blocking(move || command(&args, key.as_deref()).output().expect("the binary runs"))
         .await
         .expect("join")
+}
+
+/// `captcha-dlq batch INPUT --dlq DLQ --base-url BASE_URL --config CONFIG` with `key`, run to its
+/// end on a thread of its own ([`run_blocking`]).
+pub async fn batch_with_config(input: &Path, dlq: &Path, base_url: &str, config: &Value, key: &str) -> Output {
+    let (input, dlq, config) = (input.to_str().unwrap(), dlq.to_str().unwrap(), config.to_string());
+    run_blocking(&["batch", input, "--dlq", dlq, "--base-url", base_url, "--config", &config], Some(key)).await
+}
+
+/// Each request a [`receiver`] took: its headers and body, in arrival order.
+pub type Received = Arc<Mutex<Vec<(HeaderMap, Bytes)>>>;
+
+/// An HTTP server on loopback that keeps every POST to `path` and answers it with `reply` (a
+/// webhook's receiver, an OTLP collector). Returns its origin (`http://127.0.0.1:PORT`, no path)
+/// and what it took. It serves until the test's runtime ends.
+pub async fn receiver(path: &str, reply: &'static str) -> (String, Received) {
+    let received = Received::default();
+    let kept = received.clone();
+    let app = axum::Router::new().route(
+        path,
+        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+            let kept = kept.clone();
+            async move {
+                kept.lock().unwrap().push((headers, body));
+                reply
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (origin, received)
 }
 
 pub fn now() -> Timestamp {

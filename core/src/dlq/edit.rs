@@ -1,4 +1,4 @@
-//! Editing a dead letter before it is replayed (DESIGN item 53): an [`Edit`] changes a
+//! Editing a dead letter before it is replayed (docs/decisions/0053-edit-then-replay.md): an [`Edit`] changes a
 //! record's task (a JSON merge patch, RFC 7396, on the task's own JSON object) and its labels
 //! (set or remove), and yields the new record with the list of what changed.
 //!

@@ -21,6 +21,7 @@ use crate::cased;
 use crate::class::{reason, ErrorClass};
 use crate::classify::class_of;
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
+use crate::dlq::redact::scrub_secrets;
 use crate::json_field::json_type;
 use crate::json_read::{Casing, FromJson};
 use crate::task::Task;
@@ -414,81 +415,6 @@ fn looks_like_network_error(s: &str) -> bool {
     MARKERS.iter().any(|m| lower.contains(m))
 }
 
-/// Removes API keys from text a seed stored verbatim: `requests` puts the
-/// polled URL (`res.php?key=…&action=get`) into its exception messages.
-pub fn scrub_secrets(text: &str) -> String {
-    let mut out = scrub_after(text, "key=", |before| {
-        before.is_none_or(|c| matches!(c, '?' | '&' | ' ' | '(' | '\'' | '"' | '\n' | '\t'))
-    });
-    for name in ["clientKey", "apiKey", "api_key"] {
-        out = scrub_quoted_field(&out, name);
-    }
-    out
-}
-
-const REDACTED: &str = "[redacted]";
-
-fn ends_value(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '&' | '\'' | '"' | ')' | ';' | ',' | '<' | '>' | '#')
-}
-
-/// Replaces the value after each `marker` (when `boundary` accepts the char before it).
-fn scrub_after(text: &str, marker: &str, boundary: impl Fn(Option<char>) -> bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(pos) = rest.find(marker) {
-        let (head, tail) = rest.split_at(pos);
-        let before = head.chars().next_back().or_else(|| out.chars().next_back());
-        out.push_str(head);
-        out.push_str(marker);
-        let value_start = tail.strip_prefix(marker).unwrap_or(tail);
-        if boundary(before) {
-            let end = value_start.find(ends_value).unwrap_or(value_start.len());
-            if end > 0 {
-                out.push_str(REDACTED);
-            }
-            rest = &value_start[end..];
-        } else {
-            rest = value_start;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Replaces the value of `"name": "value"` or `'name': 'value'` (JSON or a Python dict repr).
-fn scrub_quoted_field(text: &str, name: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(pos) = rest.find(name) {
-        let (head, tail) = rest.split_at(pos + name.len());
-        out.push_str(head);
-        let after_name = tail.trim_start_matches(['"', '\'']).trim_start();
-        let Some(after_colon) = after_name.strip_prefix([':', '=']) else {
-            rest = tail;
-            continue;
-        };
-        let value = after_colon.trim_start();
-        let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
-            rest = tail;
-            continue;
-        };
-        let body = &value[1..];
-        let Some(end) = body.find(quote) else {
-            rest = tail;
-            continue;
-        };
-        let prefix_len = tail.len() - value.len();
-        out.push_str(&tail[..prefix_len]);
-        out.push(quote);
-        out.push_str(REDACTED);
-        out.push(quote);
-        rest = &body[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -505,20 +431,6 @@ mod tests {
         assert!(looks_like_network_error("connect ECONNREFUSED 127.0.0.1:443"));
         assert!(looks_like_network_error("socket hang up"));
         assert!(!looks_like_network_error("division by zero"));
-    }
-
-    #[test]
-    fn secrets_are_scrubbed() {
-        let text = "HTTPSConnectionPool(host='ocr.captchaai.com', port=443): Max retries exceeded with url: \
-                    /res.php?key=abcdef0123456789&action=get&id=71823460&json=1 (Caused by ...)";
-        let clean = scrub_secrets(text);
-        assert!(!clean.contains("abcdef0123456789"), "{clean}");
-        assert!(clean.contains("/res.php?key=[redacted]&action=get"), "{clean}");
-        assert_eq!(scrub_secrets("monkey=1 key=s3cret"), "monkey=1 key=[redacted]");
-        let json = r#"{"clientKey": "s3cret", "task": {}} and 'api_key': 'x1'"#;
-        assert_eq!(scrub_secrets(json), r#"{"clientKey": "[redacted]", "task": {}} and 'api_key': '[redacted]'"#);
-        assert_eq!(scrub_secrets("clientKey alone, apiKey=\"y\""), "clientKey alone, apiKey=\"[redacted]\"");
-        assert_eq!(scrub_secrets("ключ key=é"), "ключ key=[redacted]");
     }
 
     #[test]

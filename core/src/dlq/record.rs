@@ -1,4 +1,4 @@
-//! The dead-letter record, schema 1 (DESIGN §5): everything needed to replay
+//! The dead-letter record, schema 1 (docs/decisions/0065-dead-letter-record-schema-1.md): everything needed to replay
 //! a task safely and to see why it failed. Never holds the API key.
 
 use std::collections::BTreeMap;

@@ -66,12 +66,86 @@ pub fn is_secret_name(name: &str) -> bool {
 /// Borrowed when there is nothing to replace.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
     let userinfo = redact_userinfo(text);
-    let scrubbed = crate::dlq::export::scrub_secrets(&userinfo);
+    let scrubbed = scrub_secrets(&userinfo);
     if scrubbed == text {
         Cow::Borrowed(text)
     } else {
         Cow::Owned(scrubbed)
     }
+}
+
+/// `text` with API keys replaced: `key=…` (as `requests` quotes a polled `res.php?key=…&action=get`
+/// in its exception messages, which the seeds stored verbatim) and quoted `clientKey`/`apiKey`/
+/// `api_key` values. Part of [`redact_text`]; the import of seed files uses it alone.
+pub fn scrub_secrets(text: &str) -> String {
+    let mut out = scrub_after(text, "key=", |before| {
+        before.is_none_or(|c| matches!(c, '?' | '&' | ' ' | '(' | '\'' | '"' | '\n' | '\t'))
+    });
+    for name in ["clientKey", "apiKey", "api_key"] {
+        out = scrub_quoted_field(&out, name);
+    }
+    out
+}
+
+fn ends_value(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '&' | '\'' | '"' | ')' | ';' | ',' | '<' | '>' | '#')
+}
+
+/// Replaces the value after each `marker` (when `boundary` accepts the char before it).
+fn scrub_after(text: &str, marker: &str, boundary: impl Fn(Option<char>) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find(marker) {
+        let (head, tail) = rest.split_at(pos);
+        let before = head.chars().next_back().or_else(|| out.chars().next_back());
+        out.push_str(head);
+        out.push_str(marker);
+        let value_start = tail.strip_prefix(marker).unwrap_or(tail);
+        if boundary(before) {
+            let end = value_start.find(ends_value).unwrap_or(value_start.len());
+            if end > 0 {
+                out.push_str(REDACTED);
+            }
+            rest = &value_start[end..];
+        } else {
+            rest = value_start;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Replaces the value of `"name": "value"` or `'name': 'value'` (JSON or a Python dict repr).
+fn scrub_quoted_field(text: &str, name: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find(name) {
+        let (head, tail) = rest.split_at(pos + name.len());
+        out.push_str(head);
+        let after_name = tail.trim_start_matches(['"', '\'']).trim_start();
+        let Some(after_colon) = after_name.strip_prefix([':', '=']) else {
+            rest = tail;
+            continue;
+        };
+        let value = after_colon.trim_start();
+        let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            rest = tail;
+            continue;
+        };
+        let body = &value[1..];
+        let Some(end) = body.find(quote) else {
+            rest = tail;
+            continue;
+        };
+        let prefix_len = tail.len() - value.len();
+        out.push_str(&tail[..prefix_len]);
+        out.push(quote);
+        out.push_str(REDACTED);
+        out.push(quote);
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Characters that end the user info scanned back from an `@`: the start of a word, a value
@@ -162,6 +236,20 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn secrets_are_scrubbed() {
+        let text = "HTTPSConnectionPool(host='ocr.captchaai.com', port=443): Max retries exceeded with url: \
+                    /res.php?key=abcdef0123456789&action=get&id=71823460&json=1 (Caused by ...)";
+        let clean = scrub_secrets(text);
+        assert!(!clean.contains("abcdef0123456789"), "{clean}");
+        assert!(clean.contains("/res.php?key=[redacted]&action=get"), "{clean}");
+        assert_eq!(scrub_secrets("monkey=1 key=s3cret"), "monkey=1 key=[redacted]");
+        let json = r#"{"clientKey": "s3cret", "task": {}} and 'api_key': 'x1'"#;
+        assert_eq!(scrub_secrets(json), r#"{"clientKey": "[redacted]", "task": {}} and 'api_key': '[redacted]'"#);
+        assert_eq!(scrub_secrets("clientKey alone, apiKey=\"y\""), "clientKey alone, apiKey=\"[redacted]\"");
+        assert_eq!(scrub_secrets("ключ key=é"), "ключ key=[redacted]");
+    }
 
     #[test]
     fn secret_names_are_found_in_every_casing() {

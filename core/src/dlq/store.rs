@@ -359,7 +359,7 @@ pub trait DlqStore: MaybeSendSync {
     /// `edit.before`'s and it is neither under a lease live at `now` nor being replayed (its id has
     /// a journal entry); everything else of the record (attempts, replays, deliveries, state,
     /// parked reason, times) stays as stored. Parked and ready records can be edited. Not in
-    /// the browser build, which leaves editing out (its `.wasm` size guard, DESIGN item 53).
+    /// the browser build, which leaves editing out (its `.wasm` size guard, docs/decisions/0053-edit-then-replay.md).
     #[cfg(not(target_arch = "wasm32"))]
     async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError>;
 

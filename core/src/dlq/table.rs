@@ -97,7 +97,7 @@ pub enum Table {
     /// One [`Counters`] row, [`COUNTERS_KEY`].
     Meta,
     /// [`FleetAccountRow`]s by account id: only in a store keeping the fleet ledger. Not in the
-    /// browser build, which keeps none (`docs/DESIGN.md` item 49).
+    /// browser build, which keeps none (`docs/decisions/0049-host-stores-join-the-fleet.md`).
     #[cfg(not(target_arch = "wasm32"))]
     FleetAccounts,
     /// [`OwnerRow`](crate::fleet::OwnerRow)s by owner id: only in a store keeping the fleet ledger.

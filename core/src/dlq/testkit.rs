@@ -146,7 +146,8 @@ const ALL_CASES: [&str; 29] = [
 ];
 
 /// The cases [`run_store_suite`] runs, in order: every one, except in the browser build, which
-/// leaves editing and the audit trail out (DESIGN items 53 and 54) and so runs all but the last four.
+/// leaves editing and the audit trail out (decisions 0053 and 0054 in docs/decisions/) and so runs all
+/// but the last four.
 #[cfg(not(target_arch = "wasm32"))]
 pub const CASES: [&str; 29] = ALL_CASES;
 #[cfg(target_arch = "wasm32")]

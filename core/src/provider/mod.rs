@@ -1,6 +1,6 @@
 //! Providers: a wire codec plus a table of facts about one solving service.
 //!
-//! Two protocol families (DESIGN §3): the 2captcha-compatible v1 API
+//! Two protocol families (docs/decisions/0064-error-classes.md): the 2captcha-compatible v1 API
 //! ([`v1`]) and the createTask JSON API ([`create_task`], with per-service
 //! task tables in [`dialect`]). Every `parse_*` is total: any status and any
 //! body map to an outcome, never a panic.

@@ -46,8 +46,8 @@ pub enum Task {
     Text(Box<TextCaptcha>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
-    /// own `type`. Not in the browser build (DESIGN item 51: it would take the `.wasm` over its
-    /// size guard); there such a kind is sent as a raw task.
+    /// own `type`. Not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
+    /// would take the `.wasm` over its size guard); there such a kind is sent as a raw task.
     #[serde(untagged)]
     #[cfg(not(target_arch = "wasm32"))]
     Declared(Box<Declared>),

@@ -1,17 +1,21 @@
 //! What the native integration tests share: the task they solve, a quick polling schedule,
-//! a mock solver with a default delay, bounded waits, and the concurrent drain every
-//! shareable store must pass.
+//! a mock solver with a default delay, bounded waits, the concurrent drain every shareable
+//! store must pass, and a runtime whose clock the test sets off from the host's.
 //!
 //! Each test file compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use captcha_dlq::core::dlq::testkit::{at, sample_record};
 use captcha_dlq::core::dlq::{DlqStore, Filter, PushOutcome, StoreError};
 use captcha_dlq::core::engine::{Backoff, EngineConfig, FirstPoll};
-use captcha_dlq::core::{Task, ValidTask};
+use captcha_dlq::core::{Task, Timestamp, ValidTask};
+use captcha_dlq::runtime::TokioRuntime;
+use captcha_dlq::{BoxFuture, Runtime};
 use captcha_dlq_mock::{Behavior, MockConfig, MockHandle, MockSolver, Rule};
 use serde_json::json;
 
@@ -113,6 +117,42 @@ pub async fn drain_at_once<S: DlqStore + 'static>(store: &S, workers: Vec<S>) ->
     assert_eq!(all.len(), distinct.len(), "a record was leased twice");
     assert_eq!(distinct, want);
     distinct
+}
+
+/// The current tokio runtime with its clock `offset_ms` off the host's (negative: behind). A
+/// fixed offset is a host whose clock is wrong; an offset the test raises moves time forward,
+/// so nothing sleeps for a token's life.
+pub struct OffsetClock {
+    inner: TokioRuntime,
+    offset_ms: Arc<AtomicI64>,
+}
+
+impl OffsetClock {
+    /// Off by what `offset_ms` holds at each reading (the test keeps a clone to move it).
+    pub fn moved_by(offset_ms: Arc<AtomicI64>) -> Self {
+        OffsetClock { inner: TokioRuntime::current().expect("tokio"), offset_ms }
+    }
+
+    /// Off by `offset_ms` for good.
+    pub fn skewed(offset_ms: i64) -> Self {
+        Self::moved_by(Arc::new(AtomicI64::new(offset_ms)))
+    }
+}
+
+impl Runtime for OffsetClock {
+    fn now(&self) -> Timestamp {
+        let ms = self.inner.now().as_unix_millis() as i64 + self.offset_ms.load(Ordering::SeqCst);
+        Timestamp::from_unix_millis(ms as u64)
+    }
+    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
+        self.inner.sleep(duration)
+    }
+    fn spawn(&self, future: BoxFuture<'static, ()>) {
+        self.inner.spawn(future);
+    }
+    fn random_seed(&self) -> u64 {
+        self.inner.random_seed()
+    }
 }
 
 /// Two loopback servers for redirect tests: `redirector` answers `/elsewhere` (any method)

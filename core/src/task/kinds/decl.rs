@@ -45,8 +45,9 @@ pub struct KindDecl {
 }
 
 /// How long a kind's answer is good for after it was solved: a token or a cookie expires, a
-/// recognised text does not. Past its life an answer is never handed over as good (DESIGN
-/// item 60: it becomes a dead letter `TTLExpired`, or is solved again when asked).
+/// recognised text does not. Past its life an answer is never handed over as good
+/// (docs/decisions/0060-answers-expire-task-ttl.md: it becomes a dead letter `TTLExpired`, or is
+/// solved again when asked).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum AnswerLife {
     /// Good for `ms` after it was solved: as `doc` says, or (`note`) as assumed where no page

@@ -1,6 +1,6 @@
 //! Every task kind, declared once: its fields with their types and checks, its
 //! answer's shape, its wire form per protocol and dialect, and the source of
-//! each wire fact (DESIGN item 51).
+//! each wire fact (docs/decisions/0051-every-kind-declared-once.md).
 //!
 //! One data file per kind, `core/kinds/<kind>.toml` (shared fields, answers,
 //! preset lists and clients named once in `core/kinds/_shared.toml`), holds its

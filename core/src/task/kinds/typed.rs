@@ -1,5 +1,5 @@
 //! Typed Rust forms of the kinds, written by `core/build.rs` from the kind files
-//! (`core/kinds/<kind>.toml`, DESIGN item 51):
+//! (`core/kinds/<kind>.toml`, docs/decisions/0051-every-kind-declared-once.md):
 //!
 //! - a struct per declared kind ([`AmazonWaf`], [`DataDome`], ...), its fields typed by their
 //!   declared types (`String`, `Option<String>`, `bool`, `u64`, `f64`, `Vec<String>`, [`Proxy`]).

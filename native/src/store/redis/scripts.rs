@@ -347,21 +347,31 @@ redis.call('HSET', DELIV, ARGV[1], 0)
 return 1
 "#;
 
-/// ARGV: now, ids. Removes those not under a live lease; returns how many.
-const PURGE: &str = r#"
-local now, n = tonumber(ARGV[1]), 0
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  if redis.call('HEXISTS', BODY, id) == 1 then
-    local u = tonumber(redis.call('ZSCORE', UNTIL, id))
-    local live = redis.call('HEXISTS', NONCE, id) == 1 and u ~= nil and u > now
-    if not live then
-      drop(id)
-      n = n + 1
+/// Shared by the two purges (not by every script: each local function is a closure made again
+/// on every call): the walk over the ids they are given and the lease rule they both apply.
+const PURGE_PRELUDE: &str = r#"
+-- Removes each record whose id is ARGV[i], for i from `first` by `step`, that `chosen(i)` accepts
+-- and that is not under a lease still live at `now` (ms); returns how many went.
+local function purge_chosen(now, first, step, chosen)
+  local n = 0
+  for i = first, #ARGV, step do
+    local id = ARGV[i]
+    if chosen(i) then
+      local u = tonumber(redis.call('ZSCORE', UNTIL, id))
+      local live = redis.call('HEXISTS', NONCE, id) == 1 and u ~= nil and u > now
+      if not live then
+        drop(id)
+        n = n + 1
+      end
     end
   end
+  return n
 end
-return n
+"#;
+
+/// ARGV: now, ids. Removes those not under a live lease; returns how many.
+const PURGE: &str = r#"
+return purge_chosen(tonumber(ARGV[1]), 2, 1, function(i) return redis.call('HEXISTS', BODY, ARGV[i]) == 1 end)
 "#;
 
 /// Retention's compare-and-delete (issue 44, finding 8). ARGV: pairs of (id, the record's body
@@ -371,19 +381,7 @@ return n
 const PURGE_UNCHANGED: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local n = 0
-for i = 1, #ARGV, 2 do
-  local id, seen = ARGV[i], ARGV[i + 1]
-  if redis.call('HGET', BODY, id) == seen then
-    local u = tonumber(redis.call('ZSCORE', UNTIL, id))
-    local live = redis.call('HEXISTS', NONCE, id) == 1 and u ~= nil and u > now
-    if not live then
-      drop(id)
-      n = n + 1
-    end
-  end
-end
-return n
+return purge_chosen(now, 1, 2, function(i) return redis.call('HGET', BODY, ARGV[i]) == ARGV[i + 1] end)
 "#;
 
 /// ARGV: id, JSON, has key ('1'/'0'), key, has owner ('1'/'0'), owner, must exist ('1'/'0':
@@ -517,7 +515,8 @@ pub(super) struct Scripts {
     /// Each operation of [`OPERATIONS`] as a script of its own, in that order: a call that goes
     /// out alone runs its body directly, without `APPLY`'s dispatch (reading the operations, a
     /// table of arguments, a function made and called under `pcall`, a table of replies): with
-    /// one push it cost the server 5-17 us more than the push's own script (DESIGN item 38).
+    /// one push it cost the server 5-17 us more than the push's own script (decision
+    /// 0038 in docs/decisions/).
     alone: [Script; OPERATIONS.len()],
     pub(super) receive: Script,
     pub(super) walk: Script,
@@ -558,8 +557,8 @@ impl Scripts {
             walk: s(WALK),
             peek_ids: s(PEEK_IDS),
             records: s(RECORDS),
-            purge: s(PURGE),
-            purge_unchanged: Script::new(&format!("{prelude}{PURGE_UNCHANGED}")),
+            purge: Script::new(&format!("{prelude}{PURGE_PRELUDE}{PURGE}")),
+            purge_unchanged: Script::new(&format!("{prelude}{PURGE_PRELUDE}{PURGE_UNCHANGED}")),
             clear_settled: s(CLEAR_SETTLED),
             journal_claim: Script::new(&format!("{prelude}{JOURNAL_CLAIM}")),
         }

@@ -538,9 +538,21 @@ pub(super) fn count_matching(conn: &Connection, loc: &str, filter: &Filter, now:
 }
 
 pub(super) fn purge(conn: &Connection, loc: &str, filter: &Filter, now: Timestamp) -> Result<u64, StoreError> {
+    delete_unleased(conn, loc, filter, now, |_| Ok(true))
+}
+
+/// Deletes the records `filter` selects that are not under a lease live at `now` and that
+/// `chosen` accepts; returns how many went. The rule both purges apply: a lease is never broken.
+fn delete_unleased(
+    conn: &Connection,
+    loc: &str,
+    filter: &Filter,
+    now: Timestamp,
+    mut chosen: impl FnMut(&RawRow) -> Result<bool, StoreError>,
+) -> Result<u64, StoreError> {
     let mut ids = Vec::new();
     scan(conn, loc, filter, "", now, |row, state| {
-        if state != RecordState::Leased {
+        if state != RecordState::Leased && chosen(&row)? {
             ids.push(row.id);
         }
         Ok(true)
@@ -562,21 +574,10 @@ pub(super) fn purge_unchanged(
     now: Timestamp,
 ) -> Result<u64, StoreError> {
     let by_id = Filter { ids: records.iter().map(|r| r.id.clone()).collect(), ..Filter::default() };
-    let mut ids = Vec::new();
-    scan(conn, loc, &by_id, "", now, |row, state| {
-        if state != RecordState::Leased {
-            let stored = decode_record(&row.id, &row.json)?;
-            if records.iter().any(|given| given.same_version(&stored)) {
-                ids.push(row.id);
-            }
-        }
-        Ok(true)
-    })?;
-    let mut delete = conn.prepare_cached("DELETE FROM records WHERE id = ?1").map_err(db_error(loc))?;
-    for id in &ids {
-        delete.execute([id]).map_err(db_error(loc))?;
-    }
-    Ok(ids.len() as u64)
+    delete_unleased(conn, loc, &by_id, now, |row| {
+        let stored = decode_record(&row.id, &row.json)?;
+        Ok(records.iter().any(|given| given.same_version(&stored)))
+    })
 }
 
 /// (total, parked, leased at `now`, oldest), (dropped, completed, abandoned), in flight: one snapshot.
