@@ -2,7 +2,7 @@
 //! engine's defaults ([`crate::engine::EngineConfig::for_provider`]).
 //!
 //! `docs/providers.md` is the same table with the source of every figure; a
-//! test (`core/tests/providers_doc.rs`) reads the document and fails when the
+//! test (`core/tests/it/providers_doc.rs`) reads the document and fails when the
 //! two differ. Where a service documents nothing, the figure is this project's
 //! choice and the document says so.
 //!

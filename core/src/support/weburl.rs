@@ -11,7 +11,7 @@
 //! Security rests on this module agreeing with the WHATWG parser that reqwest
 //! uses: plain `http` is allowed only to a base URL judged loopback here, so a
 //! URL this module splits differently could send the API key elsewhere in
-//! clear. `core/tests/weburl_vs_url.rs` checks it against the `url` crate.
+//! clear. `core/tests/it/weburl_vs_url.rs` checks it against the `url` crate.
 
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -100,7 +100,7 @@ impl std::error::Error for UrlError {}
 /// crate, hence reqwest) does: in `http(s)` a `\` is a path separator like
 /// `/`, so `http://evil.com\@good.com/` names the host `evil.com`. Some
 /// spellings the Standard repairs are refused here instead (see
-/// `core/tests/weburl_vs_url.rs`, which checks both against the `url` crate):
+/// `core/tests/it/weburl_vs_url.rs`, which checks both against the `url` crate):
 /// spaces and control characters (the Standard strips or drops them), a
 /// scheme not followed by exactly two slashes (`http:/x`, `http:x`,
 /// `http:///x`), percent-escapes or ASCII punctuation other than `-._~` in a

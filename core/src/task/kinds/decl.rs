@@ -4,7 +4,7 @@
 //! A declaration is data (`const` tables, written by `core/build.rs` from
 //! `core/kinds/<kind>.toml`), not code: the browser build carries
 //! one reader, one validator and one encoder for every declared kind, and
-//! `core/tests/kinds_generated.rs` writes the Python, TypeScript and docs
+//! `core/tests/it/kinds_generated.rs` writes the Python, TypeScript and docs
 //! forms of the same tables.
 
 use crate::provider::protocol::Dialect;
@@ -158,7 +158,7 @@ pub enum AnswerType {
 pub enum Wire {
     /// Written as code in `provider::v1` and `provider::dialect`, for the kinds whose
     /// mapping has more than renames (score queues, per-dialect type choices); `services`: the
-    /// presets it goes to (checked against the vectors by `core/tests/vectors.rs`).
+    /// presets it goes to (checked against the vectors by `core/tests/it/vectors.rs`).
     Coded { services: &'static [&'static str] },
     /// Renames and fixed values, per protocol.
     Declared { v1: Option<V1Decl>, create_task: &'static [CreateTaskDecl] },

@@ -10,7 +10,7 @@
 //! form needs more than renames ([`Wire::Coded`]) keep their typed structs and
 //! encoders, checked against their declarations by tests. The Python classes
 //! and stubs, the TypeScript types, the CLI's list of kinds and the docs table
-//! are written from the same tables by `core/tests/kinds_generated.rs`, which
+//! are written from the same tables by `core/tests/it/kinds_generated.rs`, which
 //! fails when a checked-in copy differs.
 
 // In the browser build descriptions and sources are `()` (`decl::Text`), passed as such.

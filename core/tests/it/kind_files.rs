@@ -1,0 +1,73 @@
+//! The reader of the kind files (`core/build/model.rs`, run by `core/build.rs`) over broken
+//! copies of `core/kinds`: each kind of bad data stops the build with a message naming the file
+//! and the key, and the checked-in files read.
+
+#[path = "../../build/model.rs"]
+#[allow(dead_code)]
+mod model;
+
+use std::path::{Path, PathBuf};
+
+fn kinds_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kinds")
+}
+
+/// The problem `load` reports for a copy of the kind files changed by `edit`.
+fn problem(name: &str, edit: impl FnOnce(&Path)) -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kind_files").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(kinds_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    edit(&dir);
+    match model::load(&dir) {
+        Ok(_) => panic!("{name}: the broken files were read"),
+        Err(problem) => problem,
+    }
+}
+
+/// Replaces `from` by `to` in `file`, which must hold it.
+fn replace(dir: &Path, file: &str, from: &str, to: &str) {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} holds no {from:?}");
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn the_checked_in_kind_files_read_in_the_order_of_task_kinds() {
+    let kinds = model::load(&kinds_dir()).unwrap();
+    let tags: Vec<&str> = kinds.kinds.iter().map(|k| k.tag.as_str()).collect();
+    let all: Vec<&str> = captcha_dlq_core::task::TaskKind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(tags, all);
+}
+
+/// Broken copies: in `<file>.toml`, the first `from` replaced by `to`; what the error must say.
+const EDITS: &[(&str, &str, &str, &str)] = &[
+    ("amazon_waf", "\nsummary =", "\nsumary =", "amazon_waf.toml: TOML parse error"),
+    ("amazon_waf", "\nsummary =", "\nsumary =", "unknown field `sumary`"),
+    ("amazon_waf", "doc = \"The `iv`", "docs = \"The `iv`", "amazon_waf.toml: fields[2]: unknown field `docs`"),
+    ("amazon_waf", r#"type = "token""#, r#"type = "tokn""#, "fields[0] (`sitekey`): `type` = `tokn` is not one of"),
+    ("amazon_waf", r#"type = "token","#, r#"type = "token", max = 3,"#, "`max` is not a setting of type `token`"),
+    ("amazon_waf", r#""page_url","#, r#""page_uri","#, "fields[1]: `page_uri` is not a field of [fields]"),
+    ("recaptcha_v3", r#"answer = "token""#, r#"answer = "tokens""#, "`tokens` is not an answer of [answers]"),
+    ("amazon_waf", r#"services = "two_captcha""#, r#"services = "two""#, "v1.services: `two` is not a list"),
+    ("amazon_waf", r#""capsolver""#, r#""capsolv""#, "create_task[1].dialect: `capsolv` is not one of"),
+    ("amazon_waf", r#"["iv", "awsIv"]"#, r#"["ivv", "awsIv"]"#, "create_task[1].params: `ivv` is not a field"),
+    ("_shared", r#""antigate","#, "", "antigate.toml: the kind `antigate` is not in `order`"),
+    ("datadome", "kind = \"Datadome\"\n", "", "datadome.toml: TOML parse error"),
+    ("datadome", "kind = \"Datadome\"\n", "", "missing field `kind`"),
+    ("datadome", "kind = \"Datadome\"", "kind = \"DataDome\"", "`kind` is `DataDome`, but the TaskKind of"),
+];
+
+#[test]
+fn bad_data_is_refused_naming_the_file_and_the_key() {
+    for (i, (file, from, to, wanted)) in EDITS.iter().enumerate() {
+        let problem = problem(&format!("edit{i}"), |d| replace(d, &format!("{file}.toml"), from, to));
+        assert!(problem.contains(wanted), "{file}: {from:?} -> {to:?}: {problem:?} does not say {wanted:?}");
+    }
+    let no_file = problem("no_file", |d| std::fs::remove_file(d.join("temu.toml")).unwrap());
+    assert!(no_file.contains("_shared.toml: `order` lists `temu`, which has no temu.toml"), "{no_file}");
+}
