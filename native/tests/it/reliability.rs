@@ -423,22 +423,19 @@ async fn an_answer_that_never_ends_is_cut_off_at_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_means_what_it_says() {
-    let mock = support::mock(1500, vec![]).await;
-    let client = client_over(&mock, Arc::new(MemoryStore::new()), None).await;
-    let running = {
-        let client = client.clone();
-        tokio::spawn(async move {
-            client.solve_many((0..300).map(|i| SolveInput::new(support::task(i))).collect(), Some(300)).await
-        })
+    // Nothing is answered before all 300 are submitted: with room for fewer than 300 at once the
+    // batch could never finish, so finishing means all 300 were with the provider at once,
+    // however long submitting them takes on a loaded machine.
+    let script = MockConfig {
+        default_behavior: Behavior { ready_after_created: 300, ..Behavior::default() },
+        ..MockConfig::default()
     };
-    let mut most = 0;
-    while !running.is_finished() {
-        most = most.max(client.status().await.unwrap().in_flight);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let results = running.await.unwrap();
-    assert!(results.iter().all(|r| r.outcome.is_ok()));
-    assert_eq!(most, 300, "all 300 were with the provider at once");
+    let mock = MockSolver::start(script).await.expect("mock starts");
+    let client = client_over(&mock, Arc::new(MemoryStore::new()), None).await;
+    let batch = client.solve_many((0..300).map(|i| SolveInput::new(support::task(i))).collect(), Some(300));
+    let results = within("300 tasks held until all are submitted", batch).await;
+    assert!(results.iter().all(|r| r.outcome.is_ok()), "{results:?}");
+    assert_eq!(mock.counters().tasks_created, 300, "each submitted once");
     client.close().await;
 }
 
@@ -507,14 +504,17 @@ async fn hold_mode_waits_out_a_zero_balance_and_resumes_after_a_top_up() {
         }
     })
     .await;
-    let refused = mock.counters().requests_to("/in.php");
-    // Probes go on while the account is empty.
-    within("two balance checks", async {
-        while mock.counters().requests_to("/res.php") < 2 {
+    // Probes go on while the account is empty. The submissions refused are counted once a probe has
+    // answered: a submit sent before the hold may still be reaching the mock when the hold is seen.
+    let probes = &mock;
+    let balance_checks = |n: u64| async move {
+        while probes.counters().requests_to("/res.php") < n {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-    })
-    .await;
+    };
+    within("a balance check", balance_checks(1)).await;
+    let refused = mock.counters().requests_to("/in.php");
+    within("two more balance checks", balance_checks(3)).await;
     assert_eq!(mock.counters().requests_to("/in.php"), refused, "no submission while the balance is zero");
     let mut topped_up = mock.config();
     topped_up.account_errors.clear();

@@ -241,6 +241,9 @@ pub struct Behavior {
     pub outcome: Outcome,
     /// Milliseconds from submit until the outcome is visible to polls (before that: not ready).
     pub solve_after_ms: u64,
+    /// Not ready either until the mock has created this many tasks in all: a batch is held with
+    /// the provider until the whole of it has been submitted, however slowly the client submits.
+    pub ready_after_created: u64,
     /// A fixed answer; otherwise a realistic one is derived from the task id.
     pub token: Option<String>,
     /// The error code for `bad_parameters` (default `ERROR_BAD_PARAMETERS`) or `poll_error`
@@ -257,6 +260,7 @@ impl Default for Behavior {
         Behavior {
             outcome: Outcome::Solve,
             solve_after_ms: 0,
+            ready_after_created: 0,
             token: None,
             code: None,
             fail_first_submits: 0,

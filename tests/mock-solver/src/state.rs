@@ -240,11 +240,13 @@ impl State {
 
     /// The state of task `id` at `now`; the first delivered answer counts the task as solved.
     pub fn status(&mut self, id: u64, now: Instant) -> Status {
+        let created = self.counters.tasks_created;
         let Some(task) = self.tasks.get_mut(&id) else {
             return Status::Unknown;
         };
         let elapsed = now.saturating_duration_since(task.submitted);
-        if elapsed < Duration::from_millis(task.behavior.solve_after_ms) {
+        if elapsed < Duration::from_millis(task.behavior.solve_after_ms) || created < task.behavior.ready_after_created
+        {
             return Status::NotReady;
         }
         match task.behavior.outcome {
