@@ -201,6 +201,10 @@ impl Dlq {
         let a: PageTask = read_cased(args, casing)
             .map_err(|e| Error::Config(ConfigError::new(format!("page_task: {}", e.field), e.problem)))?;
         let mut task = a.task;
+        // The detector puts the frame's user agent on every task; it goes back only where the kind takes it
+        // (AWS WAF's task has no such field), and the front end's value, when given, is the one used.
+        let detected_ua =
+            task.as_object_mut().and_then(|o| o.remove("user_agent")).and_then(|v| v.as_str().map(str::to_string));
         if let Some(kind) = task.get("type").and_then(Value::as_str) {
             let mapped = task_kind_of(kind);
             if mapped != kind {
@@ -212,11 +216,13 @@ impl Dlq {
             Some(given) => read_proxy(given, "proxy")?,
             None => read_proxy(a.browser_proxy, "browser_proxy")?,
         };
-        let context = TaskContext { proxy, user_agent: a.user_agent, cookies: cookie_header(a.cookies)? };
+        let user_agent = a.user_agent.or(detected_ua);
+        let context = TaskContext { proxy, user_agent, cookies: cookie_header(a.cookies)? };
         let (task, filled) = context.fill(task, true)?;
         // Checked here, so that a widget the core cannot take is said before anything is spent.
         api_values::task(task.clone())?;
-        Ok(json!({ "task": task, "filled": filled }))
+        let shown = shown_task(&task);
+        Ok(json!({ "task": task, "filled": filled, "shown": shown }))
     }
 
     /// Records what became of an answer on a page (see the module doc). Answers
@@ -336,6 +342,21 @@ fn typed_cookie(kind: TaskKind, solution: &Solution) -> Result<String> {
     let typed = captcha_dlq_core::task::kinds::answer::typed(decl, solution)
         .map_err(|e| Error::Config(ConfigError::new("page_answer: solution", e)))?;
     Ok(typed.get("cookie").and_then(Value::as_str).map_or_else(|| solution.text.clone(), str::to_string))
+}
+
+/// A page task as results show it: the proxy as `type://host:port` (no credentials), the cookies as `***`.
+fn shown_task(task: &Value) -> Value {
+    let mut shown = task.clone();
+    if let Some(obj) = shown.as_object_mut() {
+        if let Some(proxy) = obj.get("proxy").filter(|p| p.is_object()) {
+            let text = captcha_dlq_core::task::context::proxy_shown(proxy);
+            obj.insert("proxy".into(), Value::String(text));
+        }
+        if obj.get("cookies").is_some_and(|c| !c.is_null()) {
+            obj.insert("cookies".into(), Value::String("***".into()));
+        }
+    }
+    shown
 }
 
 /// `scheme://host[:port]` of an http(s) URL.
