@@ -1,5 +1,5 @@
 // Types of `captcha-dlq/page`: solving a Playwright or Puppeteer page's CAPTCHAs through a captcha-dlq client.
-import type { Client, Labels, Solution, CaptchaDlqError } from './index.js';
+import type { Client, Labels, Solution, CaptchaDlqError, PageProxy } from './index.js';
 
 /** The widget kinds the page detector knows. `aws_waf` is reported with its fields; it is solvable once the client has the kind. */
 export type WidgetKind =
@@ -49,6 +49,12 @@ export interface SolveOnPageOptions {
   /** Cancels the solves (see `SolveOptions.signal`). */
   signal?: AbortSignal;
   check?: AcceptanceCheck;
+  /**
+   * The proxy the tasks go through (kinds that take one): absent, the browser's (Playwright's context or launch
+   * `proxy`, `--proxy-server`); `false`, none; a proxy (with its credentials), that one instead (a browser whose
+   * proxy the service cannot reach).
+   */
+  proxy?: PageProxy | false;
 }
 
 /** One widget found on the page and what became of it. */
@@ -56,7 +62,7 @@ export interface WidgetResult {
   kind: WidgetKind;
   /** The URL of the frame it was in. */
   frame: string;
-  /** The task JSON the detector read from the page (the client validated it). */
+  /** The task solved (the client validated it), as shown: the proxy as `type://host:port`, the cookies as `***`. */
   params: Record<string, unknown> & { type: string };
   /** The answer was written where the widget expects it (or handed to its callback). */
   injected: boolean;
@@ -72,6 +78,10 @@ export interface WidgetResult {
   error?: CaptchaDlqError | { code: 'NOT_SOLVABLE' | 'PAGE_GONE'; message: string; cause?: unknown };
   /** For `PAGE_GONE`: the dead-letter record that keeps the answer and why. */
   recorded?: { recorded: string | null; reported: boolean | null };
+  /** For answers that are cookies (`amazon_waf`, `datadome`, `cloudflare_challenge`): the cookies written into the browser. */
+  cookies?: string[];
+  /** For cookie answers: the page (or frame) was loaded again with them. */
+  reloaded?: boolean;
   /** What the detector could not read without `preparePage`, and why no callback was called when `callbackCalled` is false. */
   note?: string;
 }

@@ -13,7 +13,7 @@ import { invalidArgument } from './errors.js';
 export const DETECTOR_SOURCE = readFileSync(new URL('./page-detector.js', import.meta.url), 'utf8');
 const HOOKED_SOURCE = `${DETECTOR_SOURCE}\n;globalThis.__captchaDlqPage.hook();`;
 
-const OPTIONS = ['labels', 'signal', 'check'];
+const OPTIONS = ['labels', 'signal', 'check', 'proxy'];
 const CHECK_OPTIONS = ['navigation', 'response', 'predicate', 'timeoutMs'];
 const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
 
@@ -26,15 +26,19 @@ function driverOf(page) {
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function readOptions(options) {
-  if (options === undefined || options === null) return { labels: {}, check: null };
+  if (options === undefined || options === null) return { labels: {}, check: null, proxy: undefined };
   if (!isObject(options)) throw invalidArgument('options', `expected an object, got ${typeof options}`);
   for (const key of Object.keys(options)) {
     if (!OPTIONS.includes(key)) throw invalidArgument(`options.${key}`, `unknown option (known: ${OPTIONS.join(', ')})`);
   }
-  const { labels = {}, signal, check } = options;
+  const { labels = {}, signal, check, proxy } = options;
   if (!isObject(labels)) throw invalidArgument('options.labels', 'expected an object of strings');
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument('options.signal', 'expected an AbortSignal');
-  return { labels, signal, check: check === undefined ? null : readCheck(check) };
+  // The proxy itself (URL, `{ server, username, password }`, the task's form) is read by the client (`page_task`).
+  if (proxy !== undefined && proxy !== false && typeof proxy !== 'string' && !isObject(proxy)) {
+    throw invalidArgument('options.proxy', 'expected false, a proxy URL or a proxy object');
+  }
+  return { labels, signal, check: check === undefined ? null : readCheck(check), proxy };
 }
 
 function readCheck(check) {
@@ -66,6 +70,61 @@ export async function preparePage(page) {
 
 const isDetached = (frame) =>
   typeof frame.isDetached === 'function' ? frame.isDetached() : Boolean(frame.detached);
+
+/** `--proxy-server=…` of a browser's command line, or null. */
+function proxyArg(args) {
+  if (!Array.isArray(args)) return null;
+  for (const arg of args) {
+    const m = /^--proxy-server=(.+)$/.exec(String(arg));
+    if (m) return m[1].replace(/^"|"$/g, '');
+  }
+  return null;
+}
+
+/**
+ * The proxy the page's browser goes through, as the driver shows it: Playwright's context or launch `proxy`
+ * option (with its credentials), else `--proxy-server` among the launch arguments, else on the browser's own
+ * command line (a browser Puppeteer or Playwright connected to). The client reads whichever form it is.
+ */
+async function browserProxyOf(page, driver) {
+  let args = null;
+  if (driver === 'playwright') {
+    const context = page.context();
+    const browser = context.browser();
+    // The options the context and the browser were made with (Playwright keeps them on its client objects).
+    const given = context._options?.proxy ?? browser?._options?.proxy;
+    if (given && given.server) return given;
+    args = browser?._options?.args;
+  } else {
+    args = page.browser().process?.()?.spawnargs;
+  }
+  const fromArgs = proxyArg(args);
+  if (fromArgs) return fromArgs;
+  try {
+    const session = driver === 'playwright' ? await page.context().newCDPSession(page) : await page.createCDPSession();
+    try {
+      const { arguments: line } = await session.send('Browser.getBrowserCommandLine');
+      return proxyArg(line);
+    } finally {
+      await session.detach().catch(() => {});
+    }
+  } catch (_) {
+    return null; // no CDP (another browser) or no command line to read (not launched with --enable-automation)
+  }
+}
+
+/** The cookies the browser holds for `url` (HttpOnly ones included): `[{ name, value }]`. */
+async function cookiesFor(page, driver, url) {
+  if (!/^https?:/.test(url)) return [];
+  const list = driver === 'playwright' ? await page.context().cookies([url]) : await page.cookies(url);
+  return list.map(({ name, value }) => ({ name, value }));
+}
+
+/** Writes cookie answers (`[{ name, value, url }]`, from the client's `page_answer`) into the browser. */
+async function setCookies(page, driver, cookies) {
+  if (driver === 'playwright') await page.context().addCookies(cookies);
+  else await page.setCookie(...cookies);
+}
 
 /** The widgets of one frame, as the detector reports them. */
 async function detectIn(frame) {
@@ -134,9 +193,11 @@ function startCheck(page, check) {
  * the widget expects it, calling the page's callback. One result per widget, in frame order.
  */
 export async function solveOnPage(client, page, options) {
-  const { labels, signal, check } = readOptions(options);
-  driverOf(page);
+  const { labels, signal, check, proxy } = readOptions(options);
+  const driver = driverOf(page);
   if (!client || typeof client.solve !== 'function' || !client.dlq) throw invalidArgument('client', 'not a captcha-dlq Client');
+  // What the tasks take from the browser (the client decides which kinds take what: `page_task`).
+  const browser = { driver, page, proxy, browserProxy: proxy === undefined ? await browserProxyOf(page, driver) : null, cookies: new Map() };
 
   const found = [];
   for (const frame of page.frames()) {
@@ -154,24 +215,38 @@ export async function solveOnPage(client, page, options) {
 
   const checking = startCheck(page, check);
   try {
-    const results = await Promise.all(found.map((item) => solveOne(client, item, labels, signal)));
+    const results = await Promise.all(found.map((item) => solveOne(client, item, labels, signal, browser)));
+    await reloadFrames(page, results);
     if (checking && results.some((r) => r.injected)) {
       const { accepted, detail } = await checking.verdict();
       for (const r of results) {
         if (!r.injected) continue;
         r.accepted = accepted;
         if (accepted !== null) {
-          await client.dlq.recordPageOutcome({ verdict: accepted ? 'accepted' : 'rejected', task: r.params, solution: r.solution, host: hostOf(r.frame), detail, labels: r.labels });
+          await client.dlq.recordPageOutcome({ verdict: accepted ? 'accepted' : 'rejected', task: r.task, solution: r.solution, host: hostOf(r.frame), detail, labels: r.labels });
         }
       }
     }
-    return results.map(({ labels: _labels, ...r }) => r);
+    // The task as sent holds the proxy's credentials and the cookies: results show `params` (without them).
+    return results.map(({ labels: _labels, task: _task, reload: _reload, ...r }) => r);
   } finally {
     if (checking) checking.stop();
   }
 }
 
-async function solveOne(client, { frame, url, widget }, labels, signal) {
+/** The frame's cookies, read once per origin. */
+function frameCookies(browser, url) {
+  let origin;
+  try {
+    origin = new URL(url).origin;
+  } catch (_) {
+    return Promise.resolve([]);
+  }
+  if (!browser.cookies.has(origin)) browser.cookies.set(origin, cookiesFor(browser.page, browser.driver, url).catch(() => []));
+  return browser.cookies.get(origin);
+}
+
+async function solveOne(client, { frame, url, widget }, labels, signal, browser) {
   const result = { kind: widget.kind, frame: url, params: widget.task, injected: false, callbackCalled: false, callback: widget.callback ?? null };
   if (widget.note) result.note = widget.note;
   if (!widget.supported || !widget.task) {
@@ -180,10 +255,27 @@ async function solveOne(client, { frame, url, widget }, labels, signal) {
   }
   const taskLabels = { ...labels, page_host: hostOf(url), widget: widget.kind };
   result.labels = taskLabels;
+  let task;
+  try {
+    // The task the widget becomes, with the browser's proxy, cookies and user agent where its kind takes them.
+    const made = await client.dlq.pageTask({
+      task: widget.task,
+      ...(browser.proxy === undefined ? { browserProxy: browser.browserProxy } : { proxy: browser.proxy }),
+      cookies: await frameCookies(browser, url),
+    });
+    task = made.task;
+    result.params = made.shown;
+    result.task = task;
+  } catch (e) {
+    result.error = e;
+    return result;
+  }
   let solution;
   try {
-    solution = await client.solve(widget.task, { labels: taskLabels, signal });
+    solution = await client.solve(task, { labels: taskLabels, signal });
   } catch (e) {
+    // The dead-letter record keeps the task as sent (for replay); the error the caller is shown does not.
+    if (e && e.record && e.record.task) e.record.task = result.params;
     result.error = e;
     if (e && e.code === 'INVALID_TASK' && e.field === 'type') {
       result.error = { code: 'NOT_SOLVABLE', message: `${widget.kind} is not solvable yet: this build has no ${widget.kind} task kind (${e.message})`, cause: e };
@@ -191,6 +283,15 @@ async function solveOne(client, { frame, url, widget }, labels, signal) {
     return result;
   }
   result.solution = solution;
+  let applied;
+  try {
+    // Answers that are cookies (AWS WAF, DataDome, cf_clearance) go into the browser, not into a widget.
+    applied = await client.dlq.pageAnswer({ task, solution, url });
+  } catch (e) {
+    result.error = e;
+    return result;
+  }
+  if (applied.cookies.length) return applyCookies(client, browser, frame, result, applied, taskLabels);
   let injected;
   try {
     if (isDetached(frame)) throw new Error('the frame was detached');
@@ -207,7 +308,44 @@ async function solveOne(client, { frame, url, widget }, labels, signal) {
   if (injected.error) {
     // The answer is paid for and could not be used: the DLQ keeps why, with the provider's task id.
     result.error = { code: 'PAGE_GONE', message: injected.error };
-    result.recorded = await client.dlq.recordPageOutcome({ verdict: 'gone', task: widget.task, solution, host: hostOf(url), detail: injected.error, labels: taskLabels });
+    result.recorded = await client.dlq.recordPageOutcome({ verdict: 'gone', task, solution, host: hostOf(url), detail: injected.error, labels: taskLabels });
   }
   return result;
+}
+
+/**
+ * Writes a cookie answer into the browser for the frame's site. The reload the kind may need is done once every
+ * widget's answer is in (`reloadFrames`), so that it does not race the other widgets' injections.
+ */
+async function applyCookies(client, browser, frame, result, applied, taskLabels) {
+  result.callback = null;
+  result.cookies = applied.cookies.map((c) => c.name);
+  result.reloaded = false;
+  try {
+    await setCookies(browser.page, browser.driver, applied.cookies);
+    result.injected = true;
+    if (applied.reload) result.reload = frame;
+  } catch (e) {
+    const why = `the page or frame was gone: ${String(e.message).split('\n')[0]}`;
+    result.error = { code: 'PAGE_GONE', message: why };
+    result.recorded = await client.dlq.recordPageOutcome({ verdict: 'gone', task: result.task, solution: result.solution, host: hostOf(result.frame), detail: why, labels: taskLabels });
+  }
+  return result;
+}
+
+/** Loads again, once each, the frames whose cookie answers need it (the main frame: the page). */
+async function reloadFrames(page, results) {
+  const frames = [...new Set(results.map((r) => r.reload).filter(Boolean))];
+  for (const frame of frames) {
+    const mine = results.filter((r) => r.reload === frame);
+    try {
+      if (isDetached(frame)) throw new Error('the frame was detached');
+      if (frame === page.mainFrame()) await page.reload({ waitUntil: 'load' });
+      else await frame.evaluate(() => location.reload());
+      for (const r of mine) r.reloaded = true;
+    } catch (e) {
+      // The cookie is set; the page was not loaded again with it: said, not hidden.
+      for (const r of mine) r.note = `the cookie is set but the frame could not be reloaded: ${String(e.message).split('\n')[0]}`;
+    }
+  }
 }

@@ -8,17 +8,17 @@ import asyncio
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
-from page_site import CHROMIUM, FLAGS, MANIFEST, Site, assert_solved
+from page_site import CHROMIUM, FLAGS, MANIFEST, LoopbackProxy, Site, assert_solved, mock_default, mock_requires
 from playwright.async_api import async_playwright
 from playwright.sync_api import sync_playwright
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from captcha_dlq import Client, InvalidConfig
-from captcha_dlq.page import NotSolvable, ObservedResponse, PageGone, prepare_page, prepare_page_async, solve_on_page, solve_on_page_async
+from captcha_dlq import Client, InvalidConfig, InvalidTask
+from captcha_dlq.page import ObservedResponse, PageGone, prepare_page, prepare_page_async, solve_on_page, solve_on_page_async
 
 PAGES = sorted({w["page"] for w in MANIFEST["widgets"]})
 
@@ -221,18 +221,185 @@ def test_playwright_async_solves_concurrently_and_checks_acceptance(site: Site, 
     assert any(v["verdict"] == "accepted" and v["task_type"] == "turnstile" for v in verdicts), verdicts
 
 
-def test_aws_waf_is_reported_and_not_solvable_yet(browser: Any, site: Site, client: Client) -> None:
+def assert_aws_gate_passed(results: List[Any], passed_text: str, jar: List[Dict[str, Any]]) -> None:
+    """aws-gate.html: one amazon_waf task, its cookie set, the page reloaded into the site."""
+    gate = MANIFEST["gates"]["aws-gate.html"]
+    [aws] = results
+    assert aws.error is None, aws.error
+    assert (aws.kind, aws.params["type"]) == ("aws_waf", "amazon_waf")
+    for key, value in gate["fields"].items():
+        assert aws.params[key] == value
+    assert (aws.injected, aws.cookies, aws.reloaded, aws.callback_called) == (True, ["aws-waf-token"], True, False)
+    assert passed_text == "aws-gate.html: passed with aws-waf-token"
+    assert aws.solution is not None and {c["name"]: c["value"] for c in jar}["aws-waf-token"] == aws.solution.text
+
+
+def test_playwright_sync_aws_waf_cookie_answer_lets_the_browser_in(browser: Any, site: Site, two_captcha: Client) -> None:
     page = browser.new_page()
     try:
-        page.goto(f"{site.url}/image.html")
-        results = solve_on_page(client, page)
+        assert page.goto(f"{site.url}/aws-gate.html").status == 405
+        results = solve_on_page(two_captcha, page)
+        passed = page.text_content("#gate-passed") or ""
+        assert_aws_gate_passed(results, passed, page.context.cookies([site.url]))
     finally:
         page.close()
-    aws = next(r for r in results if r.kind == "aws_waf")
-    for key, value in MANIFEST["unsolvable"]["image.html"][0]["fields"].items():
-        assert aws.params[key] == value
-    assert isinstance(aws.error, NotSolvable) and "aws_waf is not solvable yet" in str(aws.error)
-    assert not aws.injected
+
+
+def test_playwright_async_aws_waf_cookie_answer_lets_the_browser_in(site: Site, two_captcha: Client) -> None:
+    async def run() -> None:
+        async with async_playwright() as p:
+            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = await b.new_page()
+                first = await page.goto(f"{site.url}/aws-gate.html")
+                assert first is not None and first.status == 405
+                results = await solve_on_page_async(two_captcha, page)
+                passed = await page.text_content("#gate-passed") or ""
+                assert_aws_gate_passed(results, passed, await page.context.cookies([site.url]))
+            finally:
+                await b.close()
+
+    run_async(run())
+
+
+def test_selenium_aws_waf_cookie_answer_lets_the_browser_in(driver: Any, site: Site, two_captcha: Client) -> None:
+    driver.get(f"{site.url}/aws-gate.html")
+    driver.delete_all_cookies()
+    driver.get(f"{site.url}/aws-gate.html")
+    results = solve_on_page(two_captcha, driver)
+    passed = driver.execute_script("const p = document.getElementById('gate-passed'); return p ? p.textContent : document.title")
+    assert_aws_gate_passed(results, passed, driver.get_cookies())
+    driver.delete_all_cookies()
+
+
+UA = "Mozilla/5.0 (X11; Linux x86_64) captcha-dlq-page-test/{}"
+
+
+def assert_recaptcha_page_carried(site: Site, results: List[Any], proxy_shown: Optional[str], secrets: List[str]) -> None:
+    """Both reCAPTCHA widgets of recaptcha.html solved (the mock solved only tasks that carried the browser's
+    values) and accepted by the site; the results show no secret."""
+    assert len(results) == 2, [(r.kind, r.error) for r in results]
+    assert_solved("recaptcha.html", site.report("recaptcha.html"), results, hooked=False)
+    for r in results:
+        assert r.params.get("proxy") == proxy_shown
+        assert r.params["cookies"] == "***"
+    shown = repr(results) + str(results)
+    for secret in secrets:
+        assert secret not in shown
+
+
+def run_async(coroutine: Any) -> Any:
+    """Sync Playwright (the module's browser) keeps an event loop on this thread; the async API gets its own."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def test_playwright_sync_tasks_carry_the_launch_proxy_with_credentials_the_user_agent_and_cookies(
+    browser: Any, site: Site, client: Client, page_mock: Any
+) -> None:
+    proxy = LoopbackProxy(auth=("pageuser", "pw-s3cret-py"))
+    ua = UA.format("playwright-sync")
+    site.post("/reset")
+    try:
+        b = browser.browser_type.launch(
+            executable_path=CHROMIUM, args=FLAGS, headless=True, proxy={"server": f"http://{proxy.address}", "username": "pageuser", "password": "pw-s3cret-py"}
+        )
+        try:
+            context = b.new_context(user_agent=ua)
+            context.add_cookies([{"name": "sid", "value": "sid-sync-5", "url": site.url}])
+            page = context.new_page()
+            page.goto(f"{site.url}/recaptcha.html")
+            assert f"{site.url}/recaptcha.html" in proxy.relayed, "the page came through the proxy"
+            mock_requires(page_mock, [f"pageuser:pw-s3cret-py@{proxy.address}", ua, "sid-sync-5"])
+            results = solve_on_page(client, page)
+            mock_default(page_mock)
+            submit_all_playwright(page)
+            assert_recaptcha_page_carried(site, results, f"http://{proxy.address}", ["pw-s3cret-py", "sid-sync-5"])
+        finally:
+            b.close()
+    finally:
+        mock_default(page_mock)
+        proxy.stop()
+
+
+def test_playwright_async_tasks_carry_the_proxy_server_argument_the_user_agent_and_cookies(site: Site, client: Client, page_mock: Any) -> None:
+    proxy = LoopbackProxy()
+    ua = UA.format("playwright-async")
+    site.post("/reset")
+
+    async def run() -> List[Any]:
+        async with async_playwright() as p:
+            b = await p.chromium.launch(
+                executable_path=CHROMIUM, args=FLAGS + [f"--proxy-server={proxy.address}", "--proxy-bypass-list=<-loopback>"], headless=True
+            )
+            try:
+                context = await b.new_context(user_agent=ua)
+                await context.add_cookies([{"name": "sid", "value": "sid-async-6", "url": site.url}])
+                page = await context.new_page()
+                await page.goto(f"{site.url}/recaptcha.html")
+                assert f"{site.url}/recaptcha.html" in proxy.relayed, "the page came through the proxy"
+                mock_requires(page_mock, [proxy.address, ua, "sid-async-6"])
+                results = await solve_on_page_async(client, page)
+                mock_default(page_mock)
+                for frame in page.frames:
+                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+                return results
+            finally:
+                await b.close()
+
+    try:
+        results = run_async(run())
+        assert_recaptcha_page_carried(site, results, f"http://{proxy.address}", ["sid-async-6"])
+    finally:
+        mock_default(page_mock)
+        proxy.stop()
+
+
+def test_selenium_tasks_carry_the_proxy_server_argument_the_user_agent_and_cookies(site: Site, client: Client, page_mock: Any) -> None:
+    proxy = LoopbackProxy()
+    ua = UA.format("selenium")
+    site.post("/reset")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS + ["--headless=new", f"--proxy-server={proxy.address}", "--proxy-bypass-list=<-loopback>", f"--user-agent={ua}"]:
+        options.add_argument(flag)
+    d = webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+    try:
+        d.get(f"{site.url}/recaptcha.html")
+        d.add_cookie({"name": "sid", "value": "sid-selenium-8", "path": "/"})
+        d.get(f"{site.url}/recaptcha.html")
+        assert f"{site.url}/recaptcha.html" in proxy.relayed, "the page came through the proxy"
+        mock_requires(page_mock, [proxy.address, ua, "sid-selenium-8"])
+        results = solve_on_page(client, d)
+        mock_default(page_mock)
+        submit_all_selenium(d)
+        assert_recaptcha_page_carried(site, results, f"http://{proxy.address}", ["sid-selenium-8"])
+    finally:
+        mock_default(page_mock)
+        d.quit()
+        proxy.stop()
+
+
+def test_the_proxy_option_none_a_replacement_or_an_error_that_shows_no_secret(browser: Any, site: Site, client: Client, page_mock: Any) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(f"{site.url}/recaptcha.html")
+        none = solve_on_page(client, page, proxy=False)
+        assert len(none) == 2 and all(r.error is None and r.injected and "proxy" not in r.params for r in none), none
+        page.reload()
+        mock_requires(page_mock, ["svc:svc-pw-78@10.1.2.3:3128"])
+        replaced = solve_on_page(client, page, proxy={"server": "http://10.1.2.3:3128", "username": "svc", "password": "svc-pw-78"})
+        mock_default(page_mock)
+        assert all(r.error is None and r.injected and r.params["proxy"] == "http://10.1.2.3:3128" for r in replaced), replaced
+        assert "svc-pw-78" not in repr(replaced)
+        bad = solve_on_page(client, page, proxy="ftp://u:hunter2@10.1.2.3:21")
+        assert bad and all(isinstance(r.error, InvalidTask) and "proxy" in str(r.error.field) for r in bad), bad
+        assert "hunter2" not in repr(bad) and not any("hunter2" in str(r.error) for r in bad)
+        with pytest.raises(InvalidConfig, match="proxy: expected False, a proxy URL or a proxy dict"):
+            solve_on_page(client, page, proxy=3128)
+    finally:
+        mock_default(page_mock)
+        page.close()
 
 
 def test_a_rejection_is_reported_and_dead_lettered(browser: Any, site: Site, client: Client, page_mock: Any) -> None:

@@ -6,6 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
+import http from 'node:http';
+import { inspect } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -31,6 +33,8 @@ let mock;
 let site;
 let siteProcess;
 let client;
+/** A client of a provider that solves AWS WAF (the main one's does not). */
+let twoCaptcha;
 
 /** Starts server.mjs for `mockUrl`; resolves with its URL. */
 function startSite(mockUrl) {
@@ -61,10 +65,13 @@ before(async () => {
     rate: { submitsPerSecond: 1000 },
   });
   await client.ready();
+  twoCaptcha = new Client({ provider: '2captcha', apiKey: 'sk-page-test', baseUrl: mock.url, dlq: 'memory', polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 } });
+  await twoCaptcha.ready();
 });
 
 after(async () => {
   if (client) await client.close();
+  if (twoCaptcha) await twoCaptcha.close();
   if (siteProcess) siteProcess.kill();
   if (mock) mock.stop();
 });
@@ -214,19 +221,27 @@ test('two reCAPTCHA widgets: the render-parameter callback is found from the cli
   });
 });
 
-test('AWS WAF is reported with its fields and as not solvable yet; the image CAPTCHA next to it is solved', async () => {
-  await withPlaywright(async (p) => {
-    await p.goto(`${site}/image.html`, { waitUntil: 'load' });
-    const results = await solveOnPage(client, p);
-    const aws = results.find((r) => r.kind === 'aws_waf');
-    const expected = MANIFEST.unsolvable['image.html'][0].fields;
-    for (const [k, v] of Object.entries(expected)) assert.equal(aws.params[k], v, k);
-    assert.equal(aws.params.page_url, `${site}/image.html`);
-    assert.equal(aws.injected, false);
-    assert.equal(aws.error.code, 'NOT_SOLVABLE');
-    assert.match(aws.error.message, /aws_waf is not solvable yet/);
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: a page behind AWS WAF: the amazon_waf task is solved, its aws-waf-token cookie set for the site and the page reloaded into it`, async () => {
+    const gate = MANIFEST.gates['aws-gate.html'];
+    await withBrowser(async (p) => {
+      const first = await p.goto(`${site}/aws-gate.html`, { waitUntil: 'load' });
+      assert.equal(first.status(), 405, 'the challenge page first');
+      const results = await solveOnPage(twoCaptcha, p);
+      assert.equal(results.length, 1, JSON.stringify(results));
+      const [aws] = results;
+      assert.equal(aws.kind, 'aws_waf');
+      assert.equal(aws.error, undefined, aws.error && aws.error.message);
+      assert.equal(aws.params.type, 'amazon_waf');
+      for (const [k, v] of Object.entries(gate.fields)) assert.equal(aws.params[k], v, k);
+      assert.deepEqual([aws.injected, aws.cookies, aws.reloaded, aws.callbackCalled], [true, ['aws-waf-token'], true, false]);
+      // The site let the browser in with the cookie the service answered.
+      assert.equal(await p.evaluate(() => document.getElementById('gate-passed')?.textContent ?? document.title), 'aws-gate.html: passed with aws-waf-token');
+      const jar = driver === 'playwright-core' ? await p.context().cookies([site]) : await p.cookies(site);
+      assert.equal(jar.find((c) => c.name === 'aws-waf-token').value, aws.solution.text);
+    });
   });
-});
+}
 
 test('a page closed before the answer comes: the answer is returned and dead-lettered as PageGone with why', async () => {
   await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '', rules: [{ match: { site_key: '6LfCHECKBOX-key' }, behavior: { solve_after_ms: 1500 } }] }) });
@@ -332,4 +347,140 @@ test('options are checked: unknown keys and bad values name the option', async (
   await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, colour: 'red' }), (e) => e.code === 'INVALID_CONFIG' && /colour/.test(e.message));
   await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, task: { type: 'turnstile' } }), (e) => /sitekey/.test(e.message));
   assert.match(DETECTOR_SOURCE, /__captchaDlqPage/);
+});
+
+// ---------------------------------------------------------------------------------------------- browser context
+
+/**
+ * A forward HTTP proxy on loopback (what `--proxy-server` points Chromium at): it relays each request and keeps
+ * the URLs it relayed; with `auth`, it wants `Proxy-Authorization` for those credentials (407 otherwise).
+ */
+function startProxy(auth) {
+  const relayed = [];
+  const server = http.createServer((req, res) => {
+    if (auth) {
+      const expected = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+      if (req.headers['proxy-authorization'] !== expected) {
+        res.writeHead(407, { 'proxy-authenticate': 'Basic realm="page-test"' });
+        return res.end();
+      }
+    }
+    let target;
+    try {
+      target = new URL(req.url);
+    } catch (_) {
+      res.writeHead(400);
+      return res.end('not a proxy request');
+    }
+    relayed.push(target.href);
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    delete headers['proxy-connection'];
+    const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: target.pathname + target.search, headers }, (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    });
+    upstream.on('error', (e) => {
+      res.writeHead(502);
+      res.end(String(e.message));
+    });
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve({ address: `127.0.0.1:${server.address().port}`, relayed, stop: () => new Promise((r) => server.close(r)) }));
+  });
+}
+
+/** The mock solves a task only if it carried every one of `needles` (the proxy, the user agent, a cookie). */
+async function mockRequires(needles) {
+  const script = { hcaptcha_code: '', default: { outcome: 'bad_parameters', code: 'ERROR_BAD_PARAMETERS' }, rules: [{ match: { all_contain: needles }, behavior: { outcome: 'solve' } }] };
+  const r = await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify(script) });
+  assert.equal(r.status, 200, await r.text());
+}
+
+async function mockDefault() {
+  await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+}
+
+/** Both reCAPTCHA widgets of recaptcha.html solved and accepted by the site, every task shown without secrets. */
+async function assertRecaptchaPageSolved(p, results, { proxyShown, secrets }) {
+  assertSolved('recaptcha.html', await siteReport(p, 'recaptcha.html'), results, { hooked: false });
+  for (const r of results) {
+    assert.equal(r.params.proxy, proxyShown, 'the result shows the proxy without its credentials');
+    assert.equal(r.params.cookies, '***');
+  }
+  for (const shown of [JSON.stringify(results), inspect(results, { depth: 8 })]) {
+    for (const secret of secrets) assert.ok(!shown.includes(secret), `the results do not show ${secret}`);
+  }
+}
+
+test("puppeteer-core launched with --proxy-server: every task carries the browser's proxy, user agent and the site's cookies", async () => {
+  const proxy = await startProxy();
+  const ua = 'Mozilla/5.0 (X11; Linux x86_64) captcha-dlq-page-test/puppeteer';
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, args: [...FLAGS, `--proxy-server=${proxy.address}`, '--proxy-bypass-list=<-loopback>'], headless: true });
+  await fetch(`${site}/reset`, { method: 'POST' });
+  try {
+    const p = await browser.newPage();
+    await p.setUserAgent(ua);
+    await p.setCookie({ name: 'session', value: 'sess-puppeteer-7', url: site, httpOnly: true });
+    await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+    assert.ok(proxy.relayed.includes(`${site}/recaptcha.html`), 'the page came through the proxy');
+    await mockRequires([proxy.address, ua, 'sess-puppeteer-7']);
+    const results = await solveOnPage(client, p);
+    await mockDefault();
+    assert.equal(results.length, 2);
+    await assertRecaptchaPageSolved(p, results, { proxyShown: `http://${proxy.address}`, secrets: ['sess-puppeteer-7'] });
+  } finally {
+    await mockDefault();
+    await browser.close();
+    await proxy.stop();
+  }
+});
+
+test("playwright-core launched behind a proxy that wants credentials: the tasks carry that proxy with them, the context's user agent and cookies; none is shown", async () => {
+  const auth = { username: 'pageuser', password: 'pw-s3cret-41' };
+  const proxy = await startProxy(auth);
+  const ua = 'Mozilla/5.0 (X11; Linux x86_64) captcha-dlq-page-test/playwright';
+  await fetch(`${site}/reset`, { method: 'POST' });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true, proxy: { server: `http://${proxy.address}`, ...auth } });
+  const context = await browser.newContext({ userAgent: ua });
+  try {
+    await context.addCookies([{ name: 'sid', value: 'sid-playwright-9', url: site }]);
+    const p = await context.newPage();
+    await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+    assert.ok(proxy.relayed.includes(`${site}/recaptcha.html`), 'the page came through the proxy');
+    await mockRequires([`${auth.username}:${auth.password}@${proxy.address}`, ua, 'sid-playwright-9']);
+    const results = await solveOnPage(client, p);
+    await mockDefault();
+    await assertRecaptchaPageSolved(p, results, { proxyShown: `http://${proxy.address}`, secrets: [auth.password, 'sid-playwright-9'] });
+  } finally {
+    await mockDefault();
+    await browser.close();
+    await proxy.stop();
+  }
+});
+
+test("the proxy option: false sends none, a proxy given replaces the browser's (with its credentials); bad ones are errors that show no secret", async () => {
+  const proxy = await startProxy();
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, args: [...FLAGS, `--proxy-server=${proxy.address}`, '--proxy-bypass-list=<-loopback>'], headless: true });
+  try {
+    const p = await browser.newPage();
+    await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+    const none = await solveOnPage(client, p, { proxy: false });
+    assert.ok(none.length === 2 && none.every((r) => !r.error && r.injected && r.params.proxy === undefined), JSON.stringify(none));
+    await p.reload({ waitUntil: 'load' });
+    await mockRequires(['svc:svc-pw-77@10.1.2.3:3128']);
+    const replaced = await solveOnPage(client, p, { proxy: { server: 'http://10.1.2.3:3128', username: 'svc', password: 'svc-pw-77' } });
+    await mockDefault();
+    assert.ok(replaced.every((r) => !r.error && r.injected && r.params.proxy === 'http://10.1.2.3:3128'), JSON.stringify(replaced));
+    assert.ok(!JSON.stringify(replaced).includes('svc-pw-77'));
+    const bad = await solveOnPage(client, p, { proxy: 'ftp://u:hunter2@10.1.2.3:21' });
+    assert.ok(bad.every((r) => r.error && r.error.code === 'INVALID_TASK' && /proxy/.test(r.error.field ?? r.error.message)), JSON.stringify(bad));
+    assert.ok(!JSON.stringify(bad).includes('hunter2') && !bad.some((r) => String(r.error.message).includes('hunter2')));
+    await assert.rejects(solveOnPage(client, p, { proxy: 3128 }), /options\.proxy: expected false, a proxy URL or a proxy object/);
+  } finally {
+    await mockDefault();
+    await browser.close();
+    await proxy.stop();
+  }
 });

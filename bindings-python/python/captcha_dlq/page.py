@@ -15,6 +15,7 @@ failover, DLQ), and what an outcome means is decided in Rust (``Dlq.record_page_
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -72,7 +73,8 @@ class WidgetResult:
     kind: str
     #: The URL of the frame it was in.
     frame: str
-    #: The task the detector read from the page (the client validated it).
+    #: The task solved (the client validated it), as shown: the proxy as ``type://host:port`` (no
+    #: credentials), the cookies as ``***``.
     params: Dict[str, Any]
     injected: bool = False
     callback_called: bool = False
@@ -90,6 +92,11 @@ class WidgetResult:
     #: What the detector could not read or do: fields a page not prepared keeps out of reach, and why no
     #: callback was called when ``callback_called`` is False.
     note: Optional[str] = None
+    #: For answers that are cookies (``amazon_waf``, ``datadome``, ``cloudflare_challenge``): the cookies
+    #: written into the browser for the frame's site.
+    cookies: List[str] = field(default_factory=list)
+    #: For cookie answers: the page (or frame) was loaded again with them.
+    reloaded: bool = False
 
 
 # ----------------------------------------------------------------------------- options
@@ -135,6 +142,60 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc
 
 
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _read_proxy_option(proxy: Any) -> Any:
+    """``proxy``: None (the browser's), False (none) or a proxy (a URL or a dict), which the client reads."""
+    if proxy is None or proxy is False or isinstance(proxy, (str, Mapping)):
+        return dict(proxy) if isinstance(proxy, Mapping) else proxy
+    raise InvalidConfig("proxy: expected False, a proxy URL or a proxy dict", field="proxy")
+
+
+def _proxy_arg(args: Any) -> Optional[str]:
+    """``--proxy-server=…`` among a browser's command-line arguments."""
+    for arg in args or ():
+        text = str(arg)
+        if text.startswith("--proxy-server="):
+            return text[len("--proxy-server=") :].strip('"')
+    return None
+
+
+def _launch_proxy(options: Mapping[str, Any]) -> Any:
+    """The proxy of Playwright launch options: ``proxy`` (with its credentials), else ``--proxy-server``."""
+    given = options.get("proxy")
+    if isinstance(given, Mapping) and given.get("server"):
+        return {k: v for k, v in given.items() if v is not None}
+    return _proxy_arg(options.get("args"))
+
+
+def _selenium_capability_proxy(capabilities: Mapping[str, Any]) -> Optional[str]:
+    """A WebDriver ``proxy`` capability (``manual``) as a URL."""
+    proxy = capabilities.get("proxy") or {}
+    if str(proxy.get("proxyType", "")).lower() != "manual":
+        return None
+    if proxy.get("socksProxy"):
+        return f"socks{proxy.get('socksVersion') or 5}://{proxy['socksProxy']}"
+    for key in ("httpProxy", "sslProxy"):
+        if proxy.get(key):
+            return f"http://{proxy[key]}"
+    return None
+
+
+def _names(cookies: Any) -> List[Dict[str, str]]:
+    return [{"name": str(c["name"]), "value": str(c["value"])} for c in cookies or ()]
+
+
+def _redacted(error: Exception, shown: Mapping[str, Any]) -> Exception:
+    """The dead-letter record keeps the task as sent (for replay); the error the caller is shown does not."""
+    record = getattr(error, "record", None)
+    if isinstance(record, dict) and "task" in record:
+        record["task"] = dict(shown)
+    return error
+
+
 def _solution_dict(solution: Solution) -> Dict[str, Any]:
     return {
         "text": solution.text,
@@ -162,7 +223,9 @@ def _solve_failed(result: WidgetResult, error: Exception) -> WidgetResult:
     return result
 
 
-def _injected(client: Client, result: WidgetResult, injected: Mapping[str, Any], labels: Mapping[str, str]) -> WidgetResult:
+def _injected(
+    client: Client, result: WidgetResult, injected: Mapping[str, Any], labels: Mapping[str, str], task: Mapping[str, Any]
+) -> WidgetResult:
     result.injected = bool(injected.get("injected"))
     result.callback_called = bool(injected.get("callbackCalled"))
     result.callback = injected.get("callback", result.callback)
@@ -175,20 +238,36 @@ def _injected(client: Client, result: WidgetResult, injected: Mapping[str, Any],
         result.error = PageGone(why)
         assert result.solution is not None
         result.recorded = client.dlq.record_page_outcome(
-            verdict="gone", task=result.params, solution=_solution_dict(result.solution), host=_host(result.frame), detail=why, labels=labels
+            verdict="gone", task=task, solution=_solution_dict(result.solution), host=_host(result.frame), detail=why, labels=labels
         )
     return result
 
 
-def _record_verdict(client: Client, results: List[WidgetResult], accepted: Optional[bool], detail: str, labels: List[Dict[str, str]]) -> None:
-    for result, task_labels in zip(results, labels):
+def _cookies_set(client: Client, result: WidgetResult, applied: Mapping[str, Any], error: Optional[Exception], labels: Mapping[str, str], task: Mapping[str, Any]) -> WidgetResult:
+    """A cookie answer written into the browser (or not: the page was gone, recorded like an injection)."""
+    result.callback = None
+    result.cookies = [str(c["name"]) for c in applied["cookies"]]
+    if error is None:
+        result.injected = True
+        return result
+    return _injected(client, result, {"injected": False, "error": f"the page or frame was gone: {_first_line(error)}"}, labels, task)
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def _record_verdict(
+    client: Client, results: List[WidgetResult], accepted: Optional[bool], detail: str, labels: List[Dict[str, str]], tasks: List[Optional[Dict[str, Any]]]
+) -> None:
+    for result, task_labels, task in zip(results, labels, tasks):
         if not result.injected or result.solution is None:
             continue
         result.accepted = accepted
         if accepted is not None:
             client.dlq.record_page_outcome(
                 verdict="accepted" if accepted else "rejected",
-                task=result.params,
+                task=task or result.params,
                 solution=_solution_dict(result.solution),
                 host=_host(result.frame),
                 detail=detail,
@@ -202,9 +281,12 @@ def _record_verdict(client: Client, results: List[WidgetResult], accepted: Optio
 class _Frame:
     """A frame of a sync driver: where to evaluate, and its URL."""
 
-    def __init__(self, url: str, evaluate: Callable[[str, Any], Any]) -> None:
+    def __init__(self, url: str, evaluate: Callable[[str, Any], Any], main: bool = False, reload: Optional[Callable[[], Any]] = None) -> None:
         self.url = url
         self.evaluate = evaluate
+        self.main = main
+        #: Loads the frame again (a frame that is not the page's main frame).
+        self.reload = reload
 
 
 def _is_selenium(page: Any) -> bool:
@@ -244,7 +326,8 @@ def _selenium_frames(driver: Any) -> List[_Frame]:
         enter(path)
         url = driver.execute_script("return location.href")
         count = driver.execute_script("return window.frames.length")
-        frames.append(_Frame(url, evaluate_in(path)))
+        evaluate = evaluate_in(path)
+        frames.append(_Frame(url, evaluate, main=not path, reload=functools.partial(evaluate, "location.reload()", None)))
         for index in range(int(count)):
             try:
                 walk(path + (index,))
@@ -267,8 +350,80 @@ def _playwright_frames(page: Any) -> List[_Frame]:
                 raise RuntimeError("the frame was detached")
             return frame.evaluate(expression) if arg is None else frame.evaluate(expression, arg)
 
-        out.append(_Frame(frame.url, evaluate))
+        out.append(_Frame(frame.url, evaluate, main=frame == page.main_frame, reload=functools.partial(evaluate, "() => location.reload()", None)))
     return out
+
+
+class _SyncBrowser:
+    """What tasks take from a sync driver's browser (its proxy, a frame's cookies), and cookie answers into it."""
+
+    def __init__(self, page: Any, selenium: bool) -> None:
+        self.page, self.selenium = page, selenium
+        self._cookies: Dict[str, List[Dict[str, str]]] = {}
+
+    def proxy(self) -> Any:
+        page = self.page
+        if self.selenium:
+            given = _selenium_capability_proxy(page.capabilities or {})
+            if given:
+                return given
+
+            def command_line() -> Any:
+                return page.execute_cdp_cmd("Browser.getBrowserCommandLine", {})
+
+        else:
+            browser = page.context.browser
+            given = _launch_proxy(getattr(getattr(browser, "_impl_obj", None), "_options", None) or {}) if browser else None
+            if given:
+                return given
+
+            def command_line() -> Any:
+                session = page.context.new_cdp_session(page)
+                try:
+                    return session.send("Browser.getBrowserCommandLine")
+                finally:
+                    session.detach()
+
+        try:
+            return _proxy_arg(command_line().get("arguments"))
+        except Exception:  # noqa: BLE001 - no CDP, or a browser not started for automation: no proxy to read
+            return None
+
+    def cookies(self, url: str) -> List[Dict[str, str]]:
+        """The browser's cookies for ``url`` (HttpOnly ones included), read once per origin."""
+        if not url.startswith(("http:", "https:")):
+            return []
+        origin = _origin(url)
+        if origin not in self._cookies:
+            try:
+                if self.selenium:
+                    got = self.page.execute_cdp_cmd("Network.getCookies", {"urls": [url]})["cookies"]
+                else:
+                    got = self.page.context.cookies([url])
+            except Exception:  # noqa: BLE001 - a driver without CDP: the document's own cookies
+                got = self.page.get_cookies() if self.selenium else []
+            self._cookies[origin] = _names(got)
+        return self._cookies[origin]
+
+    def set_cookies(self, cookies: List[Dict[str, Any]]) -> None:
+        if not self.selenium:
+            self.page.context.add_cookies(cookies)
+            return
+        here = _origin(self.page.current_url)
+        for c in cookies:
+            if _origin(c["url"]) == here:
+                self.page.add_cookie({"name": c["name"], "value": c["value"], "path": "/"})
+            else:  # a frame of another site: WebDriver's add_cookie takes only the top document's
+                self.page.execute_cdp_cmd("Network.setCookie", {"name": c["name"], "value": c["value"], "url": c["url"]})
+
+    def reload(self, frame: _Frame) -> None:
+        if frame.main:
+            if self.selenium:
+                self.page.refresh()
+            else:
+                self.page.reload()
+        elif frame.reload is not None:
+            frame.reload()
 
 
 def prepare_page(page: Any) -> None:
@@ -359,12 +514,27 @@ class _SyncCheck:
                 self.page.remove_listener(*self.listener)
 
 
+def _solvable(widget: Mapping[str, Any]) -> bool:
+    return bool(widget.get("supported") and widget.get("task"))
+
+
+def _made(client: Client, widget: Mapping[str, Any], proxy: Any, browser_proxy: Any, cookies: List[Dict[str, str]]) -> Any:
+    """The task a widget becomes (``Dlq.page_task``), or the error that says why it cannot be one."""
+    if not _solvable(widget):
+        return None
+    try:
+        return client.dlq.page_task(task=widget["task"], browser_proxy=browser_proxy, proxy=proxy, cookies=cookies)
+    except CaptchaDlqError as e:
+        return e
+
+
 def solve_on_page(
     client: Client,
     page: Any,
     *,
     labels: Optional[Mapping[str, str]] = None,
     check: Optional[Mapping[str, Any]] = None,
+    proxy: Any = None,
 ) -> List[WidgetResult]:
     """Finds the CAPTCHAs of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its
     frames, solves each through ``client``, writes each answer where its widget expects it and calls the
@@ -372,13 +542,21 @@ def solve_on_page(
     False or None for not this one; ``response.url`` and ``response.status`` are there for Playwright's responses
     and for Selenium's, an ``ObservedResponse`` read from ChromeDriver's performance log, which the driver must
     have been started with: ``goog:loggingPrefs`` ``{"performance": "ALL"}``) or ``{"predicate": fn}``
-    (``fn(page)``), with ``timeout_ms`` (default 10000). One ``WidgetResult`` per widget, in frame order."""
+    (``fn(page)``), with ``timeout_ms`` (default 10000). One ``WidgetResult`` per widget, in frame order.
+
+    Every task whose kind takes them carries the browser's proxy (Playwright's launch ``proxy``, Chromium's
+    ``--proxy-server``, Selenium's ``proxy`` capability), the frame's cookies and the user agent. ``proxy``:
+    False sends none; a proxy (``"http://login:password@host:port"``, ``{"server", "username", "password"}``)
+    replaces the browser's. Answers that are cookies (AWS WAF) are set in the browser and the page reloaded."""
     selenium = _is_selenium(page)
     if not selenium and not _is_playwright(page):
         raise _driver_error()
     if not selenium and inspect.iscoroutinefunction(page.evaluate):
         raise InvalidConfig("page: an async Playwright page; use solve_on_page_async", field="page")
     base_labels, checking = _read_options(labels, check)
+    proxy = _read_proxy_option(proxy)
+    browser = _SyncBrowser(page, selenium)
+    browser_proxy = browser.proxy() if proxy is None else None
 
     frames = _selenium_frames(page) if selenium else _playwright_frames(page)
     found: List[Tuple[_Frame, Dict[str, Any]]] = []
@@ -394,35 +572,70 @@ def solve_on_page(
 
     armed = _SyncCheck(page, checking, selenium) if checking else None
     task_labels = [{**base_labels, "page_host": _host(frame.url), "widget": w["kind"]} for frame, w in found]
+    # The tasks with the browser's values (read here: the page is touched from this thread only).
+    made = [_made(client, w, proxy, browser_proxy, browser.cookies(frame.url) if _solvable(w) else []) for frame, w in found]
+    tasks: List[Optional[Dict[str, Any]]] = [m["task"] if isinstance(m, dict) else None for m in made]
 
-    def solve_one(item: Tuple[Tuple[_Frame, Dict[str, Any]], Dict[str, str]]) -> Tuple[WidgetResult, Optional[_Frame]]:
-        (frame, widget), its_labels = item
+    def solve_one(item: Tuple[Tuple[_Frame, Dict[str, Any]], Dict[str, str], Any]) -> Tuple[WidgetResult, Optional[_Frame]]:
+        (frame, widget), its_labels, m = item
         result = _unsolved(widget, frame.url)
         if result is not None:
             return result, None
-        result = WidgetResult(kind=widget["kind"], frame=frame.url, params=dict(widget["task"]), callback=widget.get("callback"), note=widget.get("note"))
+        if isinstance(m, Exception):
+            result = WidgetResult(kind=widget["kind"], frame=frame.url, params=dict(widget["task"]), callback=widget.get("callback"), note=widget.get("note"))
+            result.error = m
+            return result, None
+        result = WidgetResult(kind=widget["kind"], frame=frame.url, params=dict(m["shown"]), callback=widget.get("callback"), note=widget.get("note"))
         try:
-            result.solution = client.solve(widget["task"], labels=its_labels)
+            result.solution = client.solve(m["task"], labels=its_labels)
         except CaptchaDlqError as e:
-            return _solve_failed(result, e), None
+            return _solve_failed(result, _redacted(e, result.params)), None
         return result, frame
 
     # The solves run at once (the client keeps them in its journal); the page is touched from this thread only.
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(found)))) as pool:
-        solved = list(pool.map(solve_one, zip(found, task_labels)))
+        solved = list(pool.map(solve_one, zip(found, task_labels, made)))
     results: List[WidgetResult] = []
-    for (result, solved_in), (_, widget), its_labels in zip(solved, found, task_labels):
-        if solved_in is not None and result.solution is not None:
-            answer = {"text": result.solution.text, "fields": result.solution.fields}
-            try:
-                injected = solved_in.evaluate(_INJECT, [widget["id"], answer])
-            except Exception as e:  # noqa: BLE001 - the page or frame is gone: recorded below
-                injected = {"injected": False, "error": f"the page or frame was gone: {str(e).splitlines()[0] if str(e) else type(e).__name__}"}
-            _injected(client, result, injected, its_labels)
+    reloads: List[Tuple[_Frame, WidgetResult]] = []
+    for (result, solved_in), (_, widget), its_labels, task in zip(solved, found, task_labels, tasks):
         results.append(result)
+        if solved_in is None or result.solution is None or task is None:
+            continue
+        try:
+            # Answers that are cookies go into the browser, not into a widget (the client says which).
+            applied = client.dlq.page_answer(task=task, solution=_solution_dict(result.solution), url=solved_in.url)
+        except CaptchaDlqError as e:
+            result.error = e
+            continue
+        if applied["cookies"]:
+            error: Optional[Exception] = None
+            try:
+                browser.set_cookies(applied["cookies"])
+            except Exception as e:  # noqa: BLE001 - the page is gone: recorded
+                error = e
+            _cookies_set(client, result, applied, error, its_labels, task)
+            if error is None and applied["reload"]:
+                reloads.append((solved_in, result))
+            continue
+        answer = {"text": result.solution.text, "fields": result.solution.fields}
+        try:
+            injected = solved_in.evaluate(_INJECT, [widget["id"], answer])
+        except Exception as e:  # noqa: BLE001 - the page or frame is gone: recorded below
+            injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
+        _injected(client, result, injected, its_labels, task)
+    # Reloads last, once per frame, so they do not race the other widgets' injections.
+    done: List[_Frame] = []
+    for frame, result in reloads:
+        try:
+            if frame not in done:
+                browser.reload(frame)
+                done.append(frame)
+            result.reloaded = True
+        except Exception as e:  # noqa: BLE001 - the cookie is set; the reload is said to have failed
+            result.note = f"the cookie is set but the frame could not be reloaded: {_first_line(e)}"
     if armed is not None and any(r.injected for r in results):
         accepted, detail = armed.wait()
-        _record_verdict(client, results, accepted, detail, task_labels)
+        _record_verdict(client, results, accepted, detail, task_labels, tasks)
     elif armed is not None and armed.listener is not None:
         page.remove_listener(*armed.listener)
     return results
@@ -431,18 +644,47 @@ def solve_on_page(
 # ----------------------------------------------------------------------------- Playwright async
 
 
+async def _async_browser_proxy(page: Any) -> Any:
+    """The proxy of an async Playwright page's browser (see ``_SyncBrowser.proxy``)."""
+    browser = page.context.browser
+    given = _launch_proxy(getattr(getattr(browser, "_impl_obj", None), "_options", None) or {}) if browser else None
+    if given:
+        return given
+    try:
+        session = await page.context.new_cdp_session(page)
+        try:
+            line = await session.send("Browser.getBrowserCommandLine")
+        finally:
+            await session.detach()
+        return _proxy_arg(line.get("arguments"))
+    except Exception:  # noqa: BLE001 - no CDP, or a browser not started for automation
+        return None
+
+
 async def solve_on_page_async(
     client: Client,
     page: Any,
     *,
     labels: Optional[Mapping[str, str]] = None,
     check: Optional[Mapping[str, Any]] = None,
+    proxy: Any = None,
 ) -> List[WidgetResult]:
     """``solve_on_page`` for a Playwright async ``Page``; the widgets are solved concurrently. ``check``
     callables may be coroutine functions."""
     if not _is_playwright(page) or not inspect.iscoroutinefunction(page.evaluate):
         raise InvalidConfig("page: not a Playwright async page", field="page")
     base_labels, checking = _read_options(labels, check)
+    proxy = _read_proxy_option(proxy)
+    browser_proxy = await _async_browser_proxy(page) if proxy is None else None
+    jar: Dict[str, List[Dict[str, str]]] = {}
+
+    async def cookies_for(url: str) -> List[Dict[str, str]]:
+        if not url.startswith(("http:", "https:")):
+            return []
+        origin = _origin(url)
+        if origin not in jar:
+            jar[origin] = _names(await page.context.cookies([url]))
+        return jar[origin]
 
     found: List[Tuple[Any, str, Dict[str, Any]]] = []
     for frame in page.frames:
@@ -489,27 +731,67 @@ async def solve_on_page_async(
             listener = ("response", on_response)
         page.on(*listener)
 
-    async def one(frame: Any, url: str, widget: Dict[str, Any], its_labels: Dict[str, str]) -> WidgetResult:
+    tasks: List[Optional[Dict[str, Any]]] = []
+    made: List[Any] = []
+    for _, url, widget in found:
+        m = _made(client, widget, proxy, browser_proxy, await cookies_for(url) if _solvable(widget) else [])
+        made.append(m)
+        tasks.append(m["task"] if isinstance(m, dict) else None)
+    reloads: List[Tuple[Any, WidgetResult]] = []
+
+    async def one(frame: Any, url: str, widget: Dict[str, Any], its_labels: Dict[str, str], m: Any) -> WidgetResult:
         result = _unsolved(widget, url)
         if result is not None:
             return result
-        result = WidgetResult(kind=widget["kind"], frame=url, params=dict(widget["task"]), callback=widget.get("callback"), note=widget.get("note"))
+        if isinstance(m, Exception):
+            result = WidgetResult(kind=widget["kind"], frame=url, params=dict(widget["task"]), callback=widget.get("callback"), note=widget.get("note"))
+            result.error = m
+            return result
+        task = m["task"]
+        result = WidgetResult(kind=widget["kind"], frame=url, params=dict(m["shown"]), callback=widget.get("callback"), note=widget.get("note"))
         try:
-            result.solution = await client.solve_async(widget["task"], labels=its_labels)
+            result.solution = await client.solve_async(task, labels=its_labels)
         except CaptchaDlqError as e:
-            return _solve_failed(result, e)
+            return _solve_failed(result, _redacted(e, result.params))
+        try:
+            applied = client.dlq.page_answer(task=task, solution=_solution_dict(result.solution), url=url)
+        except CaptchaDlqError as e:
+            result.error = e
+            return result
+        if applied["cookies"]:
+            error: Optional[Exception] = None
+            try:
+                await page.context.add_cookies(applied["cookies"])
+            except Exception as e:  # noqa: BLE001 - the page is gone: recorded
+                error = e
+            if error is None and applied["reload"]:
+                reloads.append((frame, result))
+            return await loop.run_in_executor(None, _cookies_set, client, result, applied, error, its_labels, task)
         answer = {"text": result.solution.text, "fields": result.solution.fields}
         try:
             if frame.is_detached():
                 raise RuntimeError("the frame was detached")
             injected = await frame.evaluate(_INJECT, [widget["id"], answer])
         except Exception as e:  # noqa: BLE001
-            injected = {"injected": False, "error": f"the page or frame was gone: {str(e).splitlines()[0] if str(e) else type(e).__name__}"}
-        return await loop.run_in_executor(None, _injected, client, result, injected, its_labels)
+            injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
+        return await loop.run_in_executor(None, _injected, client, result, injected, its_labels, task)
 
     task_labels = [{**base_labels, "page_host": _host(url), "widget": w["kind"]} for _, url, w in found]
     try:
-        results = list(await asyncio.gather(*(one(f, u, w, l) for (f, u, w), l in zip(found, task_labels))))
+        results = list(await asyncio.gather(*(one(f, u, w, l, m) for (f, u, w), l, m in zip(found, task_labels, made))))
+        # Reloads last, once per frame, so they do not race the other widgets' injections.
+        done: List[Any] = []
+        for frame, result in reloads:
+            try:
+                if frame not in done:
+                    if frame == page.main_frame:
+                        await page.reload()
+                    else:
+                        await frame.evaluate("() => location.reload()")
+                    done.append(frame)
+                result.reloaded = True
+            except Exception as e:  # noqa: BLE001 - the cookie is set; the reload is said to have failed
+                result.note = f"the cookie is set but the frame could not be reloaded: {_first_line(e)}"
         if checking is not None and any(r.injected for r in results):
             accepted: Optional[bool]
             if checking.predicate is not None:
@@ -526,7 +808,7 @@ async def solve_on_page_async(
                 except asyncio.TimeoutError:
                     ms = int(checking.timeout_s * 1000)
                     accepted, detail = (False, f"no navigation within {ms} ms") if checking.navigation else (None, f"no verdict within {ms} ms")
-            await loop.run_in_executor(None, _record_verdict, client, results, accepted, detail, task_labels)
+            await loop.run_in_executor(None, _record_verdict, client, results, accepted, detail, task_labels, tasks)
         return results
     finally:
         if listener is not None:
