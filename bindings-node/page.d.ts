@@ -1,7 +1,7 @@
 // Types of `captcha-dlq/page`: solving a Playwright or Puppeteer page's CAPTCHAs through a captcha-dlq client.
 import type { Client, Labels, Solution, CaptchaDlqError, PageProxy } from './index.js';
 
-/** The widget kinds the page detector knows. `aws_waf` is reported with its fields; it is solvable once the client has the kind. */
+/** The widget kinds the page detector knows. `aws_waf` becomes an `amazon_waf` task; `aws_waf` and `cloudflare_challenge` answers are cookies. */
 export type WidgetKind =
   | 'recaptcha_v2'
   | 'recaptcha_v3'
@@ -11,6 +11,7 @@ export type WidgetKind =
   | 'geetest_v3'
   | 'geetest_v4'
   | 'aws_waf'
+  | 'cloudflare_challenge'
   | 'image';
 
 /** Structural page types: a Playwright `Page` or a Puppeteer `Page` fits (no import of either package). */

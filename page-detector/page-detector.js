@@ -558,6 +558,18 @@
     out.push(add('aws_waf', { task: clean(task), supported: true, callback: null }, { source: null, awsWaf: true }));
   }
 
+  /**
+   * Cloudflare's challenge page ("Just a moment..."): its answer is the `cf_clearance` cookie. Its options name the
+   * challenge type (`cType`) and its script is the orchestrator's (a site's pages load other challenge-platform
+   * scripts, and Turnstile reads `chlPageData` from the same options).
+   */
+  function detectCloudflareChallenge(out) {
+    const opt = global._cf_chl_opt;
+    if (!(opt && opt.cType) && !scripts().some((s) => /\/cdn-cgi\/challenge-platform\/.*\/orchestrate\//.test(s))) return;
+    const task = { type: 'cloudflare_challenge', page_url: pageUrl(), user_agent: userAgent(), sitekey: opt && text(opt.chlApiSitekey), html: doc.documentElement.outerHTML };
+    out.push(add('cloudflare_challenge', { task: clean(task), supported: true, callback: null }, { source: null }));
+  }
+
   /** `<img>` whose name says captcha, with a text input in the same form or container. */
   function detectImage(out, taken) {
     const named = (el) => /captcha/i.test([el.id, el.className, el.getAttribute('name'), el.getAttribute('alt'), el.getAttribute('src')].join(' '));
@@ -611,6 +623,7 @@
     detectFuncaptcha(out, taken);
     detectGeetest(out);
     detectAwsWaf(out);
+    detectCloudflareChallenge(out);
     detectImage(out, taken);
     return out;
   }

@@ -216,7 +216,7 @@ def test_playwright_async_solves_concurrently_and_checks_acceptance(site: Site, 
     with ThreadPoolExecutor(max_workers=1) as pool:
         results = pool.submit(asyncio.run, run()).result()
     assert_solved("explicit.html", site.report("explicit.html"), results, hooked=True)
-    assert all(r.accepted is True for r in results)
+    assert all(r.accepted is True for r in results), results
     verdicts = client.metrics()["page_verdicts"]
     assert any(v["verdict"] == "accepted" and v["task_type"] == "turnstile" for v in verdicts), verdicts
 
@@ -445,3 +445,52 @@ def test_options_are_checked(browser: Any, client: Client) -> None:
             solve_on_page(client, object())
     finally:
         page.close()
+
+
+def assert_cf_gate_passed(results: List[Any], passed_text: str, proxy: LoopbackProxy) -> None:
+    [cf] = results
+    assert cf.error is None, cf.error
+    assert (cf.kind, cf.params["sitekey"], cf.params["proxy"]) == ("cloudflare_challenge", MANIFEST["gates"]["cf-gate.html"]["fields"]["sitekey"], f"http://{proxy.address}")
+    assert (cf.injected, cf.cookies, cf.reloaded) == (True, ["cf_clearance"], True)
+    assert passed_text == "cf-gate.html: passed with cf_clearance"
+
+
+def test_playwright_sync_cloudflare_challenge_through_the_browsers_proxy(browser: Any, site: Site, capsolver: Client, page_mock: Any) -> None:
+    proxy = LoopbackProxy()
+    ua = UA.format("cf-playwright-sync")
+    b = browser.browser_type.launch(executable_path=CHROMIUM, args=FLAGS + [f"--proxy-server={proxy.address}", "--proxy-bypass-list=<-loopback>"], headless=True)
+    try:
+        page = b.new_context(user_agent=ua).new_page()
+        assert page.goto(f"{site.url}/cf-gate.html").status == 403
+        # Without a proxy the kind cannot be solved (the cookie is bound to the IP): refused before anything is spent.
+        [refused] = solve_on_page(capsolver, page, proxy=False)
+        assert isinstance(refused.error, InvalidTask) and refused.error.field == "proxy"
+        mock_requires(page_mock, [ua, f"{site.url}/cf-gate.html"])
+        results = solve_on_page(capsolver, page)
+        mock_default(page_mock)
+        assert_cf_gate_passed(results, page.text_content("#gate-passed") or "", proxy)
+    finally:
+        mock_default(page_mock)
+        b.close()
+        proxy.stop()
+
+
+def test_selenium_cloudflare_challenge_through_the_browsers_proxy(site: Site, capsolver: Client, page_mock: Any) -> None:
+    proxy = LoopbackProxy()
+    ua = UA.format("cf-selenium")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS + ["--headless=new", f"--proxy-server={proxy.address}", "--proxy-bypass-list=<-loopback>", f"--user-agent={ua}"]:
+        options.add_argument(flag)
+    d = webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+    try:
+        d.get(f"{site.url}/cf-gate.html")
+        mock_requires(page_mock, [ua, f"{site.url}/cf-gate.html"])
+        results = solve_on_page(capsolver, d)
+        mock_default(page_mock)
+        passed = d.execute_script("const p = document.getElementById('gate-passed'); return p ? p.textContent : document.title")
+        assert_cf_gate_passed(results, passed, proxy)
+    finally:
+        mock_default(page_mock)
+        d.quit()
+        proxy.stop()

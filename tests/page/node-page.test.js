@@ -35,6 +35,8 @@ let siteProcess;
 let client;
 /** A client of a provider that solves AWS WAF (the main one's does not). */
 let twoCaptcha;
+/** A client of a provider that solves Cloudflare's challenge. */
+let capsolver;
 
 /** Starts server.mjs for `mockUrl`; resolves with its URL. */
 function startSite(mockUrl) {
@@ -67,11 +69,14 @@ before(async () => {
   await client.ready();
   twoCaptcha = new Client({ provider: '2captcha', apiKey: 'sk-page-test', baseUrl: mock.url, dlq: 'memory', polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 } });
   await twoCaptcha.ready();
+  capsolver = new Client({ provider: 'capsolver', apiKey: 'sk-page-test', baseUrl: mock.url, dlq: 'memory', polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 } });
+  await capsolver.ready();
 });
 
 after(async () => {
   if (client) await client.close();
   if (twoCaptcha) await twoCaptcha.close();
+  if (capsolver) await capsolver.close();
   if (siteProcess) siteProcess.kill();
   if (mock) mock.stop();
 });
@@ -94,6 +99,8 @@ function assertSolved(page, report, results, { hooked }) {
     if (w.form) assert.deepEqual({ widget: w.name, ok: verdict.form.ok, error: verdict.form.error }, { widget: w.name, ok: true, error: undefined });
   }
   assert.deepEqual(report.wrong, [], 'no answer lands where it does not belong');
+  // No widget the page does not have (a kind detected where there is none fails its task's checks).
+  assert.deepEqual(results.filter((r) => r.error && r.error.code !== 'NOT_SOLVABLE').map((r) => [r.kind, r.error.code, r.error.message]), []);
   const solvable = results.filter((r) => !r.error);
   assert.equal(solvable.length, expected.length, `one solved result per widget: ${JSON.stringify(results.map((r) => [r.kind, r.error && r.error.message]))}`);
   for (const r of solvable) {
@@ -484,3 +491,42 @@ test("the proxy option: false sends none, a proxy given replaces the browser's (
     await proxy.stop();
   }
 });
+
+for (const driver of ['puppeteer-core', 'playwright-core']) {
+  test(`${driver} behind a proxy: Cloudflare's challenge page is solved through the browser's proxy and user agent, cf_clearance set and the page reloaded into the site`, async () => {
+    const proxy = await startProxy();
+    const ua = `Mozilla/5.0 (X11; Linux x86_64) captcha-dlq-page-test/cf-${driver}`;
+    const gate = MANIFEST.gates['cf-gate.html'];
+    const args = [...FLAGS, `--proxy-server=${proxy.address}`, '--proxy-bypass-list=<-loopback>'];
+    const browser = driver === 'puppeteer-core'
+      ? await puppeteer.launch({ executablePath: CHROMIUM, args, headless: true })
+      : await chromium.launch({ executablePath: CHROMIUM, args, headless: true });
+    try {
+      let p;
+      if (driver === 'puppeteer-core') {
+        p = await browser.newPage();
+        await p.setUserAgent(ua);
+      } else {
+        p = await (await browser.newContext({ userAgent: ua })).newPage();
+      }
+      const first = await p.goto(`${site}/cf-gate.html`, { waitUntil: 'load' });
+      assert.equal(first.status(), 403, 'the challenge page first');
+      // Without a proxy the kind cannot be solved (the cookie is bound to the IP): refused before anything is spent.
+      const [refused] = await solveOnPage(capsolver, p, { proxy: false });
+      assert.deepEqual([refused.kind, refused.error.code, refused.error.field], ['cloudflare_challenge', 'INVALID_TASK', 'proxy']);
+      await mockRequires([ua, `${site}/cf-gate.html`]);
+      const results = await solveOnPage(capsolver, p);
+      await mockDefault();
+      assert.equal(results.length, 1, JSON.stringify(results));
+      const [cf] = results;
+      assert.equal(cf.error, undefined, cf.error && cf.error.message);
+      assert.deepEqual([cf.kind, cf.params.type, cf.params.sitekey, cf.params.proxy], ['cloudflare_challenge', 'cloudflare_challenge', gate.fields.sitekey, `http://${proxy.address}`]);
+      assert.deepEqual([cf.injected, cf.cookies, cf.reloaded], [true, ['cf_clearance'], true]);
+      assert.equal(await p.evaluate(() => document.getElementById('gate-passed')?.textContent ?? document.title), 'cf-gate.html: passed with cf_clearance');
+    } finally {
+      await mockDefault();
+      await browser.close();
+      await proxy.stop();
+    }
+  });
+}

@@ -9,6 +9,8 @@
 //   POST /reset                              forgets what was reported
 //   GET  /aws-gate.html                      a page behind AWS WAF: the challenge page (gokuProps, 405) unless the
 //                                            browser holds an `aws-waf-token` cookie the mock issued (then 200, "in")
+//   GET  /cf-gate.html                       the same behind Cloudflare's challenge (`_cf_chl_opt`, 403, "Just a
+//                                            moment...") and its `cf_clearance` cookie
 // Usage: node server.mjs <mock solver URL>   prints `listening http://127.0.0.1:PORT`, serves until killed.
 // Loopback only; port 0.
 import { createServer } from 'node:http';
@@ -108,6 +110,14 @@ async function gate(req, page) {
     if (v.success) return { status: 200, body: `<!doctype html><title>in</title><p id="gate-passed">${page}: passed with ${g.cookie}</p>` };
   }
   const f = g.fields;
+  if (g.kind === 'cloudflare_challenge') {
+    const opt = { cvId: '3', cZone: req.headers.host, cType: 'managed', chlApiSitekey: f.sitekey };
+    const body = `<!doctype html><html><head><title>Just a moment...</title>
+<script>window._cf_chl_opt = ${JSON.stringify(opt)};</script>
+<script src="/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8f0fixture"></script>
+</head><body><div id="challenge-stage">Verifying you are human.</div></body></html>`;
+    return { status: 403, body };
+  }
   const body = `<!doctype html><html><head><title>Human Verification</title>
 <script>window.gokuProps = ${JSON.stringify({ key: f.sitekey, iv: f.iv, context: f.context })};</script>
 <script src="/edge/token.awswaf.com/fixture/challenge.js"></script>
@@ -155,6 +165,7 @@ const server = createServer(async (req, res) => {
     if (/^\/(recaptcha|hcaptcha|turnstile|arkose|geetest)\//.test(url.pathname)) {
       return send(200, TYPES['.js'], await readFile(join(SITE, 'standins.js')));
     }
+    if (url.pathname.startsWith('/cdn-cgi/challenge-platform/')) return send(200, TYPES['.js'], '/* the challenge script stand-in */');
     if (url.pathname.startsWith('/edge/')) return send(200, TYPES['.js'], '/* a challenge script stand-in */');
     const name = url.pathname.slice(1) || 'multi.html';
     if (!/^[a-z0-9-]+\.(html|js|json)$/.test(name)) return send(404, 'text/plain', 'not found');

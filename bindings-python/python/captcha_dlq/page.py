@@ -69,7 +69,7 @@ class WidgetResult:
     """One widget found on the page and what became of it."""
 
     #: ``recaptcha_v2``, ``recaptcha_v3``, ``hcaptcha``, ``turnstile``, ``funcaptcha``, ``geetest_v3``,
-    #: ``geetest_v4``, ``aws_waf``, ``image``.
+    #: ``geetest_v4``, ``aws_waf`` (an ``amazon_waf`` task), ``cloudflare_challenge``, ``image``.
     kind: str
     #: The URL of the frame it was in.
     frame: str
