@@ -44,7 +44,45 @@ export interface AcceptanceCheck {
   timeoutMs?: number;
 }
 
-export interface SolveOnPageOptions {
+/** Which widgets `findWidgets` (and `solveOnPage`) take. */
+export interface FindWidgetsOptions {
+  /** Only these kinds. */
+  kinds?: WidgetKind[];
+  /** Leave out widgets laid out hidden (`visible: false`). Default false. */
+  visibleOnly?: boolean;
+  /** Take score-based widgets too (reCAPTCHA v3, invisible Enterprise without a visible trigger). Default false. */
+  includeScoreBased?: boolean;
+}
+
+/** A widget `findWidgets` found (it keeps its frame for `solveWidget` and `injectAnswer`). */
+export interface Widget {
+  /** The detector's id in its frame (valid until the frame is searched again). */
+  id: string;
+  kind: WidgetKind;
+  /** The URL of the frame it is in. */
+  frame: string;
+  /** The task JSON the detector read from the page (`null`: it gave none, see `error`). */
+  params: (Record<string, unknown> & { type: string }) | null;
+  supported: boolean;
+  /** Laid out and not hidden (`null`: a widget with no element, from scripts or calls). */
+  visible: boolean | null;
+  scoreBased: boolean;
+  callback: string | null;
+  note?: string;
+  /** Why it gave no task. */
+  error?: string;
+}
+
+export interface SolveWidgetOptions {
+  /** Labels for the task (it also gets `page_host` and `widget`). */
+  labels?: Labels;
+  /** Cancels the solve (see `SolveOptions.signal`). */
+  signal?: AbortSignal;
+  /** As `SolveOnPageOptions.proxy`. */
+  proxy?: PageProxy | false;
+}
+
+export interface SolveOnPageOptions extends FindWidgetsOptions {
   /** Labels for every task (each also gets `page_host` and `widget`). */
   labels?: Labels;
   /** Cancels the solves (see `SolveOptions.signal`). */
@@ -93,5 +131,14 @@ export declare const DETECTOR_SOURCE: string;
 /** Hooks the page's future documents (call before `goto`): render parameters, v3 actions, GeeTest and Arkose configurations. */
 export declare function preparePage(page: DriverPage): Promise<void>;
 
-/** Finds the page's CAPTCHAs in all its frames, solves each through `client`, injects the answers and calls the page's callbacks. */
+/** The page's CAPTCHA widgets in all its frames (score-based ones only with `includeScoreBased`). */
+export declare function findWidgets(page: DriverPage, options?: FindWidgetsOptions): Promise<Widget[]>;
+
+/** Solves one widget through `client` (the browser's proxy, cookies and user agent on its task); writes nothing into the page. */
+export declare function solveWidget(client: Client, widget: Widget, options?: SolveWidgetOptions): Promise<WidgetResult>;
+
+/** Writes a `solveWidget` result's answer into the page (or its cookie into the browser, reloading when the kind needs it); answers the result, updated. */
+export declare function injectAnswer(client: Client, result: WidgetResult, options?: Record<string, never>): Promise<WidgetResult>;
+
+/** Finds the page's CAPTCHAs in all its frames, solves each through `client`, injects the answers and calls the page's callbacks: `findWidgets`, `solveWidget`, `injectAnswer` composed. */
 export declare function solveOnPage(client: Client, page: DriverPage, options?: SolveOnPageOptions): Promise<WidgetResult[]>;

@@ -9,8 +9,9 @@
 //   hook()                 wraps the widget clients' APIs as they load (render params, v3 execute actions, hCaptcha
 //                          setData, GeeTest and Arkose configurations): evaluate it before the page's scripts run
 //                          (an init script); pages loaded without it are read from their DOM and the clients' state.
-//   detect()               the widgets of this frame: [{ id, kind, task, supported, callback, note? }]. `task` is
-//                          task JSON for the Rust core, which validates it (a kind this build lacks is refused there).
+//   detect()               the widgets of this frame: [{ id, kind, task, supported, callback, visible, scoreBased,
+//                          note? }]. `task` is task JSON for the Rust core, which validates it (a kind this build
+//                          lacks is refused there).
 //   inject(id, solution)   writes the answer where the widget expects it, calls the page's callback; answers
 //                          { injected, fields, callbackCalled, callback, note?, error? } (a promise where the
 //                          widget's client takes the answer itself); `note` says why no callback was called.
@@ -291,10 +292,22 @@
     return seen.renders.find((r) => r.client === client && r.container && (r.container === el || r.container.contains(el) || el.contains(r.container)));
   }
 
+  /** Laid out and not hidden (null: a widget with no element, found from scripts or calls). */
+  function visibleOf(el) {
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    const style = global.getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && style.visibility !== 'hidden' && style.display !== 'none';
+  }
+
   function add(kind, fields, extra) {
     const id = `w${nextId++}`;
     widgets.set(id, { id, kind, ...extra });
-    return { id, kind, ...fields };
+    const visible = visibleOf(extra.element);
+    const t = fields.task || {};
+    // Score-based: v3, and invisible Enterprise with no visible trigger (nothing a user would click).
+    const scoreBased = kind === 'recaptcha_v3' || (Boolean(t.enterprise && t.invisible) && !visible);
+    return { id, kind, visible, scoreBased, ...fields };
   }
 
   const enterpriseScript = () => scripts().some((s) => /\/recaptcha\/enterprise\.js/.test(s));

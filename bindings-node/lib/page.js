@@ -13,7 +13,7 @@ import { invalidArgument } from './errors.js';
 export const DETECTOR_SOURCE = readFileSync(new URL('./page-detector.js', import.meta.url), 'utf8');
 const HOOKED_SOURCE = `${DETECTOR_SOURCE}\n;globalThis.__captchaDlqPage.hook();`;
 
-const OPTIONS = ['labels', 'signal', 'check', 'proxy'];
+const OPTIONS = ['labels', 'signal', 'check', 'proxy', 'kinds', 'visibleOnly', 'includeScoreBased'];
 const CHECK_OPTIONS = ['navigation', 'response', 'predicate', 'timeoutMs'];
 const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
 
@@ -26,19 +26,15 @@ function driverOf(page) {
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function readOptions(options) {
-  if (options === undefined || options === null) return { labels: {}, check: null, proxy: undefined };
+  if (options === undefined || options === null) return { labels: {}, check: null };
   if (!isObject(options)) throw invalidArgument('options', `expected an object, got ${typeof options}`);
   for (const key of Object.keys(options)) {
     if (!OPTIONS.includes(key)) throw invalidArgument(`options.${key}`, `unknown option (known: ${OPTIONS.join(', ')})`);
   }
-  const { labels = {}, signal, check, proxy } = options;
-  if (!isObject(labels)) throw invalidArgument('options.labels', 'expected an object of strings');
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument('options.signal', 'expected an AbortSignal');
-  // The proxy itself (URL, `{ server, username, password }`, the task's form) is read by the client (`page_task`).
-  if (proxy !== undefined && proxy !== false && typeof proxy !== 'string' && !isObject(proxy)) {
-    throw invalidArgument('options.proxy', 'expected false, a proxy URL or a proxy object');
-  }
-  return { labels, signal, check: check === undefined ? null : readCheck(check), proxy };
+  const { check, kinds, visibleOnly, includeScoreBased } = options;
+  const solving = readSolveOptions({ labels: options.labels, signal: options.signal, proxy: options.proxy }, 'options', SOLVE_OPTIONS);
+  const finding = readFindOptions({ kinds, visibleOnly, includeScoreBased }, 'options');
+  return { ...solving, ...finding, check: check === undefined ? null : readCheck(check) };
 }
 
 function readCheck(check) {
@@ -188,17 +184,25 @@ function startCheck(page, check) {
   };
 }
 
-/**
- * Finds the CAPTCHA widgets of `page` and all its frames, solves each through `client` and injects the answer where
- * the widget expects it, calling the page's callback. One result per widget, in frame order.
- */
-export async function solveOnPage(client, page, options) {
-  const { labels, signal, check, proxy } = readOptions(options);
-  const driver = driverOf(page);
-  if (!client || typeof client.solve !== 'function' || !client.dlq) throw invalidArgument('client', 'not a captcha-dlq Client');
-  // What the tasks take from the browser (the client decides which kinds take what: `page_task`).
-  const browser = { driver, page, proxy, browserProxy: proxy === undefined ? await browserProxyOf(page, driver) : null, cookies: new Map() };
+/** What `findWidgets`, `solveWidget` and `injectAnswer` keep about a widget or a result, out of sight (secrets). */
+const INTERNAL = new WeakMap();
+/** A page's browser proxy, read once per page. */
+const PROXIES = new WeakMap();
 
+function browserProxyCached(page, driver) {
+  if (!PROXIES.has(page)) PROXIES.set(page, browserProxyOf(page, driver));
+  return PROXIES.get(page);
+}
+
+/**
+ * The CAPTCHA widgets of `page` and all its frames, as the detector reports them: `{ id, kind, frame, params,
+ * supported, visible, scoreBased, callback, note?, error? }`. `kinds` keeps those kinds; `visibleOnly` drops
+ * widgets laid out hidden; score-based ones (v3, invisible Enterprise without a visible trigger) only with
+ * `includeScoreBased`.
+ */
+export async function findWidgets(page, options) {
+  const driver = driverOf(page);
+  const { kinds, visibleOnly, includeScoreBased } = readFindOptions(options, 'options');
   const found = [];
   for (const frame of page.frames()) {
     if (isDetached(frame)) continue;
@@ -210,69 +214,76 @@ export async function solveOnPage(client, page, options) {
       if (frame === page.mainFrame()) throw e;
       continue;
     }
-    for (const widget of widgets) found.push({ frame, url: frame.url(), widget });
-  }
-
-  const checking = startCheck(page, check);
-  try {
-    const results = await Promise.all(found.map((item) => solveOne(client, item, labels, signal, browser)));
-    await reloadFrames(page, results);
-    if (checking && results.some((r) => r.injected)) {
-      const { accepted, detail } = await checking.verdict();
-      for (const r of results) {
-        if (!r.injected) continue;
-        r.accepted = accepted;
-        if (accepted !== null) {
-          await client.dlq.recordPageOutcome({ verdict: accepted ? 'accepted' : 'rejected', task: r.task, solution: r.solution, host: hostOf(r.frame), detail, labels: r.labels });
-        }
-      }
+    for (const w of widgets) {
+      if (kinds && !kinds.includes(w.kind)) continue;
+      if (visibleOnly && w.visible === false) continue;
+      if (w.scoreBased && !includeScoreBased) continue;
+      const widget = { id: w.id, kind: w.kind, frame: frame.url(), params: w.task, supported: Boolean(w.supported && w.task), visible: w.visible, scoreBased: w.scoreBased, callback: w.callback ?? null };
+      if (w.note) widget.note = w.note;
+      if (w.error) widget.error = w.error;
+      INTERNAL.set(widget, { page, driver, frame });
+      found.push(widget);
     }
-    // The task as sent holds the proxy's credentials and the cookies: results show `params` (without them).
-    return results.map(({ labels: _labels, task: _task, reload: _reload, ...r }) => r);
-  } finally {
-    if (checking) checking.stop();
   }
+  return found;
 }
 
-/** The frame's cookies, read once per origin. */
-function frameCookies(browser, url) {
-  let origin;
-  try {
-    origin = new URL(url).origin;
-  } catch (_) {
-    return Promise.resolve([]);
+const FIND_OPTIONS = ['kinds', 'visibleOnly', 'includeScoreBased'];
+const KINDS = ['recaptcha_v2', 'recaptcha_v3', 'hcaptcha', 'turnstile', 'funcaptcha', 'geetest_v3', 'geetest_v4', 'aws_waf', 'cloudflare_challenge', 'image'];
+
+function readFindOptions(options, name, known = FIND_OPTIONS) {
+  if (options === undefined || options === null) return {};
+  if (!isObject(options)) throw invalidArgument(name, `expected an object, got ${typeof options}`);
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw invalidArgument(`${name}.${key}`, `unknown option (known: ${known.join(', ')})`);
   }
-  if (!browser.cookies.has(origin)) browser.cookies.set(origin, cookiesFor(browser.page, browser.driver, url).catch(() => []));
-  return browser.cookies.get(origin);
+  const { kinds, visibleOnly = false, includeScoreBased = false } = options;
+  if (kinds !== undefined) {
+    if (!Array.isArray(kinds)) throw invalidArgument(`${name}.kinds`, 'expected an array of widget kinds');
+    for (const k of kinds) if (!KINDS.includes(k)) throw invalidArgument(`${name}.kinds`, `${JSON.stringify(k)} is not a widget kind (known: ${KINDS.join(', ')})`);
+  }
+  for (const [k, v] of [['visibleOnly', visibleOnly], ['includeScoreBased', includeScoreBased]]) {
+    if (typeof v !== 'boolean') throw invalidArgument(`${name}.${k}`, 'expected true or false');
+  }
+  return { kinds, visibleOnly, includeScoreBased };
 }
 
-async function solveOne(client, { frame, url, widget }, labels, signal, browser) {
-  const result = { kind: widget.kind, frame: url, params: widget.task, injected: false, callbackCalled: false, callback: widget.callback ?? null };
+const SOLVE_OPTIONS = ['labels', 'signal', 'proxy'];
+
+/**
+ * Solves one widget `findWidgets` returned through `client`: the task it becomes carries the browser's proxy
+ * (or `proxy`), the frame's cookies and the user agent where its kind takes them. Nothing is written into the
+ * page (`injectAnswer` does). A result as `solveOnPage`'s, `injected: false`.
+ */
+export async function solveWidget(client, widget, options) {
+  checkClient(client);
+  const inner = INTERNAL.get(widget);
+  if (!inner || !('params' in widget)) throw invalidArgument('widget', 'not a widget findWidgets returned');
+  const { labels = {}, signal, proxy } = readSolveOptions(options, 'options', SOLVE_OPTIONS);
+  const result = { kind: widget.kind, frame: widget.frame, params: widget.params, injected: false, callbackCalled: false, callback: widget.callback };
   if (widget.note) result.note = widget.note;
-  if (!widget.supported || !widget.task) {
+  if (!widget.supported) {
     result.error = { code: 'NOT_SOLVABLE', message: widget.error ?? `the ${widget.kind} widget gave no task` };
     return result;
   }
-  const taskLabels = { ...labels, page_host: hostOf(url), widget: widget.kind };
-  result.labels = taskLabels;
-  let task;
+  const taskLabels = { ...labels, page_host: hostOf(widget.frame), widget: widget.kind };
+  const state = { ...inner, widget, labels: taskLabels, task: null };
+  INTERNAL.set(result, state);
   try {
     // The task the widget becomes, with the browser's proxy, cookies and user agent where its kind takes them.
     const made = await client.dlq.pageTask({
-      task: widget.task,
-      ...(browser.proxy === undefined ? { browserProxy: browser.browserProxy } : { proxy: browser.proxy }),
-      cookies: await frameCookies(browser, url),
+      task: widget.params,
+      ...(proxy === undefined ? { browserProxy: await browserProxyCached(inner.page, inner.driver) } : { proxy }),
+      cookies: await (inner.cookies ? inner.cookies(widget.frame) : cookiesFor(inner.page, inner.driver, widget.frame).catch(() => [])),
     });
-    task = made.task;
+    state.task = made.task;
     result.params = made.shown;
-    result.task = task;
   } catch (e) {
     result.error = e;
     return result;
   }
-  let solution;
   try {
-    solution = await client.solve(task, { labels: taskLabels, signal });
+    result.solution = await client.solve(state.task, { labels: taskLabels, signal });
   } catch (e) {
     // The dead-letter record keeps the task as sent (for replay); the error the caller is shown does not.
     if (e && e.record && e.record.task) e.record.task = result.params;
@@ -280,18 +291,41 @@ async function solveOne(client, { frame, url, widget }, labels, signal, browser)
     if (e && e.code === 'INVALID_TASK' && e.field === 'type') {
       result.error = { code: 'NOT_SOLVABLE', message: `${widget.kind} is not solvable yet: this build has no ${widget.kind} task kind (${e.message})`, cause: e };
     }
-    return result;
   }
-  result.solution = solution;
+  return result;
+}
+
+/**
+ * Writes the answer of a `solveWidget` result into the page: into the widget (its fields, its callback), or, for
+ * answers that are cookies (AWS WAF, `cf_clearance`), into the browser for the frame's site, then reloads the
+ * frame when the kind needs it (`reloaded`). Answers the result, updated.
+ */
+export async function injectAnswer(client, result, options) {
+  checkClient(client);
+  const state = INTERNAL.get(result);
+  if (!state || !state.task) throw invalidArgument('result', 'not a result of solveWidget');
+  if (!result.solution) throw invalidArgument('result', `the ${result.kind} widget was not solved: nothing to inject`);
+  readFindOptions(options, 'options', []);
+  await injectInto(client, result, state);
+  if (state.reload) await reloadFrames(state.page, [result]);
+  return result;
+}
+
+async function injectInto(client, result, state) {
+  const { frame, task, labels, widget } = state;
+  const solution = result.solution;
   let applied;
   try {
     // Answers that are cookies (AWS WAF, DataDome, cf_clearance) go into the browser, not into a widget.
-    applied = await client.dlq.pageAnswer({ task, solution, url });
+    applied = await client.dlq.pageAnswer({ task, solution, url: result.frame });
   } catch (e) {
     result.error = e;
-    return result;
+    return;
   }
-  if (applied.cookies.length) return applyCookies(client, browser, frame, result, applied, taskLabels);
+  if (applied.cookies.length) {
+    await applyCookies(client, state, result, applied);
+    return;
+  }
   let injected;
   try {
     if (isDetached(frame)) throw new Error('the frame was detached');
@@ -308,36 +342,105 @@ async function solveOne(client, { frame, url, widget }, labels, signal, browser)
   if (injected.error) {
     // The answer is paid for and could not be used: the DLQ keeps why, with the provider's task id.
     result.error = { code: 'PAGE_GONE', message: injected.error };
-    result.recorded = await client.dlq.recordPageOutcome({ verdict: 'gone', task, solution, host: hostOf(url), detail: injected.error, labels: taskLabels });
+    result.recorded = await client.dlq.recordPageOutcome({ verdict: 'gone', task, solution, host: hostOf(result.frame), detail: injected.error, labels });
   }
-  return result;
+}
+
+function checkClient(client) {
+  if (!client || typeof client.solve !== 'function' || !client.dlq) throw invalidArgument('client', 'not a captcha-dlq Client');
+}
+
+function readSolveOptions(options, name, known) {
+  if (options === undefined || options === null) return {};
+  if (!isObject(options)) throw invalidArgument(name, `expected an object, got ${typeof options}`);
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw invalidArgument(`${name}.${key}`, `unknown option (known: ${known.join(', ')})`);
+  }
+  const { labels = {}, signal, proxy } = options;
+  if (!isObject(labels)) throw invalidArgument(`${name}.labels`, 'expected an object of strings');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument(`${name}.signal`, 'expected an AbortSignal');
+  // The proxy itself (URL, `{ server, username, password }`, the task's form) is read by the client (`page_task`).
+  if (proxy !== undefined && proxy !== false && typeof proxy !== 'string' && !isObject(proxy)) {
+    throw invalidArgument(`${name}.proxy`, 'expected false, a proxy URL or a proxy object');
+  }
+  return { labels, signal, proxy };
 }
 
 /**
- * Writes a cookie answer into the browser for the frame's site. The reload the kind may need is done once every
- * widget's answer is in (`reloadFrames`), so that it does not race the other widgets' injections.
+ * Finds the CAPTCHA widgets of `page` and all its frames, solves each through `client` and injects the answer where
+ * the widget expects it, calling the page's callback: `findWidgets`, `solveWidget` and `injectAnswer` composed.
+ * One result per widget, in frame order.
  */
-async function applyCookies(client, browser, frame, result, applied, taskLabels) {
+export async function solveOnPage(client, page, options) {
+  const { labels, signal, check, proxy, kinds, visibleOnly, includeScoreBased } = readOptions(options);
+  driverOf(page);
+  checkClient(client);
+  const widgets = await findWidgets(page, { kinds, visibleOnly, includeScoreBased });
+  // The frames' cookies, read once per origin for this call.
+  const jar = new Map();
+  const cookies = (url) => {
+    let origin;
+    try {
+      origin = new URL(url).origin;
+    } catch (_) {
+      return Promise.resolve([]);
+    }
+    if (!jar.has(origin)) jar.set(origin, cookiesFor(page, driverOf(page), url).catch(() => []));
+    return jar.get(origin);
+  };
+  for (const w of widgets) INTERNAL.get(w).cookies = cookies;
+
+  const checking = startCheck(page, check);
+  try {
+    const results = await Promise.all(
+      widgets.map(async (w) => {
+        const result = await solveWidget(client, w, { labels, signal, proxy });
+        // Reloads wait until every answer is in (`reloadFrames`), so that they do not race the other injections.
+        if (result.solution && !result.error) await injectInto(client, result, INTERNAL.get(result));
+        return result;
+      }),
+    );
+    await reloadFrames(page, results);
+    if (checking && results.some((r) => r.injected)) {
+      const { accepted, detail } = await checking.verdict();
+      for (const r of results) {
+        if (!r.injected) continue;
+        r.accepted = accepted;
+        if (accepted !== null) {
+          const state = INTERNAL.get(r);
+          await client.dlq.recordPageOutcome({ verdict: accepted ? 'accepted' : 'rejected', task: state.task, solution: r.solution, host: hostOf(r.frame), detail, labels: state.labels });
+        }
+      }
+    }
+    return results;
+  } finally {
+    if (checking) checking.stop();
+  }
+}
+
+/** Writes a cookie answer into the browser for the frame's site; the reload, if the kind needs one, is `reloadFrames`'. */
+async function applyCookies(client, state, result, applied) {
   result.callback = null;
   result.cookies = applied.cookies.map((c) => c.name);
   result.reloaded = false;
   try {
-    await setCookies(browser.page, browser.driver, applied.cookies);
+    await setCookies(state.page, state.driver, applied.cookies);
     result.injected = true;
-    if (applied.reload) result.reload = frame;
+    if (applied.reload) state.reload = true;
   } catch (e) {
     const why = `the page or frame was gone: ${String(e.message).split('\n')[0]}`;
     result.error = { code: 'PAGE_GONE', message: why };
-    result.recorded = await client.dlq.recordPageOutcome({ verdict: 'gone', task: result.task, solution: result.solution, host: hostOf(result.frame), detail: why, labels: taskLabels });
+    result.recorded = await client.dlq.recordPageOutcome({ verdict: 'gone', task: state.task, solution: result.solution, host: hostOf(result.frame), detail: why, labels: state.labels });
   }
-  return result;
 }
 
 /** Loads again, once each, the frames whose cookie answers need it (the main frame: the page). */
 async function reloadFrames(page, results) {
-  const frames = [...new Set(results.map((r) => r.reload).filter(Boolean))];
+  const wanting = results.filter((r) => INTERNAL.get(r)?.reload);
+  const frames = [...new Set(wanting.map((r) => INTERNAL.get(r).frame))];
   for (const frame of frames) {
-    const mine = results.filter((r) => r.reload === frame);
+    const mine = wanting.filter((r) => INTERNAL.get(r).frame === frame);
+    for (const r of mine) INTERNAL.get(r).reload = false;
     try {
       if (isDetached(frame)) throw new Error('the frame was detached');
       if (frame === page.mainFrame()) await page.reload({ waitUntil: 'load' });

@@ -18,7 +18,21 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
 from captcha_dlq import Client, InvalidConfig, InvalidTask
-from captcha_dlq.page import ObservedResponse, PageGone, prepare_page, prepare_page_async, solve_on_page, solve_on_page_async
+from captcha_dlq.page import (
+    ObservedResponse,
+    PageGone,
+    Widget,
+    find_widgets,
+    find_widgets_async,
+    inject_answer,
+    inject_answer_async,
+    prepare_page,
+    prepare_page_async,
+    solve_on_page,
+    solve_on_page_async,
+    solve_widget,
+    solve_widget_async,
+)
 
 PAGES = sorted({w["page"] for w in MANIFEST["widgets"]})
 
@@ -76,7 +90,7 @@ def test_playwright_sync_solves_every_widget(browser: Any, site: Site, client: C
     try:
         prepare_page(page)
         page.goto(f"{site.url}/{name}")
-        results = solve_on_page(client, page, labels={"suite": "python"})
+        results = solve_on_page(client, page, labels={"suite": "python"}, include_score_based=True)
         submit_all_playwright(page)
         assert_solved(name, site.report(name), results, hooked=True)
     finally:
@@ -89,7 +103,7 @@ def test_selenium_solves_every_widget(driver: Any, site: Site, client: Client, n
     driver.get("about:blank")
     prepare_page(driver)
     driver.get(f"{site.url}/{name}")
-    results = solve_on_page(client, driver)
+    results = solve_on_page(client, driver, include_score_based=True)
     submit_all_selenium(driver)
     assert_solved(name, site.report(name), results, hooked=True)
     frames = {r.frame for r in results}
@@ -494,3 +508,94 @@ def test_selenium_cloudflare_challenge_through_the_browsers_proxy(site: Site, ca
         mock_default(page_mock)
         d.quit()
         proxy.stop()
+
+
+def test_score_based_widgets_are_found_but_not_solved_unless_asked(browser: Any, site: Site, client: Client, page_mock: Any) -> None:
+    page = browser.new_page()
+    try:
+        prepare_page(page)
+        page.goto(f"{site.url}/v3.html")
+        every = find_widgets(page, include_score_based=True)
+        assert len(every) >= 2 and all(w.kind == "recaptcha_v3" and w.score_based for w in every), every
+        before = page_mock.counters()["submits"]
+        assert find_widgets(page) == []
+        assert solve_on_page(client, page) == []
+        assert page_mock.counters()["submits"] == before, "no task was sent for a widget the caller did not ask for"
+    finally:
+        page.close()
+
+
+def assert_separate_steps(site: Site, widgets: List[Widget], chosen: Any, report_before: Dict[str, Any]) -> None:
+    assert sorted(w.kind for w in widgets) == ["hcaptcha", "recaptcha_v2", "turnstile"]
+    assert all(w.visible is True and not w.score_based and w.supported for w in widgets)
+    assert report_before["widgets"]["multi-recaptcha"]["callback"] == {"ok": False, "error": "the callback was not called"}, "solve_widget writes nothing"
+    assert (chosen.injected, chosen.callback_called, chosen.callback) == (True, True, "data-callback")
+    verdict = site.report("multi.html")["widgets"]["multi-recaptcha"]
+    assert verdict["callback"]["ok"] is True and verdict["form"]["ok"] is True, verdict
+
+
+def test_playwright_sync_separate_steps_find_filter_solve_inject(browser: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    page = browser.new_page()
+    try:
+        page.goto(f"{site.url}/multi.html")
+        widgets = find_widgets(page)
+        [turnstile] = find_widgets(page, kinds=["turnstile"])
+        assert turnstile.params is not None and turnstile.params["sitekey"] == "0x4AAAAAAAMULTI"
+        page.evaluate("() => { document.querySelector('.cf-turnstile').style.display = 'none'; }")
+        assert sorted(w.kind for w in find_widgets(page, visible_only=True)) == ["hcaptcha", "recaptcha_v2"]
+        [recaptcha] = find_widgets(page, kinds=["recaptcha_v2"])
+        solved = solve_widget(client, recaptcha, labels={"step": "separate"})
+        assert (solved.injected, solved.error) == (False, None) and solved.solution is not None
+        before = site.report("multi.html")
+        assert inject_answer(client, solved) is solved
+        submit_all_playwright(page)
+        assert_separate_steps(site, widgets, solved, before)
+        with pytest.raises(InvalidConfig, match="kinds: 'recaptcha' is not a widget kind"):
+            find_widgets(page, kinds=["recaptcha"])
+        with pytest.raises(TypeError, match="kind"):
+            find_widgets(page, kind=["turnstile"])  # type: ignore[call-arg]
+        with pytest.raises(InvalidConfig, match="widget: not a widget find_widgets returned"):
+            solve_widget(client, turnstile.__class__(id="w0", kind="turnstile", frame="", params=None, supported=False, visible=None, score_based=False))
+        with pytest.raises(InvalidConfig, match="result: not a result of solve_widget"):
+            inject_answer(client, solved.__class__(kind="turnstile", frame="", params={}))
+    finally:
+        page.close()
+
+
+def test_playwright_async_separate_steps_find_filter_solve_inject(site: Site, client: Client) -> None:
+    site.post("/reset")
+
+    async def run() -> Any:
+        async with async_playwright() as p:
+            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = await b.new_page()
+                await page.goto(f"{site.url}/multi.html")
+                widgets = await find_widgets_async(page)
+                [recaptcha] = await find_widgets_async(page, kinds=["recaptcha_v2"])
+                solved = await solve_widget_async(client, recaptcha)
+                assert (solved.injected, solved.error) == (False, None)
+                before = site.report("multi.html")
+                await inject_answer_async(client, solved)
+                for frame in page.frames:
+                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+                return widgets, solved, before
+            finally:
+                await b.close()
+
+    widgets, solved, before = run_async(run())
+    assert_separate_steps(site, widgets, solved, before)
+
+
+def test_selenium_separate_steps_find_filter_solve_inject(driver: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    driver.get(f"{site.url}/multi.html")
+    widgets = find_widgets(driver)
+    [recaptcha] = find_widgets(driver, kinds=["recaptcha_v2"], visible_only=True)
+    solved = solve_widget(client, recaptcha)
+    assert (solved.injected, solved.error) == (False, None)
+    before = site.report("multi.html")
+    inject_answer(client, solved)
+    submit_all_selenium(driver)
+    assert_separate_steps(site, widgets, solved, before)

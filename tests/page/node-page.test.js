@@ -19,7 +19,7 @@ const ROOT = path.resolve(HERE, '../..');
 /** The package's folder: an installed copy ($CAPTCHA_DLQ_PACKAGE_DIR, .ci/package-check.sh) or bindings-node. */
 const PACKAGE = path.resolve(process.env.CAPTCHA_DLQ_PACKAGE_DIR ?? path.join(ROOT, 'bindings-node'));
 const { Client } = await import(path.join(PACKAGE, 'index.js'));
-const { solveOnPage, preparePage, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
+const { solveOnPage, preparePage, findWidgets, solveWidget, injectAnswer, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
 // The browser drivers are bindings-node's dev dependencies, never a user's: they come from the repository.
 const requireDev = createRequire(path.join(ROOT, 'bindings-node', 'package.json'));
 const { chromium } = requireDev('playwright-core');
@@ -149,7 +149,7 @@ for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['pupp
       await withBrowser(async (p) => {
         await preparePage(p);
         await p.goto(`${site}/${page}`, { waitUntil: 'load' });
-        const results = await solveOnPage(client, p, { labels: { suite: 'page' } });
+        const results = await solveOnPage(client, p, { labels: { suite: 'page' }, includeScoreBased: true });
         const report = await siteReport(p, page);
         assertSolved(page, report, results, { hooked: true });
         for (const r of results.filter((x) => !x.error)) {
@@ -530,3 +530,54 @@ for (const driver of ['puppeteer-core', 'playwright-core']) {
     }
   });
 }
+
+// ---------------------------------------------------------------------------------------------- separate steps
+
+test('score-based widgets (reCAPTCHA v3) are found but not solved unless asked: nothing is sent to the solver', async () => {
+  await withPlaywright(async (p) => {
+    await preparePage(p);
+    await p.goto(`${site}/v3.html`, { waitUntil: 'load' });
+    const all = await findWidgets(p, { includeScoreBased: true });
+    assert.ok(all.length >= 2 && all.every((w) => w.kind === 'recaptcha_v3' && w.scoreBased === true), JSON.stringify(all));
+    const before = await fetch(`${mock.url}/mock/counters`).then((r) => r.json());
+    assert.deepEqual(await findWidgets(p), []);
+    assert.deepEqual(await solveOnPage(client, p), []);
+    const after = await fetch(`${mock.url}/mock/counters`).then((r) => r.json());
+    assert.equal(after.submits, before.submits, 'no task was sent for a widget the caller did not ask for');
+  });
+});
+
+test('findWidgets filters by kind and visibility; solveWidget solves one without touching the page; injectAnswer writes it and calls its callback', async () => {
+  await fetch(`${site}/reset`, { method: 'POST' });
+  await withPuppeteer(async (p) => {
+    await p.goto(`${site}/multi.html`, { waitUntil: 'load' });
+    const all = await findWidgets(p);
+    assert.deepEqual(all.map((w) => w.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
+    assert.ok(all.every((w) => w.visible === true && w.scoreBased === false && w.supported === true));
+    const [turnstile] = await findWidgets(p, { kinds: ['turnstile'] });
+    assert.deepEqual([turnstile.kind, turnstile.params.sitekey], ['turnstile', '0x4AAAAAAAMULTI']);
+    // A widget laid out hidden is left out with visibleOnly.
+    await p.evaluate(() => { document.querySelector('.cf-turnstile').style.display = 'none'; });
+    const shown = await findWidgets(p, { visibleOnly: true });
+    assert.deepEqual(shown.map((w) => w.kind).sort(), ['hcaptcha', 'recaptcha_v2']);
+    const [recaptcha] = await findWidgets(p, { kinds: ['recaptcha_v2'] });
+    const solved = await solveWidget(client, recaptcha, { labels: { step: 'separate' } });
+    assert.deepEqual([solved.kind, solved.injected, solved.error], ['recaptcha_v2', false, undefined]);
+    assert.ok(solved.solution.text.startsWith('03AGdBq2'));
+    let report = await fetch(`${site}/report?page=multi.html`).then((r) => r.json());
+    assert.deepEqual(report.widgets['multi-recaptcha'].callback, { ok: false, error: 'the callback was not called' }, 'solveWidget writes nothing');
+    const injected = await injectAnswer(client, solved);
+    assert.equal(injected, solved);
+    assert.deepEqual([solved.injected, solved.callbackCalled, solved.callback], [true, true, 'data-callback']);
+    report = await siteReport(p, 'multi.html');
+    assert.equal(report.widgets['multi-recaptcha'].callback.ok, true, JSON.stringify(report.widgets['multi-recaptcha']));
+    assert.equal(report.widgets['multi-recaptcha'].form.ok, true);
+    // The steps' options are checked like solveOnPage's.
+    await assert.rejects(findWidgets(p, { kind: ['turnstile'] }), /options\.kind: unknown option/);
+    await assert.rejects(findWidgets(p, { kinds: ['recaptcha'] }), /options\.kinds: "recaptcha" is not a widget kind/);
+    await assert.rejects(solveWidget(client, { kind: 'turnstile', params: {} }), /widget: not a widget findWidgets returned/);
+    await assert.rejects(solveWidget(client, recaptcha, { lables: {} }), /options\.lables: unknown option/);
+    await assert.rejects(injectAnswer(client, { kind: 'turnstile' }), /result: not a result of solveWidget/);
+    await assert.rejects(solveOnPage(client, p, { visibleonly: true }), /options\.visibleonly: unknown option/);
+  });
+});

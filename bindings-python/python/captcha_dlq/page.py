@@ -34,11 +34,18 @@ __all__ = [
     "NotSolvable",
     "ObservedResponse",
     "PageGone",
+    "Widget",
     "WidgetResult",
+    "find_widgets",
+    "find_widgets_async",
+    "inject_answer",
+    "inject_answer_async",
     "prepare_page",
     "prepare_page_async",
     "solve_on_page",
     "solve_on_page_async",
+    "solve_widget",
+    "solve_widget_async",
 ]
 
 #: The detector's source, evaluated in every frame (``page-detector/page-detector.js``, embedded in the extension).
@@ -97,6 +104,7 @@ class WidgetResult:
     cookies: List[str] = field(default_factory=list)
     #: For cookie answers: the page (or frame) was loaded again with them.
     reloaded: bool = False
+    _state: Any = field(default=None, repr=False, compare=False)
 
 
 # ----------------------------------------------------------------------------- options
@@ -206,15 +214,6 @@ def _solution_dict(solution: Solution) -> Dict[str, Any]:
     }
 
 
-def _unsolved(widget: Mapping[str, Any], url: str) -> Optional[WidgetResult]:
-    result = WidgetResult(kind=widget["kind"], frame=url, params=dict(widget.get("task") or {}), callback=widget.get("callback"))
-    result.note = widget.get("note")
-    if not widget.get("supported") or not widget.get("task"):
-        result.error = NotSolvable(widget.get("error") or f"the {widget['kind']} widget gave no task")
-        return result
-    return None
-
-
 def _solve_failed(result: WidgetResult, error: Exception) -> WidgetResult:
     if isinstance(error, InvalidTask) and error.field == "type":
         result.error = NotSolvable(f"{result.kind} is not solvable yet: this build has no {result.kind} task kind ({error})", field="type")
@@ -257,21 +256,20 @@ def _first_line(error: Exception) -> str:
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
-def _record_verdict(
-    client: Client, results: List[WidgetResult], accepted: Optional[bool], detail: str, labels: List[Dict[str, str]], tasks: List[Optional[Dict[str, Any]]]
-) -> None:
-    for result, task_labels, task in zip(results, labels, tasks):
-        if not result.injected or result.solution is None:
+def _record_verdict(client: Client, results: List[WidgetResult], accepted: Optional[bool], detail: str) -> None:
+    for result in results:
+        state = result._state
+        if not result.injected or result.solution is None or state is None or state.task is None:
             continue
         result.accepted = accepted
         if accepted is not None:
             client.dlq.record_page_outcome(
                 verdict="accepted" if accepted else "rejected",
-                task=task or result.params,
+                task=state.task,
                 solution=_solution_dict(result.solution),
                 host=_host(result.frame),
                 detail=detail,
-                labels=task_labels,
+                labels=state.labels,
             )
 
 
@@ -514,18 +512,225 @@ class _SyncCheck:
                 self.page.remove_listener(*self.listener)
 
 
-def _solvable(widget: Mapping[str, Any]) -> bool:
-    return bool(widget.get("supported") and widget.get("task"))
+_KINDS = (
+    "recaptcha_v2", "recaptcha_v3", "hcaptcha", "turnstile", "funcaptcha", "geetest_v3", "geetest_v4", "aws_waf",
+    "cloudflare_challenge", "image",
+)  # fmt: skip
 
 
-def _made(client: Client, widget: Mapping[str, Any], proxy: Any, browser_proxy: Any, cookies: List[Dict[str, str]]) -> Any:
-    """The task a widget becomes (``Dlq.page_task``), or the error that says why it cannot be one."""
-    if not _solvable(widget):
-        return None
+@dataclass
+class Widget:
+    """A widget ``find_widgets`` found; it keeps its frame for ``solve_widget`` and ``inject_answer``."""
+
+    #: The detector's id in its frame (valid until the frame is searched again).
+    id: str
+    kind: str
+    #: The URL of the frame it is in.
+    frame: str
+    #: The task the detector read from the page (None: it gave none, see ``error``).
+    params: Optional[Dict[str, Any]]
+    supported: bool
+    #: Laid out and not hidden (None: a widget with no element, found from scripts or calls).
+    visible: Optional[bool]
+    #: reCAPTCHA v3, or invisible Enterprise without a visible trigger: solved only when asked.
+    score_based: bool
+    callback: Optional[str] = None
+    note: Optional[str] = None
+    #: Why it gave no task.
+    error: Optional[str] = None
+    _where: Any = field(default=None, repr=False, compare=False)
+
+
+def _read_find(kinds: Any, visible_only: Any, include_score_based: Any) -> Tuple[Optional[List[str]], bool, bool]:
+    if kinds is not None:
+        if isinstance(kinds, str) or not all(isinstance(k, str) for k in kinds):
+            raise InvalidConfig("kinds: expected a list of widget kinds", field="kinds")
+        for k in kinds:
+            if k not in _KINDS:
+                raise InvalidConfig(f"kinds: {k!r} is not a widget kind (known: {', '.join(_KINDS)})", field="kinds")
+        kinds = list(kinds)
+    for name, value in (("visible_only", visible_only), ("include_score_based", include_score_based)):
+        if not isinstance(value, bool):
+            raise InvalidConfig(f"{name}: expected True or False", field=name)
+    return kinds, visible_only, include_score_based
+
+
+def _widgets_of(found: List[Tuple[Any, str, Mapping[str, Any]]], where: Callable[[Any], Any], kinds: Optional[List[str]], visible_only: bool, include_score_based: bool) -> List[Widget]:
+    out = []
+    for frame, url, w in found:
+        if kinds is not None and w["kind"] not in kinds:
+            continue
+        if visible_only and w.get("visible") is False:
+            continue
+        if w.get("scoreBased") and not include_score_based:
+            continue
+        out.append(
+            Widget(
+                id=w["id"], kind=w["kind"], frame=url, params=dict(w["task"]) if w.get("task") else None,
+                supported=bool(w.get("supported") and w.get("task")), visible=w.get("visible"),
+                score_based=bool(w.get("scoreBased")), callback=w.get("callback"), note=w.get("note"), error=w.get("error"),
+                _where=where(frame),
+            )
+        )  # fmt: skip
+    return out
+
+
+@dataclass
+class _State:
+    """What a result keeps out of sight: the task as sent (with the proxy's credentials and the cookies)."""
+
+    widget: Widget
+    labels: Dict[str, str]
+    task: Optional[Dict[str, Any]] = None
+    reload: bool = False
+
+
+def _start(client: Client, widget: Widget, labels: Optional[Mapping[str, str]], proxy: Any, browser_proxy: Callable[[], Any], cookies: List[Dict[str, str]]) -> WidgetResult:
+    """A widget's result with its task made (``Dlq.page_task``), or the error that says why there is none."""
+    result = WidgetResult(kind=widget.kind, frame=widget.frame, params=dict(widget.params or {}), callback=widget.callback, note=widget.note)
+    if not widget.supported:
+        result.error = NotSolvable(widget.error or f"the {widget.kind} widget gave no task")
+        return result
+    state = _State(widget, {**(labels or {}), "page_host": _host(widget.frame), "widget": widget.kind})
+    result._state = state
     try:
-        return client.dlq.page_task(task=widget["task"], browser_proxy=browser_proxy, proxy=proxy, cookies=cookies)
+        made = client.dlq.page_task(task=widget.params or {}, browser_proxy=browser_proxy() if proxy is None else None, proxy=proxy, cookies=cookies)
     except CaptchaDlqError as e:
-        return e
+        result.error = e
+        return result
+    state.task = made["task"]
+    result.params = dict(made["shown"])
+    return result
+
+
+def _solve_started(client: Client, result: WidgetResult) -> WidgetResult:
+    state = result._state
+    if result.error is not None or state is None or state.task is None:
+        return result
+    try:
+        result.solution = client.solve(state.task, labels=state.labels)
+    except CaptchaDlqError as e:
+        _solve_failed(result, _redacted(e, result.params))
+    return result
+
+
+def _state_of(result: Any) -> _State:
+    state = getattr(result, "_state", None)
+    if not isinstance(result, WidgetResult) or not isinstance(state, _State) or state.task is None:
+        raise InvalidConfig("result: not a result of solve_widget", field="result")
+    if result.solution is None:
+        raise InvalidConfig(f"result: the {result.kind} widget was not solved: nothing to inject", field="result")
+    return state
+
+
+def _check_widget(widget: Any, want_async: bool) -> None:
+    if not isinstance(widget, Widget) or widget._where is None or (widget._where[0] == "async") != want_async:
+        raise InvalidConfig("widget: not a widget find_widgets" + ("_async" if want_async else "") + " returned", field="widget")
+
+
+# ----------------------------------------------------------------------------- sync: find, solve, inject
+
+
+def _sync_page(page: Any) -> bool:
+    """Whether ``page`` is a Selenium WebDriver (else a Playwright sync page; anything else is refused)."""
+    selenium = _is_selenium(page)
+    if not selenium and not _is_playwright(page):
+        raise _driver_error()
+    if not selenium and inspect.iscoroutinefunction(page.evaluate):
+        raise InvalidConfig("page: an async Playwright page; use the _async functions", field="page")
+    return selenium
+
+
+def find_widgets(page: Any, *, kinds: Optional[List[str]] = None, visible_only: bool = False, include_score_based: bool = False) -> List[Widget]:
+    """The CAPTCHA widgets of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its frames.
+    ``kinds`` keeps those kinds; ``visible_only`` drops widgets laid out hidden; score-based ones (reCAPTCHA v3,
+    invisible Enterprise without a visible trigger) only with ``include_score_based``."""
+    selenium = _sync_page(page)
+    kinds, visible_only, include_score_based = _read_find(kinds, visible_only, include_score_based)
+    frames = _selenium_frames(page) if selenium else _playwright_frames(page)
+    found: List[Tuple[Any, str, Mapping[str, Any]]] = []
+    for index, frame in enumerate(frames):
+        try:
+            frame.evaluate(DETECTOR_SOURCE, None)
+            widgets = frame.evaluate(_DETECT, None) if not selenium else frame.evaluate("return globalThis.__captchaDlqPage.detect()", None)
+        except Exception:
+            if index == 0:
+                raise
+            continue  # a frame that navigated or closed while we looked
+        found.extend((frame, frame.url, w) for w in widgets)
+    return _widgets_of(found, lambda frame: ("sync", frame, page, selenium), kinds, visible_only, include_score_based)
+
+
+def solve_widget(client: Client, widget: Widget, *, labels: Optional[Mapping[str, str]] = None, proxy: Any = None) -> WidgetResult:
+    """Solves one widget ``find_widgets`` returned through ``client``: its task carries the browser's proxy (or
+    ``proxy``: False none, else that one), the frame's cookies and the user agent where its kind takes them.
+    Nothing is written into the page (``inject_answer`` does); call it from the thread that drives the page."""
+    _check_widget(widget, want_async=False)
+    labels, _ = _read_options(labels, None)
+    proxy = _read_proxy_option(proxy)
+    _, frame, page, selenium = widget._where
+    browser = _SyncBrowser(page, selenium)
+    cookies = browser.cookies(frame.url) if widget.supported else []
+    return _solve_started(client, _start(client, widget, labels, proxy, browser.proxy, cookies))
+
+
+def _inject_sync(client: Client, result: WidgetResult, state: _State, browser: _SyncBrowser) -> None:
+    task = state.task
+    assert task is not None and result.solution is not None
+    frame = state.widget._where[1]
+    try:
+        # Answers that are cookies go into the browser, not into a widget (the client says which).
+        applied = client.dlq.page_answer(task=task, solution=_solution_dict(result.solution), url=result.frame)
+    except CaptchaDlqError as e:
+        result.error = e
+        return
+    if applied["cookies"]:
+        error: Optional[Exception] = None
+        try:
+            browser.set_cookies(applied["cookies"])
+        except Exception as e:  # noqa: BLE001 - the page is gone: recorded
+            error = e
+        _cookies_set(client, result, applied, error, state.labels, task)
+        state.reload = error is None and bool(applied["reload"])
+        return
+    answer = {"text": result.solution.text, "fields": result.solution.fields}
+    try:
+        injected = frame.evaluate(_INJECT, [state.widget.id, answer])
+    except Exception as e:  # noqa: BLE001 - the page or frame is gone: recorded
+        injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
+    _injected(client, result, injected, state.labels, task)
+
+
+def _reload_sync(browser: _SyncBrowser, results: List[WidgetResult]) -> None:
+    """Loads again, once each, the frames whose cookie answers need it, after every answer is in."""
+    done: List[Any] = []
+    for result in results:
+        state = result._state
+        if state is None or not state.reload:
+            continue
+        state.reload = False
+        frame = state.widget._where[1]
+        try:
+            if frame not in done:
+                browser.reload(frame)
+                done.append(frame)
+            result.reloaded = True
+        except Exception as e:  # noqa: BLE001 - the cookie is set; the reload is said to have failed
+            result.note = f"the cookie is set but the frame could not be reloaded: {_first_line(e)}"
+
+
+def inject_answer(client: Client, result: WidgetResult) -> WidgetResult:
+    """Writes a ``solve_widget`` result's answer into the page: into the widget (its fields, its callback), or for
+    answers that are cookies (AWS WAF, ``cf_clearance``) into the browser, then reloads when the kind needs it.
+    Returns the result, updated."""
+    state = _state_of(result)
+    if state.widget._where[0] != "sync":
+        raise InvalidConfig("result: from an async page; use inject_answer_async", field="result")
+    _, _, page, selenium = state.widget._where
+    browser = _SyncBrowser(page, selenium)
+    _inject_sync(client, result, state, browser)
+    _reload_sync(browser, [result])
+    return result
 
 
 def solve_on_page(
@@ -535,107 +740,50 @@ def solve_on_page(
     labels: Optional[Mapping[str, str]] = None,
     check: Optional[Mapping[str, Any]] = None,
     proxy: Any = None,
+    kinds: Optional[List[str]] = None,
+    visible_only: bool = False,
+    include_score_based: bool = False,
 ) -> List[WidgetResult]:
     """Finds the CAPTCHAs of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its
     frames, solves each through ``client``, writes each answer where its widget expects it and calls the
-    page's callback. ``check``: ``{"navigation": True}``, ``{"response": fn}`` (``fn(response)`` returns True,
-    False or None for not this one; ``response.url`` and ``response.status`` are there for Playwright's responses
-    and for Selenium's, an ``ObservedResponse`` read from ChromeDriver's performance log, which the driver must
-    have been started with: ``goog:loggingPrefs`` ``{"performance": "ALL"}``) or ``{"predicate": fn}``
-    (``fn(page)``), with ``timeout_ms`` (default 10000). One ``WidgetResult`` per widget, in frame order.
+    page's callback: ``find_widgets``, ``solve_widget`` and ``inject_answer`` composed (``kinds``,
+    ``visible_only``, ``include_score_based`` as ``find_widgets``'). ``check``: ``{"navigation": True}``,
+    ``{"response": fn}`` (``fn(response)`` returns True, False or None for not this one; ``response.url`` and
+    ``response.status`` are there for Playwright's responses and for Selenium's, an ``ObservedResponse`` read from
+    ChromeDriver's performance log, which the driver must have been started with: ``goog:loggingPrefs``
+    ``{"performance": "ALL"}``) or ``{"predicate": fn}`` (``fn(page)``), with ``timeout_ms`` (default 10000). One
+    ``WidgetResult`` per widget, in frame order.
 
     Every task whose kind takes them carries the browser's proxy (Playwright's launch ``proxy``, Chromium's
     ``--proxy-server``, Selenium's ``proxy`` capability), the frame's cookies and the user agent. ``proxy``:
     False sends none; a proxy (``"http://login:password@host:port"``, ``{"server", "username", "password"}``)
     replaces the browser's. Answers that are cookies (AWS WAF) are set in the browser and the page reloaded."""
-    selenium = _is_selenium(page)
-    if not selenium and not _is_playwright(page):
-        raise _driver_error()
-    if not selenium and inspect.iscoroutinefunction(page.evaluate):
-        raise InvalidConfig("page: an async Playwright page; use solve_on_page_async", field="page")
+    selenium = _sync_page(page)
     base_labels, checking = _read_options(labels, check)
     proxy = _read_proxy_option(proxy)
+    widgets = find_widgets(page, kinds=kinds, visible_only=visible_only, include_score_based=include_score_based)
     browser = _SyncBrowser(page, selenium)
-    browser_proxy = browser.proxy() if proxy is None else None
+    browser_proxy: List[Any] = []
 
-    frames = _selenium_frames(page) if selenium else _playwright_frames(page)
-    found: List[Tuple[_Frame, Dict[str, Any]]] = []
-    for index, frame in enumerate(frames):
-        try:
-            frame.evaluate(DETECTOR_SOURCE, None)
-            widgets = frame.evaluate(_DETECT, None) if not selenium else frame.evaluate("return globalThis.__captchaDlqPage.detect()", None)
-        except Exception:
-            if index == 0:
-                raise
-            continue  # a frame that navigated or closed while we looked
-        found.extend((frame, w) for w in widgets)
+    def read_proxy() -> Any:
+        if not browser_proxy:
+            browser_proxy.append(browser.proxy())
+        return browser_proxy[0]
 
     armed = _SyncCheck(page, checking, selenium) if checking else None
-    task_labels = [{**base_labels, "page_host": _host(frame.url), "widget": w["kind"]} for frame, w in found]
     # The tasks with the browser's values (read here: the page is touched from this thread only).
-    made = [_made(client, w, proxy, browser_proxy, browser.cookies(frame.url) if _solvable(w) else []) for frame, w in found]
-    tasks: List[Optional[Dict[str, Any]]] = [m["task"] if isinstance(m, dict) else None for m in made]
-
-    def solve_one(item: Tuple[Tuple[_Frame, Dict[str, Any]], Dict[str, str], Any]) -> Tuple[WidgetResult, Optional[_Frame]]:
-        (frame, widget), its_labels, m = item
-        result = _unsolved(widget, frame.url)
-        if result is not None:
-            return result, None
-        if isinstance(m, Exception):
-            result = WidgetResult(kind=widget["kind"], frame=frame.url, params=dict(widget["task"]), callback=widget.get("callback"), note=widget.get("note"))
-            result.error = m
-            return result, None
-        result = WidgetResult(kind=widget["kind"], frame=frame.url, params=dict(m["shown"]), callback=widget.get("callback"), note=widget.get("note"))
-        try:
-            result.solution = client.solve(m["task"], labels=its_labels)
-        except CaptchaDlqError as e:
-            return _solve_failed(result, _redacted(e, result.params)), None
-        return result, frame
-
-    # The solves run at once (the client keeps them in its journal); the page is touched from this thread only.
-    with ThreadPoolExecutor(max_workers=max(1, min(16, len(found)))) as pool:
-        solved = list(pool.map(solve_one, zip(found, task_labels, made)))
-    results: List[WidgetResult] = []
-    reloads: List[Tuple[_Frame, WidgetResult]] = []
-    for (result, solved_in), (_, widget), its_labels, task in zip(solved, found, task_labels, tasks):
-        results.append(result)
-        if solved_in is None or result.solution is None or task is None:
-            continue
-        try:
-            # Answers that are cookies go into the browser, not into a widget (the client says which).
-            applied = client.dlq.page_answer(task=task, solution=_solution_dict(result.solution), url=solved_in.url)
-        except CaptchaDlqError as e:
-            result.error = e
-            continue
-        if applied["cookies"]:
-            error: Optional[Exception] = None
-            try:
-                browser.set_cookies(applied["cookies"])
-            except Exception as e:  # noqa: BLE001 - the page is gone: recorded
-                error = e
-            _cookies_set(client, result, applied, error, its_labels, task)
-            if error is None and applied["reload"]:
-                reloads.append((solved_in, result))
-            continue
-        answer = {"text": result.solution.text, "fields": result.solution.fields}
-        try:
-            injected = solved_in.evaluate(_INJECT, [widget["id"], answer])
-        except Exception as e:  # noqa: BLE001 - the page or frame is gone: recorded below
-            injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
-        _injected(client, result, injected, its_labels, task)
+    started = [_start(client, w, base_labels, proxy, read_proxy, browser.cookies(w.frame) if w.supported else []) for w in widgets]
+    # The solves run at once (the client keeps them in its journal).
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(started)))) as pool:
+        results = list(pool.map(functools.partial(_solve_started, client), started))
+    for result in results:
+        if result.solution is not None and result.error is None and result._state is not None:
+            _inject_sync(client, result, result._state, browser)
     # Reloads last, once per frame, so they do not race the other widgets' injections.
-    done: List[_Frame] = []
-    for frame, result in reloads:
-        try:
-            if frame not in done:
-                browser.reload(frame)
-                done.append(frame)
-            result.reloaded = True
-        except Exception as e:  # noqa: BLE001 - the cookie is set; the reload is said to have failed
-            result.note = f"the cookie is set but the frame could not be reloaded: {_first_line(e)}"
+    _reload_sync(browser, results)
     if armed is not None and any(r.injected for r in results):
         accepted, detail = armed.wait()
-        _record_verdict(client, results, accepted, detail, task_labels, tasks)
+        _record_verdict(client, results, accepted, detail)
     elif armed is not None and armed.listener is not None:
         page.remove_listener(*armed.listener)
     return results
@@ -661,32 +809,14 @@ async def _async_browser_proxy(page: Any) -> Any:
         return None
 
 
-async def solve_on_page_async(
-    client: Client,
-    page: Any,
-    *,
-    labels: Optional[Mapping[str, str]] = None,
-    check: Optional[Mapping[str, Any]] = None,
-    proxy: Any = None,
-) -> List[WidgetResult]:
-    """``solve_on_page`` for a Playwright async ``Page``; the widgets are solved concurrently. ``check``
-    callables may be coroutine functions."""
+async def find_widgets_async(
+    page: Any, *, kinds: Optional[List[str]] = None, visible_only: bool = False, include_score_based: bool = False
+) -> List[Widget]:
+    """``find_widgets`` for a Playwright async ``Page``."""
     if not _is_playwright(page) or not inspect.iscoroutinefunction(page.evaluate):
         raise InvalidConfig("page: not a Playwright async page", field="page")
-    base_labels, checking = _read_options(labels, check)
-    proxy = _read_proxy_option(proxy)
-    browser_proxy = await _async_browser_proxy(page) if proxy is None else None
-    jar: Dict[str, List[Dict[str, str]]] = {}
-
-    async def cookies_for(url: str) -> List[Dict[str, str]]:
-        if not url.startswith(("http:", "https:")):
-            return []
-        origin = _origin(url)
-        if origin not in jar:
-            jar[origin] = _names(await page.context.cookies([url]))
-        return jar[origin]
-
-    found: List[Tuple[Any, str, Dict[str, Any]]] = []
+    kinds, visible_only, include_score_based = _read_find(kinds, visible_only, include_score_based)
+    found: List[Tuple[Any, str, Mapping[str, Any]]] = []
     for frame in page.frames:
         if frame.is_detached():
             continue
@@ -698,6 +828,126 @@ async def solve_on_page_async(
                 raise
             continue
         found.extend((frame, frame.url, w) for w in widgets)
+    return _widgets_of(found, lambda frame: ("async", frame, page), kinds, visible_only, include_score_based)
+
+
+async def _cookies_async(page: Any, url: str) -> List[Dict[str, str]]:
+    if not url.startswith(("http:", "https:")):
+        return []
+    return _names(await page.context.cookies([url]))
+
+
+async def _start_async(client: Client, widget: Widget, labels: Optional[Mapping[str, str]], proxy: Any, browser_proxy: Any, cookies: List[Dict[str, str]]) -> WidgetResult:
+    return _start(client, widget, labels, proxy, lambda: browser_proxy, cookies)
+
+
+async def _solve_started_async(client: Client, result: WidgetResult) -> WidgetResult:
+    state = result._state
+    if result.error is not None or state is None or state.task is None:
+        return result
+    try:
+        result.solution = await client.solve_async(state.task, labels=state.labels)
+    except CaptchaDlqError as e:
+        _solve_failed(result, _redacted(e, result.params))
+    return result
+
+
+async def solve_widget_async(client: Client, widget: Widget, *, labels: Optional[Mapping[str, str]] = None, proxy: Any = None) -> WidgetResult:
+    """``solve_widget`` for a widget ``find_widgets_async`` returned."""
+    _check_widget(widget, want_async=True)
+    labels, _ = _read_options(labels, None)
+    proxy = _read_proxy_option(proxy)
+    page = widget._where[2]
+    browser_proxy = await _async_browser_proxy(page) if proxy is None else None
+    cookies = await _cookies_async(page, widget.frame) if widget.supported else []
+    return await _solve_started_async(client, await _start_async(client, widget, labels, proxy, browser_proxy, cookies))
+
+
+async def _inject_async(client: Client, result: WidgetResult, state: _State) -> None:
+    loop = asyncio.get_running_loop()
+    task = state.task
+    assert task is not None and result.solution is not None
+    _, frame, page = state.widget._where
+    try:
+        applied = client.dlq.page_answer(task=task, solution=_solution_dict(result.solution), url=result.frame)
+    except CaptchaDlqError as e:
+        result.error = e
+        return
+    if applied["cookies"]:
+        error: Optional[Exception] = None
+        try:
+            await page.context.add_cookies(applied["cookies"])
+        except Exception as e:  # noqa: BLE001 - the page is gone: recorded
+            error = e
+        await loop.run_in_executor(None, _cookies_set, client, result, applied, error, state.labels, task)
+        state.reload = error is None and bool(applied["reload"])
+        return
+    answer = {"text": result.solution.text, "fields": result.solution.fields}
+    try:
+        if frame.is_detached():
+            raise RuntimeError("the frame was detached")
+        injected = await frame.evaluate(_INJECT, [state.widget.id, answer])
+    except Exception as e:  # noqa: BLE001
+        injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
+    await loop.run_in_executor(None, _injected, client, result, injected, state.labels, task)
+
+
+async def _reload_async(results: List[WidgetResult]) -> None:
+    done: List[Any] = []
+    for result in results:
+        state = result._state
+        if state is None or not state.reload:
+            continue
+        state.reload = False
+        _, frame, page = state.widget._where
+        try:
+            if frame not in done:
+                if frame == page.main_frame:
+                    await page.reload()
+                else:
+                    await frame.evaluate("() => location.reload()")
+                done.append(frame)
+            result.reloaded = True
+        except Exception as e:  # noqa: BLE001 - the cookie is set; the reload is said to have failed
+            result.note = f"the cookie is set but the frame could not be reloaded: {_first_line(e)}"
+
+
+async def inject_answer_async(client: Client, result: WidgetResult) -> WidgetResult:
+    """``inject_answer`` for a result of ``solve_widget_async``."""
+    state = _state_of(result)
+    if state.widget._where[0] != "async":
+        raise InvalidConfig("result: from a sync page; use inject_answer", field="result")
+    await _inject_async(client, result, state)
+    await _reload_async([result])
+    return result
+
+
+async def solve_on_page_async(
+    client: Client,
+    page: Any,
+    *,
+    labels: Optional[Mapping[str, str]] = None,
+    check: Optional[Mapping[str, Any]] = None,
+    proxy: Any = None,
+    kinds: Optional[List[str]] = None,
+    visible_only: bool = False,
+    include_score_based: bool = False,
+) -> List[WidgetResult]:
+    """``solve_on_page`` for a Playwright async ``Page``; the widgets are solved concurrently. ``check``
+    callables may be coroutine functions."""
+    if not _is_playwright(page) or not inspect.iscoroutinefunction(page.evaluate):
+        raise InvalidConfig("page: not a Playwright async page", field="page")
+    base_labels, checking = _read_options(labels, check)
+    proxy = _read_proxy_option(proxy)
+    widgets = await find_widgets_async(page, kinds=kinds, visible_only=visible_only, include_score_based=include_score_based)
+    browser_proxy = await _async_browser_proxy(page) if proxy is None and widgets else None
+    jar: Dict[str, List[Dict[str, str]]] = {}
+    started: List[WidgetResult] = []
+    for w in widgets:
+        origin = _origin(w.frame)
+        if w.supported and origin not in jar:
+            jar[origin] = await _cookies_async(page, w.frame)
+        started.append(await _start_async(client, w, base_labels, proxy, browser_proxy, jar.get(origin, []) if w.supported else []))
 
     loop = asyncio.get_running_loop()
     verdict: "asyncio.Future[Tuple[Optional[bool], str]]" = loop.create_future()
@@ -731,67 +981,16 @@ async def solve_on_page_async(
             listener = ("response", on_response)
         page.on(*listener)
 
-    tasks: List[Optional[Dict[str, Any]]] = []
-    made: List[Any] = []
-    for _, url, widget in found:
-        m = _made(client, widget, proxy, browser_proxy, await cookies_for(url) if _solvable(widget) else [])
-        made.append(m)
-        tasks.append(m["task"] if isinstance(m, dict) else None)
-    reloads: List[Tuple[Any, WidgetResult]] = []
+    async def one(result: WidgetResult) -> WidgetResult:
+        await _solve_started_async(client, result)
+        if result.solution is not None and result.error is None and result._state is not None:
+            await _inject_async(client, result, result._state)
+        return result
 
-    async def one(frame: Any, url: str, widget: Dict[str, Any], its_labels: Dict[str, str], m: Any) -> WidgetResult:
-        result = _unsolved(widget, url)
-        if result is not None:
-            return result
-        if isinstance(m, Exception):
-            result = WidgetResult(kind=widget["kind"], frame=url, params=dict(widget["task"]), callback=widget.get("callback"), note=widget.get("note"))
-            result.error = m
-            return result
-        task = m["task"]
-        result = WidgetResult(kind=widget["kind"], frame=url, params=dict(m["shown"]), callback=widget.get("callback"), note=widget.get("note"))
-        try:
-            result.solution = await client.solve_async(task, labels=its_labels)
-        except CaptchaDlqError as e:
-            return _solve_failed(result, _redacted(e, result.params))
-        try:
-            applied = client.dlq.page_answer(task=task, solution=_solution_dict(result.solution), url=url)
-        except CaptchaDlqError as e:
-            result.error = e
-            return result
-        if applied["cookies"]:
-            error: Optional[Exception] = None
-            try:
-                await page.context.add_cookies(applied["cookies"])
-            except Exception as e:  # noqa: BLE001 - the page is gone: recorded
-                error = e
-            if error is None and applied["reload"]:
-                reloads.append((frame, result))
-            return await loop.run_in_executor(None, _cookies_set, client, result, applied, error, its_labels, task)
-        answer = {"text": result.solution.text, "fields": result.solution.fields}
-        try:
-            if frame.is_detached():
-                raise RuntimeError("the frame was detached")
-            injected = await frame.evaluate(_INJECT, [widget["id"], answer])
-        except Exception as e:  # noqa: BLE001
-            injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
-        return await loop.run_in_executor(None, _injected, client, result, injected, its_labels, task)
-
-    task_labels = [{**base_labels, "page_host": _host(url), "widget": w["kind"]} for _, url, w in found]
     try:
-        results = list(await asyncio.gather(*(one(f, u, w, l, m) for (f, u, w), l, m in zip(found, task_labels, made))))
+        results = list(await asyncio.gather(*(one(r) for r in started)))
         # Reloads last, once per frame, so they do not race the other widgets' injections.
-        done: List[Any] = []
-        for frame, result in reloads:
-            try:
-                if frame not in done:
-                    if frame == page.main_frame:
-                        await page.reload()
-                    else:
-                        await frame.evaluate("() => location.reload()")
-                    done.append(frame)
-                result.reloaded = True
-            except Exception as e:  # noqa: BLE001 - the cookie is set; the reload is said to have failed
-                result.note = f"the cookie is set but the frame could not be reloaded: {_first_line(e)}"
+        await _reload_async(results)
         if checking is not None and any(r.injected for r in results):
             accepted: Optional[bool]
             if checking.predicate is not None:
@@ -808,7 +1007,7 @@ async def solve_on_page_async(
                 except asyncio.TimeoutError:
                     ms = int(checking.timeout_s * 1000)
                     accepted, detail = (False, f"no navigation within {ms} ms") if checking.navigation else (None, f"no verdict within {ms} ms")
-            await loop.run_in_executor(None, _record_verdict, client, results, accepted, detail, task_labels, tasks)
+            await loop.run_in_executor(None, _record_verdict, client, results, accepted, detail)
         return results
     finally:
         if listener is not None:
