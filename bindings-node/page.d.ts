@@ -52,6 +52,8 @@ export interface FindWidgetsOptions {
   visibleOnly?: boolean;
   /** Take score-based widgets too (reCAPTCHA v3, invisible Enterprise without a visible trigger). Default false. */
   includeScoreBased?: boolean;
+  /** Wait up to `timeoutMs` for widgets (of `kinds`) still loading, in any frame; none by then is an empty list. */
+  waitFor?: { timeoutMs: number };
 }
 
 /** A widget `findWidgets` found (it keeps its frame for `solveWidget` and `injectAnswer`). */

@@ -18,7 +18,7 @@ export async function solveLogin(apiKey: string): Promise<WidgetResult[]> {
     else console.log(r.kind, r.injected, r.callbackCalled, r.callback, r.accepted);
   }
   // Separate steps: choose, solve, inject later (say, right before the form is sent).
-  const chosen: Widget[] = await findWidgets(page, { kinds: ['turnstile', 'recaptcha_v2'], visibleOnly: true });
+  const chosen: Widget[] = await findWidgets(page, { kinds: ['turnstile', 'recaptcha_v2'], visibleOnly: true, waitFor: { timeoutMs: 10_000 } });
   for (const w of chosen) {
     const solved = await solveWidget(client, w, { proxy: { server: 'http://proxy.example:3128', username: 'u', password: 'p' } });
     if (solved.solution) console.log((await injectAnswer(client, solved)).injected, solved.cookies, solved.reloaded);

@@ -13,7 +13,7 @@ import { invalidArgument } from './errors.js';
 export const DETECTOR_SOURCE = readFileSync(new URL('./page-detector.js', import.meta.url), 'utf8');
 const HOOKED_SOURCE = `${DETECTOR_SOURCE}\n;globalThis.__captchaDlqPage.hook();`;
 
-const OPTIONS = ['labels', 'signal', 'check', 'proxy', 'kinds', 'visibleOnly', 'includeScoreBased'];
+const OPTIONS = ['labels', 'signal', 'check', 'proxy', 'kinds', 'visibleOnly', 'includeScoreBased', 'waitFor'];
 const CHECK_OPTIONS = ['navigation', 'response', 'predicate', 'timeoutMs'];
 const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
 
@@ -31,9 +31,9 @@ function readOptions(options) {
   for (const key of Object.keys(options)) {
     if (!OPTIONS.includes(key)) throw invalidArgument(`options.${key}`, `unknown option (known: ${OPTIONS.join(', ')})`);
   }
-  const { check, kinds, visibleOnly, includeScoreBased } = options;
+  const { check, kinds, visibleOnly, includeScoreBased, waitFor } = options;
   const solving = readSolveOptions({ labels: options.labels, signal: options.signal, proxy: options.proxy }, 'options', SOLVE_OPTIONS);
-  const finding = readFindOptions({ kinds, visibleOnly, includeScoreBased }, 'options');
+  const finding = readFindOptions({ kinds, visibleOnly, includeScoreBased, waitFor }, 'options');
   return { ...solving, ...finding, check: check === undefined ? null : readCheck(check) };
 }
 
@@ -202,7 +202,19 @@ function browserProxyCached(page, driver) {
  */
 export async function findWidgets(page, options) {
   const driver = driverOf(page);
-  const { kinds, visibleOnly, includeScoreBased } = readFindOptions(options, 'options');
+  const { kinds, visibleOnly, includeScoreBased, waitFor } = readFindOptions(options, 'options');
+  // `waitFor`: widgets (of the kinds asked) that are still loading, in any frame, until they appear or time is up.
+  const deadline = waitFor ? Date.now() + waitFor.timeoutMs : 0;
+  for (;;) {
+    const found = await findOnce(page, driver, { kinds, visibleOnly, includeScoreBased });
+    if (found.length || Date.now() >= deadline) return found;
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
+}
+
+const WAIT_POLL_MS = 100;
+
+async function findOnce(page, driver, { kinds, visibleOnly, includeScoreBased }) {
   const found = [];
   for (const frame of page.frames()) {
     if (isDetached(frame)) continue;
@@ -228,7 +240,7 @@ export async function findWidgets(page, options) {
   return found;
 }
 
-const FIND_OPTIONS = ['kinds', 'visibleOnly', 'includeScoreBased'];
+const FIND_OPTIONS = ['kinds', 'visibleOnly', 'includeScoreBased', 'waitFor'];
 const KINDS = ['recaptcha_v2', 'recaptcha_v3', 'hcaptcha', 'turnstile', 'funcaptcha', 'geetest_v3', 'geetest_v4', 'aws_waf', 'cloudflare_challenge', 'image'];
 
 function readFindOptions(options, name, known = FIND_OPTIONS) {
@@ -237,7 +249,7 @@ function readFindOptions(options, name, known = FIND_OPTIONS) {
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw invalidArgument(`${name}.${key}`, `unknown option (known: ${known.join(', ')})`);
   }
-  const { kinds, visibleOnly = false, includeScoreBased = false } = options;
+  const { kinds, visibleOnly = false, includeScoreBased = false, waitFor } = options;
   if (kinds !== undefined) {
     if (!Array.isArray(kinds)) throw invalidArgument(`${name}.kinds`, 'expected an array of widget kinds');
     for (const k of kinds) if (!KINDS.includes(k)) throw invalidArgument(`${name}.kinds`, `${JSON.stringify(k)} is not a widget kind (known: ${KINDS.join(', ')})`);
@@ -245,7 +257,16 @@ function readFindOptions(options, name, known = FIND_OPTIONS) {
   for (const [k, v] of [['visibleOnly', visibleOnly], ['includeScoreBased', includeScoreBased]]) {
     if (typeof v !== 'boolean') throw invalidArgument(`${name}.${k}`, 'expected true or false');
   }
-  return { kinds, visibleOnly, includeScoreBased };
+  return { kinds, visibleOnly, includeScoreBased, waitFor: waitFor === undefined ? undefined : readWaitFor(waitFor, `${name}.waitFor`) };
+}
+
+function readWaitFor(waitFor, name) {
+  if (!isObject(waitFor)) throw invalidArgument(name, 'expected { timeoutMs }');
+  for (const key of Object.keys(waitFor)) {
+    if (key !== 'timeoutMs') throw invalidArgument(`${name}.${key}`, 'unknown option (known: timeoutMs)');
+  }
+  if (!Number.isInteger(waitFor.timeoutMs) || waitFor.timeoutMs <= 0) throw invalidArgument(`${name}.timeoutMs`, 'expected a positive integer');
+  return { timeoutMs: waitFor.timeoutMs };
 }
 
 const SOLVE_OPTIONS = ['labels', 'signal', 'proxy'];
@@ -372,10 +393,10 @@ function readSolveOptions(options, name, known) {
  * One result per widget, in frame order.
  */
 export async function solveOnPage(client, page, options) {
-  const { labels, signal, check, proxy, kinds, visibleOnly, includeScoreBased } = readOptions(options);
+  const { labels, signal, check, proxy, kinds, visibleOnly, includeScoreBased, waitFor } = readOptions(options);
   driverOf(page);
   checkClient(client);
-  const widgets = await findWidgets(page, { kinds, visibleOnly, includeScoreBased });
+  const widgets = await findWidgets(page, { kinds, visibleOnly, includeScoreBased, waitFor });
   // The frames' cookies, read once per origin for this call.
   const jar = new Map();
   const cookies = (url) => {

@@ -34,7 +34,8 @@ from captcha_dlq.page import (
     solve_widget_async,
 )
 
-PAGES = sorted({w["page"] for w in MANIFEST["widgets"]})
+# Pages whose widgets load late are solved with wait_for, in their own tests.
+PAGES = sorted({w["page"] for w in MANIFEST["widgets"] if not w.get("late")})
 
 
 @pytest.fixture(scope="module")
@@ -599,3 +600,53 @@ def test_selenium_separate_steps_find_filter_solve_inject(driver: Any, site: Sit
     inject_answer(client, solved)
     submit_all_selenium(driver)
     assert_separate_steps(site, widgets, solved, before)
+
+
+def assert_late_solved(site: Site, results: List[Any]) -> None:
+    assert [(r.kind, r.frame, r.injected, r.error) for r in results] == [("recaptcha_v2", f"{site.url}/late-frame.html", True, None)]
+    assert_solved("late.html", site.report("late.html"), results, hooked=False)
+
+
+def test_playwright_sync_wait_for_a_widget_that_loads_late_in_a_frame_added_later(browser: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    page = browser.new_page()
+    try:
+        page.goto(f"{site.url}/late.html")
+        results = solve_on_page(client, page, wait_for={"timeout_ms": 20_000})
+        submit_all_playwright(page)
+        assert_late_solved(site, results)
+        # A kind the page never shows: the wait ends with none, not an error.
+        assert find_widgets(page, kinds=["hcaptcha"], wait_for={"timeout_ms": 300}) == []
+        with pytest.raises(InvalidConfig, match=r"wait_for\.timeout: unknown option \(known: timeout_ms\)"):
+            find_widgets(page, wait_for={"timeout": 5})
+        with pytest.raises(InvalidConfig, match=r"wait_for\.timeout_ms: expected a positive integer"):
+            solve_on_page(client, page, wait_for={"timeout_ms": 0})
+    finally:
+        page.close()
+
+
+def test_playwright_async_wait_for_a_widget_that_loads_late(site: Site, client: Client) -> None:
+    site.post("/reset")
+
+    async def run() -> List[Any]:
+        async with async_playwright() as p:
+            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = await b.new_page()
+                await page.goto(f"{site.url}/late.html")
+                results = await solve_on_page_async(client, page, wait_for={"timeout_ms": 20_000})
+                for frame in page.frames:
+                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+                return results
+            finally:
+                await b.close()
+
+    assert_late_solved(site, run_async(run()))
+
+
+def test_selenium_wait_for_a_widget_that_loads_late(driver: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    driver.get(f"{site.url}/late.html")
+    results = solve_on_page(client, driver, wait_for={"timeout_ms": 20_000})
+    submit_all_selenium(driver)
+    assert_late_solved(site, results)

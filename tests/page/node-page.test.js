@@ -110,7 +110,8 @@ function assertSolved(page, report, results, { hooked }) {
   }
 }
 
-const PAGES = [...new Set(MANIFEST.widgets.map((w) => w.page))];
+// Pages whose widgets load late are solved with waitFor, in their own tests.
+const PAGES = [...new Set(MANIFEST.widgets.filter((w) => !w.late).map((w) => w.page))];
 
 // One browser per driver for the whole file; each test gets a fresh context (Playwright) or page (Puppeteer).
 let playwrightBrowser;
@@ -581,3 +582,21 @@ test('findWidgets filters by kind and visibility; solveWidget solves one without
     await assert.rejects(solveOnPage(client, p, { visibleonly: true }), /options\.visibleonly: unknown option/);
   });
 });
+
+// ---------------------------------------------------------------------------------------------- waiting
+
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: waitFor waits for a widget that appears after the page loaded, in a frame added later, and solves it`, async () => {
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await p.goto(`${site}/late.html`, { waitUntil: 'load' });
+      const results = await solveOnPage(client, p, { waitFor: { timeoutMs: 20_000 } });
+      assert.deepEqual(results.map((r) => [r.kind, r.frame, r.injected, r.error]), [['recaptcha_v2', `${site}/late-frame.html`, true, undefined]]);
+      assertSolved('late.html', await siteReport(p, 'late.html'), results, { hooked: false });
+      // A kind the page never shows: the wait ends with none, not an error.
+      assert.deepEqual(await findWidgets(p, { kinds: ['hcaptcha'], waitFor: { timeoutMs: 300 } }), []);
+      await assert.rejects(findWidgets(p, { waitFor: { timeout: 5 } }), /options\.waitFor\.timeout: unknown option \(known: timeoutMs\)/);
+      await assert.rejects(solveOnPage(client, p, { waitFor: { timeoutMs: -1 } }), /options\.waitFor\.timeoutMs: expected a positive integer/);
+    });
+  });
+}

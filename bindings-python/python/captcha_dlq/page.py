@@ -555,6 +555,24 @@ def _read_find(kinds: Any, visible_only: Any, include_score_based: Any) -> Tuple
     return kinds, visible_only, include_score_based
 
 
+_WAIT_POLL_S = 0.1
+
+
+def _read_wait_for(wait_for: Any) -> Optional[float]:
+    """``wait_for={"timeout_ms": …}``: how long to wait for widgets to appear, in seconds (None: no wait)."""
+    if wait_for is None:
+        return None
+    if not isinstance(wait_for, Mapping):
+        raise InvalidConfig('wait_for: expected {"timeout_ms": …}', field="wait_for")
+    for key in wait_for:
+        if key != "timeout_ms":
+            raise InvalidConfig(f"wait_for.{key}: unknown option (known: timeout_ms)", field=f"wait_for.{key}")
+    ms = wait_for.get("timeout_ms")
+    if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
+        raise InvalidConfig("wait_for.timeout_ms: expected a positive integer", field="wait_for.timeout_ms")
+    return ms / 1000
+
+
 def _widgets_of(found: List[Tuple[Any, str, Mapping[str, Any]]], where: Callable[[Any], Any], kinds: Optional[List[str]], visible_only: bool, include_score_based: bool) -> List[Widget]:
     out = []
     for frame, url, w in found:
@@ -641,12 +659,33 @@ def _sync_page(page: Any) -> bool:
     return selenium
 
 
-def find_widgets(page: Any, *, kinds: Optional[List[str]] = None, visible_only: bool = False, include_score_based: bool = False) -> List[Widget]:
+def find_widgets(
+    page: Any,
+    *,
+    kinds: Optional[List[str]] = None,
+    visible_only: bool = False,
+    include_score_based: bool = False,
+    wait_for: Optional[Mapping[str, Any]] = None,
+) -> List[Widget]:
     """The CAPTCHA widgets of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its frames.
     ``kinds`` keeps those kinds; ``visible_only`` drops widgets laid out hidden; score-based ones (reCAPTCHA v3,
-    invisible Enterprise without a visible trigger) only with ``include_score_based``."""
+    invisible Enterprise without a visible trigger) only with ``include_score_based``. ``wait_for={"timeout_ms":
+    …}`` waits for widgets (of those kinds) still loading, in any frame, until they appear or time is up."""
     selenium = _sync_page(page)
     kinds, visible_only, include_score_based = _read_find(kinds, visible_only, include_score_based)
+    wait_s = _read_wait_for(wait_for)
+    deadline = time.monotonic() + (wait_s or 0)
+    while True:
+        found = _find_once(page, selenium, kinds, visible_only, include_score_based)
+        if found or time.monotonic() >= deadline:
+            return found
+        if selenium:
+            time.sleep(_WAIT_POLL_S)
+        else:
+            page.wait_for_timeout(_WAIT_POLL_S * 1000)  # lets Playwright dispatch the frames' events
+
+
+def _find_once(page: Any, selenium: bool, kinds: Optional[List[str]], visible_only: bool, include_score_based: bool) -> List[Widget]:
     frames = _selenium_frames(page) if selenium else _playwright_frames(page)
     found: List[Tuple[Any, str, Mapping[str, Any]]] = []
     for index, frame in enumerate(frames):
@@ -743,11 +782,12 @@ def solve_on_page(
     kinds: Optional[List[str]] = None,
     visible_only: bool = False,
     include_score_based: bool = False,
+    wait_for: Optional[Mapping[str, Any]] = None,
 ) -> List[WidgetResult]:
     """Finds the CAPTCHAs of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its
     frames, solves each through ``client``, writes each answer where its widget expects it and calls the
     page's callback: ``find_widgets``, ``solve_widget`` and ``inject_answer`` composed (``kinds``,
-    ``visible_only``, ``include_score_based`` as ``find_widgets``'). ``check``: ``{"navigation": True}``,
+    ``visible_only``, ``include_score_based``, ``wait_for`` as ``find_widgets``'). ``check``: ``{"navigation": True}``,
     ``{"response": fn}`` (``fn(response)`` returns True, False or None for not this one; ``response.url`` and
     ``response.status`` are there for Playwright's responses and for Selenium's, an ``ObservedResponse`` read from
     ChromeDriver's performance log, which the driver must have been started with: ``goog:loggingPrefs``
@@ -761,7 +801,7 @@ def solve_on_page(
     selenium = _sync_page(page)
     base_labels, checking = _read_options(labels, check)
     proxy = _read_proxy_option(proxy)
-    widgets = find_widgets(page, kinds=kinds, visible_only=visible_only, include_score_based=include_score_based)
+    widgets = find_widgets(page, kinds=kinds, visible_only=visible_only, include_score_based=include_score_based, wait_for=wait_for)
     browser = _SyncBrowser(page, selenium)
     browser_proxy: List[Any] = []
 
@@ -810,12 +850,27 @@ async def _async_browser_proxy(page: Any) -> Any:
 
 
 async def find_widgets_async(
-    page: Any, *, kinds: Optional[List[str]] = None, visible_only: bool = False, include_score_based: bool = False
+    page: Any,
+    *,
+    kinds: Optional[List[str]] = None,
+    visible_only: bool = False,
+    include_score_based: bool = False,
+    wait_for: Optional[Mapping[str, Any]] = None,
 ) -> List[Widget]:
     """``find_widgets`` for a Playwright async ``Page``."""
     if not _is_playwright(page) or not inspect.iscoroutinefunction(page.evaluate):
         raise InvalidConfig("page: not a Playwright async page", field="page")
     kinds, visible_only, include_score_based = _read_find(kinds, visible_only, include_score_based)
+    wait_s = _read_wait_for(wait_for)
+    deadline = time.monotonic() + (wait_s or 0)
+    while True:
+        widgets = await _find_once_async(page, kinds, visible_only, include_score_based)
+        if widgets or time.monotonic() >= deadline:
+            return widgets
+        await asyncio.sleep(_WAIT_POLL_S)
+
+
+async def _find_once_async(page: Any, kinds: Optional[List[str]], visible_only: bool, include_score_based: bool) -> List[Widget]:
     found: List[Tuple[Any, str, Mapping[str, Any]]] = []
     for frame in page.frames:
         if frame.is_detached():
@@ -932,6 +987,7 @@ async def solve_on_page_async(
     kinds: Optional[List[str]] = None,
     visible_only: bool = False,
     include_score_based: bool = False,
+    wait_for: Optional[Mapping[str, Any]] = None,
 ) -> List[WidgetResult]:
     """``solve_on_page`` for a Playwright async ``Page``; the widgets are solved concurrently. ``check``
     callables may be coroutine functions."""
@@ -939,7 +995,7 @@ async def solve_on_page_async(
         raise InvalidConfig("page: not a Playwright async page", field="page")
     base_labels, checking = _read_options(labels, check)
     proxy = _read_proxy_option(proxy)
-    widgets = await find_widgets_async(page, kinds=kinds, visible_only=visible_only, include_score_based=include_score_based)
+    widgets = await find_widgets_async(page, kinds=kinds, visible_only=visible_only, include_score_based=include_score_based, wait_for=wait_for)
     browser_proxy = await _async_browser_proxy(page) if proxy is None and widgets else None
     jar: Dict[str, List[Dict[str, str]]] = {}
     started: List[WidgetResult] = []
