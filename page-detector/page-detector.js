@@ -28,6 +28,7 @@
     hcaptchaData: new Map(), // widgetId -> { rqdata }
     geetest: [], // { version: 3|4, config, captchaObj, successHandlers: [] }
     arkose: [], // { publicKey, surl, config, enforcement }
+    closed: [], // closed shadow roots, kept by the hook (the page cannot reach them otherwise)
   };
   /** How long a prepared page's v3 execute() call waits for a solver's token (a token's lifetime). */
   const V3_HOLD_MS = 120000;
@@ -66,8 +67,19 @@
     }
   }
 
+  /** The open shadow roots under `root` (web components), and those in them. */
+  function shadowRoots(root, out) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) out.push(el.shadowRoot, ...shadowRoots(el.shadowRoot, []));
+    }
+    return out;
+  }
+  /** The document and the shadow roots in reach (set by detect()). */
+  let roots = [doc];
+  /** `selector` in the document and in every shadow root in reach. */
+  const all = (selector) => roots.flatMap((r) => Array.from(r.querySelectorAll(selector)));
   const scripts = () => Array.from(doc.querySelectorAll('script[src]')).map((s) => s.src);
-  const iframes = () => Array.from(doc.querySelectorAll('iframe[src]'));
+  const iframes = () => all('iframe[src]');
 
   /** Sets an input's value as typing would, so frameworks listening for input/change see it. */
   function setValue(el, value) {
@@ -241,6 +253,13 @@
   function hook() {
     if (hooked) return;
     hooked = true;
+    // Closed shadow roots are out of the page's reach: keep each as it is made.
+    const attach = global.Element.prototype.attachShadow;
+    global.Element.prototype.attachShadow = function (init) {
+      const root = attach.call(this, init);
+      if (init && init.mode === 'closed') seen.closed.push(root);
+      return root;
+    };
     trapGlobal('grecaptcha', (v) => clientProxy(v, 'recaptcha', false));
     trapGlobal('hcaptcha', (v) => clientProxy(v, 'hcaptcha', false));
     trapGlobal('turnstile', (v) => clientProxy(v, 'turnstile', false));
@@ -302,8 +321,10 @@
 
   function add(kind, fields, extra) {
     const id = `w${nextId++}`;
+    const el = extra.element;
+    if (el && seen.closed.includes(el.getRootNode())) fields.note = CLOSED_NOTE;
     widgets.set(id, { id, kind, ...extra });
-    const visible = visibleOf(extra.element);
+    const visible = visibleOf(el);
     const t = fields.task || {};
     // Score-based: v3, and invisible Enterprise with no visible trigger (nothing a user would click).
     const scoreBased = kind === 'recaptcha_v3' || (Boolean(t.enterprise && t.invisible) && !visible);
@@ -325,7 +346,7 @@
   function detectRecaptcha(out, taken) {
     const v3Key = v3ScriptKey();
     const containers = new Set();
-    doc.querySelectorAll('.g-recaptcha, [data-sitekey].g-recaptcha').forEach((el) => containers.add(el));
+    all('.g-recaptcha, [data-sitekey].g-recaptcha').forEach((el) => containers.add(el));
     for (const r of seen.renders) if (r.client === 'recaptcha' && r.container) containers.add(r.container);
     for (const { element } of recaptchaClientParams(null)) {
       if (element && !Array.from(containers).some((c) => c.contains(element))) containers.add(element);
@@ -395,10 +416,10 @@
   }
 
   function detectHcaptcha(out, taken) {
-    const containers = new Set(doc.querySelectorAll('.h-captcha'));
+    const containers = new Set(all('.h-captcha'));
     for (const r of seen.renders) if (r.client === 'hcaptcha' && r.container) containers.add(r.container);
     // Rendered from code: hCaptcha's frame carries the widget id and the sitekey in its URL's hash.
-    for (const frame of doc.querySelectorAll('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]')) {
+    for (const frame of all('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]')) {
       if (frame.parentElement && !Array.from(containers).some((c) => c.contains(frame))) containers.add(frame.parentElement);
     }
     for (const el of claim(containers, taken)) {
@@ -429,7 +450,7 @@
   }
 
   function detectTurnstile(out, taken) {
-    const containers = new Set(doc.querySelectorAll('.cf-turnstile'));
+    const containers = new Set(all('.cf-turnstile'));
     for (const r of seen.renders) if (r.client === 'turnstile' && r.container) containers.add(r.container);
     // Rendered from code: Cloudflare's frame has the sitekey in its path (`/0x4AAAA…/`) next to the response input.
     for (const frame of iframes()) {
@@ -480,7 +501,7 @@
 
   const TURNSTILE_PREFIX = 'cf-chl-widget-';
   const TURNSTILE_NO_CALLBACK = 'Turnstile keeps render() callbacks in its script: not called (prepare the page to call them)';
-  const turnstileInputs = () => Array.from(doc.querySelectorAll(`input[id^="${TURNSTILE_PREFIX}"][id$="_response"]`));
+  const turnstileInputs = () => all(`input[id^="${TURNSTILE_PREFIX}"][id$="_response"]`);
 
   /** The sitekey in the URL of the frame Turnstile loaded for widget `id`, from the page's resource timing. */
   function turnstileKeyOf(id) {
@@ -503,7 +524,7 @@
       out.push(add('funcaptcha', { task: clean(task), supported: true, callback: callback ? 'onCompleted' : null }, { element, callback, source: 'onCompleted', arkose: true }));
     }
     // Without the hook: the older markup, `<div id="FunCaptcha" data-pkey>` or an api.js script tag naming its key.
-    for (const el of doc.querySelectorAll('[data-pkey]')) {
+    for (const el of all('[data-pkey]')) {
       if (taken.has(el)) continue;
       taken.add(el);
       const publickey = text(el.getAttribute('data-pkey'));
@@ -586,7 +607,7 @@
   /** `<img>` whose name says captcha, with a text input in the same form or container. */
   function detectImage(out, taken) {
     const named = (el) => /captcha/i.test([el.id, el.className, el.getAttribute('name'), el.getAttribute('alt'), el.getAttribute('src')].join(' '));
-    for (const img of doc.querySelectorAll('img')) {
+    for (const img of all('img')) {
       if (!named(img) || taken.has(img)) continue;
       if (img.closest('.g-recaptcha, .h-captcha, .cf-turnstile')) continue;
       let scope = img.parentElement;
@@ -626,8 +647,12 @@
     return out;
   }
 
+  const CLOSED_NOTE = "in a closed shadow root: reached because the page was prepared (the hook kept it); without that it is out of reach";
+
   function detect() {
     widgets.clear();
+    roots = [doc, ...shadowRoots(doc, [])];
+    for (const r of seen.closed) roots.push(r, ...shadowRoots(r, []));
     const out = [];
     const taken = new Set();
     detectHcaptcha(out, taken);

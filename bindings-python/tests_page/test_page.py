@@ -650,3 +650,55 @@ def test_selenium_wait_for_a_widget_that_loads_late(driver: Any, site: Site, cli
     results = solve_on_page(client, driver, wait_for={"timeout_ms": 20_000})
     submit_all_selenium(driver)
     assert_late_solved(site, results)
+
+
+def assert_shadow_unprepared(site: Site, results: List[Any]) -> None:
+    assert [(r.kind, r.params["sitekey"], r.injected, r.callback_called) for r in results] == [("turnstile", "0x4AAAAAAASHADOW", True, True)]
+    assert_solved("shadow.html", site.report("shadow.html"), results, hooked=False)
+
+
+def test_playwright_sync_a_widget_in_an_open_shadow_root_of_an_unprepared_page(browser: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    page = browser.new_page()
+    try:
+        page.goto(f"{site.url}/shadow.html")
+        assert_shadow_unprepared(site, solve_on_page(client, page))
+    finally:
+        page.close()
+    site.post("/reset")
+    page = browser.new_page()
+    try:
+        prepare_page(page)
+        page.goto(f"{site.url}/shadow.html")
+        results = solve_on_page(client, page)
+        [closed] = [r for r in results if r.kind == "hcaptcha"]
+        assert closed.note is not None and "in a closed shadow root: reached because the page was prepared" in closed.note
+        assert_solved("shadow.html", site.report("shadow.html"), results, hooked=True)
+    finally:
+        page.close()
+
+
+def test_selenium_a_widget_in_an_open_shadow_root_of_an_unprepared_page(site: Site, client: Client) -> None:
+    site.post("/reset")
+    d = new_driver()
+    try:
+        d.get(f"{site.url}/shadow.html")
+        assert_shadow_unprepared(site, solve_on_page(client, d))
+    finally:
+        d.quit()
+
+
+def test_playwright_async_a_widget_in_an_open_shadow_root_of_an_unprepared_page(site: Site, client: Client) -> None:
+    site.post("/reset")
+
+    async def run() -> List[Any]:
+        async with async_playwright() as p:
+            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = await b.new_page()
+                await page.goto(f"{site.url}/shadow.html")
+                return await solve_on_page_async(client, page)
+            finally:
+                await b.close()
+
+    assert_shadow_unprepared(site, run_async(run()))

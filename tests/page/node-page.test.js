@@ -600,3 +600,28 @@ for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['pupp
     });
   });
 }
+
+// ---------------------------------------------------------------------------------------------- shadow roots
+
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: a widget in a web component's open shadow root is found and solved on a page that was not prepared; one in a closed root is reached on a prepared page, with a note`, async () => {
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await p.goto(`${site}/shadow.html`, { waitUntil: 'load' });
+      const results = await solveOnPage(client, p);
+      assert.deepEqual(results.map((r) => [r.kind, r.params.sitekey, r.injected, r.callbackCalled]), [['turnstile', '0x4AAAAAAASHADOW', true, true]]);
+      assertSolved('shadow.html', await siteReport(p, 'shadow.html'), results, { hooked: false });
+    });
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await preparePage(p);
+      await p.goto(`${site}/shadow.html`, { waitUntil: 'load' });
+      const results = await solveOnPage(client, p);
+      const closed = results.find((r) => r.kind === 'hcaptcha');
+      assert.equal(closed.params.sitekey, 'hc-closed-0000-key');
+      assert.match(closed.note, /in a closed shadow root: reached because the page was prepared/);
+      assert.equal(results.find((r) => r.kind === 'turnstile').note, undefined);
+      assertSolved('shadow.html', await siteReport(p, 'shadow.html'), results, { hooked: true });
+    });
+  });
+}
