@@ -123,6 +123,8 @@ export interface WidgetResult {
   cookies?: string[];
   /** For cookie answers: the page (or frame) was loaded again with them. */
   reloaded?: boolean;
+  /** How many times the widget was solved again since (`refreshAnswer`, `keepFresh`, `resolveExpired`). */
+  resolves?: number;
   /** What the detector could not read without `preparePage`, and why no callback was called when `callbackCalled` is false. */
   note?: string;
 }
@@ -141,6 +143,15 @@ export declare function solveWidget(client: Client, widget: Widget, options?: So
 
 /** Writes a `solveWidget` result's answer into the page (or its cookie into the browser, reloading when the kind needs it); answers the result, updated. */
 export declare function injectAnswer(client: Client, result: WidgetResult, options?: Record<string, never>): Promise<WidgetResult>;
+
+/** Solves an injected result's widget again and injects the new answer (a token whose life ended); counts it in `resolves`. */
+export declare function refreshAnswer(client: Client, result: WidgetResult, options?: { signal?: AbortSignal }): Promise<WidgetResult>;
+
+/** Solves again, and injects, the results whose widget's expired-callback fired since last asked; answers how many. */
+export declare function resolveExpired(client: Client, results: WidgetResult[]): Promise<number>;
+
+/** Runs `resolveExpired` every `intervalMs` (default 1000) in the background until `stop()`. */
+export declare function keepFresh(client: Client, results: WidgetResult[], options?: { intervalMs?: number }): { stop(): Promise<void> };
 
 /** Finds the page's CAPTCHAs in all its frames, solves each through `client`, injects the answers and calls the page's callbacks: `findWidgets`, `solveWidget`, `injectAnswer` composed. */
 export declare function solveOnPage(client: Client, page: DriverPage, options?: SolveOnPageOptions): Promise<WidgetResult[]>;

@@ -12,6 +12,7 @@
 //   detect()               the widgets of this frame: [{ id, kind, task, supported, callback, visible, scoreBased,
 //                          note? }]. `task` is task JSON for the Rust core, which validates it (a kind this build
 //                          lacks is refused there).
+//   expired()              ids of injected widgets whose expired-callback fired since last asked (a token to renew)
 //   inject(id, solution)   writes the answer where the widget expects it, calls the page's callback; answers
 //                          { injected, fields, callbackCalled, callback, note?, error? } (a promise where the
 //                          widget's client takes the answer itself); `note` says why no callback was called.
@@ -713,6 +714,26 @@
     return true;
   }
 
+  /** Ids of injected widgets whose expired-callback the widget's client called since `expired()` last asked. */
+  const expiredIds = new Set();
+  /** Wraps the widget's `data-expired-callback` function, so that its token running out is known. */
+  function watchExpiry(id, el) {
+    const name = el && el.getAttribute('data-expired-callback');
+    const fn = name && global[name];
+    if (!isFn(fn) || fn.cdlq) return;
+    const wrapped = function (...args) {
+      expiredIds.add(id);
+      return fn.apply(this, args);
+    };
+    wrapped.cdlq = 1;
+    global[name] = wrapped;
+  }
+  function expired() {
+    const ids = [...expiredIds];
+    expiredIds.clear();
+    return ids;
+  }
+
   function inject(id, solution) {
     const widget = widgets.get(id);
     if (!widget) return { injected: false, fields: [], callbackCalled: false, callback: null, error: `no widget ${id} in this document (it was reloaded or navigated away)` };
@@ -720,6 +741,7 @@
       return { injected: false, fields: [], callbackCalled: false, callback: widget.source, error: `the ${widget.kind} widget was removed from the page` };
     }
     const { text: token, fields } = answerOf(solution);
+    watchExpiry(id, widget.element);
     const written = [];
     let callbackCalled = false;
     let source = widget.source || null;
@@ -926,5 +948,5 @@
     };
   }
 
-  global.__captchaDlqPage = { version: 1, hook, detect, inject };
+  global.__captchaDlqPage = { version: 1, hook, detect, inject, expired };
 })(globalThis);

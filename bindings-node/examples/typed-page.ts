@@ -1,6 +1,6 @@
 // A typed example of `captcha-dlq/page` with Playwright, checked by `tsc --noEmit` (ci.sh) to keep page.d.ts honest.
 import { Client } from 'captcha-dlq';
-import { findWidgets, injectAnswer, preparePage, solveOnPage, solveWidget, type Widget, type WidgetResult } from 'captcha-dlq/page';
+import { findWidgets, injectAnswer, keepFresh, preparePage, refreshAnswer, resolveExpired, solveOnPage, solveWidget, type Widget, type WidgetResult } from 'captcha-dlq/page';
 import { chromium } from 'playwright-core';
 
 export async function solveLogin(apiKey: string): Promise<WidgetResult[]> {
@@ -23,6 +23,9 @@ export async function solveLogin(apiKey: string): Promise<WidgetResult[]> {
     const solved = await solveWidget(client, w, { proxy: { server: 'http://proxy.example:3128', username: 'u', password: 'p' } });
     if (solved.solution) console.log((await injectAnswer(client, solved)).injected, solved.cookies, solved.reloaded);
   }
+  const fresh = keepFresh(client, results, { intervalMs: 1000 });
+  await fresh.stop();
+  console.log(await resolveExpired(client, results), (await refreshAnswer(client, results[0]!)).resolves);
   const outcome = await client.dlq.recordPageOutcome({ verdict: 'accepted', task: { type: 'turnstile', sitekey: 'k', pageUrl: 'https://example.com' }, solution: results[0]!.solution!, host: 'example.com' });
   console.log(outcome.recorded, outcome.reported);
   await browser.close();

@@ -281,7 +281,7 @@ export async function solveWidget(client, widget, options) {
   const inner = INTERNAL.get(widget);
   if (!inner || !('params' in widget)) throw invalidArgument('widget', 'not a widget findWidgets returned');
   const { labels = {}, signal, proxy } = readSolveOptions(options, 'options', SOLVE_OPTIONS);
-  const result = { kind: widget.kind, frame: widget.frame, params: widget.params, injected: false, callbackCalled: false, callback: widget.callback };
+  const result = { kind: widget.kind, frame: widget.frame, params: widget.params, injected: false, callbackCalled: false, callback: widget.callback, resolves: 0 };
   if (widget.note) result.note = widget.note;
   if (!widget.supported) {
     result.error = { code: 'NOT_SOLVABLE', message: widget.error ?? `the ${widget.kind} widget gave no task` };
@@ -437,6 +437,82 @@ export async function solveOnPage(client, page, options) {
   } finally {
     if (checking) checking.stop();
   }
+}
+
+/**
+ * Solves the widget of an injected result again and injects the new answer (a token whose life ended before the
+ * page used it); `result.resolves` counts it. Answers the result, updated.
+ */
+export async function refreshAnswer(client, result, options) {
+  checkClient(client);
+  const state = INTERNAL.get(result);
+  if (!state || !state.task) throw invalidArgument('result', 'not a result of solveWidget or solveOnPage');
+  const { signal } = readSolveOptions(options, 'options', ['signal']);
+  const solution = await client.solve(state.task, { labels: state.labels, signal });
+  result.solution = solution;
+  delete result.error;
+  await injectInto(client, result, state);
+  if (state.reload) await reloadFrames(state.page, [result]);
+  result.resolves += 1;
+  return result;
+}
+
+/** The results whose widget's expired-callback fired since last asked, each solved again and injected; how many. */
+export async function resolveExpired(client, results) {
+  checkClient(client);
+  const byFrame = new Map();
+  for (const r of results) {
+    const state = INTERNAL.get(r);
+    if (!state || !state.task || !r.injected) continue;
+    if (!byFrame.has(state.frame)) byFrame.set(state.frame, []);
+    byFrame.get(state.frame).push(r);
+  }
+  let count = 0;
+  for (const [frame, mine] of byFrame) {
+    let ids;
+    try {
+      if (isDetached(frame)) continue;
+      ids = await frame.evaluate(() => (globalThis.__captchaDlqPage ? globalThis.__captchaDlqPage.expired() : []));
+    } catch (_) {
+      continue; // the frame navigated or closed: no token of it to renew
+    }
+    for (const r of mine.filter((x) => ids.includes(INTERNAL.get(x).widget.id))) {
+      try {
+        await refreshAnswer(client, r);
+        count += 1;
+      } catch (e) {
+        r.error = e;
+      }
+    }
+  }
+  return count;
+}
+
+/**
+ * Keeps injected answers fresh in the background: every `intervalMs` (default 1000) the results whose widget's
+ * expired-callback fired are solved again and injected (`resolveExpired`). `stop()` ends it.
+ */
+export function keepFresh(client, results, options) {
+  checkClient(client);
+  if (!Array.isArray(results)) throw invalidArgument('results', 'expected the results of solveOnPage or solveWidget');
+  if (options !== undefined && !isObject(options)) throw invalidArgument('options', 'expected { intervalMs }');
+  for (const key of Object.keys(options ?? {})) {
+    if (key !== 'intervalMs') throw invalidArgument(`options.${key}`, 'unknown option (known: intervalMs)');
+  }
+  const intervalMs = options?.intervalMs ?? 1000;
+  if (!Number.isInteger(intervalMs) || intervalMs <= 0) throw invalidArgument('options.intervalMs', 'expected a positive integer');
+  let stopped = false;
+  let running = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(() => (stopped ? 0 : resolveExpired(client, results))).catch(() => 0);
+  }, intervalMs);
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 /** Writes a cookie answer into the browser for the frame's site; the reload, if the kind needs one, is `reloadFrames`'. */

@@ -28,6 +28,10 @@ from captcha_dlq.page import (
     inject_answer_async,
     prepare_page,
     prepare_page_async,
+    refresh_answer,
+    refresh_answer_async,
+    resolve_expired,
+    resolve_expired_async,
     solve_on_page,
     solve_on_page_async,
     solve_widget,
@@ -702,3 +706,87 @@ def test_playwright_async_a_widget_in_an_open_shadow_root_of_an_unprepared_page(
                 await b.close()
 
     assert_shadow_unprepared(site, run_async(run()))
+
+
+def assert_expiry_renewed(site: Site, result: Any, first: str, resolves: int) -> None:
+    assert result.resolves == resolves and result.error is None and result.solution is not None
+    assert result.solution.text != first
+    verdict = site.report("expiry.html")["widgets"]["expiry-recaptcha"]
+    assert verdict["callback"] == {"ok": True, "token": result.solution.text}, verdict
+    assert verdict["form"]["token"] == result.solution.text
+
+
+def test_playwright_sync_an_expired_token_is_solved_again(browser: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    page = browser.new_page()
+    try:
+        page.goto(f"{site.url}/expiry.html")
+        [r] = solve_on_page(client, page)
+        assert (r.kind, r.injected, r.resolves) == ("recaptcha_v2", True, 0) and r.solution is not None
+        first = r.solution.text
+        # The page's expired-callback fires once (its timer); asked while the user would fill the form.
+        renewed = 0
+        for _ in range(600):
+            renewed = resolve_expired(client, [r])
+            if renewed:
+                break
+            page.wait_for_timeout(50)
+        assert renewed == 1
+        submit_all_playwright(page)
+        assert_expiry_renewed(site, r, first, 1)
+        second = r.solution.text
+        refresh_answer(client, r)
+        submit_all_playwright(page)
+        assert_expiry_renewed(site, r, second, 2)
+        with pytest.raises(InvalidConfig, match="result: not a result of solve_widget or solve_on_page"):
+            refresh_answer(client, r.__class__(kind="recaptcha_v2", frame="", params={}))
+    finally:
+        page.close()
+
+
+def test_selenium_an_expired_token_is_solved_again(driver: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    driver.get(f"{site.url}/expiry.html")
+    [r] = solve_on_page(client, driver)
+    assert r.solution is not None
+    first = r.solution.text
+    renewed = 0
+    for _ in range(600):
+        renewed = resolve_expired(client, [r])
+        if renewed:
+            break
+        time.sleep(0.05)
+    assert renewed == 1
+    submit_all_selenium(driver)
+    assert_expiry_renewed(site, r, first, 1)
+
+
+def test_playwright_async_an_expired_token_is_solved_again(site: Site, client: Client) -> None:
+    site.post("/reset")
+
+    async def run() -> Any:
+        async with async_playwright() as p:
+            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = await b.new_page()
+                await page.goto(f"{site.url}/expiry.html")
+                [r] = await solve_on_page_async(client, page)
+                first = r.solution.text
+                renewed = 0
+                for _ in range(600):
+                    renewed = await resolve_expired_async(client, [r])
+                    if renewed:
+                        break
+                    await asyncio.sleep(0.05)
+                assert renewed == 1
+                await refresh_answer_async(client, r)
+                for frame in page.frames:
+                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+                return r, first
+            finally:
+                await b.close()
+
+    r, first = run_async(run())
+    assert r.resolves == 2 and r.solution.text != first
+    verdict = site.report("expiry.html")["widgets"]["expiry-recaptcha"]
+    assert verdict["callback"] == {"ok": True, "token": r.solution.text}, verdict

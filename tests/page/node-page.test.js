@@ -19,7 +19,7 @@ const ROOT = path.resolve(HERE, '../..');
 /** The package's folder: an installed copy ($CAPTCHA_DLQ_PACKAGE_DIR, .ci/package-check.sh) or bindings-node. */
 const PACKAGE = path.resolve(process.env.CAPTCHA_DLQ_PACKAGE_DIR ?? path.join(ROOT, 'bindings-node'));
 const { Client } = await import(path.join(PACKAGE, 'index.js'));
-const { solveOnPage, preparePage, findWidgets, solveWidget, injectAnswer, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
+const { solveOnPage, preparePage, findWidgets, solveWidget, injectAnswer, refreshAnswer, keepFresh, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
 // The browser drivers are bindings-node's dev dependencies, never a user's: they come from the repository.
 const requireDev = createRequire(path.join(ROOT, 'bindings-node', 'package.json'));
 const { chromium } = requireDev('playwright-core');
@@ -622,6 +622,39 @@ for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['pupp
       assert.match(closed.note, /in a closed shadow root: reached because the page was prepared/);
       assert.equal(results.find((r) => r.kind === 'turnstile').note, undefined);
       assertSolved('shadow.html', await siteReport(p, 'shadow.html'), results, { hooked: true });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------- expiry
+
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: a token whose life ends (the widget's expired-callback) is solved again and injected; refreshAnswer does it on demand; the result counts re-solves`, async () => {
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await p.goto(`${site}/expiry.html`, { waitUntil: 'load' });
+      const results = await solveOnPage(client, p);
+      const [r] = results;
+      assert.deepEqual([results.length, r.kind, r.injected, r.resolves], [1, 'recaptcha_v2', true, 0]);
+      const first = r.solution.text;
+      const watch = keepFresh(client, results, { intervalMs: 100 });
+      try {
+        // The page's expired-callback fires once (its timer); the watcher renews the token then.
+        for (let i = 0; i < 600 && r.resolves === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      } finally {
+        await watch.stop();
+      }
+      assert.equal(r.resolves, 1, 'the expired token was solved again');
+      assert.notEqual(r.solution.text, first);
+      let report = await siteReport(p, 'expiry.html');
+      assert.deepEqual(report.widgets['expiry-recaptcha'].callback, { ok: true, token: r.solution.text }, 'the site got the new token, and getResponse() answers it');
+      assert.equal(report.widgets['expiry-recaptcha'].form.token, r.solution.text);
+      await refreshAnswer(client, r);
+      assert.equal(r.resolves, 2);
+      report = await siteReport(p, 'expiry.html');
+      assert.deepEqual(report.widgets['expiry-recaptcha'].callback, { ok: true, token: r.solution.text });
+      await assert.rejects(refreshAnswer(client, { kind: 'recaptcha_v2' }), /result: not a result of solveWidget or solveOnPage/);
+      assert.throws(() => keepFresh(client, results, { every: 5 }), /options\.every: unknown option \(known: intervalMs\)/);
     });
   });
 }

@@ -42,6 +42,10 @@ __all__ = [
     "inject_answer_async",
     "prepare_page",
     "prepare_page_async",
+    "refresh_answer",
+    "refresh_answer_async",
+    "resolve_expired",
+    "resolve_expired_async",
     "solve_on_page",
     "solve_on_page_async",
     "solve_widget",
@@ -53,6 +57,8 @@ DETECTOR_SOURCE: str = PAGE_DETECTOR_SOURCE
 _HOOKED_SOURCE = DETECTOR_SOURCE + "\n;globalThis.__captchaDlqPage.hook();"
 _DETECT = "() => globalThis.__captchaDlqPage.detect()"
 _INJECT = "([id, answer]) => globalThis.__captchaDlqPage.inject(id, answer)"
+_EXPIRED = "() => (globalThis.__captchaDlqPage ? globalThis.__captchaDlqPage.expired() : [])"
+_EXPIRED_SELENIUM = "return globalThis.__captchaDlqPage ? globalThis.__captchaDlqPage.expired() : []"
 
 _OPTIONS = ("labels", "check")
 _CHECK_OPTIONS = ("navigation", "response", "predicate", "timeout_ms")
@@ -104,6 +110,8 @@ class WidgetResult:
     cookies: List[str] = field(default_factory=list)
     #: For cookie answers: the page (or frame) was loaded again with them.
     reloaded: bool = False
+    #: How many times the widget was solved again since (``refresh_answer``, ``resolve_expired``).
+    resolves: int = 0
     _state: Any = field(default=None, repr=False, compare=False)
 
 
@@ -772,6 +780,59 @@ def inject_answer(client: Client, result: WidgetResult) -> WidgetResult:
     return result
 
 
+def _refreshable(result: Any) -> _State:
+    state = getattr(result, "_state", None)
+    if not isinstance(result, WidgetResult) or not isinstance(state, _State) or state.task is None:
+        raise InvalidConfig("result: not a result of solve_widget or solve_on_page", field="result")
+    return state
+
+
+def refresh_answer(client: Client, result: WidgetResult) -> WidgetResult:
+    """Solves the widget of an injected result again and injects the new answer (a token whose life ended before
+    the page used it); ``result.resolves`` counts it. Returns the result, updated."""
+    state = _refreshable(result)
+    if state.widget._where[0] != "sync":
+        raise InvalidConfig("result: from an async page; use refresh_answer_async", field="result")
+    assert state.task is not None
+    result.solution = client.solve(state.task, labels=state.labels)
+    result.error = None
+    _, _, page, selenium = state.widget._where
+    browser = _SyncBrowser(page, selenium)
+    _inject_sync(client, result, state, browser)
+    _reload_sync(browser, [result])
+    result.resolves += 1
+    return result
+
+
+def _expired_ids(frame: Any, selenium: bool) -> List[str]:
+    try:
+        return list(frame.evaluate(_EXPIRED_SELENIUM if selenium else _EXPIRED, None) or [])
+    except Exception:  # noqa: BLE001 - the frame navigated or closed: no token of it to renew
+        return []
+
+
+def resolve_expired(client: Client, results: List[WidgetResult]) -> int:
+    """Solves again, and injects, the results whose widget's expired-callback (``data-expired-callback``, wrapped
+    when the answer was injected) fired since last asked; returns how many. Call it from the page's thread, say
+    while the user fills the form."""
+    asked: Dict[int, List[str]] = {}
+    count = 0
+    for result in results:
+        state = result._state
+        if not isinstance(state, _State) or state.task is None or not result.injected or state.widget._where[0] != "sync":
+            continue
+        _, frame, _, selenium = state.widget._where
+        if id(frame) not in asked:
+            asked[id(frame)] = _expired_ids(frame, selenium)
+        if state.widget.id in asked[id(frame)]:
+            try:
+                refresh_answer(client, result)
+                count += 1
+            except CaptchaDlqError as e:
+                result.error = e
+    return count
+
+
 def solve_on_page(
     client: Client,
     page: Any,
@@ -975,6 +1036,43 @@ async def inject_answer_async(client: Client, result: WidgetResult) -> WidgetRes
     await _inject_async(client, result, state)
     await _reload_async([result])
     return result
+
+
+async def refresh_answer_async(client: Client, result: WidgetResult) -> WidgetResult:
+    """``refresh_answer`` for a result of an async page."""
+    state = _refreshable(result)
+    if state.widget._where[0] != "async":
+        raise InvalidConfig("result: from a sync page; use refresh_answer", field="result")
+    assert state.task is not None
+    result.solution = await client.solve_async(state.task, labels=state.labels)
+    result.error = None
+    await _inject_async(client, result, state)
+    await _reload_async([result])
+    result.resolves += 1
+    return result
+
+
+async def resolve_expired_async(client: Client, results: List[WidgetResult]) -> int:
+    """``resolve_expired`` for the results of an async page."""
+    asked: Dict[int, List[str]] = {}
+    count = 0
+    for result in results:
+        state = result._state
+        if not isinstance(state, _State) or state.task is None or not result.injected or state.widget._where[0] != "async":
+            continue
+        frame = state.widget._where[1]
+        if id(frame) not in asked:
+            try:
+                asked[id(frame)] = list(await frame.evaluate(_EXPIRED) or [])
+            except Exception:  # noqa: BLE001 - the frame navigated or closed
+                asked[id(frame)] = []
+        if state.widget.id in asked[id(frame)]:
+            try:
+                await refresh_answer_async(client, result)
+                count += 1
+            except CaptchaDlqError as e:
+                result.error = e
+    return count
 
 
 async def solve_on_page_async(
