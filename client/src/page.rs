@@ -386,3 +386,36 @@ fn detail(detail: &str) -> String {
         format!(" ({detail})")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_task_is_shown_without_its_secrets() {
+        let task = json!({
+            "type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.example/",
+            "proxy": { "type": "http", "host": "10.0.0.1", "port": 3128, "login": "u", "password": "hunter2" },
+            "cookies": "sid=s3cret",
+        });
+        let shown = shown_task(&task);
+        assert_eq!(shown["proxy"], "http://10.0.0.1:3128");
+        assert_eq!(shown["cookies"], "***");
+        assert_eq!(shown["sitekey"], "k");
+        let text = shown.to_string();
+        assert!(!text.contains("hunter2") && !text.contains("s3cret"), "{text}");
+        // A task without them is shown as it is.
+        let plain = json!({ "type": "turnstile", "sitekey": "k", "page_url": "https://a.example/" });
+        assert_eq!(shown_task(&plain), plain);
+    }
+
+    #[test]
+    fn the_detectors_kinds_and_cookie_answers() {
+        assert_eq!(task_kind_of("aws_waf"), "amazon_waf");
+        assert_eq!(task_kind_of("turnstile"), "turnstile");
+        assert_eq!(cookie_value("datadome", "datadome=v1; Max-Age=31536000; Path=/"), "v1");
+        assert_eq!(cookie_value("aws-waf-token", "abc:def"), "abc:def");
+        assert_eq!(origin_of("https://u:p@a.example:8443/x?y#z").as_deref(), Some("https://a.example:8443"));
+        assert_eq!(origin_of("about:blank"), None);
+    }
+}
