@@ -214,6 +214,48 @@ export async function findWidgets(page, options) {
 
 const WAIT_POLL_MS = 100;
 
+/** Widget containers by class, as seen in a closed shadow root through the DevTools protocol. */
+const CLOSED_KINDS = [['g-recaptcha', 'recaptcha_v2'], ['h-captcha', 'hcaptcha'], ['cf-turnstile', 'turnstile']];
+
+/**
+ * Widgets in closed shadow roots, which no page script reaches: read from the DevTools protocol's DOM (which
+ * pierces them) to be reported, with a note, rather than missed. `[{ kind, sitekey, host, frame }]`.
+ */
+function closedRootWidgets(root) {
+  const out = [];
+  const walk = (node, host, url) => {
+    if (host && node.attributes) {
+      const attrs = {};
+      for (let i = 0; i + 1 < node.attributes.length; i += 2) attrs[node.attributes[i]] = node.attributes[i + 1];
+      const classes = String(attrs.class || '').split(/\s+/);
+      const hit = CLOSED_KINDS.find(([c]) => classes.includes(c));
+      if (hit) out.push({ kind: hit[1], sitekey: attrs['data-sitekey'] || null, host, frame: url });
+    }
+    for (const r of node.shadowRoots || []) walk(r, r.shadowRootType === 'closed' ? node.localName : host, url);
+    if (node.contentDocument) walk(node.contentDocument, null, node.contentDocument.documentURL || url);
+    for (const c of node.children || []) walk(c, host, url);
+  };
+  walk(root, null, root.documentURL || '');
+  return out;
+}
+
+async function closedRootsOf(page, driver) {
+  try {
+    const session = driver === 'playwright' ? await page.context().newCDPSession(page) : await page.createCDPSession();
+    try {
+      const { root } = await session.send('DOM.getDocument', { depth: -1, pierce: true });
+      return closedRootWidgets(root);
+    } finally {
+      await session.detach().catch(() => {});
+    }
+  } catch (_) {
+    return []; // no DevTools protocol (another browser): closed roots stay unseen
+  }
+}
+
+const CLOSED_NOTE = (host) =>
+  `in a closed shadow root of <${host}>: out of a page script's reach; prepare the page (preparePage) before it loads to reach it`;
+
 async function findOnce(page, driver, { kinds, visibleOnly, includeScoreBased }) {
   const found = [];
   for (const frame of page.frames()) {
@@ -236,6 +278,15 @@ async function findOnce(page, driver, { kinds, visibleOnly, includeScoreBased })
       INTERNAL.set(widget, { page, driver, frame });
       found.push(widget);
     }
+  }
+  // Widgets in closed shadow roots the detector could not reach (a page not prepared): reported, not missed.
+  for (const c of await closedRootsOf(page, driver)) {
+    if (kinds && !kinds.includes(c.kind)) continue;
+    if (found.some((w) => w.kind === c.kind && w.params && w.params.sitekey === c.sitekey)) continue;
+    const note = CLOSED_NOTE(c.host);
+    const widget = { id: null, kind: c.kind, frame: c.frame, params: null, supported: false, visible: null, scoreBased: false, callback: null, note, error: note };
+    INTERNAL.set(widget, { page, driver, frame: null });
+    found.push(widget);
   }
   return found;
 }

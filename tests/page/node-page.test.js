@@ -609,7 +609,11 @@ for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['pupp
     await withBrowser(async (p) => {
       await p.goto(`${site}/shadow.html`, { waitUntil: 'load' });
       const results = await solveOnPage(client, p);
-      assert.deepEqual(results.map((r) => [r.kind, r.params.sitekey, r.injected, r.callbackCalled]), [['turnstile', '0x4AAAAAAASHADOW', true, true]]);
+      const [open, closed] = results;
+      assert.deepEqual([results.length, open.kind, open.params.sitekey, open.injected, open.callbackCalled], [2, 'turnstile', '0x4AAAAAAASHADOW', true, true]);
+      // The closed root is out of the page's reach: reported from the browser's DOM, with why, not missed.
+      assert.deepEqual([closed.kind, closed.injected, closed.error.code], ['hcaptcha', false, 'NOT_SOLVABLE']);
+      assert.match(closed.note, /in a closed shadow root of <comment-box>: out of a page script's reach; prepare the page/);
       assertSolved('shadow.html', await siteReport(p, 'shadow.html'), results, { hooked: false });
     });
     await fetch(`${site}/reset`, { method: 'POST' });
@@ -618,6 +622,7 @@ for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['pupp
       await p.goto(`${site}/shadow.html`, { waitUntil: 'load' });
       const results = await solveOnPage(client, p);
       const closed = results.find((r) => r.kind === 'hcaptcha');
+      assert.equal(results.length, 2, 'the closed root\'s widget once, found by the hook');
       assert.equal(closed.params.sitekey, 'hc-closed-0000-key');
       assert.match(closed.note, /in a closed shadow root: reached because the page was prepared/);
       assert.equal(results.find((r) => r.kind === 'turnstile').note, undefined);

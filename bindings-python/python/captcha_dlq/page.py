@@ -601,6 +601,38 @@ def _widgets_of(found: List[Tuple[Any, str, Mapping[str, Any]]], where: Callable
     return out
 
 
+#: Widget containers by class, as seen in a closed shadow root through the DevTools protocol.
+_CLOSED_KINDS = (("g-recaptcha", "recaptcha_v2"), ("h-captcha", "hcaptcha"), ("cf-turnstile", "turnstile"))
+
+
+def _closed_widgets(root: Mapping[str, Any], found: List[Widget], kinds: Optional[List[str]]) -> List[Widget]:
+    """Widgets in closed shadow roots, which no page script reaches, read from the DevTools protocol's DOM (which
+    pierces them): reported with a note rather than missed (those the hook reached are in ``found`` already)."""
+    out: List[Widget] = []
+
+    def walk(node: Mapping[str, Any], host: Optional[str], url: str) -> None:
+        attributes = node.get("attributes") or []
+        if host and attributes:
+            attrs = dict(zip(attributes[::2], attributes[1::2]))
+            classes = str(attrs.get("class", "")).split()
+            kind = next((k for c, k in _CLOSED_KINDS if c in classes), None)
+            sitekey = attrs.get("data-sitekey")
+            taken = any(w.kind == kind and (w.params or {}).get("sitekey") == sitekey for w in found)
+            if kind and not taken and (kinds is None or kind in kinds):
+                note = f"in a closed shadow root of <{host}>: out of a page script's reach; prepare the page (prepare_page) before it loads to reach it"
+                out.append(Widget(id="", kind=kind, frame=url, params=None, supported=False, visible=None, score_based=False, note=note, error=note, _where=("closed",)))
+        for r in node.get("shadowRoots") or []:
+            walk(r, node.get("localName") if r.get("shadowRootType") == "closed" else host, url)
+        document = node.get("contentDocument")
+        if document:
+            walk(document, None, document.get("documentURL") or url)
+        for child in node.get("children") or []:
+            walk(child, host, url)
+
+    walk(root, None, str(root.get("documentURL") or ""))
+    return out
+
+
 @dataclass
 class _State:
     """What a result keeps out of sight: the task as sent (with the proxy's credentials and the cookies)."""
@@ -650,6 +682,8 @@ def _state_of(result: Any) -> _State:
 
 
 def _check_widget(widget: Any, want_async: bool) -> None:
+    if isinstance(widget, Widget) and widget._where == ("closed",):
+        return
     if not isinstance(widget, Widget) or widget._where is None or (widget._where[0] == "async") != want_async:
         raise InvalidConfig("widget: not a widget find_widgets" + ("_async" if want_async else "") + " returned", field="widget")
 
@@ -705,7 +739,19 @@ def _find_once(page: Any, selenium: bool, kinds: Optional[List[str]], visible_on
                 raise
             continue  # a frame that navigated or closed while we looked
         found.extend((frame, frame.url, w) for w in widgets)
-    return _widgets_of(found, lambda frame: ("sync", frame, page, selenium), kinds, visible_only, include_score_based)
+    widgets = _widgets_of(found, lambda frame: ("sync", frame, page, selenium), kinds, visible_only, include_score_based)
+    try:
+        if selenium:
+            dom = page.execute_cdp_cmd("DOM.getDocument", {"depth": -1, "pierce": True})
+        else:
+            session = page.context.new_cdp_session(page)
+            try:
+                dom = session.send("DOM.getDocument", {"depth": -1, "pierce": True})
+            finally:
+                session.detach()
+    except Exception:  # noqa: BLE001 - no DevTools protocol (another browser): closed roots stay unseen
+        return widgets
+    return widgets + _closed_widgets(dom.get("root") or {}, widgets, kinds)
 
 
 def solve_widget(client: Client, widget: Widget, *, labels: Optional[Mapping[str, str]] = None, proxy: Any = None) -> WidgetResult:
@@ -715,6 +761,8 @@ def solve_widget(client: Client, widget: Widget, *, labels: Optional[Mapping[str
     _check_widget(widget, want_async=False)
     labels, _ = _read_options(labels, None)
     proxy = _read_proxy_option(proxy)
+    if not widget.supported:
+        return _start(client, widget, labels, proxy, lambda: None, [])
     _, frame, page, selenium = widget._where
     browser = _SyncBrowser(page, selenium)
     cookies = browser.cookies(frame.url) if widget.supported else []
@@ -944,7 +992,16 @@ async def _find_once_async(page: Any, kinds: Optional[List[str]], visible_only: 
                 raise
             continue
         found.extend((frame, frame.url, w) for w in widgets)
-    return _widgets_of(found, lambda frame: ("async", frame, page), kinds, visible_only, include_score_based)
+    widgets = _widgets_of(found, lambda frame: ("async", frame, page), kinds, visible_only, include_score_based)
+    try:
+        session = await page.context.new_cdp_session(page)
+        try:
+            dom = await session.send("DOM.getDocument", {"depth": -1, "pierce": True})
+        finally:
+            await session.detach()
+    except Exception:  # noqa: BLE001 - no DevTools protocol (another browser): closed roots stay unseen
+        return widgets
+    return widgets + _closed_widgets(dom.get("root") or {}, widgets, kinds)
 
 
 async def _cookies_async(page: Any, url: str) -> List[Dict[str, str]]:
@@ -973,6 +1030,8 @@ async def solve_widget_async(client: Client, widget: Widget, *, labels: Optional
     _check_widget(widget, want_async=True)
     labels, _ = _read_options(labels, None)
     proxy = _read_proxy_option(proxy)
+    if not widget.supported:
+        return _start(client, widget, labels, proxy, lambda: None, [])
     page = widget._where[2]
     browser_proxy = await _async_browser_proxy(page) if proxy is None else None
     cookies = await _cookies_async(page, widget.frame) if widget.supported else []
