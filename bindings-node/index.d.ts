@@ -1715,6 +1715,11 @@ export interface ClientOptions {
   softId?: string;
   /** A URL the provider calls when an answer is ready. */
   pingback?: string;
+  /**
+   * A proxy and a user agent for every task whose kind takes them (a task's own value is kept): the proxy as a URL
+   * (`http://login:password@host:port`), `{ server, username, password }` or the task's form. Unknown keys are errors.
+   */
+  taskDefaults?: { proxy?: PageProxy | false; userAgent?: string };
   /** Webhook alerts: new reasons, dead-letter rate, account errors, budget, circuits, store failures. */
   alerts?: AlertOptions;
   /** DLQ retention by age and/or count, archived before eviction. */

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
-from page_site import CHROMIUM, FLAGS, MANIFEST, LoopbackProxy, Site, assert_solved, mock_default, mock_requires
+from page_site import API_KEY, CHROMIUM, FLAGS, MANIFEST, LoopbackProxy, Site, assert_solved, mock_default, mock_requires
 from playwright.async_api import async_playwright
 from playwright.sync_api import sync_playwright
 from selenium import webdriver
@@ -802,3 +802,23 @@ def test_playwright_async_an_expired_token_is_solved_again(site: Site, client: C
     assert r.resolves == 2 and r.solution.text != first
     verdict = site.report("expiry.html")["widgets"]["expiry-recaptcha"]
     assert verdict["callback"] == {"ok": True, "token": r.solution.text}, verdict
+
+
+def test_task_defaults_go_on_every_task_whose_kind_takes_them(page_mock: Any) -> None:
+    mock_requires(page_mock, ["UA-defaults/py", "u:pw-defaults@10.9.8.7:3128"])
+    c = Client(
+        api_key=API_KEY,
+        base_url=page_mock.base_url,
+        dlq="memory",
+        polling={"first_poll_ms": 20, "interval_ms": 20, "max_polls": 200, "coalesce_ms": 5},
+        task_defaults={"user_agent": "UA-defaults/py", "proxy": "http://u:pw-defaults@10.9.8.7:3128"},
+    )
+    try:
+        solution = c.solve({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.example/"})
+        assert solution.text
+        assert "pw-defaults" not in repr(c)
+    finally:
+        mock_default(page_mock)
+        c.close()
+    with pytest.raises(InvalidConfig, match="task_defaults.colour"):
+        Client(api_key=API_KEY, dlq="memory", task_defaults={"colour": 1})

@@ -663,3 +663,18 @@ for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['pupp
     });
   });
 }
+
+test('taskDefaults: a proxy and a user agent on every task whose kind takes them; unknown keys refused', async () => {
+  await mockRequires(['UA-defaults/node', 'u:pw-defaults@10.9.8.7:3128']);
+  const c = new Client({ apiKey: 'sk-page-test', baseUrl: mock.url, dlq: 'memory', polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 }, taskDefaults: { userAgent: 'UA-defaults/node', proxy: 'http://u:pw-defaults@10.9.8.7:3128' } });
+  try {
+    const solution = await c.solve({ type: 'recaptcha_v2', sitekey: 'k', pageUrl: 'https://a.example/' });
+    assert.ok(solution.text);
+    assert.ok(!inspect(c).includes('pw-defaults'));
+  } finally {
+    await mockDefault();
+    await c.close();
+  }
+  const bad = new Client({ apiKey: 'sk-page-test', dlq: 'memory', taskDefaults: { colour: 1 } });
+  await assert.rejects(bad.ready(), (e) => e.code === 'INVALID_CONFIG' && /taskDefaults\.colour/.test(e.message));
+});
