@@ -499,11 +499,14 @@ def test_selenium_cloudflare_challenge_through_the_browsers_proxy(site: Site, ca
     ua = UA.format("cf-selenium")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in FLAGS + ["--headless=new", f"--proxy-server={proxy.address}", "--proxy-bypass-list=<-loopback>", f"--user-agent={ua}"]:
+    # The proxy as a WebDriver capability this time (the reCAPTCHA test gives --proxy-server).
+    options.set_capability("proxy", {"proxyType": "manual", "httpProxy": proxy.address, "sslProxy": proxy.address})
+    for flag in FLAGS + ["--headless=new", "--proxy-bypass-list=<-loopback>", f"--user-agent={ua}"]:
         options.add_argument(flag)
     d = webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver"))
     try:
         d.get(f"{site.url}/cf-gate.html")
+        assert f"{site.url}/cf-gate.html" in proxy.relayed, "the page came through the proxy"
         mock_requires(page_mock, [ua, f"{site.url}/cf-gate.html"])
         results = solve_on_page(capsolver, d)
         mock_default(page_mock)
