@@ -1715,6 +1715,11 @@ export interface ClientOptions {
   softId?: string;
   /** A URL the provider calls when an answer is ready. */
   pingback?: string;
+  /**
+   * A proxy and a user agent for every task whose kind takes them (a task's own value is kept): the proxy as a URL
+   * (`http://login:password@host:port`), `{ server, username, password }` or the task's form. Unknown keys are errors.
+   */
+  taskDefaults?: { proxy?: PageProxy | false; userAgent?: string };
   /** Webhook alerts: new reasons, dead-letter rate, account errors, budget, circuits, store failures. */
   alerts?: AlertOptions;
   /** DLQ retention by age and/or count, archived before eviction. */
@@ -1998,9 +2003,44 @@ export interface PageOutcomeRecorded {
   reportError?: string;
 }
 
+/** A proxy as a browser or a user gives it: a URL (`http://login:password@host:port`), Playwright's `{ server, username, password }`, or the task's form. */
+export type PageProxy = string | { server: string; username?: string; password?: string; bypass?: string } | { type: string; host: string; port: number; login?: string; password?: string };
+
+export interface PageTaskArgs {
+  /** The task the detector read from the page. */
+  task: Record<string, unknown> & { type: string };
+  /** The browser's proxy, as the driver shows it. */
+  browserProxy?: PageProxy | null;
+  /** The caller's: `false` none, else it replaces the browser's. */
+  proxy?: PageProxy | false;
+  userAgent?: string;
+  /** The frame's cookies: `[{ name, value }]` or `a=1; b=2`. */
+  cookies?: Array<{ name: string; value: string }> | string;
+}
+
+export interface PageTaskMade {
+  /** The task to solve (the kind's name, the browser's values where the kind takes them); it holds secrets. */
+  task: Record<string, unknown> & { type: string };
+  /** The fields filled from the browser. */
+  filled: Array<'proxy' | 'user_agent' | 'cookies'>;
+  /** `task` as results show it: the proxy as `type://host:port`, the cookies as `***`. */
+  shown: Record<string, unknown> & { type: string };
+}
+
+export interface PageAnswerApplied {
+  /** Cookies to write into the browser (none: the detector injects the answer). */
+  cookies: Array<{ name: string; value: string; url: string }>;
+  /** Load the page again once they are set. */
+  reload: boolean;
+}
+
 export declare interface Dlq {
   /** Records what became of an answer on a page (see `PageOutcome`). */
   recordPageOutcome(outcome: PageOutcome): Promise<PageOutcomeRecorded>;
+  /** The task a widget found on a page becomes (see `PageTaskArgs`). */
+  pageTask(args: PageTaskArgs): Promise<PageTaskMade>;
+  /** How an answer is applied to the page at `url`: cookies to set and whether to reload. */
+  pageAnswer(args: { task: Record<string, unknown> & { type: string }; solution: Solution; url: string }): Promise<PageAnswerApplied>;
 }
 
 /**

@@ -9,8 +9,10 @@
 //   hook()                 wraps the widget clients' APIs as they load (render params, v3 execute actions, hCaptcha
 //                          setData, GeeTest and Arkose configurations): evaluate it before the page's scripts run
 //                          (an init script); pages loaded without it are read from their DOM and the clients' state.
-//   detect()               the widgets of this frame: [{ id, kind, task, supported, callback, note? }]. `task` is
-//                          task JSON for the Rust core, which validates it (a kind this build lacks is refused there).
+//   detect()               the widgets of this frame: [{ id, kind, task, supported, callback, visible, scoreBased,
+//                          note? }]. `task` is task JSON for the Rust core, which validates it (a kind this build
+//                          lacks is refused there).
+//   expired()              ids of injected widgets whose expired-callback fired since last asked (a token to renew)
 //   inject(id, solution)   writes the answer where the widget expects it, calls the page's callback; answers
 //                          { injected, fields, callbackCalled, callback, note?, error? } (a promise where the
 //                          widget's client takes the answer itself); `note` says why no callback was called.
@@ -27,6 +29,7 @@
     hcaptchaData: new Map(), // widgetId -> { rqdata }
     geetest: [], // { version: 3|4, config, captchaObj, successHandlers: [] }
     arkose: [], // { publicKey, surl, config, enforcement }
+    closed: [], // closed shadow roots, kept by the hook (the page cannot reach them otherwise)
   };
   /** How long a prepared page's v3 execute() call waits for a solver's token (a token's lifetime). */
   const V3_HOLD_MS = 120000;
@@ -65,8 +68,19 @@
     }
   }
 
+  /** The open shadow roots under `root` (web components), and those in them. */
+  function shadowRoots(root, out) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) out.push(el.shadowRoot, ...shadowRoots(el.shadowRoot, []));
+    }
+    return out;
+  }
+  /** The document and the shadow roots in reach (set by detect()). */
+  let roots = [doc];
+  /** `selector` in the document and in every shadow root in reach. */
+  const all = (selector) => roots.flatMap((r) => Array.from(r.querySelectorAll(selector)));
   const scripts = () => Array.from(doc.querySelectorAll('script[src]')).map((s) => s.src);
-  const iframes = () => Array.from(doc.querySelectorAll('iframe[src]'));
+  const iframes = () => all('iframe[src]');
 
   /** Sets an input's value as typing would, so frameworks listening for input/change see it. */
   function setValue(el, value) {
@@ -240,6 +254,13 @@
   function hook() {
     if (hooked) return;
     hooked = true;
+    // Closed shadow roots are out of the page's reach: keep each as it is made.
+    const attach = global.Element.prototype.attachShadow;
+    global.Element.prototype.attachShadow = function (init) {
+      const root = attach.call(this, init);
+      if (init && init.mode === 'closed') seen.closed.push(root);
+      return root;
+    };
     trapGlobal('grecaptcha', (v) => clientProxy(v, 'recaptcha', false));
     trapGlobal('hcaptcha', (v) => clientProxy(v, 'hcaptcha', false));
     trapGlobal('turnstile', (v) => clientProxy(v, 'turnstile', false));
@@ -291,10 +312,24 @@
     return seen.renders.find((r) => r.client === client && r.container && (r.container === el || r.container.contains(el) || el.contains(r.container)));
   }
 
+  /** Laid out and not hidden (null: a widget with no element, found from scripts or calls). */
+  function visibleOf(el) {
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    const style = global.getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && style.visibility !== 'hidden' && style.display !== 'none';
+  }
+
   function add(kind, fields, extra) {
     const id = `w${nextId++}`;
+    const el = extra.element;
+    if (el && seen.closed.includes(el.getRootNode())) fields.note = CLOSED_NOTE;
     widgets.set(id, { id, kind, ...extra });
-    return { id, kind, ...fields };
+    const visible = visibleOf(el);
+    const t = fields.task || {};
+    // Score-based: v3, and invisible Enterprise with no visible trigger (nothing a user would click).
+    const scoreBased = kind === 'recaptcha_v3' || (Boolean(t.enterprise && t.invisible) && !visible);
+    return { id, kind, visible, scoreBased, ...fields };
   }
 
   const enterpriseScript = () => scripts().some((s) => /\/recaptcha\/enterprise\.js/.test(s));
@@ -312,7 +347,7 @@
   function detectRecaptcha(out, taken) {
     const v3Key = v3ScriptKey();
     const containers = new Set();
-    doc.querySelectorAll('.g-recaptcha, [data-sitekey].g-recaptcha').forEach((el) => containers.add(el));
+    all('.g-recaptcha, [data-sitekey].g-recaptcha').forEach((el) => containers.add(el));
     for (const r of seen.renders) if (r.client === 'recaptcha' && r.container) containers.add(r.container);
     for (const { element } of recaptchaClientParams(null)) {
       if (element && !Array.from(containers).some((c) => c.contains(element))) containers.add(element);
@@ -382,10 +417,10 @@
   }
 
   function detectHcaptcha(out, taken) {
-    const containers = new Set(doc.querySelectorAll('.h-captcha'));
+    const containers = new Set(all('.h-captcha'));
     for (const r of seen.renders) if (r.client === 'hcaptcha' && r.container) containers.add(r.container);
     // Rendered from code: hCaptcha's frame carries the widget id and the sitekey in its URL's hash.
-    for (const frame of doc.querySelectorAll('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]')) {
+    for (const frame of all('iframe[data-hcaptcha-widget-id], iframe[src*="hcaptcha.com"]')) {
       if (frame.parentElement && !Array.from(containers).some((c) => c.contains(frame))) containers.add(frame.parentElement);
     }
     for (const el of claim(containers, taken)) {
@@ -416,7 +451,7 @@
   }
 
   function detectTurnstile(out, taken) {
-    const containers = new Set(doc.querySelectorAll('.cf-turnstile'));
+    const containers = new Set(all('.cf-turnstile'));
     for (const r of seen.renders) if (r.client === 'turnstile' && r.container) containers.add(r.container);
     // Rendered from code: Cloudflare's frame has the sitekey in its path (`/0x4AAAA…/`) next to the response input.
     for (const frame of iframes()) {
@@ -467,7 +502,7 @@
 
   const TURNSTILE_PREFIX = 'cf-chl-widget-';
   const TURNSTILE_NO_CALLBACK = 'Turnstile keeps render() callbacks in its script: not called (prepare the page to call them)';
-  const turnstileInputs = () => Array.from(doc.querySelectorAll(`input[id^="${TURNSTILE_PREFIX}"][id$="_response"]`));
+  const turnstileInputs = () => all(`input[id^="${TURNSTILE_PREFIX}"][id$="_response"]`);
 
   /** The sitekey in the URL of the frame Turnstile loaded for widget `id`, from the page's resource timing. */
   function turnstileKeyOf(id) {
@@ -490,7 +525,7 @@
       out.push(add('funcaptcha', { task: clean(task), supported: true, callback: callback ? 'onCompleted' : null }, { element, callback, source: 'onCompleted', arkose: true }));
     }
     // Without the hook: the older markup, `<div id="FunCaptcha" data-pkey>` or an api.js script tag naming its key.
-    for (const el of doc.querySelectorAll('[data-pkey]')) {
+    for (const el of all('[data-pkey]')) {
       if (taken.has(el)) continue;
       taken.add(el);
       const publickey = text(el.getAttribute('data-pkey'));
@@ -558,10 +593,22 @@
     out.push(add('aws_waf', { task: clean(task), supported: true, callback: null }, { source: null, awsWaf: true }));
   }
 
+  /**
+   * Cloudflare's challenge page ("Just a moment..."): its answer is the `cf_clearance` cookie. Its options name the
+   * challenge type (`cType`) and its script is the orchestrator's (a site's pages load other challenge-platform
+   * scripts, and Turnstile reads `chlPageData` from the same options).
+   */
+  function detectCloudflareChallenge(out) {
+    const opt = global._cf_chl_opt;
+    if (!(opt && opt.cType) && !scripts().some((s) => /\/cdn-cgi\/challenge-platform\/.*\/orchestrate\//.test(s))) return;
+    const task = { type: 'cloudflare_challenge', page_url: pageUrl(), user_agent: userAgent(), sitekey: opt && text(opt.chlApiSitekey), html: doc.documentElement.outerHTML };
+    out.push(add('cloudflare_challenge', { task: clean(task), supported: true, callback: null }, { source: null }));
+  }
+
   /** `<img>` whose name says captcha, with a text input in the same form or container. */
   function detectImage(out, taken) {
     const named = (el) => /captcha/i.test([el.id, el.className, el.getAttribute('name'), el.getAttribute('alt'), el.getAttribute('src')].join(' '));
-    for (const img of doc.querySelectorAll('img')) {
+    for (const img of all('img')) {
       if (!named(img) || taken.has(img)) continue;
       if (img.closest('.g-recaptcha, .h-captcha, .cf-turnstile')) continue;
       let scope = img.parentElement;
@@ -601,8 +648,12 @@
     return out;
   }
 
+  const CLOSED_NOTE = "in a closed shadow root: reached because the page was prepared (the hook kept it); without that it is out of reach";
+
   function detect() {
     widgets.clear();
+    roots = [doc, ...shadowRoots(doc, [])];
+    for (const r of seen.closed) roots.push(r, ...shadowRoots(r, []));
     const out = [];
     const taken = new Set();
     detectHcaptcha(out, taken);
@@ -611,6 +662,7 @@
     detectFuncaptcha(out, taken);
     detectGeetest(out);
     detectAwsWaf(out);
+    detectCloudflareChallenge(out);
     detectImage(out, taken);
     return out;
   }
@@ -662,6 +714,26 @@
     return true;
   }
 
+  /** Ids of injected widgets whose expired-callback the widget's client called since `expired()` last asked. */
+  const expiredIds = new Set();
+  /** Wraps the widget's `data-expired-callback` function, so that its token running out is known. */
+  function watchExpiry(id, el) {
+    const name = el && el.getAttribute('data-expired-callback');
+    const fn = name && global[name];
+    if (!isFn(fn) || fn.cdlq) return;
+    const wrapped = function (...args) {
+      expiredIds.add(id);
+      return fn.apply(this, args);
+    };
+    wrapped.cdlq = 1;
+    global[name] = wrapped;
+  }
+  function expired() {
+    const ids = [...expiredIds];
+    expiredIds.clear();
+    return ids;
+  }
+
   function inject(id, solution) {
     const widget = widgets.get(id);
     if (!widget) return { injected: false, fields: [], callbackCalled: false, callback: null, error: `no widget ${id} in this document (it was reloaded or navigated away)` };
@@ -669,6 +741,7 @@
       return { injected: false, fields: [], callbackCalled: false, callback: widget.source, error: `the ${widget.kind} widget was removed from the page` };
     }
     const { text: token, fields } = answerOf(solution);
+    watchExpiry(id, widget.element);
     const written = [];
     let callbackCalled = false;
     let source = widget.source || null;
@@ -875,5 +948,5 @@
     };
   }
 
-  global.__captchaDlqPage = { version: 1, hook, detect, inject };
+  global.__captchaDlqPage = { version: 1, hook, detect, inject, expired };
 })(globalThis);

@@ -266,6 +266,25 @@ export function bind(native) {
       return this.#op('record_page_outcome', outcome);
     }
 
+    /**
+     * The task a widget found on a page becomes (the page front ends call it): `{ task, browserProxy?, proxy?,
+     * userAgent?, cookies? }` → `{ task, filled, shown }`. The detector's kind mapped to the client's (`aws_waf`
+     * is `amazon_waf`), the browser's proxy (or `proxy`: `false` none, else the one given), cookies and user
+     * agent in the fields the kind takes; `shown` is the task without the proxy's credentials and the cookies.
+     */
+    pageTask(args) {
+      return this.#op('page_task', args);
+    }
+
+    /**
+     * How an answer is applied to the page at `url`: `{ task, solution, url }` → `{ cookies: [{ name, value,
+     * url }], reload }`. Cookie answers (AWS WAF, DataDome, `cf_clearance`) are written into the browser, then
+     * the page is reloaded when `reload`; no cookies means the detector injects the answer.
+     */
+    pageAnswer(args) {
+      return this.#op('page_answer', args);
+    }
+
     [INSPECT]() {
       return 'Dlq {}';
     }

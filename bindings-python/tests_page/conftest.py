@@ -1,3 +1,3 @@
 """The page tests' fixtures (page_site.py)."""
 
-from page_site import client, page_mock, site  # noqa: F401
+from page_site import capsolver, client, page_mock, site, two_captcha  # noqa: F401

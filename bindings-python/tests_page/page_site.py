@@ -4,14 +4,19 @@ check that a page's widgets were all solved where they belong. conftest.py makes
 
 from __future__ import annotations
 
+import base64
+import http.client
 import importlib.util
 import json
 import shutil
 import subprocess
 import sys
+import threading
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, List, Optional
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -66,6 +71,101 @@ def site(page_mock: Mock) -> Iterator[Site]:
     s.stop()
 
 
+class LoopbackProxy:
+    """A forward HTTP proxy on loopback (what ``--proxy-server`` points Chromium at): it relays each request and
+    keeps the URLs it relayed; with ``auth`` (login, password) it wants ``Proxy-Authorization`` (407 otherwise)."""
+
+    def __init__(self, auth: Optional[Any] = None) -> None:
+        self.relayed: List[str] = []
+        relayed = self.relayed
+        expected = "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode() if auth else None
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def relay(self) -> None:
+                if expected and self.headers.get("Proxy-Authorization") != expected:
+                    self.send_response(407)
+                    self.send_header("Proxy-Authenticate", 'Basic realm="page-test"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                target = urlsplit(self.path)
+                relayed.append(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-authorization", "proxy-connection", "connection")}
+                upstream = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port or 80, timeout=30)
+                path = target.path + ("?" + target.query if target.query else "")
+                upstream.request(self.command, path, body=body, headers=headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+
+            do_GET = do_POST = do_HEAD = relay
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def mock_requires(mock: Mock, needles: List[str]) -> None:
+    """The mock solves a task only if it carried every one of ``needles`` (the proxy, the user agent, a cookie)."""
+    mock.script(
+        {
+            "hcaptcha_code": "",
+            "default": {"outcome": "bad_parameters", "code": "ERROR_BAD_PARAMETERS"},
+            "rules": [{"match": {"all_contain": needles}, "behavior": {"outcome": "solve"}}],
+        }
+    )
+
+
+def mock_default(mock: Mock) -> None:
+    mock.script({"hcaptcha_code": ""})
+
+
+@pytest.fixture(scope="session")
+def two_captcha(page_mock: Mock) -> Iterator[Client]:
+    """A client of a provider that solves AWS WAF (the main one's does not)."""
+    c = Client(
+        provider="2captcha",
+        api_key=API_KEY,
+        base_url=page_mock.base_url,
+        dlq="memory",
+        polling={"first_poll_ms": 20, "interval_ms": 20, "max_polls": 200, "coalesce_ms": 5},
+    )
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="session")
+def capsolver(page_mock: Mock) -> Iterator[Client]:
+    """A client of a provider that solves Cloudflare's challenge."""
+    c = Client(
+        provider="capsolver",
+        api_key=API_KEY,
+        base_url=page_mock.base_url,
+        dlq="memory",
+        polling={"first_poll_ms": 20, "interval_ms": 20, "max_polls": 200, "coalesce_ms": 5},
+    )
+    yield c
+    c.close()
+
+
 @pytest.fixture(scope="session")
 def client(page_mock: Mock) -> Iterator[Client]:
     c = Client(
@@ -92,6 +192,8 @@ def assert_solved(page: str, report: Dict[str, Any], results: Any, hooked: bool)
         if w.get("form"):
             assert verdict["form"].get("ok") is True, (w["name"], verdict)
     assert report["wrong"] == []
+    # No widget the page does not have (a kind detected where there is none fails its task's checks).
+    assert [(r.kind, r.error) for r in results if r.error is not None and type(r.error).__name__ != "NotSolvable"] == []
     solved = [r for r in results if r.error is None]
     assert len(solved) == len(expected), [(r.kind, r.error) for r in results]
     assert all(r.injected for r in solved)

@@ -297,6 +297,11 @@ impl Client {
         key: Option<String>,
         ttl_ms: Option<u64>,
     ) -> Result<SolveHandle> {
+        // The client's `task_defaults` (a proxy, a user agent) go into every task whose kind takes them.
+        let task = match &self.inner.options.task_defaults {
+            Some(defaults) => defaults.apply(task).map_err(Error::InvalidTask)?,
+            None => task,
+        };
         let (accepted, accepted_rx) = oneshot::channel();
         let (done, done_rx) = oneshot::channel();
         let ttl = ttl_ms.map(Duration::from_millis);

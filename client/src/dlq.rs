@@ -294,7 +294,7 @@ impl Dlq {
     }
 
     /// One operation by name (`count`, `peek`, `stats`, `analysis`, `export`, `import`,
-    /// `purge`, `park`, `unpark`, `journal`, `settled`, `clear_settled`, `record_page_outcome`, `edit`), its arguments an
+    /// `purge`, `park`, `unpark`, `journal`, `settled`, `clear_settled`, `record_page_outcome`, `page_task`, `page_answer`, `edit`), its arguments an
     /// object in `casing`, its answer in `casing`.
     ///
     /// Every operation also takes `operator`, the name its actions are recorded as (this
@@ -380,6 +380,8 @@ impl Dlq {
                 Ok(json!(self.clear_settled(&a.prefix).await?))
             }
             "record_page_outcome" => self.record_page_outcome(args, casing).await,
+            "page_task" => self.page_task(args, casing),
+            "page_answer" => self.page_answer(args, casing),
             #[cfg(not(target_arch = "wasm32"))]
             "edit" => self.edit_op(args, casing).await,
             // Editing (merge patch, diff, report) would take the browser's .wasm over its size guard.
@@ -397,7 +399,7 @@ impl Dlq {
             other => Err(Error::Config(ConfigError::new(
                 "op",
                 format!(
-                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled, record_page_outcome, edit, audit (these two not in the browser)",
+                    "unknown DLQ operation {}; known: count, peek, stats, analysis, export, import, purge, park, unpark, journal, settled, clear_settled, record_page_outcome, page_task, page_answer, edit, audit (these two not in the browser)",
                     Quoted(other)
                 ),
             ))),

@@ -229,6 +229,8 @@ pub struct ClientOptions {
     /// Default concurrency of `solve_many` / `solve_stream`.
     pub concurrency: usize,
     pub submit: SubmitOptions,
+    /// `task_defaults`: a proxy and a user agent for every task whose kind takes them (`task::context`).
+    pub task_defaults: Option<crate::task::context::TaskDefaults>,
     /// Webhook alerts (`alerts`; native only: the browser build refuses the option).
     #[cfg(not(target_arch = "wasm32"))]
     pub alerts: Option<crate::alerts::AlertOptions>,
@@ -257,7 +259,8 @@ impl core::fmt::Debug for ClientOptions {
             .field("store", &self.store)
             .field("fleet", &self.fleet)
             .field("concurrency", &self.concurrency)
-            .field("submit", &self.submit);
+            .field("submit", &self.submit)
+            .field("task_defaults", &self.task_defaults);
         #[cfg(not(target_arch = "wasm32"))]
         d.field("alerts", &self.alerts).field("dlq_retention", &self.dlq_retention).field("traces", &self.traces);
         d.finish()
@@ -299,6 +302,7 @@ struct Raw {
     concurrency: usize,
     soft_id: Option<String>,
     pingback: Option<String>,
+    task_defaults: Option<crate::task::context::TaskDefaults>,
     /// `alerts` and `dlq_retention` as given: read by [`native_only`].
     alerts: Option<Value>,
     dlq_retention: Option<Value>,
@@ -330,6 +334,7 @@ impl FromJson for Raw {
             concurrency: f.or("concurrency", DEFAULT_CONCURRENCY)?,
             soft_id: f.opt("soft_id")?,
             pingback: f.opt("pingback")?,
+            task_defaults: f.opt("task_defaults")?,
             alerts: f.opt("alerts")?,
             dlq_retention: f.opt("dlq_retention")?,
             #[cfg(not(target_arch = "wasm32"))]
@@ -525,6 +530,7 @@ impl ClientOptions {
             concurrency: raw.concurrency,
             // `soft_id` is each provider's own (`ProviderOptions::soft_id`).
             submit: SubmitOptions { soft_id: None, pingback: raw.pingback, header_acao: false },
+            task_defaults: raw.task_defaults,
             #[cfg(not(target_arch = "wasm32"))]
             alerts,
             #[cfg(not(target_arch = "wasm32"))]

@@ -6,6 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
+import http from 'node:http';
+import { inspect } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -17,7 +19,7 @@ const ROOT = path.resolve(HERE, '../..');
 /** The package's folder: an installed copy ($CAPTCHA_DLQ_PACKAGE_DIR, .ci/package-check.sh) or bindings-node. */
 const PACKAGE = path.resolve(process.env.CAPTCHA_DLQ_PACKAGE_DIR ?? path.join(ROOT, 'bindings-node'));
 const { Client } = await import(path.join(PACKAGE, 'index.js'));
-const { solveOnPage, preparePage, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
+const { solveOnPage, preparePage, findWidgets, solveWidget, injectAnswer, refreshAnswer, keepFresh, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
 // The browser drivers are bindings-node's dev dependencies, never a user's: they come from the repository.
 const requireDev = createRequire(path.join(ROOT, 'bindings-node', 'package.json'));
 const { chromium } = requireDev('playwright-core');
@@ -31,6 +33,10 @@ let mock;
 let site;
 let siteProcess;
 let client;
+/** A client of a provider that solves AWS WAF (the main one's does not). */
+let twoCaptcha;
+/** A client of a provider that solves Cloudflare's challenge. */
+let capsolver;
 
 /** Starts server.mjs for `mockUrl`; resolves with its URL. */
 function startSite(mockUrl) {
@@ -61,10 +67,16 @@ before(async () => {
     rate: { submitsPerSecond: 1000 },
   });
   await client.ready();
+  twoCaptcha = new Client({ provider: '2captcha', apiKey: 'sk-page-test', baseUrl: mock.url, dlq: 'memory', polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 } });
+  await twoCaptcha.ready();
+  capsolver = new Client({ provider: 'capsolver', apiKey: 'sk-page-test', baseUrl: mock.url, dlq: 'memory', polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 } });
+  await capsolver.ready();
 });
 
 after(async () => {
   if (client) await client.close();
+  if (twoCaptcha) await twoCaptcha.close();
+  if (capsolver) await capsolver.close();
   if (siteProcess) siteProcess.kill();
   if (mock) mock.stop();
 });
@@ -87,6 +99,8 @@ function assertSolved(page, report, results, { hooked }) {
     if (w.form) assert.deepEqual({ widget: w.name, ok: verdict.form.ok, error: verdict.form.error }, { widget: w.name, ok: true, error: undefined });
   }
   assert.deepEqual(report.wrong, [], 'no answer lands where it does not belong');
+  // No widget the page does not have (a kind detected where there is none fails its task's checks).
+  assert.deepEqual(results.filter((r) => r.error && r.error.code !== 'NOT_SOLVABLE').map((r) => [r.kind, r.error.code, r.error.message]), []);
   const solvable = results.filter((r) => !r.error);
   assert.equal(solvable.length, expected.length, `one solved result per widget: ${JSON.stringify(results.map((r) => [r.kind, r.error && r.error.message]))}`);
   for (const r of solvable) {
@@ -96,7 +110,8 @@ function assertSolved(page, report, results, { hooked }) {
   }
 }
 
-const PAGES = [...new Set(MANIFEST.widgets.map((w) => w.page))];
+// Pages whose widgets load late are solved with waitFor, in their own tests.
+const PAGES = [...new Set(MANIFEST.widgets.filter((w) => !w.late).map((w) => w.page))];
 
 // One browser per driver for the whole file; each test gets a fresh context (Playwright) or page (Puppeteer).
 let playwrightBrowser;
@@ -135,7 +150,7 @@ for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['pupp
       await withBrowser(async (p) => {
         await preparePage(p);
         await p.goto(`${site}/${page}`, { waitUntil: 'load' });
-        const results = await solveOnPage(client, p, { labels: { suite: 'page' } });
+        const results = await solveOnPage(client, p, { labels: { suite: 'page' }, includeScoreBased: true });
         const report = await siteReport(p, page);
         assertSolved(page, report, results, { hooked: true });
         for (const r of results.filter((x) => !x.error)) {
@@ -214,19 +229,27 @@ test('two reCAPTCHA widgets: the render-parameter callback is found from the cli
   });
 });
 
-test('AWS WAF is reported with its fields and as not solvable yet; the image CAPTCHA next to it is solved', async () => {
-  await withPlaywright(async (p) => {
-    await p.goto(`${site}/image.html`, { waitUntil: 'load' });
-    const results = await solveOnPage(client, p);
-    const aws = results.find((r) => r.kind === 'aws_waf');
-    const expected = MANIFEST.unsolvable['image.html'][0].fields;
-    for (const [k, v] of Object.entries(expected)) assert.equal(aws.params[k], v, k);
-    assert.equal(aws.params.page_url, `${site}/image.html`);
-    assert.equal(aws.injected, false);
-    assert.equal(aws.error.code, 'NOT_SOLVABLE');
-    assert.match(aws.error.message, /aws_waf is not solvable yet/);
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: a page behind AWS WAF: the amazon_waf task is solved, its aws-waf-token cookie set for the site and the page reloaded into it`, async () => {
+    const gate = MANIFEST.gates['aws-gate.html'];
+    await withBrowser(async (p) => {
+      const first = await p.goto(`${site}/aws-gate.html`, { waitUntil: 'load' });
+      assert.equal(first.status(), 405, 'the challenge page first');
+      const results = await solveOnPage(twoCaptcha, p);
+      assert.equal(results.length, 1, JSON.stringify(results));
+      const [aws] = results;
+      assert.equal(aws.kind, 'aws_waf');
+      assert.equal(aws.error, undefined, aws.error && aws.error.message);
+      assert.equal(aws.params.type, 'amazon_waf');
+      for (const [k, v] of Object.entries(gate.fields)) assert.equal(aws.params[k], v, k);
+      assert.deepEqual([aws.injected, aws.cookies, aws.reloaded, aws.callbackCalled], [true, ['aws-waf-token'], true, false]);
+      // The site let the browser in with the cookie the service answered.
+      assert.equal(await p.evaluate(() => document.getElementById('gate-passed')?.textContent ?? document.title), 'aws-gate.html: passed with aws-waf-token');
+      const jar = driver === 'playwright-core' ? await p.context().cookies([site]) : await p.cookies(site);
+      assert.equal(jar.find((c) => c.name === 'aws-waf-token').value, aws.solution.text);
+    });
   });
-});
+}
 
 test('a page closed before the answer comes: the answer is returned and dead-lettered as PageGone with why', async () => {
   await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '', rules: [{ match: { site_key: '6LfCHECKBOX-key' }, behavior: { solve_after_ms: 1500 } }] }) });
@@ -332,4 +355,326 @@ test('options are checked: unknown keys and bad values name the option', async (
   await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, colour: 'red' }), (e) => e.code === 'INVALID_CONFIG' && /colour/.test(e.message));
   await assert.rejects(client.dlq.recordPageOutcome({ ...outcome, task: { type: 'turnstile' } }), (e) => /sitekey/.test(e.message));
   assert.match(DETECTOR_SOURCE, /__captchaDlqPage/);
+});
+
+// ---------------------------------------------------------------------------------------------- browser context
+
+/**
+ * A forward HTTP proxy on loopback (what `--proxy-server` points Chromium at): it relays each request and keeps
+ * the URLs it relayed; with `auth`, it wants `Proxy-Authorization` for those credentials (407 otherwise).
+ */
+function startProxy(auth) {
+  const relayed = [];
+  const server = http.createServer((req, res) => {
+    if (auth) {
+      const expected = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+      if (req.headers['proxy-authorization'] !== expected) {
+        res.writeHead(407, { 'proxy-authenticate': 'Basic realm="page-test"' });
+        return res.end();
+      }
+    }
+    let target;
+    try {
+      target = new URL(req.url);
+    } catch (_) {
+      res.writeHead(400);
+      return res.end('not a proxy request');
+    }
+    relayed.push(target.href);
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    delete headers['proxy-connection'];
+    const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: target.pathname + target.search, headers }, (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    });
+    upstream.on('error', (e) => {
+      res.writeHead(502);
+      res.end(String(e.message));
+    });
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve({ address: `127.0.0.1:${server.address().port}`, relayed, stop: () => new Promise((r) => server.close(r)) }));
+  });
+}
+
+/** The mock solves a task only if it carried every one of `needles` (the proxy, the user agent, a cookie). */
+async function mockRequires(needles) {
+  const script = { hcaptcha_code: '', default: { outcome: 'bad_parameters', code: 'ERROR_BAD_PARAMETERS' }, rules: [{ match: { all_contain: needles }, behavior: { outcome: 'solve' } }] };
+  const r = await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify(script) });
+  assert.equal(r.status, 200, await r.text());
+}
+
+async function mockDefault() {
+  await fetch(`${mock.url}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+}
+
+/** Both reCAPTCHA widgets of recaptcha.html solved and accepted by the site, every task shown without secrets. */
+async function assertRecaptchaPageSolved(p, results, { proxyShown, secrets }) {
+  assertSolved('recaptcha.html', await siteReport(p, 'recaptcha.html'), results, { hooked: false });
+  for (const r of results) {
+    assert.equal(r.params.proxy, proxyShown, 'the result shows the proxy without its credentials');
+    assert.equal(r.params.cookies, '***');
+  }
+  for (const shown of [JSON.stringify(results), inspect(results, { depth: 8 })]) {
+    for (const secret of secrets) assert.ok(!shown.includes(secret), `the results do not show ${secret}`);
+  }
+}
+
+test("puppeteer-core launched with --proxy-server: every task carries the browser's proxy, user agent and the site's cookies", async () => {
+  const proxy = await startProxy();
+  const ua = 'Mozilla/5.0 (X11; Linux x86_64) captcha-dlq-page-test/puppeteer';
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, args: [...FLAGS, `--proxy-server=${proxy.address}`, '--proxy-bypass-list=<-loopback>'], headless: true });
+  await fetch(`${site}/reset`, { method: 'POST' });
+  try {
+    const p = await browser.newPage();
+    await p.setUserAgent(ua);
+    await p.setCookie({ name: 'session', value: 'sess-puppeteer-7', url: site, httpOnly: true });
+    await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+    assert.ok(proxy.relayed.includes(`${site}/recaptcha.html`), 'the page came through the proxy');
+    await mockRequires([proxy.address, ua, 'sess-puppeteer-7']);
+    const results = await solveOnPage(client, p);
+    await mockDefault();
+    assert.equal(results.length, 2);
+    await assertRecaptchaPageSolved(p, results, { proxyShown: `http://${proxy.address}`, secrets: ['sess-puppeteer-7'] });
+  } finally {
+    await mockDefault();
+    await browser.close();
+    await proxy.stop();
+  }
+});
+
+test("playwright-core launched behind a proxy that wants credentials: the tasks carry that proxy with them, the context's user agent and cookies; none is shown", async () => {
+  const auth = { username: 'pageuser', password: 'pw-s3cret-41' };
+  const proxy = await startProxy(auth);
+  const ua = 'Mozilla/5.0 (X11; Linux x86_64) captcha-dlq-page-test/playwright';
+  await fetch(`${site}/reset`, { method: 'POST' });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true, proxy: { server: `http://${proxy.address}`, ...auth } });
+  const context = await browser.newContext({ userAgent: ua });
+  try {
+    await context.addCookies([{ name: 'sid', value: 'sid-playwright-9', url: site }]);
+    const p = await context.newPage();
+    await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+    assert.ok(proxy.relayed.includes(`${site}/recaptcha.html`), 'the page came through the proxy');
+    await mockRequires([`${auth.username}:${auth.password}@${proxy.address}`, ua, 'sid-playwright-9']);
+    const results = await solveOnPage(client, p);
+    await mockDefault();
+    await assertRecaptchaPageSolved(p, results, { proxyShown: `http://${proxy.address}`, secrets: [auth.password, 'sid-playwright-9'] });
+  } finally {
+    await mockDefault();
+    await browser.close();
+    await proxy.stop();
+  }
+});
+
+test("the proxy option: false sends none, a proxy given replaces the browser's (with its credentials); bad ones are errors that show no secret", async () => {
+  const proxy = await startProxy();
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, args: [...FLAGS, `--proxy-server=${proxy.address}`, '--proxy-bypass-list=<-loopback>'], headless: true });
+  try {
+    const p = await browser.newPage();
+    await p.goto(`${site}/recaptcha.html`, { waitUntil: 'load' });
+    const none = await solveOnPage(client, p, { proxy: false });
+    assert.ok(none.length === 2 && none.every((r) => !r.error && r.injected && r.params.proxy === undefined), JSON.stringify(none));
+    await p.reload({ waitUntil: 'load' });
+    await mockRequires(['svc:svc-pw-77@10.1.2.3:3128']);
+    const replaced = await solveOnPage(client, p, { proxy: { server: 'http://10.1.2.3:3128', username: 'svc', password: 'svc-pw-77' } });
+    await mockDefault();
+    assert.ok(replaced.every((r) => !r.error && r.injected && r.params.proxy === 'http://10.1.2.3:3128'), JSON.stringify(replaced));
+    assert.ok(!JSON.stringify(replaced).includes('svc-pw-77'));
+    const bad = await solveOnPage(client, p, { proxy: 'ftp://u:hunter2@10.1.2.3:21' });
+    assert.ok(bad.every((r) => r.error && r.error.code === 'INVALID_TASK' && /proxy/.test(r.error.field ?? r.error.message)), JSON.stringify(bad));
+    assert.ok(!JSON.stringify(bad).includes('hunter2') && !bad.some((r) => String(r.error.message).includes('hunter2')));
+    await assert.rejects(solveOnPage(client, p, { proxy: 3128 }), /options\.proxy: expected false, a proxy URL or a proxy object/);
+  } finally {
+    await mockDefault();
+    await browser.close();
+    await proxy.stop();
+  }
+});
+
+for (const driver of ['puppeteer-core', 'playwright-core']) {
+  test(`${driver} behind a proxy: Cloudflare's challenge page is solved through the browser's proxy and user agent, cf_clearance set and the page reloaded into the site`, async () => {
+    const proxy = await startProxy();
+    const ua = `Mozilla/5.0 (X11; Linux x86_64) captcha-dlq-page-test/cf-${driver}`;
+    const gate = MANIFEST.gates['cf-gate.html'];
+    const args = [...FLAGS, `--proxy-server=${proxy.address}`, '--proxy-bypass-list=<-loopback>'];
+    const browser = driver === 'puppeteer-core'
+      ? await puppeteer.launch({ executablePath: CHROMIUM, args, headless: true })
+      : await chromium.launch({ executablePath: CHROMIUM, args, headless: true });
+    try {
+      let p;
+      if (driver === 'puppeteer-core') {
+        p = await browser.newPage();
+        await p.setUserAgent(ua);
+      } else {
+        p = await (await browser.newContext({ userAgent: ua })).newPage();
+      }
+      const first = await p.goto(`${site}/cf-gate.html`, { waitUntil: 'load' });
+      assert.equal(first.status(), 403, 'the challenge page first');
+      // Without a proxy the kind cannot be solved (the cookie is bound to the IP): refused before anything is spent.
+      const [refused] = await solveOnPage(capsolver, p, { proxy: false });
+      assert.deepEqual([refused.kind, refused.error.code, refused.error.field], ['cloudflare_challenge', 'INVALID_TASK', 'proxy']);
+      await mockRequires([ua, `${site}/cf-gate.html`]);
+      const results = await solveOnPage(capsolver, p);
+      await mockDefault();
+      assert.equal(results.length, 1, JSON.stringify(results));
+      const [cf] = results;
+      assert.equal(cf.error, undefined, cf.error && cf.error.message);
+      assert.deepEqual([cf.kind, cf.params.type, cf.params.sitekey, cf.params.proxy], ['cloudflare_challenge', 'cloudflare_challenge', gate.fields.sitekey, `http://${proxy.address}`]);
+      assert.deepEqual([cf.injected, cf.cookies, cf.reloaded], [true, ['cf_clearance'], true]);
+      assert.equal(await p.evaluate(() => document.getElementById('gate-passed')?.textContent ?? document.title), 'cf-gate.html: passed with cf_clearance');
+    } finally {
+      await mockDefault();
+      await browser.close();
+      await proxy.stop();
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------- separate steps
+
+test('score-based widgets (reCAPTCHA v3) are found but not solved unless asked: nothing is sent to the solver', async () => {
+  await withPlaywright(async (p) => {
+    await preparePage(p);
+    await p.goto(`${site}/v3.html`, { waitUntil: 'load' });
+    const all = await findWidgets(p, { includeScoreBased: true });
+    assert.ok(all.length >= 2 && all.every((w) => w.kind === 'recaptcha_v3' && w.scoreBased === true), JSON.stringify(all));
+    const before = await fetch(`${mock.url}/mock/counters`).then((r) => r.json());
+    assert.deepEqual(await findWidgets(p), []);
+    assert.deepEqual(await solveOnPage(client, p), []);
+    const after = await fetch(`${mock.url}/mock/counters`).then((r) => r.json());
+    assert.equal(after.submits, before.submits, 'no task was sent for a widget the caller did not ask for');
+  });
+});
+
+test('findWidgets filters by kind and visibility; solveWidget solves one without touching the page; injectAnswer writes it and calls its callback', async () => {
+  await fetch(`${site}/reset`, { method: 'POST' });
+  await withPuppeteer(async (p) => {
+    await p.goto(`${site}/multi.html`, { waitUntil: 'load' });
+    const all = await findWidgets(p);
+    assert.deepEqual(all.map((w) => w.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
+    assert.ok(all.every((w) => w.visible === true && w.scoreBased === false && w.supported === true));
+    const [turnstile] = await findWidgets(p, { kinds: ['turnstile'] });
+    assert.deepEqual([turnstile.kind, turnstile.params.sitekey], ['turnstile', '0x4AAAAAAAMULTI']);
+    // A widget laid out hidden is left out with visibleOnly.
+    await p.evaluate(() => { document.querySelector('.cf-turnstile').style.display = 'none'; });
+    const shown = await findWidgets(p, { visibleOnly: true });
+    assert.deepEqual(shown.map((w) => w.kind).sort(), ['hcaptcha', 'recaptcha_v2']);
+    const [recaptcha] = await findWidgets(p, { kinds: ['recaptcha_v2'] });
+    const solved = await solveWidget(client, recaptcha, { labels: { step: 'separate' } });
+    assert.deepEqual([solved.kind, solved.injected, solved.error], ['recaptcha_v2', false, undefined]);
+    assert.ok(solved.solution.text.startsWith('03AGdBq2'));
+    let report = await fetch(`${site}/report?page=multi.html`).then((r) => r.json());
+    assert.deepEqual(report.widgets['multi-recaptcha'].callback, { ok: false, error: 'the callback was not called' }, 'solveWidget writes nothing');
+    const injected = await injectAnswer(client, solved);
+    assert.equal(injected, solved);
+    assert.deepEqual([solved.injected, solved.callbackCalled, solved.callback], [true, true, 'data-callback']);
+    report = await siteReport(p, 'multi.html');
+    assert.equal(report.widgets['multi-recaptcha'].callback.ok, true, JSON.stringify(report.widgets['multi-recaptcha']));
+    assert.equal(report.widgets['multi-recaptcha'].form.ok, true);
+    // The steps' options are checked like solveOnPage's.
+    await assert.rejects(findWidgets(p, { kind: ['turnstile'] }), /options\.kind: unknown option/);
+    await assert.rejects(findWidgets(p, { kinds: ['recaptcha'] }), /options\.kinds: "recaptcha" is not a widget kind/);
+    await assert.rejects(solveWidget(client, { kind: 'turnstile', params: {} }), /widget: not a widget findWidgets returned/);
+    await assert.rejects(solveWidget(client, recaptcha, { lables: {} }), /options\.lables: unknown option/);
+    await assert.rejects(injectAnswer(client, { kind: 'turnstile' }), /result: not a result of solveWidget/);
+    await assert.rejects(solveOnPage(client, p, { visibleonly: true }), /options\.visibleonly: unknown option/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------- waiting
+
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: waitFor waits for a widget that appears after the page loaded, in a frame added later, and solves it`, async () => {
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await p.goto(`${site}/late.html`, { waitUntil: 'load' });
+      const results = await solveOnPage(client, p, { waitFor: { timeoutMs: 20_000 } });
+      assert.deepEqual(results.map((r) => [r.kind, r.frame, r.injected, r.error]), [['recaptcha_v2', `${site}/late-frame.html`, true, undefined]]);
+      assertSolved('late.html', await siteReport(p, 'late.html'), results, { hooked: false });
+      // A kind the page never shows: the wait ends with none, not an error.
+      assert.deepEqual(await findWidgets(p, { kinds: ['hcaptcha'], waitFor: { timeoutMs: 300 } }), []);
+      await assert.rejects(findWidgets(p, { waitFor: { timeout: 5 } }), /options\.waitFor\.timeout: unknown option \(known: timeoutMs\)/);
+      await assert.rejects(solveOnPage(client, p, { waitFor: { timeoutMs: -1 } }), /options\.waitFor\.timeoutMs: expected a positive integer/);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------- shadow roots
+
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: a widget in a web component's open shadow root is found and solved on a page that was not prepared; one in a closed root is reached on a prepared page, with a note`, async () => {
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await p.goto(`${site}/shadow.html`, { waitUntil: 'load' });
+      const results = await solveOnPage(client, p);
+      const [open, closed] = results;
+      assert.deepEqual([results.length, open.kind, open.params.sitekey, open.injected, open.callbackCalled], [2, 'turnstile', '0x4AAAAAAASHADOW', true, true]);
+      // The closed root is out of the page's reach: reported from the browser's DOM, with why, not missed.
+      assert.deepEqual([closed.kind, closed.injected, closed.error.code], ['hcaptcha', false, 'NOT_SOLVABLE']);
+      assert.match(closed.note, /in a closed shadow root of <comment-box>: out of a page script's reach; prepare the page/);
+      assertSolved('shadow.html', await siteReport(p, 'shadow.html'), results, { hooked: false });
+    });
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await preparePage(p);
+      await p.goto(`${site}/shadow.html`, { waitUntil: 'load' });
+      const results = await solveOnPage(client, p);
+      const closed = results.find((r) => r.kind === 'hcaptcha');
+      assert.equal(results.length, 2, 'the closed root\'s widget once, found by the hook');
+      assert.equal(closed.params.sitekey, 'hc-closed-0000-key');
+      assert.match(closed.note, /in a closed shadow root: reached because the page was prepared/);
+      assert.equal(results.find((r) => r.kind === 'turnstile').note, undefined);
+      assertSolved('shadow.html', await siteReport(p, 'shadow.html'), results, { hooked: true });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------- expiry
+
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: a token whose life ends (the widget's expired-callback) is solved again and injected; refreshAnswer does it on demand; the result counts re-solves`, async () => {
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await p.goto(`${site}/expiry.html`, { waitUntil: 'load' });
+      const results = await solveOnPage(client, p);
+      const [r] = results;
+      assert.deepEqual([results.length, r.kind, r.injected, r.resolves], [1, 'recaptcha_v2', true, 0]);
+      const first = r.solution.text;
+      const watch = keepFresh(client, results, { intervalMs: 100 });
+      try {
+        // The page's expired-callback fires once (its timer); the watcher renews the token then.
+        for (let i = 0; i < 600 && r.resolves === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      } finally {
+        await watch.stop();
+      }
+      assert.equal(r.resolves, 1, 'the expired token was solved again');
+      assert.notEqual(r.solution.text, first);
+      let report = await siteReport(p, 'expiry.html');
+      assert.deepEqual(report.widgets['expiry-recaptcha'].callback, { ok: true, token: r.solution.text }, 'the site got the new token, and getResponse() answers it');
+      assert.equal(report.widgets['expiry-recaptcha'].form.token, r.solution.text);
+      await refreshAnswer(client, r);
+      assert.equal(r.resolves, 2);
+      report = await siteReport(p, 'expiry.html');
+      assert.deepEqual(report.widgets['expiry-recaptcha'].callback, { ok: true, token: r.solution.text });
+      await assert.rejects(refreshAnswer(client, { kind: 'recaptcha_v2' }), /result: not a result of solveWidget or solveOnPage/);
+      assert.throws(() => keepFresh(client, results, { every: 5 }), /options\.every: unknown option \(known: intervalMs\)/);
+    });
+  });
+}
+
+test('taskDefaults: a proxy and a user agent on every task whose kind takes them; unknown keys refused', async () => {
+  await mockRequires(['UA-defaults/node', 'u:pw-defaults@10.9.8.7:3128']);
+  const c = new Client({ apiKey: 'sk-page-test', baseUrl: mock.url, dlq: 'memory', polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 }, taskDefaults: { userAgent: 'UA-defaults/node', proxy: 'http://u:pw-defaults@10.9.8.7:3128' } });
+  try {
+    const solution = await c.solve({ type: 'recaptcha_v2', sitekey: 'k', pageUrl: 'https://a.example/' });
+    assert.ok(solution.text);
+    assert.ok(!inspect(c).includes('pw-defaults'));
+  } finally {
+    await mockDefault();
+    await c.close();
+  }
+  const bad = new Client({ apiKey: 'sk-page-test', dlq: 'memory', taskDefaults: { colour: 1 } });
+  await assert.rejects(bad.ready(), (e) => e.code === 'INVALID_CONFIG' && /taskDefaults\.colour/.test(e.message));
 });

@@ -7,6 +7,10 @@
 //                                            injections (answers in forms that must have none, a widget's token
 //                                            reported by another)
 //   POST /reset                              forgets what was reported
+//   GET  /aws-gate.html                      a page behind AWS WAF: the challenge page (gokuProps, 405) unless the
+//                                            browser holds an `aws-waf-token` cookie the mock issued (then 200, "in")
+//   GET  /cf-gate.html                       the same behind Cloudflare's challenge (`_cf_chl_opt`, 403, "Just a
+//                                            moment...") and its `cf_clearance` cookie
 // Usage: node server.mjs <mock solver URL>   prints `listening http://127.0.0.1:PORT`, serves until killed.
 // Loopback only; port 0.
 import { createServer } from 'node:http';
@@ -88,6 +92,39 @@ async function report(page) {
   return out;
 }
 
+/** A cookie the browser sent. */
+function cookieOf(req, name) {
+  for (const part of (req.headers.cookie || '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return null;
+}
+
+/** A page gated by a cookie answer: in with a cookie the mock issued, else the challenge page. */
+async function gate(req, page) {
+  const g = manifest.gates[page];
+  const cookie = cookieOf(req, g.cookie);
+  if (cookie) {
+    const v = await siteverify(cookie);
+    if (v.success) return { status: 200, body: `<!doctype html><title>in</title><p id="gate-passed">${page}: passed with ${g.cookie}</p>` };
+  }
+  const f = g.fields;
+  if (g.kind === 'cloudflare_challenge') {
+    const opt = { cvId: '3', cZone: req.headers.host, cType: 'managed', chlApiSitekey: f.sitekey };
+    const body = `<!doctype html><html><head><title>Just a moment...</title>
+<script>window._cf_chl_opt = ${JSON.stringify(opt)};</script>
+<script src="/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8f0fixture"></script>
+</head><body><div id="challenge-stage">Verifying you are human.</div></body></html>`;
+    return { status: 403, body };
+  }
+  const body = `<!doctype html><html><head><title>Human Verification</title>
+<script>window.gokuProps = ${JSON.stringify({ key: f.sitekey, iv: f.iv, context: f.context })};</script>
+<script src="/edge/token.awswaf.com/fixture/challenge.js"></script>
+</head><body><div id="captcha-container"></div></body></html>`;
+  return { status: 405, body };
+}
+
 async function readJson(req) {
   let text = '';
   for await (const chunk of req) text += chunk;
@@ -119,11 +156,16 @@ const server = createServer(async (req, res) => {
       return json({ ok: true });
     }
     if (url.pathname === '/captcha.png') return send(200, 'image/png', PNG);
+    if (manifest.gates[url.pathname.slice(1)]) {
+      const { status, body } = await gate(req, url.pathname.slice(1));
+      return send(status, TYPES['.html'], body);
+    }
     if (url.pathname === '/hcaptcha/checkbox.html') return send(200, TYPES['.html'], '<!doctype html><title>hCaptcha checkbox stand-in</title>');
     if (url.pathname.startsWith('/turnstile/if/')) return send(200, TYPES['.html'], '<!doctype html><title>Turnstile challenge stand-in</title>');
     if (/^\/(recaptcha|hcaptcha|turnstile|arkose|geetest)\//.test(url.pathname)) {
       return send(200, TYPES['.js'], await readFile(join(SITE, 'standins.js')));
     }
+    if (url.pathname.startsWith('/cdn-cgi/challenge-platform/')) return send(200, TYPES['.js'], '/* the challenge script stand-in */');
     if (url.pathname.startsWith('/edge/')) return send(200, TYPES['.js'], '/* a challenge script stand-in */');
     const name = url.pathname.slice(1) || 'multi.html';
     if (!/^[a-z0-9-]+\.(html|js|json)$/.test(name)) return send(404, 'text/plain', 'not found');

@@ -155,7 +155,9 @@ class Client:
     ``soft_id``: the provider's software id for its developer programme (CapSolver ``appId``,
     anti-captcha/CapMonster ``softId``, 2captcha ``soft_id``), sent to that provider only; with
     ``providers`` give it in each entry (a top-level one is then an error). ``pingback``: passed
-    to services that take it. ``fleet``:
+    to services that take it. ``task_defaults``: ``{"proxy", "user_agent"}`` put on every task whose kind
+    takes them (the proxy as ``"http://login:password@host:port"``, ``{"server", "username", "password"}`` or the
+    task's form; a task's own value is kept). ``fleet``:
     ``{"enabled": bool, "adopt": bool}`` (both on by default): clients sharing a SQLite file or
     a Redis namespace share each account's limits, and a running client adopts the tasks of a
     fleet member whose heartbeat stopped (a killed process), finishing them itself.
@@ -204,6 +206,7 @@ class Client:
         concurrency: int = _D["concurrency"],
         soft_id: Optional[str] = None,
         pingback: Optional[str] = None,
+        task_defaults: Optional[Mapping[str, Any]] = None,
         alerts: Optional[Mapping[str, Any]] = None,
         dlq_retention: Optional[Mapping[str, Any]] = None,
         on_adopted: Optional[Callable[[RecoverItem], Any]] = None,
@@ -228,6 +231,8 @@ class Client:
             "concurrency": concurrency,
             "soft_id": soft_id,
             "pingback": pingback,
+            # `{"proxy", "user_agent"}` for every task whose kind takes them (checked by the core; unknown keys refused).
+            "task_defaults": None if task_defaults is None else dict(task_defaults),
         }
         sections: Dict[str, Any] = {
             "retry": retry,

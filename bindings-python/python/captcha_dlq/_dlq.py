@@ -138,3 +138,25 @@ class Dlq:
         return dict(
             self._op("record_page_outcome", verdict=verdict, task=task, solution=solution, host=host, detail=detail, labels=labels)
         )
+
+    def page_task(
+        self,
+        *,
+        task: Mapping[str, Any],
+        browser_proxy: Any = None,
+        proxy: Any = None,
+        user_agent: Optional[str] = None,
+        cookies: Any = None,
+    ) -> Dict[str, Any]:
+        """The task a widget found on a page becomes (``captcha_dlq.page`` calls it): the detector's kind
+        mapped to the client's (``aws_waf`` is ``amazon_waf``), the browser's proxy (``browser_proxy``, or
+        ``proxy``: False for none, else the one given), the frame's ``cookies`` (``[{"name", "value"}]`` or
+        ``"a=1; b=2"``) and ``user_agent`` in the fields the kind takes. Returns ``{"task", "filled",
+        "shown"}``: ``shown`` is the task without the proxy's credentials and the cookies."""
+        return dict(self._op("page_task", task=task, browser_proxy=browser_proxy, proxy=proxy, user_agent=user_agent, cookies=cookies))
+
+    def page_answer(self, *, task: Mapping[str, Any], solution: Mapping[str, Any], url: str) -> Dict[str, Any]:
+        """How ``solution`` is applied to the page at ``url``: ``{"cookies": [{"name", "value", "url"}],
+        "reload": bool}``. Answers that are cookies (AWS WAF, DataDome, ``cf_clearance``) are written into the
+        browser, then the page is reloaded when ``reload``; no cookies means the detector injects it."""
+        return dict(self._op("page_answer", task=task, solution=solution, url=url))

@@ -15,6 +15,7 @@ failover, DLQ), and what an outcome means is decided in Rust (``Dlq.record_page_
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,11 +34,22 @@ __all__ = [
     "NotSolvable",
     "ObservedResponse",
     "PageGone",
+    "Widget",
     "WidgetResult",
+    "find_widgets",
+    "find_widgets_async",
+    "inject_answer",
+    "inject_answer_async",
     "prepare_page",
     "prepare_page_async",
+    "refresh_answer",
+    "refresh_answer_async",
+    "resolve_expired",
+    "resolve_expired_async",
     "solve_on_page",
     "solve_on_page_async",
+    "solve_widget",
+    "solve_widget_async",
 ]
 
 #: The detector's source, evaluated in every frame (``page-detector/page-detector.js``, embedded in the extension).
@@ -45,6 +57,8 @@ DETECTOR_SOURCE: str = PAGE_DETECTOR_SOURCE
 _HOOKED_SOURCE = DETECTOR_SOURCE + "\n;globalThis.__captchaDlqPage.hook();"
 _DETECT = "() => globalThis.__captchaDlqPage.detect()"
 _INJECT = "([id, answer]) => globalThis.__captchaDlqPage.inject(id, answer)"
+_EXPIRED = "() => (globalThis.__captchaDlqPage ? globalThis.__captchaDlqPage.expired() : [])"
+_EXPIRED_SELENIUM = "return globalThis.__captchaDlqPage ? globalThis.__captchaDlqPage.expired() : []"
 
 _OPTIONS = ("labels", "check")
 _CHECK_OPTIONS = ("navigation", "response", "predicate", "timeout_ms")
@@ -68,11 +82,12 @@ class WidgetResult:
     """One widget found on the page and what became of it."""
 
     #: ``recaptcha_v2``, ``recaptcha_v3``, ``hcaptcha``, ``turnstile``, ``funcaptcha``, ``geetest_v3``,
-    #: ``geetest_v4``, ``aws_waf``, ``image``.
+    #: ``geetest_v4``, ``aws_waf`` (an ``amazon_waf`` task), ``cloudflare_challenge``, ``image``.
     kind: str
     #: The URL of the frame it was in.
     frame: str
-    #: The task the detector read from the page (the client validated it).
+    #: The task solved (the client validated it), as shown: the proxy as ``type://host:port`` (no
+    #: credentials), the cookies as ``***``.
     params: Dict[str, Any]
     injected: bool = False
     callback_called: bool = False
@@ -90,6 +105,14 @@ class WidgetResult:
     #: What the detector could not read or do: fields a page not prepared keeps out of reach, and why no
     #: callback was called when ``callback_called`` is False.
     note: Optional[str] = None
+    #: For answers that are cookies (``amazon_waf``, ``datadome``, ``cloudflare_challenge``): the cookies
+    #: written into the browser for the frame's site.
+    cookies: List[str] = field(default_factory=list)
+    #: For cookie answers: the page (or frame) was loaded again with them.
+    reloaded: bool = False
+    #: How many times the widget was solved again since (``refresh_answer``, ``resolve_expired``).
+    resolves: int = 0
+    _state: Any = field(default=None, repr=False, compare=False)
 
 
 # ----------------------------------------------------------------------------- options
@@ -135,6 +158,60 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc
 
 
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _read_proxy_option(proxy: Any) -> Any:
+    """``proxy``: None (the browser's), False (none) or a proxy (a URL or a dict), which the client reads."""
+    if proxy is None or proxy is False or isinstance(proxy, (str, Mapping)):
+        return dict(proxy) if isinstance(proxy, Mapping) else proxy
+    raise InvalidConfig("proxy: expected False, a proxy URL or a proxy dict", field="proxy")
+
+
+def _proxy_arg(args: Any) -> Optional[str]:
+    """``--proxy-server=…`` among a browser's command-line arguments."""
+    for arg in args or ():
+        text = str(arg)
+        if text.startswith("--proxy-server="):
+            return text[len("--proxy-server=") :].strip('"')
+    return None
+
+
+def _launch_proxy(options: Mapping[str, Any]) -> Any:
+    """The proxy of Playwright launch options: ``proxy`` (with its credentials), else ``--proxy-server``."""
+    given = options.get("proxy")
+    if isinstance(given, Mapping) and given.get("server"):
+        return {k: v for k, v in given.items() if v is not None}
+    return _proxy_arg(options.get("args"))
+
+
+def _selenium_capability_proxy(capabilities: Mapping[str, Any]) -> Optional[str]:
+    """A WebDriver ``proxy`` capability (``manual``) as a URL."""
+    proxy = capabilities.get("proxy") or {}
+    if str(proxy.get("proxyType", "")).lower() != "manual":
+        return None
+    if proxy.get("socksProxy"):
+        return f"socks{proxy.get('socksVersion') or 5}://{proxy['socksProxy']}"
+    for key in ("httpProxy", "sslProxy"):
+        if proxy.get(key):
+            return f"http://{proxy[key]}"
+    return None
+
+
+def _names(cookies: Any) -> List[Dict[str, str]]:
+    return [{"name": str(c["name"]), "value": str(c["value"])} for c in cookies or ()]
+
+
+def _redacted(error: Exception, shown: Mapping[str, Any]) -> Exception:
+    """The dead-letter record keeps the task as sent (for replay); the error the caller is shown does not."""
+    record = getattr(error, "record", None)
+    if isinstance(record, dict) and "task" in record:
+        record["task"] = dict(shown)
+    return error
+
+
 def _solution_dict(solution: Solution) -> Dict[str, Any]:
     return {
         "text": solution.text,
@@ -145,15 +222,6 @@ def _solution_dict(solution: Solution) -> Dict[str, Any]:
     }
 
 
-def _unsolved(widget: Mapping[str, Any], url: str) -> Optional[WidgetResult]:
-    result = WidgetResult(kind=widget["kind"], frame=url, params=dict(widget.get("task") or {}), callback=widget.get("callback"))
-    result.note = widget.get("note")
-    if not widget.get("supported") or not widget.get("task"):
-        result.error = NotSolvable(widget.get("error") or f"the {widget['kind']} widget gave no task")
-        return result
-    return None
-
-
 def _solve_failed(result: WidgetResult, error: Exception) -> WidgetResult:
     if isinstance(error, InvalidTask) and error.field == "type":
         result.error = NotSolvable(f"{result.kind} is not solvable yet: this build has no {result.kind} task kind ({error})", field="type")
@@ -162,7 +230,9 @@ def _solve_failed(result: WidgetResult, error: Exception) -> WidgetResult:
     return result
 
 
-def _injected(client: Client, result: WidgetResult, injected: Mapping[str, Any], labels: Mapping[str, str]) -> WidgetResult:
+def _injected(
+    client: Client, result: WidgetResult, injected: Mapping[str, Any], labels: Mapping[str, str], task: Mapping[str, Any]
+) -> WidgetResult:
     result.injected = bool(injected.get("injected"))
     result.callback_called = bool(injected.get("callbackCalled"))
     result.callback = injected.get("callback", result.callback)
@@ -175,24 +245,39 @@ def _injected(client: Client, result: WidgetResult, injected: Mapping[str, Any],
         result.error = PageGone(why)
         assert result.solution is not None
         result.recorded = client.dlq.record_page_outcome(
-            verdict="gone", task=result.params, solution=_solution_dict(result.solution), host=_host(result.frame), detail=why, labels=labels
+            verdict="gone", task=task, solution=_solution_dict(result.solution), host=_host(result.frame), detail=why, labels=labels
         )
     return result
 
 
-def _record_verdict(client: Client, results: List[WidgetResult], accepted: Optional[bool], detail: str, labels: List[Dict[str, str]]) -> None:
-    for result, task_labels in zip(results, labels):
-        if not result.injected or result.solution is None:
+def _cookies_set(client: Client, result: WidgetResult, applied: Mapping[str, Any], error: Optional[Exception], labels: Mapping[str, str], task: Mapping[str, Any]) -> WidgetResult:
+    """A cookie answer written into the browser (or not: the page was gone, recorded like an injection)."""
+    result.callback = None
+    result.cookies = [str(c["name"]) for c in applied["cookies"]]
+    if error is None:
+        result.injected = True
+        return result
+    return _injected(client, result, {"injected": False, "error": f"the page or frame was gone: {_first_line(error)}"}, labels, task)
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def _record_verdict(client: Client, results: List[WidgetResult], accepted: Optional[bool], detail: str) -> None:
+    for result in results:
+        state = result._state
+        if not result.injected or result.solution is None or state is None or state.task is None:
             continue
         result.accepted = accepted
         if accepted is not None:
             client.dlq.record_page_outcome(
                 verdict="accepted" if accepted else "rejected",
-                task=result.params,
+                task=state.task,
                 solution=_solution_dict(result.solution),
                 host=_host(result.frame),
                 detail=detail,
-                labels=task_labels,
+                labels=state.labels,
             )
 
 
@@ -202,9 +287,12 @@ def _record_verdict(client: Client, results: List[WidgetResult], accepted: Optio
 class _Frame:
     """A frame of a sync driver: where to evaluate, and its URL."""
 
-    def __init__(self, url: str, evaluate: Callable[[str, Any], Any]) -> None:
+    def __init__(self, url: str, evaluate: Callable[[str, Any], Any], main: bool = False, reload: Optional[Callable[[], Any]] = None) -> None:
         self.url = url
         self.evaluate = evaluate
+        self.main = main
+        #: Loads the frame again (a frame that is not the page's main frame).
+        self.reload = reload
 
 
 def _is_selenium(page: Any) -> bool:
@@ -244,7 +332,8 @@ def _selenium_frames(driver: Any) -> List[_Frame]:
         enter(path)
         url = driver.execute_script("return location.href")
         count = driver.execute_script("return window.frames.length")
-        frames.append(_Frame(url, evaluate_in(path)))
+        evaluate = evaluate_in(path)
+        frames.append(_Frame(url, evaluate, main=not path, reload=functools.partial(evaluate, "location.reload()", None)))
         for index in range(int(count)):
             try:
                 walk(path + (index,))
@@ -267,8 +356,80 @@ def _playwright_frames(page: Any) -> List[_Frame]:
                 raise RuntimeError("the frame was detached")
             return frame.evaluate(expression) if arg is None else frame.evaluate(expression, arg)
 
-        out.append(_Frame(frame.url, evaluate))
+        out.append(_Frame(frame.url, evaluate, main=frame == page.main_frame, reload=functools.partial(evaluate, "() => location.reload()", None)))
     return out
+
+
+class _SyncBrowser:
+    """What tasks take from a sync driver's browser (its proxy, a frame's cookies), and cookie answers into it."""
+
+    def __init__(self, page: Any, selenium: bool) -> None:
+        self.page, self.selenium = page, selenium
+        self._cookies: Dict[str, List[Dict[str, str]]] = {}
+
+    def proxy(self) -> Any:
+        page = self.page
+        if self.selenium:
+            given = _selenium_capability_proxy(page.capabilities or {})
+            if given:
+                return given
+
+            def command_line() -> Any:
+                return page.execute_cdp_cmd("Browser.getBrowserCommandLine", {})
+
+        else:
+            browser = page.context.browser
+            given = _launch_proxy(getattr(getattr(browser, "_impl_obj", None), "_options", None) or {}) if browser else None
+            if given:
+                return given
+
+            def command_line() -> Any:
+                session = page.context.new_cdp_session(page)
+                try:
+                    return session.send("Browser.getBrowserCommandLine")
+                finally:
+                    session.detach()
+
+        try:
+            return _proxy_arg(command_line().get("arguments"))
+        except Exception:  # noqa: BLE001 - no CDP, or a browser not started for automation: no proxy to read
+            return None
+
+    def cookies(self, url: str) -> List[Dict[str, str]]:
+        """The browser's cookies for ``url`` (HttpOnly ones included), read once per origin."""
+        if not url.startswith(("http:", "https:")):
+            return []
+        origin = _origin(url)
+        if origin not in self._cookies:
+            try:
+                if self.selenium:
+                    got = self.page.execute_cdp_cmd("Network.getCookies", {"urls": [url]})["cookies"]
+                else:
+                    got = self.page.context.cookies([url])
+            except Exception:  # noqa: BLE001 - a driver without CDP: the document's own cookies
+                got = self.page.get_cookies() if self.selenium else []
+            self._cookies[origin] = _names(got)
+        return self._cookies[origin]
+
+    def set_cookies(self, cookies: List[Dict[str, Any]]) -> None:
+        if not self.selenium:
+            self.page.context.add_cookies(cookies)
+            return
+        here = _origin(self.page.current_url)
+        for c in cookies:
+            if _origin(c["url"]) == here:
+                self.page.add_cookie({"name": c["name"], "value": c["value"], "path": "/"})
+            else:  # a frame of another site: WebDriver's add_cookie takes only the top document's
+                self.page.execute_cdp_cmd("Network.setCookie", {"name": c["name"], "value": c["value"], "url": c["url"]})
+
+    def reload(self, frame: _Frame) -> None:
+        if frame.main:
+            if self.selenium:
+                self.page.refresh()
+            else:
+                self.page.reload()
+        elif frame.reload is not None:
+            frame.reload()
 
 
 def prepare_page(page: Any) -> None:
@@ -359,29 +520,216 @@ class _SyncCheck:
                 self.page.remove_listener(*self.listener)
 
 
-def solve_on_page(
-    client: Client,
-    page: Any,
-    *,
-    labels: Optional[Mapping[str, str]] = None,
-    check: Optional[Mapping[str, Any]] = None,
-) -> List[WidgetResult]:
-    """Finds the CAPTCHAs of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its
-    frames, solves each through ``client``, writes each answer where its widget expects it and calls the
-    page's callback. ``check``: ``{"navigation": True}``, ``{"response": fn}`` (``fn(response)`` returns True,
-    False or None for not this one; ``response.url`` and ``response.status`` are there for Playwright's responses
-    and for Selenium's, an ``ObservedResponse`` read from ChromeDriver's performance log, which the driver must
-    have been started with: ``goog:loggingPrefs`` ``{"performance": "ALL"}``) or ``{"predicate": fn}``
-    (``fn(page)``), with ``timeout_ms`` (default 10000). One ``WidgetResult`` per widget, in frame order."""
+_KINDS = (
+    "recaptcha_v2", "recaptcha_v3", "hcaptcha", "turnstile", "funcaptcha", "geetest_v3", "geetest_v4", "aws_waf",
+    "cloudflare_challenge", "image",
+)  # fmt: skip
+
+
+@dataclass
+class Widget:
+    """A widget ``find_widgets`` found; it keeps its frame for ``solve_widget`` and ``inject_answer``."""
+
+    #: The detector's id in its frame (valid until the frame is searched again).
+    id: str
+    kind: str
+    #: The URL of the frame it is in.
+    frame: str
+    #: The task the detector read from the page (None: it gave none, see ``error``).
+    params: Optional[Dict[str, Any]]
+    supported: bool
+    #: Laid out and not hidden (None: a widget with no element, found from scripts or calls).
+    visible: Optional[bool]
+    #: reCAPTCHA v3, or invisible Enterprise without a visible trigger: solved only when asked.
+    score_based: bool
+    callback: Optional[str] = None
+    note: Optional[str] = None
+    #: Why it gave no task.
+    error: Optional[str] = None
+    _where: Any = field(default=None, repr=False, compare=False)
+
+
+def _read_find(kinds: Any, visible_only: Any, include_score_based: Any) -> Tuple[Optional[List[str]], bool, bool]:
+    if kinds is not None:
+        if isinstance(kinds, str) or not all(isinstance(k, str) for k in kinds):
+            raise InvalidConfig("kinds: expected a list of widget kinds", field="kinds")
+        for k in kinds:
+            if k not in _KINDS:
+                raise InvalidConfig(f"kinds: {k!r} is not a widget kind (known: {', '.join(_KINDS)})", field="kinds")
+        kinds = list(kinds)
+    for name, value in (("visible_only", visible_only), ("include_score_based", include_score_based)):
+        if not isinstance(value, bool):
+            raise InvalidConfig(f"{name}: expected True or False", field=name)
+    return kinds, visible_only, include_score_based
+
+
+_WAIT_POLL_S = 0.1
+
+
+def _read_wait_for(wait_for: Any) -> Optional[float]:
+    """``wait_for={"timeout_ms": …}``: how long to wait for widgets to appear, in seconds (None: no wait)."""
+    if wait_for is None:
+        return None
+    if not isinstance(wait_for, Mapping):
+        raise InvalidConfig('wait_for: expected {"timeout_ms": …}', field="wait_for")
+    for key in wait_for:
+        if key != "timeout_ms":
+            raise InvalidConfig(f"wait_for.{key}: unknown option (known: timeout_ms)", field=f"wait_for.{key}")
+    ms = wait_for.get("timeout_ms")
+    if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
+        raise InvalidConfig("wait_for.timeout_ms: expected a positive integer", field="wait_for.timeout_ms")
+    return ms / 1000
+
+
+def _widgets_of(found: List[Tuple[Any, str, Mapping[str, Any]]], where: Callable[[Any], Any], kinds: Optional[List[str]], visible_only: bool, include_score_based: bool) -> List[Widget]:
+    out = []
+    for frame, url, w in found:
+        if kinds is not None and w["kind"] not in kinds:
+            continue
+        if visible_only and w.get("visible") is False:
+            continue
+        if w.get("scoreBased") and not include_score_based:
+            continue
+        out.append(
+            Widget(
+                id=w["id"], kind=w["kind"], frame=url, params=dict(w["task"]) if w.get("task") else None,
+                supported=bool(w.get("supported") and w.get("task")), visible=w.get("visible"),
+                score_based=bool(w.get("scoreBased")), callback=w.get("callback"), note=w.get("note"), error=w.get("error"),
+                _where=where(frame),
+            )
+        )  # fmt: skip
+    return out
+
+
+#: Widget containers by class, as seen in a closed shadow root through the DevTools protocol.
+_CLOSED_KINDS = (("g-recaptcha", "recaptcha_v2"), ("h-captcha", "hcaptcha"), ("cf-turnstile", "turnstile"))
+
+
+def _closed_widgets(root: Mapping[str, Any], found: List[Widget], kinds: Optional[List[str]]) -> List[Widget]:
+    """Widgets in closed shadow roots, which no page script reaches, read from the DevTools protocol's DOM (which
+    pierces them): reported with a note rather than missed (those the hook reached are in ``found`` already)."""
+    out: List[Widget] = []
+
+    def walk(node: Mapping[str, Any], host: Optional[str], url: str) -> None:
+        attributes = node.get("attributes") or []
+        if host and attributes:
+            attrs = dict(zip(attributes[::2], attributes[1::2]))
+            classes = str(attrs.get("class", "")).split()
+            kind = next((k for c, k in _CLOSED_KINDS if c in classes), None)
+            sitekey = attrs.get("data-sitekey")
+            taken = any(w.kind == kind and (w.params or {}).get("sitekey") == sitekey for w in found)
+            if kind and not taken and (kinds is None or kind in kinds):
+                note = f"in a closed shadow root of <{host}>: out of a page script's reach; prepare the page (prepare_page) before it loads to reach it"
+                out.append(Widget(id="", kind=kind, frame=url, params=None, supported=False, visible=None, score_based=False, note=note, error=note, _where=("closed",)))
+        for r in node.get("shadowRoots") or []:
+            walk(r, node.get("localName") if r.get("shadowRootType") == "closed" else host, url)
+        document = node.get("contentDocument")
+        if document:
+            walk(document, None, document.get("documentURL") or url)
+        for child in node.get("children") or []:
+            walk(child, host, url)
+
+    walk(root, None, str(root.get("documentURL") or ""))
+    return out
+
+
+@dataclass
+class _State:
+    """What a result keeps out of sight: the task as sent (with the proxy's credentials and the cookies)."""
+
+    widget: Widget
+    labels: Dict[str, str]
+    task: Optional[Dict[str, Any]] = None
+    reload: bool = False
+
+
+def _start(client: Client, widget: Widget, labels: Optional[Mapping[str, str]], proxy: Any, browser_proxy: Callable[[], Any], cookies: List[Dict[str, str]]) -> WidgetResult:
+    """A widget's result with its task made (``Dlq.page_task``), or the error that says why there is none."""
+    result = WidgetResult(kind=widget.kind, frame=widget.frame, params=dict(widget.params or {}), callback=widget.callback, note=widget.note)
+    if not widget.supported:
+        result.error = NotSolvable(widget.error or f"the {widget.kind} widget gave no task")
+        return result
+    state = _State(widget, {**(labels or {}), "page_host": _host(widget.frame), "widget": widget.kind})
+    result._state = state
+    try:
+        made = client.dlq.page_task(task=widget.params or {}, browser_proxy=browser_proxy() if proxy is None else None, proxy=proxy, cookies=cookies)
+    except CaptchaDlqError as e:
+        result.error = e
+        return result
+    state.task = made["task"]
+    result.params = dict(made["shown"])
+    return result
+
+
+def _solve_started(client: Client, result: WidgetResult) -> WidgetResult:
+    state = result._state
+    if result.error is not None or state is None or state.task is None:
+        return result
+    try:
+        result.solution = client.solve(state.task, labels=state.labels)
+    except CaptchaDlqError as e:
+        _solve_failed(result, _redacted(e, result.params))
+    return result
+
+
+def _state_of(result: Any) -> _State:
+    state = getattr(result, "_state", None)
+    if not isinstance(result, WidgetResult) or not isinstance(state, _State) or state.task is None:
+        raise InvalidConfig("result: not a result of solve_widget", field="result")
+    if result.solution is None:
+        raise InvalidConfig(f"result: the {result.kind} widget was not solved: nothing to inject", field="result")
+    return state
+
+
+def _check_widget(widget: Any, want_async: bool) -> None:
+    if isinstance(widget, Widget) and widget._where == ("closed",):
+        return
+    if not isinstance(widget, Widget) or widget._where is None or (widget._where[0] == "async") != want_async:
+        raise InvalidConfig("widget: not a widget find_widgets" + ("_async" if want_async else "") + " returned", field="widget")
+
+
+# ----------------------------------------------------------------------------- sync: find, solve, inject
+
+
+def _sync_page(page: Any) -> bool:
+    """Whether ``page`` is a Selenium WebDriver (else a Playwright sync page; anything else is refused)."""
     selenium = _is_selenium(page)
     if not selenium and not _is_playwright(page):
         raise _driver_error()
     if not selenium and inspect.iscoroutinefunction(page.evaluate):
-        raise InvalidConfig("page: an async Playwright page; use solve_on_page_async", field="page")
-    base_labels, checking = _read_options(labels, check)
+        raise InvalidConfig("page: an async Playwright page; use the _async functions", field="page")
+    return selenium
 
+
+def find_widgets(
+    page: Any,
+    *,
+    kinds: Optional[List[str]] = None,
+    visible_only: bool = False,
+    include_score_based: bool = False,
+    wait_for: Optional[Mapping[str, Any]] = None,
+) -> List[Widget]:
+    """The CAPTCHA widgets of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its frames.
+    ``kinds`` keeps those kinds; ``visible_only`` drops widgets laid out hidden; score-based ones (reCAPTCHA v3,
+    invisible Enterprise without a visible trigger) only with ``include_score_based``. ``wait_for={"timeout_ms":
+    …}`` waits for widgets (of those kinds) still loading, in any frame, until they appear or time is up."""
+    selenium = _sync_page(page)
+    kinds, visible_only, include_score_based = _read_find(kinds, visible_only, include_score_based)
+    wait_s = _read_wait_for(wait_for)
+    deadline = time.monotonic() + (wait_s or 0)
+    while True:
+        found = _find_once(page, selenium, kinds, visible_only, include_score_based)
+        if found or time.monotonic() >= deadline:
+            return found
+        if selenium:
+            time.sleep(_WAIT_POLL_S)
+        else:
+            page.wait_for_timeout(_WAIT_POLL_S * 1000)  # lets Playwright dispatch the frames' events
+
+
+def _find_once(page: Any, selenium: bool, kinds: Optional[List[str]], visible_only: bool, include_score_based: bool) -> List[Widget]:
     frames = _selenium_frames(page) if selenium else _playwright_frames(page)
-    found: List[Tuple[_Frame, Dict[str, Any]]] = []
+    found: List[Tuple[Any, str, Mapping[str, Any]]] = []
     for index, frame in enumerate(frames):
         try:
             frame.evaluate(DETECTOR_SOURCE, None)
@@ -390,39 +738,201 @@ def solve_on_page(
             if index == 0:
                 raise
             continue  # a frame that navigated or closed while we looked
-        found.extend((frame, w) for w in widgets)
+        found.extend((frame, frame.url, w) for w in widgets)
+    widgets = _widgets_of(found, lambda frame: ("sync", frame, page, selenium), kinds, visible_only, include_score_based)
+    try:
+        if selenium:
+            dom = page.execute_cdp_cmd("DOM.getDocument", {"depth": -1, "pierce": True})
+        else:
+            session = page.context.new_cdp_session(page)
+            try:
+                dom = session.send("DOM.getDocument", {"depth": -1, "pierce": True})
+            finally:
+                session.detach()
+    except Exception:  # noqa: BLE001 - no DevTools protocol (another browser): closed roots stay unseen
+        return widgets
+    return widgets + _closed_widgets(dom.get("root") or {}, widgets, kinds)
+
+
+def solve_widget(client: Client, widget: Widget, *, labels: Optional[Mapping[str, str]] = None, proxy: Any = None) -> WidgetResult:
+    """Solves one widget ``find_widgets`` returned through ``client``: its task carries the browser's proxy (or
+    ``proxy``: False none, else that one), the frame's cookies and the user agent where its kind takes them.
+    Nothing is written into the page (``inject_answer`` does); call it from the thread that drives the page."""
+    _check_widget(widget, want_async=False)
+    labels, _ = _read_options(labels, None)
+    proxy = _read_proxy_option(proxy)
+    if not widget.supported:
+        return _start(client, widget, labels, proxy, lambda: None, [])
+    _, frame, page, selenium = widget._where
+    browser = _SyncBrowser(page, selenium)
+    cookies = browser.cookies(frame.url) if widget.supported else []
+    return _solve_started(client, _start(client, widget, labels, proxy, browser.proxy, cookies))
+
+
+def _inject_sync(client: Client, result: WidgetResult, state: _State, browser: _SyncBrowser) -> None:
+    task = state.task
+    assert task is not None and result.solution is not None
+    frame = state.widget._where[1]
+    try:
+        # Answers that are cookies go into the browser, not into a widget (the client says which).
+        applied = client.dlq.page_answer(task=task, solution=_solution_dict(result.solution), url=result.frame)
+    except CaptchaDlqError as e:
+        result.error = e
+        return
+    if applied["cookies"]:
+        error: Optional[Exception] = None
+        try:
+            browser.set_cookies(applied["cookies"])
+        except Exception as e:  # noqa: BLE001 - the page is gone: recorded
+            error = e
+        _cookies_set(client, result, applied, error, state.labels, task)
+        state.reload = error is None and bool(applied["reload"])
+        return
+    answer = {"text": result.solution.text, "fields": result.solution.fields}
+    try:
+        injected = frame.evaluate(_INJECT, [state.widget.id, answer])
+    except Exception as e:  # noqa: BLE001 - the page or frame is gone: recorded
+        injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
+    _injected(client, result, injected, state.labels, task)
+
+
+def _reload_sync(browser: _SyncBrowser, results: List[WidgetResult]) -> None:
+    """Loads again, once each, the frames whose cookie answers need it, after every answer is in."""
+    done: List[Any] = []
+    for result in results:
+        state = result._state
+        if state is None or not state.reload:
+            continue
+        state.reload = False
+        frame = state.widget._where[1]
+        try:
+            if frame not in done:
+                browser.reload(frame)
+                done.append(frame)
+            result.reloaded = True
+        except Exception as e:  # noqa: BLE001 - the cookie is set; the reload is said to have failed
+            result.note = f"the cookie is set but the frame could not be reloaded: {_first_line(e)}"
+
+
+def inject_answer(client: Client, result: WidgetResult) -> WidgetResult:
+    """Writes a ``solve_widget`` result's answer into the page: into the widget (its fields, its callback), or for
+    answers that are cookies (AWS WAF, ``cf_clearance``) into the browser, then reloads when the kind needs it.
+    Returns the result, updated."""
+    state = _state_of(result)
+    if state.widget._where[0] != "sync":
+        raise InvalidConfig("result: from an async page; use inject_answer_async", field="result")
+    _, _, page, selenium = state.widget._where
+    browser = _SyncBrowser(page, selenium)
+    _inject_sync(client, result, state, browser)
+    _reload_sync(browser, [result])
+    return result
+
+
+def _refreshable(result: Any) -> _State:
+    state = getattr(result, "_state", None)
+    if not isinstance(result, WidgetResult) or not isinstance(state, _State) or state.task is None:
+        raise InvalidConfig("result: not a result of solve_widget or solve_on_page", field="result")
+    return state
+
+
+def refresh_answer(client: Client, result: WidgetResult) -> WidgetResult:
+    """Solves the widget of an injected result again and injects the new answer (a token whose life ended before
+    the page used it); ``result.resolves`` counts it. Returns the result, updated."""
+    state = _refreshable(result)
+    if state.widget._where[0] != "sync":
+        raise InvalidConfig("result: from an async page; use refresh_answer_async", field="result")
+    assert state.task is not None
+    result.solution = client.solve(state.task, labels=state.labels)
+    result.error = None
+    _, _, page, selenium = state.widget._where
+    browser = _SyncBrowser(page, selenium)
+    _inject_sync(client, result, state, browser)
+    _reload_sync(browser, [result])
+    result.resolves += 1
+    return result
+
+
+def _expired_ids(frame: Any, selenium: bool) -> List[str]:
+    try:
+        return list(frame.evaluate(_EXPIRED_SELENIUM if selenium else _EXPIRED, None) or [])
+    except Exception:  # noqa: BLE001 - the frame navigated or closed: no token of it to renew
+        return []
+
+
+def resolve_expired(client: Client, results: List[WidgetResult]) -> int:
+    """Solves again, and injects, the results whose widget's expired-callback (``data-expired-callback``, wrapped
+    when the answer was injected) fired since last asked; returns how many. Call it from the page's thread, say
+    while the user fills the form."""
+    asked: Dict[int, List[str]] = {}
+    count = 0
+    for result in results:
+        state = result._state
+        if not isinstance(state, _State) or state.task is None or not result.injected or state.widget._where[0] != "sync":
+            continue
+        _, frame, _, selenium = state.widget._where
+        if id(frame) not in asked:
+            asked[id(frame)] = _expired_ids(frame, selenium)
+        if state.widget.id in asked[id(frame)]:
+            try:
+                refresh_answer(client, result)
+                count += 1
+            except CaptchaDlqError as e:
+                result.error = e
+    return count
+
+
+def solve_on_page(
+    client: Client,
+    page: Any,
+    *,
+    labels: Optional[Mapping[str, str]] = None,
+    check: Optional[Mapping[str, Any]] = None,
+    proxy: Any = None,
+    kinds: Optional[List[str]] = None,
+    visible_only: bool = False,
+    include_score_based: bool = False,
+    wait_for: Optional[Mapping[str, Any]] = None,
+) -> List[WidgetResult]:
+    """Finds the CAPTCHAs of ``page`` (a Playwright sync ``Page`` or a Selenium ``WebDriver``) in all its
+    frames, solves each through ``client``, writes each answer where its widget expects it and calls the
+    page's callback: ``find_widgets``, ``solve_widget`` and ``inject_answer`` composed (``kinds``,
+    ``visible_only``, ``include_score_based``, ``wait_for`` as ``find_widgets``'). ``check``: ``{"navigation": True}``,
+    ``{"response": fn}`` (``fn(response)`` returns True, False or None for not this one; ``response.url`` and
+    ``response.status`` are there for Playwright's responses and for Selenium's, an ``ObservedResponse`` read from
+    ChromeDriver's performance log, which the driver must have been started with: ``goog:loggingPrefs``
+    ``{"performance": "ALL"}``) or ``{"predicate": fn}`` (``fn(page)``), with ``timeout_ms`` (default 10000). One
+    ``WidgetResult`` per widget, in frame order.
+
+    Every task whose kind takes them carries the browser's proxy (Playwright's launch ``proxy``, Chromium's
+    ``--proxy-server``, Selenium's ``proxy`` capability), the frame's cookies and the user agent. ``proxy``:
+    False sends none; a proxy (``"http://login:password@host:port"``, ``{"server", "username", "password"}``)
+    replaces the browser's. Answers that are cookies (AWS WAF) are set in the browser and the page reloaded."""
+    selenium = _sync_page(page)
+    base_labels, checking = _read_options(labels, check)
+    proxy = _read_proxy_option(proxy)
+    widgets = find_widgets(page, kinds=kinds, visible_only=visible_only, include_score_based=include_score_based, wait_for=wait_for)
+    browser = _SyncBrowser(page, selenium)
+    browser_proxy: List[Any] = []
+
+    def read_proxy() -> Any:
+        if not browser_proxy:
+            browser_proxy.append(browser.proxy())
+        return browser_proxy[0]
 
     armed = _SyncCheck(page, checking, selenium) if checking else None
-    task_labels = [{**base_labels, "page_host": _host(frame.url), "widget": w["kind"]} for frame, w in found]
-
-    def solve_one(item: Tuple[Tuple[_Frame, Dict[str, Any]], Dict[str, str]]) -> Tuple[WidgetResult, Optional[_Frame]]:
-        (frame, widget), its_labels = item
-        result = _unsolved(widget, frame.url)
-        if result is not None:
-            return result, None
-        result = WidgetResult(kind=widget["kind"], frame=frame.url, params=dict(widget["task"]), callback=widget.get("callback"), note=widget.get("note"))
-        try:
-            result.solution = client.solve(widget["task"], labels=its_labels)
-        except CaptchaDlqError as e:
-            return _solve_failed(result, e), None
-        return result, frame
-
-    # The solves run at once (the client keeps them in its journal); the page is touched from this thread only.
-    with ThreadPoolExecutor(max_workers=max(1, min(16, len(found)))) as pool:
-        solved = list(pool.map(solve_one, zip(found, task_labels)))
-    results: List[WidgetResult] = []
-    for (result, solved_in), (_, widget), its_labels in zip(solved, found, task_labels):
-        if solved_in is not None and result.solution is not None:
-            answer = {"text": result.solution.text, "fields": result.solution.fields}
-            try:
-                injected = solved_in.evaluate(_INJECT, [widget["id"], answer])
-            except Exception as e:  # noqa: BLE001 - the page or frame is gone: recorded below
-                injected = {"injected": False, "error": f"the page or frame was gone: {str(e).splitlines()[0] if str(e) else type(e).__name__}"}
-            _injected(client, result, injected, its_labels)
-        results.append(result)
+    # The tasks with the browser's values (read here: the page is touched from this thread only).
+    started = [_start(client, w, base_labels, proxy, read_proxy, browser.cookies(w.frame) if w.supported else []) for w in widgets]
+    # The solves run at once (the client keeps them in its journal).
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(started)))) as pool:
+        results = list(pool.map(functools.partial(_solve_started, client), started))
+    for result in results:
+        if result.solution is not None and result.error is None and result._state is not None:
+            _inject_sync(client, result, result._state, browser)
+    # Reloads last, once per frame, so they do not race the other widgets' injections.
+    _reload_sync(browser, results)
     if armed is not None and any(r.injected for r in results):
         accepted, detail = armed.wait()
-        _record_verdict(client, results, accepted, detail, task_labels)
+        _record_verdict(client, results, accepted, detail)
     elif armed is not None and armed.listener is not None:
         page.remove_listener(*armed.listener)
     return results
@@ -431,20 +941,46 @@ def solve_on_page(
 # ----------------------------------------------------------------------------- Playwright async
 
 
-async def solve_on_page_async(
-    client: Client,
+async def _async_browser_proxy(page: Any) -> Any:
+    """The proxy of an async Playwright page's browser (see ``_SyncBrowser.proxy``)."""
+    browser = page.context.browser
+    given = _launch_proxy(getattr(getattr(browser, "_impl_obj", None), "_options", None) or {}) if browser else None
+    if given:
+        return given
+    try:
+        session = await page.context.new_cdp_session(page)
+        try:
+            line = await session.send("Browser.getBrowserCommandLine")
+        finally:
+            await session.detach()
+        return _proxy_arg(line.get("arguments"))
+    except Exception:  # noqa: BLE001 - no CDP, or a browser not started for automation
+        return None
+
+
+async def find_widgets_async(
     page: Any,
     *,
-    labels: Optional[Mapping[str, str]] = None,
-    check: Optional[Mapping[str, Any]] = None,
-) -> List[WidgetResult]:
-    """``solve_on_page`` for a Playwright async ``Page``; the widgets are solved concurrently. ``check``
-    callables may be coroutine functions."""
+    kinds: Optional[List[str]] = None,
+    visible_only: bool = False,
+    include_score_based: bool = False,
+    wait_for: Optional[Mapping[str, Any]] = None,
+) -> List[Widget]:
+    """``find_widgets`` for a Playwright async ``Page``."""
     if not _is_playwright(page) or not inspect.iscoroutinefunction(page.evaluate):
         raise InvalidConfig("page: not a Playwright async page", field="page")
-    base_labels, checking = _read_options(labels, check)
+    kinds, visible_only, include_score_based = _read_find(kinds, visible_only, include_score_based)
+    wait_s = _read_wait_for(wait_for)
+    deadline = time.monotonic() + (wait_s or 0)
+    while True:
+        widgets = await _find_once_async(page, kinds, visible_only, include_score_based)
+        if widgets or time.monotonic() >= deadline:
+            return widgets
+        await asyncio.sleep(_WAIT_POLL_S)
 
-    found: List[Tuple[Any, str, Dict[str, Any]]] = []
+
+async def _find_once_async(page: Any, kinds: Optional[List[str]], visible_only: bool, include_score_based: bool) -> List[Widget]:
+    found: List[Tuple[Any, str, Mapping[str, Any]]] = []
     for frame in page.frames:
         if frame.is_detached():
             continue
@@ -456,6 +992,175 @@ async def solve_on_page_async(
                 raise
             continue
         found.extend((frame, frame.url, w) for w in widgets)
+    widgets = _widgets_of(found, lambda frame: ("async", frame, page), kinds, visible_only, include_score_based)
+    try:
+        session = await page.context.new_cdp_session(page)
+        try:
+            dom = await session.send("DOM.getDocument", {"depth": -1, "pierce": True})
+        finally:
+            await session.detach()
+    except Exception:  # noqa: BLE001 - no DevTools protocol (another browser): closed roots stay unseen
+        return widgets
+    return widgets + _closed_widgets(dom.get("root") or {}, widgets, kinds)
+
+
+async def _cookies_async(page: Any, url: str) -> List[Dict[str, str]]:
+    if not url.startswith(("http:", "https:")):
+        return []
+    return _names(await page.context.cookies([url]))
+
+
+async def _start_async(client: Client, widget: Widget, labels: Optional[Mapping[str, str]], proxy: Any, browser_proxy: Any, cookies: List[Dict[str, str]]) -> WidgetResult:
+    return _start(client, widget, labels, proxy, lambda: browser_proxy, cookies)
+
+
+async def _solve_started_async(client: Client, result: WidgetResult) -> WidgetResult:
+    state = result._state
+    if result.error is not None or state is None or state.task is None:
+        return result
+    try:
+        result.solution = await client.solve_async(state.task, labels=state.labels)
+    except CaptchaDlqError as e:
+        _solve_failed(result, _redacted(e, result.params))
+    return result
+
+
+async def solve_widget_async(client: Client, widget: Widget, *, labels: Optional[Mapping[str, str]] = None, proxy: Any = None) -> WidgetResult:
+    """``solve_widget`` for a widget ``find_widgets_async`` returned."""
+    _check_widget(widget, want_async=True)
+    labels, _ = _read_options(labels, None)
+    proxy = _read_proxy_option(proxy)
+    if not widget.supported:
+        return _start(client, widget, labels, proxy, lambda: None, [])
+    page = widget._where[2]
+    browser_proxy = await _async_browser_proxy(page) if proxy is None else None
+    cookies = await _cookies_async(page, widget.frame) if widget.supported else []
+    return await _solve_started_async(client, await _start_async(client, widget, labels, proxy, browser_proxy, cookies))
+
+
+async def _inject_async(client: Client, result: WidgetResult, state: _State) -> None:
+    loop = asyncio.get_running_loop()
+    task = state.task
+    assert task is not None and result.solution is not None
+    _, frame, page = state.widget._where
+    try:
+        applied = client.dlq.page_answer(task=task, solution=_solution_dict(result.solution), url=result.frame)
+    except CaptchaDlqError as e:
+        result.error = e
+        return
+    if applied["cookies"]:
+        error: Optional[Exception] = None
+        try:
+            await page.context.add_cookies(applied["cookies"])
+        except Exception as e:  # noqa: BLE001 - the page is gone: recorded
+            error = e
+        await loop.run_in_executor(None, _cookies_set, client, result, applied, error, state.labels, task)
+        state.reload = error is None and bool(applied["reload"])
+        return
+    answer = {"text": result.solution.text, "fields": result.solution.fields}
+    try:
+        if frame.is_detached():
+            raise RuntimeError("the frame was detached")
+        injected = await frame.evaluate(_INJECT, [state.widget.id, answer])
+    except Exception as e:  # noqa: BLE001
+        injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
+    await loop.run_in_executor(None, _injected, client, result, injected, state.labels, task)
+
+
+async def _reload_async(results: List[WidgetResult]) -> None:
+    done: List[Any] = []
+    for result in results:
+        state = result._state
+        if state is None or not state.reload:
+            continue
+        state.reload = False
+        _, frame, page = state.widget._where
+        try:
+            if frame not in done:
+                if frame == page.main_frame:
+                    await page.reload()
+                else:
+                    await frame.evaluate("() => location.reload()")
+                done.append(frame)
+            result.reloaded = True
+        except Exception as e:  # noqa: BLE001 - the cookie is set; the reload is said to have failed
+            result.note = f"the cookie is set but the frame could not be reloaded: {_first_line(e)}"
+
+
+async def inject_answer_async(client: Client, result: WidgetResult) -> WidgetResult:
+    """``inject_answer`` for a result of ``solve_widget_async``."""
+    state = _state_of(result)
+    if state.widget._where[0] != "async":
+        raise InvalidConfig("result: from a sync page; use inject_answer", field="result")
+    await _inject_async(client, result, state)
+    await _reload_async([result])
+    return result
+
+
+async def refresh_answer_async(client: Client, result: WidgetResult) -> WidgetResult:
+    """``refresh_answer`` for a result of an async page."""
+    state = _refreshable(result)
+    if state.widget._where[0] != "async":
+        raise InvalidConfig("result: from a sync page; use refresh_answer", field="result")
+    assert state.task is not None
+    result.solution = await client.solve_async(state.task, labels=state.labels)
+    result.error = None
+    await _inject_async(client, result, state)
+    await _reload_async([result])
+    result.resolves += 1
+    return result
+
+
+async def resolve_expired_async(client: Client, results: List[WidgetResult]) -> int:
+    """``resolve_expired`` for the results of an async page."""
+    asked: Dict[int, List[str]] = {}
+    count = 0
+    for result in results:
+        state = result._state
+        if not isinstance(state, _State) or state.task is None or not result.injected or state.widget._where[0] != "async":
+            continue
+        frame = state.widget._where[1]
+        if id(frame) not in asked:
+            try:
+                asked[id(frame)] = list(await frame.evaluate(_EXPIRED) or [])
+            except Exception:  # noqa: BLE001 - the frame navigated or closed
+                asked[id(frame)] = []
+        if state.widget.id in asked[id(frame)]:
+            try:
+                await refresh_answer_async(client, result)
+                count += 1
+            except CaptchaDlqError as e:
+                result.error = e
+    return count
+
+
+async def solve_on_page_async(
+    client: Client,
+    page: Any,
+    *,
+    labels: Optional[Mapping[str, str]] = None,
+    check: Optional[Mapping[str, Any]] = None,
+    proxy: Any = None,
+    kinds: Optional[List[str]] = None,
+    visible_only: bool = False,
+    include_score_based: bool = False,
+    wait_for: Optional[Mapping[str, Any]] = None,
+) -> List[WidgetResult]:
+    """``solve_on_page`` for a Playwright async ``Page``; the widgets are solved concurrently. ``check``
+    callables may be coroutine functions."""
+    if not _is_playwright(page) or not inspect.iscoroutinefunction(page.evaluate):
+        raise InvalidConfig("page: not a Playwright async page", field="page")
+    base_labels, checking = _read_options(labels, check)
+    proxy = _read_proxy_option(proxy)
+    widgets = await find_widgets_async(page, kinds=kinds, visible_only=visible_only, include_score_based=include_score_based, wait_for=wait_for)
+    browser_proxy = await _async_browser_proxy(page) if proxy is None and widgets else None
+    jar: Dict[str, List[Dict[str, str]]] = {}
+    started: List[WidgetResult] = []
+    for w in widgets:
+        origin = _origin(w.frame)
+        if w.supported and origin not in jar:
+            jar[origin] = await _cookies_async(page, w.frame)
+        started.append(await _start_async(client, w, base_labels, proxy, browser_proxy, jar.get(origin, []) if w.supported else []))
 
     loop = asyncio.get_running_loop()
     verdict: "asyncio.Future[Tuple[Optional[bool], str]]" = loop.create_future()
@@ -489,27 +1194,16 @@ async def solve_on_page_async(
             listener = ("response", on_response)
         page.on(*listener)
 
-    async def one(frame: Any, url: str, widget: Dict[str, Any], its_labels: Dict[str, str]) -> WidgetResult:
-        result = _unsolved(widget, url)
-        if result is not None:
-            return result
-        result = WidgetResult(kind=widget["kind"], frame=url, params=dict(widget["task"]), callback=widget.get("callback"), note=widget.get("note"))
-        try:
-            result.solution = await client.solve_async(widget["task"], labels=its_labels)
-        except CaptchaDlqError as e:
-            return _solve_failed(result, e)
-        answer = {"text": result.solution.text, "fields": result.solution.fields}
-        try:
-            if frame.is_detached():
-                raise RuntimeError("the frame was detached")
-            injected = await frame.evaluate(_INJECT, [widget["id"], answer])
-        except Exception as e:  # noqa: BLE001
-            injected = {"injected": False, "error": f"the page or frame was gone: {str(e).splitlines()[0] if str(e) else type(e).__name__}"}
-        return await loop.run_in_executor(None, _injected, client, result, injected, its_labels)
+    async def one(result: WidgetResult) -> WidgetResult:
+        await _solve_started_async(client, result)
+        if result.solution is not None and result.error is None and result._state is not None:
+            await _inject_async(client, result, result._state)
+        return result
 
-    task_labels = [{**base_labels, "page_host": _host(url), "widget": w["kind"]} for _, url, w in found]
     try:
-        results = list(await asyncio.gather(*(one(f, u, w, l) for (f, u, w), l in zip(found, task_labels))))
+        results = list(await asyncio.gather(*(one(r) for r in started)))
+        # Reloads last, once per frame, so they do not race the other widgets' injections.
+        await _reload_async(results)
         if checking is not None and any(r.injected for r in results):
             accepted: Optional[bool]
             if checking.predicate is not None:
@@ -526,7 +1220,7 @@ async def solve_on_page_async(
                 except asyncio.TimeoutError:
                     ms = int(checking.timeout_s * 1000)
                     accepted, detail = (False, f"no navigation within {ms} ms") if checking.navigation else (None, f"no verdict within {ms} ms")
-            await loop.run_in_executor(None, _record_verdict, client, results, accepted, detail, task_labels)
+            await loop.run_in_executor(None, _record_verdict, client, results, accepted, detail)
         return results
     finally:
         if listener is not None:

@@ -17,6 +17,7 @@ use crate::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson
 use crate::quoted::Quoted;
 use read::{json_type, Fields};
 
+pub mod context;
 pub mod kinds;
 mod limits;
 mod read;

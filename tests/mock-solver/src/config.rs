@@ -231,6 +231,9 @@ pub struct Matcher {
     pub kind: Option<String>,
     /// Substring of any submitted parameter value.
     pub any_contains: Option<String>,
+    /// Substrings each found in some submitted parameter value (a task that carried all of them: a proxy,
+    /// a user agent, a cookie).
+    pub all_contain: Vec<String>,
 }
 
 /// What a task does once submitted.

@@ -291,7 +291,8 @@ impl State {
             let kind_ok = m.kind.as_deref().is_none_or(|kind| kind == submission.kind.name());
             let any_ok =
                 m.any_contains.as_deref().is_none_or(|needle| submission.values.iter().any(|v| v.contains(needle)));
-            if page_ok && key_ok && kind_ok && any_ok {
+            let all_ok = m.all_contain.iter().all(|needle| submission.values.iter().any(|v| v.contains(needle)));
+            if page_ok && key_ok && kind_ok && any_ok && all_ok {
                 return (index, rule.behavior.clone());
             }
         }

@@ -3,8 +3,13 @@
 // user's submit would; server.mjs verifies both against the mock solver's /siteverify.
 (function () {
   'use strict';
-  const post = (path, body) =>
-    fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+  // Every report in flight, so that fixtureSubmit() ends after the callbacks' reports reached the site.
+  const pending = [];
+  const post = (path, body) => {
+    const sent = fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+    pending.push(sent.catch(() => null));
+    return sent;
+  };
   // `asked`: what the widget client's getResponse() answered at that moment, where the page asks it.
   window.report = function (widget, token, asked) {
     const body = { widget, token: typeof token === 'string' ? token : token && token.token };
@@ -12,11 +17,11 @@
     return post('/callback', body);
   };
   window.fixtureSubmit = () =>
-    Promise.all(
+    Promise.all(pending.splice(0)).then(() => Promise.all(
       Array.from(document.forms).map((form) => {
         const fields = {};
         for (const [k, v] of new FormData(form).entries()) if (typeof v === 'string' && !(k in fields)) fields[k] = v;
         return post('/submit', { document: location.pathname.slice(1), form: form.id, fields });
       }),
-    );
+    ));
 })();
