@@ -258,7 +258,7 @@ export interface FunCaptchaAnswer {
   token: string;
 }
 
-/** hCaptcha. Most services now refuse it; their refusal is a terminal error. */
+/** hCaptcha. Most services have dropped it (see `[dropped]`); a service that refuses it hands the task to the next one. */
 export interface HCaptchaTask {
   type: 'hcaptcha';
   /** The site's key for the widget. */

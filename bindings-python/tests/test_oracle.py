@@ -81,6 +81,22 @@ REFUSED: Dict[Tuple[str, str, str], str] = {
     ("capmonster", "altcha", ""): "CapMonster's Altcha is a CustomTask whose `metadata` holds the challenge's parts (`challenge`, `iterations`, `salt`, `signature`, AltchaCustomTaskRequest.py) and no challenge URL; captcha-dlq's Altcha carries the challenge as one JSON text or a URL, and parsing it into CapMonster's shape is not done yet",
 }
 
+def dropped_by_services() -> Dict[Tuple[str, str], str]:
+    """The (service, kind) pairs whose kind file lists the service under `[dropped]`, with what the
+    source shows and the source: an official client may still send them, but the service no longer
+    takes the kind, so captcha-dlq refuses them by design. Read from core/kinds/<kind>.toml, the one
+    place that decides it (core/build/model.rs reads the same tables)."""
+    import tomllib  # 3.11+, as the oracle's venv; imported here so that older interpreters can collect the module
+
+    out: Dict[Tuple[str, str], str] = {}
+    for path in sorted((REPO / "core" / "kinds").glob("*.toml")):
+        if path.name.startswith("_"):
+            continue
+        for service, entry in tomllib.loads(path.read_text()).get("dropped", {}).items():
+            out[(service, path.stem)] = f"the service dropped the kind: {entry['note']} (<{entry['doc']}>)"
+    return out
+
+
 #: Kinds an official client sends that captcha-dlq has no kind for, with the reason (issue 43, item 7).
 LACKING: Dict[Tuple[str, str, str], str] = {
     ("2captcha", "drag_and_drop", ""): "drag-and-drop (`method=drag_drop`, solver.py `drag_and_drop`) sends several images and answers moves; captcha-dlq has no kind for it",
@@ -255,12 +271,17 @@ def table(measured: Dict[str, Any]) -> Tuple[str, Dict[str, int], List[str]]:
             diff_lines.append(f"| {p.service} | {p.kind}{' (' + p.variant + ')' if p.variant else ''} | `{name}` | "
                               f"{_short(a)} | {_short(b)} | {reason} |")
     refused_lines: List[str] = []
+    dropped = dropped_by_services()
     for r in rows:
         if "refused" not in r:
             continue
         p = r["pair"]
         key = (p.service, p.kind, p.variant)
         reason = LACKING.get(key) if p.task is None else REFUSED.get(key)
+        if reason is None and p.task is not None and (p.service, p.kind) in dropped:
+            reason = dropped[(p.service, p.kind)]
+            if "no longer solves" not in r["refused"]:
+                problems.append(f"{p.name}: the kind file drops it, but captcha-dlq refused it otherwise: {r['refused']}")
         if reason is None:
             problems.append(f"refused and not listed: {p.name}: {r['refused']}")
             reason = f"**not listed** ({_short(r['refused'], 120)})"
@@ -278,14 +299,18 @@ def table(measured: Dict[str, Any]) -> Tuple[str, Dict[str, int], List[str]]:
         "compared": len(compared),
         "identical": len(identical),
         "explained": len(compared) - len(identical),
-        "refused": len([r for r in rows if "refused" in r and r["pair"].task is not None]),
+        "refused": len([r for r in rows if "refused" in r and r["pair"].task is not None
+                        and (r["pair"].service, r["pair"].kind) not in dropped]),
+        "dropped": len([r for r in rows if "refused" in r and r["pair"].task is not None
+                        and (r["pair"].service, r["pair"].kind) in dropped]),
         "lacking": len([r for r in rows if r["pair"].task is None]),
     }
     services = sorted({r["pair"].service for r in rows})
     out = [BEGIN, "",
            f"Measured over {counts['pairs']} (service, kind) pairs that an official client sends: "
            f"{counts['compared']} compared, {counts['identical']} identical, {counts['explained']} with explained "
-           f"differences, {counts['refused']} refused by captcha-dlq for that service, {counts['lacking']} of kinds "
+           f"differences, {counts['refused']} refused by captcha-dlq for that service, {counts['dropped']} of kinds "
+           f"the service has dropped (the kind file's `[dropped]`), {counts['lacking']} of kinds "
            f"captcha-dlq does not have.", "",
            "Official clients, pinned: " + "; ".join(sorted({r["pair"].source.split(" ")[0] + " " + r["pair"].source.split(" ")[1]
                                                            for r in rows})) + ".", "",
@@ -300,7 +325,12 @@ def table(measured: Dict[str, Any]) -> Tuple[str, Dict[str, int], List[str]]:
         p = r["pair"]
         sent = r["official"].get("type") or r["official"].get("method") or "?"
         if "refused" in r:
-            result = "no such kind" if p.task is None else "refused"
+            if p.task is None:
+                result = "no such kind"
+            elif (p.service, p.kind) in dropped:
+                result = "dropped by the service"
+            else:
+                result = "refused"
         else:
             result = "identical" if not r["diffs"] else f"{len(r['diffs'])} explained"
         out.append(f"| {p.service} | {p.kind}{' (' + p.variant + ')' if p.variant else ''} | `{sent}` ({p.source.split(' ', 2)[2]}) | {result} |")
@@ -318,7 +348,8 @@ def test_official_clients_are_the_oracle(recorder: Recorder, monkeypatch: pytest
     measured = measure(recorder, monkeypatch)
     text, counts, problems = table(measured)
     SUMMARY.append(f"oracle: pairs compared {counts['compared']}, identical {counts['identical']}, "
-                   f"explained {counts['explained']}, refused {counts['refused']}, kinds lacking {counts['lacking']} "
+                   f"explained {counts['explained']}, refused {counts['refused']}, dropped by the service "
+                   f"{counts['dropped']}, kinds lacking {counts['lacking']} "
                    f"(of {counts['pairs']} pairs an official client sends)")
     doc = DOC.read_text()
     if BEGIN in doc:

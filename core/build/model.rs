@@ -33,6 +33,17 @@ struct KindFile {
     v1: Option<V1File>,
     #[serde(default)]
     create_task: Vec<CreateTaskFile>,
+    #[serde(default)]
+    dropped: BTreeMap<String, DroppedFile>,
+}
+
+/// `[dropped.<service>]`: a service that took the kind and no longer does, with the page (or the
+/// official client's commit) that shows it and what it shows.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DroppedFile {
+    doc: String,
+    note: String,
 }
 
 #[derive(Deserialize)]
@@ -128,6 +139,15 @@ pub struct Kind {
     pub answer: Answers,
     pub life: Life,
     pub wire: Wire,
+    /// The services that dropped the kind, by preset name, in name order.
+    pub dropped: Vec<Dropped>,
+}
+
+/// A service that dropped a kind: the source (`doc`, an https URL) and what it shows (`note`).
+pub struct Dropped {
+    pub service: String,
+    pub doc: String,
+    pub note: String,
 }
 
 /// How long a kind's answer is good for after it was solved.
@@ -375,7 +395,67 @@ fn kind(
             Wire::Declared { v1, create_task }
         }
     };
-    Ok(Kind { tag: tag.to_string(), variant, class: file.class, summary: file.summary, fields, answer, life, wire })
+    let dropped = dropped(name, file.dropped, &wire, shared)?;
+    Ok(Kind {
+        tag: tag.to_string(),
+        variant,
+        class: file.class,
+        summary: file.summary,
+        fields,
+        answer,
+        life,
+        wire,
+        dropped,
+    })
+}
+
+/// The `[dropped]` entries: each a preset (of `all_presets`) the kind is no longer sent to, with
+/// an https source and a note. A service both sent the kind and listed as dropping it is refused,
+/// so that the file cannot say both.
+fn dropped(
+    name: &str,
+    entries: BTreeMap<String, DroppedFile>,
+    wire: &Wire,
+    shared: &SharedFile,
+) -> Result<Vec<Dropped>, String> {
+    let presets = shared.services.get("all_presets").map(Vec::as_slice).unwrap_or_default();
+    let listed = |s: &Services| -> Vec<String> {
+        match s {
+            Services::Shared(list) => shared.services.get(list).cloned().unwrap_or_default(),
+            Services::Own(list) => list.clone(),
+        }
+    };
+    let sent: Vec<String> = match wire {
+        Wire::Coded(s) => listed(s),
+        Wire::Declared { v1, create_task } => {
+            let mut sent = v1.as_ref().map(|v| listed(&v.services)).unwrap_or_default();
+            for c in create_task {
+                let preset = DIALECTS.iter().find(|(_, v)| *v == c.dialect).map_or("", |(n, _)| *n);
+                sent.push(preset.to_string());
+            }
+            sent
+        }
+    };
+    let mut out = Vec::new();
+    for (service, d) in entries {
+        let at = format!("{name}: dropped.{service}");
+        if !presets.contains(&service) {
+            return Err(format!("{at}: `{service}` is not one of `all_presets` in _shared.toml"));
+        }
+        if sent.contains(&service) {
+            return Err(format!(
+                "{at}: the kind is still sent to `{service}`: drop it from the services, or this entry"
+            ));
+        }
+        if !d.doc.starts_with("https://") {
+            return Err(format!("{at}.doc: {:?} is not an https:// URL", d.doc));
+        }
+        if d.note.trim().is_empty() {
+            return Err(format!("{at}.note: say what the source shows"));
+        }
+        out.push(Dropped { service, doc: d.doc, note: d.note });
+    }
+    Ok(out)
 }
 
 fn life(at: &str, l: LifeFile) -> Result<Life, String> {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{AnswerValue, Answers, Kind, Kinds, Life, Services, Source, Wire};
+use crate::model::{AnswerValue, Answers, Dropped, Kind, Kinds, Life, Services, Source, Wire};
 
 pub fn write(kinds: &Kinds) -> String {
     let mut out = String::from("// Written by core/build.rs from core/kinds/*.toml: edit those.\n");
@@ -76,6 +76,7 @@ fn decl(kind: &Kind) -> String {
         Answers::Own(values) => writeln!(out, "    answer: &[{}],", answer_values(values)).unwrap(),
     }
     writeln!(out, "    life: {},", life(&kind.life)).unwrap();
+    writeln!(out, "    dropped: {},", dropped(&kind.dropped)).unwrap();
     match &kind.wire {
         Wire::Coded(services) => {
             writeln!(out, "    wire: Wire::Coded {{ services: {} }},", services_of(services)).unwrap()
@@ -124,6 +125,17 @@ fn life(life: &Life) -> String {
         }
         Life::Never(why) => format!("AnswerLife::Never {{ why: strip({why:?}) }}"),
     }
+}
+
+/// The `DroppedDecl` list of a kind.
+fn dropped(list: &[Dropped]) -> String {
+    let items: Vec<String> = list
+        .iter()
+        .map(|d| {
+            format!("DroppedDecl {{ service: {:?}, doc: strip({:?}), note: strip({:?}) }}", d.service, d.doc, d.note)
+        })
+        .collect();
+    format!("&[{}]", items.join(", "))
 }
 
 fn answer_values(values: &[AnswerValue]) -> String {

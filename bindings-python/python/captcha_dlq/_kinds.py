@@ -257,7 +257,7 @@ class FunCaptcha(Task):
 
 @dataclass(frozen=True)
 class HCaptcha(Task):
-    """hCaptcha. Most services now refuse it; their refusal is a terminal error."""
+    """hCaptcha. Most services have dropped it (see ``[dropped]``); a service that refuses it hands the task to the next one."""
 
     TYPE: ClassVar[str] = "hcaptcha"
     #: The site's key for the widget.

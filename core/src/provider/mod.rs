@@ -198,6 +198,7 @@ impl Provider {
         opts: &SubmitOptions,
     ) -> Result<HttpRequest, InvalidTask> {
         let task = task.as_task();
+        self.check_listed(task)?;
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::submit_request(self, key, task, opts),
@@ -208,12 +209,27 @@ impl Provider {
     /// Whether this service can take a task already checked: the error
     /// [`Provider::submit_request`] would give, without building the request.
     pub(crate) fn check_submit(&self, task: &Task) -> Result<(), InvalidTask> {
+        self.check_listed(task)?;
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::check(self, task),
             // A declared kind is checked against its tables; a coded one runs the code that
             // writes its object, in a mode that writes nothing (its refusals are in that code).
             Protocol::CreateTask(d) => dialect::check(d, task),
+        }
+    }
+
+    /// A kind written as code goes only to the presets its kind file lists (`[coded] services`):
+    /// one a service dropped (`[dropped]`) is refused here, before anything is sent, so that the
+    /// kind file alone decides where it goes. (A declared kind's tables already list only where
+    /// it goes.) A custom endpoint is the user's own choice of service and is not checked.
+    fn check_listed(&self, task: &Task) -> Result<(), InvalidTask> {
+        let kind = task.kind();
+        match crate::task::kinds::decl(kind).coded_services() {
+            Some(services) if self.name != "custom" && !services.contains(&self.name.as_str()) => {
+                Err(not_solved(&self.name, kind))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -352,10 +368,18 @@ pub(crate) fn unparseable(resp: &HttpResponse, what: &str) -> Failure {
     )
 }
 
-#[cfg(not(target_arch = "wasm32"))]
-/// The refusal of a task whose kind `p` does not solve, naming the services that do.
+/// The refusal of a task whose kind `service` does not solve, naming the services that do and,
+/// where the kind file says the service dropped the kind, what shows it (outside the browser
+/// build, which carries no sources).
 pub(crate) fn not_solved(service: &str, kind: TaskKind) -> InvalidTask {
     let solving = crate::task::kinds::services_of(kind).join(", ");
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(d) = crate::task::kinds::decl(kind).dropped_by(service) {
+        return InvalidTask::new(
+            "type",
+            format!("{service} no longer solves {kind} tasks ({}: {}; solved by: {solving})", d.note, d.doc),
+        );
+    }
     InvalidTask::new("type", format!("{service} does not solve {kind} tasks (solved by: {solving})"))
 }
 
@@ -388,6 +412,55 @@ mod tests {
             }
         }
         assert!(checked > 300, "{checked}");
+    }
+
+    /// Every (kind, service) a kind file lists under `[dropped]`: the service is not among the
+    /// kind's services, and a task of the kind for that preset is refused on `type` before anything
+    /// is built, the refusal naming the source; a custom endpoint in the same protocol still takes
+    /// it (the user's own choice of service).
+    #[test]
+    fn a_service_a_kind_file_drops_is_refused_naming_the_source() {
+        let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/tasks.json")).unwrap();
+        let key = Secret::new("KEY");
+        let (mut checked, mut sent_to_custom) = (0, 0);
+        for decl in crate::task::kinds::DECLS {
+            for dropped in decl.dropped {
+                assert!(!crate::task::kinds::services_of(decl.kind).contains(&dropped.service), "{}", decl.kind);
+                let case = doc["cases"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["task"]["type"] == decl.kind.as_str() && c["expected"].get("request").is_some())
+                    .unwrap_or_else(|| panic!("tasks.json: no request case of {}", decl.kind));
+                let task = Task::from_json_value(case["task"].clone()).unwrap();
+                let p = Provider::preset(dropped.service).unwrap();
+                let refused = p.submit_request(&key, &task, &SubmitOptions::default()).unwrap_err();
+                assert_eq!(refused.field, "type", "{} on {}", decl.kind, dropped.service);
+                assert!(
+                    refused.problem.contains(dropped.doc) && refused.problem.contains("no longer solves"),
+                    "{} on {}: {}",
+                    decl.kind,
+                    dropped.service,
+                    refused.problem
+                );
+                assert_eq!(p.check_submit(&task).unwrap_err().field, "type");
+                let custom = match p.protocol() {
+                    Protocol::V1 => Provider::custom_v1("https://solver.example").unwrap(),
+                    Protocol::CreateTask(d) => Provider::custom_create_task("https://solver.example", d).unwrap(),
+                };
+                // A dialect's own code may still refuse the kind (CapSolver's hCaptcha), but not
+                // because of the kind file's `[dropped]`.
+                match custom.submit_request(&key, &task, &SubmitOptions::default()) {
+                    Ok(_) => sent_to_custom += 1,
+                    Err(e) => assert!(!e.problem.contains("no longer solves"), "custom {}: {}", decl.kind, e.problem),
+                }
+                checked += 1;
+            }
+        }
+        assert!(
+            checked >= 5 && sent_to_custom > 0,
+            "{checked} dropped pairs, {sent_to_custom} sent to a custom endpoint"
+        );
     }
 
     #[test]

@@ -25,9 +25,15 @@ fn solving(after_s: u64) -> FakeService {
 /// dead-lettering rather than holding (`circuit.account_hold_ms: 0`, the option these tests are
 /// about; the default hold is `core/tests/it/fleet_hold.rs`'s and `reliability.rs`'s).
 fn provider(name: &'static str, service: FakeService) -> SimProvider {
+    provider_at(name, "2captcha", service)
+}
+
+/// A provider of preset `preset` (the hCaptcha tests need a service whose kind file still lists
+/// hCaptcha: `core/kinds/hcaptcha.toml`).
+fn provider_at(name: &'static str, preset: &'static str, service: FakeService) -> SimProvider {
     let mut config = EngineConfig::default();
     config.circuit.account_hold_ms = 0;
-    SimProvider::new(name, "2captcha", config, service)
+    SimProvider::new(name, preset, config, service)
 }
 
 fn ordered() -> RoutingConfig {
@@ -397,7 +403,10 @@ fn refusing(code: &'static str) -> FakeService {
 #[test]
 fn hcaptcha_at_a_service_that_answers_hcaptcha_not_supported_is_solved_by_the_next_one() {
     let mut h = Harness::multi(
-        vec![provider("a", refusing("ERROR_HCAPTCHA_NOT_SUPPORTED")), provider("b", solving(20))],
+        vec![
+            provider_at("a", "captchaai", refusing("ERROR_HCAPTCHA_NOT_SUPPORTED")),
+            provider_at("b", "captchaai", solving(20)),
+        ],
         ordered(),
     );
     let jobs: Vec<JobId> = (0..5).map(|i| h.submit(hcaptcha_task(i), &[])).collect();
@@ -417,8 +426,8 @@ fn hcaptcha_at_a_service_that_answers_hcaptcha_not_supported_is_solved_by_the_ne
 fn a_kind_no_configured_service_solves_is_dead_lettered_naming_each_service_and_its_answer() {
     let mut h = Harness::multi(
         vec![
-            provider("a", refusing("ERROR_HCAPTCHA_NOT_SUPPORTED")),
-            provider("b", refusing("ERROR_TASK_NOT_SUPPORTED")),
+            provider_at("a", "captchaai", refusing("ERROR_HCAPTCHA_NOT_SUPPORTED")),
+            provider_at("b", "captchaai", refusing("ERROR_TASK_NOT_SUPPORTED")),
         ],
         ordered(),
     );
@@ -438,10 +447,33 @@ fn a_kind_no_configured_service_solves_is_dead_lettered_naming_each_service_and_
 
 #[test]
 fn with_one_service_a_refused_kind_is_no_service_for_kind_rather_than_an_input_to_fix() {
-    let mut h = Harness::multi(vec![provider("a", refusing("ERROR_TASK_NOT_SUPPORTED"))], ordered());
+    let mut h = Harness::multi(vec![provider_at("a", "captchaai", refusing("ERROR_TASK_NOT_SUPPORTED"))], ordered());
     h.submit(hcaptcha_task(1), &[]);
     h.run();
     assert_eq!(h.dead.len(), 1);
     assert_eq!(h.dead[0].1.reason, reason::NO_SERVICE_FOR_KIND);
     assert!(h.dead[0].1.description.contains("a (ERROR_TASK_NOT_SUPPORTED)"), "{}", h.dead[0].1.description);
+}
+
+/// Issue 43, item 4's table refresh: a service whose kind file lists it under `[dropped]`
+/// (2captcha for hCaptcha, `core/kinds/hcaptcha.toml`) is never sent the kind; the task goes to a
+/// service that still takes it, and with none left it is refused when submitted, naming the source.
+#[test]
+fn hcaptcha_is_never_sent_to_a_service_that_dropped_it() {
+    let mut h = Harness::multi(vec![provider("a", solving(20)), provider_at("b", "captchaai", solving(20))], ordered());
+    let jobs: Vec<JobId> = (0..3).map(|i| h.submit(hcaptcha_task(i), &[])).collect();
+    h.run();
+    assert!(h.dead.is_empty(), "dead-lettered: {:?}", h.dead.iter().map(|(_, r)| &r.reason).collect::<Vec<_>>());
+    let by_job = solved_at(&h);
+    assert!(jobs.iter().all(|j| by_job[j] == "b"), "every task solved at b: {by_job:?}");
+    assert!(h.service_of(0).log.is_empty(), "2captcha was sent hCaptcha: {:?}", h.service_of(0).log);
+
+    let mut only_dropped = Harness::multi(vec![provider("a", solving(20))], ordered());
+    let refused = only_dropped.engine.submit(hcaptcha_task(9), BTreeMap::new(), None, only_dropped.now).unwrap_err();
+    assert_eq!(refused.field, "type");
+    assert!(
+        refused.problem.contains("no longer solves") && refused.problem.contains("github.com/2captcha/2captcha-python"),
+        "{}",
+        refused.problem
+    );
 }

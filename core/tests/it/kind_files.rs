@@ -60,6 +60,46 @@ const EDITS: &[(&str, &str, &str, &str)] = &[
     ("datadome", "kind = \"Datadome\"\n", "", "datadome.toml: TOML parse error"),
     ("datadome", "kind = \"Datadome\"\n", "", "missing field `kind`"),
     ("datadome", "kind = \"Datadome\"", "kind = \"DataDome\"", "`kind` is `DataDome`, but the TaskKind of"),
+    // `[dropped.<service>]`: only `doc` and `note`, a preset, an https source, and never a
+    // service the kind is still sent to (coded or declared).
+    ("hcaptcha", "[dropped.capmonster]\ndoc =", "[dropped.capmonster]\ndocs =", "unknown field `docs`"),
+    (
+        "hcaptcha",
+        "[dropped.capsolver]",
+        "[dropped.capsolvr]",
+        "dropped.capsolvr: `capsolvr` is not one of `all_presets`",
+    ),
+    (
+        "hcaptcha",
+        r#"services = ["captchaai", "anti-captcha"]"#,
+        r#"services = ["captchaai", "anti-captcha", "capmonster"]"#,
+        "hcaptcha.toml: dropped.capmonster: the kind is still sent to `capmonster`",
+    ),
+    (
+        "hcaptcha",
+        "doc = \"https://github.com/capsolver/",
+        "doc = \"http://github.com/capsolver/",
+        "is not an https:// URL",
+    ),
+    ("funcaptcha", "note = \"CapSolver's", "note = \" \"\nn = \"CapSolver's", "unknown field `n`"),
+    (
+        "amazon_waf",
+        "[[create_task]]\ndialect = \"capsolver\"",
+        "[dropped.capsolver]\ndoc = \"https://example.com/\"\nnote = \"n\"\n\n[[create_task]]\ndialect = \"capsolver\"",
+        "amazon_waf.toml: dropped.capsolver: the kind is still sent to `capsolver`",
+    ),
+    (
+        "amazon_waf",
+        "[[create_task]]\ndialect = \"capsolver\"",
+        "[dropped.2captcha]\ndoc = \"https://example.com/\"\nnote = \"n\"\n\n[[create_task]]\ndialect = \"capsolver\"",
+        "amazon_waf.toml: dropped.2captcha: the kind is still sent to `2captcha`",
+    ),
+    (
+        "amazon_waf",
+        "[[create_task]]\ndialect = \"capsolver\"",
+        "[dropped.captchaai]\ndoc = \"https://example.com/\"\nnote = \" \"\n\n[[create_task]]\ndialect = \"capsolver\"",
+        "amazon_waf.toml: dropped.captchaai.note: say what the source shows",
+    ),
 ];
 
 #[test]

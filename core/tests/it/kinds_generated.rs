@@ -260,6 +260,17 @@ fn docs() -> String {
             .unwrap();
         }
     }
+    out.push_str("\n## Services that dropped a kind\n\nA service that took a kind and no longer does (`[dropped]` in the kind file): the kind is not sent there, and a task routed there is refused on `type`, naming the source below and the services that still take it.\n\n| kind | service | what the source shows | source |\n|---|---|---|---|\n");
+    let mut any = false;
+    for d in decls() {
+        for x in d.dropped {
+            any = true;
+            writeln!(out, "| `{}` | {} | {} | <{}> |", d.kind, x.service, x.note, x.doc).unwrap();
+        }
+    }
+    if !any {
+        out.push_str("| — | — | none | — |\n");
+    }
     out.push_str("\n## Answer life\n\nHow long each kind's answer is good for after it was solved (`answer_life`; `solved_at` and `expires_at` on every solution). Past it, an answer is never handed over as good: it is a dead letter `TTLExpired` that keeps the answer and its cost, or solved again with `recover --resolve-expired`.\n\n| kind | life | source |\n|---|---|---|\n");
     for d in decls() {
         let (life, source) = match d.life {

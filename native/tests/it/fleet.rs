@@ -336,11 +336,12 @@ async fn a_closing_client_reports_its_spend_before_it_leaves() {
 }
 
 /// Two providers for the hCaptcha test: `first` answers that it does not solve hCaptcha, `second`
-/// solves it. Each client has both, with the same keys (the same accounts).
+/// solves it. Each client has both, with the same keys (the same accounts). Both are CaptchaAI, a
+/// v1 service core/kinds/hcaptcha.toml still routes hCaptcha to (2captcha dropped it).
 fn hcaptcha_providers(refuser: &MockHandle, solver: &MockHandle) -> serde_json::Value {
     json!([
-        {"name": "first", "provider": "2captcha", "api_key": "key-first", "base_url": refuser.base_url()},
-        {"name": "second", "provider": "2captcha", "api_key": "key-second", "base_url": solver.base_url()},
+        {"name": "first", "provider": "captchaai", "api_key": "key-first", "base_url": refuser.base_url()},
+        {"name": "second", "provider": "captchaai", "api_key": "key-second", "base_url": solver.base_url()},
     ])
 }
 

@@ -7,8 +7,10 @@ use crate::task::Hcaptcha;
 /// The `task` object (written when `building`, else only checked) of a `hcaptcha` task in `d`, or the field `d` has no place for.
 pub(super) fn object(d: Dialect, t: &Hcaptcha, building: bool) -> Result<Obj, InvalidTask> {
     // CapSolver lists no hCaptcha token task (https://docs.capsolver.com/guide/support).
-    // CapMonster: https://docs.capmonster.cloud/docs/captchas/hcaptcha-task, HCaptchaTask with
-    // rqdata in `data` (a plain string) and optional proxy fields
+    // The 2captcha v2 and CapMonster presets dropped hCaptcha (`[dropped]` in
+    // core/kinds/hcaptcha.toml), so only a custom endpoint speaking their dialect reaches the
+    // forms below for them: CapMonster's is HCaptchaTask with rqdata in `data` (a plain string)
+    // and optional proxy fields, as its official client still writes it
     // (capmonstercloud_client/requests/HcaptchaRequest.py).
     if d == CapSolver {
         return Err(unsupported(d, TaskKind::Hcaptcha));

@@ -42,6 +42,17 @@ pub struct KindDecl {
     /// How long its answer is good for after it was solved (`answer_life` in the kind file).
     pub life: AnswerLife,
     pub wire: Wire,
+    /// The services that took the kind and dropped it (`[dropped]` in the kind file), each with
+    /// its source: the kind is not sent there, and a refusal names why.
+    pub dropped: &'static [DroppedDecl],
+}
+
+/// A service that dropped a kind: its preset name, the source that shows it and what it shows.
+#[derive(Debug)]
+pub struct DroppedDecl {
+    pub service: &'static str,
+    pub doc: Text,
+    pub note: Text,
 }
 
 /// How long a kind's answer is good for after it was solved: a token or a cookie expires, a
@@ -218,6 +229,11 @@ impl KindDecl {
             Wire::Coded { services } => Some(services),
             Wire::Declared { .. } => None,
         }
+    }
+
+    /// Why `service` no longer takes this kind, where the kind file says it dropped it.
+    pub fn dropped_by(&self, service: &str) -> Option<&'static DroppedDecl> {
+        self.dropped.iter().find(|d| d.service == service)
     }
 
     pub fn field(&self, name: &str) -> Option<&FieldDecl> {

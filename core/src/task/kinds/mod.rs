@@ -29,7 +29,8 @@ pub mod typed;
 use serde_json::Value;
 
 pub use decl::{
-    AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire,
+    AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, DroppedDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl,
+    Wire,
 };
 #[cfg(not(target_arch = "wasm32"))]
 pub use declared::Declared;
@@ -56,6 +57,7 @@ macro_rules! declared {
             answer: &[],
             life: $life,
             wire: Wire::Declared { v1: None, create_task: &[] },
+            dropped: &[],
         }
     };
 }
@@ -65,7 +67,8 @@ macro_rules! declared {
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 mod tables {
     use super::decl::{
-        strip, AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl, Wire,
+        strip, AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, DroppedDecl, FieldDecl, FieldType, KindDecl, Source,
+        V1Decl, Wire,
     };
     use crate::provider::protocol::Dialect;
     use crate::task::TaskKind;
