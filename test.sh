@@ -105,21 +105,13 @@ wasm_probe() {
   node .ci/wasm-probe.mjs target/wasm32-unknown-unknown/debug/captcha_dlq_wasm_probe.wasm
 }
 
-# The README's first command as a newcomer runs it (`cargo demo`, the CLI without Redis and OTLP), then that same
-# binary refusing a Redis DLQ by name: the one run of the CLI built without its default features.
+# The demo on the packaged CLI (dist/, what a user downloads): the README's first command is the same program, built
+# without Redis and OTLP (`cargo demo`), which the crates stage compiles in check mode; compiling it a third time
+# here cost two minutes of CPU.
 demo() {
-  local out=$STAGE_LOGS/demo.out err=$STAGE_LOGS/demo.err status=0
-  cargo demo >"$out"
+  local out=$STAGE_LOGS/demo.out
+  "dist/captcha-dlq-$(sed -nE '/^\[workspace.package\]/,/^\[/ s/^version = "(.*)"/\1/p' Cargo.toml)-x86_64-unknown-linux-gnu" demo >"$out"
   grep -q "DLQ size after replay: 0" "$out" && echo "demo ok: $(grep -c '^Solved:' "$out") solved, the DLQ empty after replay"
-  printf '{"type":"text","body":"aGVsbG8="}\n' >"$STAGE_LOGS/demo-task.jsonl"
-  target/debug/captcha-dlq batch "$STAGE_LOGS/demo-task.jsonl" --dlq "redis://:secret-pw@127.0.0.1:1" \
-    --base-url http://127.0.0.1:1 >/dev/null 2>"$err" || status=$?
-  if [ "$status" = 0 ] || ! grep -q "no Redis store" "$err" || grep -q "secret-pw" "$err"; then
-    echo "the demo's CLI (no redis feature) did not refuse a Redis DLQ by name (exit $status):" >&2
-    cat "$err" >&2
-    return 1
-  fi
-  echo "the same CLI refuses a Redis DLQ by name (exit $status): $(grep -m1 "no Redis store" "$err")"
 }
 
 actionlint() {
@@ -155,10 +147,6 @@ stage_wait "system packages: redis-server, redis-cli, openssl, chromium, chromed
 # server, TLS with an ACL user, a 3-master cluster), e2e, the CLI (demo, batch, dashboard, durability under
 # SIGKILL, locks, Redis outages), the mock solver, the Python store under an embedded interpreter.
 stage_bg "Rust tests: run (cargo-nextest, then the doc tests)" rust_tests_run
-# The README's first command compiles the CLI without its default features in the workspace's target dir, on the
-# dependencies the test build compiled, once the Rust tests are done with the CLI binary it replaces there; the
-# artifacts build in a target dir of their own beside both.
-stage_bg_after "Rust tests: run (cargo-nextest, then the doc tests)" "the demo (README's first command, cargo demo)" demo
 stage_wait "wasm-bindgen-cli at the pinned version"
 stage "artifacts, ci profile: ./package.sh --profile ci (manylinux_2_17 wheel, sdist and a wheel built from it outside the repository, npm main + linux-x64-gnu tarballs, browser tarball, CLI)" ./package.sh --profile ci
 stage_wait "Rust tests: run (cargo-nextest, then the doc tests)"
@@ -166,6 +154,7 @@ stage_wait "Rust tests: run (cargo-nextest, then the doc tests)"
 stage_bg "Python: the wheel in 3.13 (stubtest, mypy, pytest, page tests) and 3.9 (smoke)" bash .ci/package-check.sh python
 stage_bg "Node: the npm tarballs in a fresh project (CommonJS, tsc, the shared suite, Node-only, audit, traces, page)" bash .ci/package-check.sh node
 stage_bg "browser: the tarball in a fresh project under headless Chromium (import map, workers, the extension)" bash .ci/package-check.sh browser
+stage_bg "the demo on the packaged CLI" demo
 stage "browser crate: wasm-bindgen-test in headless Chromium (store suite on IndexedDB, vectors)" bash bindings-wasm/test.sh --rust-only
 stage "the core on wasm32: no host imports, same answers" wasm_probe
 stage "browser package sizes (.wasm 420 KB guard, shipped JS 15 KB, page JS 9 KB; gzipped)" bash bench/wasm/size.sh --guards-only
@@ -175,7 +164,7 @@ stage "release workflow: actionlint" actionlint
 stage_wait "Python: the wheel in 3.13 (stubtest, mypy, pytest, page tests) and 3.9 (smoke)"
 stage_wait "Node: the npm tarballs in a fresh project (CommonJS, tsc, the shared suite, Node-only, audit, traces, page)"
 stage_wait "browser: the tarball in a fresh project under headless Chromium (import map, workers, the extension)"
-stage_wait "the demo (README's first command, cargo demo)"
+stage_wait "the demo on the packaged CLI"
 
 echo
 echo "all test stages passed"

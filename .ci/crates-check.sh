@@ -7,7 +7,7 @@
 #     lost fails here. `cargo check` finds all of these (it reads every source file and runs the build
 #     scripts) at a third of the cost of `cargo package`'s own verify, which builds; the workspace's tests
 #     build the same sources. The checks share the workspace's target dir and its lock file's versions.
-#   - the same unpacked library without its default features (no Redis store), as `cargo demo` builds it;
+#   - the CLI and the library without their default features (no Redis store, no OTLP), as `cargo demo` builds them;
 #   - `cargo tree -p captcha-dlq -e normal` (what a library user compiles) holds no clap, indicatif,
 #     axum, server-side hyper, the mock solver or the dashboard.
 # Usage: .ci/crates-check.sh [--verify]   (--verify: cargo package's own verify build as well, as a release does)
@@ -60,9 +60,10 @@ for crate in "${CRATES[@]}"; do
   echo "== cargo check -p $crate, unpacked"
   (cd "$SCRATCH" && cargo check --quiet -p "$crate")
 done
-echo "== cargo check -p captcha-dlq --no-default-features, unpacked"
-(cd "$SCRATCH" && cargo check --quiet -p captcha-dlq --no-default-features)
 rm -rf "$SCRATCH"
+# `cargo demo` (the README's first command): the CLI, and the library under it, without Redis and OTLP.
+echo "== cargo check -p captcha-dlq-cli --no-default-features (cargo demo's build)"
+cargo check --quiet -p captcha-dlq-cli --no-default-features
 
 echo "== cargo tree -p captcha-dlq -e normal: no CLI, server or test-only crates"
 tree=$(cargo tree -p captcha-dlq -e normal --prefix none --format '{p} [{f}]')

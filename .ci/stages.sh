@@ -4,10 +4,6 @@
 #   stage NAME CMD...        runs CMD in the foreground (in a subshell: a stage sets no variable of the run).
 #   stage_bg NAME CMD...     starts CMD in the background, its output kept in a log; a build of the other
 #                            core's share of work, or a test suite that waits on I/O, runs beside it.
-#   stage_bg_after PREV NAME CMD...
-#                            starts CMD in the background once the background stage PREV has ended well (two
-#                            stages that share cargo's target dir and its binaries, one after the other, while the
-#                            foreground goes on); its time counts from its start. It does not run if PREV failed.
 #   stage_wait NAME          waits for a background stage, prints its log, and fails the run if it failed.
 # Sourced by test.sh, not run.
 
@@ -49,39 +45,18 @@ stage() {
 }
 
 stage_bg() {
-  _stage_bg_start "" "$@"
-}
-
-stage_bg_after() {
-  _stage_bg_start "$@"
-}
-
-# _stage_bg_start PREV NAME CMD...: PREV empty, or the background stage to wait for.
-_stage_bg_start() {
-  local prev=$1 name=$2 file prev_end=
-  shift 2
+  local name=$1 file
+  shift
   file=$STAGE_LOGS/${name//\//_}
-  [ -z "$prev" ] || prev_end=$STAGE_LOGS/${prev//\//_}.end
-  printf '\n=== %s (%s) ===\n' "$name" "${prev:+"in the background after: $prev"}${prev:-started in the background}"
+  printf '\n=== %s (started in the background) ===\n' "$name"
   STAGE_BG_STARTED[$name]=$(_stage_now)
   # The stage's commands run with `set -e` as the foreground ones do (not under `||`, which would switch it off
   # for everything inside); the stage notes its end (status, time) for stage_wait.
   (
     set +e
-    if [ -n "$prev_end" ]; then
-      # A sibling's end note, not its pid: a background job cannot wait for another.
-      until [ -s "$prev_end" ]; do sleep 1; done
-      read -r prev_status _ <"$prev_end"
-      if [ "$prev_status" != 0 ]; then
-        echo "not run: $prev failed"
-        echo "1 0.0" >"$file.end"
-        exit 0
-      fi
-    fi
-    started=$(_stage_now)
     ( set -euo pipefail; "$@" )
     status=$?
-    echo "$status $(_stage_since "$started")" >"$file.end"
+    echo "$status $(_stage_since "${STAGE_BG_STARTED[$name]}")" >"$file.end"
   ) >"$file.log" 2>&1 &
   STAGE_BG_PID[$name]=$!
 }
