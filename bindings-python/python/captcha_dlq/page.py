@@ -287,12 +287,30 @@ def _record_verdict(client: Client, results: List[WidgetResult], accepted: Optio
 class _Frame:
     """A frame of a sync driver: where to evaluate, and its URL."""
 
-    def __init__(self, url: str, evaluate: Callable[[str, Any], Any], main: bool = False, reload: Optional[Callable[[], Any]] = None) -> None:
-        self.url = url
+    def __init__(
+        self,
+        url: str,
+        evaluate: Callable[[str, Any], Any],
+        main: bool = False,
+        reload: Optional[Callable[[], Any]] = None,
+        live_url: Optional[Callable[[], str]] = None,
+    ) -> None:
+        self._url = url
+        #: The frame's URL as it is now: a frame listed before it navigated (one added late, still
+        #: about:blank) is named by the document its widgets were found in.
+        self._live_url = live_url
         self.evaluate = evaluate
         self.main = main
         #: Loads the frame again (a frame that is not the page's main frame).
         self.reload = reload
+
+    @property
+    def url(self) -> str:
+        return self._live_url() if self._live_url is not None else self._url
+
+
+def _current_url(frame: Any) -> str:
+    return str(frame.url)
 
 
 def _is_selenium(page: Any) -> bool:
@@ -356,7 +374,15 @@ def _playwright_frames(page: Any) -> List[_Frame]:
                 raise RuntimeError("the frame was detached")
             return frame.evaluate(expression) if arg is None else frame.evaluate(expression, arg)
 
-        out.append(_Frame(frame.url, evaluate, main=frame == page.main_frame, reload=functools.partial(evaluate, "() => location.reload()", None)))
+        out.append(
+            _Frame(
+                frame.url,
+                evaluate,
+                main=frame == page.main_frame,
+                reload=functools.partial(evaluate, "() => location.reload()", None),
+                live_url=functools.partial(_current_url, frame),
+            )
+        )
     return out
 
 
