@@ -1,4 +1,4 @@
-//! Applies `dlq_retention` to a DLQ store (native only: the archive is a file): the client
+//! Applies `dlq_retention` to a DLQ store (feature `retention`, with `files`: the archive is a file): the client
 //! every `interval_ms`, the CLI's `captcha-dlq dlq retain` once.
 //!
 //! The records to evict are chosen by the core ([`captcha_dlq_core::dlq::retention`]): the
