@@ -18,6 +18,7 @@
 //! [`crate::fleet`]). The fleet's total then stays within the budget, give or take what other
 //! clients committed since this one's last sync.
 
+use super::lanes::LaneId;
 use super::reaction::Reaction;
 use super::{Engine, JobId, Phase};
 use crate::class::{reason, ErrorClass, Failure};
@@ -82,7 +83,7 @@ impl Engine {
 
     /// Whether `job`'s submission at lane `l` would not fit the budget beside what was spent
     /// and what the tasks in flight reserved.
-    fn over_budget(&self, l: usize, job: JobId) -> bool {
+    fn over_budget(&self, l: LaneId, job: JobId) -> bool {
         let Some(budget) = self.routing.budget else { return false };
         let (spent, reserved) = self.budget_counts();
         let committed = reserved.saturating_add(self.expected_cost(l, job));
@@ -91,13 +92,13 @@ impl Engine {
 
     /// Whether `job`'s submission at lane `l` waits for the tasks in flight (the fleet's, when it
     /// shares the budget) to end.
-    pub(super) fn budget_waits(&self, l: usize, job: JobId) -> bool {
+    pub(super) fn budget_waits(&self, l: LaneId, job: JobId) -> bool {
         self.routing.budget.is_some() && self.budget_counts().1 > 0 && self.over_budget(l, job)
     }
 
     /// Why `job` cannot be submitted at lane `l` at all: the budget is spent, or its cost
     /// alone would pass it with nothing in flight.
-    pub(super) fn budget_refuses(&self, l: usize, job: JobId) -> Option<Failure> {
+    pub(super) fn budget_refuses(&self, l: LaneId, job: JobId) -> Option<Failure> {
         self.budget_refusal().or_else(|| {
             (self.routing.budget.is_some() && self.budget_counts().1 == 0 && self.over_budget(l, job)).then(|| {
                 let mut f = self.exhausted();
@@ -114,7 +115,7 @@ impl Engine {
     }
 
     /// The known cost of `job` at lane `l`, in nano-units (0 when unknown).
-    pub(super) fn expected_cost(&self, l: usize, job: JobId) -> u64 {
+    pub(super) fn expected_cost(&self, l: LaneId, job: JobId) -> u64 {
         let Some(kind) = self.jobs.get(&job).map(|j| j.task.kind()) else { return 0 };
         // A finite price of at least 0 (checked where prices are read); the cast saturates.
         self.lanes[l].expected_cost(kind).map_or(0, to_nano)

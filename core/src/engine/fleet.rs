@@ -11,6 +11,7 @@
 use core::time::Duration;
 use std::collections::VecDeque;
 
+use super::lanes::LaneId;
 use super::{Action, Engine};
 use crate::class::Failure;
 use crate::fleet::{
@@ -324,12 +325,12 @@ impl FleetShare {
 impl Engine {
     /// Asks for the syncs that are due (see the module documentation).
     pub(super) fn ask_fleet_syncs(&mut self, now: Timestamp) {
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             let Some(demand) = self.lane_demand(l) else { continue };
             let Some(share) = self.lanes[l].fleet_mut() else { continue };
             if let Some(report) = share.sync_due(demand, now) {
                 let account = share.account().to_string();
-                self.actions.push_back(Action::FleetSync(FleetSync { lane: l, account, report }));
+                self.actions.push_back(Action::FleetSync(FleetSync { lane: l.index(), account, report }));
             }
         }
     }
@@ -340,18 +341,18 @@ impl Engine {
     /// solve would take that spend with it.
     pub fn fleet_final_syncs(&mut self, now: Timestamp) -> Vec<FleetSync> {
         let mut syncs = Vec::new();
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             let Some(demand) = self.lane_demand(l) else { continue };
             let Some(share) = self.lanes[l].fleet_mut() else { continue };
             if let Some(report) = share.final_report(demand, now) {
-                syncs.push(FleetSync { lane: l, account: share.account().to_string(), report });
+                syncs.push(FleetSync { lane: l.index(), account: share.account().to_string(), report });
             }
         }
         syncs
     }
 
     /// What lane `l` tells its share when a sync is due (`None`: the lane is not in a fleet).
-    fn lane_demand(&self, l: usize) -> Option<LaneDemand> {
+    fn lane_demand(&self, l: LaneId) -> Option<LaneDemand> {
         let lane = &self.lanes[l];
         lane.fleet()?;
         Some(LaneDemand {
@@ -368,8 +369,8 @@ impl Engine {
     /// Feeds back the result of an [`Action::FleetSync`]: the grant, or (with the report that
     /// was sent) the failure, after which the lane syncs again shortly and reports it again.
     pub fn fleet_synced(&mut self, sync: FleetSync, result: Result<FleetGrant, String>, now: Timestamp) {
-        let l = sync.lane;
-        let Some(share) = self.lanes.get_mut(l).and_then(|lane| lane.fleet_mut()) else { return };
+        let Some(l) = self.lanes.id(sync.lane) else { return };
+        let Some(share) = self.lanes[l].fleet_mut() else { return };
         let grant = match result {
             Ok(grant) => grant,
             Err(_) => return share.failed(sync.report, now),
@@ -423,7 +424,7 @@ impl Engine {
     }
 
     /// Whether lane `l`'s share (if it has one) lets a submission go out now.
-    pub(super) fn fleet_allows(&mut self, l: usize, now: Timestamp) -> bool {
+    pub(super) fn fleet_allows(&mut self, l: LaneId, now: Timestamp) -> bool {
         let lane = &mut self.lanes[l];
         let in_flight = lane.in_flight();
         lane.fleet_mut().is_none_or(|share| share.allows(in_flight, now))

@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::backoff;
+use super::lanes::{LaneId, LaneSet};
 use super::routing::Preference;
 use super::{Action, Engine};
 use crate::dlq::record::HistoryEntry;
@@ -81,7 +82,7 @@ pub(super) struct Job {
     pub(super) deadline: Timestamp,
     pub(super) stage: Stage,
     /// The lane the task waits at, is submitted to, or last ran at.
-    pub(super) lane: Option<usize>,
+    pub(super) lane: Option<LaneId>,
     /// Shared with the poll requests that carry it (a batch poll names up to 100).
     pub(super) provider_task_id: Option<Arc<str>>,
     pub(super) submitted_at: Timestamp,
@@ -101,12 +102,12 @@ pub(super) struct Job {
     pub(super) lease_held: bool,
     /// Its own routing (the `routing` label).
     pub(super) preference: Preference,
-    /// Lanes that cannot take it (one bit per lane).
-    pub(super) unsupported: u32,
+    /// Lanes that cannot take it.
+    pub(super) unsupported: LaneSet,
     /// Lanes that answered a task-terminal error for it (avoided by routing).
-    pub(super) avoid: u32,
+    pub(super) avoid: LaneSet,
     /// A lane that may still be working on it and until when: it is sent nowhere else before.
-    pub(super) pin: Option<(usize, Timestamp)>,
+    pub(super) pin: Option<(LaneId, Timestamp)>,
     /// Sent to another lane than the fastest to measure it (left there by rebalancing).
     pub(super) explored: bool,
     /// Its expected cost, reserved against the budget while it is submitted (nano-units).
@@ -122,26 +123,26 @@ pub(super) struct Job {
 pub(super) enum Pending {
     Submit {
         job: JobId,
-        lane: usize,
+        lane: LaneId,
     },
     Poll {
-        lane: usize,
+        lane: LaneId,
         jobs: Vec<JobId>,
         ids: Vec<Arc<str>>,
     },
     /// A balance check while submissions are held for an account error.
     Probe {
-        lane: usize,
+        lane: LaneId,
     },
     /// A balance check that decides a half-open circuit nobody else sends to (several
     /// providers only: with one, the next task is the probe).
     Ping {
-        lane: usize,
+        lane: LaneId,
     },
 }
 
 impl Pending {
-    pub(super) fn lane(&self) -> usize {
+    pub(super) fn lane(&self) -> LaneId {
         match self {
             Pending::Submit { lane, .. }
             | Pending::Poll { lane, .. }
@@ -191,8 +192,8 @@ impl Engine {
                 replay_of: None,
                 lease_held: false,
                 preference: Preference::Client,
-                unsupported: 0,
-                avoid: 0,
+                unsupported: LaneSet::EMPTY,
+                avoid: LaneSet::EMPTY,
                 pin: None,
                 explored: false,
                 reserved: 0,
@@ -227,7 +228,8 @@ impl Engine {
     /// their answers find no job and are dropped).
     pub(super) fn unqueue(&mut self, job: JobId) {
         let Some(j) = self.jobs.get(&job) else { return };
-        let Some(lane) = j.lane.and_then(|l| self.lanes.get_mut(l)) else { return };
+        let Some(l) = j.lane else { return };
+        let lane = &mut self.lanes[l];
         match j.stage {
             Stage::Queued { at } => {
                 lane.dequeue(at, job);
@@ -284,7 +286,7 @@ impl Engine {
         Some(JournalEntry {
             id: j.id.clone(),
             task: j.task.clone(),
-            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
+            provider: self.lanes[j.lane.unwrap_or(LaneId::FIRST)].name().to_string(),
             labels: j.labels.clone(),
             provider_task_id: j.provider_task_id.as_deref().map(String::from),
             attempts: j.attempts,
@@ -305,7 +307,7 @@ impl Engine {
         JournalEntry {
             id: j.id,
             task: j.task,
-            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
+            provider: self.lanes[j.lane.unwrap_or(LaneId::FIRST)].name().to_string(),
             labels: j.labels,
             provider_task_id: j.provider_task_id.as_deref().map(String::from),
             attempts: j.attempts,

@@ -21,6 +21,7 @@ mod health;
 mod job;
 pub(crate) mod kind_ms;
 pub mod lane;
+mod lanes;
 mod limiter;
 mod placement;
 mod polls;
@@ -44,6 +45,7 @@ use self::job::{Job, Pending, Stage};
 pub use self::job::{JobId, RequestId};
 use self::lane::Lane;
 pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
+use self::lanes::{LaneId, LaneSet, Lanes};
 use self::reaction::{circuit_open_failure, network_failure, Reaction};
 pub use self::recovery::Expired;
 use self::routing::Preference;
@@ -141,7 +143,7 @@ pub struct Engine {
     /// The first lane's configuration: its `retry` and `seed` are the whole engine's.
     config: EngineConfig,
     routing: RoutingConfig,
-    lanes: Vec<Lane>,
+    lanes: Lanes,
     rng: fastrand::Rng,
     jobs: FxHashMap<JobId, Job>,
     deadlines: BTreeSet<(Timestamp, JobId)>,
@@ -156,7 +158,7 @@ pub struct Engine {
     /// Expected cost of the tasks submitted and not finished, in nano-units (budget).
     reserved: u64,
     /// The lane `fastest` / `cheapest` preferred per kind at the last look (rebalancing).
-    best: FxHashMap<(Policy, TaskKind), usize>,
+    best: FxHashMap<(Policy, TaskKind), LaneId>,
 }
 
 /// Garbled batch answers in a row after which polling falls back to one id per request.
@@ -196,7 +198,7 @@ impl Engine {
             rng: fastrand::Rng::with_seed(config.seed),
             config,
             routing,
-            lanes,
+            lanes: Lanes::new(lanes),
             jobs: FxHashMap::default(),
             deadlines: BTreeSet::new(),
             requests: FxHashMap::default(),
@@ -216,7 +218,7 @@ impl Engine {
     /// nothing to another service.
     pub fn with_submit_options(mut self, options: SubmitOptions) -> Self {
         let only = self.lanes.len() == 1;
-        for lane in &mut self.lanes {
+        for lane in self.lanes.iter_mut() {
             lane.set_submit_options(&options, only);
         }
         self
@@ -224,7 +226,7 @@ impl Engine {
 
     /// The first provider (the only one of a single-provider engine).
     pub fn provider(&self) -> &Provider {
-        self.lanes[0].provider()
+        self.lanes[LaneId::FIRST].provider()
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -289,12 +291,12 @@ impl Engine {
     }
 
     /// A lane's name for its events, when there are several.
-    fn label(&self, lane: usize) -> Option<String> {
+    fn label(&self, lane: LaneId) -> Option<String> {
         self.multi().then(|| self.lanes[lane].name().to_string())
     }
 
-    fn lane_named(&self, name: &str) -> Option<usize> {
-        self.lanes.iter().position(|l| l.name() == name).or_else(|| (!self.multi()).then_some(0))
+    fn lane_named(&self, name: &str) -> Option<LaneId> {
+        self.lanes.named(name).or_else(|| (!self.multi()).then_some(LaneId::FIRST))
     }
 
     // ----- commands -------------------------------------------------------
@@ -379,22 +381,22 @@ impl Engine {
     /// The lanes that cannot take `task` (a bit each); an error when none can. `task` is
     /// valid (its type says so): this asks each provider what building its request would,
     /// without building it.
-    fn unsupported(&self, task: &Task) -> Result<u32, InvalidTask> {
-        let mut mask = 0u32;
+    fn unsupported(&self, task: &Task) -> Result<LaneSet, InvalidTask> {
+        let mut mask = LaneSet::EMPTY;
         let mut first_error = None;
-        for (i, lane) in self.lanes.iter().enumerate() {
+        for (i, lane) in self.lanes.with_ids() {
             if let Err(e) = lane.provider().check_submit(task) {
-                mask |= 1 << i;
+                mask.insert(i);
                 first_error.get_or_insert(e);
             }
         }
         match first_error {
-            Some(mut e) if mask.count_ones() as usize == self.lanes.len() => {
+            Some(mut e) if mask.len() == self.lanes.len() => {
                 if self.multi() {
                     e.problem = format!(
                         "{} (at {}; no configured provider can take this task)",
                         e.problem,
-                        self.lanes[0].name()
+                        self.lanes[LaneId::FIRST].name()
                     );
                 }
                 Err(e)
@@ -437,8 +439,8 @@ impl Engine {
         }
         let j = self.jobs.get(&job)?;
         let mut stopped = None;
-        for (i, lane) in self.lanes.iter().enumerate() {
-            if j.unsupported & (1 << i) != 0 {
+        for (i, lane) in self.lanes.with_ids() {
+            if j.unsupported.contains(i) {
                 continue;
             }
             match lane.account_stopped() {
@@ -529,7 +531,7 @@ impl Engine {
     /// Raises the in-flight limit of every provider to at least `limit` (a caller asked for
     /// that much concurrency); `ERROR_NO_SLOT_AVAILABLE` still halves it.
     pub fn ensure_in_flight_limit(&mut self, limit: u32) {
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             if let Some(limit) = self.lanes[l].limiter_mut().raise_ceiling(limit) {
                 let provider = self.label(l);
                 self.push_event(Event::ConcurrencyChanged { limit, provider });
@@ -576,15 +578,15 @@ impl Engine {
     /// (the page front ends' acceptance check): `accepted` routing ranks by it. Unknown names
     /// are ignored (a record of another client's provider).
     pub fn page_verdict(&mut self, provider: &str, kind: TaskKind, accepted: bool, now: Timestamp) {
-        if let Some(lane) = self.lanes.iter_mut().find(|l| l.name() == provider) {
-            lane.stats_mut().observe_verdict(kind, accepted);
+        if let Some(l) = self.lanes.named(provider) {
+            self.lanes[l].stats_mut().observe_verdict(kind, accepted);
             self.rebalance(kind, now);
         }
     }
 
     /// Lets submissions flow again (at every provider) after an account error was fixed.
     pub fn reset_circuit(&mut self) {
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             self.resume_lane(l);
         }
     }
@@ -595,9 +597,9 @@ impl Engine {
     /// (`account_ok`), so every client holding for the account resumes. Answers the providers
     /// that were held or stopped; an unknown name is an error naming the configured ones.
     pub fn resume_accounts(&mut self, provider: Option<&str>) -> Result<Vec<String>, ConfigError> {
-        let lanes: Vec<usize> = match provider {
-            None => (0..self.lanes.len()).collect(),
-            Some(name) => match self.lanes.iter().position(|l| l.name() == name) {
+        let lanes: Vec<LaneId> = match provider {
+            None => self.lanes.ids().collect(),
+            Some(name) => match self.lanes.named(name) {
                 Some(l) => vec![l],
                 None => {
                     let names: Vec<&str> = self.lanes.iter().map(Lane::name).collect();
@@ -620,7 +622,7 @@ impl Engine {
         Ok(resumed)
     }
 
-    fn resume_lane(&mut self, l: usize) {
+    fn resume_lane(&mut self, l: LaneId) {
         self.lanes[l].circuit_mut().reset_account();
         self.lanes[l].release_hold();
         if let Some(share) = self.lanes[l].fleet_mut() {
@@ -715,7 +717,7 @@ impl Engine {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let mut next: Option<Timestamp> = self.deadlines.first().map(|(t, _)| *t);
         let mut consider = |t: Timestamp| next = Some(next.map_or(t, |n| n.min(t)));
-        for (l, lane) in self.lanes.iter().enumerate() {
+        for (l, lane) in self.lanes.with_ids() {
             if let Some(hold) = lane.hold() {
                 consider(hold.until);
                 if !hold.probing {
@@ -757,7 +759,7 @@ impl Engine {
 
     fn advance(&mut self, now: Timestamp) {
         self.tick_circuits(now);
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             self.advance_hold(l, now);
         }
         while let Some(&(at, job)) = self.deadlines.first() {
@@ -784,7 +786,7 @@ impl Engine {
             };
             self.fail_as(job, Phase::Deadline, failure, None, now, Reaction::DeadLetter);
         }
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             self.schedule_polls(l, now);
             self.schedule_submits(l, now);
             self.ping_if_probing(l);

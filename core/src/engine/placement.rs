@@ -22,6 +22,7 @@
 //!
 //! With one provider none of this applies: every task waits at its only lane.
 
+use super::lanes::LaneId;
 use super::routing::{self, Candidate, Health, Policy, Preference};
 use super::{Engine, Event, JobId, Lane, Stage};
 use crate::class::Failure;
@@ -58,43 +59,42 @@ impl Engine {
         &mut self,
         job: JobId,
         now: Timestamp,
-        exclude: Option<usize>,
+        exclude: Option<LaneId>,
         explore: bool,
-    ) -> (usize, Timestamp) {
+    ) -> (LaneId, Timestamp) {
         if !self.multi() {
-            return (0, Timestamp::EPOCH);
+            return (LaneId::FIRST, Timestamp::EPOCH);
         }
-        let Some(j) = self.jobs.get(&job) else { return (0, Timestamp::EPOCH) };
+        let Some(j) = self.jobs.get(&job) else { return (LaneId::FIRST, Timestamp::EPOCH) };
         let kind = j.task.kind();
         let policy = j.preference.policy(self.routing.policy);
         let first = match j.preference {
-            Preference::First(i) => Some(i),
+            Preference::First(lane) => Some(lane),
             Preference::Client | Preference::Policy(_) => None,
         };
         let candidates: Vec<Candidate> = self
             .lanes
-            .iter()
-            .enumerate()
+            .with_ids()
             .map(|(i, lane)| Candidate {
-                health: if j.unsupported & (1 << i) != 0 || Some(i) == exclude || lane.refuses_kind(kind, now) {
+                health: if j.unsupported.contains(i) || Some(i) == exclude || lane.refuses_kind(kind, now) {
                     Health::Unsupported
                 } else {
                     lane.health()
                 },
-                avoided: j.avoid & (1 << i) != 0,
+                avoided: j.avoid.contains(i),
                 score: score(lane, policy, kind),
                 idle: lane.in_flight() == 0,
             })
             .collect();
         if let Some((pinned, until)) = j.pin.filter(|(_, until)| *until > now) {
             // It may still be worked on there: only there, or elsewhere once that time is over.
-            if candidates[pinned].health.usable() {
+            if candidates[pinned.index()].health.usable() {
                 return (pinned, Timestamp::EPOCH);
             }
-            let chosen = routing::choose(&candidates, policy, first);
+            let chosen = LaneId::at(routing::choose(&candidates, policy, first.map(LaneId::index)));
             return (chosen, if chosen == pinned { Timestamp::EPOCH } else { until });
         }
-        let mut chosen = routing::choose(&candidates, policy, first);
+        let mut chosen = routing::choose(&candidates, policy, first.map(LaneId::index));
         let mut explored = false;
         if explore && policy == Policy::Fastest && first.is_none() && candidates[chosen].health == Health::Ready {
             if let Some(lane) = routing::unmeasured(&candidates) {
@@ -111,7 +111,7 @@ impl Engine {
         if let Some(j) = self.jobs.get_mut(&job) {
             j.explored = explored;
         }
-        (chosen, Timestamp::EPOCH)
+        (LaneId::at(chosen), Timestamp::EPOCH)
     }
 
     /// Routes `job` and queues it for a submission not before `at`.
@@ -121,7 +121,7 @@ impl Engine {
         self.queue_at(job, lane, at.max(not_before));
     }
 
-    fn queue_at(&mut self, job: JobId, lane: usize, at: Timestamp) {
+    fn queue_at(&mut self, job: JobId, lane: LaneId, at: Timestamp) {
         self.unqueue(job);
         if let Some(j) = self.jobs.get_mut(&job) {
             j.lane = Some(lane);
@@ -132,7 +132,7 @@ impl Engine {
 
     /// Lane `l` stopped being usable: what waits there for a submission goes where routing
     /// now sends it, if that lane is usable. The rest stays, for `l`'s own rules to decide.
-    pub(super) fn evacuate(&mut self, l: usize, now: Timestamp) {
+    pub(super) fn evacuate(&mut self, l: LaneId, now: Timestamp) {
         if !self.multi() {
             return;
         }
@@ -193,7 +193,7 @@ impl Engine {
         true
     }
 
-    fn moved(&mut self, job: JobId, from: usize, to: usize, reason: String) {
+    fn moved(&mut self, job: JobId, from: LaneId, to: LaneId, reason: String) {
         let (from, to) = (self.lanes[from].name().to_string(), self.lanes[to].name().to_string());
         self.push_event(Event::Rerouted { job, from, to, reason });
     }
@@ -215,15 +215,14 @@ impl Engine {
                     idle: lane.in_flight() == 0,
                 })
                 .collect();
-            let best = routing::choose(&candidates, policy, None);
+            let best = LaneId::at(routing::choose(&candidates, policy, None));
             if self.best.insert((policy, kind), best) == Some(best) {
                 continue;
             }
             let client = self.routing.policy;
             let movable: Vec<JobId> = self
                 .lanes
-                .iter()
-                .enumerate()
+                .with_ids()
                 .filter(|(i, _)| *i != best)
                 .flat_map(|(_, lane)| lane.waiting().into_iter())
                 .filter(|job| {

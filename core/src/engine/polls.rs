@@ -2,6 +2,7 @@
 //! requests, and what their answers mean for each task (solved, not ready yet, failed).
 
 use super::job::{job_batchable, Pending, Stage};
+use super::lanes::LaneId;
 use super::{Engine, Event, JobId, PauseScope, RequestId, GARBLED_BATCHES_BEFORE_FALLBACK};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
@@ -10,7 +11,7 @@ use crate::time::Timestamp;
 use core::time::Duration;
 
 impl Engine {
-    pub(super) fn schedule_polls(&mut self, l: usize, now: Timestamp) {
+    pub(super) fn schedule_polls(&mut self, l: LaneId, now: Timestamp) {
         let batch = self.poll_batch(l);
         let lane = &self.lanes[l];
         let horizon = if batch > 1 { now.add(Duration::from_millis(lane.config().polling.coalesce_ms)) } else { now };
@@ -71,7 +72,7 @@ impl Engine {
     }
 
     /// One poll request for `jobs` (taken out of the poll queue) at lane `l`.
-    pub(super) fn send_poll(&mut self, l: usize, mut jobs: Vec<JobId>) {
+    pub(super) fn send_poll(&mut self, l: LaneId, mut jobs: Vec<JobId>) {
         // The request's id is the next one: each job is looked up once, to mark it polled
         // by that request and to read its provider task id.
         let rid = RequestId(self.next_request);
@@ -108,7 +109,7 @@ impl Engine {
 
     pub(super) fn on_poll_outcome(
         &mut self,
-        l: usize,
+        l: LaneId,
         jobs: Vec<JobId>,
         outcome: PollOutcome,
         status: Option<u16>,
@@ -151,7 +152,7 @@ impl Engine {
 
     pub(super) fn on_poll_failure(
         &mut self,
-        l: usize,
+        l: LaneId,
         jobs: Vec<JobId>,
         f: Failure,
         status: Option<u16>,

@@ -13,6 +13,7 @@ use core::time::Duration;
 use super::config::RetryConfig;
 use super::event::PauseScope;
 use super::lane::{Hold, KIND_REFUSED_FOR};
+use super::lanes::LaneId;
 use super::{millis, Action, Engine, Event, JobId, Stage, MAX_HISTORY};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
@@ -139,7 +140,7 @@ impl Engine {
             retry_after_failures: j.retry_after_failures,
             billed_failures: j.billed_failures,
         };
-        let lane = &self.lanes[j.lane.unwrap_or(0)];
+        let lane = &self.lanes[j.lane.unwrap_or(LaneId::FIRST)];
         let lane_holds = lane.config().circuit.holds_for(&f)
             && (lane.circuit().account_failure().is_none() || lane.hold().is_some());
         let decision = decide(facts, lane_holds, &f, &self.config.retry);
@@ -168,7 +169,7 @@ impl Engine {
     fn fail_with(&mut self, job: JobId, phase: Phase, f: Failure, status: Option<u16>, now: Timestamp, d: Decision) {
         self.record_failure(job, phase, &f, status, now);
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        let l = j.lane.unwrap_or(0);
+        let l = j.lane.unwrap_or(LaneId::FIRST);
         if d.counts_attempt {
             j.attempts += 1;
         }
@@ -216,7 +217,7 @@ impl Engine {
             Reaction::FailOver => self.fail_over_or_dead(job, &f, now),
             Reaction::KindUnsupported => {
                 j.pin = None;
-                j.unsupported |= 1 << l;
+                j.unsupported.insert(l);
                 let kind = j.task.kind();
                 self.lanes[l].refuse_kind(kind, now.add(KIND_REFUSED_FOR));
                 if let Some(share) = self.lanes[l].fleet_mut() {
@@ -274,12 +275,12 @@ impl Engine {
     /// The provider answered for the task (it cannot solve it): it no longer works on it, routing
     /// avoids it for this task, and the time it spent counts against its speed. Returns the
     /// task's kind when that time was observed (the routing may then move waiting tasks).
-    fn provider_answered(&mut self, job: JobId, l: usize, phase: Phase, now: Timestamp) -> Option<crate::TaskKind> {
+    fn provider_answered(&mut self, job: JobId, l: LaneId, phase: Phase, now: Timestamp) -> Option<crate::TaskKind> {
         let avoid = self.routing.failover_on_unsolvable && self.lanes.len() > 1;
         let j = self.jobs.get_mut(&job)?;
         j.pin = None;
         if avoid {
-            j.avoid |= 1 << l;
+            j.avoid.insert(l);
         }
         let spent = j.sent_at.filter(|_| phase == Phase::Poll).map(|t| now.since(t))?;
         let kind = j.task.kind();
@@ -324,7 +325,7 @@ impl Engine {
     }
 
     /// The provider has no free worker: its window (and the fleet's) halves.
-    fn fewer_at_once(&mut self, l: usize) {
+    fn fewer_at_once(&mut self, l: LaneId) {
         if let Some(share) = self.lanes[l].fleet_mut() {
             share.report_no_slot();
         }
@@ -366,7 +367,7 @@ impl Engine {
     /// Tells the fleet (when the lane shares its account) of an account error it was answered.
     /// It holds the fleet for one probe period; in hold mode for two, so that the hold outlives
     /// the turn of the client that checks the balance for all (each failed check renews it).
-    pub(super) fn report_account_error(&mut self, l: usize, f: &Failure) {
+    pub(super) fn report_account_error(&mut self, l: LaneId, f: &Failure) {
         let lane = &mut self.lanes[l];
         let circuit = &lane.config().circuit;
         let hold_ms =
@@ -379,7 +380,7 @@ impl Engine {
     /// Stops submissions at lane `l` for an account error: with hold mode (on the first error, or
     /// while holding) the lane holds and this answers `true`; otherwise its circuit opens until
     /// `reset_circuit`.
-    pub(super) fn stop_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) -> bool {
+    pub(super) fn stop_for_account(&mut self, l: LaneId, f: &Failure, now: Timestamp) -> bool {
         let hold_ms = self.lanes[l].config().circuit.account_hold_ms;
         let holds = self.lanes[l].config().circuit.holds_for(f);
         let first = self.lanes[l].circuit().account_failure().is_none();
@@ -403,7 +404,7 @@ impl Engine {
 
     /// After an account error without a hold: what waits at lane `l` goes to another provider,
     /// or is dead-lettered as `CircuitOpen`.
-    pub(super) fn clear_lane_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) {
+    pub(super) fn clear_lane_for_account(&mut self, l: LaneId, f: &Failure, now: Timestamp) {
         self.evacuate(l, now);
         let queued: Vec<JobId> = self.lanes[l].waiting();
         for other in queued {
@@ -413,7 +414,7 @@ impl Engine {
 
     /// Another client of the fleet was answered an account error at lane `l`'s account: this
     /// lane stops as if it had been answered it, without a request of its own.
-    pub(super) fn account_failed_elsewhere(&mut self, l: usize, f: Failure, now: Timestamp) {
+    pub(super) fn account_failed_elsewhere(&mut self, l: LaneId, f: Failure, now: Timestamp) {
         if self.stop_for_account(l, &f, now) {
             self.evacuate(l, now);
         } else {
@@ -429,7 +430,7 @@ impl Engine {
     /// Ends `job` with its dead letter (pushed, or settling the replay lease the driver holds).
     fn dead_letter_job(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
-        let provider = &self.lanes[j.lane.unwrap_or(0)].name();
+        let provider = &self.lanes[j.lane.unwrap_or(LaneId::FIRST)].name();
         self.spend.record_dead_letter(provider, j.task.kind(), j.labels.iter());
         let context = match (&j.provider_task_id, j.history.last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
@@ -438,7 +439,7 @@ impl Engine {
         let record = DeadLetterRecord {
             schema: SCHEMA,
             id: j.id.clone(),
-            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
+            provider: self.lanes[j.lane.unwrap_or(LaneId::FIRST)].name().to_string(),
             reason: f.code.clone(),
             description: format!("{}{context}", f.description),
             class: f.class,

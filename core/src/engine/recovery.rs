@@ -53,7 +53,7 @@ impl Engine {
             solution.stamp(entry.updated_at, life);
         }
         let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
-        let unsupported = self.unsupported(&entry.task).unwrap_or(0);
+        let unsupported = self.unsupported(&entry.task).unwrap_or_default();
         let preference = self.preference_of(entry.labels.get(ROUTING_LABEL), false).unwrap_or_default();
         let lane = self.lane_named(&entry.provider);
         let allowed = self.config.retry.max_attempts.saturating_sub(entry.attempts).max(1);

@@ -5,6 +5,7 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use super::job::{Pending, Stage};
+use super::lanes::LaneId;
 use super::reaction::Reaction;
 use super::{Action, Engine, Event, JobId, PauseScope, RequestId};
 use crate::class::{reason, ErrorClass, Failure};
@@ -14,7 +15,7 @@ use crate::solution::Solution;
 use crate::time::Timestamp;
 
 impl Engine {
-    pub(super) fn schedule_submits(&mut self, l: usize, now: Timestamp) {
+    pub(super) fn schedule_submits(&mut self, l: LaneId, now: Timestamp) {
         while !self.store_down
             && now >= self.lanes[l].paused_until(PauseScope::Submits)
             && {
@@ -67,7 +68,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn send(&mut self, l: usize, mut request: HttpRequest) -> RequestId {
+    pub(super) fn send(&mut self, l: LaneId, mut request: HttpRequest) -> RequestId {
         let rid = RequestId(self.next_request);
         self.next_request += 1;
         request.timeout = Duration::from_millis(self.config.retry.request_timeout_ms);
@@ -76,7 +77,7 @@ impl Engine {
         rid
     }
 
-    pub(super) fn on_accepted(&mut self, job: JobId, l: usize, provider_task_id: String, now: Timestamp) {
+    pub(super) fn on_accepted(&mut self, job: JobId, l: LaneId, provider_task_id: String, now: Timestamp) {
         let working_time = match self.jobs.get(&job) {
             Some(j) => self.lanes[l].working_time(j.task.kind()),
             None => return,
@@ -101,7 +102,7 @@ impl Engine {
 
     /// The service answered in the submission itself (CapSolver's recognition tasks): the
     /// attempt counts and the job ends without a poll.
-    pub(super) fn on_solved_at_submit(&mut self, job: JobId, l: usize, solution: Solution, now: Timestamp) {
+    pub(super) fn on_solved_at_submit(&mut self, job: JobId, l: LaneId, solution: Solution, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
@@ -114,7 +115,7 @@ impl Engine {
     }
 
     /// A submission was accepted at lane `l`: its window (and the fleet's) grows by one.
-    pub(super) fn on_lane_accepted(&mut self, l: usize, provider: Option<String>) {
+    pub(super) fn on_lane_accepted(&mut self, l: LaneId, provider: Option<String>) {
         if let Some(share) = self.lanes[l].fleet_mut() {
             share.report_accepted();
         }
@@ -125,7 +126,7 @@ impl Engine {
 
     /// Counts a submission whose answer was lost on the way (see `handle_response`): the
     /// provider may be working on it until its working time for the kind is over.
-    pub(super) fn count_unconfirmed_submission(&mut self, job: JobId, lane: usize, now: Timestamp) {
+    pub(super) fn count_unconfirmed_submission(&mut self, job: JobId, lane: LaneId, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
