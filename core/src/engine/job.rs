@@ -9,9 +9,11 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+mod route;
+
+pub(super) use self::route::Route;
 use super::backoff;
-use super::lanes::{LaneId, LaneSet};
-use super::routing::Preference;
+use super::lanes::LaneId;
 use super::{Action, Engine};
 use crate::dlq::record::HistoryEntry;
 use crate::journal::JournalEntry;
@@ -81,8 +83,6 @@ pub(super) struct Job {
     pub(super) accepted_at: Timestamp,
     pub(super) deadline: Timestamp,
     pub(super) stage: Stage,
-    /// The lane the task waits at, is submitted to, or last ran at.
-    pub(super) lane: Option<LaneId>,
     /// Shared with the poll requests that carry it (a batch poll names up to 100).
     pub(super) provider_task_id: Option<Arc<str>>,
     pub(super) submitted_at: Timestamp,
@@ -100,16 +100,8 @@ pub(super) struct Job {
     /// A replay whose lease the driver holds: its dead letter settles that lease instead of
     /// being pushed (a replay found in the journal after a restart has lost its lease).
     pub(super) lease_held: bool,
-    /// Its own routing (the `routing` label).
-    pub(super) preference: Preference,
-    /// Lanes that cannot take it.
-    pub(super) unsupported: LaneSet,
-    /// Lanes that answered a task-terminal error for it (avoided by routing).
-    pub(super) avoid: LaneSet,
-    /// A lane that may still be working on it and until when: it is sent nowhere else before.
-    pub(super) pin: Option<(LaneId, Timestamp)>,
-    /// Sent to another lane than the fastest to measure it (left there by rebalancing).
-    pub(super) explored: bool,
+    /// Where it goes: its lane, its own routing, the lanes it cannot or should not go to.
+    pub(super) route: Route,
     /// Its expected cost, reserved against the budget while it is submitted (nano-units).
     pub(super) reserved: u64,
     /// The caller wants it only until then (`ttl_ms`): its deadline is this when earlier, and
@@ -117,6 +109,13 @@ pub(super) struct Job {
     pub(super) wanted_until: Option<Timestamp>,
     /// A paid answer its dead letter keeps (an answer past its life).
     pub(super) kept_answer: Option<crate::solution::Solution>,
+}
+
+impl Job {
+    /// The lane it waits at, is submitted to or last ran at.
+    pub(super) fn lane(&self) -> Option<LaneId> {
+        self.route.lane()
+    }
 }
 
 #[derive(Debug)]
@@ -179,7 +178,6 @@ impl Engine {
                 accepted_at: now,
                 deadline,
                 stage: Stage::Persisting,
-                lane: None,
                 provider_task_id: None,
                 submitted_at: now,
                 sent_at: None,
@@ -191,11 +189,7 @@ impl Engine {
                 key: None,
                 replay_of: None,
                 lease_held: false,
-                preference: Preference::Client,
-                unsupported: LaneSet::EMPTY,
-                avoid: LaneSet::EMPTY,
-                pin: None,
-                explored: false,
+                route: Route::default(),
                 reserved: 0,
                 wanted_until: None,
                 kept_answer: None,
@@ -228,7 +222,7 @@ impl Engine {
     /// their answers find no job and are dropped).
     pub(super) fn unqueue(&mut self, job: JobId) {
         let Some(j) = self.jobs.get(&job) else { return };
-        let Some(l) = j.lane else { return };
+        let Some(l) = j.lane() else { return };
         let lane = &mut self.lanes[l];
         match j.stage {
             Stage::Queued { at } => {
@@ -245,7 +239,7 @@ impl Engine {
     pub(super) fn leave_flight(&mut self, job: JobId) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         if j.stage.is_submitted() {
-            if let Some(l) = j.lane {
+            if let Some(l) = j.lane() {
                 self.lanes[l].ended(j.reserved);
             }
             self.reserved = self.reserved.saturating_sub(j.reserved);
@@ -257,7 +251,7 @@ impl Engine {
     pub(super) fn set_waiting(&mut self, job: JobId, at: Timestamp) {
         self.unqueue(job);
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        let Some(l) = j.lane else { return };
+        let Some(l) = j.lane() else { return };
         j.stage = Stage::Waiting { at };
         self.lanes[l].poll_queue_mut().insert(at, job, batchable_kind(j.task.kind()));
     }
@@ -286,7 +280,7 @@ impl Engine {
         Some(JournalEntry {
             id: j.id.clone(),
             task: j.task.clone(),
-            provider: self.lanes[j.lane.unwrap_or(LaneId::FIRST)].name().to_string(),
+            provider: self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string(),
             labels: j.labels.clone(),
             provider_task_id: j.provider_task_id.as_deref().map(String::from),
             attempts: j.attempts,
@@ -304,10 +298,11 @@ impl Engine {
 
     /// The journal entry of `j`, which it is made of.
     pub(super) fn entry_of(&self, j: Job, now: Timestamp) -> JournalEntry {
+        let provider = self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string();
         JournalEntry {
             id: j.id,
             task: j.task,
-            provider: self.lanes[j.lane.unwrap_or(LaneId::FIRST)].name().to_string(),
+            provider,
             labels: j.labels,
             provider_task_id: j.provider_task_id.as_deref().map(String::from),
             attempts: j.attempts,

@@ -41,7 +41,7 @@ pub use self::config::{
 };
 pub use self::event::{Event, Level, PauseScope};
 pub use self::fleet::FleetSync;
-use self::job::{Job, Pending, Stage};
+use self::job::{Job, Pending, Route, Stage};
 pub use self::job::{JobId, RequestId};
 use self::lane::Lane;
 pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
@@ -341,8 +341,7 @@ impl Engine {
         let job = self.insert_job(id.clone(), task, labels.into(), now, self.config.retry.max_attempts);
         if let Some(j) = self.jobs.get_mut(&job) {
             j.key = key;
-            j.unsupported = unsupported;
-            j.preference = preference;
+            j.route = Route::new(unsupported, preference);
         }
         self.set_wanted_until(job, ttl.map(|d| now.add(d)));
         self.push_event(Event::Accepted { job, id });
@@ -371,8 +370,7 @@ impl Engine {
             j.first_failed_at = Some(record.first_failed_at);
             j.replay_of = Some(record.id);
             j.lease_held = true;
-            j.unsupported = unsupported;
-            j.preference = preference;
+            j.route = Route::new(unsupported, preference);
         }
         self.persist_then_submit(job, now);
         Ok(job)
@@ -440,7 +438,7 @@ impl Engine {
         let j = self.jobs.get(&job)?;
         let mut stopped = None;
         for (i, lane) in self.lanes.with_ids() {
-            if j.unsupported.contains(i) {
+            if j.route.unsupported_at(i) {
                 continue;
             }
             match lane.account_stopped() {
@@ -466,7 +464,7 @@ impl Engine {
         }
         self.enqueue_submit(job, now, now);
         // The best lane it could go to cannot be reached: fail fast rather than wait.
-        let lane = self.jobs.get(&job).and_then(|j| j.lane);
+        let lane = self.jobs.get(&job).and_then(|j| j.lane());
         if let Some(failure) =
             lane.and_then(|l| self.lanes[l].unreachable().cloned().filter(|_| self.lanes[l].circuit().is_open()))
         {
@@ -801,7 +799,7 @@ impl Engine {
     fn solved(&mut self, job: JobId, mut solution: Solution, now: Timestamp, persist: bool) {
         let Some(j) = self.jobs.get(&job) else { return };
         let kind = j.task.kind();
-        if let Some(l) = j.lane.filter(|_| persist) {
+        if let Some(l) = j.lane().filter(|_| persist) {
             let lane = &mut self.lanes[l];
             solution.provider = Some(lane.name().to_string());
             // Named by the kind's declaration; an answer without a declared value keeps its

@@ -67,8 +67,8 @@ impl Engine {
         }
         let Some(j) = self.jobs.get(&job) else { return (LaneId::FIRST, Timestamp::EPOCH) };
         let kind = j.task.kind();
-        let policy = j.preference.policy(self.routing.policy);
-        let first = match j.preference {
+        let policy = j.route.preference().policy(self.routing.policy);
+        let first = match j.route.preference() {
             Preference::First(lane) => Some(lane),
             Preference::Client | Preference::Policy(_) => None,
         };
@@ -76,17 +76,17 @@ impl Engine {
             .lanes
             .with_ids()
             .map(|(i, lane)| Candidate {
-                health: if j.unsupported.contains(i) || Some(i) == exclude || lane.refuses_kind(kind, now) {
+                health: if j.route.unsupported_at(i) || Some(i) == exclude || lane.refuses_kind(kind, now) {
                     Health::Unsupported
                 } else {
                     lane.health()
                 },
-                avoided: j.avoid.contains(i),
+                avoided: j.route.avoids(i),
                 score: score(lane, policy, kind),
                 idle: lane.in_flight() == 0,
             })
             .collect();
-        if let Some((pinned, until)) = j.pin.filter(|(_, until)| *until > now) {
+        if let Some((pinned, until)) = j.route.pin().filter(|(_, until)| *until > now) {
             // It may still be worked on there: only there, or elsewhere once that time is over.
             if candidates[pinned.index()].health.usable() {
                 return (pinned, Timestamp::EPOCH);
@@ -109,7 +109,7 @@ impl Engine {
             }
         }
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.explored = explored;
+            j.route.set_explored(explored);
         }
         (LaneId::at(chosen), Timestamp::EPOCH)
     }
@@ -124,7 +124,7 @@ impl Engine {
     fn queue_at(&mut self, job: JobId, lane: LaneId, at: Timestamp) {
         self.unqueue(job);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.lane = Some(lane);
+            j.route.place(Some(lane));
             j.stage = Stage::Queued { at };
             self.lanes[lane].enqueue(at, job);
         }
@@ -147,7 +147,7 @@ impl Engine {
     /// and the job's deadline leaves time.
     fn reroute(&mut self, job: JobId, now: Timestamp, reason: &str) -> bool {
         let Some(j) = self.jobs.get(&job) else { return false };
-        let (Some(current), Stage::Queued { at }) = (j.lane, j.stage) else { return false };
+        let (Some(current), Stage::Queued { at }) = (j.lane(), j.stage) else { return false };
         let deadline = j.deadline;
         let (lane, not_before) = self.route(job, now, None, false);
         if lane == current || !self.lanes[lane].health().usable() || not_before >= deadline {
@@ -167,7 +167,7 @@ impl Engine {
             return false;
         }
         let Some(j) = self.jobs.get(&job) else { return false };
-        let Some(from) = j.lane else { return false };
+        let Some(from) = j.lane() else { return false };
         if j.attempts_left == 0 {
             return false;
         }
@@ -228,10 +228,10 @@ impl Engine {
                 .filter(|job| {
                     self.jobs.get(job).is_some_and(|j| {
                         j.task.kind() == kind
-                            && !j.explored
-                            && j.pin.is_none()
-                            && !matches!(j.preference, Preference::First(_))
-                            && j.preference.policy(client) == policy
+                            && !j.route.explored()
+                            && j.route.pin().is_none()
+                            && !matches!(j.route.preference(), Preference::First(_))
+                            && j.route.preference().policy(client) == policy
                     })
                 })
                 .collect();

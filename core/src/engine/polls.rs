@@ -185,7 +185,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.request_failures = 0;
         j.retry_after_failures = 0;
-        let Some(l) = j.lane else { return };
+        let Some(l) = j.lane() else { return };
         // The poll budget follows the service's working time on the kind (config::PollingConfig).
         let kind = j.task.kind();
         let polling = &self.lanes[l].config().polling;

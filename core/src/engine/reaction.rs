@@ -140,7 +140,7 @@ impl Engine {
             retry_after_failures: j.retry_after_failures,
             billed_failures: j.billed_failures,
         };
-        let lane = &self.lanes[j.lane.unwrap_or(LaneId::FIRST)];
+        let lane = &self.lanes[j.lane().unwrap_or(LaneId::FIRST)];
         let lane_holds = lane.config().circuit.holds_for(&f)
             && (lane.circuit().account_failure().is_none() || lane.hold().is_some());
         let decision = decide(facts, lane_holds, &f, &self.config.retry);
@@ -169,7 +169,7 @@ impl Engine {
     fn fail_with(&mut self, job: JobId, phase: Phase, f: Failure, status: Option<u16>, now: Timestamp, d: Decision) {
         self.record_failure(job, phase, &f, status, now);
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        let l = j.lane.unwrap_or(LaneId::FIRST);
+        let l = j.lane().unwrap_or(LaneId::FIRST);
         if d.counts_attempt {
             j.attempts += 1;
         }
@@ -216,8 +216,8 @@ impl Engine {
             }
             Reaction::FailOver => self.fail_over_or_dead(job, &f, now),
             Reaction::KindUnsupported => {
-                j.pin = None;
-                j.unsupported.insert(l);
+                j.route.unpin();
+                j.route.mark_unsupported(l);
                 let kind = j.task.kind();
                 self.lanes[l].refuse_kind(kind, now.add(KIND_REFUSED_FOR));
                 if let Some(share) = self.lanes[l].fleet_mut() {
@@ -233,7 +233,7 @@ impl Engine {
                 // The service refused the submission, so nothing was paid: the task waits with
                 // the others until the account works again (or the hold ends), unless another
                 // provider takes it meanwhile.
-                j.pin = None;
+                j.route.unpin();
                 self.report_account_error(l, &f);
                 self.stop_for_account(l, &f, now);
                 self.leave_flight(job);
@@ -242,7 +242,7 @@ impl Engine {
             }
             Reaction::AccountStopped => {
                 // The provider refused: it works on nothing of this task any more.
-                j.pin = None;
+                j.route.unpin();
                 self.report_account_error(l, &f);
                 self.stop_for_account(l, &f, now);
                 // Another provider takes the task and those waiting here, without a dead letter;
@@ -256,7 +256,7 @@ impl Engine {
 
     /// Adds `f` to the job's history, naming the provider it happened at.
     fn record_failure(&mut self, job: JobId, phase: Phase, f: &Failure, status: Option<u16>, now: Timestamp) {
-        let provider = self.jobs.get(&job).and_then(|j| j.lane).map(|l| self.lanes[l].name().to_string());
+        let provider = self.jobs.get(&job).and_then(|j| j.lane()).map(|l| self.lanes[l].name().to_string());
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.history.push(HistoryEntry {
             at: now,
@@ -278,9 +278,9 @@ impl Engine {
     fn provider_answered(&mut self, job: JobId, l: LaneId, phase: Phase, now: Timestamp) -> Option<crate::TaskKind> {
         let avoid = self.routing.failover_on_unsolvable && self.lanes.len() > 1;
         let j = self.jobs.get_mut(&job)?;
-        j.pin = None;
+        j.route.unpin();
         if avoid {
-            j.avoid.insert(l);
+            j.route.avoid(l);
         }
         let spent = j.sent_at.filter(|_| phase == Phase::Poll).map(|t| now.since(t))?;
         let kind = j.task.kind();
@@ -430,7 +430,7 @@ impl Engine {
     /// Ends `job` with its dead letter (pushed, or settling the replay lease the driver holds).
     fn dead_letter_job(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
-        let provider = &self.lanes[j.lane.unwrap_or(LaneId::FIRST)].name();
+        let provider = &self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name();
         self.spend.record_dead_letter(provider, j.task.kind(), j.labels.iter());
         let context = match (&j.provider_task_id, j.history.last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
@@ -439,7 +439,7 @@ impl Engine {
         let record = DeadLetterRecord {
             schema: SCHEMA,
             id: j.id.clone(),
-            provider: self.lanes[j.lane.unwrap_or(LaneId::FIRST)].name().to_string(),
+            provider: self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string(),
             reason: f.code.clone(),
             description: format!("{}{context}", f.description),
             class: f.class,

@@ -5,6 +5,7 @@
 use core::time::Duration;
 use std::sync::Arc;
 
+use super::job::Route;
 use super::reaction::Reaction;
 use super::{Engine, Event, JobId, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
@@ -65,9 +66,8 @@ impl Engine {
             j.replay_of = entry.replay_of;
             j.key = entry.key;
             j.provider_task_id = entry.provider_task_id.as_deref().map(Arc::from);
-            j.lane = lane;
-            j.unsupported = unsupported;
-            j.preference = preference;
+            j.route = Route::new(unsupported, preference);
+            j.route.place(lane);
         }
         self.set_wanted_until(job, entry.wanted_until);
         let mut resolving = false;
@@ -155,7 +155,7 @@ impl Engine {
                     j.provider_task_id = Some(Arc::from(pid));
                     j.submitted_at = now;
                     // The provider has been working on it since the entry was written.
-                    j.pin = Some((l, entry.updated_at.add(working_time)));
+                    j.route.pin_to(l, entry.updated_at.add(working_time));
                 }
                 self.lanes[l].resumed();
                 self.set_waiting(job, now);
@@ -181,7 +181,7 @@ impl Engine {
             j.provider_task_id = entry.provider_task_id.map(Arc::from);
             j.key = entry.key;
             j.replay_of = entry.replay_of;
-            j.lane = lane;
+            j.route.place(lane);
         }
         let failure =
             Failure::new(reason::INTERRUPTED, ErrorClass::Transient, "the process stopped with this task in flight");

@@ -90,7 +90,7 @@ impl Engine {
         j.polls = 0;
         j.request_failures = 0;
         j.retry_after_failures = 0;
-        j.pin = Some((l, now.add(working_time)));
+        j.route.pin_to(l, now.add(working_time));
         let attempt = j.attempts;
         let first_poll = self.lanes[l].config().polling.first_poll_ms.for_kind(j.task.kind());
         let provider = self.label(l);
@@ -130,6 +130,6 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.pin = Some((lane, now.add(self.lanes[lane].working_time(j.task.kind()))));
+        j.route.pin_to(lane, now.add(self.lanes[lane].working_time(j.task.kind())));
     }
 }
