@@ -167,7 +167,7 @@ impl Engine {
         self.evacuate(l, now);
         let waiting: Vec<JobId> = self.lanes[l].waiting();
         for job in waiting {
-            if self.jobs.get(&job).is_some_and(|j| j.provider_task_id.is_none()) {
+            if self.jobs.get(&job).is_some_and(|j| j.attempt.provider_task_id().is_none()) {
                 self.fail_as(job, Phase::Submit, failure.clone(), None, now, Reaction::DeadLetter);
             }
         }

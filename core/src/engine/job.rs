@@ -9,8 +9,10 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+mod attempt;
 mod route;
 
+pub(super) use self::attempt::{Attempt, Next};
 pub(super) use self::route::Route;
 use super::backoff;
 use super::lanes::LaneId;
@@ -83,14 +85,8 @@ pub(super) struct Job {
     pub(super) accepted_at: Timestamp,
     pub(super) deadline: Timestamp,
     pub(super) stage: Stage,
-    /// Shared with the poll requests that carry it (a batch poll names up to 100).
-    pub(super) provider_task_id: Option<Arc<str>>,
-    pub(super) submitted_at: Timestamp,
-    /// When this engine sent the current submission (for the latency routing observes).
-    pub(super) sent_at: Option<Timestamp>,
-    pub(super) polls: u32,
-    pub(super) request_failures: u32,
-    pub(super) retry_after_failures: u32,
+    /// Its current submission: the provider's task id, polls, failure streaks, reservation.
+    pub(super) attempt: Attempt,
     /// Failures the service charged for (`Failure::billed`), over every attempt.
     pub(super) billed_failures: u32,
     pub(super) last_delay: Duration,
@@ -102,8 +98,6 @@ pub(super) struct Job {
     pub(super) lease_held: bool,
     /// Where it goes: its lane, its own routing, the lanes it cannot or should not go to.
     pub(super) route: Route,
-    /// Its expected cost, reserved against the budget while it is submitted (nano-units).
-    pub(super) reserved: u64,
     /// The caller wants it only until then (`ttl_ms`): its deadline is this when earlier, and
     /// reaching it is `TTLExpired` rather than `Timeout`.
     pub(super) wanted_until: Option<Timestamp>,
@@ -178,19 +172,13 @@ impl Engine {
                 accepted_at: now,
                 deadline,
                 stage: Stage::Persisting,
-                provider_task_id: None,
-                submitted_at: now,
-                sent_at: None,
-                polls: 0,
-                request_failures: 0,
-                retry_after_failures: 0,
+                attempt: Attempt::new(now),
                 billed_failures: 0,
                 last_delay: Duration::ZERO,
                 key: None,
                 replay_of: None,
                 lease_held: false,
                 route: Route::default(),
-                reserved: 0,
                 wanted_until: None,
                 kept_answer: None,
             },
@@ -239,11 +227,11 @@ impl Engine {
     pub(super) fn leave_flight(&mut self, job: JobId) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         if j.stage.is_submitted() {
+            let reserved = j.attempt.release_reservation();
             if let Some(l) = j.lane() {
-                self.lanes[l].ended(j.reserved);
+                self.lanes[l].ended(reserved);
             }
-            self.reserved = self.reserved.saturating_sub(j.reserved);
-            j.reserved = 0;
+            self.reserved = self.reserved.saturating_sub(reserved);
             j.stage = Stage::Queued { at: Timestamp::EPOCH };
         }
     }
@@ -282,7 +270,7 @@ impl Engine {
             task: j.task.clone(),
             provider: self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string(),
             labels: j.labels.clone(),
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
+            provider_task_id: j.attempt.provider_task_id().map(String::from),
             attempts: j.attempts,
             replays: j.replays,
             history: j.history.clone(),
@@ -304,7 +292,7 @@ impl Engine {
             task: j.task,
             provider,
             labels: j.labels,
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
+            provider_task_id: j.attempt.provider_task_id().map(String::from),
             attempts: j.attempts,
             replays: j.replays,
             history: j.history,

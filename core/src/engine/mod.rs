@@ -766,7 +766,7 @@ impl Engine {
             }
             self.deadlines.pop_first();
             let (attempts, polls, wanted_until) =
-                self.jobs.get(&job).map_or((0, 0, None), |j| (j.attempts, j.polls, j.wanted_until));
+                self.jobs.get(&job).map_or((0, 0, None), |j| (j.attempts, j.attempt.polls(), j.wanted_until));
             let failure = match wanted_until.filter(|until| *until <= at) {
                 // The caller's time-to-live ran out first: nothing more is sent for it.
                 Some(_) => ttl_expired_failure(format!(
@@ -808,7 +808,7 @@ impl Engine {
             if let Some(cost) = solution.cost {
                 lane.stats_mut().observe_cost(kind, cost);
             }
-            if let Some(t) = j.sent_at {
+            if let Some(t) = j.attempt.sent_at() {
                 lane.stats_mut().observe_latency(kind, now.since(t));
             }
             solution.cost = solution.cost.or_else(|| lane.prices().get(kind));

@@ -22,6 +22,7 @@
 //!
 //! With one provider none of this applies: every task waits at its only lane.
 
+use super::job::Next;
 use super::lanes::LaneId;
 use super::routing::{self, Candidate, Health, Policy, Preference};
 use super::{Engine, Event, JobId, Lane, Stage};
@@ -182,10 +183,7 @@ impl Engine {
         if let Some(j) = self.jobs.get_mut(&job) {
             // Its journal entry keeps naming the task at `from` until the next provider
             // accepts it: a restart before then polls `from` rather than pay again.
-            j.provider_task_id = None;
-            j.request_failures = 0;
-            j.retry_after_failures = 0;
-            j.polls = 0;
+            j.attempt.reset_for(Next::Moved);
         }
         self.queue_at(job, lane, at);
         let reason = format!("{} at {}", f.code, self.lanes[from].name());

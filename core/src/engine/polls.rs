@@ -79,9 +79,8 @@ impl Engine {
         let mut ids = Vec::with_capacity(jobs.len());
         jobs.retain(|job| {
             let Some(j) = self.jobs.get_mut(job) else { return false };
-            let Some(pid) = j.provider_task_id.clone() else { return false };
+            let Some(pid) = j.attempt.polled() else { return false };
             j.stage = Stage::Polling(rid);
-            j.polls += 1;
             ids.push(pid);
             true
         });
@@ -129,7 +128,7 @@ impl Engine {
                         TaskPoll::Ready(mut solution) => {
                             if solution.provider_task_id.is_none() {
                                 solution.provider_task_id =
-                                    self.jobs.get(&job).and_then(|j| j.provider_task_id.as_deref().map(String::from));
+                                    self.jobs.get(&job).and_then(|j| j.attempt.provider_task_id().map(String::from));
                             }
                             self.solved(job, solution, now, true);
                         }
@@ -167,7 +166,7 @@ impl Engine {
             self.push_event(Event::BatchPollingDisabled { reason: format!("{}: {}", f.code, f.description), provider });
             for job in jobs {
                 if let Some(j) = self.jobs.get_mut(&job) {
-                    j.polls = j.polls.saturating_sub(1);
+                    j.attempt.uncount_poll();
                     self.set_waiting(job, now);
                 }
             }
@@ -183,20 +182,19 @@ impl Engine {
 
     pub(super) fn on_not_ready(&mut self, job: JobId, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.request_failures = 0;
-        j.retry_after_failures = 0;
+        j.attempt.answered();
         let Some(l) = j.lane() else { return };
         // The poll budget follows the service's working time on the kind (config::PollingConfig).
         let kind = j.task.kind();
         let polling = &self.lanes[l].config().polling;
-        match polling.next_poll(kind, j.submitted_at, j.polls, now) {
+        match polling.next_poll(kind, j.attempt.submitted_at(), j.attempt.polls(), now) {
             Some(at) => self.set_waiting(job, at),
             None => {
                 let description = format!(
                     "task {} timed out: not ready after {} polls ({} s; {kind} tasks are given up after {} s)",
-                    j.provider_task_id.as_deref().unwrap_or("?"),
-                    j.polls,
-                    now.since(j.submitted_at).as_secs(),
+                    j.attempt.provider_task_id().unwrap_or("?"),
+                    j.attempt.polls(),
+                    now.since(j.attempt.submitted_at()).as_secs(),
                     polling.give_up_ms.for_kind(kind).as_secs()
                 );
                 self.fail(

@@ -12,6 +12,7 @@ use core::time::Duration;
 
 use super::config::RetryConfig;
 use super::event::PauseScope;
+use super::job::Next;
 use super::lane::{Hold, KIND_REFUSED_FOR};
 use super::lanes::LaneId;
 use super::{millis, Action, Engine, Event, JobId, Stage, MAX_HISTORY};
@@ -136,8 +137,8 @@ impl Engine {
         let facts = JobFacts {
             at_submit: matches!(j.stage, Stage::Submitting(_)),
             attempts_left: j.attempts_left,
-            request_failures: j.request_failures,
-            retry_after_failures: j.retry_after_failures,
+            request_failures: j.attempt.request_failures(),
+            retry_after_failures: j.attempt.retry_after_failures(),
             billed_failures: j.billed_failures,
         };
         let lane = &self.lanes[j.lane().unwrap_or(LaneId::FIRST)];
@@ -173,11 +174,7 @@ impl Engine {
         if d.counts_attempt {
             j.attempts += 1;
         }
-        match f.class {
-            ErrorClass::Transient => j.request_failures += 1,
-            ErrorClass::RetryAfter => j.retry_after_failures += 1,
-            _ => {}
-        }
+        j.attempt.count_failure(f.class);
         match d.reaction {
             Reaction::PollAgain => self.on_not_ready(job, now),
             Reaction::RetryRequest { backoff_n, at_least, pause, fewer_at_once } => {
@@ -194,7 +191,7 @@ impl Engine {
                 if f.class == ErrorClass::Transient && phase == Phase::Poll {
                     // An unanswered poll doesn't count against the poll budget.
                     if let Some(j) = self.jobs.get_mut(&job) {
-                        j.polls = j.polls.saturating_sub(1);
+                        j.attempt.uncount_poll();
                     }
                 }
                 let delay = self.backoff(job, backoff_n).max(at_least);
@@ -262,7 +259,7 @@ impl Engine {
             at: now,
             phase,
             error: f.code.clone(),
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
+            provider_task_id: j.attempt.provider_task_id().map(String::from),
             http_status: status,
             provider,
         });
@@ -282,7 +279,7 @@ impl Engine {
         if avoid {
             j.route.avoid(l);
         }
-        let spent = j.sent_at.filter(|_| phase == Phase::Poll).map(|t| now.since(t))?;
+        let spent = j.attempt.sent_at().filter(|_| phase == Phase::Poll).map(|t| now.since(t))?;
         let kind = j.task.kind();
         self.lanes[l].stats_mut().observe_latency(kind, spent);
         Some(kind)
@@ -291,9 +288,7 @@ impl Engine {
     /// Another attempt after the backoff for the attempts made so far.
     fn resubmit(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.provider_task_id = None;
-        j.request_failures = 0;
-        j.retry_after_failures = 0;
+        j.attempt.reset_for(Next::Resubmission);
         let (n, attempt) = (j.attempts.saturating_sub(1), j.attempts + 1);
         let delay = self.backoff(job, n);
         self.retrying(job, f, delay, attempt);
@@ -432,7 +427,7 @@ impl Engine {
         let Some(j) = self.remove_job(job) else { return };
         let provider = &self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name();
         self.spend.record_dead_letter(provider, j.task.kind(), j.labels.iter());
-        let context = match (&j.provider_task_id, j.history.last()) {
+        let context = match (j.attempt.provider_task_id(), j.history.last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),
         };

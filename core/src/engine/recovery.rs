@@ -5,7 +5,7 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use super::job::Route;
+use super::job::{Next, Route};
 use super::reaction::Reaction;
 use super::{Engine, Event, JobId, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
@@ -65,7 +65,8 @@ impl Engine {
             j.history = entry.history;
             j.replay_of = entry.replay_of;
             j.key = entry.key;
-            j.provider_task_id = entry.provider_task_id.as_deref().map(Arc::from);
+            j.attempt
+                .reset_for(Next::FromJournal { provider_task_id: entry.provider_task_id.as_deref().map(Arc::from) });
             j.route = Route::new(unsupported, preference);
             j.route.place(lane);
         }
@@ -111,7 +112,7 @@ impl Engine {
         if resolving {
             self.push_event(Event::Recovered { job, id: entry.id, resumed_polling: false });
             if let Some(j) = self.jobs.get_mut(&job) {
-                j.provider_task_id = None;
+                j.attempt.reset_for(Next::Resubmission);
                 j.wanted_until = None;
                 j.attempts_left = j.attempts_left.max(1);
             }
@@ -152,8 +153,7 @@ impl Engine {
                 let working_time =
                     self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.task.kind()));
                 if let Some(j) = self.jobs.get_mut(&job) {
-                    j.provider_task_id = Some(Arc::from(pid));
-                    j.submitted_at = now;
+                    j.attempt.reset_for(Next::Accepted { provider_task_id: Some(Arc::from(pid)), at: now });
                     // The provider has been working on it since the entry was written.
                     j.route.pin_to(l, entry.updated_at.add(working_time));
                 }
@@ -178,7 +178,7 @@ impl Engine {
             j.attempts = entry.attempts;
             j.replays = entry.replays;
             j.history = entry.history;
-            j.provider_task_id = entry.provider_task_id.map(Arc::from);
+            j.attempt.reset_for(Next::FromJournal { provider_task_id: entry.provider_task_id.map(Arc::from) });
             j.key = entry.key;
             j.replay_of = entry.replay_of;
             j.route.place(lane);

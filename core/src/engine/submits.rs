@@ -4,7 +4,7 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use super::job::{Pending, Stage};
+use super::job::{Next, Pending, Stage};
 use super::lanes::LaneId;
 use super::reaction::Reaction;
 use super::{Action, Engine, Event, JobId, PauseScope, RequestId};
@@ -59,8 +59,7 @@ impl Engine {
             }
             if let Some(j) = self.jobs.get_mut(&job) {
                 j.stage = Stage::Submitting(rid);
-                j.sent_at = Some(now);
-                j.reserved = expected;
+                j.attempt.sent(now, expected);
             }
             self.reserved = self.reserved.saturating_add(expected);
             self.lanes[l].sent(expected);
@@ -85,11 +84,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.provider_task_id = Some(Arc::from(provider_task_id.as_str()));
-        j.submitted_at = now;
-        j.polls = 0;
-        j.request_failures = 0;
-        j.retry_after_failures = 0;
+        j.attempt.reset_for(Next::Accepted { provider_task_id: Some(Arc::from(provider_task_id.as_str())), at: now });
         j.route.pin_to(l, now.add(working_time));
         let attempt = j.attempts;
         let first_poll = self.lanes[l].config().polling.first_poll_ms.for_kind(j.task.kind());
@@ -106,7 +101,8 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.provider_task_id = solution.provider_task_id.as_deref().map(Arc::from);
+        let provider_task_id = solution.provider_task_id.as_deref().map(Arc::from);
+        j.attempt.reset_for(Next::Accepted { provider_task_id, at: now });
         let (attempt, provider_task_id) = (j.attempts, solution.provider_task_id.clone().unwrap_or_default());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
