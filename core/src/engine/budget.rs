@@ -116,7 +116,7 @@ impl Engine {
 
     /// The known cost of `job` at lane `l`, in nano-units (0 when unknown).
     pub(super) fn expected_cost(&self, l: LaneId, job: JobId) -> u64 {
-        let Some(kind) = self.jobs.get(&job).map(|j| j.task.kind()) else { return 0 };
+        let Some(kind) = self.jobs.get(&job).map(|j| j.kind()) else { return 0 };
         // A finite price of at least 0 (checked where prices are read); the cast saturates.
         self.lanes[l].expected_cost(kind).map_or(0, to_nano)
     }

@@ -404,7 +404,7 @@ impl Engine {
                 "the service refused this kind of task for another client of the fleet",
             );
             for job in self.lanes[l].waiting() {
-                if self.jobs.get(&job).is_some_and(|j| newly.contains(&j.task.kind())) {
+                if self.jobs.get(&job).is_some_and(|j| newly.contains(&j.kind())) {
                     self.fail_over(job, &why, now);
                 }
             }

@@ -10,9 +10,11 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 mod attempt;
+mod identity;
 mod route;
 
 pub(super) use self::attempt::{Attempt, Next};
+pub(super) use self::identity::Identity;
 pub(super) use self::route::Route;
 use super::backoff;
 use super::lanes::LaneId;
@@ -71,10 +73,8 @@ impl Stage {
 
 #[derive(Clone, Debug)]
 pub(super) struct Job {
-    pub(super) id: String,
-    /// Shared with the journal entries written for it.
-    pub(super) task: ValidTask,
-    pub(super) labels: Labels,
+    /// Its record id, task and labels, the caller's key, the record it replays.
+    pub(super) identity: Identity,
     /// Provider submissions made over the task's whole life.
     pub(super) attempts: u32,
     /// Submissions still allowed in this life (fresh, replayed or recovered).
@@ -90,12 +90,6 @@ pub(super) struct Job {
     /// Failures the service charged for (`Failure::billed`), over every attempt.
     pub(super) billed_failures: u32,
     pub(super) last_delay: Duration,
-    /// The caller's stable name for the task (see `JournalEntry::key`).
-    pub(super) key: Option<String>,
-    pub(super) replay_of: Option<String>,
-    /// A replay whose lease the driver holds: its dead letter settles that lease instead of
-    /// being pushed (a replay found in the journal after a restart has lost its lease).
-    pub(super) lease_held: bool,
     /// Where it goes: its lane, its own routing, the lanes it cannot or should not go to.
     pub(super) route: Route,
     /// The caller wants it only until then (`ttl_ms`): its deadline is this when earlier, and
@@ -106,6 +100,11 @@ pub(super) struct Job {
 }
 
 impl Job {
+    /// Its task's kind.
+    pub(super) fn kind(&self) -> TaskKind {
+        self.identity.kind()
+    }
+
     /// The lane it waits at, is submitted to or last ran at.
     pub(super) fn lane(&self) -> Option<LaneId> {
         self.route.lane()
@@ -161,9 +160,7 @@ impl Engine {
         self.jobs.insert(
             job,
             Job {
-                id,
-                task,
-                labels,
+                identity: Identity::new(id, task, labels),
                 attempts: 0,
                 attempts_left,
                 replays: 0,
@@ -175,9 +172,6 @@ impl Engine {
                 attempt: Attempt::new(now),
                 billed_failures: 0,
                 last_delay: Duration::ZERO,
-                key: None,
-                replay_of: None,
-                lease_held: false,
                 route: Route::default(),
                 wanted_until: None,
                 kept_answer: None,
@@ -217,7 +211,7 @@ impl Engine {
                 lane.dequeue(at, job);
             }
             Stage::Waiting { at } => {
-                lane.poll_queue_mut().remove(&(at, job), batchable_kind(j.task.kind()));
+                lane.poll_queue_mut().remove(&(at, job), batchable_kind(j.kind()));
             }
             Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
         }
@@ -241,7 +235,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let Some(l) = j.lane() else { return };
         j.stage = Stage::Waiting { at };
-        self.lanes[l].poll_queue_mut().insert(at, job, batchable_kind(j.task.kind()));
+        self.lanes[l].poll_queue_mut().insert(at, job, batchable_kind(j.kind()));
     }
 
     pub(super) fn backoff(&mut self, job: JobId, n: u32) -> Duration {
@@ -266,19 +260,19 @@ impl Engine {
     pub(super) fn journal_entry(&self, job: JobId, now: Timestamp) -> Option<JournalEntry> {
         let j = self.jobs.get(&job)?;
         Some(JournalEntry {
-            id: j.id.clone(),
-            task: j.task.clone(),
+            id: j.identity.record_id().to_string(),
+            task: j.identity.task().clone(),
             provider: self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string(),
-            labels: j.labels.clone(),
+            labels: j.identity.labels().clone(),
             provider_task_id: j.attempt.provider_task_id().map(String::from),
             attempts: j.attempts,
             replays: j.replays,
             history: j.history.clone(),
             accepted_at: j.accepted_at,
             updated_at: now,
-            replay_of: j.replay_of.clone(),
+            replay_of: j.identity.replay_of().cloned(),
             owner: None,
-            key: j.key.clone(),
+            key: j.identity.key().cloned(),
             solution: None,
             wanted_until: j.wanted_until,
         })
@@ -287,20 +281,22 @@ impl Engine {
     /// The journal entry of `j`, which it is made of.
     pub(super) fn entry_of(&self, j: Job, now: Timestamp) -> JournalEntry {
         let provider = self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string();
+        let provider_task_id = j.attempt.provider_task_id().map(String::from);
+        let identity = j.identity.into_parts();
         JournalEntry {
-            id: j.id,
-            task: j.task,
+            id: identity.record_id,
+            task: identity.task,
             provider,
-            labels: j.labels,
-            provider_task_id: j.attempt.provider_task_id().map(String::from),
+            labels: identity.labels,
+            provider_task_id,
             attempts: j.attempts,
             replays: j.replays,
             history: j.history,
             accepted_at: j.accepted_at,
             updated_at: now,
-            replay_of: j.replay_of,
+            replay_of: identity.replay_of,
             owner: None,
-            key: j.key,
+            key: identity.key,
             solution: None,
             wanted_until: j.wanted_until,
         }
@@ -320,5 +316,5 @@ pub(super) fn batchable_kind(kind: TaskKind) -> bool {
 /// Whether `job`'s answer can share a batch poll (an unknown job cannot). A free function so
 /// that `poll_action` can ask while it holds a lane's poll queue mutably.
 pub(super) fn job_batchable(jobs: &FxHashMap<JobId, Job>, job: JobId) -> bool {
-    jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
+    jobs.get(&job).is_some_and(|j| batchable_kind(j.kind()))
 }

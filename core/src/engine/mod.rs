@@ -277,12 +277,12 @@ impl Engine {
 
     /// The record id (ULID) of a live job.
     pub fn job_record_id(&self, job: JobId) -> Option<&str> {
-        self.jobs.get(&job).map(|j| j.id.as_str())
+        self.jobs.get(&job).map(|j| j.identity.record_id())
     }
 
     /// A live job's labels and how many times its task was replayed (for a front end's traces).
     pub fn job_labels(&self, job: JobId) -> Option<(&crate::Labels, u32)> {
-        self.jobs.get(&job).map(|j| (&j.labels, j.replays))
+        self.jobs.get(&job).map(|j| (j.identity.labels(), j.replays))
     }
 
     /// Whether this engine has several providers (events then name theirs).
@@ -340,7 +340,7 @@ impl Engine {
         let id = self.new_record_id(now);
         let job = self.insert_job(id.clone(), task, labels.into(), now, self.config.retry.max_attempts);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.key = key;
+            j.identity.set_key(key);
             j.route = Route::new(unsupported, preference);
         }
         self.set_wanted_until(job, ttl.map(|d| now.add(d)));
@@ -368,8 +368,7 @@ impl Engine {
             j.replays = record.replays + 1;
             j.history = record.history;
             j.first_failed_at = Some(record.first_failed_at);
-            j.replay_of = Some(record.id);
-            j.lease_held = true;
+            j.identity.replays(record.id);
             j.route = Route::new(unsupported, preference);
         }
         self.persist_then_submit(job, now);
@@ -798,13 +797,14 @@ impl Engine {
     /// paid by an earlier process) it is handed over as it was stored.
     fn solved(&mut self, job: JobId, mut solution: Solution, now: Timestamp, persist: bool) {
         let Some(j) = self.jobs.get(&job) else { return };
-        let kind = j.task.kind();
+        let kind = j.kind();
         if let Some(l) = j.lane().filter(|_| persist) {
             let lane = &mut self.lanes[l];
             solution.provider = Some(lane.name().to_string());
             // Named by the kind's declaration; an answer without a declared value keeps its
             // text and fields as sent, the caller's to read.
-            solution.answer = crate::task::kinds::answer::typed(j.task.kind_decl(), &solution).unwrap_or_default();
+            solution.answer =
+                crate::task::kinds::answer::typed(j.identity.task().kind_decl(), &solution).unwrap_or_default();
             if let Some(cost) = solution.cost {
                 lane.stats_mut().observe_cost(kind, cost);
             }
@@ -813,15 +813,15 @@ impl Engine {
             }
             solution.cost = solution.cost.or_else(|| lane.prices().get(kind));
             // Its life starts now: the kind's declaration says how long a token or cookie lasts.
-            solution.stamp(now, j.task.kind_decl().life.ms());
+            solution.stamp(now, j.identity.task().kind_decl().life.ms());
             if let (Some(share), Some(cost)) = (lane.fleet_mut(), solution.cost) {
                 share.report_spent(crate::spend::to_nano(cost), now);
             }
-            self.spend.record(lane.name(), kind, j.labels.iter(), solution.cost);
+            self.spend.record(lane.name(), kind, j.identity.labels().iter(), solution.cost);
         }
         let Some(j) = self.remove_job(job) else { return };
         self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });
-        let (id, labels) = (j.id.clone(), j.labels.to_map());
+        let (id, labels) = (j.identity.record_id().to_string(), j.identity.labels().to_map());
         // The job is gone: its entry takes its task and history rather than copies.
         let entry =
             persist.then(|| Box::new(JournalEntry { solution: Some(solution.clone()), ..self.entry_of(j, now) }));

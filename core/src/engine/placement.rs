@@ -67,7 +67,7 @@ impl Engine {
             return (LaneId::FIRST, Timestamp::EPOCH);
         }
         let Some(j) = self.jobs.get(&job) else { return (LaneId::FIRST, Timestamp::EPOCH) };
-        let kind = j.task.kind();
+        let kind = j.kind();
         let policy = j.route.preference().policy(self.routing.policy);
         let first = match j.route.preference() {
             Preference::First(lane) => Some(lane),
@@ -175,7 +175,7 @@ impl Engine {
         let deadline = j.deadline;
         let (lane, not_before) = self.route(job, now, Some(from), false);
         let at = now.max(not_before);
-        let refused = self.jobs.get(&job).is_some_and(|j| self.lanes[lane].refuses_kind(j.task.kind(), now));
+        let refused = self.jobs.get(&job).is_some_and(|j| self.lanes[lane].refuses_kind(j.kind(), now));
         if lane == from || !self.lanes[lane].health().usable() || refused || at >= deadline {
             return false;
         }
@@ -225,7 +225,7 @@ impl Engine {
                 .flat_map(|(_, lane)| lane.waiting().into_iter())
                 .filter(|job| {
                     self.jobs.get(job).is_some_and(|j| {
-                        j.task.kind() == kind
+                        j.kind() == kind
                             && !j.route.explored()
                             && j.route.pin().is_none()
                             && !matches!(j.route.preference(), Preference::First(_))

@@ -185,7 +185,7 @@ impl Engine {
         j.attempt.answered();
         let Some(l) = j.lane() else { return };
         // The poll budget follows the service's working time on the kind (config::PollingConfig).
-        let kind = j.task.kind();
+        let kind = j.kind();
         let polling = &self.lanes[l].config().polling;
         match polling.next_poll(kind, j.attempt.submitted_at(), j.attempt.polls(), now) {
             Some(at) => self.set_waiting(job, at),

@@ -215,7 +215,7 @@ impl Engine {
             Reaction::KindUnsupported => {
                 j.route.unpin();
                 j.route.mark_unsupported(l);
-                let kind = j.task.kind();
+                let kind = j.kind();
                 self.lanes[l].refuse_kind(kind, now.add(KIND_REFUSED_FOR));
                 if let Some(share) = self.lanes[l].fleet_mut() {
                     // Every client of the account skips the kind there too (the fleet ledger).
@@ -280,7 +280,7 @@ impl Engine {
             j.route.avoid(l);
         }
         let spent = j.attempt.sent_at().filter(|_| phase == Phase::Poll).map(|t| now.since(t))?;
-        let kind = j.task.kind();
+        let kind = j.kind();
         self.lanes[l].stats_mut().observe_latency(kind, spent);
         Some(kind)
     }
@@ -425,16 +425,17 @@ impl Engine {
     /// Ends `job` with its dead letter (pushed, or settling the replay lease the driver holds).
     fn dead_letter_job(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
-        let provider = &self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name();
-        self.spend.record_dead_letter(provider, j.task.kind(), j.labels.iter());
+        let provider = self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string();
+        self.spend.record_dead_letter(&provider, j.kind(), j.identity.labels().iter());
         let context = match (j.attempt.provider_task_id(), j.history.last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),
         };
+        let identity = j.identity.into_parts();
         let record = DeadLetterRecord {
             schema: SCHEMA,
-            id: j.id.clone(),
-            provider: self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string(),
+            id: identity.record_id,
+            provider,
             reason: f.code.clone(),
             description: format!("{}{context}", f.description),
             class: f.class,
@@ -442,14 +443,14 @@ impl Engine {
             replays: j.replays,
             first_failed_at: j.first_failed_at.unwrap_or(now),
             dead_lettered_at: now,
-            labels: j.labels.to_map(),
+            labels: identity.labels.to_map(),
             state: RecordState::Ready,
             deliveries: 0,
             parked_reason: None,
             solution: j.kept_answer,
             history: j.history,
             // The journal entries written for it are gone (the driver performed them): no copy.
-            task: j.task,
+            task: identity.task,
         };
         self.push_event(Event::DeadLettered {
             job,
@@ -458,7 +459,7 @@ impl Engine {
             class: record.class,
             attempts: record.attempts,
         });
-        self.actions.push_back(Action::DeadLetter { job, record, push: !j.lease_held });
+        self.actions.push_back(Action::DeadLetter { job, record, push: !identity.lease_held });
     }
 }
 

@@ -63,8 +63,7 @@ impl Engine {
             j.attempts = entry.attempts;
             j.replays = entry.replays;
             j.history = entry.history;
-            j.replay_of = entry.replay_of;
-            j.key = entry.key;
+            j.identity.continues(entry.replay_of, entry.key);
             j.attempt
                 .reset_for(Next::FromJournal { provider_task_id: entry.provider_task_id.as_deref().map(Arc::from) });
             j.route = Route::new(unsupported, preference);
@@ -150,8 +149,7 @@ impl Engine {
         self.push_event(Event::Recovered { job, id: entry.id, resumed_polling });
         match (entry.provider_task_id, lane) {
             (Some(pid), Some(l)) => {
-                let working_time =
-                    self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.task.kind()));
+                let working_time = self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.kind()));
                 if let Some(j) = self.jobs.get_mut(&job) {
                     j.attempt.reset_for(Next::Accepted { provider_task_id: Some(Arc::from(pid)), at: now });
                     // The provider has been working on it since the entry was written.
@@ -179,8 +177,7 @@ impl Engine {
             j.replays = entry.replays;
             j.history = entry.history;
             j.attempt.reset_for(Next::FromJournal { provider_task_id: entry.provider_task_id.map(Arc::from) });
-            j.key = entry.key;
-            j.replay_of = entry.replay_of;
+            j.identity.continues(entry.replay_of, entry.key);
             j.route.place(lane);
         }
         let failure =

@@ -41,7 +41,7 @@ impl Engine {
             let Some(j) = self.jobs.get(&job) else { continue };
             let lane = &self.lanes[l];
             // Validated once, when the engine took it (submit, replay, recover).
-            let request = match lane.provider().submit_request(lane.key(), &j.task, lane.submit_options()) {
+            let request = match lane.provider().submit_request(lane.key(), j.identity.task(), lane.submit_options()) {
                 Ok(r) => r,
                 Err(e) => {
                     // Checked against the providers at acceptance; reachable only for recovered
@@ -78,7 +78,7 @@ impl Engine {
 
     pub(super) fn on_accepted(&mut self, job: JobId, l: LaneId, provider_task_id: String, now: Timestamp) {
         let working_time = match self.jobs.get(&job) {
-            Some(j) => self.lanes[l].working_time(j.task.kind()),
+            Some(j) => self.lanes[l].working_time(j.kind()),
             None => return,
         };
         let Some(j) = self.jobs.get_mut(&job) else { return };
@@ -87,7 +87,7 @@ impl Engine {
         j.attempt.reset_for(Next::Accepted { provider_task_id: Some(Arc::from(provider_task_id.as_str())), at: now });
         j.route.pin_to(l, now.add(working_time));
         let attempt = j.attempts;
-        let first_poll = self.lanes[l].config().polling.first_poll_ms.for_kind(j.task.kind());
+        let first_poll = self.lanes[l].config().polling.first_poll_ms.for_kind(j.kind());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
         self.on_lane_accepted(l, provider);
@@ -126,6 +126,6 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempts += 1;
         j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.route.pin_to(lane, now.add(self.lanes[lane].working_time(j.task.kind())));
+        j.route.pin_to(lane, now.add(self.lanes[lane].working_time(j.kind())));
     }
 }
