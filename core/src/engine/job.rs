@@ -1,4 +1,5 @@
-//! A task inside the engine: its ids, its stage, what the engine keeps of it ([`Job`]), the
+//! A task inside the engine: its ids, its stage, what the engine keeps of it ([`Job`], in the
+//! small owned parts of `job/`: identity, lifetime, current attempt, route), the
 //! requests waiting for an answer ([`Pending`]), and the bookkeeping every stage change goes
 //! through (entering and leaving flight, queues, backoff, its journal entry).
 
@@ -11,15 +12,16 @@ use serde::Serialize;
 
 mod attempt;
 mod identity;
+mod lifetime;
 mod route;
 
 pub(super) use self::attempt::{Attempt, Next};
 pub(super) use self::identity::Identity;
+pub(super) use self::lifetime::Lifetime;
 pub(super) use self::route::Route;
 use super::backoff;
 use super::lanes::LaneId;
 use super::{Action, Engine};
-use crate::dlq::record::HistoryEntry;
 use crate::journal::JournalEntry;
 use crate::json_read::{deserialize_from_json, FieldError, FromJson};
 use crate::labels::Labels;
@@ -71,32 +73,17 @@ impl Stage {
     }
 }
 
+/// A task the engine is working on, in small owned parts: who it is ([`Identity`]), its life
+/// across attempts ([`Lifetime`]), its current attempt ([`Attempt`]), where it goes ([`Route`]),
+/// and its stage. Each part changes only through its own methods; the engine's bookkeeping of
+/// stages (queues, flight, the deadline index) is the `impl Engine` below.
 #[derive(Clone, Debug)]
 pub(super) struct Job {
-    /// Its record id, task and labels, the caller's key, the record it replays.
     pub(super) identity: Identity,
-    /// Provider submissions made over the task's whole life.
-    pub(super) attempts: u32,
-    /// Submissions still allowed in this life (fresh, replayed or recovered).
-    pub(super) attempts_left: u32,
-    pub(super) replays: u32,
-    pub(super) history: Vec<HistoryEntry>,
-    pub(super) first_failed_at: Option<Timestamp>,
-    pub(super) accepted_at: Timestamp,
-    pub(super) deadline: Timestamp,
-    pub(super) stage: Stage,
-    /// Its current submission: the provider's task id, polls, failure streaks, reservation.
+    pub(super) life: Lifetime,
     pub(super) attempt: Attempt,
-    /// Failures the service charged for (`Failure::billed`), over every attempt.
-    pub(super) billed_failures: u32,
-    pub(super) last_delay: Duration,
-    /// Where it goes: its lane, its own routing, the lanes it cannot or should not go to.
     pub(super) route: Route,
-    /// The caller wants it only until then (`ttl_ms`): its deadline is this when earlier, and
-    /// reaching it is `TTLExpired` rather than `Timeout`.
-    pub(super) wanted_until: Option<Timestamp>,
-    /// A paid answer its dead letter keeps (an answer past its life).
-    pub(super) kept_answer: Option<crate::solution::Solution>,
+    pub(super) stage: Stage,
 }
 
 impl Job {
@@ -108,6 +95,54 @@ impl Job {
     /// The lane it waits at, is submitted to or last ran at.
     pub(super) fn lane(&self) -> Option<LaneId> {
         self.route.lane()
+    }
+
+    /// Its journal entry as of `now`, naming `provider`. Its task and labels are shared, not
+    /// copied.
+    fn journal_entry(&self, provider: String, now: Timestamp) -> JournalEntry {
+        JournalEntry {
+            id: self.identity.record_id().to_string(),
+            task: self.identity.task().clone(),
+            provider,
+            labels: self.identity.labels().clone(),
+            provider_task_id: self.attempt.provider_task_id().map(String::from),
+            attempts: self.life.attempts(),
+            replays: self.life.replays(),
+            history: self.life.history().to_vec(),
+            accepted_at: self.life.accepted_at(),
+            updated_at: now,
+            replay_of: self.identity.replay_of().cloned(),
+            owner: None,
+            key: self.identity.key().cloned(),
+            solution: None,
+            wanted_until: self.life.wanted_until(),
+        }
+    }
+
+    /// The journal entry the ended job becomes (its parts moved into it).
+    fn into_journal_entry(self, provider: String, now: Timestamp) -> JournalEntry {
+        let provider_task_id = self.attempt.provider_task_id().map(String::from);
+        let (attempts, replays, accepted_at, wanted_until) =
+            (self.life.attempts(), self.life.replays(), self.life.accepted_at(), self.life.wanted_until());
+        let (history, _) = self.life.into_history_and_answer();
+        let identity = self.identity.into_parts();
+        JournalEntry {
+            id: identity.record_id,
+            task: identity.task,
+            provider,
+            labels: identity.labels,
+            provider_task_id,
+            attempts,
+            replays,
+            history,
+            accepted_at,
+            updated_at: now,
+            replay_of: identity.replay_of,
+            owner: None,
+            key: identity.key,
+            solution: None,
+            wanted_until,
+        }
     }
 }
 
@@ -161,20 +196,10 @@ impl Engine {
             job,
             Job {
                 identity: Identity::new(id, task, labels),
-                attempts: 0,
-                attempts_left,
-                replays: 0,
-                history: Vec::new(),
-                first_failed_at: None,
-                accepted_at: now,
-                deadline,
-                stage: Stage::Persisting,
+                life: Lifetime::new(now, deadline, attempts_left),
                 attempt: Attempt::new(now),
-                billed_failures: 0,
-                last_delay: Duration::ZERO,
                 route: Route::default(),
-                wanted_until: None,
-                kept_answer: None,
+                stage: Stage::Persisting,
             },
         );
         job
@@ -184,10 +209,8 @@ impl Engine {
     pub(super) fn set_wanted_until(&mut self, job: JobId, until: Option<Timestamp>) {
         let Some(until) = until else { return };
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.wanted_until = Some(until);
-        if until < j.deadline {
-            self.deadlines.remove(&(j.deadline, job));
-            j.deadline = until;
+        if let Some(earlier) = j.life.want_until(until) {
+            self.deadlines.remove(&(earlier, job));
             self.deadlines.insert((until, job));
         }
     }
@@ -196,7 +219,7 @@ impl Engine {
         self.leave_flight(job);
         self.unqueue(job);
         let j = self.jobs.remove(&job)?;
-        self.deadlines.remove(&(j.deadline, job));
+        self.deadlines.remove(&(j.life.deadline(), job));
         Some(j)
     }
 
@@ -239,10 +262,10 @@ impl Engine {
     }
 
     pub(super) fn backoff(&mut self, job: JobId, n: u32) -> Duration {
-        let previous = self.jobs.get(&job).map_or(Duration::ZERO, |j| j.last_delay);
+        let previous = self.jobs.get(&job).map_or(Duration::ZERO, |j| j.life.last_delay());
         let d = backoff::delay(&self.config.retry.backoff, n, previous, &mut self.rng);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.last_delay = d;
+            j.life.remember_delay(d);
         }
         d
     }
@@ -259,47 +282,18 @@ impl Engine {
     /// (shared, not copied).
     pub(super) fn journal_entry(&self, job: JobId, now: Timestamp) -> Option<JournalEntry> {
         let j = self.jobs.get(&job)?;
-        Some(JournalEntry {
-            id: j.identity.record_id().to_string(),
-            task: j.identity.task().clone(),
-            provider: self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string(),
-            labels: j.identity.labels().clone(),
-            provider_task_id: j.attempt.provider_task_id().map(String::from),
-            attempts: j.attempts,
-            replays: j.replays,
-            history: j.history.clone(),
-            accepted_at: j.accepted_at,
-            updated_at: now,
-            replay_of: j.identity.replay_of().cloned(),
-            owner: None,
-            key: j.identity.key().cloned(),
-            solution: None,
-            wanted_until: j.wanted_until,
-        })
+        Some(j.journal_entry(self.provider_of(j), now))
     }
 
     /// The journal entry of `j`, which it is made of.
     pub(super) fn entry_of(&self, j: Job, now: Timestamp) -> JournalEntry {
-        let provider = self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string();
-        let provider_task_id = j.attempt.provider_task_id().map(String::from);
-        let identity = j.identity.into_parts();
-        JournalEntry {
-            id: identity.record_id,
-            task: identity.task,
-            provider,
-            labels: identity.labels,
-            provider_task_id,
-            attempts: j.attempts,
-            replays: j.replays,
-            history: j.history,
-            accepted_at: j.accepted_at,
-            updated_at: now,
-            replay_of: identity.replay_of,
-            owner: None,
-            key: identity.key,
-            solution: None,
-            wanted_until: j.wanted_until,
-        }
+        let provider = self.provider_of(&j);
+        j.into_journal_entry(provider, now)
+    }
+
+    /// The name of the provider `j` is at (the first one's before it was placed).
+    pub(super) fn provider_of(&self, j: &Job) -> String {
+        self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string()
     }
 
     pub(super) fn new_record_id(&mut self, now: Timestamp) -> String {

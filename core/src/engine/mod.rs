@@ -282,7 +282,7 @@ impl Engine {
 
     /// A live job's labels and how many times its task was replayed (for a front end's traces).
     pub fn job_labels(&self, job: JobId) -> Option<(&crate::Labels, u32)> {
-        self.jobs.get(&job).map(|j| (j.identity.labels(), j.replays))
+        self.jobs.get(&job).map(|j| (j.identity.labels(), j.life.replays()))
     }
 
     /// Whether this engine has several providers (events then name theirs).
@@ -364,10 +364,7 @@ impl Engine {
         let preference = self.preference(record.labels.get(ROUTING_LABEL), false)?;
         let job = self.insert_job(record.id.clone(), record.task, record.labels.into(), now, attempts_allowed.max(1));
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts = record.attempts;
-            j.replays = record.replays + 1;
-            j.history = record.history;
-            j.first_failed_at = Some(record.first_failed_at);
+            j.life.continues(record.attempts, record.replays + 1, record.history, Some(record.first_failed_at));
             j.identity.replays(record.id);
             j.route = Route::new(unsupported, preference);
         }
@@ -500,7 +497,7 @@ impl Engine {
             .jobs
             .iter()
             .filter(|(_, j)| matches!(j.stage, Stage::Queued { .. }))
-            .map(|(job, j)| (*job, j.attempts))
+            .map(|(job, j)| (*job, j.life.attempts()))
             .collect();
         let mut released = Vec::new();
         for (job, attempts) in waiting {
@@ -546,7 +543,7 @@ impl Engine {
                 // Nothing more is spent on it: if this submission ends without an answer, the
                 // task is dead-lettered with that reason instead of being submitted again.
                 if let Some(j) = self.jobs.get_mut(&job) {
-                    j.attempts_left = 0;
+                    j.life.spend_no_more();
                 }
                 Cancelled::RunsOn
             }
@@ -764,8 +761,10 @@ impl Engine {
                 break;
             }
             self.deadlines.pop_first();
-            let (attempts, polls, wanted_until) =
-                self.jobs.get(&job).map_or((0, 0, None), |j| (j.attempts, j.attempt.polls(), j.wanted_until));
+            let (attempts, polls, wanted_until) = self
+                .jobs
+                .get(&job)
+                .map_or((0, 0, None), |j| (j.life.attempts(), j.attempt.polls(), j.life.wanted_until()));
             let failure = match wanted_until.filter(|until| *until <= at) {
                 // The caller's time-to-live ran out first: nothing more is sent for it.
                 Some(_) => ttl_expired_failure(format!(
@@ -820,7 +819,11 @@ impl Engine {
             self.spend.record(lane.name(), kind, j.identity.labels().iter(), solution.cost);
         }
         let Some(j) = self.remove_job(job) else { return };
-        self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });
+        self.push_event(Event::Solved {
+            job,
+            attempts: j.life.attempts(),
+            elapsed_ms: millis(now.since(j.life.accepted_at())),
+        });
         let (id, labels) = (j.identity.record_id().to_string(), j.identity.labels().to_map());
         // The job is gone: its entry takes its task and history rather than copies.
         let entry =

@@ -149,7 +149,7 @@ impl Engine {
     fn reroute(&mut self, job: JobId, now: Timestamp, reason: &str) -> bool {
         let Some(j) = self.jobs.get(&job) else { return false };
         let (Some(current), Stage::Queued { at }) = (j.lane(), j.stage) else { return false };
-        let deadline = j.deadline;
+        let deadline = j.life.deadline();
         let (lane, not_before) = self.route(job, now, None, false);
         if lane == current || !self.lanes[lane].health().usable() || not_before >= deadline {
             return false;
@@ -169,10 +169,10 @@ impl Engine {
         }
         let Some(j) = self.jobs.get(&job) else { return false };
         let Some(from) = j.lane() else { return false };
-        if j.attempts_left == 0 {
+        if j.life.attempts_left() == 0 {
             return false;
         }
-        let deadline = j.deadline;
+        let deadline = j.life.deadline();
         let (lane, not_before) = self.route(job, now, Some(from), false);
         let at = now.max(not_before);
         let refused = self.jobs.get(&job).is_some_and(|j| self.lanes[lane].refuses_kind(j.kind(), now));

@@ -12,10 +12,10 @@ use core::time::Duration;
 
 use super::config::RetryConfig;
 use super::event::PauseScope;
-use super::job::Next;
+use super::job::{Job, Next};
 use super::lane::{Hold, KIND_REFUSED_FOR};
 use super::lanes::LaneId;
-use super::{millis, Action, Engine, Event, JobId, Stage, MAX_HISTORY};
+use super::{millis, Action, Engine, Event, JobId, Stage};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
 use crate::http::TransportError;
@@ -136,10 +136,10 @@ impl Engine {
         let Some(j) = self.jobs.get(&job) else { return };
         let facts = JobFacts {
             at_submit: matches!(j.stage, Stage::Submitting(_)),
-            attempts_left: j.attempts_left,
+            attempts_left: j.life.attempts_left(),
             request_failures: j.attempt.request_failures(),
             retry_after_failures: j.attempt.retry_after_failures(),
-            billed_failures: j.billed_failures,
+            billed_failures: j.life.billed_failures(),
         };
         let lane = &self.lanes[j.lane().unwrap_or(LaneId::FIRST)];
         let lane_holds = lane.config().circuit.holds_for(&f)
@@ -147,7 +147,7 @@ impl Engine {
         let decision = decide(facts, lane_holds, &f, &self.config.retry);
         if f.billed {
             if let Some(j) = self.jobs.get_mut(&job) {
-                j.billed_failures += 1;
+                j.life.count_billed_failure();
             }
         }
         self.fail_with(job, phase, f, status, now, decision);
@@ -172,7 +172,7 @@ impl Engine {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let l = j.lane().unwrap_or(LaneId::FIRST);
         if d.counts_attempt {
-            j.attempts += 1;
+            j.life.count_refused_submission();
         }
         j.attempt.count_failure(f.class);
         match d.reaction {
@@ -199,7 +199,7 @@ impl Engine {
             }
             Reaction::Unsolved { resubmit } => {
                 if d.counts_attempt {
-                    j.attempts_left = j.attempts_left.saturating_sub(1);
+                    j.life.use_one_left();
                 }
                 let spent = self.provider_answered(job, l, phase, now);
                 if resubmit {
@@ -253,20 +253,17 @@ impl Engine {
 
     /// Adds `f` to the job's history, naming the provider it happened at.
     fn record_failure(&mut self, job: JobId, phase: Phase, f: &Failure, status: Option<u16>, now: Timestamp) {
-        let provider = self.jobs.get(&job).and_then(|j| j.lane()).map(|l| self.lanes[l].name().to_string());
+        let provider = self.jobs.get(&job).and_then(Job::lane).map(|l| self.lanes[l].name().to_string());
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.history.push(HistoryEntry {
+        let entry = HistoryEntry {
             at: now,
             phase,
             error: f.code.clone(),
             provider_task_id: j.attempt.provider_task_id().map(String::from),
             http_status: status,
             provider,
-        });
-        if j.history.len() > MAX_HISTORY {
-            j.history.remove(0);
-        }
-        j.first_failed_at.get_or_insert(now);
+        };
+        j.life.record_failure(entry, now);
     }
 
     /// The provider answered for the task (it cannot solve it): it no longer works on it, routing
@@ -289,7 +286,7 @@ impl Engine {
     fn resubmit(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         j.attempt.reset_for(Next::Resubmission);
-        let (n, attempt) = (j.attempts.saturating_sub(1), j.attempts + 1);
+        let (n, attempt) = (j.life.attempts().saturating_sub(1), j.life.attempts() + 1);
         let delay = self.backoff(job, n);
         self.retrying(job, f, delay, attempt);
         self.leave_flight(job);
@@ -298,7 +295,7 @@ impl Engine {
     }
 
     fn retry_request(&mut self, job: JobId, phase: Phase, f: &Failure, delay: Duration, now: Timestamp) {
-        let attempt = self.jobs.get(&job).map_or(0, |j| j.attempts + u32::from(phase == Phase::Submit));
+        let attempt = self.jobs.get(&job).map_or(0, |j| j.life.attempts() + u32::from(phase == Phase::Submit));
         self.retrying(job, f, delay, attempt);
         match phase {
             Phase::Submit => {
@@ -335,7 +332,7 @@ impl Engine {
     fn no_service_for_kind(&self, job: JobId, kind: crate::TaskKind) -> Failure {
         let mut tried: Vec<String> = Vec::new();
         if let Some(j) = self.jobs.get(&job) {
-            for h in j.history.iter().filter(|h| crate::classify::says_kind_unsupported(&h.error)) {
+            for h in j.life.history().iter().filter(|h| crate::classify::says_kind_unsupported(&h.error)) {
                 let said = format!("{} ({})", h.provider.as_deref().unwrap_or("the provider"), h.error);
                 if !tried.contains(&said) {
                     tried.push(said);
@@ -425,12 +422,15 @@ impl Engine {
     /// Ends `job` with its dead letter (pushed, or settling the replay lease the driver holds).
     fn dead_letter_job(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
-        let provider = self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string();
+        let provider = self.provider_of(&j);
         self.spend.record_dead_letter(&provider, j.kind(), j.identity.labels().iter());
-        let context = match (j.attempt.provider_task_id(), j.history.last()) {
+        let context = match (j.attempt.provider_task_id(), j.life.history().last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),
         };
+        let (attempts, replays, first_failed_at) =
+            (j.life.attempts(), j.life.replays(), j.life.first_failed_at().unwrap_or(now));
+        let (history, kept_answer) = j.life.into_history_and_answer();
         let identity = j.identity.into_parts();
         let record = DeadLetterRecord {
             schema: SCHEMA,
@@ -439,16 +439,16 @@ impl Engine {
             reason: f.code.clone(),
             description: format!("{}{context}", f.description),
             class: f.class,
-            attempts: j.attempts,
-            replays: j.replays,
-            first_failed_at: j.first_failed_at.unwrap_or(now),
+            attempts,
+            replays,
+            first_failed_at,
             dead_lettered_at: now,
             labels: identity.labels.to_map(),
             state: RecordState::Ready,
             deliveries: 0,
             parked_reason: None,
-            solution: j.kept_answer,
-            history: j.history,
+            solution: kept_answer,
+            history,
             // The journal entries written for it are gone (the driver performed them): no copy.
             task: identity.task,
         };

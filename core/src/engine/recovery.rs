@@ -60,9 +60,7 @@ impl Engine {
         let allowed = self.config.retry.max_attempts.saturating_sub(entry.attempts).max(1);
         let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, allowed);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts = entry.attempts;
-            j.replays = entry.replays;
-            j.history = entry.history;
+            j.life.continues(entry.attempts, entry.replays, entry.history, None);
             j.identity.continues(entry.replay_of, entry.key);
             j.attempt
                 .reset_for(Next::FromJournal { provider_task_id: entry.provider_task_id.as_deref().map(Arc::from) });
@@ -89,7 +87,7 @@ impl Engine {
                         now.as_unix_millis().saturating_sub(solution.solved_at.unwrap_or(0)) / 1000
                     );
                     if let Some(j) = self.jobs.get_mut(&job) {
-                        j.kept_answer = Some(solution);
+                        j.life.keep_answer(solution);
                     }
                     let failure = super::ttl_expired_failure(description);
                     self.fail_as(job, Phase::Recover, failure, None, now, Reaction::DeadLetter);
@@ -112,8 +110,8 @@ impl Engine {
             self.push_event(Event::Recovered { job, id: entry.id, resumed_polling: false });
             if let Some(j) = self.jobs.get_mut(&job) {
                 j.attempt.reset_for(Next::Resubmission);
-                j.wanted_until = None;
-                j.attempts_left = j.attempts_left.max(1);
+                j.life.forget_wanted_until();
+                j.life.allow_another();
             }
             self.enqueue_submit(job, now, now);
             return job;
@@ -173,9 +171,7 @@ impl Engine {
         let lane = self.lane_named(&entry.provider);
         let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, 0);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts = entry.attempts;
-            j.replays = entry.replays;
-            j.history = entry.history;
+            j.life.continues(entry.attempts, entry.replays, entry.history, None);
             j.attempt.reset_for(Next::FromJournal { provider_task_id: entry.provider_task_id.map(Arc::from) });
             j.identity.continues(entry.replay_of, entry.key);
             j.route.place(lane);

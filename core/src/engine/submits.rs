@@ -82,11 +82,10 @@ impl Engine {
             None => return,
         };
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
+        j.life.count_submission();
         j.attempt.reset_for(Next::Accepted { provider_task_id: Some(Arc::from(provider_task_id.as_str())), at: now });
         j.route.pin_to(l, now.add(working_time));
-        let attempt = j.attempts;
+        let attempt = j.life.attempts();
         let first_poll = self.lanes[l].config().polling.first_poll_ms.for_kind(j.kind());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
@@ -99,11 +98,10 @@ impl Engine {
     /// attempt counts and the job ends without a poll.
     pub(super) fn on_solved_at_submit(&mut self, job: JobId, l: LaneId, solution: Solution, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
+        j.life.count_submission();
         let provider_task_id = solution.provider_task_id.as_deref().map(Arc::from);
         j.attempt.reset_for(Next::Accepted { provider_task_id, at: now });
-        let (attempt, provider_task_id) = (j.attempts, solution.provider_task_id.clone().unwrap_or_default());
+        let (attempt, provider_task_id) = (j.life.attempts(), solution.provider_task_id.clone().unwrap_or_default());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
         self.on_lane_accepted(l, provider);
@@ -124,8 +122,7 @@ impl Engine {
     /// provider may be working on it until its working time for the kind is over.
     pub(super) fn count_unconfirmed_submission(&mut self, job: JobId, lane: LaneId, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
+        j.life.count_submission();
         j.route.pin_to(lane, now.add(self.lanes[lane].working_time(j.kind())));
     }
 }
