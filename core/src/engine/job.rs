@@ -179,6 +179,41 @@ impl Pending {
     }
 }
 
+/// The engine's numbering of its jobs and requests: each id is given once (from 1 up).
+///
+/// Calling contract: [`new_job`](Self::new_job) and [`new_request`](Self::new_request) hand
+/// out the next id; [`next_request`](Self::next_request) says which the next request gets
+/// without taking it.
+#[derive(Debug)]
+pub(super) struct Ids {
+    next_job: u64,
+    next_request: u64,
+}
+
+impl Default for Ids {
+    fn default() -> Self {
+        Ids { next_job: 1, next_request: 1 }
+    }
+}
+
+impl Ids {
+    pub(super) fn new_job(&mut self) -> JobId {
+        let id = JobId(self.next_job);
+        self.next_job += 1;
+        id
+    }
+
+    pub(super) fn new_request(&mut self) -> RequestId {
+        let id = RequestId(self.next_request);
+        self.next_request += 1;
+        id
+    }
+
+    pub(super) fn next_request(&self) -> RequestId {
+        RequestId(self.next_request)
+    }
+}
+
 impl Engine {
     pub(super) fn insert_job(
         &mut self,
@@ -188,8 +223,7 @@ impl Engine {
         now: Timestamp,
         attempts_left: u32,
     ) -> JobId {
-        let job = JobId(self.next_job);
-        self.next_job += 1;
+        let job = self.ids.new_job();
         let deadline = now.add(Duration::from_millis(self.config.retry.task_deadline_ms));
         self.deadlines.insert((deadline, job));
         self.jobs.insert(
@@ -248,7 +282,7 @@ impl Engine {
             if let Some(l) = j.lane() {
                 self.lanes[l].ended(reserved);
             }
-            self.reserved = self.reserved.saturating_sub(reserved);
+            self.spending.release(reserved);
             j.stage = Stage::Queued { at: Timestamp::EPOCH };
         }
     }

@@ -36,12 +36,13 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rustc_hash::FxHashMap;
 
+use self::budget::Spending;
 pub use self::config::{
     Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
 pub use self::event::{Event, Level, PauseScope};
 pub use self::fleet::FleetSync;
-use self::job::{Job, Pending, Route, Stage};
+use self::job::{Ids, Job, Pending, Route, Stage};
 pub use self::job::{JobId, RequestId};
 use self::lane::Lane;
 pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
@@ -58,7 +59,7 @@ use crate::journal::JournalEntry;
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome};
 use crate::quoted::Quoted;
 use crate::solution::Solution;
-use crate::spend::{SpendLedger, SpendReport};
+use crate::spend::SpendReport;
 use crate::task::{Task, TaskKind, ValidTask};
 use crate::time::Timestamp;
 
@@ -149,14 +150,13 @@ pub struct Engine {
     deadlines: BTreeSet<(Timestamp, JobId)>,
     requests: FxHashMap<RequestId, Pending>,
     actions: VecDeque<Action>,
-    next_job: u64,
-    next_request: u64,
+    /// How its jobs and requests are numbered.
+    ids: Ids,
     /// The driver's store cannot be written: no new submission until it can.
     store_down: bool,
-    /// What was spent on solved tasks since this engine started.
-    spend: SpendLedger,
-    /// Expected cost of the tasks submitted and not finished, in nano-units (budget).
-    reserved: u64,
+    /// What was spent on solved tasks since this engine started, and what the tasks submitted
+    /// and not finished reserve against the budget.
+    spending: Spending,
     /// The lane `fastest` / `cheapest` preferred per kind at the last look (rebalancing).
     best: FxHashMap<(Policy, TaskKind), LaneId>,
 }
@@ -203,11 +203,9 @@ impl Engine {
             deadlines: BTreeSet::new(),
             requests: FxHashMap::default(),
             actions: VecDeque::new(),
-            next_job: 1,
-            next_request: 1,
+            ids: Ids::default(),
             store_down: false,
-            spend: SpendLedger::default(),
-            reserved: 0,
+            spending: Spending::default(),
             best: FxHashMap::default(),
         }
     }
@@ -272,7 +270,7 @@ impl Engine {
     /// What was spent on solved tasks since this engine started (recovered answers, paid by
     /// an earlier process, are not counted).
     pub fn spend(&self) -> SpendReport {
-        self.spend.report(self.routing.budget)
+        self.spending.ledger().report(self.routing.budget)
     }
 
     /// The record id (ULID) of a live job.
@@ -816,7 +814,7 @@ impl Engine {
             if let (Some(share), Some(cost)) = (lane.fleet_mut(), solution.cost) {
                 share.report_spent(crate::spend::to_nano(cost), now);
             }
-            self.spend.record(lane.name(), kind, j.identity.labels().iter(), solution.cost);
+            self.spending.ledger_mut().record(lane.name(), kind, j.identity.labels().iter(), solution.cost);
         }
         let Some(j) = self.remove_job(job) else { return };
         self.push_event(Event::Solved {

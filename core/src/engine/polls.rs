@@ -3,7 +3,7 @@
 
 use super::job::{job_batchable, Pending, Stage};
 use super::lanes::LaneId;
-use super::{Engine, Event, JobId, PauseScope, RequestId, GARBLED_BATCHES_BEFORE_FALLBACK};
+use super::{Engine, Event, JobId, PauseScope, GARBLED_BATCHES_BEFORE_FALLBACK};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
 use crate::provider::{PollOutcome, TaskPoll};
@@ -75,7 +75,7 @@ impl Engine {
     pub(super) fn send_poll(&mut self, l: LaneId, mut jobs: Vec<JobId>) {
         // The request's id is the next one: each job is looked up once, to mark it polled
         // by that request and to read its provider task id.
-        let rid = RequestId(self.next_request);
+        let rid = self.ids.next_request();
         let mut ids = Vec::with_capacity(jobs.len());
         jobs.retain(|job| {
             let Some(j) = self.jobs.get_mut(job) else { return false };

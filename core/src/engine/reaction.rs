@@ -423,7 +423,7 @@ impl Engine {
     fn dead_letter_job(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
         let provider = self.provider_of(&j);
-        self.spend.record_dead_letter(&provider, j.kind(), j.identity.labels().iter());
+        self.spending.ledger_mut().record_dead_letter(&provider, j.kind(), j.identity.labels().iter());
         let context = match (j.attempt.provider_task_id(), j.life.history().last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),

@@ -61,15 +61,14 @@ impl Engine {
                 j.stage = Stage::Submitting(rid);
                 j.attempt.sent(now, expected);
             }
-            self.reserved = self.reserved.saturating_add(expected);
+            self.spending.reserve(expected);
             self.lanes[l].sent(expected);
             self.requests.insert(rid, Pending::Submit { job, lane: l });
         }
     }
 
     pub(super) fn send(&mut self, l: LaneId, mut request: HttpRequest) -> RequestId {
-        let rid = RequestId(self.next_request);
-        self.next_request += 1;
+        let rid = self.ids.new_request();
         request.timeout = Duration::from_millis(self.config.retry.request_timeout_ms);
         self.lanes[l].circuit_mut().on_send();
         self.actions.push_back(Action::Send { request_id: rid, request });
