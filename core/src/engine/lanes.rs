@@ -16,8 +16,11 @@ use super::lane::{Lane, MAX_LANES};
 /// [`named`](Lanes::named)) or as [`LaneId::FIRST`], so it always names a lane of the engine
 /// that made it; [`LaneId::at`] is for positions already known to be lanes (routing's
 /// candidates, which are the lanes in order).
+///
+/// A `u32`: a lane is below [`MAX_LANES`], which a [`LaneSet`]'s `u32` holds, and the narrow
+/// index keeps a job's routing state small.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct LaneId(usize);
+pub(crate) struct LaneId(u32);
 
 impl LaneId {
     /// The first configured lane (the only one of a single-provider engine).
@@ -25,12 +28,13 @@ impl LaneId {
 
     /// The lane at `index` in the configuration order (the caller knows there is one).
     pub(crate) fn at(index: usize) -> LaneId {
-        LaneId(index)
+        debug_assert!(index < MAX_LANES, "lane {index} of at most {MAX_LANES}");
+        LaneId(index as u32)
     }
 
     /// Its place in the configuration order (the public API's lane number).
     pub(crate) fn index(self) -> usize {
-        self.0
+        self.0 as usize
     }
 }
 
@@ -80,17 +84,17 @@ impl Lanes {
 
     /// Every lane's id, in order (a copy: nothing stays borrowed).
     pub(crate) fn ids(&self) -> impl Iterator<Item = LaneId> {
-        (0..self.0.len()).map(LaneId)
+        (0..self.0.len()).map(LaneId::at)
     }
 
     /// The lane numbered `index` by the public API, if there is one.
     pub(crate) fn id(&self, index: usize) -> Option<LaneId> {
-        (index < self.0.len()).then_some(LaneId(index))
+        (index < self.0.len()).then(|| LaneId::at(index))
     }
 
     /// The lane named `name`.
     pub(crate) fn named(&self, name: &str) -> Option<LaneId> {
-        self.0.iter().position(|l| l.name() == name).map(LaneId)
+        self.0.iter().position(|l| l.name() == name).map(LaneId::at)
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Lane> {
@@ -103,7 +107,7 @@ impl Lanes {
 
     /// Each lane with its id, in order.
     pub(crate) fn with_ids(&self) -> impl Iterator<Item = (LaneId, &Lane)> {
-        self.0.iter().enumerate().map(|(i, lane)| (LaneId(i), lane))
+        self.0.iter().enumerate().map(|(i, lane)| (LaneId::at(i), lane))
     }
 }
 
@@ -111,12 +115,12 @@ impl Index<LaneId> for Lanes {
     type Output = Lane;
 
     fn index(&self, lane: LaneId) -> &Lane {
-        &self.0[lane.0]
+        &self.0[lane.index()]
     }
 }
 
 impl IndexMut<LaneId> for Lanes {
     fn index_mut(&mut self, lane: LaneId) -> &mut Lane {
-        &mut self.0[lane.0]
+        &mut self.0[lane.index()]
     }
 }
