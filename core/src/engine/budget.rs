@@ -18,13 +18,49 @@
 //! [`crate::fleet`]). The fleet's total then stays within the budget, give or take what other
 //! clients committed since this one's last sync.
 
+use super::lanes::LaneId;
 use super::reaction::Reaction;
 use super::{Engine, JobId, Phase};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::float_text::float_text;
 use crate::time::Timestamp;
 
-use crate::spend::{to_nano, NANO};
+use crate::spend::{to_nano, SpendLedger, NANO};
+
+/// What this engine spent on solved tasks (its ledger) and what the tasks it has submitted and
+/// not finished reserve against the budget (their expected cost, nano-units; an exact sum).
+///
+/// Calling contract: every [`reserve`](Self::reserve) is matched by one
+/// [`release`](Self::release) of the same cost when its submission ends; solved and
+/// dead-lettered tasks are recorded in the [`ledger`](Self::ledger_mut).
+#[derive(Debug, Default)]
+pub(super) struct Spending {
+    ledger: SpendLedger,
+    reserved: u64,
+}
+
+impl Spending {
+    pub(super) fn ledger(&self) -> &SpendLedger {
+        &self.ledger
+    }
+
+    pub(super) fn ledger_mut(&mut self) -> &mut SpendLedger {
+        &mut self.ledger
+    }
+
+    /// What the tasks in flight reserve (nano-units).
+    pub(super) fn reserved(&self) -> u64 {
+        self.reserved
+    }
+
+    pub(super) fn reserve(&mut self, cost: u64) {
+        self.reserved = self.reserved.saturating_add(cost);
+    }
+
+    pub(super) fn release(&mut self, cost: u64) {
+        self.reserved = self.reserved.saturating_sub(cost);
+    }
+}
 
 impl Engine {
     /// Whether the budget is the fleet's: some lane shares it through the store's ledger.
@@ -36,14 +72,14 @@ impl Engine {
     /// the fleet's when it shares the budget, else this client's.
     fn budget_counts(&self) -> (f64, u64) {
         if !self.fleet_budget() {
-            return (self.spend.total_cost(), self.reserved);
+            return (self.spending.ledger().total_cost(), self.spending.reserved());
         }
         let (spent, others) = self
             .lanes
             .iter()
             .filter_map(|lane| lane.fleet().map(|share| share.fleet_budget_view()))
             .fold((0u64, 0u64), |(s, o), (spent, others)| (s.saturating_add(spent), o.saturating_add(others)));
-        (spent as f64 / NANO, self.reserved.saturating_add(others))
+        (spent as f64 / NANO, self.spending.reserved().saturating_add(others))
     }
 
     /// What the budget counts as spent (the fleet's when it shares the budget) and the budget,
@@ -66,15 +102,15 @@ impl Engine {
                 "not sent: the fleet's budget of {budget} is spent ({} by the clients on this store; {} on {} \
                  solved task(s) by this one); raise `budget` and replay this record",
                 float_text(self.budget_counts().0),
-                float_text(self.spend.total_cost()),
-                self.spend.solved()
+                float_text(self.spending.ledger().total_cost()),
+                self.spending.ledger().solved()
             )
         } else {
             format!(
                 "not sent: the client's budget of {budget} is spent ({} on {} solved task(s)); raise `budget` \
                  (or start a new client) and replay this record",
-                float_text(self.spend.total_cost()),
-                self.spend.solved()
+                float_text(self.spending.ledger().total_cost()),
+                self.spending.ledger().solved()
             )
         };
         Failure::new(reason::BUDGET_EXHAUSTED, ErrorClass::AccountTerminal, description)
@@ -82,7 +118,7 @@ impl Engine {
 
     /// Whether `job`'s submission at lane `l` would not fit the budget beside what was spent
     /// and what the tasks in flight reserved.
-    fn over_budget(&self, l: usize, job: JobId) -> bool {
+    fn over_budget(&self, l: LaneId, job: JobId) -> bool {
         let Some(budget) = self.routing.budget else { return false };
         let (spent, reserved) = self.budget_counts();
         let committed = reserved.saturating_add(self.expected_cost(l, job));
@@ -91,13 +127,13 @@ impl Engine {
 
     /// Whether `job`'s submission at lane `l` waits for the tasks in flight (the fleet's, when it
     /// shares the budget) to end.
-    pub(super) fn budget_waits(&self, l: usize, job: JobId) -> bool {
+    pub(super) fn budget_waits(&self, l: LaneId, job: JobId) -> bool {
         self.routing.budget.is_some() && self.budget_counts().1 > 0 && self.over_budget(l, job)
     }
 
     /// Why `job` cannot be submitted at lane `l` at all: the budget is spent, or its cost
     /// alone would pass it with nothing in flight.
-    pub(super) fn budget_refuses(&self, l: usize, job: JobId) -> Option<Failure> {
+    pub(super) fn budget_refuses(&self, l: LaneId, job: JobId) -> Option<Failure> {
         self.budget_refusal().or_else(|| {
             (self.routing.budget.is_some() && self.budget_counts().1 == 0 && self.over_budget(l, job)).then(|| {
                 let mut f = self.exhausted();
@@ -114,8 +150,8 @@ impl Engine {
     }
 
     /// The known cost of `job` at lane `l`, in nano-units (0 when unknown).
-    pub(super) fn expected_cost(&self, l: usize, job: JobId) -> u64 {
-        let Some(kind) = self.jobs.get(&job).map(|j| j.task.kind()) else { return 0 };
+    pub(super) fn expected_cost(&self, l: LaneId, job: JobId) -> u64 {
+        let Some(kind) = self.jobs.get(&job).map(|j| j.kind()) else { return 0 };
         // A finite price of at least 0 (checked where prices are read); the cast saturates.
         self.lanes[l].expected_cost(kind).map_or(0, to_nano)
     }

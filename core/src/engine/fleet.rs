@@ -8,15 +8,18 @@
 //! while syncs fail, the lane submits nothing: a fleet that cannot agree holds back rather
 //! than risk a ban.
 
+mod news;
+mod schedule;
+
 use core::time::Duration;
 use std::collections::VecDeque;
 
+use self::news::News;
+use self::schedule::SyncSchedule;
+use super::lanes::LaneId;
 use super::{Action, Engine};
 use crate::class::Failure;
-use crate::fleet::{
-    FleetGrant, FleetReport, RefusedKind, SharedAccountError, SharedPause, HEARTBEAT_MS, MAX_PERMITS_PER_SYNC,
-    PERMIT_GRACE_MS,
-};
+use crate::fleet::{FleetGrant, FleetReport, HEARTBEAT_MS, MAX_PERMITS_PER_SYNC, PERMIT_GRACE_MS};
 use crate::task::TaskKind;
 use crate::time::Timestamp;
 
@@ -52,6 +55,14 @@ pub(crate) struct LaneDemand {
     pub next_cost_nano: u64,
 }
 
+/// A lane's share of its account's fleet-wide limits: its permits on hand and in-flight
+/// allowance, its sync schedule ([`SyncSchedule`]), what it has to report ([`News`]) and what
+/// the last grant said of the fleet (spend, reservations, the probe turn, an account hold).
+///
+/// Calling contract: the engine asks [`sync_due`](Self::sync_due) for a report when one is due
+/// and hands back its answer ([`granted`](Self::granted) or [`failed`](Self::failed)); a
+/// submission goes out only when [`allows`](Self::allows) says so, then [`take`](Self::take)s
+/// its permit. Time is an argument everywhere.
 #[derive(Debug)]
 pub(crate) struct FleetShare {
     account: String,
@@ -59,37 +70,20 @@ pub(crate) struct FleetShare {
     shares_budget: bool,
     /// Permits on hand: from when each may be used, and until when (ascending).
     permits: VecDeque<(Timestamp, Timestamp)>,
-    syncing: bool,
-    /// The next heartbeat.
-    next_sync: Timestamp,
-    /// Not before this may a sync ask for permits again: after a failed sync, or one that
-    /// brought none (a pause, or the fleet holding every slot up to the horizon).
-    retry_at: Option<Timestamp>,
+    /// The cost each permit on hand reserves (what it was asked at).
+    permit_cost: u64,
     /// The in-flight share: the account's window less the others' tasks (None before a grant).
     allowance: Option<u32>,
-    // What the provider said since the last sync, for the next report.
-    pause: Option<SharedPause>,
-    no_slot: bool,
-    accepted: u32,
-    account_error: Option<SharedAccountError>,
-    account_ok: bool,
-    /// Solved tasks' cost since the last sync, to report, and since when some is unreported.
-    spent_unsynced: u64,
-    spent_since: Option<Timestamp>,
+    schedule: SyncSchedule,
+    /// What the provider said since the last sync, for the next report.
+    news: News,
     /// The fleet's spend at the account and the others' reservations, at the last grant.
     fleet_spent: u64,
     others_reserved: u64,
-    /// The cost each permit on hand reserves (what it was asked at).
-    permit_cost: u64,
-    /// The lane holds for an account error and its balance check is due: ask the fleet for the
-    /// probe turn, for this long (0: not asking).
-    probe_ask_ms: u64,
     /// The fleet gave this client the probe turn: it checks the balance for all.
     probe_turn: bool,
     /// The last grant said an account error holds the fleet.
     fleet_held: bool,
-    /// Kinds the service refused as a whole since the last sync, for the next report.
-    refused_kinds: Vec<RefusedKind>,
 }
 
 impl FleetShare {
@@ -98,24 +92,14 @@ impl FleetShare {
             account,
             shares_budget,
             permits: VecDeque::new(),
-            syncing: false,
-            next_sync: Timestamp::EPOCH,
-            retry_at: None,
+            permit_cost: 0,
             allowance: None,
-            pause: None,
-            no_slot: false,
-            accepted: 0,
-            account_error: None,
-            account_ok: false,
-            spent_unsynced: 0,
-            spent_since: None,
+            schedule: SyncSchedule::default(),
+            news: News::default(),
             fleet_spent: 0,
             others_reserved: 0,
-            permit_cost: 0,
-            probe_ask_ms: 0,
             probe_turn: false,
             fleet_held: false,
-            refused_kinds: Vec::new(),
         }
     }
 
@@ -126,7 +110,7 @@ impl FleetShare {
     /// What the fleet spent at the account as far as this client knows (its own latest
     /// spending included) and what the others hold reserved there, in nano-units.
     pub(crate) fn fleet_budget_view(&self) -> (u64, u64) {
-        (self.fleet_spent.saturating_add(self.spent_unsynced), self.others_reserved)
+        (self.fleet_spent.saturating_add(self.news.spent()), self.others_reserved)
     }
 
     /// Whether a submission may go out now with `in_flight` tasks at the lane.
@@ -150,27 +134,28 @@ impl FleetShare {
     /// permits run short or there is news to report (after a failed or empty sync, not before
     /// its retry time), else at the heartbeat.
     pub(crate) fn next_sync_at(&self, waiting: usize) -> Timestamp {
-        if self.syncing {
+        if self.schedule.syncing() {
             return Timestamp::from_unix_millis(u64::MAX);
         }
         let short = self.permits.len() < waiting.min(2);
         // Spend is reported within a second, not only at the heartbeat: a client that is killed
         // loses at most that much of the fleet's spend (its reservation covered it until then).
-        let spend_due = self.spent_since.map(|since| since.add(Duration::from_millis(SPEND_REPORT_MS)));
-        if short || self.has_report() {
-            self.retry_at.unwrap_or(Timestamp::EPOCH).min(self.next_sync)
+        let spend_due = self.news.spent_since().map(|since| since.add(Duration::from_millis(SPEND_REPORT_MS)));
+        let heartbeat = self.schedule.next();
+        if short || self.news.any() {
+            self.schedule.retry_at().unwrap_or(Timestamp::EPOCH).min(heartbeat)
         } else {
-            spend_due.map_or(self.next_sync, |due| due.min(self.next_sync))
+            spend_due.map_or(heartbeat, |due| due.min(heartbeat))
         }
     }
 
     /// A sync to ask for now, if one is due; `waiting` tasks want permits.
     pub(crate) fn sync_due(&mut self, lane: LaneDemand, now: Timestamp) -> Option<FleetReport> {
         self.drop_lapsed(now);
-        if self.syncing || now < self.next_sync_at(lane.waiting) {
+        if self.schedule.syncing() || now < self.next_sync_at(lane.waiting) {
             return None;
         }
-        self.syncing = true;
+        self.schedule.start();
         // Ask for what waits, less what is on hand, and at most half a second's worth: permits
         // not used soon lapse, and the slots they held are lost to the whole fleet.
         let half_second = (lane.rate / 2.0).ceil().max(1.0) as u32;
@@ -182,26 +167,16 @@ impl FleetShare {
             let on_hand = if self.permits.is_empty() { 0 } else { self.permit_cost };
             self.permit_cost = on_hand.max(lane.next_cost_nano);
         }
-        Some(FleetReport {
+        Some(self.news.report(FleetReport {
             in_flight: u32::try_from(lane.in_flight).unwrap_or(u32::MAX),
             want,
             rate: lane.rate,
             window_max: lane.window_max,
             budget_nano: lane.budget_nano.filter(|_| self.shares_budget),
-            spent_nano: {
-                self.spent_since = None;
-                core::mem::take(&mut self.spent_unsynced)
-            },
             reserved_nano: lane.reserved_nano.saturating_add(held),
             permit_cost_nano,
-            pause: self.pause.take(),
-            no_slot: core::mem::take(&mut self.no_slot),
-            accepted: core::mem::take(&mut self.accepted),
-            account_error: self.account_error.take(),
-            account_ok: core::mem::take(&mut self.account_ok),
-            probe_ms: core::mem::take(&mut self.probe_ask_ms),
-            refused_kinds: core::mem::take(&mut self.refused_kinds),
-        })
+            ..FleetReport::default()
+        }))
     }
 
     pub(crate) fn account(&self) -> &str {
@@ -212,15 +187,14 @@ impl FleetShare {
     /// turn. Answers whether an account error that held the fleet has ended (another client's
     /// balance check found the account working, or the error lapsed).
     pub(crate) fn granted(&mut self, asked: u32, grant: &FleetGrant, now: Timestamp) -> bool {
-        self.syncing = false;
         self.probe_turn |= grant.probe;
         let hold_ended = self.fleet_held && grant.account_error.is_none();
         self.fleet_held = grant.account_error.is_some();
         self.fleet_spent = grant.spent_nano;
         self.others_reserved = grant.others_reserved_nano;
-        self.next_sync = now.add(Duration::from_millis(HEARTBEAT_MS));
-        self.retry_at = (asked > 0 && grant.permits.is_empty())
+        let retry_at = (asked > 0 && grant.permits.is_empty())
             .then(|| now.add(Duration::from_millis(grant.paused_ms.max(EMPTY_GRANT_RETRY_MS))));
+        self.schedule.granted(now.add(Duration::from_millis(HEARTBEAT_MS)), retry_at);
         self.allowance = Some(grant.window.saturating_sub(grant.others_in_flight));
         for offset in &grant.permits {
             let from = now.add(Duration::from_millis(*offset));
@@ -231,7 +205,7 @@ impl FleetShare {
 
     /// Asks the fleet for the probe turn at the next sync (soon: it is news to report).
     pub(crate) fn ask_probe(&mut self, turn_ms: u64) {
-        self.probe_ask_ms = turn_ms.max(1);
+        self.news.ask_probe(turn_ms);
     }
 
     /// Whether this client has the fleet's probe turn; taking it uses it.
@@ -241,77 +215,47 @@ impl FleetShare {
 
     /// A sync failed: what it reported is reported again next time, after a pause.
     pub(crate) fn failed(&mut self, report: FleetReport, now: Timestamp) {
-        self.syncing = false;
-        self.retry_at = Some(now.add(RETRY_AFTER_FAILED_SYNC));
-        self.next_sync = now.add(RETRY_AFTER_FAILED_SYNC);
-        self.pause = self.pause.take().or(report.pause);
-        self.no_slot |= report.no_slot;
-        self.accepted = self.accepted.saturating_add(report.accepted);
-        self.account_error = self.account_error.take().or(report.account_error);
-        self.account_ok |= report.account_ok;
-        self.probe_ask_ms = self.probe_ask_ms.max(report.probe_ms);
-        self.refused_kinds.extend(report.refused_kinds);
-        self.spent_unsynced = self.spent_unsynced.saturating_add(report.spent_nano);
-        if report.spent_nano > 0 {
-            self.spent_since.get_or_insert(now);
-        }
+        self.schedule.failed(now.add(RETRY_AFTER_FAILED_SYNC));
+        self.news.restore(report, now);
     }
 
     pub(crate) fn report_spent(&mut self, nano: u64, now: Timestamp) {
-        self.spent_unsynced = self.spent_unsynced.saturating_add(nano);
-        self.spent_since.get_or_insert(now);
+        self.news.report_spent(nano, now);
     }
 
     /// What is left to report when the client closes (spend, a pause, an account error…),
     /// whatever the timers say; `None` when nothing is.
     pub(crate) fn final_report(&mut self, lane: LaneDemand, now: Timestamp) -> Option<FleetReport> {
-        if self.spent_unsynced == 0 && !self.has_report() {
+        if self.news.spent() == 0 && !self.news.any() {
             return None;
         }
-        self.syncing = false;
-        self.next_sync = now;
-        self.retry_at = None;
+        self.schedule.due_now(now);
         self.sync_due(LaneDemand { waiting: 0, ..lane }, now)
     }
 
     pub(crate) fn report_pause(&mut self, code: &str, ms: u64) {
-        if self.pause.as_ref().is_none_or(|p| p.ms < ms) {
-            self.pause = Some(SharedPause { ms, code: code.to_string() });
-        }
+        self.news.report_pause(code, ms);
     }
 
     pub(crate) fn report_no_slot(&mut self) {
-        self.no_slot = true;
+        self.news.report_no_slot();
     }
 
     pub(crate) fn report_accepted(&mut self) {
-        self.accepted = self.accepted.saturating_add(1);
+        self.news.report_accepted();
     }
 
     pub(crate) fn report_account_error(&mut self, failure: &Failure, hold_ms: u64) {
-        self.account_ok = false;
-        self.account_error =
-            Some(SharedAccountError { code: failure.code.clone(), description: failure.description.clone(), hold_ms });
+        self.news.report_account_error(failure, hold_ms);
     }
 
     pub(crate) fn report_account_ok(&mut self) {
-        self.account_error = None;
-        self.account_ok = true;
+        self.news.report_account_ok();
     }
 
     /// The service refused `kind` as a whole: the fleet skips it there for `ms` too.
     pub(crate) fn report_refused_kind(&mut self, kind: TaskKind, ms: u64) {
-        self.refused_kinds.retain(|r| r.kind != kind.as_str());
-        self.refused_kinds.push(RefusedKind { kind: kind.as_str().to_string(), ms });
-    }
-
-    fn has_report(&self) -> bool {
-        self.pause.is_some()
-            || self.no_slot
-            || self.account_error.is_some()
-            || self.account_ok
-            || self.probe_ask_ms > 0
-            || !self.refused_kinds.is_empty()
+        self.news.report_refused_kind(kind, ms);
     }
 
     fn drop_lapsed(&mut self, now: Timestamp) {
@@ -324,12 +268,12 @@ impl FleetShare {
 impl Engine {
     /// Asks for the syncs that are due (see the module documentation).
     pub(super) fn ask_fleet_syncs(&mut self, now: Timestamp) {
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             let Some(demand) = self.lane_demand(l) else { continue };
             let Some(share) = self.lanes[l].fleet_mut() else { continue };
             if let Some(report) = share.sync_due(demand, now) {
                 let account = share.account().to_string();
-                self.actions.push_back(Action::FleetSync(FleetSync { lane: l, account, report }));
+                self.actions.push_back(Action::FleetSync(FleetSync { lane: l.index(), account, report }));
             }
         }
     }
@@ -340,18 +284,18 @@ impl Engine {
     /// solve would take that spend with it.
     pub fn fleet_final_syncs(&mut self, now: Timestamp) -> Vec<FleetSync> {
         let mut syncs = Vec::new();
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             let Some(demand) = self.lane_demand(l) else { continue };
             let Some(share) = self.lanes[l].fleet_mut() else { continue };
             if let Some(report) = share.final_report(demand, now) {
-                syncs.push(FleetSync { lane: l, account: share.account().to_string(), report });
+                syncs.push(FleetSync { lane: l.index(), account: share.account().to_string(), report });
             }
         }
         syncs
     }
 
     /// What lane `l` tells its share when a sync is due (`None`: the lane is not in a fleet).
-    fn lane_demand(&self, l: usize) -> Option<LaneDemand> {
+    fn lane_demand(&self, l: LaneId) -> Option<LaneDemand> {
         let lane = &self.lanes[l];
         lane.fleet()?;
         Some(LaneDemand {
@@ -368,8 +312,8 @@ impl Engine {
     /// Feeds back the result of an [`Action::FleetSync`]: the grant, or (with the report that
     /// was sent) the failure, after which the lane syncs again shortly and reports it again.
     pub fn fleet_synced(&mut self, sync: FleetSync, result: Result<FleetGrant, String>, now: Timestamp) {
-        let l = sync.lane;
-        let Some(share) = self.lanes.get_mut(l).and_then(|lane| lane.fleet_mut()) else { return };
+        let Some(l) = self.lanes.id(sync.lane) else { return };
+        let Some(share) = self.lanes[l].fleet_mut() else { return };
         let grant = match result {
             Ok(grant) => grant,
             Err(_) => return share.failed(sync.report, now),
@@ -403,7 +347,7 @@ impl Engine {
                 "the service refused this kind of task for another client of the fleet",
             );
             for job in self.lanes[l].waiting() {
-                if self.jobs.get(&job).is_some_and(|j| newly.contains(&j.task.kind())) {
+                if self.jobs.get(&job).is_some_and(|j| newly.contains(&j.kind())) {
                     self.fail_over(job, &why, now);
                 }
             }
@@ -423,7 +367,7 @@ impl Engine {
     }
 
     /// Whether lane `l`'s share (if it has one) lets a submission go out now.
-    pub(super) fn fleet_allows(&mut self, l: usize, now: Timestamp) -> bool {
+    pub(super) fn fleet_allows(&mut self, l: LaneId, now: Timestamp) -> bool {
         let lane = &mut self.lanes[l];
         let in_flight = lane.in_flight();
         lane.fleet_mut().is_none_or(|share| share.allows(in_flight, now))

@@ -8,6 +8,7 @@
 use core::time::Duration;
 
 use super::circuit::Transition;
+use super::lanes::LaneId;
 use super::reaction::Reaction;
 use super::{Engine, Event, JobId, PauseScope, Pending, Phase};
 use crate::class::{reason, ErrorClass, Failure};
@@ -17,7 +18,7 @@ use crate::time::Timestamp;
 impl Engine {
     /// The balance answered during a hold: a positive balance ends it (submissions resume,
     /// paced by the submit rate, so the waiting tasks do not go out in a storm).
-    pub(super) fn on_probe(&mut self, l: usize, response: Option<HttpResponse>, now: Timestamp) {
+    pub(super) fn on_probe(&mut self, l: LaneId, response: Option<HttpResponse>, now: Timestamp) {
         let lane = &mut self.lanes[l];
         let balance = response.and_then(|r| lane.provider().parse_balance(&r).ok());
         let probe_ms = lane.config().circuit.account_probe_ms;
@@ -38,7 +39,7 @@ impl Engine {
     }
 
     /// Ends lane `l`'s hold: the account works again (its balance check, or the fleet's).
-    pub(super) fn end_hold(&mut self, l: usize) {
+    pub(super) fn end_hold(&mut self, l: LaneId) {
         let lane = &mut self.lanes[l];
         lane.release_hold();
         lane.circuit_mut().reset_account();
@@ -47,7 +48,7 @@ impl Engine {
     }
 
     /// Checks the balance when a hold's probe is due; ends the hold at its deadline.
-    pub(super) fn advance_hold(&mut self, l: usize, now: Timestamp) {
+    pub(super) fn advance_hold(&mut self, l: LaneId, now: Timestamp) {
         let Some(hold) = self.lanes[l].hold() else { return };
         if now >= hold.until {
             let failure = hold.failure.clone();
@@ -90,7 +91,7 @@ impl Engine {
     /// there goes to another provider or is dead-lettered as `Network` (transient:
     /// replayable) instead of waiting for the task deadline; the circuit lets one probe
     /// through after `break_ms`.
-    pub(super) fn track_reachability(&mut self, l: usize, error: Option<&TransportError>, now: Timestamp) {
+    pub(super) fn track_reachability(&mut self, l: LaneId, error: Option<&TransportError>, now: Timestamp) {
         let lane = &mut self.lanes[l];
         let Some(error) = error else {
             lane.heard_from();
@@ -121,7 +122,7 @@ impl Engine {
     }
 
     pub(super) fn tick_circuits(&mut self, now: Timestamp) {
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             if let Some(t) = self.lanes[l].circuit_mut().tick(now) {
                 self.report_transition(l, t, now);
             }
@@ -131,7 +132,7 @@ impl Engine {
     /// With several providers, a half-open circuit that nothing is sent through is decided
     /// by a balance check: a provider back from an outage is noticed although routing sends
     /// it nothing while it is not healthy.
-    pub(super) fn ping_if_probing(&mut self, l: usize) {
+    pub(super) fn ping_if_probing(&mut self, l: LaneId) {
         let lane = &self.lanes[l];
         if !self.multi() || lane.pinging() || !lane.circuit().is_half_open() || !lane.circuit().allows_request() {
             return;
@@ -142,14 +143,14 @@ impl Engine {
         self.requests.insert(rid, Pending::Ping { lane: l });
     }
 
-    pub(super) fn pause(&mut self, l: usize, scope: PauseScope, code: &str, until: Timestamp) {
+    pub(super) fn pause(&mut self, l: LaneId, scope: PauseScope, code: &str, until: Timestamp) {
         if self.lanes[l].pause(scope, until) {
             let provider = self.label(l);
             self.push_event(Event::Paused { scope, code: code.to_string(), until, provider });
         }
     }
 
-    pub(super) fn record_outcome(&mut self, l: usize, transient_failure: bool, now: Timestamp) {
+    pub(super) fn record_outcome(&mut self, l: LaneId, transient_failure: bool, now: Timestamp) {
         if let Some(t) = self.lanes[l].circuit_mut().record(transient_failure, now) {
             let reopened_unreachable = matches!(t, Transition::Opened { .. }) && self.lanes[l].unreachable().is_some();
             self.report_transition(l, t, now);
@@ -161,18 +162,18 @@ impl Engine {
 
     /// Moves what waits at lane `l` for a submission to another provider, and dead-letters
     /// with its unreachable failure what no provider has taken yet and none can take now.
-    pub(super) fn fail_waiting_submissions(&mut self, l: usize, now: Timestamp) {
+    pub(super) fn fail_waiting_submissions(&mut self, l: LaneId, now: Timestamp) {
         let Some(failure) = self.lanes[l].unreachable().cloned() else { return };
         self.evacuate(l, now);
         let waiting: Vec<JobId> = self.lanes[l].waiting();
         for job in waiting {
-            if self.jobs.get(&job).is_some_and(|j| j.provider_task_id.is_none()) {
+            if self.jobs.get(&job).is_some_and(|j| j.attempt.provider_task_id().is_none()) {
                 self.fail_as(job, Phase::Submit, failure.clone(), None, now, Reaction::DeadLetter);
             }
         }
     }
 
-    pub(super) fn report_transition(&mut self, l: usize, t: Transition, now: Timestamp) {
+    pub(super) fn report_transition(&mut self, l: LaneId, t: Transition, now: Timestamp) {
         let provider = self.label(l);
         let event = match t {
             Transition::Opened { until } => {

@@ -1,4 +1,5 @@
-//! A task inside the engine: its ids, its stage, what the engine keeps of it ([`Job`]), the
+//! A task inside the engine: its ids, its stage, what the engine keeps of it ([`Job`], in the
+//! small owned parts of `job/`: identity, lifetime, current attempt, route), the
 //! requests waiting for an answer ([`Pending`]), and the bookkeeping every stage change goes
 //! through (entering and leaving flight, queues, backoff, its journal entry).
 
@@ -9,10 +10,18 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+mod attempt;
+mod identity;
+mod lifetime;
+mod route;
+
+pub(super) use self::attempt::{Attempt, Next};
+pub(super) use self::identity::Identity;
+pub(super) use self::lifetime::Lifetime;
+pub(super) use self::route::Route;
 use super::backoff;
-use super::routing::Preference;
+use super::lanes::LaneId;
 use super::{Action, Engine};
-use crate::dlq::record::HistoryEntry;
 use crate::journal::JournalEntry;
 use crate::json_read::{deserialize_from_json, FieldError, FromJson};
 use crate::labels::Labels;
@@ -64,90 +73,144 @@ impl Stage {
     }
 }
 
+/// A task the engine is working on, in small owned parts: who it is ([`Identity`]), its life
+/// across attempts ([`Lifetime`]), its current attempt ([`Attempt`]), where it goes ([`Route`]),
+/// and its stage. Each part changes only through its own methods; the engine's bookkeeping of
+/// stages (queues, flight, the deadline index) is the `impl Engine` below.
 #[derive(Clone, Debug)]
 pub(super) struct Job {
-    pub(super) id: String,
-    /// Shared with the journal entries written for it.
-    pub(super) task: ValidTask,
-    pub(super) labels: Labels,
-    /// Provider submissions made over the task's whole life.
-    pub(super) attempts: u32,
-    /// Submissions still allowed in this life (fresh, replayed or recovered).
-    pub(super) attempts_left: u32,
-    pub(super) replays: u32,
-    pub(super) history: Vec<HistoryEntry>,
-    pub(super) first_failed_at: Option<Timestamp>,
-    pub(super) accepted_at: Timestamp,
-    pub(super) deadline: Timestamp,
+    pub(super) identity: Identity,
+    pub(super) life: Lifetime,
+    pub(super) attempt: Attempt,
+    pub(super) route: Route,
     pub(super) stage: Stage,
-    /// The lane the task waits at, is submitted to, or last ran at.
-    pub(super) lane: Option<usize>,
-    /// Shared with the poll requests that carry it (a batch poll names up to 100).
-    pub(super) provider_task_id: Option<Arc<str>>,
-    pub(super) submitted_at: Timestamp,
-    /// When this engine sent the current submission (for the latency routing observes).
-    pub(super) sent_at: Option<Timestamp>,
-    pub(super) polls: u32,
-    pub(super) request_failures: u32,
-    pub(super) retry_after_failures: u32,
-    /// Failures the service charged for (`Failure::billed`), over every attempt.
-    pub(super) billed_failures: u32,
-    pub(super) last_delay: Duration,
-    /// The caller's stable name for the task (see `JournalEntry::key`).
-    pub(super) key: Option<String>,
-    pub(super) replay_of: Option<String>,
-    /// A replay whose lease the driver holds: its dead letter settles that lease instead of
-    /// being pushed (a replay found in the journal after a restart has lost its lease).
-    pub(super) lease_held: bool,
-    /// Its own routing (the `routing` label).
-    pub(super) preference: Preference,
-    /// Lanes that cannot take it (one bit per lane).
-    pub(super) unsupported: u32,
-    /// Lanes that answered a task-terminal error for it (avoided by routing).
-    pub(super) avoid: u32,
-    /// A lane that may still be working on it and until when: it is sent nowhere else before.
-    pub(super) pin: Option<(usize, Timestamp)>,
-    /// Sent to another lane than the fastest to measure it (left there by rebalancing).
-    pub(super) explored: bool,
-    /// Its expected cost, reserved against the budget while it is submitted (nano-units).
-    pub(super) reserved: u64,
-    /// The caller wants it only until then (`ttl_ms`): its deadline is this when earlier, and
-    /// reaching it is `TTLExpired` rather than `Timeout`.
-    pub(super) wanted_until: Option<Timestamp>,
-    /// A paid answer its dead letter keeps (an answer past its life).
-    pub(super) kept_answer: Option<crate::solution::Solution>,
+}
+
+impl Job {
+    /// Its task's kind.
+    pub(super) fn kind(&self) -> TaskKind {
+        self.identity.kind()
+    }
+
+    /// The lane it waits at, is submitted to or last ran at.
+    pub(super) fn lane(&self) -> Option<LaneId> {
+        self.route.lane()
+    }
+
+    /// Its journal entry as of `now`, naming `provider`. Its task and labels are shared, not
+    /// copied.
+    fn journal_entry(&self, provider: String, now: Timestamp) -> JournalEntry {
+        JournalEntry {
+            id: self.identity.record_id().to_string(),
+            task: self.identity.task().clone(),
+            provider,
+            labels: self.identity.labels().clone(),
+            provider_task_id: self.attempt.provider_task_id().map(String::from),
+            attempts: self.life.attempts(),
+            replays: self.life.replays(),
+            history: self.life.history().to_vec(),
+            accepted_at: self.life.accepted_at(),
+            updated_at: now,
+            replay_of: self.identity.replay_of().cloned(),
+            owner: None,
+            key: self.identity.key().cloned(),
+            solution: None,
+            wanted_until: self.life.wanted_until(),
+        }
+    }
+
+    /// The journal entry the ended job becomes (its parts moved into it).
+    fn into_journal_entry(self, provider: String, now: Timestamp) -> JournalEntry {
+        let provider_task_id = self.attempt.provider_task_id().map(String::from);
+        let (attempts, replays, accepted_at, wanted_until) =
+            (self.life.attempts(), self.life.replays(), self.life.accepted_at(), self.life.wanted_until());
+        let (history, _) = self.life.into_history_and_answer();
+        let identity = self.identity.into_parts();
+        JournalEntry {
+            id: identity.record_id,
+            task: identity.task,
+            provider,
+            labels: identity.labels,
+            provider_task_id,
+            attempts,
+            replays,
+            history,
+            accepted_at,
+            updated_at: now,
+            replay_of: identity.replay_of,
+            owner: None,
+            key: identity.key,
+            solution: None,
+            wanted_until,
+        }
+    }
 }
 
 #[derive(Debug)]
 pub(super) enum Pending {
     Submit {
         job: JobId,
-        lane: usize,
+        lane: LaneId,
     },
     Poll {
-        lane: usize,
+        lane: LaneId,
         jobs: Vec<JobId>,
         ids: Vec<Arc<str>>,
     },
     /// A balance check while submissions are held for an account error.
     Probe {
-        lane: usize,
+        lane: LaneId,
     },
     /// A balance check that decides a half-open circuit nobody else sends to (several
     /// providers only: with one, the next task is the probe).
     Ping {
-        lane: usize,
+        lane: LaneId,
     },
 }
 
 impl Pending {
-    pub(super) fn lane(&self) -> usize {
+    pub(super) fn lane(&self) -> LaneId {
         match self {
             Pending::Submit { lane, .. }
             | Pending::Poll { lane, .. }
             | Pending::Probe { lane }
             | Pending::Ping { lane } => *lane,
         }
+    }
+}
+
+/// The engine's numbering of its jobs and requests: each id is given once (from 1 up).
+///
+/// Calling contract: [`new_job`](Self::new_job) and [`new_request`](Self::new_request) hand
+/// out the next id; [`next_request`](Self::next_request) says which the next request gets
+/// without taking it.
+#[derive(Debug)]
+pub(super) struct Ids {
+    next_job: u64,
+    next_request: u64,
+}
+
+impl Default for Ids {
+    fn default() -> Self {
+        Ids { next_job: 1, next_request: 1 }
+    }
+}
+
+impl Ids {
+    pub(super) fn new_job(&mut self) -> JobId {
+        let id = JobId(self.next_job);
+        self.next_job += 1;
+        id
+    }
+
+    pub(super) fn new_request(&mut self) -> RequestId {
+        let id = RequestId(self.next_request);
+        self.next_request += 1;
+        id
+    }
+
+    pub(super) fn next_request(&self) -> RequestId {
+        RequestId(self.next_request)
     }
 }
 
@@ -160,44 +223,17 @@ impl Engine {
         now: Timestamp,
         attempts_left: u32,
     ) -> JobId {
-        let job = JobId(self.next_job);
-        self.next_job += 1;
+        let job = self.ids.new_job();
         let deadline = now.add(Duration::from_millis(self.config.retry.task_deadline_ms));
         self.deadlines.insert((deadline, job));
         self.jobs.insert(
             job,
             Job {
-                id,
-                task,
-                labels,
-                attempts: 0,
-                attempts_left,
-                replays: 0,
-                history: Vec::new(),
-                first_failed_at: None,
-                accepted_at: now,
-                deadline,
+                identity: Identity::new(id, task, labels),
+                life: Lifetime::new(now, deadline, attempts_left),
+                attempt: Attempt::new(now),
+                route: Route::default(),
                 stage: Stage::Persisting,
-                lane: None,
-                provider_task_id: None,
-                submitted_at: now,
-                sent_at: None,
-                polls: 0,
-                request_failures: 0,
-                retry_after_failures: 0,
-                billed_failures: 0,
-                last_delay: Duration::ZERO,
-                key: None,
-                replay_of: None,
-                lease_held: false,
-                preference: Preference::Client,
-                unsupported: 0,
-                avoid: 0,
-                pin: None,
-                explored: false,
-                reserved: 0,
-                wanted_until: None,
-                kept_answer: None,
             },
         );
         job
@@ -207,10 +243,8 @@ impl Engine {
     pub(super) fn set_wanted_until(&mut self, job: JobId, until: Option<Timestamp>) {
         let Some(until) = until else { return };
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.wanted_until = Some(until);
-        if until < j.deadline {
-            self.deadlines.remove(&(j.deadline, job));
-            j.deadline = until;
+        if let Some(earlier) = j.life.want_until(until) {
+            self.deadlines.remove(&(earlier, job));
             self.deadlines.insert((until, job));
         }
     }
@@ -219,7 +253,7 @@ impl Engine {
         self.leave_flight(job);
         self.unqueue(job);
         let j = self.jobs.remove(&job)?;
-        self.deadlines.remove(&(j.deadline, job));
+        self.deadlines.remove(&(j.life.deadline(), job));
         Some(j)
     }
 
@@ -227,13 +261,14 @@ impl Engine {
     /// their answers find no job and are dropped).
     pub(super) fn unqueue(&mut self, job: JobId) {
         let Some(j) = self.jobs.get(&job) else { return };
-        let Some(lane) = j.lane.and_then(|l| self.lanes.get_mut(l)) else { return };
+        let Some(l) = j.lane() else { return };
+        let lane = &mut self.lanes[l];
         match j.stage {
             Stage::Queued { at } => {
                 lane.dequeue(at, job);
             }
             Stage::Waiting { at } => {
-                lane.poll_queue_mut().remove(&(at, job), batchable_kind(j.task.kind()));
+                lane.poll_queue_mut().remove(&(at, job), batchable_kind(j.kind()));
             }
             Stage::Persisting | Stage::Submitting(_) | Stage::Polling(_) => {}
         }
@@ -243,11 +278,11 @@ impl Engine {
     pub(super) fn leave_flight(&mut self, job: JobId) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         if j.stage.is_submitted() {
-            if let Some(l) = j.lane {
-                self.lanes[l].ended(j.reserved);
+            let reserved = j.attempt.release_reservation();
+            if let Some(l) = j.lane() {
+                self.lanes[l].ended(reserved);
             }
-            self.reserved = self.reserved.saturating_sub(j.reserved);
-            j.reserved = 0;
+            self.spending.release(reserved);
             j.stage = Stage::Queued { at: Timestamp::EPOCH };
         }
     }
@@ -255,16 +290,16 @@ impl Engine {
     pub(super) fn set_waiting(&mut self, job: JobId, at: Timestamp) {
         self.unqueue(job);
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        let Some(l) = j.lane else { return };
+        let Some(l) = j.lane() else { return };
         j.stage = Stage::Waiting { at };
-        self.lanes[l].poll_queue_mut().insert(at, job, batchable_kind(j.task.kind()));
+        self.lanes[l].poll_queue_mut().insert(at, job, batchable_kind(j.kind()));
     }
 
     pub(super) fn backoff(&mut self, job: JobId, n: u32) -> Duration {
-        let previous = self.jobs.get(&job).map_or(Duration::ZERO, |j| j.last_delay);
+        let previous = self.jobs.get(&job).map_or(Duration::ZERO, |j| j.life.last_delay());
         let d = backoff::delay(&self.config.retry.backoff, n, previous, &mut self.rng);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.last_delay = d;
+            j.life.remember_delay(d);
         }
         d
     }
@@ -281,44 +316,18 @@ impl Engine {
     /// (shared, not copied).
     pub(super) fn journal_entry(&self, job: JobId, now: Timestamp) -> Option<JournalEntry> {
         let j = self.jobs.get(&job)?;
-        Some(JournalEntry {
-            id: j.id.clone(),
-            task: j.task.clone(),
-            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
-            labels: j.labels.clone(),
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
-            attempts: j.attempts,
-            replays: j.replays,
-            history: j.history.clone(),
-            accepted_at: j.accepted_at,
-            updated_at: now,
-            replay_of: j.replay_of.clone(),
-            owner: None,
-            key: j.key.clone(),
-            solution: None,
-            wanted_until: j.wanted_until,
-        })
+        Some(j.journal_entry(self.provider_of(j), now))
     }
 
     /// The journal entry of `j`, which it is made of.
     pub(super) fn entry_of(&self, j: Job, now: Timestamp) -> JournalEntry {
-        JournalEntry {
-            id: j.id,
-            task: j.task,
-            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
-            labels: j.labels,
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
-            attempts: j.attempts,
-            replays: j.replays,
-            history: j.history,
-            accepted_at: j.accepted_at,
-            updated_at: now,
-            replay_of: j.replay_of,
-            owner: None,
-            key: j.key,
-            solution: None,
-            wanted_until: j.wanted_until,
-        }
+        let provider = self.provider_of(&j);
+        j.into_journal_entry(provider, now)
+    }
+
+    /// The name of the provider `j` is at (the first one's before it was placed).
+    pub(super) fn provider_of(&self, j: &Job) -> String {
+        self.lanes[j.lane().unwrap_or(LaneId::FIRST)].name().to_string()
     }
 
     pub(super) fn new_record_id(&mut self, now: Timestamp) -> String {
@@ -335,5 +344,5 @@ pub(super) fn batchable_kind(kind: TaskKind) -> bool {
 /// Whether `job`'s answer can share a batch poll (an unknown job cannot). A free function so
 /// that `poll_action` can ask while it holds a lane's poll queue mutably.
 pub(super) fn job_batchable(jobs: &FxHashMap<JobId, Job>, job: JobId) -> bool {
-    jobs.get(&job).is_some_and(|j| batchable_kind(j.task.kind()))
+    jobs.get(&job).is_some_and(|j| batchable_kind(j.kind()))
 }

@@ -6,9 +6,18 @@
 //! per kind).
 
 use core::time::Duration;
-use std::collections::BTreeSet;
 
 use serde::Serialize;
+
+mod pauses;
+mod reachability;
+mod service;
+mod submissions;
+
+use self::pauses::{BatchPolling, Pauses};
+use self::reachability::Reachability;
+use self::service::Service;
+use self::submissions::Submissions;
 
 use super::circuit::Circuit;
 use super::config::EngineConfig;
@@ -156,47 +165,22 @@ pub struct LaneStatus {
     pub unreachable_episodes: u32,
 }
 
-/// A lane's state. Its parts are small owned types (the circuit, the limiter, the poll queue,
-/// the fleet share, routing's stats) reached through accessors; what is the lane's own
-/// bookkeeping (its queue of submissions, what it has in flight, pauses, batch polling,
-/// reachability, the account hold) changes only through the methods below, each stating one
-/// rule.
+/// A lane's state, in small owned parts reached through the methods below: what it is as
+/// configured ([`Service`]), its circuit, limiter, submissions ([`Submissions`]) and poll
+/// queue, the pauses its provider asked for ([`Pauses`]), batch polling ([`BatchPolling`]),
+/// reachability ([`Reachability`]), the account hold, routing's stats, the kinds its service
+/// refused, and its fleet share. Each method states one rule.
 #[derive(Debug)]
 pub(crate) struct Lane {
-    name: String,
-    provider: Provider,
-    key: Secret,
-    config: EngineConfig,
-    prices: Prices,
-    /// What its submissions carry besides the task: its own `soft_id`, the client's pingback.
-    submit_options: SubmitOptions,
+    service: Service,
     circuit: Circuit,
     limiter: Limiter,
-    /// Jobs waiting here for a submission, by when they may go.
-    submit_queue: BTreeSet<(Timestamp, JobId)>,
+    submissions: Submissions,
     poll_queue: PollQueue,
-    /// Jobs submitted here and not finished.
-    in_flight: usize,
-    /// The known cost of its tasks in flight, reserved against the budget (nano-units).
-    reserved: u64,
-    submits_paused_until: Timestamp,
-    polls_paused_until: Timestamp,
-    batch_disabled: bool,
-    /// Garbled answers to batch polls in a row; one can be a truncated transfer, several mean
-    /// the provider does not support `ids=`.
-    garbled_batches: u32,
-    /// Whether the provider ever answered (any HTTP status) since this engine started.
-    answered: bool,
-    /// Transport failures in a row with no answer in between: (first at, count).
-    transport_streak: Option<(Timestamp, u32)>,
-    /// Set while the circuit is open because the provider cannot be reached; tasks that would
-    /// wait for it are dead-lettered with this failure instead (class transient: replayable).
-    unreachable: Option<Failure>,
-    /// Times the provider was found unreachable since this engine started.
-    unreachable_episodes: u32,
+    pauses: Pauses,
+    batch: BatchPolling,
+    reach: Reachability,
     hold: Option<Hold>,
-    /// A reachability check (balance request) is out while the circuit is half-open.
-    pinging: bool,
     stats: LaneStats,
     /// Kinds the service answered it does not solve, skipped by routing for a while.
     refused_kinds: RefusedKinds,
@@ -231,26 +215,13 @@ impl Lane {
         Lane {
             circuit: Circuit::new(spec.config.circuit.clone()),
             limiter: Limiter::new(&spec.config.rate),
-            name: spec.name,
-            provider: spec.provider,
-            key: spec.key,
-            config: spec.config,
-            prices: spec.prices,
-            submit_options: SubmitOptions { soft_id: spec.soft_id, ..SubmitOptions::default() },
-            submit_queue: BTreeSet::new(),
+            service: Service::new(spec.name, spec.provider, spec.key, spec.config, spec.prices, spec.soft_id),
+            submissions: Submissions::default(),
             poll_queue: PollQueue::default(),
-            in_flight: 0,
-            reserved: 0,
-            submits_paused_until: Timestamp::EPOCH,
-            polls_paused_until: Timestamp::EPOCH,
-            batch_disabled: false,
-            garbled_batches: 0,
-            answered: false,
-            transport_streak: None,
-            unreachable: None,
-            unreachable_episodes: 0,
+            pauses: Pauses::default(),
+            batch: BatchPolling::default(),
+            reach: Reachability::default(),
             hold: None,
-            pinging: false,
             stats: LaneStats::default(),
             refused_kinds: RefusedKinds::default(),
             fleet: spec.fleet.map(|f| FleetShare::new(f.account, f.shares_budget)),
@@ -260,30 +231,29 @@ impl Lane {
     // ----- what it is (as configured) and its parts
 
     pub fn name(&self) -> &str {
-        &self.name
+        self.service.name()
     }
 
     pub fn provider(&self) -> &Provider {
-        &self.provider
+        self.service.provider()
     }
 
     pub fn key(&self) -> &Secret {
-        &self.key
+        self.service.key()
     }
 
     pub fn submit_options(&self) -> &SubmitOptions {
-        &self.submit_options
+        self.service.submit_options()
     }
 
     /// The client's `pingback` and `header_acao`; `soft_id` is the lane's own, else (`only`:
     /// the engine's one lane) the one given here.
     pub fn set_submit_options(&mut self, options: &SubmitOptions, only: bool) {
-        let soft_id = self.submit_options.soft_id.take().or_else(|| options.soft_id.clone().filter(|_| only));
-        self.submit_options = SubmitOptions { soft_id, ..options.clone() };
+        self.service.set_submit_options(options, only);
     }
 
     pub fn config(&self) -> &EngineConfig {
-        &self.config
+        self.service.config()
     }
 
     pub fn circuit(&self) -> &Circuit {
@@ -311,7 +281,7 @@ impl Lane {
     }
 
     pub fn prices(&self) -> &Prices {
-        &self.prices
+        self.service.prices()
     }
 
     pub fn stats(&self) -> &LaneStats {
@@ -343,80 +313,69 @@ impl Lane {
 
     /// `job` waits here for a submission from `at`.
     pub fn enqueue(&mut self, at: Timestamp, job: JobId) {
-        self.submit_queue.insert((at, job));
+        self.submissions.enqueue(at, job);
     }
 
     /// `job` (waiting from `at`) no longer waits here.
     pub fn dequeue(&mut self, at: Timestamp, job: JobId) {
-        self.submit_queue.remove(&(at, job));
+        self.submissions.dequeue(at, job);
     }
 
     /// The job that waits longest, with when it may go.
     pub fn next_waiting(&self) -> Option<(Timestamp, JobId)> {
-        self.submit_queue.first().copied()
+        self.submissions.next()
     }
 
     /// Takes the job [`next_waiting`](Self::next_waiting) named off the queue.
     pub fn take_next_waiting(&mut self) {
-        self.submit_queue.pop_first();
+        self.submissions.take_next();
     }
 
     /// The jobs waiting here, longest first.
     pub fn waiting(&self) -> Vec<JobId> {
-        self.submit_queue.iter().map(|(_, job)| *job).collect()
+        self.submissions.waiting()
     }
 
     pub fn waiting_count(&self) -> usize {
-        self.submit_queue.len()
+        self.submissions.waiting_count()
     }
 
     // ----- what it has in flight
 
     pub fn in_flight(&self) -> usize {
-        self.in_flight
+        self.submissions.in_flight()
     }
 
     /// The known cost of its tasks in flight (nano-units).
     pub fn reserved(&self) -> u64 {
-        self.reserved
+        self.submissions.reserved()
     }
 
     /// A task was sent here, reserving `cost` (nano-units) against the budget.
     pub fn sent(&mut self, cost: u64) {
-        self.in_flight += 1;
-        self.reserved = self.reserved.saturating_add(cost);
+        self.submissions.sent(cost);
     }
 
     /// A task recovered from the journal runs here again (its cost was paid before).
     pub fn resumed(&mut self) {
-        self.in_flight += 1;
+        self.submissions.resumed();
     }
 
     /// A task sent here ended, freeing what it reserved.
     pub fn ended(&mut self, cost: u64) {
-        self.in_flight = self.in_flight.saturating_sub(1);
-        self.reserved = self.reserved.saturating_sub(cost);
+        self.submissions.ended(cost);
     }
 
     // ----- pauses a provider asked for
 
     /// Until when `scope` is paused (the epoch: not paused).
     pub fn paused_until(&self, scope: PauseScope) -> Timestamp {
-        match scope {
-            PauseScope::Submits => self.submits_paused_until,
-            PauseScope::Polls => self.polls_paused_until,
-        }
+        self.pauses.until(scope)
     }
 
     /// Pauses `scope` until `until`, unless it is paused longer already; whether it was extended.
     pub fn pause(&mut self, scope: PauseScope, until: Timestamp) -> bool {
-        let slot = match scope {
-            PauseScope::Submits => &mut self.submits_paused_until,
-            PauseScope::Polls => &mut self.polls_paused_until,
-        };
-        let extended = until > *slot;
-        *slot = (*slot).max(until);
-        extended
+        self.pauses.pause(scope, until)
     }
 
     // ----- batch polling
@@ -424,72 +383,63 @@ impl Lane {
     /// Whether answers are fetched several at a time here: configured, supported by the
     /// provider, and not given up on after garbled answers.
     pub fn polls_in_batches(&self) -> bool {
-        self.config.polling.batch && !self.batch_disabled && self.provider.supports_batch_poll()
+        self.config().polling.batch && !self.batch.given_up() && self.provider().supports_batch_poll()
     }
 
     /// A batch poll was answered sensibly.
     pub fn batch_answered(&mut self) {
-        self.garbled_batches = 0;
+        self.batch.answered();
     }
 
     /// A batch poll's answer was garbled; whether, `limit` in a row, batches are given up now.
     pub fn batch_garbled(&mut self, limit: u32) -> bool {
-        self.garbled_batches += 1;
-        if self.garbled_batches >= limit && !self.batch_disabled {
-            self.batch_disabled = true;
-            return true;
-        }
-        false
+        self.batch.garbled(limit)
     }
 
     // ----- reachability
 
     /// The provider answered (any HTTP status): it is reachable, whatever failed before.
     pub fn heard_from(&mut self) {
-        self.answered = true;
-        self.transport_streak = None;
+        self.reach.heard_from();
     }
 
     /// A transport failure: the streak's start and length, this one included.
     pub fn transport_failed(&mut self, now: Timestamp) -> (Timestamp, u32) {
-        let (since, count) = self.transport_streak.map_or((now, 1), |(since, n)| (since, n + 1));
-        self.transport_streak = Some((since, count));
-        (since, count)
+        self.reach.transport_failed(now)
     }
 
     /// Whether the provider ever answered since this engine started.
     pub fn ever_answered(&self) -> bool {
-        self.answered
+        self.reach.ever_answered()
     }
 
     /// Why the provider is unreachable, while it is found so.
     pub fn unreachable(&self) -> Option<&Failure> {
-        self.unreachable.as_ref()
+        self.reach.unreachable()
     }
 
     /// The provider is found unreachable for `failure` (one more episode).
     pub fn found_unreachable(&mut self, failure: Failure) {
-        self.unreachable = Some(failure);
-        self.unreachable_episodes += 1;
+        self.reach.found_unreachable(failure);
     }
 
     /// The provider is reachable again; what it had been unreachable for.
     pub fn reachable_again(&mut self) -> Option<Failure> {
-        self.unreachable.take()
+        self.reach.reachable_again()
     }
 
     /// Times the provider was found unreachable since this engine started.
     pub fn unreachable_episodes(&self) -> u32 {
-        self.unreachable_episodes
+        self.reach.episodes()
     }
 
     /// Whether a reachability check (a balance request while half-open) is out.
     pub fn pinging(&self) -> bool {
-        self.pinging
+        self.reach.pinging()
     }
 
     pub fn set_pinging(&mut self, out: bool) {
-        self.pinging = out;
+        self.reach.set_pinging(out);
     }
 
     // ----- kinds the service refused
@@ -528,7 +478,7 @@ impl Lane {
             Health::Held
         } else if self.circuit.account_failure().is_some() {
             Health::AccountOut
-        } else if self.circuit.is_open() && self.unreachable.is_some() {
+        } else if self.circuit.is_open() && self.reach.unreachable().is_some() {
             Health::Unreachable
         } else if self.circuit.is_open() {
             Health::Open
@@ -542,7 +492,7 @@ impl Lane {
     /// The cost of a solved task of `kind` here, as far as it is known: what the provider
     /// reported lately, else the configured price.
     pub fn expected_cost(&self, kind: TaskKind) -> Option<f64> {
-        self.stats.reported_cost(kind).or_else(|| self.prices.get(kind))
+        self.stats.reported_cost(kind).or_else(|| self.prices().get(kind))
     }
 
     /// The cost of a token of `kind` that a site accepts here (`accepted` routing).
@@ -553,7 +503,7 @@ impl Lane {
     /// How long after a submission the provider may still be working on a task of `kind`
     /// (the polling give-up point: its documented working time plus a grace).
     pub fn working_time(&self, kind: TaskKind) -> Duration {
-        self.config.polling.give_up_ms.for_kind(kind)
+        self.config().polling.give_up_ms.for_kind(kind)
     }
 
     /// Whether submissions are stopped here by an account error (not holding).
@@ -563,15 +513,15 @@ impl Lane {
 
     pub fn status(&self) -> LaneStatus {
         LaneStatus {
-            name: self.name.clone(),
-            base_url: self.provider.base_url().to_string(),
+            name: self.name().to_string(),
+            base_url: self.provider().base_url().to_string(),
             health: self.health(),
-            in_flight: self.in_flight,
+            in_flight: self.in_flight(),
             in_flight_limit: self.limiter.limit(),
-            queued: self.submit_queue.len(),
+            queued: self.waiting_count(),
             account_failure: self.circuit.account_failure().map(|f| format!("{}: {}", f.code, f.description)),
             held_until: self.hold.as_ref().map(|h| h.until),
-            unreachable_episodes: self.unreachable_episodes,
+            unreachable_episodes: self.unreachable_episodes(),
         }
     }
 }

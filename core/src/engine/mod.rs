@@ -21,6 +21,7 @@ mod health;
 mod job;
 pub(crate) mod kind_ms;
 pub mod lane;
+mod lanes;
 mod limiter;
 mod placement;
 mod polls;
@@ -35,15 +36,17 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rustc_hash::FxHashMap;
 
+use self::budget::Spending;
 pub use self::config::{
     Backoff, CircuitConfig, EngineConfig, FirstPoll, KindMs, PollingConfig, RateConfig, RetryConfig,
 };
 pub use self::event::{Event, Level, PauseScope};
 pub use self::fleet::FleetSync;
-use self::job::{Job, Pending, Stage};
+use self::job::{Ids, Job, Pending, Route, Stage};
 pub use self::job::{JobId, RequestId};
 use self::lane::Lane;
 pub use self::lane::{LaneFleet, LaneSpec, LaneStatus, MAX_LANES};
+use self::lanes::{LaneId, LaneSet, Lanes};
 use self::reaction::{circuit_open_failure, network_failure, Reaction};
 pub use self::recovery::Expired;
 use self::routing::Preference;
@@ -56,7 +59,7 @@ use crate::journal::JournalEntry;
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome};
 use crate::quoted::Quoted;
 use crate::solution::Solution;
-use crate::spend::{SpendLedger, SpendReport};
+use crate::spend::SpendReport;
 use crate::task::{Task, TaskKind, ValidTask};
 use crate::time::Timestamp;
 
@@ -141,22 +144,21 @@ pub struct Engine {
     /// The first lane's configuration: its `retry` and `seed` are the whole engine's.
     config: EngineConfig,
     routing: RoutingConfig,
-    lanes: Vec<Lane>,
+    lanes: Lanes,
     rng: fastrand::Rng,
     jobs: FxHashMap<JobId, Job>,
     deadlines: BTreeSet<(Timestamp, JobId)>,
     requests: FxHashMap<RequestId, Pending>,
     actions: VecDeque<Action>,
-    next_job: u64,
-    next_request: u64,
+    /// How its jobs and requests are numbered.
+    ids: Ids,
     /// The driver's store cannot be written: no new submission until it can.
     store_down: bool,
-    /// What was spent on solved tasks since this engine started.
-    spend: SpendLedger,
-    /// Expected cost of the tasks submitted and not finished, in nano-units (budget).
-    reserved: u64,
+    /// What was spent on solved tasks since this engine started, and what the tasks submitted
+    /// and not finished reserve against the budget.
+    spending: Spending,
     /// The lane `fastest` / `cheapest` preferred per kind at the last look (rebalancing).
-    best: FxHashMap<(Policy, TaskKind), usize>,
+    best: FxHashMap<(Policy, TaskKind), LaneId>,
 }
 
 /// Garbled batch answers in a row after which polling falls back to one id per request.
@@ -196,16 +198,14 @@ impl Engine {
             rng: fastrand::Rng::with_seed(config.seed),
             config,
             routing,
-            lanes,
+            lanes: Lanes::new(lanes),
             jobs: FxHashMap::default(),
             deadlines: BTreeSet::new(),
             requests: FxHashMap::default(),
             actions: VecDeque::new(),
-            next_job: 1,
-            next_request: 1,
+            ids: Ids::default(),
             store_down: false,
-            spend: SpendLedger::default(),
-            reserved: 0,
+            spending: Spending::default(),
             best: FxHashMap::default(),
         }
     }
@@ -216,7 +216,7 @@ impl Engine {
     /// nothing to another service.
     pub fn with_submit_options(mut self, options: SubmitOptions) -> Self {
         let only = self.lanes.len() == 1;
-        for lane in &mut self.lanes {
+        for lane in self.lanes.iter_mut() {
             lane.set_submit_options(&options, only);
         }
         self
@@ -224,7 +224,7 @@ impl Engine {
 
     /// The first provider (the only one of a single-provider engine).
     pub fn provider(&self) -> &Provider {
-        self.lanes[0].provider()
+        self.lanes[LaneId::FIRST].provider()
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -270,17 +270,17 @@ impl Engine {
     /// What was spent on solved tasks since this engine started (recovered answers, paid by
     /// an earlier process, are not counted).
     pub fn spend(&self) -> SpendReport {
-        self.spend.report(self.routing.budget)
+        self.spending.ledger().report(self.routing.budget)
     }
 
     /// The record id (ULID) of a live job.
     pub fn job_record_id(&self, job: JobId) -> Option<&str> {
-        self.jobs.get(&job).map(|j| j.id.as_str())
+        self.jobs.get(&job).map(|j| j.identity.record_id())
     }
 
     /// A live job's labels and how many times its task was replayed (for a front end's traces).
     pub fn job_labels(&self, job: JobId) -> Option<(&crate::Labels, u32)> {
-        self.jobs.get(&job).map(|j| (&j.labels, j.replays))
+        self.jobs.get(&job).map(|j| (j.identity.labels(), j.life.replays()))
     }
 
     /// Whether this engine has several providers (events then name theirs).
@@ -289,12 +289,12 @@ impl Engine {
     }
 
     /// A lane's name for its events, when there are several.
-    fn label(&self, lane: usize) -> Option<String> {
+    fn label(&self, lane: LaneId) -> Option<String> {
         self.multi().then(|| self.lanes[lane].name().to_string())
     }
 
-    fn lane_named(&self, name: &str) -> Option<usize> {
-        self.lanes.iter().position(|l| l.name() == name).or_else(|| (!self.multi()).then_some(0))
+    fn lane_named(&self, name: &str) -> Option<LaneId> {
+        self.lanes.named(name).or_else(|| (!self.multi()).then_some(LaneId::FIRST))
     }
 
     // ----- commands -------------------------------------------------------
@@ -338,9 +338,8 @@ impl Engine {
         let id = self.new_record_id(now);
         let job = self.insert_job(id.clone(), task, labels.into(), now, self.config.retry.max_attempts);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.key = key;
-            j.unsupported = unsupported;
-            j.preference = preference;
+            j.identity.set_key(key);
+            j.route = Route::new(unsupported, preference);
         }
         self.set_wanted_until(job, ttl.map(|d| now.add(d)));
         self.push_event(Event::Accepted { job, id });
@@ -363,14 +362,9 @@ impl Engine {
         let preference = self.preference(record.labels.get(ROUTING_LABEL), false)?;
         let job = self.insert_job(record.id.clone(), record.task, record.labels.into(), now, attempts_allowed.max(1));
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts = record.attempts;
-            j.replays = record.replays + 1;
-            j.history = record.history;
-            j.first_failed_at = Some(record.first_failed_at);
-            j.replay_of = Some(record.id);
-            j.lease_held = true;
-            j.unsupported = unsupported;
-            j.preference = preference;
+            j.life.continues(record.attempts, record.replays + 1, record.history, Some(record.first_failed_at));
+            j.identity.replays(record.id);
+            j.route = Route::new(unsupported, preference);
         }
         self.persist_then_submit(job, now);
         Ok(job)
@@ -379,22 +373,22 @@ impl Engine {
     /// The lanes that cannot take `task` (a bit each); an error when none can. `task` is
     /// valid (its type says so): this asks each provider what building its request would,
     /// without building it.
-    fn unsupported(&self, task: &Task) -> Result<u32, InvalidTask> {
-        let mut mask = 0u32;
+    fn unsupported(&self, task: &Task) -> Result<LaneSet, InvalidTask> {
+        let mut mask = LaneSet::EMPTY;
         let mut first_error = None;
-        for (i, lane) in self.lanes.iter().enumerate() {
+        for (i, lane) in self.lanes.with_ids() {
             if let Err(e) = lane.provider().check_submit(task) {
-                mask |= 1 << i;
+                mask.insert(i);
                 first_error.get_or_insert(e);
             }
         }
         match first_error {
-            Some(mut e) if mask.count_ones() as usize == self.lanes.len() => {
+            Some(mut e) if mask.len() == self.lanes.len() => {
                 if self.multi() {
                     e.problem = format!(
                         "{} (at {}; no configured provider can take this task)",
                         e.problem,
-                        self.lanes[0].name()
+                        self.lanes[LaneId::FIRST].name()
                     );
                 }
                 Err(e)
@@ -437,8 +431,8 @@ impl Engine {
         }
         let j = self.jobs.get(&job)?;
         let mut stopped = None;
-        for (i, lane) in self.lanes.iter().enumerate() {
-            if j.unsupported & (1 << i) != 0 {
+        for (i, lane) in self.lanes.with_ids() {
+            if j.route.unsupported_at(i) {
                 continue;
             }
             match lane.account_stopped() {
@@ -464,7 +458,7 @@ impl Engine {
         }
         self.enqueue_submit(job, now, now);
         // The best lane it could go to cannot be reached: fail fast rather than wait.
-        let lane = self.jobs.get(&job).and_then(|j| j.lane);
+        let lane = self.jobs.get(&job).and_then(|j| j.lane());
         if let Some(failure) =
             lane.and_then(|l| self.lanes[l].unreachable().cloned().filter(|_| self.lanes[l].circuit().is_open()))
         {
@@ -501,7 +495,7 @@ impl Engine {
             .jobs
             .iter()
             .filter(|(_, j)| matches!(j.stage, Stage::Queued { .. }))
-            .map(|(job, j)| (*job, j.attempts))
+            .map(|(job, j)| (*job, j.life.attempts()))
             .collect();
         let mut released = Vec::new();
         for (job, attempts) in waiting {
@@ -529,7 +523,7 @@ impl Engine {
     /// Raises the in-flight limit of every provider to at least `limit` (a caller asked for
     /// that much concurrency); `ERROR_NO_SLOT_AVAILABLE` still halves it.
     pub fn ensure_in_flight_limit(&mut self, limit: u32) {
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             if let Some(limit) = self.lanes[l].limiter_mut().raise_ceiling(limit) {
                 let provider = self.label(l);
                 self.push_event(Event::ConcurrencyChanged { limit, provider });
@@ -547,7 +541,7 @@ impl Engine {
                 // Nothing more is spent on it: if this submission ends without an answer, the
                 // task is dead-lettered with that reason instead of being submitted again.
                 if let Some(j) = self.jobs.get_mut(&job) {
-                    j.attempts_left = 0;
+                    j.life.spend_no_more();
                 }
                 Cancelled::RunsOn
             }
@@ -576,15 +570,15 @@ impl Engine {
     /// (the page front ends' acceptance check): `accepted` routing ranks by it. Unknown names
     /// are ignored (a record of another client's provider).
     pub fn page_verdict(&mut self, provider: &str, kind: TaskKind, accepted: bool, now: Timestamp) {
-        if let Some(lane) = self.lanes.iter_mut().find(|l| l.name() == provider) {
-            lane.stats_mut().observe_verdict(kind, accepted);
+        if let Some(l) = self.lanes.named(provider) {
+            self.lanes[l].stats_mut().observe_verdict(kind, accepted);
             self.rebalance(kind, now);
         }
     }
 
     /// Lets submissions flow again (at every provider) after an account error was fixed.
     pub fn reset_circuit(&mut self) {
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             self.resume_lane(l);
         }
     }
@@ -595,9 +589,9 @@ impl Engine {
     /// (`account_ok`), so every client holding for the account resumes. Answers the providers
     /// that were held or stopped; an unknown name is an error naming the configured ones.
     pub fn resume_accounts(&mut self, provider: Option<&str>) -> Result<Vec<String>, ConfigError> {
-        let lanes: Vec<usize> = match provider {
-            None => (0..self.lanes.len()).collect(),
-            Some(name) => match self.lanes.iter().position(|l| l.name() == name) {
+        let lanes: Vec<LaneId> = match provider {
+            None => self.lanes.ids().collect(),
+            Some(name) => match self.lanes.named(name) {
                 Some(l) => vec![l],
                 None => {
                     let names: Vec<&str> = self.lanes.iter().map(Lane::name).collect();
@@ -620,7 +614,7 @@ impl Engine {
         Ok(resumed)
     }
 
-    fn resume_lane(&mut self, l: usize) {
+    fn resume_lane(&mut self, l: LaneId) {
         self.lanes[l].circuit_mut().reset_account();
         self.lanes[l].release_hold();
         if let Some(share) = self.lanes[l].fleet_mut() {
@@ -715,7 +709,7 @@ impl Engine {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let mut next: Option<Timestamp> = self.deadlines.first().map(|(t, _)| *t);
         let mut consider = |t: Timestamp| next = Some(next.map_or(t, |n| n.min(t)));
-        for (l, lane) in self.lanes.iter().enumerate() {
+        for (l, lane) in self.lanes.with_ids() {
             if let Some(hold) = lane.hold() {
                 consider(hold.until);
                 if !hold.probing {
@@ -757,7 +751,7 @@ impl Engine {
 
     fn advance(&mut self, now: Timestamp) {
         self.tick_circuits(now);
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             self.advance_hold(l, now);
         }
         while let Some(&(at, job)) = self.deadlines.first() {
@@ -765,8 +759,10 @@ impl Engine {
                 break;
             }
             self.deadlines.pop_first();
-            let (attempts, polls, wanted_until) =
-                self.jobs.get(&job).map_or((0, 0, None), |j| (j.attempts, j.polls, j.wanted_until));
+            let (attempts, polls, wanted_until) = self
+                .jobs
+                .get(&job)
+                .map_or((0, 0, None), |j| (j.life.attempts(), j.attempt.polls(), j.life.wanted_until()));
             let failure = match wanted_until.filter(|until| *until <= at) {
                 // The caller's time-to-live ran out first: nothing more is sent for it.
                 Some(_) => ttl_expired_failure(format!(
@@ -784,7 +780,7 @@ impl Engine {
             };
             self.fail_as(job, Phase::Deadline, failure, None, now, Reaction::DeadLetter);
         }
-        for l in 0..self.lanes.len() {
+        for l in self.lanes.ids() {
             self.schedule_polls(l, now);
             self.schedule_submits(l, now);
             self.ping_if_probing(l);
@@ -798,30 +794,35 @@ impl Engine {
     /// paid by an earlier process) it is handed over as it was stored.
     fn solved(&mut self, job: JobId, mut solution: Solution, now: Timestamp, persist: bool) {
         let Some(j) = self.jobs.get(&job) else { return };
-        let kind = j.task.kind();
-        if let Some(l) = j.lane.filter(|_| persist) {
+        let kind = j.kind();
+        if let Some(l) = j.lane().filter(|_| persist) {
             let lane = &mut self.lanes[l];
             solution.provider = Some(lane.name().to_string());
             // Named by the kind's declaration; an answer without a declared value keeps its
             // text and fields as sent, the caller's to read.
-            solution.answer = crate::task::kinds::answer::typed(j.task.kind_decl(), &solution).unwrap_or_default();
+            solution.answer =
+                crate::task::kinds::answer::typed(j.identity.task().kind_decl(), &solution).unwrap_or_default();
             if let Some(cost) = solution.cost {
                 lane.stats_mut().observe_cost(kind, cost);
             }
-            if let Some(t) = j.sent_at {
+            if let Some(t) = j.attempt.sent_at() {
                 lane.stats_mut().observe_latency(kind, now.since(t));
             }
             solution.cost = solution.cost.or_else(|| lane.prices().get(kind));
             // Its life starts now: the kind's declaration says how long a token or cookie lasts.
-            solution.stamp(now, j.task.kind_decl().life.ms());
+            solution.stamp(now, j.identity.task().kind_decl().life.ms());
             if let (Some(share), Some(cost)) = (lane.fleet_mut(), solution.cost) {
                 share.report_spent(crate::spend::to_nano(cost), now);
             }
-            self.spend.record(lane.name(), kind, j.labels.iter(), solution.cost);
+            self.spending.ledger_mut().record(lane.name(), kind, j.identity.labels().iter(), solution.cost);
         }
         let Some(j) = self.remove_job(job) else { return };
-        self.push_event(Event::Solved { job, attempts: j.attempts, elapsed_ms: millis(now.since(j.accepted_at)) });
-        let (id, labels) = (j.id.clone(), j.labels.to_map());
+        self.push_event(Event::Solved {
+            job,
+            attempts: j.life.attempts(),
+            elapsed_ms: millis(now.since(j.life.accepted_at())),
+        });
+        let (id, labels) = (j.identity.record_id().to_string(), j.identity.labels().to_map());
         // The job is gone: its entry takes its task and history rather than copies.
         let entry =
             persist.then(|| Box::new(JournalEntry { solution: Some(solution.clone()), ..self.entry_of(j, now) }));

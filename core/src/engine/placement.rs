@@ -22,6 +22,8 @@
 //!
 //! With one provider none of this applies: every task waits at its only lane.
 
+use super::job::Next;
+use super::lanes::LaneId;
 use super::routing::{self, Candidate, Health, Policy, Preference};
 use super::{Engine, Event, JobId, Lane, Stage};
 use crate::class::Failure;
@@ -58,43 +60,42 @@ impl Engine {
         &mut self,
         job: JobId,
         now: Timestamp,
-        exclude: Option<usize>,
+        exclude: Option<LaneId>,
         explore: bool,
-    ) -> (usize, Timestamp) {
+    ) -> (LaneId, Timestamp) {
         if !self.multi() {
-            return (0, Timestamp::EPOCH);
+            return (LaneId::FIRST, Timestamp::EPOCH);
         }
-        let Some(j) = self.jobs.get(&job) else { return (0, Timestamp::EPOCH) };
-        let kind = j.task.kind();
-        let policy = j.preference.policy(self.routing.policy);
-        let first = match j.preference {
-            Preference::First(i) => Some(i),
+        let Some(j) = self.jobs.get(&job) else { return (LaneId::FIRST, Timestamp::EPOCH) };
+        let kind = j.kind();
+        let policy = j.route.preference().policy(self.routing.policy);
+        let first = match j.route.preference() {
+            Preference::First(lane) => Some(lane),
             Preference::Client | Preference::Policy(_) => None,
         };
         let candidates: Vec<Candidate> = self
             .lanes
-            .iter()
-            .enumerate()
+            .with_ids()
             .map(|(i, lane)| Candidate {
-                health: if j.unsupported & (1 << i) != 0 || Some(i) == exclude || lane.refuses_kind(kind, now) {
+                health: if j.route.unsupported_at(i) || Some(i) == exclude || lane.refuses_kind(kind, now) {
                     Health::Unsupported
                 } else {
                     lane.health()
                 },
-                avoided: j.avoid & (1 << i) != 0,
+                avoided: j.route.avoids(i),
                 score: score(lane, policy, kind),
                 idle: lane.in_flight() == 0,
             })
             .collect();
-        if let Some((pinned, until)) = j.pin.filter(|(_, until)| *until > now) {
+        if let Some((pinned, until)) = j.route.pin().filter(|(_, until)| *until > now) {
             // It may still be worked on there: only there, or elsewhere once that time is over.
-            if candidates[pinned].health.usable() {
+            if candidates[pinned.index()].health.usable() {
                 return (pinned, Timestamp::EPOCH);
             }
-            let chosen = routing::choose(&candidates, policy, first);
+            let chosen = LaneId::at(routing::choose(&candidates, policy, first.map(LaneId::index)));
             return (chosen, if chosen == pinned { Timestamp::EPOCH } else { until });
         }
-        let mut chosen = routing::choose(&candidates, policy, first);
+        let mut chosen = routing::choose(&candidates, policy, first.map(LaneId::index));
         let mut explored = false;
         if explore && policy == Policy::Fastest && first.is_none() && candidates[chosen].health == Health::Ready {
             if let Some(lane) = routing::unmeasured(&candidates) {
@@ -109,9 +110,9 @@ impl Engine {
             }
         }
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.explored = explored;
+            j.route.set_explored(explored);
         }
-        (chosen, Timestamp::EPOCH)
+        (LaneId::at(chosen), Timestamp::EPOCH)
     }
 
     /// Routes `job` and queues it for a submission not before `at`.
@@ -121,10 +122,10 @@ impl Engine {
         self.queue_at(job, lane, at.max(not_before));
     }
 
-    fn queue_at(&mut self, job: JobId, lane: usize, at: Timestamp) {
+    fn queue_at(&mut self, job: JobId, lane: LaneId, at: Timestamp) {
         self.unqueue(job);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.lane = Some(lane);
+            j.route.place(Some(lane));
             j.stage = Stage::Queued { at };
             self.lanes[lane].enqueue(at, job);
         }
@@ -132,7 +133,7 @@ impl Engine {
 
     /// Lane `l` stopped being usable: what waits there for a submission goes where routing
     /// now sends it, if that lane is usable. The rest stays, for `l`'s own rules to decide.
-    pub(super) fn evacuate(&mut self, l: usize, now: Timestamp) {
+    pub(super) fn evacuate(&mut self, l: LaneId, now: Timestamp) {
         if !self.multi() {
             return;
         }
@@ -147,8 +148,8 @@ impl Engine {
     /// and the job's deadline leaves time.
     fn reroute(&mut self, job: JobId, now: Timestamp, reason: &str) -> bool {
         let Some(j) = self.jobs.get(&job) else { return false };
-        let (Some(current), Stage::Queued { at }) = (j.lane, j.stage) else { return false };
-        let deadline = j.deadline;
+        let (Some(current), Stage::Queued { at }) = (j.lane(), j.stage) else { return false };
+        let deadline = j.life.deadline();
         let (lane, not_before) = self.route(job, now, None, false);
         if lane == current || !self.lanes[lane].health().usable() || not_before >= deadline {
             return false;
@@ -167,14 +168,14 @@ impl Engine {
             return false;
         }
         let Some(j) = self.jobs.get(&job) else { return false };
-        let Some(from) = j.lane else { return false };
-        if j.attempts_left == 0 {
+        let Some(from) = j.lane() else { return false };
+        if j.life.attempts_left() == 0 {
             return false;
         }
-        let deadline = j.deadline;
+        let deadline = j.life.deadline();
         let (lane, not_before) = self.route(job, now, Some(from), false);
         let at = now.max(not_before);
-        let refused = self.jobs.get(&job).is_some_and(|j| self.lanes[lane].refuses_kind(j.task.kind(), now));
+        let refused = self.jobs.get(&job).is_some_and(|j| self.lanes[lane].refuses_kind(j.kind(), now));
         if lane == from || !self.lanes[lane].health().usable() || refused || at >= deadline {
             return false;
         }
@@ -182,10 +183,7 @@ impl Engine {
         if let Some(j) = self.jobs.get_mut(&job) {
             // Its journal entry keeps naming the task at `from` until the next provider
             // accepts it: a restart before then polls `from` rather than pay again.
-            j.provider_task_id = None;
-            j.request_failures = 0;
-            j.retry_after_failures = 0;
-            j.polls = 0;
+            j.attempt.reset_for(Next::Moved);
         }
         self.queue_at(job, lane, at);
         let reason = format!("{} at {}", f.code, self.lanes[from].name());
@@ -193,7 +191,7 @@ impl Engine {
         true
     }
 
-    fn moved(&mut self, job: JobId, from: usize, to: usize, reason: String) {
+    fn moved(&mut self, job: JobId, from: LaneId, to: LaneId, reason: String) {
         let (from, to) = (self.lanes[from].name().to_string(), self.lanes[to].name().to_string());
         self.push_event(Event::Rerouted { job, from, to, reason });
     }
@@ -215,24 +213,23 @@ impl Engine {
                     idle: lane.in_flight() == 0,
                 })
                 .collect();
-            let best = routing::choose(&candidates, policy, None);
+            let best = LaneId::at(routing::choose(&candidates, policy, None));
             if self.best.insert((policy, kind), best) == Some(best) {
                 continue;
             }
             let client = self.routing.policy;
             let movable: Vec<JobId> = self
                 .lanes
-                .iter()
-                .enumerate()
+                .with_ids()
                 .filter(|(i, _)| *i != best)
                 .flat_map(|(_, lane)| lane.waiting().into_iter())
                 .filter(|job| {
                     self.jobs.get(job).is_some_and(|j| {
-                        j.task.kind() == kind
-                            && !j.explored
-                            && j.pin.is_none()
-                            && !matches!(j.preference, Preference::First(_))
-                            && j.preference.policy(client) == policy
+                        j.kind() == kind
+                            && !j.route.explored()
+                            && j.route.pin().is_none()
+                            && !matches!(j.route.preference(), Preference::First(_))
+                            && j.route.preference().policy(client) == policy
                     })
                 })
                 .collect();

@@ -2,7 +2,8 @@
 //! requests, and what their answers mean for each task (solved, not ready yet, failed).
 
 use super::job::{job_batchable, Pending, Stage};
-use super::{Engine, Event, JobId, PauseScope, RequestId, GARBLED_BATCHES_BEFORE_FALLBACK};
+use super::lanes::LaneId;
+use super::{Engine, Event, JobId, PauseScope, GARBLED_BATCHES_BEFORE_FALLBACK};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
 use crate::provider::{PollOutcome, TaskPoll};
@@ -10,7 +11,7 @@ use crate::time::Timestamp;
 use core::time::Duration;
 
 impl Engine {
-    pub(super) fn schedule_polls(&mut self, l: usize, now: Timestamp) {
+    pub(super) fn schedule_polls(&mut self, l: LaneId, now: Timestamp) {
         let batch = self.poll_batch(l);
         let lane = &self.lanes[l];
         let horizon = if batch > 1 { now.add(Duration::from_millis(lane.config().polling.coalesce_ms)) } else { now };
@@ -71,16 +72,15 @@ impl Engine {
     }
 
     /// One poll request for `jobs` (taken out of the poll queue) at lane `l`.
-    pub(super) fn send_poll(&mut self, l: usize, mut jobs: Vec<JobId>) {
+    pub(super) fn send_poll(&mut self, l: LaneId, mut jobs: Vec<JobId>) {
         // The request's id is the next one: each job is looked up once, to mark it polled
         // by that request and to read its provider task id.
-        let rid = RequestId(self.next_request);
+        let rid = self.ids.next_request();
         let mut ids = Vec::with_capacity(jobs.len());
         jobs.retain(|job| {
             let Some(j) = self.jobs.get_mut(job) else { return false };
-            let Some(pid) = j.provider_task_id.clone() else { return false };
+            let Some(pid) = j.attempt.polled() else { return false };
             j.stage = Stage::Polling(rid);
-            j.polls += 1;
             ids.push(pid);
             true
         });
@@ -108,7 +108,7 @@ impl Engine {
 
     pub(super) fn on_poll_outcome(
         &mut self,
-        l: usize,
+        l: LaneId,
         jobs: Vec<JobId>,
         outcome: PollOutcome,
         status: Option<u16>,
@@ -128,7 +128,7 @@ impl Engine {
                         TaskPoll::Ready(mut solution) => {
                             if solution.provider_task_id.is_none() {
                                 solution.provider_task_id =
-                                    self.jobs.get(&job).and_then(|j| j.provider_task_id.as_deref().map(String::from));
+                                    self.jobs.get(&job).and_then(|j| j.attempt.provider_task_id().map(String::from));
                             }
                             self.solved(job, solution, now, true);
                         }
@@ -151,7 +151,7 @@ impl Engine {
 
     pub(super) fn on_poll_failure(
         &mut self,
-        l: usize,
+        l: LaneId,
         jobs: Vec<JobId>,
         f: Failure,
         status: Option<u16>,
@@ -166,7 +166,7 @@ impl Engine {
             self.push_event(Event::BatchPollingDisabled { reason: format!("{}: {}", f.code, f.description), provider });
             for job in jobs {
                 if let Some(j) = self.jobs.get_mut(&job) {
-                    j.polls = j.polls.saturating_sub(1);
+                    j.attempt.uncount_poll();
                     self.set_waiting(job, now);
                 }
             }
@@ -182,20 +182,19 @@ impl Engine {
 
     pub(super) fn on_not_ready(&mut self, job: JobId, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.request_failures = 0;
-        j.retry_after_failures = 0;
-        let Some(l) = j.lane else { return };
+        j.attempt.answered();
+        let Some(l) = j.lane() else { return };
         // The poll budget follows the service's working time on the kind (config::PollingConfig).
-        let kind = j.task.kind();
+        let kind = j.kind();
         let polling = &self.lanes[l].config().polling;
-        match polling.next_poll(kind, j.submitted_at, j.polls, now) {
+        match polling.next_poll(kind, j.attempt.submitted_at(), j.attempt.polls(), now) {
             Some(at) => self.set_waiting(job, at),
             None => {
                 let description = format!(
                     "task {} timed out: not ready after {} polls ({} s; {kind} tasks are given up after {} s)",
-                    j.provider_task_id.as_deref().unwrap_or("?"),
-                    j.polls,
-                    now.since(j.submitted_at).as_secs(),
+                    j.attempt.provider_task_id().unwrap_or("?"),
+                    j.attempt.polls(),
+                    now.since(j.attempt.submitted_at()).as_secs(),
                     polling.give_up_ms.for_kind(kind).as_secs()
                 );
                 self.fail(

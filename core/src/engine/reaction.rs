@@ -12,8 +12,10 @@ use core::time::Duration;
 
 use super::config::RetryConfig;
 use super::event::PauseScope;
+use super::job::{Job, Next};
 use super::lane::{Hold, KIND_REFUSED_FOR};
-use super::{millis, Action, Engine, Event, JobId, Stage, MAX_HISTORY};
+use super::lanes::LaneId;
+use super::{millis, Action, Engine, Event, JobId, Stage};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
 use crate::http::TransportError;
@@ -134,18 +136,18 @@ impl Engine {
         let Some(j) = self.jobs.get(&job) else { return };
         let facts = JobFacts {
             at_submit: matches!(j.stage, Stage::Submitting(_)),
-            attempts_left: j.attempts_left,
-            request_failures: j.request_failures,
-            retry_after_failures: j.retry_after_failures,
-            billed_failures: j.billed_failures,
+            attempts_left: j.life.attempts_left(),
+            request_failures: j.attempt.request_failures(),
+            retry_after_failures: j.attempt.retry_after_failures(),
+            billed_failures: j.life.billed_failures(),
         };
-        let lane = &self.lanes[j.lane.unwrap_or(0)];
+        let lane = &self.lanes[j.lane().unwrap_or(LaneId::FIRST)];
         let lane_holds = lane.config().circuit.holds_for(&f)
             && (lane.circuit().account_failure().is_none() || lane.hold().is_some());
         let decision = decide(facts, lane_holds, &f, &self.config.retry);
         if f.billed {
             if let Some(j) = self.jobs.get_mut(&job) {
-                j.billed_failures += 1;
+                j.life.count_billed_failure();
             }
         }
         self.fail_with(job, phase, f, status, now, decision);
@@ -168,15 +170,11 @@ impl Engine {
     fn fail_with(&mut self, job: JobId, phase: Phase, f: Failure, status: Option<u16>, now: Timestamp, d: Decision) {
         self.record_failure(job, phase, &f, status, now);
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        let l = j.lane.unwrap_or(0);
+        let l = j.lane().unwrap_or(LaneId::FIRST);
         if d.counts_attempt {
-            j.attempts += 1;
+            j.life.count_refused_submission();
         }
-        match f.class {
-            ErrorClass::Transient => j.request_failures += 1,
-            ErrorClass::RetryAfter => j.retry_after_failures += 1,
-            _ => {}
-        }
+        j.attempt.count_failure(f.class);
         match d.reaction {
             Reaction::PollAgain => self.on_not_ready(job, now),
             Reaction::RetryRequest { backoff_n, at_least, pause, fewer_at_once } => {
@@ -193,7 +191,7 @@ impl Engine {
                 if f.class == ErrorClass::Transient && phase == Phase::Poll {
                     // An unanswered poll doesn't count against the poll budget.
                     if let Some(j) = self.jobs.get_mut(&job) {
-                        j.polls = j.polls.saturating_sub(1);
+                        j.attempt.uncount_poll();
                     }
                 }
                 let delay = self.backoff(job, backoff_n).max(at_least);
@@ -201,7 +199,7 @@ impl Engine {
             }
             Reaction::Unsolved { resubmit } => {
                 if d.counts_attempt {
-                    j.attempts_left = j.attempts_left.saturating_sub(1);
+                    j.life.use_one_left();
                 }
                 let spent = self.provider_answered(job, l, phase, now);
                 if resubmit {
@@ -215,9 +213,9 @@ impl Engine {
             }
             Reaction::FailOver => self.fail_over_or_dead(job, &f, now),
             Reaction::KindUnsupported => {
-                j.pin = None;
-                j.unsupported |= 1 << l;
-                let kind = j.task.kind();
+                j.route.unpin();
+                j.route.mark_unsupported(l);
+                let kind = j.kind();
                 self.lanes[l].refuse_kind(kind, now.add(KIND_REFUSED_FOR));
                 if let Some(share) = self.lanes[l].fleet_mut() {
                     // Every client of the account skips the kind there too (the fleet ledger).
@@ -232,7 +230,7 @@ impl Engine {
                 // The service refused the submission, so nothing was paid: the task waits with
                 // the others until the account works again (or the hold ends), unless another
                 // provider takes it meanwhile.
-                j.pin = None;
+                j.route.unpin();
                 self.report_account_error(l, &f);
                 self.stop_for_account(l, &f, now);
                 self.leave_flight(job);
@@ -241,7 +239,7 @@ impl Engine {
             }
             Reaction::AccountStopped => {
                 // The provider refused: it works on nothing of this task any more.
-                j.pin = None;
+                j.route.unpin();
                 self.report_account_error(l, &f);
                 self.stop_for_account(l, &f, now);
                 // Another provider takes the task and those waiting here, without a dead letter;
@@ -255,34 +253,31 @@ impl Engine {
 
     /// Adds `f` to the job's history, naming the provider it happened at.
     fn record_failure(&mut self, job: JobId, phase: Phase, f: &Failure, status: Option<u16>, now: Timestamp) {
-        let provider = self.jobs.get(&job).and_then(|j| j.lane).map(|l| self.lanes[l].name().to_string());
+        let provider = self.jobs.get(&job).and_then(Job::lane).map(|l| self.lanes[l].name().to_string());
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.history.push(HistoryEntry {
+        let entry = HistoryEntry {
             at: now,
             phase,
             error: f.code.clone(),
-            provider_task_id: j.provider_task_id.as_deref().map(String::from),
+            provider_task_id: j.attempt.provider_task_id().map(String::from),
             http_status: status,
             provider,
-        });
-        if j.history.len() > MAX_HISTORY {
-            j.history.remove(0);
-        }
-        j.first_failed_at.get_or_insert(now);
+        };
+        j.life.record_failure(entry, now);
     }
 
     /// The provider answered for the task (it cannot solve it): it no longer works on it, routing
     /// avoids it for this task, and the time it spent counts against its speed. Returns the
     /// task's kind when that time was observed (the routing may then move waiting tasks).
-    fn provider_answered(&mut self, job: JobId, l: usize, phase: Phase, now: Timestamp) -> Option<crate::TaskKind> {
+    fn provider_answered(&mut self, job: JobId, l: LaneId, phase: Phase, now: Timestamp) -> Option<crate::TaskKind> {
         let avoid = self.routing.failover_on_unsolvable && self.lanes.len() > 1;
         let j = self.jobs.get_mut(&job)?;
-        j.pin = None;
+        j.route.unpin();
         if avoid {
-            j.avoid |= 1 << l;
+            j.route.avoid(l);
         }
-        let spent = j.sent_at.filter(|_| phase == Phase::Poll).map(|t| now.since(t))?;
-        let kind = j.task.kind();
+        let spent = j.attempt.sent_at().filter(|_| phase == Phase::Poll).map(|t| now.since(t))?;
+        let kind = j.kind();
         self.lanes[l].stats_mut().observe_latency(kind, spent);
         Some(kind)
     }
@@ -290,10 +285,8 @@ impl Engine {
     /// Another attempt after the backoff for the attempts made so far.
     fn resubmit(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.provider_task_id = None;
-        j.request_failures = 0;
-        j.retry_after_failures = 0;
-        let (n, attempt) = (j.attempts.saturating_sub(1), j.attempts + 1);
+        j.attempt.reset_for(Next::Resubmission);
+        let (n, attempt) = (j.life.attempts().saturating_sub(1), j.life.attempts() + 1);
         let delay = self.backoff(job, n);
         self.retrying(job, f, delay, attempt);
         self.leave_flight(job);
@@ -302,7 +295,7 @@ impl Engine {
     }
 
     fn retry_request(&mut self, job: JobId, phase: Phase, f: &Failure, delay: Duration, now: Timestamp) {
-        let attempt = self.jobs.get(&job).map_or(0, |j| j.attempts + u32::from(phase == Phase::Submit));
+        let attempt = self.jobs.get(&job).map_or(0, |j| j.life.attempts() + u32::from(phase == Phase::Submit));
         self.retrying(job, f, delay, attempt);
         match phase {
             Phase::Submit => {
@@ -324,7 +317,7 @@ impl Engine {
     }
 
     /// The provider has no free worker: its window (and the fleet's) halves.
-    fn fewer_at_once(&mut self, l: usize) {
+    fn fewer_at_once(&mut self, l: LaneId) {
         if let Some(share) = self.lanes[l].fleet_mut() {
             share.report_no_slot();
         }
@@ -339,7 +332,7 @@ impl Engine {
     fn no_service_for_kind(&self, job: JobId, kind: crate::TaskKind) -> Failure {
         let mut tried: Vec<String> = Vec::new();
         if let Some(j) = self.jobs.get(&job) {
-            for h in j.history.iter().filter(|h| crate::classify::says_kind_unsupported(&h.error)) {
+            for h in j.life.history().iter().filter(|h| crate::classify::says_kind_unsupported(&h.error)) {
                 let said = format!("{} ({})", h.provider.as_deref().unwrap_or("the provider"), h.error);
                 if !tried.contains(&said) {
                     tried.push(said);
@@ -366,7 +359,7 @@ impl Engine {
     /// Tells the fleet (when the lane shares its account) of an account error it was answered.
     /// It holds the fleet for one probe period; in hold mode for two, so that the hold outlives
     /// the turn of the client that checks the balance for all (each failed check renews it).
-    pub(super) fn report_account_error(&mut self, l: usize, f: &Failure) {
+    pub(super) fn report_account_error(&mut self, l: LaneId, f: &Failure) {
         let lane = &mut self.lanes[l];
         let circuit = &lane.config().circuit;
         let hold_ms =
@@ -379,7 +372,7 @@ impl Engine {
     /// Stops submissions at lane `l` for an account error: with hold mode (on the first error, or
     /// while holding) the lane holds and this answers `true`; otherwise its circuit opens until
     /// `reset_circuit`.
-    pub(super) fn stop_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) -> bool {
+    pub(super) fn stop_for_account(&mut self, l: LaneId, f: &Failure, now: Timestamp) -> bool {
         let hold_ms = self.lanes[l].config().circuit.account_hold_ms;
         let holds = self.lanes[l].config().circuit.holds_for(f);
         let first = self.lanes[l].circuit().account_failure().is_none();
@@ -403,7 +396,7 @@ impl Engine {
 
     /// After an account error without a hold: what waits at lane `l` goes to another provider,
     /// or is dead-lettered as `CircuitOpen`.
-    pub(super) fn clear_lane_for_account(&mut self, l: usize, f: &Failure, now: Timestamp) {
+    pub(super) fn clear_lane_for_account(&mut self, l: LaneId, f: &Failure, now: Timestamp) {
         self.evacuate(l, now);
         let queued: Vec<JobId> = self.lanes[l].waiting();
         for other in queued {
@@ -413,7 +406,7 @@ impl Engine {
 
     /// Another client of the fleet was answered an account error at lane `l`'s account: this
     /// lane stops as if it had been answered it, without a request of its own.
-    pub(super) fn account_failed_elsewhere(&mut self, l: usize, f: Failure, now: Timestamp) {
+    pub(super) fn account_failed_elsewhere(&mut self, l: LaneId, f: Failure, now: Timestamp) {
         if self.stop_for_account(l, &f, now) {
             self.evacuate(l, now);
         } else {
@@ -429,31 +422,35 @@ impl Engine {
     /// Ends `job` with its dead letter (pushed, or settling the replay lease the driver holds).
     fn dead_letter_job(&mut self, job: JobId, f: &Failure, now: Timestamp) {
         let Some(j) = self.remove_job(job) else { return };
-        let provider = &self.lanes[j.lane.unwrap_or(0)].name();
-        self.spend.record_dead_letter(provider, j.task.kind(), j.labels.iter());
-        let context = match (&j.provider_task_id, j.history.last()) {
+        let provider = self.provider_of(&j);
+        self.spending.ledger_mut().record_dead_letter(&provider, j.kind(), j.identity.labels().iter());
+        let context = match (j.attempt.provider_task_id(), j.life.history().last()) {
             (Some(pid), Some(h)) => format!(" ({} phase, provider task {pid})", h.phase.as_str()),
             _ => String::new(),
         };
+        let (attempts, replays, first_failed_at) =
+            (j.life.attempts(), j.life.replays(), j.life.first_failed_at().unwrap_or(now));
+        let (history, kept_answer) = j.life.into_history_and_answer();
+        let identity = j.identity.into_parts();
         let record = DeadLetterRecord {
             schema: SCHEMA,
-            id: j.id.clone(),
-            provider: self.lanes[j.lane.unwrap_or(0)].name().to_string(),
+            id: identity.record_id,
+            provider,
             reason: f.code.clone(),
             description: format!("{}{context}", f.description),
             class: f.class,
-            attempts: j.attempts,
-            replays: j.replays,
-            first_failed_at: j.first_failed_at.unwrap_or(now),
+            attempts,
+            replays,
+            first_failed_at,
             dead_lettered_at: now,
-            labels: j.labels.to_map(),
+            labels: identity.labels.to_map(),
             state: RecordState::Ready,
             deliveries: 0,
             parked_reason: None,
-            solution: j.kept_answer,
-            history: j.history,
+            solution: kept_answer,
+            history,
             // The journal entries written for it are gone (the driver performed them): no copy.
-            task: j.task,
+            task: identity.task,
         };
         self.push_event(Event::DeadLettered {
             job,
@@ -462,7 +459,7 @@ impl Engine {
             class: record.class,
             attempts: record.attempts,
         });
-        self.actions.push_back(Action::DeadLetter { job, record, push: !j.lease_held });
+        self.actions.push_back(Action::DeadLetter { job, record, push: !identity.lease_held });
     }
 }
 

@@ -5,6 +5,7 @@
 use core::time::Duration;
 use std::sync::Arc;
 
+use super::job::{Next, Route};
 use super::reaction::Reaction;
 use super::{Engine, Event, JobId, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
@@ -53,21 +54,18 @@ impl Engine {
             solution.stamp(entry.updated_at, life);
         }
         let stale = now.since(entry.updated_at) > Duration::from_millis(self.config.retry.recover_max_age_ms);
-        let unsupported = self.unsupported(&entry.task).unwrap_or(0);
+        let unsupported = self.unsupported(&entry.task).unwrap_or_default();
         let preference = self.preference_of(entry.labels.get(ROUTING_LABEL), false).unwrap_or_default();
         let lane = self.lane_named(&entry.provider);
         let allowed = self.config.retry.max_attempts.saturating_sub(entry.attempts).max(1);
         let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, allowed);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts = entry.attempts;
-            j.replays = entry.replays;
-            j.history = entry.history;
-            j.replay_of = entry.replay_of;
-            j.key = entry.key;
-            j.provider_task_id = entry.provider_task_id.as_deref().map(Arc::from);
-            j.lane = lane;
-            j.unsupported = unsupported;
-            j.preference = preference;
+            j.life.continues(entry.attempts, entry.replays, entry.history, None);
+            j.identity.continues(entry.replay_of, entry.key);
+            j.attempt
+                .reset_for(Next::FromJournal { provider_task_id: entry.provider_task_id.as_deref().map(Arc::from) });
+            j.route = Route::new(unsupported, preference);
+            j.route.place(lane);
         }
         self.set_wanted_until(job, entry.wanted_until);
         let mut resolving = false;
@@ -89,7 +87,7 @@ impl Engine {
                         now.as_unix_millis().saturating_sub(solution.solved_at.unwrap_or(0)) / 1000
                     );
                     if let Some(j) = self.jobs.get_mut(&job) {
-                        j.kept_answer = Some(solution);
+                        j.life.keep_answer(solution);
                     }
                     let failure = super::ttl_expired_failure(description);
                     self.fail_as(job, Phase::Recover, failure, None, now, Reaction::DeadLetter);
@@ -111,9 +109,9 @@ impl Engine {
         if resolving {
             self.push_event(Event::Recovered { job, id: entry.id, resumed_polling: false });
             if let Some(j) = self.jobs.get_mut(&job) {
-                j.provider_task_id = None;
-                j.wanted_until = None;
-                j.attempts_left = j.attempts_left.max(1);
+                j.attempt.reset_for(Next::Resubmission);
+                j.life.forget_wanted_until();
+                j.life.allow_another();
             }
             self.enqueue_submit(job, now, now);
             return job;
@@ -149,13 +147,11 @@ impl Engine {
         self.push_event(Event::Recovered { job, id: entry.id, resumed_polling });
         match (entry.provider_task_id, lane) {
             (Some(pid), Some(l)) => {
-                let working_time =
-                    self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.task.kind()));
+                let working_time = self.lanes[l].working_time(self.jobs.get(&job).map_or(TaskKind::Raw, |j| j.kind()));
                 if let Some(j) = self.jobs.get_mut(&job) {
-                    j.provider_task_id = Some(Arc::from(pid));
-                    j.submitted_at = now;
+                    j.attempt.reset_for(Next::Accepted { provider_task_id: Some(Arc::from(pid)), at: now });
                     // The provider has been working on it since the entry was written.
-                    j.pin = Some((l, entry.updated_at.add(working_time)));
+                    j.route.pin_to(l, entry.updated_at.add(working_time));
                 }
                 self.lanes[l].resumed();
                 self.set_waiting(job, now);
@@ -175,13 +171,10 @@ impl Engine {
         let lane = self.lane_named(&entry.provider);
         let job = self.insert_job(entry.id.clone(), entry.task, entry.labels, now, 0);
         if let Some(j) = self.jobs.get_mut(&job) {
-            j.attempts = entry.attempts;
-            j.replays = entry.replays;
-            j.history = entry.history;
-            j.provider_task_id = entry.provider_task_id.map(Arc::from);
-            j.key = entry.key;
-            j.replay_of = entry.replay_of;
-            j.lane = lane;
+            j.life.continues(entry.attempts, entry.replays, entry.history, None);
+            j.attempt.reset_for(Next::FromJournal { provider_task_id: entry.provider_task_id.map(Arc::from) });
+            j.identity.continues(entry.replay_of, entry.key);
+            j.route.place(lane);
         }
         let failure =
             Failure::new(reason::INTERRUPTED, ErrorClass::Transient, "the process stopped with this task in flight");

@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 use std::ops::RangeFrom;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::lanes::LaneId;
 use super::{Engine, JobId};
 use crate::time::Timestamp;
 
@@ -121,7 +122,7 @@ impl PollQueue {
 
 impl Engine {
     /// Ids one poll request of lane `l` may carry (1: one task per request).
-    pub(super) fn poll_batch(&self, l: usize) -> usize {
+    pub(super) fn poll_batch(&self, l: LaneId) -> usize {
         let lane = &self.lanes[l];
         if lane.polls_in_batches() {
             lane.provider().max_batch().max(1)
@@ -133,7 +134,7 @@ impl Engine {
     /// When lane `l`'s next poll request should go out (`None`: nothing to poll): when its
     /// first job is due, or later for a batched round that gains riders by waiting (see
     /// the module doc).
-    pub(super) fn next_round_at(&self, l: usize) -> Option<Timestamp> {
+    pub(super) fn next_round_at(&self, l: LaneId) -> Option<Timestamp> {
         let queue = &self.lanes[l].poll_queue();
         let &first = queue.first()?;
         let batch = self.poll_batch(l);
@@ -147,7 +148,7 @@ impl Engine {
 
     /// The next round of lane `l`, whose first waiting job is `first`, and the latest due
     /// time the plan depends on.
-    fn plan_round(&self, l: usize, batch: usize, (due, first): (Timestamp, JobId)) -> (Timestamp, Timestamp) {
+    fn plan_round(&self, l: LaneId, batch: usize, (due, first): (Timestamp, JobId)) -> (Timestamp, Timestamp) {
         let lane = &self.lanes[l];
         let queue = &lane.poll_queue();
         let window = Duration::from_millis(lane.config().polling.coalesce_ms);
@@ -197,8 +198,8 @@ mod tests {
     fn kept_plan_matches_a_fresh_plan() {
         let provider = Provider::preset("captchaai").expect("preset");
         let mut engine = Engine::new(provider, Secret::new("test-key-0123456789abcdef0123"), EngineConfig::default());
-        let window = engine.lanes[0].config().polling.coalesce_ms;
-        assert!(engine.poll_batch(0) > 1 && window > 0, "the preset polls in batched rounds");
+        let window = engine.lanes[LaneId::FIRST].config().polling.coalesce_ms;
+        assert!(engine.poll_batch(LaneId::FIRST) > 1 && window > 0, "the preset polls in batched rounds");
         let mut rng = fastrand::Rng::with_seed(18);
         let mut waiting: Vec<(Timestamp, JobId, bool)> = Vec::new();
         let base = 1_000_000u64;
@@ -216,16 +217,16 @@ mod tests {
                     let task = Task::from_json_value(task).expect("a valid task");
                     let job = engine.insert_job(step.to_string(), task, Labels::default(), at, 1);
                     assert_eq!(engine.batchable(job), batchable);
-                    assert!(engine.lanes[0].poll_queue_mut().insert(at, job, batchable));
+                    assert!(engine.lanes[LaneId::FIRST].poll_queue_mut().insert(at, job, batchable));
                     waiting.push((at, job, batchable));
                 }
                 6..=7 if !waiting.is_empty() => {
                     let (at, job, batchable) = waiting.swap_remove(rng.usize(..waiting.len()));
-                    assert!(engine.lanes[0].poll_queue_mut().remove(&(at, job), batchable));
+                    assert!(engine.lanes[LaneId::FIRST].poll_queue_mut().remove(&(at, job), batchable));
                 }
                 8 if !waiting.is_empty() => {
-                    let first = engine.lanes[0].poll_queue().first().copied();
-                    let popped = engine.lanes[0]
+                    let first = engine.lanes[LaneId::FIRST].poll_queue().first().copied();
+                    let popped = engine.lanes[LaneId::FIRST]
                         .poll_queue_mut()
                         .pop_first(|job| waiting.iter().find(|(_, j, _)| *j == job).is_some_and(|(_, _, b)| *b));
                     assert_eq!(popped, first);
@@ -234,12 +235,14 @@ mod tests {
                 _ => {}
             }
             let unbatchable = waiting.iter().filter(|(_, _, b)| !b).count();
-            assert_eq!(engine.lanes[0].poll_queue().unbatchable(), unbatchable);
-            let fresh =
-                engine.lanes[0].poll_queue().first().map(|&first| engine.plan_round(0, engine.poll_batch(0), first).0);
-            assert_eq!(engine.next_round_at(0), fresh, "step {step}");
+            assert_eq!(engine.lanes[LaneId::FIRST].poll_queue().unbatchable(), unbatchable);
+            let fresh = engine.lanes[LaneId::FIRST]
+                .poll_queue()
+                .first()
+                .map(|&first| engine.plan_round(LaneId::FIRST, engine.poll_batch(LaneId::FIRST), first).0);
+            assert_eq!(engine.next_round_at(LaneId::FIRST), fresh, "step {step}");
             // Asked twice without a change, the kept plan answers.
-            assert_eq!(engine.next_round_at(0), fresh, "step {step}, kept");
+            assert_eq!(engine.next_round_at(LaneId::FIRST), fresh, "step {step}, kept");
         }
     }
 }

@@ -34,6 +34,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::lanes::LaneId;
 use crate::error::{ConfigError, InvalidTask};
 use crate::json_read::{unit_variant, FieldError, FromJson};
 use crate::quoted::Quoted;
@@ -127,7 +128,7 @@ pub(crate) enum Preference {
     Client,
     Policy(Policy),
     /// This lane first, then the others in order.
-    First(usize),
+    First(LaneId),
 }
 
 impl Preference {
@@ -138,7 +139,7 @@ impl Preference {
             return Ok(Preference::Policy(p));
         }
         if let Some(i) = lane_names.iter().position(|n| *n == value) {
-            return Ok(Preference::First(i));
+            return Ok(Preference::First(LaneId::at(i)));
         }
         Err(InvalidTask::new(
             format!("labels.{ROUTING_LABEL}"),
@@ -294,7 +295,7 @@ mod tests {
         let lanes = [c(Health::Ready, Some(1.0)), c(Health::Ready, Some(5.0)), c(Health::Ready, None)];
         assert_eq!(choose(&lanes, Policy::Fastest, Some(2)), 2);
         let names = ["capsolver", "2captcha"];
-        assert_eq!(Preference::from_label(Some("2captcha"), &names).unwrap(), Preference::First(1));
+        assert_eq!(Preference::from_label(Some("2captcha"), &names).unwrap(), Preference::First(LaneId::at(1)));
         assert_eq!(Preference::from_label(Some("cheapest"), &names).unwrap(), Preference::Policy(Policy::Cheapest));
         assert_eq!(Preference::from_label(None, &names).unwrap(), Preference::Client);
         let e = Preference::from_label(Some("fast"), &names).unwrap_err();

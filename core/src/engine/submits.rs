@@ -4,7 +4,8 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use super::job::{Pending, Stage};
+use super::job::{Next, Pending, Stage};
+use super::lanes::LaneId;
 use super::reaction::Reaction;
 use super::{Action, Engine, Event, JobId, PauseScope, RequestId};
 use crate::class::{reason, ErrorClass, Failure};
@@ -14,7 +15,7 @@ use crate::solution::Solution;
 use crate::time::Timestamp;
 
 impl Engine {
-    pub(super) fn schedule_submits(&mut self, l: usize, now: Timestamp) {
+    pub(super) fn schedule_submits(&mut self, l: LaneId, now: Timestamp) {
         while !self.store_down
             && now >= self.lanes[l].paused_until(PauseScope::Submits)
             && {
@@ -40,7 +41,7 @@ impl Engine {
             let Some(j) = self.jobs.get(&job) else { continue };
             let lane = &self.lanes[l];
             // Validated once, when the engine took it (submit, replay, recover).
-            let request = match lane.provider().submit_request(lane.key(), &j.task, lane.submit_options()) {
+            let request = match lane.provider().submit_request(lane.key(), j.identity.task(), lane.submit_options()) {
                 Ok(r) => r,
                 Err(e) => {
                     // Checked against the providers at acceptance; reachable only for recovered
@@ -58,40 +59,33 @@ impl Engine {
             }
             if let Some(j) = self.jobs.get_mut(&job) {
                 j.stage = Stage::Submitting(rid);
-                j.sent_at = Some(now);
-                j.reserved = expected;
+                j.attempt.sent(now, expected);
             }
-            self.reserved = self.reserved.saturating_add(expected);
+            self.spending.reserve(expected);
             self.lanes[l].sent(expected);
             self.requests.insert(rid, Pending::Submit { job, lane: l });
         }
     }
 
-    pub(super) fn send(&mut self, l: usize, mut request: HttpRequest) -> RequestId {
-        let rid = RequestId(self.next_request);
-        self.next_request += 1;
+    pub(super) fn send(&mut self, l: LaneId, mut request: HttpRequest) -> RequestId {
+        let rid = self.ids.new_request();
         request.timeout = Duration::from_millis(self.config.retry.request_timeout_ms);
         self.lanes[l].circuit_mut().on_send();
         self.actions.push_back(Action::Send { request_id: rid, request });
         rid
     }
 
-    pub(super) fn on_accepted(&mut self, job: JobId, l: usize, provider_task_id: String, now: Timestamp) {
+    pub(super) fn on_accepted(&mut self, job: JobId, l: LaneId, provider_task_id: String, now: Timestamp) {
         let working_time = match self.jobs.get(&job) {
-            Some(j) => self.lanes[l].working_time(j.task.kind()),
+            Some(j) => self.lanes[l].working_time(j.kind()),
             None => return,
         };
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.provider_task_id = Some(Arc::from(provider_task_id.as_str()));
-        j.submitted_at = now;
-        j.polls = 0;
-        j.request_failures = 0;
-        j.retry_after_failures = 0;
-        j.pin = Some((l, now.add(working_time)));
-        let attempt = j.attempts;
-        let first_poll = self.lanes[l].config().polling.first_poll_ms.for_kind(j.task.kind());
+        j.life.count_submission();
+        j.attempt.reset_for(Next::Accepted { provider_task_id: Some(Arc::from(provider_task_id.as_str())), at: now });
+        j.route.pin_to(l, now.add(working_time));
+        let attempt = j.life.attempts();
+        let first_poll = self.lanes[l].config().polling.first_poll_ms.for_kind(j.kind());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
         self.on_lane_accepted(l, provider);
@@ -101,12 +95,12 @@ impl Engine {
 
     /// The service answered in the submission itself (CapSolver's recognition tasks): the
     /// attempt counts and the job ends without a poll.
-    pub(super) fn on_solved_at_submit(&mut self, job: JobId, l: usize, solution: Solution, now: Timestamp) {
+    pub(super) fn on_solved_at_submit(&mut self, job: JobId, l: LaneId, solution: Solution, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.provider_task_id = solution.provider_task_id.as_deref().map(Arc::from);
-        let (attempt, provider_task_id) = (j.attempts, solution.provider_task_id.clone().unwrap_or_default());
+        j.life.count_submission();
+        let provider_task_id = solution.provider_task_id.as_deref().map(Arc::from);
+        j.attempt.reset_for(Next::Accepted { provider_task_id, at: now });
+        let (attempt, provider_task_id) = (j.life.attempts(), solution.provider_task_id.clone().unwrap_or_default());
         let provider = self.label(l);
         self.push_event(Event::Submitted { job, attempt, provider_task_id, provider: provider.clone() });
         self.on_lane_accepted(l, provider);
@@ -114,7 +108,7 @@ impl Engine {
     }
 
     /// A submission was accepted at lane `l`: its window (and the fleet's) grows by one.
-    pub(super) fn on_lane_accepted(&mut self, l: usize, provider: Option<String>) {
+    pub(super) fn on_lane_accepted(&mut self, l: LaneId, provider: Option<String>) {
         if let Some(share) = self.lanes[l].fleet_mut() {
             share.report_accepted();
         }
@@ -125,10 +119,9 @@ impl Engine {
 
     /// Counts a submission whose answer was lost on the way (see `handle_response`): the
     /// provider may be working on it until its working time for the kind is over.
-    pub(super) fn count_unconfirmed_submission(&mut self, job: JobId, lane: usize, now: Timestamp) {
+    pub(super) fn count_unconfirmed_submission(&mut self, job: JobId, lane: LaneId, now: Timestamp) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        j.attempts += 1;
-        j.attempts_left = j.attempts_left.saturating_sub(1);
-        j.pin = Some((lane, now.add(self.lanes[lane].working_time(j.task.kind()))));
+        j.life.count_submission();
+        j.route.pin_to(lane, now.add(self.lanes[lane].working_time(j.kind())));
     }
 }
