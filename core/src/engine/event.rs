@@ -28,8 +28,8 @@ pub enum Event {
     Polled {
         tasks: usize,
         /// The polled jobs, for a front end's per-task traces; hosts' events count them only.
-        /// Not in the browser build, which has no traces (and no bytes to spare).
-        #[cfg(not(target_arch = "wasm32"))]
+        /// Only with feature `traces`: nothing else reads them.
+        #[cfg(feature = "traces")]
         #[serde(skip)]
         jobs: Vec<JobId>,
     },

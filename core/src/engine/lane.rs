@@ -185,7 +185,7 @@ pub(crate) struct Lane {
     /// Kinds the service answered it does not solve, skipped by routing for a while.
     refused_kinds: RefusedKinds,
     /// Its share of the account's fleet-wide limits, when the store keeps a fleet ledger.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    #[cfg_attr(not(feature = "fleet"), allow(dead_code))]
     fleet: Option<FleetShare>,
 }
 
@@ -292,20 +292,20 @@ impl Lane {
         &mut self.stats
     }
 
-    /// Its fleet share. Never in the browser build: its stores keep no fleet ledger (the client
-    /// gives no lane a fleet account there), and answering `None` outright lets the compiler
-    /// leave the fleet's code out of the `.wasm`.
+    /// Its fleet share. Never without feature `fleet`: no store keeps a fleet ledger then (the
+    /// client gives no lane a fleet account), and answering `None` outright lets the compiler
+    /// leave the fleet's code out (of the `.wasm`, where it matters).
     pub fn fleet(&self) -> Option<&FleetShare> {
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(not(feature = "fleet"))]
         return None;
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "fleet")]
         self.fleet.as_ref()
     }
 
     pub fn fleet_mut(&mut self) -> Option<&mut FleetShare> {
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(not(feature = "fleet"))]
         return None;
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "fleet")]
         self.fleet.as_mut()
     }
 

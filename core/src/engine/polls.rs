@@ -94,7 +94,7 @@ impl Engine {
         debug_assert_eq!(sent, rid);
         self.push_event(Event::Polled {
             tasks: jobs.len(),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "traces")]
             jobs: jobs.clone(),
         });
         self.requests.insert(rid, Pending::Poll { lane: l, jobs, ids });
