@@ -65,5 +65,5 @@ export async function autoSolveFrame(client, sender) {
 export const autoSolveResults = () => recent.slice();
 
 chrome.storage.onChanged.addListener((changes, area) => {
-  if (area === 'local' && changes.autoSolve) syncAutoSolve();
+  if (area === 'local' && changes.autoSolve) syncAutoSolve().catch((e) => console.warn('captcha-dlq auto-solve:', e.message));
 });

@@ -85,4 +85,4 @@ function autoSolveMessage(message, sender) {
 }
 
 // The registration follows the setting on every start of the worker.
-syncAutoSolve();
+syncAutoSolve().catch((e) => console.warn('captcha-dlq auto-solve:', e.message));
