@@ -73,3 +73,9 @@ export declare function detect(): DetectedWidget[];
 /** A promise where the widget's client takes the answer itself (hCaptcha rendered from code on a page not hooked). */
 export declare function inject(id: string, solution: Pick<Solution, 'text' | 'fields'> | string): Injected | Promise<Injected>;
 export declare function solveInPage(client: PageClient, options?: InPageOptions): Promise<InPageResult[]>;
+/**
+ * Keeps the injected answers of `results` fresh: every `intervalMs` (default 1000) a result whose widget's
+ * expired-callback fired, or whose `renewAt` came while the widget is still in the document, is solved again and
+ * injected (`resolves` counts it).
+ */
+export declare function keepFresh(results: InPageResult[], options?: { intervalMs?: number }): { stop(): Promise<void> };

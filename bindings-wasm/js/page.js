@@ -20,6 +20,9 @@ export const detect = () => api.detect();
 /** Writes `solution` where widget `id` expects it and calls the page's callback; a promise where the widget's client takes the answer itself. `note` says why no callback was called. */
 export const inject = (id, solution) => api.inject(id, solution);
 
+/** What a result keeps out of sight for `keepFresh`: its client, the task as sent, the widget, its labels. */
+const INTERNAL = new WeakMap();
+
 const OPTIONS = ['labels', 'proxy', 'kinds', 'visibleOnly', 'includeScoreBased', 'reload'];
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -155,5 +158,48 @@ async function solveOne(client, widget, { url, host, labels, proxy }) {
   if (injected.note) result.note = injected.note;
   if (applied.renewAt != null) result.renewAt = applied.renewAt;
   if (injected.error) await gone(injected.error);
+  else INTERNAL.set(result, { client, task, widget, labels: taskLabels, url });
   return result;
+}
+
+/** Solves an injected result's widget again and injects the new answer; `resolves` counts it. */
+async function renew(result) {
+  const { client, task, widget, labels, url } = INTERNAL.get(result);
+  const solution = await client.solve(task, { labels });
+  const applied = await client.dlq.pageAnswer({ task, solution, url });
+  const injected = await inject(widget.id, { text: solution.text, fields: solution.fields });
+  if (injected.error) throw new Error(injected.error);
+  Object.assign(result, { solution, renewAt: applied.renewAt ?? undefined, resolves: result.resolves + 1 });
+}
+
+/**
+ * Keeps the injected answers of `results` (solveInPage's) fresh: every `intervalMs` (default 1000) a result whose
+ * widget's expired-callback fired, or whose `renewAt` (the client's, from the kind's declared life) came while the
+ * widget is still in this document, is solved again and injected (`resolves` counts it; a failure is its `error`).
+ * `stop()` ends it.
+ */
+export function keepFresh(results, options) {
+  if (!Array.isArray(results)) throw invalidArgument('results', 'expected the results of solveInPage');
+  for (const key of Object.keys(options ?? {})) if (key !== 'intervalMs') throw invalidArgument(`options.${key}`, 'unknown option (known: intervalMs)');
+  const intervalMs = options?.intervalMs ?? 1000;
+  if (!Number.isInteger(intervalMs) || intervalMs <= 0) throw invalidArgument('options.intervalMs', 'expected a positive integer');
+  let running = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(async () => {
+      const expired = api.expired();
+      for (const r of results.filter((x) => INTERNAL.has(x))) {
+        const { id } = INTERNAL.get(r).widget;
+        const lifeEnded = r.renewAt != null && Date.now() >= r.renewAt;
+        // A widget no longer in this document: its token was used or dropped with it, nothing to renew.
+        if (lifeEnded && !api.waiting(id)) INTERNAL.delete(r);
+        else if (lifeEnded || expired.includes(id)) await renew(r).catch((error) => { r.error = error; INTERNAL.delete(r); });
+      }
+    });
+  }, intervalMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -237,7 +237,7 @@ try {
     assert.deepEqual(r, { found: 1, solved: ['03AGdBq2'], inFlight: 0, restarted: true });
   });
 
-  await check('captcha-dlq-web/page in a page: each widget becomes its task through the client (pageTask) and its answer is applied as the client says (pageAnswer); the site verifies them; AWS WAF is the client\'s amazon_waf, which the browser build leaves out (NOT_SOLVABLE, said)', async () => {
+  await check('captcha-dlq-web/page in a page: each widget becomes its task through the client (pageTask) and its answer is applied as the client says (pageAnswer); the site verifies them; keepFresh renews a token whose life ends before the page used it; AWS WAF is the client\'s amazon_waf, which the browser build leaves out (NOT_SOLVABLE, said)', async () => {
     const site = await startFixtureSite();
     await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
     const inPage = (page) => page.evaluate(async ({ pkg, mock }) => {
@@ -269,6 +269,36 @@ try {
         assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
       }
       assert.deepEqual(report.wrong, []);
+
+      // keepFresh: a token whose life ends before the page used it (no expired-callback) is solved again. The
+      // client here is a bridge of its shape whose first answer is as old as if solved 110 s ago.
+      await page.goto(`${site.url}/lifetime.html`, { waitUntil: 'load' });
+      const life = await page.evaluate(async ({ pkg, mock }) => {
+        const { Client } = await import(`${pkg}/index.js`);
+        const { solveInPage, keepFresh } = await import(`${pkg}/page.js`);
+        const real = new Client({ provider: '2captcha', apiKey: 'sk-page-test', baseUrl: mock, dlq: 'memory',
+          polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200 } });
+        await real.ready();
+        let solves = 0;
+        const client = { dlq: real.dlq, solve: async (task, options) => {
+          const s = await real.solve(task, options);
+          return solves++ ? s : { ...s, solvedAt: s.solvedAt - 110_000, expiresAt: s.expiresAt - 110_000 };
+        } };
+        const [r] = await solveInPage(client);
+        const first = { text: r.solution.text, renewAt: r.renewAt, expiresAt: r.solution.expiresAt, due: r.renewAt <= Date.now() };
+        const watch = keepFresh([r], { intervalMs: 100 });
+        for (let i = 0; i < 600 && r.resolves === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+        await watch.stop();
+        return { first, resolves: r.resolves, text: r.solution.text, renewAt: r.renewAt, expiresAt: r.solution.expiresAt,
+          future: r.renewAt > Date.now(), error: r.error && String(r.error) };
+      }, { pkg: `${origin}/node_modules/captcha-dlq-web`, mock });
+      assert.deepEqual([life.first.due, life.first.renewAt], [true, life.first.expiresAt - 15_000], JSON.stringify(life));
+      assert.deepEqual([life.resolves, life.error, life.future, life.renewAt], [1, undefined, true, life.expiresAt - 15_000], JSON.stringify(life));
+      assert.notEqual(life.text, life.first.text);
+      await page.evaluate(() => window.fixtureSubmit());
+      const renewedReport = await (await fetch(`${site.url}/report?page=lifetime.html`)).json();
+      assert.deepEqual(renewedReport.widgets['lifetime-recaptcha'].callback, { ok: true, token: life.text });
+      assert.equal(renewedReport.widgets['lifetime-recaptcha'].form.token, life.text);
 
       const first = await page.goto(`${site.url}/aws-gate.html`, { waitUntil: 'load' });
       assert.equal(first.status(), 405, 'the challenge page first');
