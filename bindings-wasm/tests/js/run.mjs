@@ -426,7 +426,7 @@ await check('example extension solves a page in place: its service worker finds 
   }
 });
 
-await check("example extension's auto-solve mode (the popup's toggle): every frame's content script has the service worker solve its widgets through pageTask, answers injected (callbacks called, the site verifies them), AWS WAF said to be out of the browser build, score-based widgets left alone", async () => {
+await check("example extension's auto-solve mode (the popup's toggle): every frame's content script has the service worker solve its widgets through pageTask, answers injected (callbacks called, the site verifies them), AWS WAF said to be out of the browser build, score-based widgets left alone unless the second toggle says so", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-auto-'));
   const ext = path.join(dir, 'extension');
   fs.cpSync(EXTENSION, ext, { recursive: true });
@@ -495,7 +495,20 @@ await check("example extension's auto-solve mode (the popup's toggle): every fra
     assert.ok(skipped.length >= 1 && skipped.every((r) => r.kind === 'recaptcha_v3' && r.skipped && !r.injected), JSON.stringify(skipped));
     await v3.close();
 
-    // Off again: the content script is unregistered.
+    // With the second toggle, score-based widgets are solved too: the detector's hook goes in at document_start
+    // (it holds the page's v3 execute() call for the answer).
+    await popup.click('#auto-score');
+    await until(async () => (await chrome.scripting.getRegisteredContentScripts()).some((s) => s.id === 'captcha-dlq-hook' && s.world === 'MAIN'), null, 'the hook registered');
+    const v3Solved = await context.newPage();
+    await v3Solved.goto(`${site.url}/v3.html?score`, { waitUntil: 'load' });
+    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(u)).length >= 2, `${site.url}/v3.html?score`, 'the v3 widgets solved');
+    const scored = await solved(`${site.url}/v3.html?score`);
+    assert.ok(scored.every((r) => r.kind === 'recaptcha_v3' && r.injected && r.callbackCalled && !r.skipped && !r.error), JSON.stringify(scored));
+    const v3Report = await (await fetch(`${site.url}/report?page=v3.html`)).json();
+    for (const name of ['v3-execute', 'v3-button']) assert.equal(v3Report.widgets[name].callback.ok, true, JSON.stringify(v3Report.widgets[name]));
+    await v3Solved.close();
+
+    // Off again: the content scripts are unregistered.
     await popup.click('#auto-solve');
     await until(async () => !(await chrome.scripting.getRegisteredContentScripts()).length, null, 'the content script unregistered');
   } finally {
