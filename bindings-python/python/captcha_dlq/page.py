@@ -1408,13 +1408,15 @@ def keep_fresh(client: Client, results: List[WidgetResult], *, interval: float =
                     tick(mine)
 
             page.on("console", on_console)
-            timer = page.evaluate("([ms, beat]) => setInterval(() => console.debug(beat), ms)", [int(interval * 1000), beat])
+            # The timer is kept under the beat's name: a document loaded since has none, and its own timers are
+            # not cleared by mistake.
+            page.evaluate("([ms, beat]) => { window[beat] = setInterval(() => console.debug(beat), ms); }", [int(interval * 1000), beat])
 
-            def clear(page: Any = page, timer: Any = timer, on_console: Any = on_console) -> None:
+            def clear(page: Any = page, beat: str = beat, on_console: Any = on_console) -> None:
                 page.remove_listener("console", on_console)
                 try:
-                    page.evaluate("(t) => clearInterval(t)", timer)
-                except Exception:  # noqa: BLE001 - the page navigated or closed: its timer went with it
+                    page.evaluate("(beat) => { clearInterval(window[beat]); delete window[beat]; }", beat)
+                except Exception:  # noqa: BLE001 - the page closed: its timer went with it
                     pass
 
             watcher._stoppers.append(clear)
