@@ -2,7 +2,8 @@
 // suite shared with the Node package (tests/js/suite.js, served at /shared/) and the browser's own (site/suite.js),
 // each in a page and in a module dedicated worker, a module service worker (including a worker restart in the middle
 // of a task), a service without CORS headers, and the example Manifest V3 extension loaded with --load-extension
-// (its popup and DLQ, and solving a page of the fixture site, tests/page, in place).
+// (its popup and DLQ, solving a page of the fixture site, tests/page, in place, and its auto-solve mode), and the
+// page module (captcha-dlq-web/page) solving the fixture site's widgets in a page through the client.
 // Pages import the package by its bare specifier through an import map (/node_modules/captcha-dlq-web/, served from
 // the project); the workers run esbuild bundles of site/worker.js and site/sw.js that resolve it from the project's
 // node_modules, with the .wasm copied next to them; the extension holds a copy of the package's folder.
