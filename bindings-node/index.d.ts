@@ -2032,6 +2032,9 @@ export interface PageAnswerApplied {
   cookies: Array<{ name: string; value: string; url: string }>;
   /** Load the page again once they are set. */
   reload: boolean;
+  /** For an answer injected into a widget: when to solve it again if the page has not used it by then (Unix ms;
+   * from the kind's declared life); null for cookie answers and answers that do not expire. */
+  renewAt: number | null;
 }
 
 export declare interface Dlq {

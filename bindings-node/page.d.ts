@@ -125,6 +125,9 @@ export interface WidgetResult {
   reloaded?: boolean;
   /** How many times the widget was solved again since (`refreshAnswer`, `keepFresh`, `resolveExpired`). */
   resolves?: number;
+  /** For a token injected into a widget: when it is solved again if the page has not used it by then (Unix ms; the
+   * client's decision from the kind's declared life; `keepFresh` and `resolveExpired` act on it). */
+  renewAt?: number;
   /** What the detector could not read without `preparePage`, and why no callback was called when `callbackCalled` is false. */
   note?: string;
 }

@@ -7,7 +7,8 @@
 #     JS suite shared with the Node package (tests/js/suite.js) and the browser's own (tests/js/site/suite.js:
 #     IndexedDB, Web Locks, fetch failures), each in a page and in a module dedicated worker, the seeds' batch in a
 #     dedicated worker and in a module service worker (plus a restart mid-task), 20 tasks against a mock without
-#     CORS headers, and the example extension's popup driving its service worker. Pages import the package by its
+#     CORS headers, the example extension's popup driving its service worker and its auto-solve mode on the page
+#     tests' fixture site (tests/page), and captcha-dlq-web/page solving that site's widgets in a page. Pages import the package by its
 #     bare specifier through an import map, workers run esbuild bundles of it (run.mjs).
 # --rust-only runs 1. alone: CI (test.sh) runs 2. on the installed tarball instead (.ci/package-check.sh browser).
 # Installs what is missing: Chromium + chromedriver (apt-get), wasm-bindgen-cli at the pinned version, the build

@@ -13,6 +13,8 @@
 //                          note? }]. `task` is task JSON for the Rust core, which validates it (a kind this build
 //                          lacks is refused there).
 //   expired()              ids of injected widgets whose expired-callback fired since last asked (a token to renew)
+//   waiting(id)            whether widget `id` is still in this document (its token not taken away by a navigation or
+//                          the widget's removal): a token whose life ends is renewed only then
 //   inject(id, solution)   writes the answer where the widget expects it, calls the page's callback; answers
 //                          { injected, fields, callbackCalled, callback, note?, error? } (a promise where the
 //                          widget's client takes the answer itself); `note` says why no callback was called.
@@ -734,6 +736,11 @@
     return ids;
   }
 
+  function waiting(id) {
+    const widget = widgets.get(id);
+    return Boolean(widget) && (!widget.element || widget.element.isConnected);
+  }
+
   function inject(id, solution) {
     const widget = widgets.get(id);
     if (!widget) return { injected: false, fields: [], callbackCalled: false, callback: null, error: `no widget ${id} in this document (it was reloaded or navigated away)` };
@@ -948,5 +955,5 @@
     };
   }
 
-  global.__captchaDlqPage = { version: 1, hook, detect, inject, expired };
+  global.__captchaDlqPage = { version: 1, hook, detect, inject, expired, waiting };
 })(globalThis);

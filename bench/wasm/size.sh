@@ -18,7 +18,9 @@ JS_BUDGET=$((15 * 1024))
 # The page detector (lib/page-detector.js) and its content-script module (page.js) are injected into pages or
 # bundled into content scripts, never loaded with the client: they have a budget of their own.
 # 9 KB since the detector reaches code-rendered widgets of pages it was not prepared for (8,358 B on 2026-11-27).
-PAGE_JS_BUDGET=$((9 * 1024))
+# 11 KB since page.js solves through the client's pageTask/pageAnswer and keeps tokens fresh (issue 45: cookie
+# answers, renewAt, keepFresh; 10,809 B on 2026-11-28).
+PAGE_JS_BUDGET=$((11 * 1024))
 # --no-build measures the package already built; --guards-only also leaves out the floor (a second wasm-opt run of
 # a minute), for test.sh, which checks the budgets on every run.
 BUILD=1

@@ -406,6 +406,9 @@ async function injectInto(client, result, state) {
     injected = { injected: false, error: `the page or frame was gone: ${e.message.split('\n')[0]}` };
   }
   result.injected = Boolean(injected.injected);
+  // When this token is solved again if the page has not used it by then: the client's decision (its kind's life).
+  state.renewAt = injected.injected ? applied.renewAt ?? null : null;
+  if (state.renewAt !== null) result.renewAt = state.renewAt;
   result.callbackCalled = Boolean(injected.callbackCalled);
   result.callback = injected.callback ?? result.callback;
   result.fields = injected.fields ?? [];
@@ -508,7 +511,12 @@ export async function refreshAnswer(client, result, options) {
   return result;
 }
 
-/** The results whose widget's expired-callback fired since last asked, each solved again and injected; how many. */
+/**
+ * The results to solve again, each solved and injected; how many. A result is due when its widget's expired-callback
+ * fired since last asked, or when its token's `renewAt` (the client's: the kind's declared life, `page_answer`) has
+ * come while the widget is still in its document waiting for it (a page that navigated or removed the widget used
+ * or dropped the token: nothing to renew).
+ */
 export async function resolveExpired(client, results) {
   checkClient(client);
   const byFrame = new Map();
@@ -520,10 +528,16 @@ export async function resolveExpired(client, results) {
   }
   let count = 0;
   for (const [frame, mine] of byFrame) {
+    const now = Date.now();
+    const due = mine.filter((r) => INTERNAL.get(r).renewAt != null && now >= INTERNAL.get(r).renewAt).map((r) => INTERNAL.get(r).widget.id);
     let ids;
     try {
       if (isDetached(frame)) continue;
-      ids = await frame.evaluate(() => (globalThis.__captchaDlqPage ? globalThis.__captchaDlqPage.expired() : []));
+      ids = await frame.evaluate((lifeEnded) => {
+        const api = globalThis.__captchaDlqPage;
+        if (!api) return [];
+        return [...api.expired(), ...lifeEnded.filter((id) => api.waiting && api.waiting(id))];
+      }, due);
     } catch (_) {
       continue; // the frame navigated or closed: no token of it to renew
     }
@@ -535,13 +549,16 @@ export async function resolveExpired(client, results) {
         r.error = e;
       }
     }
+    // A token whose life ended in a document that no longer waits for it is not renewed later either.
+    for (const r of mine) if (due.includes(INTERNAL.get(r).widget.id) && !ids.includes(INTERNAL.get(r).widget.id)) INTERNAL.get(r).renewAt = null;
   }
   return count;
 }
 
 /**
  * Keeps injected answers fresh in the background: every `intervalMs` (default 1000) the results whose widget's
- * expired-callback fired are solved again and injected (`resolveExpired`). `stop()` ends it.
+ * expired-callback fired, or whose token's life (the client's `renewAt`) ends before the page used it, are solved
+ * again and injected (`resolveExpired`; `result.resolves` counts them). `stop()` ends it.
  */
 export function keepFresh(client, results, options) {
   checkClient(client);

@@ -5,6 +5,7 @@ answers its callbacks and forms received against the mock solver's /siteverify."
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,8 @@ from captcha_dlq.page import (
     find_widgets_async,
     inject_answer,
     inject_answer_async,
+    keep_fresh,
+    keep_fresh_async,
     prepare_page,
     prepare_page_async,
     refresh_answer,
@@ -805,6 +808,107 @@ def test_playwright_async_an_expired_token_is_solved_again(site: Site, client: C
     assert r.resolves == 2 and r.solution.text != first
     verdict = site.report("expiry.html")["widgets"]["expiry-recaptcha"]
     assert verdict["callback"] == {"ok": True, "token": r.solution.text}, verdict
+
+
+def aged(result: Any, ms: int = 110_000) -> Any:
+    """The result with its token as old as if solved ``ms`` ago (solved_at and expires_at moved back)."""
+    s = result.solution
+    result.solution = dataclasses.replace(s, solved_at=s.solved_at - ms, expires_at=s.expires_at - ms)
+    return result
+
+
+def assert_renew_due(r: Any) -> str:
+    # A reCAPTCHA token lives two minutes (core/kinds): as if solved 110 s ago, the client says to renew it now.
+    assert (r.injected, r.callback_called, r.resolves) == (True, True, 0), r
+    assert r.renew_at == r.solution.expires_at - 15_000 and r.renew_at <= time.time() * 1000, r
+    return str(r.solution.text)
+
+
+def assert_lifetime_renewed(site: Site, r: Any, watcher: Any, first: str) -> None:
+    assert (r.resolves, watcher.renewed, watcher.errors, r.error) == (1, 1, [], None)
+    assert r.solution.text != first
+    # The new token's renewal is its own: 15 s before its two minutes end.
+    assert r.renew_at == r.solution.expires_at - 15_000 and r.renew_at > time.time() * 1000
+    verdict = site.report("lifetime.html")["widgets"]["lifetime-recaptcha"]
+    assert verdict["callback"] == {"ok": True, "token": r.solution.text}, verdict
+    assert verdict["form"]["token"] == r.solution.text
+
+
+def test_playwright_sync_keep_fresh_renews_a_token_whose_life_ends_with_no_expired_callback(browser: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    page = browser.new_page()
+    try:
+        page.goto(f"{site.url}/lifetime.html")
+        [widget] = find_widgets(page)
+        r = inject_answer(client, aged(solve_widget(client, widget)))
+        first = assert_renew_due(r)
+        with keep_fresh(client, [r], interval=0.1) as watcher:
+            # The page's thread, in a Playwright call (as a script's next step would be), runs the renewal.
+            for _ in range(600):
+                if r.resolves:
+                    break
+                page.wait_for_timeout(50)
+        submit_all_playwright(page)
+        assert_lifetime_renewed(site, r, watcher, first)
+        # A page that moved on (loaded again) no longer waits for the token: not solved again.
+        inject_answer(client, aged(r))
+        page.goto(f"{site.url}/lifetime.html")
+        assert resolve_expired(client, [r]) == 0 and r.resolves == 1
+    finally:
+        page.close()
+
+
+def test_selenium_keep_fresh_renews_a_token_whose_life_ends_with_no_expired_callback(driver: Any, site: Site, client: Client) -> None:
+    site.post("/reset")
+    driver.get(f"{site.url}/lifetime.html")
+    [widget] = find_widgets(driver)
+    r = inject_answer(client, aged(solve_widget(client, widget)))
+    first = assert_renew_due(r)
+    watcher = keep_fresh(client, [r], interval=0.1)
+    try:
+        # A daemon thread renews it while this one waits.
+        for _ in range(600):
+            if r.resolves:
+                break
+            time.sleep(0.05)
+    finally:
+        watcher.stop()
+    submit_all_selenium(driver)
+    assert_lifetime_renewed(site, r, watcher, first)
+
+
+def test_playwright_async_keep_fresh_renews_a_token_whose_life_ends_with_no_expired_callback(site: Site, client: Client) -> None:
+    site.post("/reset")
+
+    async def run() -> Any:
+        async with async_playwright() as p:
+            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = await b.new_page()
+                await page.goto(f"{site.url}/lifetime.html")
+                [widget] = await find_widgets_async(page)
+                r = await inject_answer_async(client, aged(await solve_widget_async(client, widget)))
+                first = assert_renew_due(r)
+                async with keep_fresh_async(client, [r], interval=0.1) as watcher:
+                    for _ in range(600):
+                        if r.resolves:
+                            break
+                        await asyncio.sleep(0.05)
+                for frame in page.frames:
+                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+                return r, watcher, first
+            finally:
+                await b.close()
+
+    r, watcher, first = run_async(run())
+    assert_lifetime_renewed(site, r, watcher, first)
+
+
+def test_keep_fresh_options_are_checked(client: Client) -> None:
+    with pytest.raises(InvalidConfig, match="interval: expected a positive number of seconds"):
+        keep_fresh(client, [], interval=0)
+    with pytest.raises(InvalidConfig, match="results: expected the results of solve_on_page or solve_widget"):
+        keep_fresh(client, "results")  # type: ignore[arg-type]
 
 
 def test_task_defaults_go_on_every_task_whose_kind_takes_them(page_mock: Any) -> None:

@@ -13,12 +13,15 @@
 //! frame's cookies and the browser's user agent in the fields the kind takes (`captcha_dlq_core::task::context`).
 //! And how an answer is applied ([`Dlq::page_answer`]): the kinds whose answer is a cookie (AWS WAF's
 //! `aws-waf-token`, DataDome's `datadome`, Cloudflare's `cf_clearance`) have it written into the browser for the
-//! frame's site, then the page reloaded; every other answer is injected into the widget by the detector.
+//! frame's site, then the page reloaded; every other answer is injected into the widget by the detector, and
+//! solved again when its life (the kind's `answer_life`) is near its end and the page has not used it
+//! ([`renew_at`]).
 
 use std::collections::BTreeMap;
 
 use captcha_dlq_core::dlq::record::SCHEMA;
 use captcha_dlq_core::dlq::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
+use captcha_dlq_core::options::spelled_as;
 use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::task::context::{read_proxy, TaskContext};
 use captcha_dlq_core::{ConfigError, ErrorClass, InvalidTask, Solution, TaskKind, ValidTask};
@@ -158,6 +161,22 @@ fn answer_cookie(kind: TaskKind) -> Option<(&'static str, bool)> {
     }
 }
 
+/// The least time before a token's end at which it is solved again: the answer must come (a solve takes seconds to
+/// a minute) and be injected before the old one dies.
+const RENEW_MARGIN_MS: u64 = 15_000;
+
+/// When an injected token not used by the page yet is solved again (Unix ms): a tenth of its life, and at least
+/// [`RENEW_MARGIN_MS`], before it ends, but never in its first half (a short life is not renewed at once). `None`
+/// for an answer that does not expire (no `expires_at`): the kind's declared life (`answer_life`) made it.
+pub fn renew_at(solved_at: Option<f64>, expires_at: Option<f64>) -> Option<u64> {
+    let ms = |v: f64| (v.is_finite() && v >= 0.0).then_some(v as u64);
+    let expires = ms(expires_at?)?;
+    let solved = solved_at.and_then(ms).unwrap_or(expires).min(expires);
+    let life = expires - solved;
+    let margin = (life / 10).max(RENEW_MARGIN_MS).min(life / 2);
+    Some(expires - margin)
+}
+
 /// A cookie's value from an answer that may be the whole `Set-Cookie` text (`datadome=v; Max-Age=…; Path=/`).
 fn cookie_value(name: &str, answer: &str) -> String {
     let answer = answer.trim();
@@ -170,13 +189,21 @@ fn cookie_value(name: &str, answer: &str) -> String {
 
 impl Dlq {
     /// How `solution` is applied to the page at `url` (see the module doc). Answers
-    /// `{ "cookies": [{ name, value, url }], "reload": bool }`: no cookies means the detector injects it.
+    /// `{ "cookies": [{ name, value, url }], "reload": bool, "renew_at": <Unix ms | null> }` (`renewAt` in
+    /// camelCase): no cookies means the detector injects it, and `renew_at` is when that token is solved again
+    /// if the page has not used it by then ([`renew_at`]; the front ends only schedule it).
     pub fn page_answer(&self, args: Value, casing: Casing) -> Result<Value> {
         let a: PageAnswer = read_cased(args, casing)
             .map_err(|e| Error::Config(ConfigError::new(format!("page_answer: {}", e.field), e.problem)))?;
         let task = api_values::task(a.task).map_err(|e| e.in_field("task"))?;
+        let renew_key = if casing == Casing::Camel { "renewAt" } else { "renew_at" };
         let Some((name, reload)) = answer_cookie(task.kind()) else {
-            return Ok(json!({ "cookies": [], "reload": false }));
+            // A token injected into a widget: when to solve it again if the page has not used it by then.
+            let at = |key: &str| a.solution.get(spelled_as(casing, key)).and_then(Value::as_f64);
+            let renew = renew_at(at("solved_at"), at("expires_at"));
+            let mut answer = json!({ "cookies": [], "reload": false });
+            answer[renew_key] = json!(renew);
+            return Ok(answer);
         };
         let solution = full_solution(a.solution, casing)?;
         let text = typed_cookie(task.kind(), &solution)?;
@@ -191,7 +218,11 @@ impl Dlq {
         let Some(origin) = origin_of(&a.url) else {
             return Err(Error::Config(ConfigError::new("page_answer: url", "expected the frame's http(s) URL")));
         };
-        Ok(json!({ "cookies": [{ "name": name, "value": value, "url": format!("{origin}/") }], "reload": reload }))
+        // A cookie answer is used by the reload that follows it: nothing to renew.
+        let mut answer =
+            json!({ "cookies": [{ "name": name, "value": value, "url": format!("{origin}/") }], "reload": reload });
+        answer[renew_key] = Value::Null;
+        Ok(answer)
     }
 
     /// The task a widget found on a page becomes (see the module doc). Answers `{ "task": <checked task JSON>,
@@ -417,5 +448,19 @@ mod tests {
         assert_eq!(cookie_value("aws-waf-token", "abc:def"), "abc:def");
         assert_eq!(origin_of("https://u:p@a.example:8443/x?y#z").as_deref(), Some("https://a.example:8443"));
         assert_eq!(origin_of("about:blank"), None);
+    }
+
+    #[test]
+    fn an_injected_token_is_renewed_before_its_life_ends() {
+        // reCAPTCHA's two minutes: solved again 15 s before the end.
+        assert_eq!(renew_at(Some(1_000.0), Some(121_000.0)), Some(106_000));
+        // Cloudflare's half hour: a tenth of it before the end.
+        assert_eq!(renew_at(Some(0.0), Some(1_800_000.0)), Some(1_620_000));
+        // A life shorter than twice the margin: renewed half way.
+        assert_eq!(renew_at(Some(0.0), Some(20_000.0)), Some(10_000));
+        // No expiry (a kind whose answer lives for ever): never; no solve time: at the end.
+        assert_eq!(renew_at(Some(0.0), None), None);
+        assert_eq!(renew_at(None, Some(5_000.0)), Some(5_000));
+        assert_eq!(renew_at(Some(0.0), Some(f64::NAN)), None);
     }
 }

@@ -18,6 +18,8 @@ pub const SOURCE: &str = include_str!("../page-detector.js");
 mod tests {
     #[test]
     fn the_source_installs_the_page_api() {
-        assert!(super::SOURCE.contains("global.__captchaDlqPage = { version: 1, hook, detect, inject, expired };"));
+        assert!(
+            super::SOURCE.contains("global.__captchaDlqPage = { version: 1, hook, detect, inject, expired, waiting };")
+        );
     }
 }

@@ -19,7 +19,7 @@ const ROOT = path.resolve(HERE, '../..');
 /** The package's folder: an installed copy ($CAPTCHA_DLQ_PACKAGE_DIR, .ci/package-check.sh) or bindings-node. */
 const PACKAGE = path.resolve(process.env.CAPTCHA_DLQ_PACKAGE_DIR ?? path.join(ROOT, 'bindings-node'));
 const { Client } = await import(path.join(PACKAGE, 'index.js'));
-const { solveOnPage, preparePage, findWidgets, solveWidget, injectAnswer, refreshAnswer, keepFresh, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
+const { solveOnPage, preparePage, findWidgets, solveWidget, injectAnswer, refreshAnswer, resolveExpired, keepFresh, DETECTOR_SOURCE } = await import(path.join(PACKAGE, 'lib/page.js'));
 // The browser drivers are bindings-node's dev dependencies, never a user's: they come from the repository.
 const requireDev = createRequire(path.join(ROOT, 'bindings-node', 'package.json'));
 const { chromium } = requireDev('playwright-core');
@@ -660,6 +660,52 @@ for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['pupp
       assert.deepEqual(report.widgets['expiry-recaptcha'].callback, { ok: true, token: r.solution.text });
       await assert.rejects(refreshAnswer(client, { kind: 'recaptcha_v2' }), /result: not a result of solveWidget or solveOnPage/);
       assert.throws(() => keepFresh(client, results, { every: 5 }), /options\.every: unknown option \(known: intervalMs\)/);
+    });
+  });
+}
+
+/** Makes a solved result's token as old as if it had been solved `ms` ago (its solvedAt and expiresAt moved back). */
+function agedBy(result, ms) {
+  result.solution = { ...result.solution, solvedAt: result.solution.solvedAt - ms, expiresAt: result.solution.expiresAt - ms };
+  return result;
+}
+
+for (const [driver, withBrowser] of [['playwright-core', withPlaywright], ['puppeteer-core', withPuppeteer]]) {
+  test(`${driver}: a token whose life ends before the page used it is solved again with no expired-callback (the client's renewAt, from the kind's declared life); not once the page moved on`, async () => {
+    await fetch(`${site}/reset`, { method: 'POST' });
+    await withBrowser(async (p) => {
+      await p.goto(`${site}/lifetime.html`, { waitUntil: 'load' });
+      const [widget] = await findWidgets(p);
+      const r = await solveWidget(client, widget);
+      assert.equal(r.error, undefined, r.error && r.error.message);
+      // A reCAPTCHA token lives two minutes (core/kinds): as if solved 110 s ago, its renewal is due now.
+      agedBy(r, 110_000);
+      await injectAnswer(client, r);
+      assert.deepEqual([r.injected, r.callbackCalled, r.renewAt, r.resolves], [true, true, r.solution.expiresAt - 15_000, 0]);
+      assert.ok(r.renewAt <= Date.now(), 'the client says to renew it now');
+      const first = r.solution.text;
+      const watch = keepFresh(client, [r], { intervalMs: 100 });
+      try {
+        for (let i = 0; i < 600 && r.resolves === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      } finally {
+        await watch.stop();
+      }
+      assert.equal(r.resolves, 1, 'the token was solved again');
+      assert.notEqual(r.solution.text, first);
+      // The new token's renewal is its own: 15 s before its two minutes end.
+      assert.equal(r.renewAt, r.solution.expiresAt - 15_000);
+      assert.ok(r.renewAt > Date.now());
+      const report = await siteReport(p, 'lifetime.html');
+      assert.deepEqual(report.widgets['lifetime-recaptcha'].callback, { ok: true, token: r.solution.text }, 'the site got the new token');
+      assert.equal(report.widgets['lifetime-recaptcha'].form.token, r.solution.text);
+
+      // A page that moved on (here: loaded again) no longer waits for the token: it is not solved again.
+      agedBy(r, 110_000);
+      await injectAnswer(client, r);
+      assert.ok(r.renewAt <= Date.now());
+      await p.goto(`${site}/lifetime.html`, { waitUntil: 'load' });
+      assert.equal(await resolveExpired(client, [r]), 0);
+      assert.equal(r.resolves, 1);
     });
   });
 }

@@ -157,6 +157,8 @@ class Dlq:
 
     def page_answer(self, *, task: Mapping[str, Any], solution: Mapping[str, Any], url: str) -> Dict[str, Any]:
         """How ``solution`` is applied to the page at ``url``: ``{"cookies": [{"name", "value", "url"}],
-        "reload": bool}``. Answers that are cookies (AWS WAF, DataDome, ``cf_clearance``) are written into the
-        browser, then the page is reloaded when ``reload``; no cookies means the detector injects it."""
+        "reload": bool, "renew_at": int | None}``. Answers that are cookies (AWS WAF, DataDome, ``cf_clearance``)
+        are written into the browser, then the page is reloaded when ``reload``; no cookies means the detector
+        injects it, and ``renew_at`` (Unix ms, from the kind's declared life and the solution's ``solved_at`` and
+        ``expires_at``) is when that token is solved again if the page has not used it by then."""
         return dict(self._op("page_answer", task=task, solution=solution, url=url))

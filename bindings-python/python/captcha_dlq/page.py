@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ __all__ = [
     "find_widgets_async",
     "inject_answer",
     "inject_answer_async",
+    "keep_fresh",
+    "keep_fresh_async",
     "prepare_page",
     "prepare_page_async",
     "refresh_answer",
@@ -50,6 +53,8 @@ __all__ = [
     "solve_on_page_async",
     "solve_widget",
     "solve_widget_async",
+    "AsyncWatcher",
+    "Watcher",
 ]
 
 #: The detector's source, evaluated in every frame (``page-detector/page-detector.js``, embedded in the extension).
@@ -57,8 +62,12 @@ DETECTOR_SOURCE: str = PAGE_DETECTOR_SOURCE
 _HOOKED_SOURCE = DETECTOR_SOURCE + "\n;globalThis.__captchaDlqPage.hook();"
 _DETECT = "() => globalThis.__captchaDlqPage.detect()"
 _INJECT = "([id, answer]) => globalThis.__captchaDlqPage.inject(id, answer)"
-_EXPIRED = "() => (globalThis.__captchaDlqPage ? globalThis.__captchaDlqPage.expired() : [])"
-_EXPIRED_SELENIUM = "return globalThis.__captchaDlqPage ? globalThis.__captchaDlqPage.expired() : []"
+#: The ids to renew in a frame: widgets whose expired-callback fired, and those of ``lifeEnded`` (tokens whose
+#: ``renew_at`` came) the document still holds (a page that moved on used or dropped the token).
+_DUE = (
+    "(lifeEnded) => { const a = globalThis.__captchaDlqPage; "
+    "return a ? [...a.expired(), ...lifeEnded.filter((id) => a.waiting && a.waiting(id))] : []; }"
+)
 
 _OPTIONS = ("labels", "check")
 _CHECK_OPTIONS = ("navigation", "response", "predicate", "timeout_ms")
@@ -110,8 +119,11 @@ class WidgetResult:
     cookies: List[str] = field(default_factory=list)
     #: For cookie answers: the page (or frame) was loaded again with them.
     reloaded: bool = False
-    #: How many times the widget was solved again since (``refresh_answer``, ``resolve_expired``).
+    #: How many times the widget was solved again since (``refresh_answer``, ``resolve_expired``, ``keep_fresh``).
     resolves: int = 0
+    #: For a token injected into a widget: when it is solved again if the page has not used it by then (Unix ms;
+    #: the client's decision from the kind's declared life; ``resolve_expired`` and ``keep_fresh`` act on it).
+    renew_at: Optional[int] = None
     _state: Any = field(default=None, repr=False, compare=False)
 
 
@@ -219,7 +231,15 @@ def _solution_dict(solution: Solution) -> Dict[str, Any]:
         "provider_task_id": solution.provider_task_id,
         "provider": solution.provider,
         "cost": solution.cost,
+        "solved_at": solution.solved_at,
+        "expires_at": solution.expires_at,
     }
+
+
+def _renewal(result: WidgetResult, state: "_State", applied: Mapping[str, Any]) -> None:
+    """When an injected token is solved again if the page has not used it: the client's (``page_answer``)."""
+    renew_at = applied.get("renew_at") if result.injected else None
+    state.renew_at = result.renew_at = int(renew_at) if renew_at is not None else None
 
 
 def _solve_failed(result: WidgetResult, error: Exception) -> WidgetResult:
@@ -667,6 +687,7 @@ class _State:
     labels: Dict[str, str]
     task: Optional[Dict[str, Any]] = None
     reload: bool = False
+    renew_at: Optional[int] = None
 
 
 def _start(client: Client, widget: Widget, labels: Optional[Mapping[str, str]], proxy: Any, browser_proxy: Callable[[], Any], cookies: List[Dict[str, str]]) -> WidgetResult:
@@ -820,6 +841,7 @@ def _inject_sync(client: Client, result: WidgetResult, state: _State, browser: _
     except Exception as e:  # noqa: BLE001 - the page or frame is gone: recorded
         injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
     _injected(client, result, injected, state.labels, task)
+    _renewal(result, state, applied)
 
 
 def _reload_sync(browser: _SyncBrowser, results: List[WidgetResult]) -> None:
@@ -878,32 +900,51 @@ def refresh_answer(client: Client, result: WidgetResult) -> WidgetResult:
     return result
 
 
-def _expired_ids(frame: Any, selenium: bool) -> List[str]:
-    try:
-        return list(frame.evaluate(_EXPIRED_SELENIUM if selenium else _EXPIRED, None) or [])
-    except Exception:  # noqa: BLE001 - the frame navigated or closed: no token of it to renew
-        return []
+def _renewable(results: List[WidgetResult], flavour: str) -> List[Tuple[Any, List[WidgetResult]]]:
+    """The injected results of a ``flavour`` (sync, async) page, by frame."""
+    groups: Dict[int, Tuple[Any, List[WidgetResult]]] = {}
+    for result in results:
+        state = result._state
+        if not isinstance(state, _State) or state.task is None or not result.injected or state.widget._where[0] != flavour:
+            continue
+        frame = state.widget._where[1]
+        groups.setdefault(id(frame), (frame, []))[1].append(result)
+    return list(groups.values())
+
+
+def _life_ended(results: List[WidgetResult]) -> List[str]:
+    """The widgets whose token's ``renew_at`` (the client's) has come."""
+    now = int(time.time() * 1000)
+    return [r._state.widget.id for r in results if r._state.renew_at is not None and now >= r._state.renew_at]
+
+
+def _forget_unwaited(results: List[WidgetResult], life_ended: List[str], due: List[str]) -> None:
+    """A token whose life ended in a document that no longer waits for it is not renewed later either."""
+    for r in results:
+        if r._state.widget.id in life_ended and r._state.widget.id not in due:
+            r._state.renew_at = None
 
 
 def resolve_expired(client: Client, results: List[WidgetResult]) -> int:
     """Solves again, and injects, the results whose widget's expired-callback (``data-expired-callback``, wrapped
-    when the answer was injected) fired since last asked; returns how many. Call it from the page's thread, say
-    while the user fills the form."""
-    asked: Dict[int, List[str]] = {}
+    when the answer was injected) fired since last asked, or whose token's ``renew_at`` (the client's, from the
+    kind's declared life) came while the widget still waits for it; returns how many. Call it from the page's
+    thread, say while the user fills the form, or let ``keep_fresh`` do it."""
     count = 0
-    for result in results:
-        state = result._state
-        if not isinstance(state, _State) or state.task is None or not result.injected or state.widget._where[0] != "sync":
+    for frame, mine in _renewable(results, "sync"):
+        life_ended = _life_ended(mine)
+        try:
+            due = list(frame.evaluate(_DUE, life_ended) or [])
+        except Exception:  # noqa: BLE001 - the frame navigated or closed: no token of it to renew
             continue
-        _, frame, _, selenium = state.widget._where
-        if id(frame) not in asked:
-            asked[id(frame)] = _expired_ids(frame, selenium)
-        if state.widget.id in asked[id(frame)]:
-            try:
-                refresh_answer(client, result)
-                count += 1
-            except CaptchaDlqError as e:
-                result.error = e
+        for result in mine:
+            if result._state.widget.id in due:
+                try:
+                    refresh_answer(client, result)
+                    count += 1
+                except CaptchaDlqError as e:
+                    result.error = e
+        _forget_unwaited(mine, life_ended, due)
     return count
 
 
@@ -1091,6 +1132,7 @@ async def _inject_async(client: Client, result: WidgetResult, state: _State) -> 
     except Exception as e:  # noqa: BLE001
         injected = {"injected": False, "error": f"the page or frame was gone: {_first_line(e)}"}
     await loop.run_in_executor(None, _injected, client, result, injected, state.labels, task)
+    _renewal(result, state, applied)
 
 
 async def _reload_async(results: List[WidgetResult]) -> None:
@@ -1139,24 +1181,21 @@ async def refresh_answer_async(client: Client, result: WidgetResult) -> WidgetRe
 
 async def resolve_expired_async(client: Client, results: List[WidgetResult]) -> int:
     """``resolve_expired`` for the results of an async page."""
-    asked: Dict[int, List[str]] = {}
     count = 0
-    for result in results:
-        state = result._state
-        if not isinstance(state, _State) or state.task is None or not result.injected or state.widget._where[0] != "async":
+    for frame, mine in _renewable(results, "async"):
+        life_ended = _life_ended(mine)
+        try:
+            due = list(await frame.evaluate(_DUE, life_ended) or [])
+        except Exception:  # noqa: BLE001 - the frame navigated or closed
             continue
-        frame = state.widget._where[1]
-        if id(frame) not in asked:
-            try:
-                asked[id(frame)] = list(await frame.evaluate(_EXPIRED) or [])
-            except Exception:  # noqa: BLE001 - the frame navigated or closed
-                asked[id(frame)] = []
-        if state.widget.id in asked[id(frame)]:
-            try:
-                await refresh_answer_async(client, result)
-                count += 1
-            except CaptchaDlqError as e:
-                result.error = e
+        for result in mine:
+            if result._state.widget.id in due:
+                try:
+                    await refresh_answer_async(client, result)
+                    count += 1
+                except CaptchaDlqError as e:
+                    result.error = e
+        _forget_unwaited(mine, life_ended, due)
     return count
 
 
@@ -1252,3 +1291,153 @@ async def solve_on_page_async(
         if listener is not None:
             page.remove_listener(*listener)
 
+
+
+# ----------------------------------------------------------------------------- keeping answers fresh
+
+
+class Watcher:
+    """Keeps injected answers fresh in the background (``keep_fresh``, ``keep_fresh_async``): every ``interval``
+    seconds the results due (an expired-callback fired, or the client's ``renew_at`` came while the widget waits)
+    are solved again and injected. ``renewed`` counts them, ``errors`` keeps what failed; ``stop()`` ends it."""
+
+    def __init__(self) -> None:
+        self.renewed = 0
+        self.errors: List[Exception] = []
+        self._stopped = False
+        self._stoppers: List[Callable[[], Any]] = []
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def stop(self) -> None:
+        """Ends it (a renewal under way finishes first). Stopping twice is harmless."""
+        self._stopped = True
+        for stop in self._stoppers:
+            stop()
+        self._stoppers.clear()
+
+    def __enter__(self) -> "Watcher":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.stop()
+
+
+class AsyncWatcher(Watcher):
+    """``Watcher`` of an async page: ``await stop()``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._task: Optional["asyncio.Task[None]"] = None
+
+    async def stop(self) -> None:  # type: ignore[override]
+        self._stopped = True
+        if self._task is not None:
+            await self._task
+
+    async def __aenter__(self) -> "AsyncWatcher":
+        return self
+
+    async def __aexit__(self, *_: Any) -> None:
+        await self.stop()
+
+
+def _read_watched(results: Any, interval: Any, flavour: str) -> List[WidgetResult]:
+    if not isinstance(results, (list, tuple)) or not all(isinstance(r, WidgetResult) for r in results):
+        raise InvalidConfig("results: expected the results of solve_on_page or solve_widget", field="results")
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
+        raise InvalidConfig("interval: expected a positive number of seconds", field="interval")
+    other = "sync" if flavour == "async" else "async"
+    if any(isinstance(r._state, _State) and r._state.widget._where[0] == other for r in results):
+        use = "keep_fresh" if flavour == "async" else "keep_fresh_async"
+        raise InvalidConfig(f"results: from a {other} page; use {use}", field="results")
+    return list(results)
+
+
+_BEATS = iter(range(1, 1 << 62))
+
+
+def keep_fresh(client: Client, results: List[WidgetResult], *, interval: float = 1.0) -> Watcher:
+    """Keeps the injected answers of ``results`` fresh in the background (``resolve_expired`` every ``interval``
+    seconds; each result's ``resolves`` counts its renewals) until ``stop()``.
+
+    Selenium: a daemon thread does it (a WebDriver takes commands from any thread; the watcher switches frames and
+    back to the top document, so do not drive frames from another thread meanwhile). Playwright's sync API only
+    runs on the thread that made the page (its calls switch to that thread's event loop), so no other thread can
+    renew a token there: a timer in the page beats (a ``console.debug`` line), and the watcher's console handler
+    renews what is due on the page's thread, which Playwright runs while that thread is in a Playwright call
+    (``page.wait_for_timeout``, an action), as a sync script's next step is. Navigating away ends the beat (the
+    page moved on)."""
+    watched = _read_watched(results, interval, "sync")
+    watcher = Watcher()
+    pages: Dict[int, Tuple[Any, bool, List[WidgetResult]]] = {}
+    for r in watched:
+        if isinstance(r._state, _State) and r._state.widget._where[0] == "sync":
+            _, _, page, selenium = r._state.widget._where
+            pages.setdefault(id(page), (page, selenium, []))[2].append(r)
+    busy = threading.Lock()
+
+    def tick(mine: List[WidgetResult]) -> None:
+        # One renewal at a time: a binding call may come while a renewal waits for the page.
+        if watcher.stopped or not busy.acquire(blocking=False):
+            return
+        try:
+            watcher.renewed += resolve_expired(client, mine)
+        except Exception as e:  # noqa: BLE001 - kept for the caller; the watcher goes on
+            watcher.errors.append(e)
+        finally:
+            busy.release()
+
+    for page, selenium, mine in pages.values():
+        if selenium:
+            stop = threading.Event()
+
+            def run(mine: List[WidgetResult] = mine, stop: threading.Event = stop) -> None:
+                while not stop.wait(interval):
+                    tick(mine)
+
+            threading.Thread(target=run, name="captcha-dlq-keep-fresh", daemon=True).start()
+            watcher._stoppers.append(stop.set)
+        else:
+            beat = f"captcha-dlq keep-fresh {next(_BEATS)}"
+
+            def on_console(message: Any, mine: List[WidgetResult] = mine, beat: str = beat) -> None:
+                if message.text == beat:
+                    tick(mine)
+
+            page.on("console", on_console)
+            # The timer is kept under the beat's name: a document loaded since has none, and its own timers are
+            # not cleared by mistake.
+            page.evaluate("([ms, beat]) => { window[beat] = setInterval(() => console.debug(beat), ms); }", [int(interval * 1000), beat])
+
+            def clear(page: Any = page, beat: str = beat, on_console: Any = on_console) -> None:
+                page.remove_listener("console", on_console)
+                try:
+                    page.evaluate("(beat) => { clearInterval(window[beat]); delete window[beat]; }", beat)
+                except Exception:  # noqa: BLE001 - the page closed: its timer went with it
+                    pass
+
+            watcher._stoppers.append(clear)
+    return watcher
+
+
+def keep_fresh_async(client: Client, results: List[WidgetResult], *, interval: float = 1.0) -> AsyncWatcher:
+    """``keep_fresh`` for the results of an async page: a task on the running loop calls ``resolve_expired_async``
+    every ``interval`` seconds until ``await watcher.stop()``."""
+    watched = _read_watched(results, interval, "async")
+    watcher = AsyncWatcher()
+
+    async def run() -> None:
+        while not watcher.stopped:
+            await asyncio.sleep(interval)
+            if watcher.stopped:
+                break
+            try:
+                watcher.renewed += await resolve_expired_async(client, watched)
+            except Exception as e:  # noqa: BLE001 - kept for the caller; the watcher goes on
+                watcher.errors.append(e)
+
+    watcher._task = asyncio.get_running_loop().create_task(run())
+    return watcher

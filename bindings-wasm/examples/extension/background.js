@@ -1,8 +1,11 @@
 // The extension's service worker: one captcha-dlq client with its DLQ and journal in IndexedDB.
 // Settings ({ apiKey, provider, baseUrl }) come from chrome.storage.local; the popup and content scripts talk
 // to it with chrome.runtime.sendMessage. A restarted worker resumes the tasks its predecessor left in flight.
-// `solveTab` solves the CAPTCHA widgets of a tab's page in place (chrome.scripting, the package's page detector).
+// `solveTab` solves the CAPTCHA widgets of a tab's page in place (page-solver.js); auto-solve mode does it in every
+// frame as it loads (auto-solve.js).
 import { Client } from './captcha-dlq-web/index.js';
+import { solveFrames } from './page-solver.js';
+import { autoSolveFrame, autoSolveResults, syncAutoSolve } from './auto-solve.js';
 
 let client = null;
 let recovered = null;
@@ -18,49 +21,12 @@ async function getClient() {
 }
 
 /**
- * Solves the CAPTCHAs of tab `tabId` in all its frames: the package's page detector (lib/page-detector.js, the same
- * file captcha-dlq/page and captcha_dlq.page run) goes into every frame's own world, each widget's task is solved
- * here through the client (journal, retries, DLQ), and the answer goes back into the frame it came from. A frame
- * gone before its answer came is recorded in the DLQ as PageGone, with the answer.
+ * Solves the CAPTCHAs of tab `tabId` in all its frames (page-solver.js): the package's page detector in every
+ * frame's own world, each widget's task made and solved here through the client (pageTask, journal, retries, DLQ),
+ * each answer applied as the client says (pageAnswer: a cookie for the site, or injected into its frame).
  */
-async function solveTab(tabId) {
-  const c = await getClient();
-  const target = { tabId, allFrames: true };
-  await chrome.scripting.executeScript({ target, world: 'MAIN', files: ['captcha-dlq-web/lib/page-detector.js'] });
-  const frames = await chrome.scripting.executeScript({
-    target,
-    world: 'MAIN',
-    func: () => ({ url: location.href, widgets: globalThis.__captchaDlqPage.detect() }),
-  });
-  const jobs = frames.flatMap(({ frameId, result }) => (result?.widgets ?? []).map((widget) => ({ frameId, url: result.url, widget })));
-  return Promise.all(
-    jobs.map(async ({ frameId, url, widget }) => {
-      const out = { kind: widget.kind, frame: url, params: widget.task, injected: false, callbackCalled: false };
-      if (!widget.supported || !widget.task) return { ...out, error: widget.error ?? `the ${widget.kind} widget gave no task` };
-      let solution;
-      try {
-        solution = await c.solve(widget.task, { labels: { page_host: new URL(url).host, widget: widget.kind } });
-      } catch (e) {
-        return { ...out, error: e.message, code: e.code };
-      }
-      let injected;
-      try {
-        const [done] = await chrome.scripting.executeScript({
-          target: { tabId, frameIds: [frameId] },
-          world: 'MAIN',
-          func: (id, answer) => globalThis.__captchaDlqPage.inject(id, answer),
-          args: [widget.id, { text: solution.text, fields: solution.fields }],
-        });
-        injected = done.result;
-      } catch (e) {
-        injected = { injected: false, error: `the tab or frame was gone: ${e.message}` };
-      }
-      if (injected.error) {
-        await c.dlq.recordPageOutcome({ verdict: 'gone', task: widget.task, solution, host: new URL(url).host, detail: injected.error });
-      }
-      return { ...out, injected: injected.injected, callbackCalled: injected.callbackCalled, callback: injected.callback, note: injected.note, error: injected.error };
-    }),
-  );
+function solveTab(tabId) {
+  return getClient().then((c) => solveFrames(c, tabId, null));
 }
 
 async function handle(message) {
@@ -97,7 +63,26 @@ async function handle(message) {
   }
 }
 
-chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
-  handle(message).then(sendResponse, (e) => sendResponse({ error: e.message, code: e.code, field: e.field }));
+chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  (autoSolveMessage(message, sender) ?? handle(message)).then(sendResponse, (e) => sendResponse({ error: e.message, code: e.code, field: e.field }));
   return true; // answers asynchronously
 });
+
+// ---- Auto-solve mode (auto-solve.js): content scripts in every frame while the popup's toggle is on. ----
+
+/** The mode's messages (null: not one of them): a frame asking to be solved, what was solved lately. */
+function autoSolveMessage(message, sender) {
+  switch (message?.cmd) {
+    case 'autoSolveFrame':
+      return autoSolveFrame(getClient, sender);
+    case 'autoSolveResults':
+      return Promise.resolve(autoSolveResults());
+    case 'autoSolveSync':
+      return syncAutoSolve();
+    default:
+      return null;
+  }
+}
+
+// The registration follows the setting on every start of the worker.
+syncAutoSolve().catch((e) => console.warn('captcha-dlq auto-solve:', e.message));

@@ -1,4 +1,5 @@
-// The popup: shows the DLQ count kept by the service worker and replays the queue on request.
+// The popup: shows the DLQ count kept by the service worker and replays the queue on request; its toggles set the
+// auto-solve mode (`autoSolve` in chrome.storage.local, which the service worker follows: auto-solve.js).
 const ask = (message) => chrome.runtime.sendMessage(message);
 const countEl = document.getElementById('count');
 const statusEl = document.getElementById('status');
@@ -17,6 +18,32 @@ document.getElementById('replay').addEventListener('click', async () => {
     : `recovered ${report.recovered}, failed again ${report.failedAgain}, parked ${report.parked}`;
   statusEl.dataset.done = 'true';
   await refresh();
+
+const autoEl = document.getElementById('auto-solve');
+const scoreEl = document.getElementById('auto-score');
+chrome.storage.local.get('autoSolve').then(({ autoSolve = {} }) => {
+  autoEl.checked = autoSolve.enabled === true;
+  scoreEl.checked = autoSolve.includeScoreBased === true;
+  autoEl.dataset.ready = 'true';
+});
+for (const el of [autoEl, scoreEl]) {
+  el.addEventListener('change', () =>
+    chrome.storage.local.set({ autoSolve: { enabled: autoEl.checked, includeScoreBased: scoreEl.checked } }),
+  );
+}
 });
 
 refresh();
+
+const autoEl = document.getElementById('auto-solve');
+const scoreEl = document.getElementById('auto-score');
+chrome.storage.local.get('autoSolve').then(({ autoSolve = {} }) => {
+  autoEl.checked = autoSolve.enabled === true;
+  scoreEl.checked = autoSolve.includeScoreBased === true;
+  autoEl.dataset.ready = 'true';
+});
+for (const el of [autoEl, scoreEl]) {
+  el.addEventListener('change', () =>
+    chrome.storage.local.set({ autoSolve: { enabled: autoEl.checked, includeScoreBased: scoreEl.checked } }),
+  );
+}

@@ -2,14 +2,15 @@
 // suite shared with the Node package (tests/js/suite.js, served at /shared/) and the browser's own (site/suite.js),
 // each in a page and in a module dedicated worker, a module service worker (including a worker restart in the middle
 // of a task), a service without CORS headers, and the example Manifest V3 extension loaded with --load-extension
-// (its popup and DLQ, and solving a page of the fixture site, tests/page, in place).
+// (its popup and DLQ, solving a page of the fixture site, tests/page, in place, and its auto-solve mode), and the
+// page module (captcha-dlq-web/page) solving the fixture site's widgets in a page through the client.
 // Pages import the package by its bare specifier through an import map (/node_modules/captcha-dlq-web/, served from
 // the project); the workers run esbuild bundles of site/worker.js and site/sw.js that resolve it from the project's
 // node_modules, with the .wasm copied next to them; the extension holds a copy of the package's folder.
 // The project is CAPTCHA_DLQ_WEB_PROJECT (a directory whose node_modules/captcha-dlq-web is the package, e.g. one
 // where the tarball was `npm install`ed: .ci/package-check.sh), else a temporary one whose node_modules links to
 // the build (bindings-wasm/pkg).
-// Usage: [CAPTCHA_DLQ_WEB_PROJECT=DIR] node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with
+// Usage: [CAPTCHA_DLQ_WEB_PROJECT=DIR] [CHECKS=<regex>] node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with
 // `cors: false`). Exits non-zero on the first failed check.
 import { chromium } from 'playwright-core';
 import * as esbuild from 'esbuild';
@@ -99,14 +100,21 @@ function serve() {
       res.writeHead(404).end('not found');
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+    // CORS: the fixture site (tests/page, another origin) imports the package's page module from here.
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', 'access-control-allow-origin': '*' });
     fs.createReadStream(file).pipe(res);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
 const checks = [];
+/** CHECKS=<regex>: only the checks whose name matches (while working on one; the suite runs them all). */
+const ONLY = process.env.CHECKS ? new RegExp(process.env.CHECKS) : null;
 async function check(name, fn) {
+  if (ONLY && !ONLY.test(name)) {
+    console.log(`skip ${name}`);
+    return;
+  }
   try {
     await fn();
     checks.push(name);
@@ -229,6 +237,93 @@ try {
     assert.equal(r.error, undefined, r.error);
     assert.deepEqual(r, { found: 1, solved: ['03AGdBq2'], inFlight: 0, restarted: true });
   });
+
+  await check('captcha-dlq-web/page in a page: each widget becomes its task through the client (pageTask) and its answer is applied as the client says (pageAnswer); the site verifies them; keepFresh renews a token whose life ends before the page used it; AWS WAF is the client\'s amazon_waf, which the browser build leaves out (NOT_SOLVABLE, said)', async () => {
+    const site = await startFixtureSite();
+    await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+    const inPage = (page) => page.evaluate(async ({ pkg, mock }) => {
+      const { Client } = await import(`${pkg}/index.js`);
+      const { solveInPage } = await import(`${pkg}/page.js`);
+      const client = new Client({ provider: '2captcha', apiKey: 'sk-page-test', baseUrl: mock, dlq: 'memory',
+        polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200 } });
+      await client.ready();
+      const out = await solveInPage(client);
+      return out.map((r) => ({ ...r, error: r.error && { code: r.error.code, message: r.error.message } }));
+    }, { pkg: `${origin}/node_modules/captcha-dlq-web`, mock });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
+      // This document's widgets (the hCaptcha in the frame is that frame's document's).
+      const results = await inPage(page);
+      assert.deepEqual(results.map((r) => r.kind).sort(), ['recaptcha_v2', 'turnstile'], JSON.stringify(results));
+      for (const r of results) {
+        assert.equal(r.error, undefined, JSON.stringify(r.error));
+        assert.deepEqual([r.kind, r.injected, r.callbackCalled, r.resolves], [r.kind, true, true, 0]);
+        assert.equal(r.params.type, r.kind, 'the task as the client made it');
+        // When the client says to solve the token again if the page has not used it: before its life ends.
+        assert.ok(r.renewAt > r.solution.solvedAt && r.renewAt < r.solution.expiresAt, JSON.stringify(r));
+      }
+      await page.evaluate(() => window.fixtureSubmit());
+      const report = await (await fetch(`${site.url}/report?page=multi.html`)).json();
+      for (const name of ['multi-recaptcha', 'multi-turnstile']) {
+        const verdict = report.widgets[name];
+        assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
+      }
+      assert.deepEqual(report.wrong, []);
+
+      // keepFresh: a token whose life ends before the page used it (no expired-callback) is solved again. The
+      // client here is a bridge of its shape whose first answer is as old as if solved 110 s ago.
+      await page.goto(`${site.url}/lifetime.html`, { waitUntil: 'load' });
+      const life = await page.evaluate(async ({ pkg, mock }) => {
+        const { Client } = await import(`${pkg}/index.js`);
+        const { solveInPage, keepFresh } = await import(`${pkg}/page.js`);
+        const real = new Client({ provider: '2captcha', apiKey: 'sk-page-test', baseUrl: mock, dlq: 'memory',
+          polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200 } });
+        await real.ready();
+        let solves = 0;
+        const client = { dlq: real.dlq, solve: async (task, options) => {
+          const s = await real.solve(task, options);
+          return solves++ ? s : { ...s, solvedAt: s.solvedAt - 110_000, expiresAt: s.expiresAt - 110_000 };
+        } };
+        const [r] = await solveInPage(client);
+        const first = { text: r.solution.text, renewAt: r.renewAt, expiresAt: r.solution.expiresAt, due: r.renewAt <= Date.now() };
+        const watch = keepFresh([r], { intervalMs: 100 });
+        for (let i = 0; i < 600 && r.resolves === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+        await watch.stop();
+        return { first, resolves: r.resolves, text: r.solution.text, renewAt: r.renewAt, expiresAt: r.solution.expiresAt,
+          future: r.renewAt > Date.now(), error: r.error && String(r.error) };
+      }, { pkg: `${origin}/node_modules/captcha-dlq-web`, mock });
+      assert.deepEqual([life.first.due, life.first.renewAt], [true, life.first.expiresAt - 15_000], JSON.stringify(life));
+      assert.deepEqual([life.resolves, life.error, life.future, life.renewAt], [1, undefined, true, life.expiresAt - 15_000], JSON.stringify(life));
+      assert.notEqual(life.text, life.first.text);
+      await page.evaluate(() => window.fixtureSubmit());
+      const renewedReport = await (await fetch(`${site.url}/report?page=lifetime.html`)).json();
+      assert.deepEqual(renewedReport.widgets['lifetime-recaptcha'].callback, { ok: true, token: life.text });
+      assert.equal(renewedReport.widgets['lifetime-recaptcha'].form.token, life.text);
+
+      const first = await page.goto(`${site.url}/aws-gate.html`, { waitUntil: 'load' });
+      assert.equal(first.status(), 405, 'the challenge page first');
+      const [aws, ...others] = await inPage(page);
+      assert.deepEqual(others, []);
+      assert.deepEqual([aws.kind, aws.injected, aws.error.code], ['aws_waf', false, 'NOT_SOLVABLE'], JSON.stringify(aws));
+      assert.match(aws.error.message, /^aws_waf is not solvable here: .*type: this kind is not in the browser build/);
+      await page.close();
+    } finally {
+      site.stop();
+      await fetch(`${mock}/mock/script`, { method: 'POST', body: '{}' });
+    }
+  });
+
+  await check('captcha-dlq-web/page refuses the old solve-function form and unknown options, naming them', async () => {
+    const errors = await tab.evaluate(async (pkg) => {
+      const { solveInPage } = await import(`${pkg}/page.js`);
+      const client = { solve: async () => ({ text: 't' }), dlq: { pageTask: async () => ({}), pageAnswer: async () => ({}) } };
+      const caught = async (f) => f().then(() => null, (e) => ({ code: e.code, field: e.field }));
+      return [await caught(() => solveInPage(async () => ({ text: 't' }))), await caught(() => solveInPage(client, { kind: ['turnstile'] })),
+        await caught(() => solveInPage({ solve() {} }))];
+    }, `${origin}/node_modules/captcha-dlq-web`);
+    assert.deepEqual(errors, [{ code: 'INVALID_CONFIG', field: 'client' }, { code: 'INVALID_CONFIG', field: 'options.kind' }, { code: 'INVALID_CONFIG', field: 'client' }]);
+  });
   await context.close();
 } finally {
   await browser.close();
@@ -324,6 +419,99 @@ await check('example extension solves a page in place: its service worker finds 
       assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
     }
     assert.deepEqual(report.wrong, []);
+  } finally {
+    await context.close();
+    site.stop();
+    await fetch(`${mock}/mock/script`, { method: 'POST', body: '{}' });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+await check("example extension's auto-solve mode (the popup's toggle): every frame's content script has the service worker solve its widgets through pageTask, answers injected (callbacks called, the site verifies them), AWS WAF said to be out of the browser build, score-based widgets left alone unless the second toggle says so", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-auto-'));
+  const ext = path.join(dir, 'extension');
+  fs.cpSync(EXTENSION, ext, { recursive: true });
+  fs.cpSync(PKG, path.join(ext, 'captcha-dlq-web'), { recursive: true });
+  await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+  const site = await startFixtureSite();
+  await fetch(`${site.url}/reset`, { method: 'POST' });
+  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
+  });
+  try {
+    let [worker] = context.serviceWorkers();
+    worker ??= await context.waitForEvent('serviceworker', { timeout: 30_000 });
+    const id = new URL(worker.url()).host;
+    const popup = await context.newPage();
+    await popup.goto(`chrome-extension://${id}/popup.html`);
+    const send = (m) => popup.evaluate((msg) => chrome.runtime.sendMessage(msg), m);
+    assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
+      polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200 } } }), { ok: true });
+    // The toggle: stored in chrome.storage.local; the worker registers the content script when it sees the change.
+    await popup.waitForSelector('#auto-solve[data-ready="true"]');
+    await popup.click('#auto-solve');
+    assert.deepEqual(await popup.evaluate(() => chrome.storage.local.get('autoSolve')), { autoSolve: { enabled: true, includeScoreBased: false } });
+    // Until `fn(arg)`, evaluated in the popup, answers true (Playwright's waitForFunction does not await a promise).
+    const until = async (fn, arg, what) => {
+      const deadline = Date.now() + 60_000;
+      while (!(await popup.evaluate(fn, arg))) {
+        assert.ok(Date.now() < deadline, `not within a minute: ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const solved = (frame) => popup.evaluate(async (f) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(f)), frame);
+    await until(async () => (await chrome.scripting.getRegisteredContentScripts()).some((s) => s.id === 'captcha-dlq-auto-solve' && s.allFrames), null, 'the content script registered');
+
+    // Widgets in the page and in its frames, each frame asking for itself.
+    const tab = await context.newPage();
+    await tab.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
+    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(u)).length >= 3, `${site.url}/`, 'three widgets solved');
+    const results = await solved(`${site.url}/`);
+    assert.deepEqual(results.map((r) => r.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
+    assert.ok(results.every((r) => r.injected && r.callbackCalled && !r.error), JSON.stringify(results));
+    for (const frame of tab.frames()) await frame.evaluate(() => window.fixtureSubmit && window.fixtureSubmit());
+    const report = await (await fetch(`${site.url}/report?page=multi.html`)).json();
+    for (const [name, verdict] of Object.entries(report.widgets)) {
+      assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
+    }
+    assert.deepEqual(report.wrong, []);
+    await tab.close();
+
+    // AWS WAF: the detector's aws_waf is the client's amazon_waf, a kind the browser build leaves out: said.
+    const gateTab = await context.newPage();
+    await gateTab.goto(`${site.url}/aws-gate.html`, { waitUntil: 'load' });
+    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).some((r) => r.frame === u), `${site.url}/aws-gate.html`, 'the AWS WAF widget seen');
+    const [aws] = await solved(`${site.url}/aws-gate.html`);
+    assert.deepEqual([aws.kind, aws.injected, aws.code], ['aws_waf', false, 'NOT_SOLVABLE'], JSON.stringify(aws));
+    assert.match(aws.error, /^aws_waf is not solvable here: .*type: this kind is not in the browser build/);
+    await gateTab.close();
+
+    // Score-based widgets: seen, not solved (the toggle for them is off).
+    const v3 = await context.newPage();
+    await v3.goto(`${site.url}/v3.html`, { waitUntil: 'load' });
+    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).some((r) => r.frame.startsWith(u)), `${site.url}/v3.html`, 'the v3 widgets seen');
+    const skipped = await solved(`${site.url}/v3.html`);
+    assert.ok(skipped.length >= 1 && skipped.every((r) => r.kind === 'recaptcha_v3' && r.skipped && !r.injected), JSON.stringify(skipped));
+    await v3.close();
+
+    // With the second toggle, score-based widgets are solved too: the detector's hook goes in at document_start
+    // (it holds the page's v3 execute() call for the answer).
+    await popup.click('#auto-score');
+    await until(async () => (await chrome.scripting.getRegisteredContentScripts()).some((s) => s.id === 'captcha-dlq-hook' && s.world === 'MAIN'), null, 'the hook registered');
+    const v3Solved = await context.newPage();
+    await v3Solved.goto(`${site.url}/v3.html?score`, { waitUntil: 'load' });
+    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(u)).length >= 2, `${site.url}/v3.html?score`, 'the v3 widgets solved');
+    const scored = await solved(`${site.url}/v3.html?score`);
+    assert.ok(scored.every((r) => r.kind === 'recaptcha_v3' && r.injected && r.callbackCalled && !r.skipped && !r.error), JSON.stringify(scored));
+    const v3Report = await (await fetch(`${site.url}/report?page=v3.html`)).json();
+    for (const name of ['v3-execute', 'v3-button']) assert.equal(v3Report.widgets[name].callback.ok, true, JSON.stringify(v3Report.widgets[name]));
+    await v3Solved.close();
+
+    // Off again: the content scripts are unregistered.
+    await popup.click('#auto-solve');
+    await until(async () => !(await chrome.scripting.getRegisteredContentScripts()).length, null, 'the content script unregistered');
   } finally {
     await context.close();
     site.stop();
