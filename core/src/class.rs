@@ -1,7 +1,7 @@
 //! Error classes: what the engine does with each way a request or task can fail.
 //!
-//! The table that maps provider codes onto these classes lives in
-//! [`crate::classify`]; this module holds the vocabulary.
+//! The table that maps provider codes onto these classes is the `classify` module, which uses
+//! this one; this module holds the vocabulary.
 
 use core::fmt;
 use core::time::Duration;

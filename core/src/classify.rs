@@ -4,7 +4,8 @@
 //! One table holds the 2captcha-compatible (v1) codes and the createTask
 //! dialects' codes (anti-captcha, CapSolver, 2captcha v2, CapMonster), mapped
 //! onto the same classes. Per-provider overrides (CaptchaAI's
-//! `ERROR_ZERO_BALANCE`) live in [`crate::provider`].
+//! `ERROR_ZERO_BALANCE`) live with each provider's facts (the `provider` module, which reads
+//! this table).
 //!
 //! Unknown `ERROR_*` codes are `fix_input`: a code we do not understand is a
 //! refusal we cannot reason about, and retrying it automatically could burn

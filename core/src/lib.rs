@@ -20,6 +20,7 @@ pub mod http;
 pub mod journal;
 pub mod labels;
 pub mod options;
+pub mod protocol;
 pub mod provider;
 #[cfg(feature = "testkit")]
 pub mod sim;

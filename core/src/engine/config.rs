@@ -16,7 +16,7 @@ use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson, Read
 use crate::provider::{limits, Provider};
 use crate::task::TaskKind;
 
-pub use super::kind_ms::{FirstPoll, KindMs};
+pub use crate::task::kind_ms::{FirstPoll, KindMs};
 use crate::time::Timestamp;
 
 /// Everything the engine needs to decide, besides the provider and the key.

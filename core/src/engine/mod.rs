@@ -13,13 +13,14 @@
 
 mod backoff;
 mod budget;
+#[cfg(test)]
+mod checks_once;
 mod circuit;
 pub mod config;
 pub mod event;
 mod fleet;
 mod health;
 mod job;
-pub(crate) mod kind_ms;
 pub mod lane;
 mod lanes;
 mod limiter;

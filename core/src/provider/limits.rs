@@ -1,5 +1,5 @@
 //! What each service documents about its own limits and timing, as the
-//! engine's defaults ([`crate::engine::EngineConfig::for_provider`]).
+//! engine's defaults (the engine's `EngineConfig::for_provider` reads them).
 //!
 //! `docs/providers.md` is the same table with the source of every figure; a
 //! test (`core/tests/it/providers_doc.rs`) reads the document and fails when the
@@ -14,7 +14,7 @@
 //! a normal image), as the services document working times for those kinds only.
 
 use super::{Dialect, Protocol, Provider};
-use crate::engine::kind_ms::KindMs;
+use crate::task::kind_ms::KindMs;
 use crate::task::TaskKind::{Funcaptcha, GeetestV3, GeetestV4, Image, Raw, RecaptchaV2, RecaptchaV3, Text, Turnstile};
 
 /// One service's documented limits.
@@ -141,7 +141,7 @@ pub const CAPMONSTER: ServiceLimits = ServiceLimits {
 pub const SERVICES: [&ServiceLimits; 7] =
     [&CAPTCHAAI, &TWO_CAPTCHA, &RUCAPTCHA, &ANTI_CAPTCHA, &CAPSOLVER, &TWO_CAPTCHA_V2, &CAPMONSTER];
 
-/// The defaults of [`crate::engine::EngineConfig::default`]: the 2captcha-compatible API, whose
+/// The defaults of the engine's `EngineConfig::default`: the 2captcha-compatible API, whose
 /// per-task poll limit is the strictest.
 pub const DEFAULT: &ServiceLimits = &TWO_CAPTCHA;
 

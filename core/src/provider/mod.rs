@@ -9,10 +9,10 @@ pub mod create_task;
 pub mod dialect;
 mod image_limits;
 pub mod limits;
-pub mod protocol;
 pub mod v1;
 
-pub use protocol::{Dialect, Protocol, PRESETS};
+// The protocols and presets are plain data the task kinds read too (`crate::protocol`).
+pub use crate::protocol::{self, Dialect, Protocol, PRESETS};
 
 use core::time::Duration;
 

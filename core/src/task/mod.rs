@@ -18,6 +18,7 @@ use crate::quoted::Quoted;
 use read::{json_type, Fields};
 
 pub mod context;
+pub(crate) mod kind_ms;
 pub mod kinds;
 mod limits;
 mod read;

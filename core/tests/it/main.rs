@@ -4,6 +4,7 @@
 mod support;
 
 mod answer_expiry;
+mod casing;
 mod dlq_export;
 mod dlq_memory;
 mod failover;

@@ -7,7 +7,7 @@
 //! `core/tests/it/kinds_generated.rs` writes the Python, TypeScript and docs
 //! forms of the same tables.
 
-use crate::provider::protocol::Dialect;
+use crate::protocol::Dialect;
 
 /// A description or a source: text with feature `declared-kinds`, nothing without it (only the
 /// generated files and documents read them; the `.wasm` carries the tables without them).

@@ -36,7 +36,7 @@ pub use decl::{
 pub use declared::Declared;
 
 use super::TaskKind;
-use crate::provider::protocol::{Dialect, Protocol, PRESETS};
+use crate::protocol::{Dialect, Protocol, PRESETS};
 
 /// A declared kind's entry in [`DECLS`]: its declaration, or without feature `declared-kinds`
 /// (the browser build, no `Task::Declared`), a stand-in with its name only.
@@ -70,7 +70,7 @@ mod tables {
         strip, AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, DroppedDecl, FieldDecl, FieldType, KindDecl, Source,
         V1Decl, Wire,
     };
-    use crate::provider::protocol::Dialect;
+    use crate::protocol::Dialect;
     use crate::task::TaskKind;
 
     include!(concat!(env!("OUT_DIR"), "/kind_tables.rs"));

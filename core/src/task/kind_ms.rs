@@ -1,6 +1,6 @@
 //! One duration per task kind ([`KindMs`]): the polling schedule's first poll and give-up
-//! point, and the providers' documented working times (`crate::provider::limits`), which the
-//! engine's configuration is built from.
+//! point, and the providers' documented working times (the providers' `limits` module), which
+//! the engine's configuration is built from. It lives with the task kinds, below both.
 
 use core::time::Duration;
 
