@@ -18,7 +18,7 @@
 //! [`crate::fleet`]). The fleet's total then stays within the budget, give or take what other
 //! clients committed since this one's last sync.
 
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::reaction::Reaction;
 use super::{Engine, JobId, Phase};
 use crate::class::{reason, ErrorClass, Failure};

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use self::news::News;
 use self::schedule::SyncSchedule;
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::{Action, Engine};
 use crate::class::Failure;
 use crate::fleet::{FleetGrant, FleetReport, HEARTBEAT_MS, MAX_PERMITS_PER_SYNC, PERMIT_GRACE_MS};

@@ -8,7 +8,7 @@
 use core::time::Duration;
 
 use super::circuit::Transition;
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::reaction::Reaction;
 use super::{Engine, Event, JobId, PauseScope, Pending, Phase};
 use crate::class::{reason, ErrorClass, Failure};

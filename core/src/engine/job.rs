@@ -20,7 +20,7 @@ pub(super) use self::identity::Identity;
 pub(super) use self::lifetime::Lifetime;
 pub(super) use self::route::Route;
 use super::backoff;
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::{Action, Engine};
 use crate::journal::JournalEntry;
 use crate::json_read::{deserialize_from_json, FieldError, FromJson};

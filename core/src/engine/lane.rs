@@ -35,7 +35,7 @@ use crate::task::TaskKind;
 use crate::time::Timestamp;
 
 /// Most providers in one client.
-pub const MAX_LANES: usize = 16;
+pub use super::lane_id::MAX_LANES;
 
 /// One provider of a client, as configured.
 #[derive(Clone, Debug)]

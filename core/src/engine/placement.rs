@@ -23,7 +23,7 @@
 //! With one provider none of this applies: every task waits at its only lane.
 
 use super::job::Next;
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::routing::{self, Candidate, Health, Policy, Preference};
 use super::{Engine, Event, JobId, Lane, Stage};
 use crate::class::Failure;

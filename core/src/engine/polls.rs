@@ -2,7 +2,7 @@
 //! requests, and what their answers mean for each task (solved, not ready yet, failed).
 
 use super::job::{job_batchable, Pending, Stage};
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::{Engine, Event, JobId, PauseScope, GARBLED_BATCHES_BEFORE_FALLBACK};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;

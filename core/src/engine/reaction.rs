@@ -14,7 +14,7 @@ use super::config::RetryConfig;
 use super::event::PauseScope;
 use super::job::{Job, Next};
 use super::lane::{Hold, KIND_REFUSED_FOR};
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::{millis, Action, Engine, Event, JobId, Stage};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::ops::RangeFrom;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::{Engine, JobId};
 use crate::time::Timestamp;
 

@@ -34,7 +34,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use crate::error::{ConfigError, InvalidTask};
 use crate::json_read::{unit_variant, FieldError, FromJson};
 use crate::quoted::Quoted;

@@ -5,7 +5,7 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use super::job::{Next, Pending, Stage};
-use super::lanes::LaneId;
+use super::lane_id::LaneId;
 use super::reaction::Reaction;
 use super::{Action, Engine, Event, JobId, PauseScope, RequestId};
 use crate::class::{reason, ErrorClass, Failure};

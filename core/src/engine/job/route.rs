@@ -1,6 +1,6 @@
 //! Where a task goes: [`Route`], its lane and what routing must respect for it.
 
-use crate::engine::lanes::{LaneId, LaneSet};
+use crate::engine::lane_id::{LaneId, LaneSet};
 use crate::engine::routing::Preference;
 use crate::time::Timestamp;
 
