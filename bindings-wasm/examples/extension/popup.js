@@ -18,19 +18,6 @@ document.getElementById('replay').addEventListener('click', async () => {
     : `recovered ${report.recovered}, failed again ${report.failedAgain}, parked ${report.parked}`;
   statusEl.dataset.done = 'true';
   await refresh();
-
-const autoEl = document.getElementById('auto-solve');
-const scoreEl = document.getElementById('auto-score');
-chrome.storage.local.get('autoSolve').then(({ autoSolve = {} }) => {
-  autoEl.checked = autoSolve.enabled === true;
-  scoreEl.checked = autoSolve.includeScoreBased === true;
-  autoEl.dataset.ready = 'true';
-});
-for (const el of [autoEl, scoreEl]) {
-  el.addEventListener('change', () =>
-    chrome.storage.local.set({ autoSolve: { enabled: autoEl.checked, includeScoreBased: scoreEl.checked } }),
-  );
-}
 });
 
 refresh();
