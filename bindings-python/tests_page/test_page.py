@@ -729,9 +729,14 @@ def test_playwright_async_a_widget_in_an_open_shadow_root_of_an_unprepared_page(
 def assert_expiry_renewed(site: Site, result: Any, first: str, resolves: int) -> None:
     assert result.resolves == resolves and result.error is None and result.solution is not None
     assert result.solution.text != first
-    verdict = site.report("expiry.html")["widgets"]["expiry-recaptcha"]
-    assert verdict["callback"] == {"ok": True, "token": result.solution.text}, verdict
-    assert verdict["form"]["token"] == result.solution.text
+    assert_site_took(site, "expiry.html", "expiry-recaptcha", result.solution.text)
+
+
+def assert_site_took(site: Site, page: str, widget: str, token: str) -> None:
+    """The fixture site saw ``token`` in the widget's callback and in the form it posted."""
+    verdict = site.report(page)["widgets"][widget]
+    assert verdict["callback"] == {"ok": True, "token": token}, verdict
+    assert verdict["form"]["token"] == token
 
 
 def test_playwright_sync_an_expired_token_is_solved_again(browser: Any, site: Site, client: Client) -> None:
@@ -829,9 +834,7 @@ def assert_lifetime_renewed(site: Site, r: Any, watcher: Any, first: str) -> Non
     assert r.solution.text != first
     # The new token's renewal is its own: 15 s before its two minutes end.
     assert r.renew_at == r.solution.expires_at - 15_000 and r.renew_at > time.time() * 1000
-    verdict = site.report("lifetime.html")["widgets"]["lifetime-recaptcha"]
-    assert verdict["callback"] == {"ok": True, "token": r.solution.text}, verdict
-    assert verdict["form"]["token"] == r.solution.text
+    assert_site_took(site, "lifetime.html", "lifetime-recaptcha", r.solution.text)
 
 
 def test_playwright_sync_keep_fresh_renews_a_token_whose_life_ends_with_no_expired_callback(browser: Any, site: Site, client: Client) -> None:
