@@ -16,10 +16,10 @@ use core::time::Duration;
 use crate::class::reason;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::rules::cases::{
-    AbandonCase, ClaimCase, DeliveryCase, JournalWriteCase, LeaseCase, PushCase, ABANDON_CASES, CLAIM_CASES,
-    DELIVERY_CASES, HOLD_CASES, JOURNAL_WRITE_CASES, LEASE_CASES, PUSH_CASES,
+    AbandonCase, ClaimCase, DeliveryCase, JournalWriteCase, LeaseCase, PushCase, SettleCase, ABANDON_CASES,
+    CLAIM_CASES, DELIVERY_CASES, HOLD_CASES, JOURNAL_WRITE_CASES, LEASE_CASES, PUSH_CASES, SETTLE_CASES,
 };
-use crate::dlq::rules::{Abandoned, Delivery};
+use crate::dlq::rules::{Abandoned, Delivery, EntryEnd};
 use crate::dlq::store::{DlqStore, Filter, Page, StoreError};
 use crate::dlq::table::DEFAULT_MAX_DELIVERIES;
 use crate::dlq::testkit::{at, sample_journal_entry, sample_record};
@@ -64,6 +64,10 @@ where
     }
     for case in CLAIM_CASES {
         claim_case(case, &make_store(DEFAULT_MAX_DELIVERIES).await).await;
+        ran += 1;
+    }
+    for case in SETTLE_CASES {
+        settle_case(case, &make_store(DEFAULT_MAX_DELIVERIES).await).await;
         ran += 1;
     }
     tokens_after_a_redelivery(&make_store(DEFAULT_MAX_DELIVERIES).await).await;
@@ -202,8 +206,13 @@ fn entry(owner: Option<&str>, attempts: u32) -> JournalEntry {
 
 /// The journal entry the store holds, if any.
 async fn held<S: DlqStore>(store: &S) -> Option<JournalEntry> {
+    held_by(store, ENTRY).await
+}
+
+/// The journal entry `id`, if the store holds one.
+async fn held_by<S: DlqStore>(store: &S, id: &str) -> Option<JournalEntry> {
     match store.journal_entries().await {
-        Ok(entries) => entries.into_iter().find(|e| e.id == ENTRY),
+        Ok(entries) => entries.into_iter().find(|e| e.id == id),
         Err(e) => panic!("rule cases: journal_entries failed: {e}"),
     }
 }
@@ -241,6 +250,52 @@ async fn claim_case<S: DlqStore>(case: &ClaimCase, store: &S) {
     let expected =
         if case.allowed { Some(case.to.map(str::to_string)) } else { case.held.map(|o| o.map(str::to_string)) };
     assert_eq!(owner, expected, "{case:?}: the owner kept");
+}
+
+/// A replay of the record (an entry with its id and a task key) ends as the case says; the entry
+/// is gone and its key settled as the rule says, at the time the rule says.
+async fn settle_case<S: DlqStore>(case: &SettleCase, store: &S) {
+    const KEY: &str = "rule-case-key";
+    let mut replay = sample_journal_entry(RECORD, 1);
+    replay.key = Some(KEY.to_string());
+    let journal = |entry: JournalEntry| async move {
+        if let Err(e) = store.journal_upsert(&entry).await {
+            panic!("{case:?}: the replay's entry: {e}");
+        }
+    };
+    let pushed = record(RecordState::Ready, 0);
+    let at_end = match case.end {
+        EntryEnd::Pushed => {
+            journal(replay).await;
+            push(store, pushed.clone()).await;
+            pushed.dead_lettered_at
+        }
+        EntryEnd::Forgotten => {
+            journal(replay).await;
+            if let Err(e) = store.journal_forget(RECORD, at(5)).await {
+                panic!("{case:?}: journal_forget failed: {e}");
+            }
+            at(5)
+        }
+        EntryEnd::Abandoned => {
+            push(store, pushed).await;
+            let leased = receive(store, LEASE, 0).await;
+            assert_eq!(leased.len(), 1, "{case:?}: the lease to abandon");
+            journal(replay).await;
+            if let Err(e) = store.abandon(&leased[0].token, None, at(5)).await {
+                panic!("{case:?}: abandon failed: {e}");
+            }
+            at(5)
+        }
+    };
+    assert!(held_by(store, RECORD).await.is_none(), "{case:?}: the entry is gone");
+    let settled = match store.settled(KEY).await {
+        Ok(settled) => settled,
+        Err(e) => panic!("{case:?}: settled failed: {e}"),
+    };
+    let got: Vec<_> = settled.iter().map(|s| (s.key.as_str(), s.id.as_str(), s.outcome, s.at)).collect();
+    let expected: Vec<_> = case.settled.map(|outcome| (KEY, RECORD, outcome, at_end)).into_iter().collect();
+    assert_eq!(got, expected, "{case:?}: the key settled");
 }
 
 #[cfg(test)]

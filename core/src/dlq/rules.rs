@@ -14,6 +14,7 @@
 
 use crate::class::reason;
 use crate::dlq::record::RecordState;
+use crate::dlq::store::Settlement;
 use crate::time::Timestamp;
 
 /// Whether a lease ending at `lease_until` is still live at `now`: a lease is live while
@@ -117,6 +118,29 @@ pub fn journal_write_allowed(held: Option<Option<&str>>, writer: Option<&str>, m
 /// to a new owner only if it exists and its owner is still `from`.
 pub fn journal_claim_allowed(held: Option<Option<&str>>, from: Option<&str>) -> bool {
     held == Some(from)
+}
+
+/// How a replay's journal entry ends: the store call that removes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryEnd {
+    /// `push` of a record with the entry's id: the replay failed into the DLQ.
+    Pushed,
+    /// `journal_forget`: the task was solved and its answer handed over.
+    Forgotten,
+    /// `abandon` of the record's lease: the replay failed and the record is back in the DLQ
+    /// (ready or parked), to be replayed again.
+    Abandoned,
+}
+
+/// What the entry's task key (if it has one) is settled as when the entry ends so: settle on
+/// push as dead-lettered (at the record's `dead_lettered_at`), on forget as solved (at the
+/// call's `now`); an abandon settles nothing, since the record may still be replayed and solved.
+pub fn settles_as(end: EntryEnd) -> Option<Settlement> {
+    match end {
+        EntryEnd::Pushed => Some(Settlement::DeadLettered),
+        EntryEnd::Forgotten => Some(Settlement::Solved),
+        EntryEnd::Abandoned => None,
+    }
 }
 
 pub mod cases;

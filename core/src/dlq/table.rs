@@ -46,12 +46,11 @@ use crate::class::reason;
 #[cfg(feature = "audit")]
 use crate::dlq::audit::AuditEntry;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
-use crate::dlq::rules::{self, Abandoned, Delivery};
+use crate::dlq::rules::{self, Abandoned, Delivery, EntryEnd};
 #[cfg(feature = "edit")]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
-    Claimed, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, Settlement, StoreError,
-    StoreStats,
+    Claimed, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, StoreError, StoreStats,
 };
 #[cfg(feature = "edit")]
 use crate::dlq::Edited;
@@ -415,11 +414,11 @@ impl<B: TableBackend> TableStore<B> {
         self.records(&|r| filter.matches(&r.record, state(r, now))).await
     }
 
-    /// The writes that settle `entry`'s key (if it has one) as `outcome`.
-    fn settle(entry: Option<&JournalEntry>, outcome: Settlement, at: Timestamp, writes: &mut Vec<Write>) {
+    /// The writes that remove `entry` (if any) as `end` does, settling its key as that end settles it.
+    fn settle(entry: Option<&JournalEntry>, end: EntryEnd, at: Timestamp, writes: &mut Vec<Write>) {
         if let Some(entry) = entry {
             writes.push(Write::Delete(Table::Journal, entry.id.clone()));
-            if let Some(key) = &entry.key {
+            if let (Some(key), Some(outcome)) = (&entry.key, rules::settles_as(end)) {
                 writes.push(Write::Put(Row::Settled(SettledKey {
                     key: key.clone(),
                     id: entry.id.clone(),
@@ -437,7 +436,7 @@ impl<B: TableBackend> TableStore<B> {
         }
         let mut writes = Vec::new();
         let entry = self.journal_entry(&record.id).await?;
-        Self::settle(entry.as_ref(), Settlement::DeadLettered, record.dead_lettered_at, &mut writes);
+        Self::settle(entry.as_ref(), EntryEnd::Pushed, record.dead_lettered_at, &mut writes);
         // Keep the lease of a replaced record so that it is not handed out twice;
         // pushing a parked record cancels it.
         let old = self.record(&record.id).await?;
@@ -693,7 +692,7 @@ impl<B: TableBackend> TableStore<B> {
     async fn journal_forget_locked(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         let entry = self.journal_entry(id).await?;
         let mut writes = Vec::new();
-        Self::settle(entry.as_ref(), Settlement::Solved, now, &mut writes);
+        Self::settle(entry.as_ref(), EntryEnd::Forgotten, now, &mut writes);
         if self.record(id).await?.is_some() {
             // A replayed task that is now solved leaves no dead letter behind.
             let mut counters = self.counters().await?;

@@ -7,10 +7,11 @@
 
 use super::{
     after_abandon, holds_lease, journal_claim_allowed, journal_write_allowed, lease_eligible, on_delivery,
-    push_keeps_lease, pushed_state, visible_state, Abandoned, Delivery,
+    push_keeps_lease, pushed_state, settles_as, visible_state, Abandoned, Delivery, EntryEnd,
 };
 use crate::class::reason;
 use crate::dlq::record::RecordState::{self, Leased, Parked, Ready};
+use crate::dlq::store::Settlement;
 
 /// Lease eligibility and the state a record shows: the record as stored (`stored`, with a lease
 /// ending `lease_until` seconds in), looked at `now` seconds in.
@@ -180,6 +181,19 @@ pub const CLAIM_CASES: &[ClaimCase] = &[
     claim(Some(Some("a")), Some("b"), Some("c"), false),
 ];
 
+/// A journal entry with a task key ending by `end`: its key is then settled as `settled`.
+#[derive(Clone, Copy, Debug)]
+pub struct SettleCase {
+    pub end: EntryEnd,
+    pub settled: Option<Settlement>,
+}
+
+pub const SETTLE_CASES: &[SettleCase] = &[
+    SettleCase { end: EntryEnd::Pushed, settled: Some(Settlement::DeadLettered) },
+    SettleCase { end: EntryEnd::Forgotten, settled: Some(Settlement::Solved) },
+    SettleCase { end: EntryEnd::Abandoned, settled: None },
+];
+
 /// Whether a token still holds a record stored as `stored` with the lease nonce `nonce`. Not
 /// in the store-driven table: nonces are the store's own (`dlq::rule_cases` checks a token
 /// after a park and after a redelivery instead).
@@ -208,6 +222,7 @@ pub fn count() -> usize {
         + PUSH_CASES.len()
         + JOURNAL_WRITE_CASES.len()
         + CLAIM_CASES.len()
+        + SETTLE_CASES.len()
         + HOLD_CASES.len()
 }
 
@@ -240,6 +255,9 @@ pub fn failures_of_the_rules() -> Vec<String> {
     }
     for c in CLAIM_CASES {
         check(journal_claim_allowed(c.held, c.from) == c.allowed, c);
+    }
+    for c in SETTLE_CASES {
+        check(settles_as(c.end) == c.settled, c);
     }
     for c in HOLD_CASES {
         check(holds_lease(c.stored, c.nonce, c.token) == c.holds, c);

@@ -14,7 +14,7 @@
 //! store (`store_sqlite::the_rules_case_table_holds`) to check the filter against it.
 
 use captcha_dlq_core::class::reason;
-use captcha_dlq_core::dlq::rules::{self, Abandoned, Delivery};
+use captcha_dlq_core::dlq::rules::{self, Abandoned, Delivery, EntryEnd};
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, Filter, LeaseToken, PushOutcome, RecordState, SettledKey, Settlement, StoreError,
 };
@@ -180,8 +180,9 @@ fn bump(conn: &Connection, loc: &str, counter: &str, by: u64) -> Result<(), Stor
     Ok(())
 }
 
-/// Removes the journal entry `id` and settles its key (if it had one) as `outcome` at `at`.
-fn forget_entry(conn: &Connection, loc: &str, id: &str, outcome: Settlement, at: Timestamp) -> Result<(), StoreError> {
+/// Removes the journal entry `id` as `end` does and settles its key (if it had one) as that end
+/// settles it (`rules::settles_as`) at `at`.
+fn forget_entry(conn: &Connection, loc: &str, id: &str, end: EntryEnd, at: Timestamp) -> Result<(), StoreError> {
     let err = db_error(loc);
     // A look-up, then a delete by primary key only when there is an entry: `DELETE … RETURNING`
     // gathers its rows in an ephemeral table, a B-tree opened and zeroed on every call, which was
@@ -192,7 +193,7 @@ fn forget_entry(conn: &Connection, loc: &str, id: &str, outcome: Settlement, at:
         .map_err(&err)?;
     let Some(key) = key else { return Ok(()) };
     conn.prepare_cached("DELETE FROM journal WHERE id = ?1").and_then(|mut s| s.execute([id])).map_err(&err)?;
-    if let Some(key) = key {
+    if let (Some(key), Some(outcome)) = (key, rules::settles_as(end)) {
         conn.prepare_cached(
             "INSERT INTO settled (key, id, outcome, at) VALUES (?1, ?2, ?3, ?4) \
              ON CONFLICT(key) DO UPDATE SET id = excluded.id, outcome = excluded.outcome, at = excluded.at",
@@ -289,7 +290,7 @@ pub(super) fn push(
         .and_then(|mut s| s.exists([&record.id]))
         .map_err(&err)?;
     write_record(conn, loc, record)?;
-    forget_entry(conn, loc, &record.id, Settlement::DeadLettered, from_ms(record.dead_lettered_at))?;
+    forget_entry(conn, loc, &record.id, EntryEnd::Pushed, from_ms(record.dead_lettered_at))?;
     let mut evicted = Vec::new();
     if let Some(cap) = capacity {
         let total: i64 = conn
@@ -659,7 +660,7 @@ pub(super) fn journal_write(
 }
 
 pub(super) fn journal_forget(conn: &Connection, loc: &str, id: &str, now: Timestamp) -> Result<(), StoreError> {
-    forget_entry(conn, loc, id, Settlement::Solved, now)?;
+    forget_entry(conn, loc, id, EntryEnd::Forgotten, now)?;
     // A replayed task that is now solved leaves no dead letter behind.
     let removed = conn
         .prepare_cached("DELETE FROM records WHERE id = ?1")
