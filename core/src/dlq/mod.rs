@@ -15,6 +15,9 @@ pub mod record;
 pub mod redact;
 pub mod replay;
 pub mod retention;
+#[cfg(any(test, feature = "testkit"))]
+pub mod rule_cases;
+pub mod rules;
 pub mod store;
 pub mod table;
 #[cfg(any(test, feature = "testkit"))]

@@ -6,11 +6,13 @@
 //! of four tables (six for a store that several processes share and that so
 //! keeps the fleet ledger: see [`fleet`]), and the audit trail's (`audit`, feature `audit`, not in the browser). The memory store ([`MemoryTable`]), the browser's
 //! IndexedDB store and every store an application writes in Python or
-//! JavaScript are table backends, so the lease rules exist once; SQLite (SQL)
-//! and Redis (Lua) keep atomic server-side versions of the same rules, and all
-//! of them run the conformance suite (`dlq::testkit`).
+//! JavaScript are table backends; SQLite calls the same rule functions (keeping
+//! a rule as SQL only where it is a `WHERE` filter) and Redis (Lua) keeps atomic
+//! server-side versions checked against the rules' case table; all of them run
+//! the conformance suite (`dlq::testkit`).
 //!
-//! Lease rules:
+//! Lease rules (decided by the pure functions of [`rules`](crate::dlq::rules), which SQLite
+//! calls too and against whose case table every backend, Redis's Lua included, is tested):
 //! - a lease is live while `now < lease_until`; while live the record shows as
 //!   `leased` and no other receiver gets it;
 //! - an expired lease makes the record receivable again, but its token stays
@@ -44,11 +46,11 @@ use crate::class::reason;
 #[cfg(feature = "audit")]
 use crate::dlq::audit::AuditEntry;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
+use crate::dlq::rules::{self, Abandoned, Delivery, EntryEnd};
 #[cfg(feature = "edit")]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
-    Claimed, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, Settlement, StoreError,
-    StoreStats,
+    Claimed, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, StoreError, StoreStats,
 };
 #[cfg(feature = "edit")]
 use crate::dlq::Edited;
@@ -412,11 +414,11 @@ impl<B: TableBackend> TableStore<B> {
         self.records(&|r| filter.matches(&r.record, state(r, now))).await
     }
 
-    /// The writes that settle `entry`'s key (if it has one) as `outcome`.
-    fn settle(entry: Option<&JournalEntry>, outcome: Settlement, at: Timestamp, writes: &mut Vec<Write>) {
+    /// The writes that remove `entry` (if any) as `end` does, settling its key as that end settles it.
+    fn settle(entry: Option<&JournalEntry>, end: EntryEnd, at: Timestamp, writes: &mut Vec<Write>) {
         if let Some(entry) = entry {
             writes.push(Write::Delete(Table::Journal, entry.id.clone()));
-            if let Some(key) = &entry.key {
+            if let (Some(key), Some(outcome)) = (&entry.key, rules::settles_as(end)) {
                 writes.push(Write::Put(Row::Settled(SettledKey {
                     key: key.clone(),
                     id: entry.id.clone(),
@@ -428,22 +430,19 @@ impl<B: TableBackend> TableStore<B> {
     }
 
     async fn push_locked(&self, mut record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
-        if record.state == RecordState::Leased {
-            // A lease is the store's bookkeeping, not something a caller can push.
-            record.state = RecordState::Ready;
-        }
+        record.state = rules::pushed_state(record.state);
         if record.state != RecordState::Parked {
             record.parked_reason = None;
         }
         let mut writes = Vec::new();
         let entry = self.journal_entry(&record.id).await?;
-        Self::settle(entry.as_ref(), Settlement::DeadLettered, record.dead_lettered_at, &mut writes);
+        Self::settle(entry.as_ref(), EntryEnd::Pushed, record.dead_lettered_at, &mut writes);
         // Keep the lease of a replaced record so that it is not handed out twice;
         // pushing a parked record cancels it.
         let old = self.record(&record.id).await?;
         let replaced = old.is_some();
         let (lease_nonce, lease_until) = match old {
-            Some(old) if record.state != RecordState::Parked => (old.lease_nonce, old.lease_until),
+            Some(old) if rules::push_keeps_lease(record.state) => (old.lease_nonce, old.lease_until),
             _ => (None, None),
         };
         let row = RecordRow { record, lease_nonce, lease_until };
@@ -495,7 +494,9 @@ impl<B: TableBackend> TableStore<B> {
         let (filter, max, now) = (&ask.filter, ask.max.get(), ask.now);
         let candidates = self
             .records(&|r| {
-                r.record.state != RecordState::Parked && !live(r, now) && filter.matches(&r.record, RecordState::Ready)
+                // Being replayed is checked below, against the journal read once.
+                rules::lease_eligible(r.record.state, r.lease_until, now, false)
+                    && filter.matches(&r.record, RecordState::Ready)
             })
             .await?;
         if candidates.is_empty() {
@@ -523,10 +524,8 @@ impl<B: TableBackend> TableStore<B> {
             if expired {
                 counters.abandoned += 1;
             }
-            if row.record.deliveries >= self.max_deliveries {
-                park(&mut row, reason::MAX_DELIVERY_COUNT_EXCEEDED);
-            } else {
-                row.record.deliveries += 1;
+            if let Delivery::Deliver { deliveries } = rules::on_delivery(row.record.deliveries, self.max_deliveries) {
+                row.record.deliveries = deliveries;
                 let nonce = format!("{}.{}", row.record.deliveries, counters.sequence);
                 let until = ask.lease_until;
                 row.lease_nonce = Some(nonce.clone());
@@ -534,6 +533,8 @@ impl<B: TableBackend> TableStore<B> {
                 let mut record = row.record.clone();
                 record.state = RecordState::Leased;
                 out.push(Leased { token: LeaseToken { id: row.record.id.clone(), nonce }, record, lease_until: until });
+            } else {
+                park(&mut row, reason::MAX_DELIVERY_COUNT_EXCEEDED);
             }
             writes.push(Write::Put(Row::Record(row)));
         }
@@ -570,27 +571,24 @@ impl<B: TableBackend> TableStore<B> {
         };
         row.lease_nonce = None;
         row.lease_until = None;
-        let mut park_why = None;
+        let mut asked_park = None;
         if let Some(mut update) = update {
             // The token names the record; the store owns the delivery count.
             update.id = token.id.clone();
             update.deliveries = row.record.deliveries;
             if update.state == RecordState::Parked {
-                park_why = Some(update.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
+                asked_park = Some(update.parked_reason.take().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
             }
             update.state = RecordState::Ready;
             update.parked_reason = None;
             row.record = update;
         }
-        if park_why.is_none() && row.record.deliveries >= self.max_deliveries {
-            park_why = Some(reason::MAX_DELIVERY_COUNT_EXCEEDED.to_string());
-        }
-        let state = match park_why {
-            Some(why) => {
-                park(&mut row, &why);
+        let state = match rules::after_abandon(row.record.deliveries, self.max_deliveries, asked_park.as_deref()) {
+            Abandoned::Parked(why) => {
+                park(&mut row, why);
                 RecordState::Parked
             }
-            None => RecordState::Ready,
+            Abandoned::Ready => RecordState::Ready,
         };
         let mut counters = self.counters().await?;
         counters.abandoned += 1;
@@ -694,7 +692,7 @@ impl<B: TableBackend> TableStore<B> {
     async fn journal_forget_locked(&self, id: &str, now: Timestamp) -> Result<(), StoreError> {
         let entry = self.journal_entry(id).await?;
         let mut writes = Vec::new();
-        Self::settle(entry.as_ref(), Settlement::Solved, now, &mut writes);
+        Self::settle(entry.as_ref(), EntryEnd::Forgotten, now, &mut writes);
         if self.record(id).await?.is_some() {
             // A replayed task that is now solved leaves no dead letter behind.
             let mut counters = self.counters().await?;
@@ -710,19 +708,19 @@ impl<B: TableBackend> TableStore<B> {
 
     /// `must_exist`: `journal_update` (a missing entry is not written again).
     async fn journal_write_locked(&self, entry: &JournalEntry, must_exist: bool) -> Result<(), StoreError> {
-        match self.journal_entry(&entry.id).await? {
-            Some(held) if held.owner != entry.owner => return Err(StoreError::Taken { id: entry.id.clone() }),
-            None if must_exist => return Err(StoreError::Taken { id: entry.id.clone() }),
-            _ => {}
+        let held = self.journal_entry(&entry.id).await?;
+        if !rules::journal_write_allowed(held.as_ref().map(|h| h.owner.as_deref()), entry.owner.as_deref(), must_exist)
+        {
+            return Err(StoreError::Taken { id: entry.id.clone() });
         }
         self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]).await
     }
 
     async fn journal_claim_locked(&self, id: &str, from: Option<&str>, to: Option<&str>) -> Claimed {
-        let Some(mut entry) = self.journal_entry(id).await? else { return Ok(None) };
-        if entry.owner.as_deref() != from {
+        let held = self.journal_entry(id).await?;
+        let Some(mut entry) = held.filter(|e| rules::journal_claim_allowed(Some(e.owner.as_deref()), from)) else {
             return Ok(None);
-        }
+        };
         entry.owner = to.map(str::to_string);
         self.backend.write(vec![Write::Put(Row::Journal(entry.clone()))]).await?;
         Ok(Some(entry))
@@ -783,21 +781,15 @@ fn wrong_row(table: Table, row: &Row) -> StoreError {
 }
 
 fn live(row: &RecordRow, now: Timestamp) -> bool {
-    row.lease_until.is_some_and(|until| now < until)
+    rules::lease_live(row.lease_until, now)
 }
 
 fn state(row: &RecordRow, now: Timestamp) -> RecordState {
-    if row.record.state == RecordState::Parked {
-        RecordState::Parked
-    } else if live(row, now) {
-        RecordState::Leased
-    } else {
-        RecordState::Ready
-    }
+    rules::visible_state(row.record.state, row.lease_until, now)
 }
 
 fn holds(row: &RecordRow, token: &LeaseToken) -> bool {
-    row.record.state != RecordState::Parked && row.lease_nonce.as_deref() == Some(token.nonce.as_str())
+    rules::holds_lease(row.record.state, row.lease_nonce.as_deref(), &token.nonce)
 }
 
 fn park(row: &mut RecordRow, why: &str) {

@@ -13,6 +13,7 @@ use std::time::Duration;
 use captcha_dlq::store::RedisStore;
 use captcha_dlq_core::class::reason;
 use captcha_dlq_core::dlq::memory::MemoryStore;
+use captcha_dlq_core::dlq::rule_cases::{run_rule_cases, store_case_count};
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
 use captcha_dlq_core::dlq::{DlqStore, Filter, Leased, Page, RecordState, Settlement, StoreError};
 use captcha_dlq_mock::redis_server::RedisServer;
@@ -55,6 +56,25 @@ async fn conformance_suite() {
     })
     .await;
     assert_eq!(ran, CASES.len());
+}
+
+/// The store rules' case table (`dlq::rules::cases`) against the Lua scripts on a real server:
+/// each case in a namespace of its own, with the delivery limit it names.
+#[tokio::test]
+async fn the_lua_scripts_answer_the_rules_case_table() {
+    let Some(server) = RedisServer::for_tests() else { return };
+    let mut n = 0;
+    let ran = run_rule_cases(|max| {
+        n += 1;
+        let ns = format!("rules-{n}");
+        let url = server.url();
+        async move {
+            let store = RedisStore::connect(&url, &ns).await.expect("connect");
+            store.with_max_deliveries(max).expect("a limit of at least 1")
+        }
+    })
+    .await;
+    assert_eq!(ran, store_case_count());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use captcha_dlq::store::{Durability, SqliteStore, SQLITE_SCHEMA_VERSION};
+use captcha_dlq_core::dlq::rule_cases::{run_rule_cases, store_case_count};
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
 use captcha_dlq_core::dlq::{DlqStore, Filter, LeaseToken, Page, RecordState, Settlement, StoreError};
 
@@ -20,6 +21,17 @@ const LEASE: Duration = Duration::from_secs(30);
 async fn conformance_suite_in_memory() {
     let ran = run_store_suite(|| async { SqliteStore::open_in_memory().expect("open in memory") }).await;
     assert_eq!(ran, CASES.len());
+}
+
+/// The store rules' case table (`dlq::rules::cases`) against SQLite: its SQL filters (lease
+/// eligibility, the journal's fence and claim, a push keeping a lease) answer as the rules do.
+#[tokio::test]
+async fn the_rules_case_table_holds() {
+    let ran = run_rule_cases(|max| async move {
+        SqliteStore::open_in_memory().expect("open in memory").with_max_deliveries(max).expect("a limit of at least 1")
+    })
+    .await;
+    assert_eq!(ran, store_case_count());
 }
 
 /// Runs the suite on a fresh file per case, opened with `durability`; how many cases ran.

@@ -86,6 +86,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::audit::AuditEntry;
 use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
+use captcha_dlq_core::dlq::rules;
 use captcha_dlq_core::dlq::{
     Claimed, DeadLetterRecord, DlqStore, EditWrite, Edited, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk,
     RecordState, SettledKey, Settlement, StoreError, StoreStats,
@@ -962,7 +963,8 @@ impl DlqStore for RedisStore {
             let Some(json) = self.hget("journal", id).await? else { return Ok(None) };
             let mut entry: JournalEntry =
                 serde_json::from_str(&json).map_err(|e| StoreError::Decode(format!("journal entry {id}: {e}")))?;
-            if entry.owner.as_deref() != from {
+            // Decided here (the script only compares and sets the whole entry as read).
+            if !rules::journal_claim_allowed(Some(entry.owner.as_deref()), from) {
                 return Ok(None);
             }
             entry.owner = to.map(str::to_string);

@@ -1,6 +1,11 @@
 //! The Lua scripts of the Redis store (each operation that changes more than
 //! one key is one script, so it is atomic against every other worker) and the
 //! namespace's key layout they share.
+//!
+//! The rules the scripts apply (lease eligibility, delivery → park, abandon, a push keeping a
+//! lease, the journal's fence) are `captcha_dlq_core::dlq::rules`, written in Lua again so that
+//! each operation stays one atomic script; `store_redis::the_lua_scripts_answer_the_rules_case_table`
+//! runs the rules' case table against them on a real server (decision 0075).
 
 use redis::Script;
 

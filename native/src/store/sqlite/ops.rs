@@ -5,8 +5,16 @@
 //! encoded and hand back rows still encoded: serde work happens on the
 //! caller's task, so the one thread that writes spends its time in SQLite.
 //! Every statement is prepared once per connection (`prepare_cached`).
+//!
+//! The store rules are `captcha_dlq_core::dlq::rules`: a decision made on a row read here is
+//! that module's function (delivery, abandon, the state a row shows). Where a rule is a pure
+//! `WHERE` filter (lease eligibility, the journal's fence and claim, a push keeping a lease) it
+//! stays SQL, so that one statement does the work in the writer's transaction; the rule function
+//! is its documented source, and `dlq::rule_cases` runs the rules' case table against this
+//! store (`store_sqlite::the_rules_case_table_holds`) to check the filter against it.
 
 use captcha_dlq_core::class::reason;
+use captcha_dlq_core::dlq::rules::{self, Abandoned, Delivery, EntryEnd};
 use captcha_dlq_core::dlq::{
     DeadLetterRecord, Filter, LeaseToken, PushOutcome, RecordState, SettledKey, Settlement, StoreError,
 };
@@ -17,14 +25,15 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use super::errors::db_error;
 use crate::store::{decode_record, new_nonce, prefix_end};
 
-/// The record's state as the query sees it at `?` (= now): an expired lease is ready again.
+/// The record's state as the query sees it at `?` (= now): an expired lease is ready again
+/// (`rules::visible_state`).
 const EFFECTIVE_STATE: &str = "(CASE WHEN state = 'parked' THEN 'parked' \
      WHEN state = 'leased' AND lease_until > ? THEN 'leased' ELSE 'ready' END)";
 
 const ROW_COLUMNS: &str = "id, state, lease_until, deliveries, parked_reason, json";
 
 /// A record ready, or a lease that expired by `?` (= now), and not being replayed (no journal
-/// entry with its id).
+/// entry with its id): `rules::lease_eligible`.
 const RECEIVABLE: &str = "AND (state = 'ready' OR (state = 'leased' AND lease_until <= ?)) \
      AND NOT EXISTS (SELECT 1 FROM journal WHERE journal.id = records.id)";
 
@@ -64,12 +73,14 @@ impl RawRow {
     }
 
     fn effective_state(&self, now: Timestamp) -> Result<RecordState, StoreError> {
-        match self.state.as_str() {
-            "parked" => Ok(RecordState::Parked),
-            "leased" if self.lease_until.is_some_and(|u| u > ms(now)) => Ok(RecordState::Leased),
-            "leased" | "ready" => Ok(RecordState::Ready),
-            other => Err(StoreError::Decode(format!("record {} has unknown state {other:?}", self.id))),
-        }
+        // Only a `leased` row's `lease_until` is a lease (abandon and park clear it with the state).
+        let (stored, lease_until) = match self.state.as_str() {
+            "parked" => (RecordState::Parked, None),
+            "leased" => (RecordState::Leased, self.lease_until.map(from_ms)),
+            "ready" => (RecordState::Ready, None),
+            other => return Err(StoreError::Decode(format!("record {} has unknown state {other:?}", self.id))),
+        };
+        Ok(rules::visible_state(stored, lease_until, now))
     }
 
     fn deliveries(&self) -> u32 {
@@ -169,8 +180,9 @@ fn bump(conn: &Connection, loc: &str, counter: &str, by: u64) -> Result<(), Stor
     Ok(())
 }
 
-/// Removes the journal entry `id` and settles its key (if it had one) as `outcome` at `at`.
-fn forget_entry(conn: &Connection, loc: &str, id: &str, outcome: Settlement, at: Timestamp) -> Result<(), StoreError> {
+/// Removes the journal entry `id` as `end` does and settles its key (if it had one) as that end
+/// settles it (`rules::settles_as`) at `at`.
+fn forget_entry(conn: &Connection, loc: &str, id: &str, end: EntryEnd, at: Timestamp) -> Result<(), StoreError> {
     let err = db_error(loc);
     // A look-up, then a delete by primary key only when there is an entry: `DELETE … RETURNING`
     // gathers its rows in an ephemeral table, a B-tree opened and zeroed on every call, which was
@@ -181,7 +193,7 @@ fn forget_entry(conn: &Connection, loc: &str, id: &str, outcome: Settlement, at:
         .map_err(&err)?;
     let Some(key) = key else { return Ok(()) };
     conn.prepare_cached("DELETE FROM journal WHERE id = ?1").and_then(|mut s| s.execute([id])).map_err(&err)?;
-    if let Some(key) = key {
+    if let (Some(key), Some(outcome)) = (key, rules::settles_as(end)) {
         conn.prepare_cached(
             "INSERT INTO settled (key, id, outcome, at) VALUES (?1, ?2, ?3, ?4) \
              ON CONFLICT(key) DO UPDATE SET id = excluded.id, outcome = excluded.outcome, at = excluded.at",
@@ -233,6 +245,8 @@ impl RecordColumns {
 
 /// Inserts or replaces the record; a replaced record under a lease keeps it unless the new
 /// state is parked.
+/// Inserts or replaces the record; a replaced record keeps its lease unless the pushed one is
+/// parked (`rules::push_keeps_lease`, here the `CASE`s of one statement).
 fn write_record(conn: &Connection, loc: &str, r: &RecordColumns) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO records (id, state, reason, class, sitekey, page_host, dead_lettered_at, lease_until, \
@@ -276,7 +290,7 @@ pub(super) fn push(
         .and_then(|mut s| s.exists([&record.id]))
         .map_err(&err)?;
     write_record(conn, loc, record)?;
-    forget_entry(conn, loc, &record.id, Settlement::DeadLettered, from_ms(record.dead_lettered_at))?;
+    forget_entry(conn, loc, &record.id, EntryEnd::Pushed, from_ms(record.dead_lettered_at))?;
     let mut evicted = Vec::new();
     if let Some(cap) = capacity {
         let total: i64 = conn
@@ -333,18 +347,18 @@ pub(super) fn receive(
     max_deliveries: u32,
 ) -> Result<Vec<RawLease>, StoreError> {
     let err = db_error(loc);
-    let mut chosen: Vec<RawRow> = Vec::new();
+    // Each row chosen, with its delivery count once leased.
+    let mut chosen: Vec<(RawRow, u32)> = Vec::new();
     let mut exhausted: Vec<RawRow> = Vec::new();
     scan(conn, loc, filter, RECEIVABLE, now, |row, _| {
-        if row.deliveries() >= max_deliveries {
+        match rules::on_delivery(row.deliveries(), max_deliveries) {
+            Delivery::Deliver { deliveries } => chosen.push((row, deliveries)),
             // Its last lease expired without an abandon: park it as abandon would have.
-            exhausted.push(row);
-        } else {
-            chosen.push(row);
+            Delivery::Park => exhausted.push(row),
         }
         Ok(chosen.len() < max)
     })?;
-    let expired = chosen.iter().chain(&exhausted).filter(|r| r.state == "leased").count();
+    let expired = chosen.iter().map(|(r, _)| r).chain(&exhausted).filter(|r| r.state == "leased").count();
     if !exhausted.is_empty() {
         let mut park = conn
             .prepare_cached(
@@ -362,9 +376,9 @@ pub(super) fn receive(
         )
         .map_err(&err)?;
     let mut out = Vec::with_capacity(chosen.len());
-    for mut row in chosen {
+    for (mut row, deliveries) in chosen {
         let nonce = new_nonce();
-        row.deliveries += 1;
+        row.deliveries = i64::from(deliveries);
         lease.execute(params![row.id, ms(lease_until), nonce, row.deliveries]).map_err(&err)?;
         out.push(RawLease { row, nonce });
     }
@@ -431,12 +445,10 @@ pub(super) fn abandon(
     let Some(deliveries) = deliveries else {
         return Err(StoreError::LeaseLost { id: token.id.clone() });
     };
-    let parked_reason = if let Some(why) = update.and_then(|u| u.park.clone()) {
-        Some(why)
-    } else if u32::try_from(deliveries).unwrap_or(0) >= max_deliveries {
-        Some(reason::MAX_DELIVERY_COUNT_EXCEEDED.to_string())
-    } else {
-        None
+    let deliveries = u32::try_from(deliveries).unwrap_or(0);
+    let parked_reason = match rules::after_abandon(deliveries, max_deliveries, update.and_then(|u| u.park.as_deref())) {
+        Abandoned::Parked(why) => Some(why),
+        Abandoned::Ready => None,
     };
     let state = if parked_reason.is_some() { RecordState::Parked } else { RecordState::Ready };
     match update.map(|u| &u.row) {
@@ -622,7 +634,7 @@ pub(super) fn stats(conn: &mut Connection, loc: &str, now: Timestamp) -> Result<
 
 /// Inserts the entry (unless `must_exist`), or replaces it if it is still `owner`'s (the fence:
 /// an entry another owner claimed, or one gone when it must exist, is left alone and the write
-/// fails with `Taken`).
+/// fails with `Taken`): `rules::journal_write_allowed`, as the statement's `WHERE`.
 pub(super) fn journal_write(
     conn: &Connection,
     loc: &str,
@@ -648,7 +660,7 @@ pub(super) fn journal_write(
 }
 
 pub(super) fn journal_forget(conn: &Connection, loc: &str, id: &str, now: Timestamp) -> Result<(), StoreError> {
-    forget_entry(conn, loc, id, Settlement::Solved, now)?;
+    forget_entry(conn, loc, id, EntryEnd::Forgotten, now)?;
     // A replayed task that is now solved leaves no dead letter behind.
     let removed = conn
         .prepare_cached("DELETE FROM records WHERE id = ?1")
@@ -660,7 +672,8 @@ pub(super) fn journal_forget(conn: &Connection, loc: &str, id: &str, now: Timest
 /// Sets the `owner` of entry `id` to `to` (removes it for `None`) if it is
 /// `from` (absent for `None`), in one statement; returns the entry's JSON as claimed,
 /// or `None` when the entry is gone or someone else owns it. The JSON functions edit the text
-/// in place, so every other field reads back as it was written.
+/// in place, so every other field reads back as it was written. `rules::journal_claim_allowed`,
+/// as the statement's `WHERE`.
 pub(super) fn journal_claim(
     conn: &Connection,
     loc: &str,
