@@ -9,7 +9,7 @@
 // The project is CAPTCHA_DLQ_WEB_PROJECT (a directory whose node_modules/captcha-dlq-web is the package, e.g. one
 // where the tarball was `npm install`ed: .ci/package-check.sh), else a temporary one whose node_modules links to
 // the build (bindings-wasm/pkg).
-// Usage: [CAPTCHA_DLQ_WEB_PROJECT=DIR] node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with
+// Usage: [CAPTCHA_DLQ_WEB_PROJECT=DIR] [CAPTCHA_DLQ_WEB_CHECKS=TEXT] node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with
 // `cors: false`). Exits non-zero on the first failed check.
 import { chromium } from 'playwright-core';
 import * as esbuild from 'esbuild';
@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SEEDS_BATCH } from './site/expected.js';
+import { startReceiver } from '../../../tests/js/node/receiver.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** The shared JS suite of both npm packages (tests/js at the repository's root). */
@@ -106,7 +107,10 @@ function serve() {
 }
 
 const checks = [];
+/** CAPTCHA_DLQ_WEB_CHECKS=TEXT runs only the checks whose names contain TEXT (while working on one). */
+const ONLY = process.env.CAPTCHA_DLQ_WEB_CHECKS;
 async function check(name, fn) {
+  if (ONLY && !name.includes(ONLY)) return;
   try {
     await fn();
     checks.push(name);
@@ -146,6 +150,8 @@ async function resetMock() {
 }
 
 const server = await serve();
+// Where the shared suite's clients post webhook alerts and OTLP traces (loopback, with CORS headers).
+const receiver = await startReceiver();
 const origin = `http://127.0.0.1:${server.address().port}`;
 const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
 try {
@@ -187,7 +193,7 @@ try {
 
   await check('the shared JS suite (tests/js/suite.js) in a page', async () => {
     await resetMock();
-    await tab.goto(`${origin}/shared/browser.html?mock=${encodeURIComponent(mock)}`);
+    await tab.goto(`${origin}/shared/browser.html?mock=${encodeURIComponent(mock)}&receiver=${encodeURIComponent(receiver.url)}`);
     await tab.waitForFunction(() => window.__suite !== undefined, null, { timeout: 300_000 });
     assertSuite(await tab.evaluate(() => window.__suite));
   });
@@ -199,7 +205,7 @@ try {
   });
 
   await check('seeds batch in a dedicated worker', async () => {
-    await tab.goto(`${origin}/worker.html?mock=${encodeURIComponent(mock)}`);
+    await tab.goto(`${origin}/worker.html?mock=${encodeURIComponent(mock)}&receiver=${encodeURIComponent(receiver.url)}`);
     await tab.waitForFunction(() => window.ask !== undefined);
     assertBatch(await tab.evaluate(() => window.ask('batch')));
   });
@@ -333,4 +339,5 @@ await check('example extension solves a page in place: its service worker finds 
 });
 
 server.close();
+await receiver.stop();
 console.log(`${checks.length} checks passed`);

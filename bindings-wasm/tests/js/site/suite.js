@@ -45,6 +45,43 @@ function patient(mock, dlq) {
   return o;
 }
 
+/** An IndexedDB request's result. */
+const request = (r) => new Promise((resolve, reject) => {
+  r.onsuccess = () => resolve(r.result);
+  r.onerror = () => reject(r.error);
+});
+
+/** The version, object stores and every row (`[key, value]`) of each table of the database `name`, read raw. */
+async function rawRows(name) {
+  const db = await request(indexedDB.open(name));
+  try {
+    const stores = [...db.objectStoreNames];
+    const out = { version: db.version, stores };
+    for (const table of stores) {
+      const store = db.transaction(table, 'readonly').objectStore(table);
+      const [keys, values] = [await request(store.getAllKeys()), await request(store.getAll())];
+      out[table] = keys.map((key, i) => [key, values[i]]);
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** Creates the database `name` at `version` with the object stores `tables`, holding the rows of `rows` they name. */
+async function rawDatabase(name, version, tables, rows) {
+  const opening = indexedDB.open(name, version);
+  opening.onupgradeneeded = () => tables.forEach((t) => opening.result.createObjectStore(t));
+  const db = await request(opening);
+  const tx = db.transaction(tables, 'readwrite');
+  for (const table of tables) for (const [key, value] of rows[table] ?? []) tx.objectStore(table).put(value, key);
+  await new Promise((resolve, reject) => {
+    tx.oncomplete = resolve;
+    tx.onabort = () => reject(tx.error);
+  });
+  db.close();
+}
+
 export const tests = {
   seeds_batch_with_indexeddb: async (mock) =>
     deepEqual(await seedsBatch(mock, `indexeddb:${freshDb('batch')}`), SEEDS_BATCH, "the seeds' batch summary"),
@@ -82,6 +119,31 @@ export const tests = {
     startsWith((await pending).text, TOKEN, 'the owner still solves its task');
     await owner.close();
     await neighbour.close();
+  },
+
+  async a_database_written_by_an_earlier_build_opens_with_its_rows(mock) {
+    // A dead letter as this build stores it, read back raw.
+    const current = freshDb('current');
+    await script(mock, { rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] });
+    const writer = await open(options(mock, `indexeddb:${current}`));
+    await failsWith(writer.solve(page(2)), SolveFailed, { code: 'SOLVE_FAILED' }, 'the unsolvable task');
+    const [record] = await writer.dlq.peek();
+    await writer.close();
+    const rows = await rawRows(current);
+    equal(rows.records.length, 1, 'the dead letter in the current database');
+
+    // The same rows in a version-2 database (records, journal, settled, meta; no audit trail), as earlier builds left it.
+    const earlier = freshDb('earlier');
+    await rawDatabase(earlier, 2, ['records', 'journal', 'settled', 'meta'], rows);
+    const reader = await open(options(mock, `indexeddb:${earlier}`));
+    deepEqual((await reader.dlq.peek()).map((r) => [r.id, r.reason]), [[record.id, record.reason]], 'the earlier database\'s record');
+    equal(await reader.dlq.unpark(record.id), false, 'a ready record is not parked');
+    equal(await reader.dlq.park(record.id, 'kept from an earlier build'), true, 'the record parks');
+    await reader.close();
+    const upgraded = await rawRows(earlier);
+    ok(upgraded.version >= 3 && upgraded.stores.includes('audit'), `the upgrade added the audit trail: ${show(upgraded.stores)}`);
+    equal(upgraded.records.length, 1, 'the record is still there after the upgrade');
+    await script(mock, {});
   },
 
   async a_dlq_that_is_not_a_browser_store_is_named(mock) {
