@@ -38,6 +38,13 @@ type TracerSlot = Option<Box<dyn crate::traces::TaskTracer>>;
 #[cfg(target_arch = "wasm32")]
 type TracerSlot = ();
 
+/// Where a client's retention archive is passed (see [`crate::retention::Archive`]); none when
+/// the build has no retention.
+#[cfg(not(target_arch = "wasm32"))]
+type ArchiveSlot = Option<Arc<dyn crate::retention::Archive>>;
+#[cfg(target_arch = "wasm32")]
+type ArchiveSlot = ();
+
 impl Client {
     /// Starts a client over the backends a front end plugs in: the driver is spawned on
     /// `backends.runtime` and runs until [`close`](Self::close) or until every clone is gone.
@@ -55,7 +62,21 @@ impl Client {
     ) -> Result<Client> {
         // `()` in the browser build (see `TracerSlot`).
         #[allow(clippy::unit_arg)]
-        Client::launch(options, backends, events, on_adopted, TracerSlot::default())
+        Client::launch(options, backends, events, on_adopted, TracerSlot::default(), ArchiveSlot::default())
+    }
+
+    /// [`start`](Self::start), handing the records `dlq_retention` evicts to `archive` rather
+    /// than to the options' `archive` file: a front end without files (the browser) gives the
+    /// caller's function.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn start_archiving(
+        options: ClientOptions,
+        backends: Backends,
+        events: Option<EventSink>,
+        archive: Arc<dyn crate::retention::Archive>,
+    ) -> Result<Client> {
+        #[allow(clippy::unit_arg)]
+        Client::launch(options, backends, events, None, TracerSlot::default(), Some(archive))
     }
 
     /// [`start_with`](Self::start_with), reporting every task to `tracer` (see
@@ -69,7 +90,7 @@ impl Client {
         on_adopted: Option<AdoptedHook>,
         tracer: Option<Box<dyn crate::traces::TaskTracer>>,
     ) -> Result<Client> {
-        Client::launch(options, backends, events, on_adopted, tracer)
+        Client::launch(options, backends, events, on_adopted, tracer, None)
     }
 
     fn launch(
@@ -78,6 +99,7 @@ impl Client {
         events: Option<EventSink>,
         on_adopted: Option<AdoptedHook>,
         tracer: TracerSlot,
+        archive: ArchiveSlot,
     ) -> Result<Client> {
         #[cfg(not(target_arch = "wasm32"))]
         if options.traces.is_some() && tracer.is_none() {
@@ -157,7 +179,11 @@ impl Client {
             ops,
             #[cfg(not(target_arch = "wasm32"))]
             alerts,
+            #[cfg(not(target_arch = "wasm32"))]
+            archive,
         });
+        #[cfg(target_arch = "wasm32")]
+        let () = archive;
         #[cfg(not(target_arch = "wasm32"))]
         if let Some(retention) = inner.options.dlq_retention.clone() {
             let run = crate::retention::run_periodically(Arc::downgrade(&inner), retention);
