@@ -8,6 +8,9 @@
 #     scripts) at a third of the cost of `cargo package`'s own verify, which builds; the workspace's tests
 #     build the same sources. The checks share the workspace's target dir and its lock file's versions.
 #   - the CLI and the library without their default features (no Redis store, no OTLP), as `cargo demo` builds them;
+#   - the core and the client with none of their features (ARCHITECTURE.md "Features"), natively: what a feature
+#     gates is not needed without it. Their build with the browser's features (none) for wasm32 is the clippy
+#     stage's, of the browser crate;
 #   - `cargo tree -p captcha-dlq -e normal` (what a library user compiles) holds no clap, indicatif,
 #     axum, server-side hyper, the mock solver or the dashboard.
 # Usage: .ci/crates-check.sh [--verify]   (--verify: cargo package's own verify build as well, as a release does)
@@ -64,6 +67,8 @@ rm -rf "$SCRATCH"
 # `cargo demo` (the README's first command): the CLI, and the library under it, without Redis and OTLP.
 echo "== cargo check -p captcha-dlq-cli --no-default-features (cargo demo's build)"
 cargo check --quiet -p captcha-dlq-cli --no-default-features
+echo "== cargo check -p captcha-dlq-core -p captcha-dlq-client --no-default-features"
+cargo check --quiet -p captcha-dlq-core -p captcha-dlq-client --no-default-features
 
 echo "== cargo tree -p captcha-dlq -e normal: no CLI, server or test-only crates"
 tree=$(cargo tree -p captcha-dlq -e normal --prefix none --format '{p} [{f}]')

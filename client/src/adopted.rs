@@ -16,9 +16,9 @@ pub type AdoptedAnswer = Answer;
 /// A host's hook for adopted answers. Called once per answer; the answer's journal entry goes
 /// once the returned future gives `Ok`. `Err` (the hook raised) means it did not take the
 /// answer: the entry is released for `recover`, the error logged.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "send")]
 pub type AdoptedHook = Arc<dyn Fn(AdoptedAnswer) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "send"))]
 pub type AdoptedHook = Arc<dyn Fn(AdoptedAnswer) -> BoxFuture<'static, Result<(), String>>>;
 
 /// What this client's adoption did since it started.

@@ -297,16 +297,16 @@ pub fn replay_options(value: Value, casing: Casing) -> Result<ReplayOptions, Err
         f
     });
     // The browser build keeps no audit trail: the name is taken (the JS API is one) and unused.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     let operator = raw.operator.as_deref().map(crate::audit::Operator::new).transpose()?;
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(not(feature = "audit"))]
     let _ = raw.operator;
     Ok(ReplayOptions {
         filter,
         limit: raw.limit,
         explicit,
         per_second: raw.per_second,
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         operator,
     })
 }

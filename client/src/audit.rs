@@ -63,12 +63,12 @@ impl core::fmt::Display for Operator {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 pub(crate) use captcha_dlq_core::dlq::audit::AuditAction as Action;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 pub(crate) use trail::{intend, record, Intent};
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 mod trail {
     use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry, AuditStage};
     use captcha_dlq_core::dlq::StoreError;

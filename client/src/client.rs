@@ -33,16 +33,16 @@ use crate::store_calls::StoreCalls;
 
 /// Where a client's tracer is passed to its driver: nothing at all in the browser build, which
 /// has no traces (see [`crate::traces`]) and no bytes to spare.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "traces")]
 type TracerSlot = Option<Box<dyn crate::traces::TaskTracer>>;
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "traces"))]
 type TracerSlot = ();
 
 /// Where a client's retention archive is passed (see [`crate::retention::Archive`]); none when
 /// the build has no retention.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "retention")]
 type ArchiveSlot = Option<Arc<dyn crate::retention::Archive>>;
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "retention"))]
 type ArchiveSlot = ();
 
 impl Client {
@@ -68,7 +68,7 @@ impl Client {
     /// [`start`](Self::start), handing the records `dlq_retention` evicts to `archive` rather
     /// than to the options' `archive` file: a front end without files (the browser) gives the
     /// caller's function.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "retention")]
     pub fn start_archiving(
         options: ClientOptions,
         backends: Backends,
@@ -82,7 +82,7 @@ impl Client {
     /// [`start_with`](Self::start_with), reporting every task to `tracer` (see
     /// [`crate::traces`]). Options asking for `traces` need one: a front end that cannot export
     /// them says so rather than dropping them. Not in the browser build, which has no traces.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "traces")]
     pub fn start_traced(
         options: ClientOptions,
         backends: Backends,
@@ -90,7 +90,8 @@ impl Client {
         on_adopted: Option<AdoptedHook>,
         tracer: Option<Box<dyn crate::traces::TaskTracer>>,
     ) -> Result<Client> {
-        Client::launch(options, backends, events, on_adopted, tracer, None)
+        #[allow(clippy::unit_arg)]
+        Client::launch(options, backends, events, on_adopted, tracer, ArchiveSlot::default())
     }
 
     fn launch(
@@ -101,13 +102,17 @@ impl Client {
         tracer: TracerSlot,
         archive: ArchiveSlot,
     ) -> Result<Client> {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "traces")]
         if options.traces.is_some() && tracer.is_none() {
             return Err(captcha_dlq_core::ConfigError::new(
                 "traces",
                 "this front end has no trace exporter (the native crate's `otlp` feature has one)",
             )
             .into());
+        }
+        #[cfg(feature = "retention")]
+        if let (Some(retention), None) = (&options.dlq_retention, &archive) {
+            crate::retention::file_archive(retention)?;
         }
         let mut lanes = options.lane_specs();
         if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {
@@ -141,9 +146,9 @@ impl Client {
         let fleet =
             ledger.map(|ledger| FleetCalls::new(ledger, &owner, backends.runtime.now(), options.store.timeout()));
         let log = EventLog::new(events, metrics.clone());
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(any(feature = "alerts", feature = "retention"))]
         let ops = Arc::new(crate::ops_metrics::OpsCounters::default());
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "alerts")]
         let (tap, alerts) = match options.alerts.as_ref() {
             Some(alerts) => {
                 let keys = options.secrets();
@@ -153,11 +158,11 @@ impl Client {
             }
             None => (None, None),
         };
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "alerts")]
         let log = log.with_alerts(tap);
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "traces")]
         let log = log.with_tracer(tracer);
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(not(feature = "traces"))]
         let () = tracer;
         let driver =
             Driver::new(engine, backends.clone(), store_calls, owner.clone(), log, health.clone(), (rx, tx.clone()))
@@ -166,7 +171,7 @@ impl Client {
         let adoption: SharedStats =
             Arc::new(Mutex::new(AdoptionStats { enabled: adopting, ..AdoptionStats::default() }));
         // In the browser (wasm32, one thread) the backends hold JS values, which are not `Send`.
-        #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+        #[cfg_attr(not(feature = "send"), allow(clippy::arc_with_non_send_sync))]
         let inner = Arc::new(Inner {
             commands: tx,
             backends,
@@ -175,16 +180,16 @@ impl Client {
             health,
             metrics,
             adoption,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(any(feature = "alerts", feature = "retention"))]
             ops,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "alerts")]
             alerts,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "retention")]
             archive,
         });
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(not(feature = "retention"))]
         let () = archive;
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "retention")]
         if let Some(retention) = inner.options.dlq_retention.clone() {
             let run = crate::retention::run_periodically(Arc::downgrade(&inner), retention);
             inner.backends.runtime.spawn(Box::pin(run));
@@ -234,7 +239,7 @@ impl Client {
     }
 
     /// Alerts sent, dropped and failed, and records evicted by retention, so far.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(any(feature = "alerts", feature = "retention"))]
     pub fn ops_metrics(&self) -> crate::ops_metrics::OpsSnapshot {
         self.inner.ops.snapshot()
     }
@@ -276,7 +281,7 @@ impl Client {
         if let Ok(spend) = spend {
             text.push_str(&prometheus::render_spend(&spend));
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(any(feature = "alerts", feature = "retention"))]
         text.push_str(&self.inner.ops.render());
         text
     }
@@ -453,7 +458,7 @@ impl Client {
     /// every client holding for the account resumes without waiting for the balance probe.
     /// Answers the providers that were held; an unknown provider is an error naming the
     /// configured ones.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     pub async fn resume_accounts(&self, provider: Option<&str>, operator: &crate::Operator) -> Result<Vec<String>> {
         let filter = serde_json::json!({ "provider": provider });
         let action = captcha_dlq_core::dlq::audit::AuditAction::ResumeAccounts;
@@ -484,7 +489,7 @@ impl Client {
         if self.send(Command::Shutdown { ack }).is_ok() {
             let _ = rx.await;
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "alerts")]
         if let Some(alerts) = &self.inner.alerts {
             let wait = crate::alerts::CLOSE_WAIT;
             let left = alerts.wait(&self.inner.backends.runtime, wait).await;

@@ -14,13 +14,13 @@ use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, JournalEntry};
 use serde_json::{json, Value};
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 use crate::audit::{self, Action, Operator};
 use crate::client::Client;
 use crate::error::{Error, Result};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 use crate::replay::{ReplayOptions, ReplayResult, ReplayStream};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 use captcha_dlq_core::dlq::audit::{AuditEntry, MAX_AUDIT_LIMIT};
 
 /// Records read per page when a whole selection is needed (analysis, export).
@@ -62,7 +62,7 @@ impl ExportFormat {
 #[derive(Clone, Debug)]
 pub struct Dlq {
     client: Client,
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     operator: Operator,
 }
 
@@ -70,7 +70,7 @@ impl Client {
     pub fn dlq(&self) -> Dlq {
         Dlq {
             client: self.clone(),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "audit")]
             operator: Operator::default(),
         }
     }
@@ -82,25 +82,25 @@ impl Dlq {
         &self.client
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     /// This DLQ as `operator` acts on it (the name is checked: [`Operator::new`]).
     pub fn as_operator(&self, operator: &str) -> Result<Dlq> {
         Ok(Dlq { client: self.client.clone(), operator: Operator::new(operator)? })
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     /// Who this handle's actions are recorded as.
     pub fn operator(&self) -> &Operator {
         &self.operator
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     /// Replays records as this handle's operator (see [`Client::replay_stream`]).
     pub fn replay_stream(&self, options: ReplayOptions) -> ReplayStream {
         self.client.replay_stream(ReplayOptions { operator: Some(self.operator.clone()), ..options })
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     /// Replays records as this handle's operator (see [`Client::replay`]).
     pub async fn replay(&self, options: ReplayOptions) -> Result<ReplayResult> {
         self.client.replay(ReplayOptions { operator: Some(self.operator.clone()), ..options }).await
@@ -108,7 +108,7 @@ impl Dlq {
 
     /// Up to `limit` entries of the audit trail (at most [`MAX_AUDIT_LIMIT`]), newest first;
     /// with `before`, those older than entry `before` (the last id of the page before).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     pub async fn audit(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>> {
         if limit == 0 || limit > MAX_AUDIT_LIMIT {
             return Err(Error::Config(ConfigError::new("limit", format!("must be 1 to {MAX_AUDIT_LIMIT}"))));
@@ -118,13 +118,13 @@ impl Dlq {
 
     /// The intent of `action` in the trail, before it runs (`crate::audit`): an error means
     /// the action must not run.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     pub(crate) async fn intend(&self, action: Action, filter: Value, detail: String) -> Result<audit::Intent> {
         audit::intend(&self.client, &self.operator, action, filter, detail).await
     }
 
     /// The result of `intent` in the trail, after it ran (`detail` replaces the intent's).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     pub(crate) async fn audited<T>(
         &self,
         intent: audit::Intent,
@@ -138,7 +138,7 @@ impl Dlq {
     /// Cancels a running replay as this handle's operator: `cancel` runs between the intent and
     /// the result entries of the trail (action `cancel`; `filter` and `detail` name the replay),
     /// and not at all when the trail refuses the intent.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     pub async fn cancel_replay(&self, filter: Value, detail: String, cancel: impl FnOnce()) -> Result<()> {
         let intent = self.intend(Action::Cancel, filter, detail).await?;
         cancel();
@@ -201,7 +201,7 @@ impl Dlq {
     /// fields) as export text, and how many: an audited action (`export_secrets`) naming this
     /// handle's operator, for the exports a front end otherwise redacts (the dashboard's
     /// `/export?secrets=1`).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     pub async fn export_with_secrets(&self, filter: &Filter, format: ExportFormat) -> Result<(String, usize)> {
         let detail = format!("{} with secrets", if format == ExportFormat::Json { "json" } else { "jsonl" });
         let intent = self.intend(Action::ExportSecrets, filter.compact_json(), detail).await?;
@@ -217,7 +217,7 @@ impl Dlq {
             Error::Config(ConfigError::new(e.field.clone().unwrap_or_else(|| "file".into()), e.to_string()))
         })?;
         let n = records.len();
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let intent = self.intend(Action::Import, Value::Null, format!("{n} records in the file")).await?;
         let mut pushed = 0;
         let mut outcome = Ok(n);
@@ -228,7 +228,7 @@ impl Dlq {
             }
             pushed += 1;
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let outcome = self.audited(intent, None, pushed, outcome).await;
         let _ = pushed;
         outcome
@@ -236,10 +236,10 @@ impl Dlq {
 
     /// Removes matching records not under a live lease; returns how many.
     pub async fn purge(&self, filter: &Filter) -> Result<u64> {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let intent = self.intend(Action::Purge, filter.compact_json(), String::new()).await?;
         let outcome = self.client.store_call(self.store().purge(filter, self.now())).await;
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let outcome = {
             let count = *outcome.as_ref().unwrap_or(&0);
             self.audited(intent, None, count, outcome).await
@@ -253,10 +253,10 @@ impl Dlq {
         if let Err(problem) = captcha_dlq_core::support::shown_text::check_shown_text(reason) {
             return Err(Error::Config(ConfigError::new("reason", problem)));
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let intent = self.intend(Action::Park, json!({ "ids": [id] }), reason.to_string()).await?;
         let outcome = self.client.store_call(self.store().park(id, reason, self.now())).await;
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let outcome = {
             let count = u64::from(*outcome.as_ref().unwrap_or(&false));
             self.audited(intent, None, count, outcome).await
@@ -265,10 +265,10 @@ impl Dlq {
     }
 
     pub async fn unpark(&self, id: &str) -> Result<bool> {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let intent = self.intend(Action::Unpark, json!({ "ids": [id] }), String::new()).await?;
         let outcome = self.client.store_call(self.store().unpark(id, self.now())).await;
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let outcome = {
             let count = u64::from(*outcome.as_ref().unwrap_or(&false));
             self.audited(intent, None, count, outcome).await
@@ -299,7 +299,7 @@ impl Dlq {
     ///
     /// Every operation also takes `operator`, the name its actions are recorded as (this
     /// handle's otherwise), and `audit` (`limit`, default 50; `before`) lists the audit trail.
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(not(feature = "audit"))]
     pub async fn op(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
         let mut args = if args.is_null() { json!({}) } else { args };
         // The shared JS `asOperator` names one; the browser keeps no trail to write it in.
@@ -309,7 +309,7 @@ impl Dlq {
         self.op_as(name, args, casing).await
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     pub async fn op(&self, name: &str, args: Value, casing: Casing) -> Result<Value> {
         let mut args = if args.is_null() { json!({}) } else { args };
         let named = match args.as_object_mut().and_then(|a| a.remove("operator")) {
@@ -382,16 +382,16 @@ impl Dlq {
             "record_page_outcome" => self.record_page_outcome(args, casing).await,
             "page_task" => self.page_task(args, casing),
             "page_answer" => self.page_answer(args, casing),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "edit")]
             "edit" => self.edit_op(args, casing).await,
             // Editing (merge patch, diff, report) would take the browser's .wasm over its size guard.
-            #[cfg(target_arch = "wasm32")]
+            #[cfg(not(feature = "edit"))]
             "edit" => Err(Error::Config(ConfigError::new(
                 "op",
                 "edit is not in the browser build (it would take the .wasm over its size guard, decision 0053 in docs/decisions/): \
                  edit from Node, Python, the CLI or the dashboard",
             ))),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "audit")]
             "audit" => {
                 let a: AuditArgs = read(args, casing, name)?;
                 answer(&self.audit(a.limit, a.before).await?, casing)
@@ -535,12 +535,12 @@ impl FromJson for PrefixArgs {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 struct AuditArgs {
     limit: usize,
     before: Option<u64>,
 }
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 impl FromJson for AuditArgs {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;

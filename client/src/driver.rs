@@ -138,7 +138,7 @@ pub(crate) enum Command {
     ResetCircuit,
     /// End the account hold of the provider named, or of every provider (`Engine::resume_accounts`).
     /// Not in the browser build, which keeps no audit trail to record it in.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     ResumeAccounts {
         provider: Option<String>,
         reply: Reply<Result<Vec<String>, captcha_dlq_core::ConfigError>>,
@@ -360,7 +360,7 @@ impl Driver {
         }
         self.backends.liveness.release(&self.owner);
         // Spans are exported before `close` returns (the tasks still running end theirs here).
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "traces")]
         if let Some(exported) = self.log.close(self.now()) {
             exported.await;
         }
@@ -531,7 +531,7 @@ impl Driver {
             Command::Delivered { id } => self.store_calls.push(Op::Forget { id }, now),
             Command::Flush { done } => self.store_calls.flush(done),
             Command::ResetCircuit => self.engine.reset_circuit(),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Command::ResumeAccounts { provider, reply } => {
                 let _ = reply.send(self.engine.resume_accounts(provider.as_deref()));
             }
@@ -611,7 +611,7 @@ impl Driver {
                 }
                 Action::Event(event) => {
                     self.log.emit(&event, now);
-                    #[cfg(not(target_arch = "wasm32"))]
+                    #[cfg(feature = "alerts")]
                     if matches!(event, Event::Solved { .. }) {
                         let engine = &self.engine;
                         self.log.spent(|| engine.budget_used(), now);

@@ -13,9 +13,9 @@ use captcha_dlq_core::{Event, JobId, TaskKind, Timestamp};
 use crate::metrics::Metrics;
 
 /// A host's event callback.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "send")]
 pub type EventSink = Arc<dyn Fn(&Event) + Send + Sync>;
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "send"))]
 pub type EventSink = Arc<dyn Fn(&Event)>;
 
 /// Warnings of one kind closer together than this are logged at debug level.
@@ -26,9 +26,9 @@ pub(crate) struct EventLog {
     metrics: Arc<Metrics>,
     last_warning: HashMap<&'static str, Timestamp>,
     /// Where the events that make alerts go (`alerts` option; native only).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "alerts")]
     alerts: Option<crate::alerts::AlertTap>,
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "traces")]
     tracer: Option<Box<dyn crate::traces::TaskTracer>>,
 }
 
@@ -38,14 +38,14 @@ impl EventLog {
             sink,
             metrics,
             last_warning: HashMap::new(),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "alerts")]
             alerts: None,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "traces")]
             tracer: None,
         }
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "alerts")]
     pub(crate) fn with_alerts(mut self, alerts: Option<crate::alerts::AlertTap>) -> Self {
         self.alerts = alerts;
         self
@@ -53,7 +53,7 @@ impl EventLog {
 
     /// After a task was solved: what the engine's budget counts as spent, read only while an
     /// alert watches the budget (`used` is not called otherwise).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "alerts")]
     pub(crate) fn spent(&mut self, used: impl FnOnce() -> Option<(f64, f64)>, now: Timestamp) {
         if let Some(tap) = self.alerts.as_mut().filter(|t| t.watches_budget()) {
             tap.spent(used(), now);
@@ -61,7 +61,7 @@ impl EventLog {
     }
 
     /// Also reports every task and event to `tracer`.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "traces")]
     pub(crate) fn with_tracer(mut self, tracer: Option<Box<dyn crate::traces::TaskTracer>>) -> Self {
         self.tracer = tracer;
         self
@@ -77,28 +77,28 @@ impl EventLog {
         now: Timestamp,
     ) {
         self.metrics.job_started(job, kind);
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "traces")]
         if let Some(tracer) = &mut self.tracer {
             let (labels, replays) = engine.job_labels(job).map_or_else(Default::default, |(l, r)| (l.to_map(), r));
             tracer.task_started(crate::traces::TracedTask { job, id, kind, labels, origin, replays }, now);
         }
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(not(feature = "traces"))]
         let _ = (engine, id, origin, now);
     }
 
     /// A job left without an event ending it (see [`TaskLeft`](crate::traces::TaskLeft)).
     pub(crate) fn task_left(&mut self, job: JobId, why: crate::traces::TaskLeft, now: Timestamp) {
         self.metrics.job_withdrawn(job);
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "traces")]
         if let Some(tracer) = &mut self.tracer {
             tracer.task_left(job, why, now);
         }
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(not(feature = "traces"))]
         let _ = (why, now);
     }
 
     /// The driver stops: the tracer (if any) ends what is open and exports what is left.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "traces")]
     pub(crate) fn close(&mut self, now: Timestamp) -> Option<crate::runtime::BoxFuture<'static, ()>> {
         self.tracer.as_mut().map(|tracer| tracer.close(now))
     }
@@ -110,11 +110,11 @@ impl EventLog {
 
     pub(crate) fn emit(&mut self, event: &Event, now: Timestamp) {
         self.metrics.event(event);
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "alerts")]
         if let Some(tap) = &mut self.alerts {
             tap.event(event, now);
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "traces")]
         if let Some(tracer) = &mut self.tracer {
             tracer.event(event, now);
         }

@@ -26,14 +26,14 @@ pub(crate) struct Inner {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) adoption: SharedStats,
     /// Alerts sent, dropped and failed; records evicted by retention.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(any(feature = "alerts", feature = "retention"))]
     pub(crate) ops: Arc<crate::ops_metrics::OpsCounters>,
     /// The alerts still to send, which `close` waits for (`alerts` option).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "alerts")]
     pub(crate) alerts: Option<crate::alerts::Outstanding>,
     /// Where retention keeps what it evicts, when the front end gave one (the browser's
     /// function); else the `archive` file of the options.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "retention")]
     pub(crate) archive: Option<Arc<dyn crate::retention::Archive>>,
 }
 
@@ -125,9 +125,9 @@ impl Client {
 /// is `None` outright and the fleet's machinery (syncs, adoption, the fleet view) is left out
 /// of the build rather than carried as dead weight under the size guard.
 pub(crate) fn ledger_of(backends: &Backends) -> Option<Arc<dyn captcha_dlq_core::fleet::FleetLedger>> {
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     return backends.store.fleet_ledger();
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(not(feature = "fleet"))]
     {
         let _ = backends;
         None

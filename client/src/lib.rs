@@ -16,34 +16,34 @@
 
 pub mod adopt;
 mod adopted;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "alerts")]
 pub mod alerts;
 mod answer;
 pub mod api_values;
 pub mod audit;
 pub mod client;
 pub mod dlq;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 pub mod dlq_edit;
 pub mod driver;
 pub mod error;
 pub mod events;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "files")]
 pub mod files;
 mod fleet_calls;
 pub mod fleet_status;
 mod host_items;
 mod inner;
 pub mod metrics;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(feature = "alerts", feature = "retention"))]
 pub mod ops_metrics;
 pub mod page;
 pub mod prometheus;
 pub mod recover;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 pub mod recover_kept;
 pub mod replay;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "retention")]
 pub mod retention;
 pub mod runtime;
 pub mod solve_stream;
@@ -52,7 +52,7 @@ mod stream_end;
 pub mod traces;
 
 pub use adopted::{AdoptedAnswer, AdoptedHook, AdoptionStats};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "alerts")]
 pub use alerts::{verify_webhook, WebhookError, DEFAULT_WEBHOOK_TOLERANCE, SIGNATURE_HEADER};
 pub use answer::Answer;
 pub use audit::Operator;
@@ -60,11 +60,11 @@ pub use captcha_dlq_core as core;
 /// The typed Rust task of every declared kind and the typed answer of every kind
 /// (`typed::AmazonWaf`, `typed::AmazonWafAnswer`, ...), written from the core's kind
 /// declarations. Not in the browser build, which leaves the declared kinds out.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 pub use captcha_dlq_core::task::kinds::typed;
 pub use client::{Client, SolveHandle};
 pub use dlq::{Dlq, ExportFormat};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 pub use dlq_edit::{EditRefused, EditReport, RecordDiff};
 pub use driver::{Delivery, DriverStatus, Outcome, Receipt, StoreHealth};
 pub use error::{Error, Result};
@@ -73,7 +73,7 @@ pub use fleet_status::{AccountStatus, FleetStatus, OwnerStatus};
 pub use host_items::CollectAll;
 pub use metrics::MetricsSnapshot;
 pub use recover::{RecoverCollector, RecoverItem, RecoverOptions, RecoverResult, RecoverStream, RecoverSummary};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 pub use recover_kept::KeptRecovery;
 pub use replay::{ReplayCollector, ReplayItem, ReplayOptions, ReplayOutcome, ReplayResult, ReplayStream};
 pub use runtime::{Backends, BoxFuture, Liveness, Runtime, Transport};

@@ -1,4 +1,4 @@
-//! Counters of the operator features that run beside the solving (native only): webhook alerts
+//! Counters of the operator features that run beside the solving (features `alerts`, `retention`): webhook alerts
 //! sent, dropped (the alert queue was full) and failed (every attempt failed), and DLQ records
 //! evicted by retention, by limit. [`OpsCounters::render`] writes them in the Prometheus text
 //! format after the client's other families.
@@ -32,18 +32,22 @@ pub struct OpsSnapshot {
 }
 
 impl OpsCounters {
+    #[cfg(feature = "alerts")]
     pub(crate) fn alert_sent(&self) {
         self.alerts_sent.fetch_add(1, Ordering::Relaxed);
     }
 
+    #[cfg(feature = "alerts")]
     pub(crate) fn alert_dropped(&self) {
         self.alerts_dropped.fetch_add(1, Ordering::Relaxed);
     }
 
+    #[cfg(feature = "alerts")]
     pub(crate) fn alert_failed(&self) {
         self.alerts_failed.fetch_add(1, Ordering::Relaxed);
     }
 
+    #[cfg(feature = "retention")]
     pub(crate) fn evicted(&self, reason: EvictionReason, n: u64) {
         let counter = match reason {
             EvictionReason::MaxAge => &self.evicted_max_age,

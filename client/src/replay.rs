@@ -28,7 +28,7 @@ use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
 
 use crate::answer::Answer;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 use crate::audit::{self, Action, Operator};
 use crate::client::Client;
 use crate::driver::{Command, Delivery, Outcome, Receipt};
@@ -70,7 +70,7 @@ pub struct ReplayOptions {
     pub per_second: Option<f64>,
     /// Who the replay's audit entry names; `None`: [`Operator::default`] (`api`). Not in the
     /// browser build, which keeps no trail.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     pub operator: Option<Operator>,
 }
 
@@ -171,7 +171,7 @@ impl Client {
             tx,
             report: report.clone(),
             cancelled: cancelled.clone(),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "audit")]
             errors: Mutex::new(Errors::default()),
         };
         self.backends().runtime.spawn(Box::pin(run.run(options)));
@@ -201,12 +201,12 @@ struct Replayer {
     report: Arc<Mutex<ReplayReport>>,
     cancelled: Arc<AtomicBool>,
     /// What failed, for the audit entry.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     errors: Mutex<Errors>,
 }
 
 /// How many items of a replay failed, and the first failure's words.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 #[derive(Default)]
 struct Errors {
     count: u64,
@@ -223,12 +223,12 @@ impl Replayer {
     }
 
     fn emit(&self, item: Result<ReplayItem>) {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         self.note_failure(&item);
         let _ = self.tx.unbounded_send(item);
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     fn note_failure(&self, item: &Result<ReplayItem>) {
         let failed = match item {
             Err(e) | Ok(ReplayItem { outcome: ReplayOutcome::Error(e), .. }) => Some(e.to_string()),
@@ -242,7 +242,7 @@ impl Replayer {
 
     /// The replay's audit entry: the records it leased, its counts, its first error. A failed
     /// write is the stream's last item.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit(&self, intent: audit::Intent, operator: &Operator) {
         let report = self.report.lock().map(|r| *r).unwrap_or_default();
         let (failed, first) = match self.errors.lock() {
@@ -279,9 +279,9 @@ impl Replayer {
         let policy = self.client.options().replay_policy.clone();
         let filter = options.filter.clone().or_else(|| policy.auto_filter());
         // The intent first: a trail that refuses it stops the replay before anything is leased.
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let operator = options.operator.clone().unwrap_or_default();
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         let intent = {
             let filter_json = filter.as_ref().map_or(serde_json::Value::Null, Filter::compact_json);
             let limit = options.limit.unwrap_or(DEFAULT_REPLAY_LIMIT).max(1);
@@ -295,7 +295,7 @@ impl Replayer {
         if let Some(filter) = &filter {
             self.replay(filter, &options, interval).await;
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         self.audit(intent, &operator).await;
     }
 

@@ -9,7 +9,6 @@
 //! and Redis judges leases by its own clock), counted in `captcha_dlq_dlq_evicted_total{reason}` and
 //! logged with how many and where they were archived. Nothing leaves without a trace.
 
-use std::io::Write as _;
 use std::sync::Arc;
 
 use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry, AuditStage};
@@ -33,17 +32,20 @@ pub trait Archive: MaybeSendSync {
 }
 
 /// The `archive` file of the options: appended to and synced, created readable by its owner only.
+#[cfg(feature = "files")]
 #[derive(Clone, Debug)]
 pub struct FileArchive {
     pub path: String,
 }
 
+#[cfg(feature = "files")]
 impl Archive for FileArchive {
     fn name(&self) -> String {
         self.path.clone()
     }
 
     fn keep(&self, text: String, _count: usize) -> BoxFuture<'_, Result<(), String>> {
+        use std::io::Write as _;
         let written = crate::files::open_private(std::path::Path::new(&self.path), crate::files::Private::Append)
             .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()));
         Box::pin(async move { written.map_err(|e| e.to_string()) })
@@ -91,13 +93,24 @@ pub async fn apply(
     dry_run: bool,
     counters: Option<&OpsCounters>,
 ) -> Result<RetentionReport> {
-    let archive = file_archive(options);
-    apply_to(store, options, archive.as_ref().map(|a| a as &dyn Archive), now, dry_run, counters).await
+    let archive = file_archive(options)?;
+    apply_to(store, options, archive.as_deref(), now, dry_run, counters).await
 }
 
-/// The options' `archive` file, if they name one.
-fn file_archive(options: &RetentionOptions) -> Option<FileArchive> {
-    options.archive.clone().map(|path| FileArchive { path })
+/// The options' `archive` file, if they name one; a build without files refuses one (its front
+/// end gives an archive of its own instead: [`Client::start_archiving`](crate::Client::start_archiving)).
+pub(crate) fn file_archive(options: &RetentionOptions) -> Result<Option<Arc<dyn Archive>>> {
+    let Some(path) = options.archive.clone() else { return Ok(None) };
+    #[cfg(feature = "files")]
+    return Ok(Some(Arc::new(FileArchive { path })));
+    #[cfg(not(feature = "files"))]
+    {
+        let _ = path;
+        Err(Error::Config(captcha_dlq_core::ConfigError::new(
+            "dlq_retention.archive",
+            "this build has no files to archive to: give the archive as a function (the browser package's `archive(jsonl, count)`)",
+        )))
+    }
 }
 
 /// [`apply`], keeping the evicted records in `archive` (whatever the options' `archive` says).
@@ -263,7 +276,8 @@ impl crate::Dlq {
             return Ok(RetentionReport { dry_run, evictions: Vec::new() });
         };
         let now = inner.backends.runtime.now();
-        apply_to(&inner.backends.store, options, inner.archive(options).as_deref(), now, dry_run, Some(&inner.ops)).await
+        apply_to(&inner.backends.store, options, inner.archive(options)?.as_deref(), now, dry_run, Some(&inner.ops))
+            .await
     }
 }
 
@@ -278,8 +292,13 @@ pub(crate) async fn run_periodically(client: std::sync::Weak<crate::inner::Inner
             return;
         }
         let now = runtime.now();
-        let archive = inner.archive(&options);
-        if let Err(e) = apply_to(&inner.backends.store, &options, archive.as_deref(), now, false, Some(&inner.ops)).await {
+        let applied = match inner.archive(&options) {
+            Ok(archive) => {
+                apply_to(&inner.backends.store, &options, archive.as_deref(), now, false, Some(&inner.ops)).await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = applied {
             tracing::warn!(target: "captcha_dlq", "DLQ retention not applied this time: {e}");
         }
     }
@@ -288,7 +307,10 @@ pub(crate) async fn run_periodically(client: std::sync::Weak<crate::inner::Inner
 impl crate::inner::Inner {
     /// Where this client's evictions are kept: the archive it was started with
     /// ([`Client::start_archiving`](crate::Client::start_archiving)), else the options' file.
-    fn archive(&self, options: &RetentionOptions) -> Option<Arc<dyn Archive>> {
-        self.archive.clone().or_else(|| file_archive(options).map(|a| Arc::new(a) as Arc<dyn Archive>))
+    fn archive(&self, options: &RetentionOptions) -> Result<Option<Arc<dyn Archive>>> {
+        match &self.archive {
+            Some(archive) => Ok(Some(archive.clone())),
+            None => file_archive(options),
+        }
     }
 }

@@ -26,9 +26,9 @@ pub use captcha_dlq_core::dlq::store::MaybeSendSync;
 
 /// A boxed future: `Send` natively, where the driver may run on any worker thread; not in
 /// the browser, where everything runs on one thread and JS values are not `Send`.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "send")]
 pub type BoxFuture<'a, T> = futures::future::BoxFuture<'a, T>;
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "send"))]
 pub type BoxFuture<'a, T> = futures::future::LocalBoxFuture<'a, T>;
 
 /// Clock, timers and a place to run the driver.

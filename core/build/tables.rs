@@ -11,7 +11,7 @@ pub fn write(kinds: &Kinds) -> String {
     for (name, values) in &kinds.answers {
         writeln!(
             out,
-            "\n#[cfg_attr(target_arch = \"wasm32\", allow(dead_code))]\nconst ANSWER_{}: &[AnswerDecl] = &[{}];",
+            "\n#[cfg_attr(not(feature = \"declared-kinds\"), allow(dead_code))]\nconst ANSWER_{}: &[AnswerDecl] = &[{}];",
             name.to_uppercase(),
             answer_values(values)
         )
@@ -20,7 +20,7 @@ pub fn write(kinds: &Kinds) -> String {
     for (name, list) in &kinds.services {
         writeln!(
             out,
-            "\n#[cfg_attr(target_arch = \"wasm32\", allow(dead_code))]\nconst SERVICES_{}: &[&str] = {};",
+            "\n#[cfg_attr(not(feature = \"declared-kinds\"), allow(dead_code))]\nconst SERVICES_{}: &[&str] = {};",
             name.to_uppercase(),
             strings(list)
         )
@@ -54,7 +54,7 @@ fn decl(kind: &Kind) -> String {
     let declared = matches!(kind.wire, Wire::Declared { .. });
     writeln!(out, "\n/// `{}`: {}", kind.tag, kind.summary).unwrap();
     if declared {
-        out.push_str("#[cfg(not(target_arch = \"wasm32\"))]\n");
+        out.push_str("#[cfg(feature = \"declared-kinds\")]\n");
     }
     writeln!(out, "const {}: KindDecl = KindDecl {{", const_name(kind)).unwrap();
     writeln!(out, "    kind: TaskKind::{},", kind.variant).unwrap();

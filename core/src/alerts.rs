@@ -181,35 +181,13 @@ impl AlertOptions {
 
     /// Plain `http://` webhooks must be on this machine unless the client allows insecure
     /// http (the same rule as a provider's base URL): an alert names the client's failures.
-    #[cfg(not(target_arch = "wasm32"))]
     pub fn check_transport(&self, allow_insecure_http: bool) -> Result<(), FieldError> {
         for (i, w) in self.webhooks.iter().enumerate() {
-            secure_endpoint(&w.url, allow_insecure_http).map_err(|problem| {
+            crate::endpoint::secure_endpoint(&w.url, allow_insecure_http).map_err(|problem| {
                 FieldError::new(format!("{}[{i}].{}", spelled("webhooks"), spelled("url")), problem)
             })?;
         }
         Ok(())
-    }
-}
-
-/// Whether `text` may receive the client's data: an `https` URL, or `http` to this machine (to
-/// anywhere with `allow_insecure_http`). Read with the WHATWG parser reqwest sends with, so that
-/// what is checked is where it goes: a test on the text let `http:\\host` (`http://host/` to
-/// the parser) pass as https (issue 44).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn secure_endpoint(text: &str, allow_insecure_http: bool) -> Result<(), &'static str> {
-    let url = url::Url::parse(text).map_err(|_| "is not an http(s) URL")?;
-    let loopback = match url.host() {
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => return Err("names no host"),
-    };
-    match url.scheme() {
-        "https" => Ok(()),
-        "http" if loopback || allow_insecure_http => Ok(()),
-        "http" => Err("is plain http to another machine: use https, or allow insecure http explicitly"),
-        _ => Err("is not an http(s) URL"),
     }
 }
 

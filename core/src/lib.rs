@@ -6,11 +6,13 @@
 //! `fetch`) execute its [`Action`]s and feed back responses and the time.
 //! See [`Engine`] for the calling contract.
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "alerts")]
 pub mod alerts;
 pub mod class;
 pub mod classify;
 pub mod dlq;
+#[cfg(any(feature = "alerts", feature = "traces"))]
+pub mod endpoint;
 pub mod engine;
 pub mod error;
 pub mod fleet;
@@ -27,7 +29,7 @@ pub mod spend;
 pub mod support;
 pub mod task;
 // The `traces` option: the browser build exports no spans (see the module), so it has none of this.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "traces")]
 pub mod traces;
 pub mod vectors;
 

@@ -21,7 +21,7 @@ use core::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::dlq::replay::ReplayPolicy;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "retention")]
 use crate::dlq::retention::RetentionOptions;
 use crate::engine::{EngineConfig, LaneSpec, Policy, RoutingConfig, MAX_LANES};
 use crate::error::ConfigError;
@@ -232,14 +232,14 @@ pub struct ClientOptions {
     /// `task_defaults`: a proxy and a user agent for every task whose kind takes them (`task::context`).
     pub task_defaults: Option<crate::task::context::TaskDefaults>,
     /// Webhook alerts (`alerts`; native only: the browser build refuses the option).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "alerts")]
     pub alerts: Option<crate::alerts::AlertOptions>,
     /// Retention limits of the DLQ (`dlq_retention`; native only), applied by the client
     /// every `interval_ms` and by `captcha-dlq dlq retain`.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "retention")]
     pub dlq_retention: Option<RetentionOptions>,
     /// Where spans are exported (`traces`), if anywhere; not in the browser build.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "traces")]
     pub traces: Option<crate::traces::TraceOptions>,
 }
 
@@ -261,8 +261,12 @@ impl core::fmt::Debug for ClientOptions {
             .field("concurrency", &self.concurrency)
             .field("submit", &self.submit)
             .field("task_defaults", &self.task_defaults);
-        #[cfg(not(target_arch = "wasm32"))]
-        d.field("alerts", &self.alerts).field("dlq_retention", &self.dlq_retention).field("traces", &self.traces);
+        #[cfg(feature = "alerts")]
+        d.field("alerts", &self.alerts);
+        #[cfg(feature = "retention")]
+        d.field("dlq_retention", &self.dlq_retention);
+        #[cfg(feature = "traces")]
+        d.field("traces", &self.traces);
         d.finish()
     }
 }
@@ -306,7 +310,7 @@ struct Raw {
     /// `alerts` and `dlq_retention` as given: read by [`native_only`].
     alerts: Option<Value>,
     dlq_retention: Option<Value>,
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "traces")]
     traces: Option<crate::traces::TraceOptions>,
 }
 
@@ -337,13 +341,16 @@ impl FromJson for Raw {
             task_defaults: f.opt("task_defaults")?,
             alerts: f.opt("alerts")?,
             dlq_retention: f.opt("dlq_retention")?,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "traces")]
             traces: f.opt("traces")?,
         };
         // The browser build has no exporter: refused in words rather than as an unknown key.
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(not(feature = "traces"))]
         if f.opt::<Value>("traces")?.is_some() {
-            return Err(FieldError::new(crate::json_read::spelled("traces"), "the browser build exports no traces"));
+            return Err(FieldError::new(
+                crate::json_read::spelled("traces"),
+                "this build exports no traces (cargo feature `traces` is off: the browser build exports no traces)",
+            ));
         }
         f.finish()?;
         Ok(raw)
@@ -495,30 +502,26 @@ impl ClientOptions {
         if let Some(problem) = raw.dlq.as_deref().and_then(dlq_location_problem) {
             return Err(ConfigError::new(name("dlq"), problem));
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        let alerts = native_only::<crate::alerts::AlertOptions>(raw.alerts, "alerts", casing)?;
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "alerts")]
+        let alerts = feature_section::<crate::alerts::AlertOptions>(raw.alerts, "alerts", casing)?;
+        #[cfg(feature = "alerts")]
         if let Some(alerts) = &alerts {
             with_casing(casing, || alerts.check_transport(raw.allow_insecure_http))
                 .map_err(|e| ConfigError::new(format!("{}.{}", name("alerts"), e.field), e.problem))?;
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "traces")]
         if let Some(traces) = &raw.traces {
-            crate::alerts::secure_endpoint(&traces.otlp_endpoint, raw.allow_insecure_http).map_err(|problem| {
+            crate::endpoint::secure_endpoint(&traces.otlp_endpoint, raw.allow_insecure_http).map_err(|problem| {
                 ConfigError::new(format!("{}.{}", name("traces"), name("otlp_endpoint")), problem)
             })?;
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        let dlq_retention = native_only::<RetentionOptions>(raw.dlq_retention, "dlq_retention", casing)?;
-        #[cfg(target_arch = "wasm32")]
-        for (given, field) in [(raw.alerts.is_some(), "alerts"), (raw.dlq_retention.is_some(), "dlq_retention")] {
-            if given {
-                return Err(ConfigError::new(
-                    name(field),
-                    "is not available in the browser build (native clients only)",
-                ));
-            }
-        }
+        #[cfg(feature = "retention")]
+        let dlq_retention = feature_section::<RetentionOptions>(raw.dlq_retention, "dlq_retention", casing)?;
+        // A section this build leaves out is refused in words rather than as an unknown key.
+        #[cfg(not(feature = "alerts"))]
+        refuse_left_out(raw.alerts.is_some(), "alerts", "alerts", casing)?;
+        #[cfg(not(feature = "retention"))]
+        refuse_left_out(raw.dlq_retention.is_some(), "dlq_retention", "retention", casing)?;
         Ok(ClientOptions {
             providers,
             routing,
@@ -531,11 +534,11 @@ impl ClientOptions {
             // `soft_id` is each provider's own (`ProviderOptions::soft_id`).
             submit: SubmitOptions { soft_id: None, pingback: raw.pingback, header_acao: false },
             task_defaults: raw.task_defaults,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "alerts")]
             alerts,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "retention")]
             dlq_retention,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "traces")]
             traces: raw.traces,
         })
     }
@@ -552,7 +555,7 @@ pub struct StoreOnlyOptions {
     pub dlq: Option<String>,
     pub store: StoreCallOptions,
     /// `dlq_retention`, for `captcha-dlq dlq retain`.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "retention")]
     pub dlq_retention: Option<RetentionOptions>,
 }
 
@@ -580,7 +583,7 @@ impl StoreOnlyOptions {
         Ok(StoreOnlyOptions {
             dlq: options.dlq,
             store: options.store,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "retention")]
             dlq_retention: options.dlq_retention,
         })
     }
@@ -635,9 +638,21 @@ impl ClientOptions {
     }
 }
 
-/// A native-only section (`alerts`, `dlq_retention`) read in `casing`, errors named under it.
-#[cfg(not(target_arch = "wasm32"))]
-fn native_only<T: FromJson>(value: Option<Value>, field: &str, casing: Casing) -> Result<Option<T>, ConfigError> {
+/// The refusal of a section (`alerts`, `dlq_retention`) this build was made without.
+#[cfg(not(all(feature = "alerts", feature = "retention")))]
+fn refuse_left_out(given: bool, field: &str, feature: &str, casing: Casing) -> Result<(), ConfigError> {
+    match given {
+        true => Err(ConfigError::new(
+            spelled_as(casing, field),
+            format!("is not available in this build (cargo feature `{feature}` is off, as in the browser build: native clients only)"),
+        )),
+        false => Ok(()),
+    }
+}
+
+/// A section of its own feature (`alerts`, `dlq_retention`) read in `casing`, errors named under it.
+#[cfg(any(feature = "alerts", feature = "retention"))]
+fn feature_section<T: FromJson>(value: Option<Value>, field: &str, casing: Casing) -> Result<Option<T>, ConfigError> {
     let prefix = spelled_as(casing, field);
     value.map(|v| read_call_options(v, casing, &prefix)).transpose()
 }

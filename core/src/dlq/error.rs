@@ -41,11 +41,11 @@ impl StoreError {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "send")]
 pub trait MaybeSendSync: Send + Sync {}
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "send")]
 impl<T: Send + Sync + ?Sized> MaybeSendSync for T {}
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "send"))]
 pub trait MaybeSendSync {}
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "send"))]
 impl<T: ?Sized> MaybeSendSync for T {}

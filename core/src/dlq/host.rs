@@ -44,8 +44,8 @@ pub const METHODS: [&str; 5] = ["get", "scan", "write", "lock", "unlock"];
 pub struct HostError(pub String);
 
 /// How a binding calls a method of its host's store object.
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 pub trait HostCall: MaybeSendSync {
     /// Calls `method` with `args` (a JSON array); the answer as JSON.
     async fn call(&self, method: &'static str, args: Value) -> Result<Value, HostError>;
@@ -138,8 +138,8 @@ impl<C: HostCall> HostTable<C> {
     }
 }
 
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 impl<C: HostCall> TableBackend for HostTable<C> {
     async fn get(&self, table: Table, key: &str) -> Result<Option<Row>, StoreError> {
         match self.call("get", json!([table.as_str(), key])).await? {
@@ -221,8 +221,8 @@ pub mod reference {
         tables: Mutex<BTreeMap<String, BTreeMap<String, Value>>>,
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-    #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+    #[cfg_attr(feature = "send", async_trait::async_trait)]
+    #[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
     impl HostCall for JsonRows {
         async fn call(&self, method: &'static str, args: Value) -> Result<Value, HostError> {
             let mut tables = self.tables.lock().map_err(|_| HostError("poisoned".into()))?;

@@ -5,16 +5,16 @@
 
 use std::sync::Arc;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 use crate::dlq::audit::AuditEntry;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
     Claimed, DlqStore, Filter, LeaseToken, Leased, MaybeSendSync, Page, PushOutcome, ReadyAsk, SettledKey, StoreError,
     StoreStats,
 };
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 use crate::dlq::Edited;
 use crate::fleet::FleetLedger;
 use crate::journal::JournalEntry;
@@ -54,8 +54,8 @@ impl Call {
 }
 
 /// What a test changes about the store it wraps.
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 pub trait Interpose: MaybeSendSync {
     /// Runs before `call`; an error is the call's answer (the wrapped store is not asked).
     async fn before(&self, call: Call) -> Result<(), StoreError> {
@@ -81,8 +81,8 @@ impl<I> core::fmt::Debug for Interposed<I> {
     }
 }
 
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 impl<I: Interpose> DlqStore for Interposed<I> {
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         self.hooks.before(Call::Push).await?;
@@ -133,7 +133,7 @@ impl<I: Interpose> DlqStore for Interposed<I> {
         self.hooks.before(Call::Stats).await?;
         self.store.stats(now).await
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "edit")]
     async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
         self.hooks.before(Call::ReplaceEdited).await?;
         self.store.replace_edited(edit, now).await
@@ -166,12 +166,12 @@ impl<I: Interpose> DlqStore for Interposed<I> {
         self.hooks.before(Call::ClearSettled).await?;
         self.store.clear_settled(prefix).await
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit_append(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         self.hooks.before(Call::AuditAppend).await?;
         self.store.audit_append(entry).await
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit_list(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>, StoreError> {
         self.hooks.before(Call::AuditList).await?;
         self.store.audit_list(limit, before).await

@@ -2,7 +2,7 @@
 //! replay policy, analysis, and import/export.
 
 pub mod analysis;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 pub mod audit;
 pub mod edit;
 pub mod error;
@@ -21,7 +21,7 @@ pub mod table;
 pub mod testkit;
 
 pub use analysis::{Analysis, Bucket};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 pub use audit::{AuditAction, AuditEntry, AuditStage};
 pub use edit::{Change, Edit, Edited};
 pub use export::{export_json, export_json_redacted, export_jsonl, export_jsonl_redacted, import, ImportError};

@@ -18,9 +18,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::class::ErrorClass;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 use crate::dlq::audit::AuditEntry;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 use crate::dlq::edit::Edited;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::journal::JournalEntry;
@@ -280,8 +280,8 @@ pub type Claimed = Result<Option<JournalEntry>, StoreError>;
 ///   of a solved replay, or an opt-in capacity, and capacity drops are counted.
 /// - `audit_append` numbers entries 1, 2, 3… in the order they were appended and keeps every
 ///   one; `audit_list` answers them newest first (not in the browser build).
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 pub trait DlqStore: MaybeSendSync {
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError>;
     /// Leases up to `max` ready records matching `filter`. The rules every backend would
@@ -360,7 +360,7 @@ pub trait DlqStore: MaybeSendSync {
     /// a journal entry); everything else of the record (attempts, replays, deliveries, state,
     /// parked reason, times) stays as stored. Parked and ready records can be edited. Not in
     /// the browser build, which leaves editing out (its `.wasm` size guard, docs/decisions/0053-edit-then-replay.md).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "edit")]
     async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError>;
 
     async fn journal_upsert(&self, entry: &JournalEntry) -> Result<(), StoreError>;
@@ -388,13 +388,13 @@ pub trait DlqStore: MaybeSendSync {
     /// Appends `entry` to the audit trail (its `id` is ignored) and returns the id the store
     /// gave it: one more than the last. Never drops an entry. The default, for a store written
     /// before there was a trail, fails naming that ([`crate::dlq::audit::no_audit_trail`]).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit_append(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         let _ = entry;
         Err(crate::dlq::audit::no_audit_trail())
     }
     /// Up to `limit` audit entries, newest first; with `before`, only those with a smaller id.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit_list(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>, StoreError> {
         let _ = (limit, before);
         Err(crate::dlq::audit::no_audit_trail())

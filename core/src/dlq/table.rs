@@ -41,23 +41,23 @@ use serde_json::Value;
 
 use crate::cased;
 use crate::class::reason;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 use crate::dlq::audit::AuditEntry;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{
     Claimed, DlqStore, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk, SettledKey, Settlement, StoreError,
     StoreStats,
 };
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 use crate::dlq::Edited;
 use crate::error::ConfigError;
 use crate::journal::JournalEntry;
 use crate::json_read::{read_fields, Casing, FieldError, FromJson};
 use crate::time::Timestamp;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "fleet")]
 pub use fleet::{AccountNaming, FleetAccountRow};
 
 /// Azure Service Bus's default `MaxDeliveryCount`, used by every backend unless configured.
@@ -98,31 +98,32 @@ pub enum Table {
     Meta,
     /// [`FleetAccountRow`]s by account id: only in a store keeping the fleet ledger. Not in the
     /// browser build, which keeps none (`docs/decisions/0049-host-stores-join-the-fleet.md`).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     FleetAccounts,
     /// [`OwnerRow`](crate::fleet::OwnerRow)s by owner id: only in a store keeping the fleet ledger.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     FleetOwners,
     /// [`AuditEntry`](crate::dlq::audit::AuditEntry)s by [`row_key`](crate::dlq::audit::row_key)
     /// of their id: the audit trail. Not in the browser build (item 54).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     Audit,
 }
 
 impl Table {
-    /// Every table; a store that keeps no fleet ledger is never asked about the last two.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub const ALL: [Table; 7] = [
+    /// Every table of this build; a store that keeps no fleet ledger is never asked about the
+    /// fleet's two.
+    pub const ALL: &'static [Table] = &[
         Table::Records,
         Table::Journal,
         Table::Settled,
         Table::Meta,
+        #[cfg(feature = "fleet")]
         Table::FleetAccounts,
+        #[cfg(feature = "fleet")]
         Table::FleetOwners,
+        #[cfg(feature = "audit")]
         Table::Audit,
     ];
-    #[cfg(target_arch = "wasm32")]
-    pub const ALL: [Table; 4] = [Table::Records, Table::Journal, Table::Settled, Table::Meta];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -130,17 +131,17 @@ impl Table {
             Table::Journal => "journal",
             Table::Settled => "settled",
             Table::Meta => "meta",
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Table::FleetAccounts => "fleet_accounts",
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Table::FleetOwners => "fleet_owners",
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "audit")]
             Table::Audit => "audit",
         }
     }
 
     pub fn parse(name: &str) -> Option<Table> {
-        Table::ALL.into_iter().find(|t| t.as_str() == name)
+        Table::ALL.iter().copied().find(|t| t.as_str() == name)
     }
 }
 
@@ -172,23 +173,23 @@ pub enum Row {
     Journal(JournalEntry),
     Settled(SettledKey),
     Meta(Counters),
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     FleetAccount(FleetAccountRow),
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     FleetOwner(crate::fleet::OwnerRow),
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     Audit(AuditRow),
 }
 
 /// An audit entry with its row key (the entry's id, zero-padded).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 #[derive(Clone, Debug, PartialEq)]
 pub struct AuditRow {
     pub key: String,
     pub entry: crate::dlq::audit::AuditEntry,
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 impl AuditRow {
     pub fn new(entry: crate::dlq::audit::AuditEntry) -> Self {
         AuditRow { key: crate::dlq::audit::row_key(entry.id), entry }
@@ -202,11 +203,11 @@ impl Row {
             Row::Journal(_) => Table::Journal,
             Row::Settled(_) => Table::Settled,
             Row::Meta(_) => Table::Meta,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Row::FleetAccount(_) => Table::FleetAccounts,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Row::FleetOwner(_) => Table::FleetOwners,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "audit")]
             Row::Audit(_) => Table::Audit,
         }
     }
@@ -218,11 +219,11 @@ impl Row {
             Row::Journal(e) => &e.id,
             Row::Settled(s) => &s.key,
             Row::Meta(_) => COUNTERS_KEY,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Row::FleetAccount(a) => &a.account,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Row::FleetOwner(o) => &o.owner,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "audit")]
             Row::Audit(a) => &a.key,
         }
     }
@@ -234,11 +235,11 @@ impl Row {
             Row::Journal(e) => cased::to_value(e, Casing::Snake),
             Row::Settled(s) => cased::to_value(s, Casing::Snake),
             Row::Meta(c) => cased::to_value(c, Casing::Snake),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Row::FleetAccount(a) => cased::to_value(a, Casing::Snake),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Row::FleetOwner(o) => cased::to_value(o, Casing::Snake),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "audit")]
             Row::Audit(a) => cased::to_value(&a.entry, Casing::Snake),
         };
         value.unwrap_or(Value::Null)
@@ -251,11 +252,11 @@ impl Row {
             Table::Journal => Row::Journal(JournalEntry::from_json(value)?),
             Table::Settled => Row::Settled(SettledKey::from_json(value)?),
             Table::Meta => Row::Meta(Counters::from_json(value)?),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Table::FleetAccounts => Row::FleetAccount(FleetAccountRow::from_json(value)?),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             Table::FleetOwners => Row::FleetOwner(crate::fleet::OwnerRow::from_json(value)?),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "audit")]
             Table::Audit => Row::Audit(AuditRow::new(crate::dlq::audit::AuditEntry::from_json(value)?)),
         })
     }
@@ -281,8 +282,8 @@ pub enum Write {
 
 /// What a store keeps its rows in. Implementations only move rows; every
 /// rule is [`TableStore`]'s.
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 pub trait TableBackend: crate::dlq::store::MaybeSendSync {
     async fn get(&self, table: Table, key: &str) -> Result<Option<Row>, StoreError>;
     /// Every row of `table` for which `keep` is true, in any order.
@@ -321,7 +322,7 @@ pub struct TableStore<B> {
     /// or be waiting for a lock nobody will release. The next operation unlocks first.
     lock_unreleased: AtomicBool,
     /// Set when several processes share the backend: the store then keeps the fleet ledger.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     fleet: Option<fleet::Fleet<B>>,
 }
 
@@ -334,7 +335,7 @@ impl<B: TableBackend> TableStore<B> {
             capacity: None,
             serial: async_lock::Mutex::new(()),
             lock_unreleased: AtomicBool::new(false),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "fleet")]
             fleet: None,
         }
     }
@@ -649,7 +650,7 @@ impl<B: TableBackend> TableStore<B> {
         Ok(n)
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "edit")]
     async fn replace_edited_locked(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
         let (before, edited) = (&edit.before, &edit.record);
         let Some(mut row) = self.record(&edited.id).await? else { return Ok(EditWrite::Gone) };
@@ -741,7 +742,7 @@ impl<B: TableBackend> TableStore<B> {
         Ok(out)
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit_entries(&self) -> Result<Vec<crate::dlq::audit::AuditEntry>, StoreError> {
         let mut out = Vec::new();
         for row in self.backend.scan(Table::Audit, &|_| true).await? {
@@ -755,7 +756,7 @@ impl<B: TableBackend> TableStore<B> {
 
     /// The next id is one more than the largest: entries are never removed, so ids are never
     /// given twice (under the store's lock, so neither by two processes sharing a host store).
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit_append_locked(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         let last = self.audit_entries().await?.iter().map(|e| e.id).max().unwrap_or(0);
         let entry = crate::dlq::audit::AuditEntry { id: last + 1, ..entry.clone() };
@@ -835,11 +836,11 @@ macro_rules! exclusive {
 }
 
 // After `exclusive!`, which it uses (a macro is in scope below its definition only).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "fleet")]
 pub mod fleet;
 
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         exclusive!(self, self.push_locked(record))
@@ -892,7 +893,7 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
         exclusive!(self, self.stats_locked(now))
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "edit")]
     async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError> {
         exclusive!(self, self.replace_edited_locked(edit, now))
     }
@@ -937,19 +938,19 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
         exclusive!(self, self.clear_settled_locked(prefix))
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit_append(&self, entry: &AuditEntry) -> Result<u64, StoreError> {
         exclusive!(self, self.audit_append_locked(entry))
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "audit")]
     async fn audit_list(&self, limit: usize, before: Option<u64>) -> Result<Vec<AuditEntry>, StoreError> {
         let entries: Result<Vec<_>, StoreError> = exclusive!(self, self.audit_entries());
         Ok(crate::dlq::audit::newest_first(entries?, limit, before))
     }
 
     /// The ledger of a store made with [`TableStore::keeping_fleet_ledger`]; `None` otherwise.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "fleet")]
     fn fleet_ledger(&self) -> Option<std::sync::Arc<dyn crate::fleet::FleetLedger>> {
         self.fleet_ledger_of_table()
     }
@@ -976,8 +977,8 @@ impl MemoryTable {
     }
 }
 
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 impl TableBackend for MemoryTable {
     async fn get(&self, table: Table, key: &str) -> Result<Option<Row>, StoreError> {
         Ok(self.tables()[table as usize].get(key).cloned())

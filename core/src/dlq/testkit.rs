@@ -15,10 +15,10 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 
 use crate::class::{reason, ErrorClass};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 use crate::dlq::edit::{Edit, Edited};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{DlqStore, Filter, LeaseToken, Leased, Page, SettledKey, Settlement, StoreError};
 use crate::journal::JournalEntry;
@@ -111,9 +111,10 @@ pub fn sample_journal_entry(id: &str, attempts: u32) -> JournalEntry {
     }
 }
 
-/// Every case, in the order [`run_store_suite`] runs them; editing (`replace_edited`) and the
-/// audit trail last, as the browser build leaves both out.
-const ALL_CASES: [&str; 29] = [
+/// The cases [`run_store_suite`] runs, in order: every one this build has. Editing
+/// (`replace_edited`, feature `edit`) and the audit trail (feature `audit`) come last; the
+/// browser build leaves both out (decisions 0053 and 0054 in docs/decisions/).
+pub const CASES: &[&str] = &[
     "push_peek_round_trip",
     "push_is_an_upsert",
     "push_forgets_the_journal_entry",
@@ -139,31 +140,15 @@ const ALL_CASES: [&str; 29] = [
     "settled_keys_by_prefix",
     "journal_claim_is_a_compare_and_set",
     "journal_upsert_is_fenced_by_the_owner",
+    #[cfg(feature = "edit")]
     "replace_edited_changes_only_task_labels_and_history",
+    #[cfg(feature = "edit")]
     "replace_edited_refuses_leases_replays_and_stale_reads",
+    #[cfg(feature = "audit")]
     "audit_lists_newest_first_before_a_cursor",
+    #[cfg(feature = "audit")]
     "audit_keeps_every_entry_as_written",
 ];
-
-/// The cases [`run_store_suite`] runs, in order: every one, except in the browser build, which
-/// leaves editing and the audit trail out (decisions 0053 and 0054 in docs/decisions/) and so runs all
-/// but the last four.
-#[cfg(not(target_arch = "wasm32"))]
-pub const CASES: [&str; 29] = ALL_CASES;
-#[cfg(target_arch = "wasm32")]
-pub const CASES: [&str; 25] = leading(ALL_CASES);
-
-/// The first `N` of `all`.
-#[cfg(target_arch = "wasm32")]
-const fn leading<const N: usize>(all: [&'static str; 29]) -> [&'static str; N] {
-    let mut out = [""; N];
-    let mut i = 0;
-    while i < N {
-        out[i] = all[i];
-        i += 1;
-    }
-    out
-}
 
 /// Runs every case on a fresh store from `make_empty_store`; returns the number of cases run.
 pub async fn run_store_suite<S, F, Fut>(mut make_empty_store: F) -> usize
@@ -211,17 +196,17 @@ pub async fn run_case<S: DlqStore>(case: &str, store: &S) {
         "settled_keys_by_prefix" => settled_keys_by_prefix(store).await,
         "journal_claim_is_a_compare_and_set" => journal_claim_is_a_compare_and_set(store).await,
         "journal_upsert_is_fenced_by_the_owner" => journal_upsert_is_fenced_by_the_owner(store).await,
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "edit")]
         "replace_edited_changes_only_task_labels_and_history" => {
             replace_edited_changes_only_task_labels_and_history(store).await
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "edit")]
         "replace_edited_refuses_leases_replays_and_stale_reads" => {
             replace_edited_refuses_leases_replays_and_stale_reads(store).await
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         "audit_lists_newest_first_before_a_cursor" => audit::lists_newest_first_before_a_cursor(store).await,
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "audit")]
         "audit_keeps_every_entry_as_written" => audit::keeps_every_entry_as_written(store).await,
         other => panic!("testkit: no case named {other:?}"),
     }
@@ -676,9 +661,9 @@ async fn purge_unchanged_deletes_only_the_version_read<S: DlqStore>(store: &S) {
     edited.labels.insert("fixed".into(), "yes".into());
     let before = read[3].clone();
     let edit = crate::dlq::edit::Edited { before, record: edited, changes: Vec::new() };
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "edit")]
     ok(case, "edit", store.replace_edited(&edit, now).await);
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(not(feature = "edit"))]
     ok(case, "push edited", store.push(edit.record.clone()).await);
     let years = Duration::from_secs(10 * 365 * 24 * 3600);
     let only_c = Filter { ids: vec!["c".into()], ..Filter::default() };
@@ -992,7 +977,7 @@ async fn journal_upsert_is_fenced_by_the_owner<S: DlqStore>(store: &S) {
     assert_eq!(ok(case, "entries", store.journal_entries().await), vec![fresh], "[{case}] created, then updated");
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 /// `record` with its sitekey set to `sitekey` and the label `fixed` set, as `dlq::edit` makes it.
 fn edited(case: &str, record: &DeadLetterRecord, sitekey: &str, now: Timestamp) -> Edited {
     let edit: Edit = match serde_json::from_value(
@@ -1007,7 +992,7 @@ fn edited(case: &str, record: &DeadLetterRecord, sitekey: &str, now: Timestamp) 
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 async fn replace_edited_changes_only_task_labels_and_history<S: DlqStore>(store: &S) {
     let case = "replace_edited_changes_only_task_labels_and_history";
     push_all(case, store, &[sample_record("a", 0), sample_record("b", 1)]).await;
@@ -1051,7 +1036,7 @@ async fn replace_edited_changes_only_task_labels_and_history<S: DlqStore>(store:
     assert_eq!((stats.total, stats.parked, stats.abandoned), (2, 1, 1), "[{case}] stats (total, parked, abandoned)");
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "edit")]
 async fn replace_edited_refuses_leases_replays_and_stale_reads<S: DlqStore>(store: &S) {
     let case = "replace_edited_refuses_leases_replays_and_stale_reads";
     push_all(case, store, &[sample_record("a", 0), sample_record("b", 1), sample_record("c", 2)]).await;
@@ -1093,7 +1078,7 @@ async fn replace_edited_refuses_leases_replays_and_stale_reads<S: DlqStore>(stor
 }
 
 /// The audit trail's cases.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "audit")]
 mod audit {
     use serde_json::json;
 

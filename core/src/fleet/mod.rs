@@ -395,8 +395,8 @@ pub struct FleetView {
 
 /// A store's shared per-account state (see the module documentation). Implemented by stores that
 /// several processes or hosts share; the memory store has none (one process is the fleet).
-#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 pub trait FleetLedger: MaybeSendSync {
     /// How the store names the account of `key` at `base_url`: a keyed hash, never the key.
     fn account_id(&self, base_url: &str, key: &Secret) -> String;

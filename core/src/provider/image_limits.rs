@@ -119,13 +119,13 @@ pub(super) fn check(provider: &Provider, task: &Task) -> Result<(), InvalidTask>
     };
     match task {
         Task::Image(image) => check_one("body", &image.body),
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         Task::Declared(t) => declared_images(t, check_one),
         _ => Ok(()),
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// Each image of a declared task (its `Image` fields, and each item of its `Images` fields).
 fn declared_images(
     t: &crate::task::Declared,

@@ -373,7 +373,7 @@ pub(crate) fn unparseable(resp: &HttpResponse, what: &str) -> Failure {
 /// build, which carries no sources).
 pub(crate) fn not_solved(service: &str, kind: TaskKind) -> InvalidTask {
     let solving = crate::task::kinds::services_of(kind).join(", ");
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "declared-kinds")]
     if let Some(d) = crate::task::kinds::decl(kind).dropped_by(service) {
         return InvalidTask::new(
             "type",
@@ -383,7 +383,7 @@ pub(crate) fn not_solved(service: &str, kind: TaskKind) -> InvalidTask {
     InvalidTask::new("type", format!("{service} does not solve {kind} tasks (solved by: {solving})"))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// The refusal of a field `service` has no place for: sending the task without it would
 /// produce answers the site rejects.
 pub(crate) fn no_equivalent(service: &str, field: &str) -> InvalidTask {

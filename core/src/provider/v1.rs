@@ -14,9 +14,9 @@ use crate::classify;
 use crate::error::InvalidTask;
 use crate::http::{HttpRequest, HttpResponse, Method, Secret};
 use crate::solution::Solution;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 use crate::task::kinds::{self, FieldType, V1Decl};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task};
 
@@ -68,13 +68,13 @@ fn raw_method<'t>(p: &Provider, t: &'t Raw) -> Result<&'t str, InvalidTask> {
 pub(super) fn check(p: &Provider, task: &Task) -> Result<(), InvalidTask> {
     match task {
         Task::Raw(t) => raw_method(p, t).map(drop),
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         Task::Declared(t) => check_declared(p, t).map(drop),
         _ => Ok(()),
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// The declared v1 form of `t`, or the refusal [`declared_params`] would give: a provider that
 /// does not solve its kind, or a field (or the proxy) its form has no parameter for.
 fn check_declared(p: &Provider, t: &Declared) -> Result<&'static V1Decl, InvalidTask> {
@@ -91,7 +91,7 @@ fn check_declared(p: &Provider, t: &Declared) -> Result<&'static V1Decl, Invalid
     Ok(form)
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// The parameters of a declared kind: the method, its fixed values, then each given field
 /// under its parameter name (a flag as `1`, cookies as `name:value;...`).
 fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), InvalidTask> {
@@ -116,7 +116,7 @@ fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), Inv
     Ok(())
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// Cookies as the v1 API writes them: `name:value;name2:value2` (2captcha's `cookies`
 /// parameter, https://2captcha.com/2captcha-api#solving_recaptchav2_new). The task's cookies
 /// were checked to be `name=value` pairs when it was read.
@@ -247,7 +247,7 @@ pub(super) fn submit_request(
                 q.put(k, v);
             }
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         Task::Declared(t) => declared_params(p, &mut q, t)?,
     }
     q.opt("soft_id", &opts.soft_id);

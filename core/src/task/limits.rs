@@ -128,7 +128,7 @@ fn rule_of(ty: FieldType) -> Rule {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// Checks one string of a declared field against its type's rule.
 pub(super) fn check_field(field: &str, text: &str, ty: FieldType) -> Result<(), InvalidTask> {
     check_text(field, text, rule_of(ty))
@@ -145,12 +145,12 @@ pub(super) fn check(task: &Task) -> Result<(), InvalidTask> {
         return Err(InvalidTask::new("task", "is not an object"));
     };
     // A declared kind's fields are held to the rules of their declared types.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "declared-kinds")]
     let declared = match task {
         Task::Declared(d) => Some(super::kinds::decl(d.kind())),
         _ => None,
     };
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(not(feature = "declared-kinds"))]
     let declared: Option<&super::kinds::KindDecl> = None;
     fields.iter().try_for_each(|(name, value)| {
         // The proxy's parts keep their own rules (`proxy.host`, `proxy.password`).

@@ -23,7 +23,7 @@ mod limits;
 mod read;
 mod valid;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 pub use kinds::Declared;
 
 pub(crate) use limits::base64_decoded_len;
@@ -50,7 +50,7 @@ pub enum Task {
     /// own `type`. Not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
     /// would take the `.wasm` over its size guard); there such a kind is sent as a raw task.
     #[serde(untagged)]
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(feature = "declared-kinds")]
     Declared(Box<Declared>),
 }
 
@@ -233,7 +233,7 @@ pub struct Raw {
 /// A proxy the solver's workers should use to load the page.
 #[derive(Clone, PartialEq, Eq, Serialize)]
 // Read by the typed tasks (`kinds::typed`, not in the browser build); the task reader checks it.
-#[cfg_attr(not(target_arch = "wasm32"), derive(serde::Deserialize))]
+#[cfg_attr(feature = "declared-kinds", derive(serde::Deserialize))]
 pub struct Proxy {
     /// `http`, `https`, `socks4` or `socks5`.
     #[serde(rename = "type")]
@@ -427,7 +427,7 @@ impl Task {
             Task::Hcaptcha(_) => TaskKind::Hcaptcha,
             Task::Text(_) => TaskKind::Text,
             Task::Raw(_) => TaskKind::Raw,
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.kind(),
         }
     }
@@ -446,7 +446,7 @@ impl Task {
             Task::Hcaptcha(t) => Some(&t.sitekey),
             Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => ["sitekey", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
                 .iter()
                 .find_map(|f| t.text(f)),
@@ -465,7 +465,7 @@ impl Task {
             Task::Hcaptcha(t) => Some(&t.page_url),
             Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.text("page_url"),
         }
     }
@@ -502,10 +502,10 @@ impl Task {
             TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
             TaskKind::Text => Task::Text(Box::new(f.text()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "declared-kinds")]
             declared => Task::Declared(Box::new(Declared::read(kinds::decl(declared), &mut f)?)),
-            #[cfg(target_arch = "wasm32")]
-            _ => return Err(InvalidTask::new("type", "this kind is not in the browser build; send it as a raw task")),
+            #[cfg(not(feature = "declared-kinds"))]
+            _ => return Err(InvalidTask::new("type", "this kind is not in this build (cargo feature `declared-kinds` is off, as in the browser build); send it as a raw task")),
         };
         f.finish()?;
         ValidTask::new(task)
@@ -590,7 +590,7 @@ impl Task {
             Task::Text(t) => t.validate(),
             Task::Raw(t) => t.validate(),
             // Checked when read: a `Declared` holds only valid values.
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(feature = "declared-kinds")]
             Task::Declared(_) => Ok(()),
         }
     }

@@ -144,7 +144,8 @@ struct TableLedger<B> {
     naming: AccountNaming,
 }
 
-#[async_trait::async_trait]
+#[cfg_attr(feature = "send", async_trait::async_trait)]
+#[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 impl<B: TableBackend> FleetLedger for TableLedger<B> {
     fn account_id(&self, base_url: &str, key: &Secret) -> String {
         (self.naming)(base_url, key)

@@ -15,9 +15,9 @@ use serde_json::{json, Map, Value};
 
 use super::Dialect;
 use crate::error::InvalidTask;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 use crate::task::kinds::{CreateTaskDecl, FieldType};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task, TaskKind};
 
@@ -168,7 +168,7 @@ fn api_domain(d: Dialect, domain: &str) -> String {
 /// The `task` object of `task` in dialect `d`, or what the dialect refuses.
 pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>, InvalidTask> {
     match task {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         Task::Declared(t) => declared_object(d, t),
         Task::Raw(t) => raw_object(d, t).cloned(),
         coded => Ok(coded_object(d, coded, true)?.done()),
@@ -178,7 +178,7 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
 /// What [`task_object`] would refuse, without building the object.
 pub(super) fn check(d: Dialect, task: &Task) -> Result<(), InvalidTask> {
     match task {
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         Task::Declared(t) => check_declared(d, t).map(drop),
         Task::Raw(t) => raw_object(d, t).map(drop),
         coded => coded_object(d, coded, false).map(drop),
@@ -212,7 +212,7 @@ fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidT
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// The task object of a declared kind: the type for with or without a proxy, the fixed keys,
 /// then each given field under its key (a dotted key one object down).
 fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, InvalidTask> {
@@ -253,7 +253,7 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
     Ok(o.done())
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// The key and value as a declared key writes them (`CreateTaskDecl::params`): `base64:` before
 /// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `int:` a whole number
 /// held as text as a JSON number (CapMonster's Yidun `hct`, a millisecond timestamp: the text keeps
@@ -279,7 +279,7 @@ fn in_key_form(key: &str, value: Value) -> (&str, Value) {
 
 /// Whether `d` can take the declared task `t`, and its form and type name: every refusal
 /// [`declared_object`] can give, without building the object (routing asks it of every lane).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static CreateTaskDecl, &'static str), InvalidTask> {
     let form = declared_form(d, t)?;
     let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
@@ -298,7 +298,7 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
     Ok((form, ty))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
     match crate::task::kinds::create_task_form(t.kind(), d) {
         Some(Some(form)) => Ok(form),

@@ -51,24 +51,24 @@ fn convert(ty: AnswerType, value: Value) -> Option<Value> {
         (AnswerType::Text, Value::Number(n)) => Some(Value::String(n.to_string())),
         // Numbers and points are the answers of declared kinds only, which the browser build
         // leaves out (`Task::Declared`).
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         (AnswerType::Number, Value::Number(n)) => Some(Value::Number(n)),
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         (AnswerType::Number, Value::String(s)) => {
             let digits = s.trim();
             let digits = digits.strip_prefix("rotate:").unwrap_or(digits);
             crate::float_text::parse_float(digits).and_then(serde_json::Number::from_f64).map(Value::Number)
         }
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         (AnswerType::Points, v) => points(&v).map(Value::Array),
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(feature = "declared-kinds")]
         (AnswerType::Indices, v) => indices(&v).map(Value::Array),
         (AnswerType::Object, v @ Value::Object(_)) => Some(v),
         _ => None,
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// Points as `[{x, y}, ...]` from any of the forms the services send: 2captcha's text
 /// `coordinates:x=12,y=34;x=56,y=78` (also without the prefix), `[{x, y}]` or `[[x, y]]`.
 /// Written as loops: the iterator adapters' copies weighed more in the browser build.
@@ -108,7 +108,7 @@ fn points(value: &Value) -> Option<Vec<Value>> {
     (!out.is_empty()).then_some(out)
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// The 0-based positions that match, from a list of flags (`[false, true]` -> `[1]`), a list of
 /// positions (kept as they are), or one flag for a single image (`true` -> `[0]`). Anything else
 /// (a negative or fractional position, a list mixing both forms) is no answer.
@@ -123,7 +123,7 @@ fn indices(value: &Value) -> Option<Vec<Value>> {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// One coordinate, a number or a number written as a string (2captcha's `json=1` points are
 /// `{"x": "12", "y": "34"}`).
 fn coordinate(v: &Value) -> Option<f64> {
@@ -133,7 +133,7 @@ fn coordinate(v: &Value) -> Option<f64> {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 fn point(x: f64, y: f64) -> Option<Value> {
     let mut p = Map::new();
     p.insert("x".into(), serde_json::Number::from_f64(x)?.into());

@@ -11,20 +11,20 @@ use crate::provider::protocol::Dialect;
 
 /// A description or a source: text outside the browser build, nothing in it (only the
 /// generated files and documents read them; the `.wasm` carries the tables without them).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 pub type Text = &'static str;
 /// A description or a source: text outside the browser build, nothing in it.
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "declared-kinds"))]
 pub type Text = ();
 
 /// `text` outside the browser build, nothing in it ([`Text`]).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 pub(super) const fn strip(text: &'static str) -> Text {
     text
 }
 
 /// `text` outside the browser build, nothing in it ([`Text`]).
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "declared-kinds"))]
 pub(super) const fn strip(_text: &'static str) -> Text {}
 use crate::task::TaskKind;
 

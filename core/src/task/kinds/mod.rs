@@ -14,25 +14,25 @@
 //! fails when a checked-in copy differs.
 
 // In the browser build descriptions and sources are `()` (`decl::Text`), passed as such.
-#![cfg_attr(target_arch = "wasm32", allow(clippy::unit_arg))]
+#![cfg_attr(not(feature = "declared-kinds"), allow(clippy::unit_arg))]
 
 pub mod decl;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 mod declared;
 
 pub mod answer;
 /// Typed tasks and answers: not in the browser build, which leaves the declared kinds out.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 pub mod typed;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 use serde_json::Value;
 
 pub use decl::{
     AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, DroppedDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl,
     Wire,
 };
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 pub use declared::Declared;
 
 use super::TaskKind;
@@ -40,13 +40,13 @@ use crate::provider::protocol::{Dialect, Protocol, PRESETS};
 
 /// A declared kind's entry in [`DECLS`]: its declaration, or in the browser build, which leaves
 /// the declared kinds out (`Task::Declared`), a stand-in with its name only.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 macro_rules! declared {
     ($decl:ident, $variant:ident, $life:expr) => {
         &$decl
     };
 }
-#[cfg(target_arch = "wasm32")]
+#[cfg(not(feature = "declared-kinds"))]
 macro_rules! declared {
     ($decl:ident, $variant:ident, $life:expr) => {
         &KindDecl {
@@ -64,7 +64,7 @@ macro_rules! declared {
 
 /// The declarations, written by `core/build.rs` from `core/kinds/<kind>.toml` (edit those).
 // The browser build leaves the declared kinds' tables out, and with them their wire types.
-#[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
+#[cfg_attr(not(feature = "declared-kinds"), allow(unused_imports))]
 mod tables {
     use super::decl::{
         strip, AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, DroppedDecl, FieldDecl, FieldType, KindDecl, Source,
@@ -82,7 +82,7 @@ pub fn decl(kind: TaskKind) -> &'static KindDecl {
     DECLS[kind.index()]
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// The v1 form of a declared kind for the provider named `provider`: `None` when the kind is
 /// coded, `Some(None)` when the provider does not solve it.
 pub(crate) fn v1_form(kind: TaskKind, provider: &str) -> Option<Option<&'static V1Decl>> {
@@ -139,7 +139,7 @@ pub fn services_of(kind: TaskKind) -> Vec<&'static str> {
     out
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(feature = "declared-kinds")]
 /// A value of a declared task as a form parameter: text as is, a flag as `1`, a number in decimal.
 pub(crate) fn param_text(value: &Value) -> Option<String> {
     match value {
