@@ -119,6 +119,13 @@ test('issue 44, finding 5: webhook signatures cover a timestamp; verifyWebhook (
   }
 });
 
+test("a function as dlqRetention.archive (the browser package's) is refused by name: here the archive is a file", () => {
+  assert.throws(
+    () => new Client(options({ dlqRetention: { maxCount: 1, archive: () => {} } })),
+    (e) => e instanceof InvalidConfig && e.field === 'dlqRetention.archive' && /path of a file/.test(e.message),
+  );
+});
+
 test('util.inspect shows the provider and base URL, never the key', async () => {
   await script({});
   const client = new Client(options());

@@ -146,6 +146,40 @@ export const tests = {
     await script(mock, {});
   },
 
+  async retention_hands_evicted_records_to_the_archive_function_first_and_a_refusing_one_keeps_them(mock) {
+    await script(mock, { rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] });
+    const dlq = `indexeddb:${freshDb('retention')}`;
+    // An archive that refuses: nothing leaves the DLQ, the failure is not an eviction.
+    const refused = [];
+    const refusing = await open(options(mock, dlq, {
+      dlqRetention: { maxCount: 1, intervalMs: 20, archive: (text, count) => { refused.push(count); throw new Error('disk full'); } },
+    }));
+    for (const n of ['1', '2']) await failsWith(refusing.solve({ ...page(2), pageUrl: `https://example.com/page/2?n=${n}` }), SolveFailed, {}, 'unsolvable');
+    await until(async () => refused.length, (n) => n >= 2);
+    ok(refused.length >= 2 && refused.every((count) => count === 1), `the archive was offered the oldest record: ${show(refused)}`);
+    equal(await refusing.dlq.count(), 2, 'a refusing archive keeps every record');
+    await refusing.close();
+
+    // An async archive that keeps them: the oldest record, redacted JSONL, before it is removed.
+    const kept = [];
+    const archiving = await open(options(mock, dlq, {
+      dlqRetention: { maxCount: 1, intervalMs: 20, archive: async (text, count) => { await sleep(5); kept.push({ text, count }); } },
+    }));
+    const left = await until(() => archiving.dlq.peek(), (records) => records.length === 1);
+    equal(left.length, 1, 'one record left');
+    equal(kept.length, 1, `one batch archived: ${show(kept)}`);
+    const lines = kept[0].text.trim().split('\n').map((line) => JSON.parse(line));
+    deepEqual([kept[0].count, lines.length], [1, 1], 'one record, one JSONL line');
+    ok(lines[0].task.page_url.endsWith('n=1') && left[0].task.pageUrl.endsWith('n=2'), 'the oldest went to the archive, the newest stays');
+    ok(!kept[0].text.includes(KEY), 'the key is not in the archive');
+    const [entry] = (await archiving.dlq.audit()).filter((e) => e.operator === 'retention' && e.stage === 'result');
+    equal(entry?.detail, 'max_count, archived to the archive callback', `the audit trail names the archive: ${show(entry)}`);
+    await archiving.close();
+    await failsWith(open(options(mock, 'memory', { dlqRetention: { maxCount: 1, archive: 'evicted.jsonl' } })), CaptchaDlqError,
+      { code: 'INVALID_CONFIG', field: 'dlqRetention.archive' }, 'a file path in the browser');
+    await script(mock, {});
+  },
+
   async a_dlq_that_is_not_a_browser_store_is_named(mock) {
     for (const [dlq, words] of [['sqlite:x', 'is not a browser store'], ['indexeddb:', 'needs a database name']]) {
       const e = await failsWith(open(options(mock, dlq)), CaptchaDlqError, { code: 'INVALID_CONFIG', field: 'dlq' }, dlq);
