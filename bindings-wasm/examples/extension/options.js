@@ -31,12 +31,17 @@ const { settings = {} } = await chrome.storage.local.get('settings');
 const client = new Client({ provider: 'captchaai', ...settings, dlq: DLQ });
 const dlq = client.dlq.asOperator(OPERATOR);
 
+/** The ids of the records ticked in the list. */
+const selected = () => [...document.querySelectorAll('input.pick:checked')].map((box) => box.value);
+
+/** Lists the dead letters, keeping the selection of those still there. */
 async function showRecords() {
+  const keep = new Set(selected());
   const records = await dlq.peek({}, { limit: 200 });
   const body = $('records').tBodies[0];
   body.replaceChildren(
     ...records.map((r) => {
-      const pick = Object.assign(document.createElement('input'), { type: 'checkbox', value: r.id, className: 'pick' });
+      const pick = Object.assign(document.createElement('input'), { type: 'checkbox', value: r.id, className: 'pick', checked: keep.has(r.id) });
       return row([pick, r.id, r.task.type, r.reason, r.state, r.task.pageUrl ?? '']);
     }),
   );
@@ -49,8 +54,6 @@ async function showAudit() {
   body.replaceChildren(...entries.map((e) => row([e.id, e.at, e.operator, e.action, e.stage, e.count, e.error ?? e.detail])));
   body.dataset.count = String(entries.length);
 }
-
-const selected = () => [...document.querySelectorAll('input.pick:checked')].map((box) => box.value);
 
 /** The edit the form describes; the client checks it (unknown keys, invalid results are refused by name). */
 function changes(preview) {
