@@ -296,7 +296,7 @@ pub fn replay_options(value: Value, casing: Casing) -> Result<ReplayOptions, Err
         f.ids.extend(raw.ids);
         f
     });
-    // The browser build keeps no audit trail: the name is taken (the JS API is one) and unused.
+    // Without feature `audit` (the browser build) there is no trail: the name is taken (the JS API is one) and unused.
     #[cfg(feature = "audit")]
     let operator = raw.operator.as_deref().map(crate::audit::Operator::new).transpose()?;
     #[cfg(not(feature = "audit"))]

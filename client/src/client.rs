@@ -31,8 +31,8 @@ use crate::prometheus::{self, DlqGauges, FleetGauges};
 use crate::runtime::Backends;
 use crate::store_calls::StoreCalls;
 
-/// Where a client's tracer is passed to its driver: nothing at all in the browser build, which
-/// has no traces (see [`crate::traces`]) and no bytes to spare.
+/// Where a client's tracer is passed to its driver: nothing at all without feature `traces` (the browser build's case, which
+/// has no exporter: see [`crate::traces`]) and no bytes to spare.
 #[cfg(feature = "traces")]
 type TracerSlot = Option<Box<dyn crate::traces::TaskTracer>>;
 #[cfg(not(feature = "traces"))]
@@ -60,7 +60,7 @@ impl Client {
         events: Option<EventSink>,
         on_adopted: Option<AdoptedHook>,
     ) -> Result<Client> {
-        // `()` in the browser build (see `TracerSlot`).
+        // `()` without feature `traces` (see `TracerSlot`).
         #[allow(clippy::unit_arg)]
         Client::launch(options, backends, events, on_adopted, TracerSlot::default(), ArchiveSlot::default())
     }
@@ -81,7 +81,7 @@ impl Client {
 
     /// [`start_with`](Self::start_with), reporting every task to `tracer` (see
     /// [`crate::traces`]). Options asking for `traces` need one: a front end that cannot export
-    /// them says so rather than dropping them. Not in the browser build, which has no traces.
+    /// them says so rather than dropping them. Feature `traces`, which the browser build leaves out.
     #[cfg(feature = "traces")]
     pub fn start_traced(
         options: ClientOptions,

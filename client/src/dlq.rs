@@ -57,8 +57,8 @@ impl ExportFormat {
 
 /// The client's dead-letter queue, as one operator acts on it (`api` unless
 /// [`as_operator`](Dlq::as_operator) names another): every action it applies leaves an entry
-/// in the store's audit trail naming them (`crate::audit`; not in the browser build, which keeps
-/// no trail and so no operator).
+/// in the store's audit trail naming them (`crate::audit`, feature `audit`; not in the browser build,
+/// which keeps no trail and so no operator).
 #[derive(Clone, Debug)]
 pub struct Dlq {
     client: Client,
@@ -384,11 +384,11 @@ impl Dlq {
             "page_answer" => self.page_answer(args, casing),
             #[cfg(feature = "edit")]
             "edit" => self.edit_op(args, casing).await,
-            // Editing (merge patch, diff, report) would take the browser's .wasm over its size guard.
+            // Feature `edit`: editing (merge patch, diff, report) would take the browser's .wasm over its size guard.
             #[cfg(not(feature = "edit"))]
             "edit" => Err(Error::Config(ConfigError::new(
                 "op",
-                "edit is not in the browser build (it would take the .wasm over its size guard, decision 0053 in docs/decisions/): \
+                "edit is not in this build (cargo feature `edit` is off, as in the browser build, whose .wasm it would take over its size guard, decision 0053 in docs/decisions/): \
                  edit from Node, Python, the CLI or the dashboard",
             ))),
             #[cfg(feature = "audit")]

@@ -8,7 +8,7 @@
 //! A replay afterwards is the ordinary replay: of the same filter, or of exactly the
 //! edited records ([`EditReport::edited_filter`]).
 //!
-//! Not in the browser build (`lib.rs`): with editing its `.wasm` went over its size guard
+//! Feature `edit`, which the browser build leaves out: with editing its `.wasm` went over its size guard
 //! (docs/decisions/0053-edit-then-replay.md); there the `edit` operation answers a clear error.
 
 use captcha_dlq_core::dlq::{Change, DeadLetterRecord, Edit, EditWrite, Filter, Page, RecordState};

@@ -137,7 +137,7 @@ pub(crate) enum Command {
     },
     ResetCircuit,
     /// End the account hold of the provider named, or of every provider (`Engine::resume_accounts`).
-    /// Not in the browser build, which keeps no audit trail to record it in.
+    /// Feature `fleet` (with `audit`, the trail that records it); not in the browser build.
     #[cfg(feature = "fleet")]
     ResumeAccounts {
         provider: Option<String>,

@@ -25,7 +25,7 @@ pub(crate) struct EventLog {
     sink: Option<EventSink>,
     metrics: Arc<Metrics>,
     last_warning: HashMap<&'static str, Timestamp>,
-    /// Where the events that make alerts go (`alerts` option; native only).
+    /// Where the events that make alerts go (`alerts` option; feature `alerts`).
     #[cfg(feature = "alerts")]
     alerts: Option<crate::alerts::AlertTap>,
     #[cfg(feature = "traces")]

@@ -59,7 +59,7 @@ pub use audit::Operator;
 pub use captcha_dlq_core as core;
 /// The typed Rust task of every declared kind and the typed answer of every kind
 /// (`typed::AmazonWaf`, `typed::AmazonWafAnswer`, ...), written from the core's kind
-/// declarations. Not in the browser build, which leaves the declared kinds out.
+/// declarations. Feature `declared-kinds`, which the browser build leaves out.
 #[cfg(feature = "declared-kinds")]
 pub use captcha_dlq_core::task::kinds::typed;
 pub use client::{Client, SolveHandle};

@@ -69,7 +69,7 @@ pub struct ReplayOptions {
     /// Checked by [`start_interval`] before any record is leased.
     pub per_second: Option<f64>,
     /// Who the replay's audit entry names; `None`: [`Operator::default`] (`api`). Not in the
-    /// browser build, which keeps no trail.
+    /// browser build, which keeps no trail (feature `audit`).
     #[cfg(feature = "audit")]
     pub operator: Option<Operator>,
 }

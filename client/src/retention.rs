@@ -1,10 +1,11 @@
-//! Applies `dlq_retention` to a DLQ store: the client every `interval_ms`, the CLI's
-//! `captcha-dlq dlq retain` once.
+//! Applies `dlq_retention` to a DLQ store (feature `retention`): the client every `interval_ms`,
+//! the CLI's `captcha-dlq dlq retain` once.
 //!
 //! The records to evict are chosen by the core ([`captcha_dlq_core::dlq::retention`]): the
 //! oldest ready or parked ones beyond the age and count limits, never a leased one. Each batch
 //! is, in this order: handed to the [`Archive`] (when there is one: natively the `archive` file,
-//! appended and synced; in the browser the caller's function; if that fails nothing is removed), removed while each record is still the version archived and not
+//! appended and synced, feature `files`; in the browser the caller's function; if that fails
+//! nothing is removed), removed while each record is still the version archived and not
 //! leased (`DlqStore::purge_unchanged`: a record edited, replayed or stored again meanwhile stays,
 //! and Redis judges leases by its own clock), counted in `captcha_dlq_dlq_evicted_total{reason}` and
 //! logged with how many and where they were archived. Nothing leaves without a trace.

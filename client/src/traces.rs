@@ -3,7 +3,7 @@
 //! The driver reports each task's start (its id, type and labels) and every engine event to
 //! a [`TaskTracer`], from the one place its events go ([`crate::events`]); the tracer builds
 //! spans out of them and exports them off the solve path. The native crate's `otlp` feature
-//! has the OpenTelemetry one. Not in the browser build: it has no exporter, and the `.wasm`
+//! has the OpenTelemetry one. Feature `traces`, not in the browser build: it has no exporter, and the `.wasm`
 //! carries none of this.
 
 use std::collections::BTreeMap;

@@ -1,6 +1,6 @@
 //! The `alerts` client option, read and checked: which webhooks are told of what, and the
 //! thresholds that make an event worth an alert. Sending them is the native client's
-//! (`captcha-dlq-client`'s `alerts` module); the browser build has no alerts, and its
+//! (`captcha-dlq-client`'s `alerts` module). Feature `alerts`: the browser build has no alerts, and its
 //! options refuse the section (see [`crate::options`]).
 //!
 //! ```json

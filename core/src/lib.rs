@@ -28,7 +28,7 @@ pub mod spend;
 #[doc(hidden)]
 pub mod support;
 pub mod task;
-// The `traces` option: the browser build exports no spans (see the module), so it has none of this.
+// The `traces` option (feature `traces`): the browser build exports no spans (see the module).
 #[cfg(feature = "traces")]
 pub mod traces;
 pub mod vectors;

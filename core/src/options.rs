@@ -231,14 +231,14 @@ pub struct ClientOptions {
     pub submit: SubmitOptions,
     /// `task_defaults`: a proxy and a user agent for every task whose kind takes them (`task::context`).
     pub task_defaults: Option<crate::task::context::TaskDefaults>,
-    /// Webhook alerts (`alerts`; native only: the browser build refuses the option).
+    /// Webhook alerts (`alerts`; feature `alerts`, which the browser build leaves out: it refuses the option).
     #[cfg(feature = "alerts")]
     pub alerts: Option<crate::alerts::AlertOptions>,
-    /// Retention limits of the DLQ (`dlq_retention`; native only), applied by the client
+    /// Retention limits of the DLQ (`dlq_retention`; feature `retention`), applied by the client
     /// every `interval_ms` and by `captcha-dlq dlq retain`.
     #[cfg(feature = "retention")]
     pub dlq_retention: Option<RetentionOptions>,
-    /// Where spans are exported (`traces`), if anywhere; not in the browser build.
+    /// Where spans are exported (`traces`), if anywhere; feature `traces`, not in the browser build.
     #[cfg(feature = "traces")]
     pub traces: Option<crate::traces::TraceOptions>,
 }
@@ -344,7 +344,7 @@ impl FromJson for Raw {
             #[cfg(feature = "traces")]
             traces: f.opt("traces")?,
         };
-        // The browser build has no exporter: refused in words rather than as an unknown key.
+        // A build without `traces` (the browser's) has no exporter: refused in words rather than as an unknown key.
         #[cfg(not(feature = "traces"))]
         if f.opt::<Value>("traces")?.is_some() {
             return Err(FieldError::new(

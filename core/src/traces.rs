@@ -9,7 +9,7 @@
 //! - `service_name`: the `service.name` of the spans' resource, `captcha-dlq` by default;
 //! - `protocol`: `http/protobuf` (the default) or `http/json`, OpenTelemetry's names.
 //!
-//! Not in the browser build (the `.wasm` has no exporter): there the option is refused by
+//! Feature `traces`, not in the browser build (the `.wasm` has no exporter): there the option is refused by
 //! [`crate::options::ClientOptions::from_value`] with a sentence saying so.
 
 use std::collections::BTreeMap;

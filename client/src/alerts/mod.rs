@@ -1,4 +1,4 @@
-//! Webhook alerts (native only; the browser build has none and refuses the option).
+//! Webhook alerts (feature `alerts`; the browser build has none and refuses the option).
 //!
 //! The driver's [`EventLog`](crate::events) hands the events that matter to an [`AlertTap`]
 //! on the solve path; the tap puts them on a bounded queue without ever waiting (a full queue

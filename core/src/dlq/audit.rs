@@ -9,7 +9,7 @@
 //!
 //! Entry ids are given by the store on append: 1, 2, 3… in the order entries were appended
 //! (the table store's rows, SQLite's row ids, the position in a Redis list), so `before` is a
-//! cursor every store reads the same way. Not in the browser build (`docs/decisions/0054-audit-trail-and-roles.md`).
+//! cursor every store reads the same way. Feature `audit`, not in the browser build (`docs/decisions/0054-audit-trail-and-roles.md`).
 //!
 //! [`DlqStore::audit_list`]: crate::dlq::DlqStore::audit_list
 

@@ -20,7 +20,7 @@
 //! naming it.
 //!
 //! Tables are `records`, `journal`, `settled`, `meta` and `audit` (the audit trail's entries,
-//! appended and listed only when an operator acts or asks; not in the browser); keys are strings;
+//! appended and listed only when an operator acts or asks; feature `audit`, not in the browser); keys are strings;
 //! rows are JSON objects in the schema's own spelling, opaque to the store
 //! (time is inside rows, as RFC 3339 strings; no call passes a clock). A
 //! method may answer at once or with a promise/awaitable; a thrown error is a

@@ -279,7 +279,7 @@ pub type Claimed = Result<Option<JournalEntry>, StoreError>;
 /// - Nothing is ever removed except by `complete`, `purge`, `purge_unchanged`, `journal_forget`
 ///   of a solved replay, or an opt-in capacity, and capacity drops are counted.
 /// - `audit_append` numbers entries 1, 2, 3… in the order they were appended and keeps every
-///   one; `audit_list` answers them newest first (not in the browser build).
+///   one; `audit_list` answers them newest first (feature `audit`, not in the browser build).
 #[cfg_attr(feature = "send", async_trait::async_trait)]
 #[cfg_attr(not(feature = "send"), async_trait::async_trait(?Send))]
 pub trait DlqStore: MaybeSendSync {
@@ -359,7 +359,7 @@ pub trait DlqStore: MaybeSendSync {
     /// `edit.before`'s and it is neither under a lease live at `now` nor being replayed (its id has
     /// a journal entry); everything else of the record (attempts, replays, deliveries, state,
     /// parked reason, times) stays as stored. Parked and ready records can be edited. Not in
-    /// the browser build, which leaves editing out (its `.wasm` size guard, docs/decisions/0053-edit-then-replay.md).
+    /// the browser build, which leaves feature `edit` out (its `.wasm` size guard, docs/decisions/0053-edit-then-replay.md).
     #[cfg(feature = "edit")]
     async fn replace_edited(&self, edit: &Edited, now: Timestamp) -> Result<EditWrite, StoreError>;
 

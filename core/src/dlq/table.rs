@@ -4,7 +4,7 @@
 //! limits, parking, capacity, the journal, settled keys) on top of a
 //! [`TableBackend`] that only knows how to get, scan and atomically write rows
 //! of four tables (six for a store that several processes share and that so
-//! keeps the fleet ledger: see [`fleet`]), and the audit trail's (`audit`, not in the browser). The memory store ([`MemoryTable`]), the browser's
+//! keeps the fleet ledger: see [`fleet`]), and the audit trail's (`audit`, feature `audit`, not in the browser). The memory store ([`MemoryTable`]), the browser's
 //! IndexedDB store and every store an application writes in Python or
 //! JavaScript are table backends, so the lease rules exist once; SQLite (SQL)
 //! and Redis (Lua) keep atomic server-side versions of the same rules, and all
@@ -96,15 +96,15 @@ pub enum Table {
     Settled,
     /// One [`Counters`] row, [`COUNTERS_KEY`].
     Meta,
-    /// [`FleetAccountRow`]s by account id: only in a store keeping the fleet ledger. Not in the
-    /// browser build, which keeps none (`docs/decisions/0049-host-stores-join-the-fleet.md`).
+    /// [`FleetAccountRow`]s by account id: only in a store keeping the fleet ledger. Feature
+    /// `fleet`, not in the browser build, which keeps none (`docs/decisions/0049-host-stores-join-the-fleet.md`).
     #[cfg(feature = "fleet")]
     FleetAccounts,
     /// [`OwnerRow`](crate::fleet::OwnerRow)s by owner id: only in a store keeping the fleet ledger.
     #[cfg(feature = "fleet")]
     FleetOwners,
     /// [`AuditEntry`](crate::dlq::audit::AuditEntry)s by [`row_key`](crate::dlq::audit::row_key)
-    /// of their id: the audit trail. Not in the browser build (item 54).
+    /// of their id: the audit trail. Feature `audit`, not in the browser build (item 54).
     #[cfg(feature = "audit")]
     Audit,
 }

@@ -47,7 +47,7 @@ pub enum Task {
     Text(Box<TextCaptcha>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
-    /// own `type`. Not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
+    /// own `type`. Feature `declared-kinds`, not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
     /// would take the `.wasm` over its size guard); there such a kind is sent as a raw task.
     #[serde(untagged)]
     #[cfg(feature = "declared-kinds")]
@@ -232,7 +232,7 @@ pub struct Raw {
 
 /// A proxy the solver's workers should use to load the page.
 #[derive(Clone, PartialEq, Eq, Serialize)]
-// Read by the typed tasks (`kinds::typed`, not in the browser build); the task reader checks it.
+// Read by the typed tasks (`kinds::typed`, feature `declared-kinds`); the task reader checks it.
 #[cfg_attr(feature = "declared-kinds", derive(serde::Deserialize))]
 pub struct Proxy {
     /// `http`, `https`, `socks4` or `socks5`.

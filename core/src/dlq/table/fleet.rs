@@ -15,7 +15,7 @@
 //! sees live owners as gone. Redis, which has a clock of its own, is the store for fleets of
 //! hosts whose clocks may not agree.
 //!
-//! The memory store keeps no ledger: one process is its fleet. Nor does the browser build (its
+//! Feature `fleet`. The memory store keeps no ledger: one process is its fleet. Nor does the browser build (its
 //! stores are one profile's tabs; the fleet code does not fit the `.wasm` budget).
 
 use std::sync::{Arc, Weak};

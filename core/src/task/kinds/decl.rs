@@ -9,21 +9,21 @@
 
 use crate::provider::protocol::Dialect;
 
-/// A description or a source: text outside the browser build, nothing in it (only the
+/// A description or a source: text with feature `declared-kinds`, nothing without it (only the
 /// generated files and documents read them; the `.wasm` carries the tables without them).
 #[cfg(feature = "declared-kinds")]
 pub type Text = &'static str;
-/// A description or a source: text outside the browser build, nothing in it.
+/// A description or a source: nothing without feature `declared-kinds` (the browser build).
 #[cfg(not(feature = "declared-kinds"))]
 pub type Text = ();
 
-/// `text` outside the browser build, nothing in it ([`Text`]).
+/// `text` with feature `declared-kinds`, nothing without it ([`Text`]).
 #[cfg(feature = "declared-kinds")]
 pub(super) const fn strip(text: &'static str) -> Text {
     text
 }
 
-/// `text` outside the browser build, nothing in it ([`Text`]).
+/// `text` with feature `declared-kinds`, nothing without it ([`Text`]).
 #[cfg(not(feature = "declared-kinds"))]
 pub(super) const fn strip(_text: &'static str) -> Text {}
 use crate::task::TaskKind;

@@ -13,7 +13,7 @@
 //! are written from the same tables by `core/tests/it/kinds_generated.rs`, which
 //! fails when a checked-in copy differs.
 
-// In the browser build descriptions and sources are `()` (`decl::Text`), passed as such.
+// Without `declared-kinds` (the browser build) descriptions and sources are `()` (`decl::Text`), passed as such.
 #![cfg_attr(not(feature = "declared-kinds"), allow(clippy::unit_arg))]
 
 pub mod decl;
@@ -21,7 +21,7 @@ pub mod decl;
 mod declared;
 
 pub mod answer;
-/// Typed tasks and answers: not in the browser build, which leaves the declared kinds out.
+/// Typed tasks and answers: feature `declared-kinds`, which the browser build leaves out.
 #[cfg(feature = "declared-kinds")]
 pub mod typed;
 
@@ -38,8 +38,8 @@ pub use declared::Declared;
 use super::TaskKind;
 use crate::provider::protocol::{Dialect, Protocol, PRESETS};
 
-/// A declared kind's entry in [`DECLS`]: its declaration, or in the browser build, which leaves
-/// the declared kinds out (`Task::Declared`), a stand-in with its name only.
+/// A declared kind's entry in [`DECLS`]: its declaration, or without feature `declared-kinds`
+/// (the browser build, no `Task::Declared`), a stand-in with its name only.
 #[cfg(feature = "declared-kinds")]
 macro_rules! declared {
     ($decl:ident, $variant:ident, $life:expr) => {
@@ -63,7 +63,7 @@ macro_rules! declared {
 }
 
 /// The declarations, written by `core/build.rs` from `core/kinds/<kind>.toml` (edit those).
-// The browser build leaves the declared kinds' tables out, and with them their wire types.
+// Without `declared-kinds` the declared kinds' tables are left out, and with them their wire types.
 #[cfg_attr(not(feature = "declared-kinds"), allow(unused_imports))]
 mod tables {
     use super::decl::{

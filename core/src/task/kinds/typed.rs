@@ -10,7 +10,7 @@
 //!   ...), read from a [`Solution`] by `TryFrom<&Solution>` through the one answer reader
 //!   ([`super::answer::typed`]).
 //!
-//! Outside the browser build, which leaves the declared kinds out (`Task::Declared`).
+//! Feature `declared-kinds`, which the browser build leaves out (`Task::Declared`).
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
