@@ -188,6 +188,12 @@ export const tests = {
     await failsWith(open(options(mock, 'memory', { proxy: 'socks5://127.0.0.1:1080' })), CaptchaDlqError, { code: 'INVALID_CONFIG', field: 'proxy' }, 'a proxy');
   },
 
+  async traces_which_the_browser_cannot_export_yet_are_refused_naming_the_feature(mock) {
+    const e = await failsWith(open(options(mock, 'memory', { traces: { otlpEndpoint: 'http://127.0.0.1:4318' } })), CaptchaDlqError,
+      { code: 'INVALID_CONFIG', field: 'traces' }, 'the traces option');
+    ok(e.message.includes('cargo feature `traces` is off'), `names the feature: "${e.message}"`);
+  },
+
   async a_failed_fetch_says_what_it_can_mean_without_the_key(mock) {
     // Nothing listens there: fetch fails; the message says what that can mean, without the key (in the URL).
     const client = await open(options(mock, 'memory', { baseUrl: 'http://127.0.0.1:1' }));
