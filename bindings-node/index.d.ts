@@ -1525,7 +1525,7 @@ export interface WebhookOptions {
   format?: 'json' | 'slack';
 }
 
-/** Webhook alerts (Node only: the browser build refuses the option). */
+/** Webhook alerts, signed (the browser posts them through `fetch`; the webhook must send CORS headers). */
 export interface AlertOptions {
   webhooks: WebhookOptions[];
   /** Dead letters in one minute above which `dead_letter_rate` is sent. Default 100. */
@@ -1544,13 +1544,16 @@ export interface AlertOptions {
   queue?: number;
 }
 
-/** Retention limits of the DLQ (Node only), applied every `intervalMs`; evicted records are archived first when `archive` is set. */
+/** Retention limits of the DLQ, applied every `intervalMs`; evicted records are archived first when `archive` is set. */
 export interface RetentionOptions {
   maxAgeMs?: number;
   /** Beyond this many records, the oldest ready or parked ones are evicted (never a leased one). */
   maxCount?: number;
-  /** A JSONL file evicted records are appended to (and synced) before they are removed. */
-  archive?: string;
+  /**
+   * Node: a JSONL file evicted records are appended to (and synced) before they are removed. Browser: a function
+   * handed each batch as redacted JSONL with its count before it is removed (a throw or rejection removes nothing).
+   */
+  archive?: string | ((jsonl: string, count: number) => void | Promise<void>);
   /** Default 60000. */
   intervalMs?: number;
 }
@@ -1842,7 +1845,7 @@ export declare class Dlq {
   clearSettled(prefix?: string): Promise<number>;
   /** This DLQ as `name` acts on it: its actions are recorded in the audit trail under that name (default `'api'`). */
   asOperator(name: string): Dlq;
-  /** Node only: the audit trail, newest first; `before`: only entries older than that id. */
+  /** The audit trail, newest first; `before`: only entries older than that id. */
   audit(options?: { limit?: number; before?: number }): Promise<AuditEntry[]>;
 }
 
@@ -1892,7 +1895,7 @@ export declare class Client {
   spend(): Promise<Record<string, unknown>>;
   /** Counters and gauges by provider (tasks, HTTP exchanges, circuits). */
   metrics(): Promise<Record<string, unknown>>;
-  /** Node only: metrics and DLQ gauges in the Prometheus text format. */
+  /** Metrics and DLQ gauges in the Prometheus text format (alerts sent, records evicted included). */
   metricsText(): Promise<string>;
   /** Node only: serves the operator dashboard over this client's DLQ. */
   serveDashboard(options?: DashboardOptions): Promise<DashboardServer>;
@@ -2078,8 +2081,7 @@ export interface EditReport {
 export declare interface Dlq {
   /**
    * Edits the records `filter` selects (required; `{}` for every record); the core checks each new task as a new
-   * task. Replay the edited ones afterwards with `client.replay({ ids: report.diffs.map((d) => d.id) })`. Node only:
-   * the browser package rejects it with `InvalidConfig` (its .wasm leaves editing out to stay within its size guard).
+   * task. Replay the edited ones afterwards with `client.replay({ ids: report.diffs.map((d) => d.id) })`.
    */
   edit(filter: Filter, changes: EditChanges): Promise<EditReport>;
 }

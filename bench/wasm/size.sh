@@ -10,10 +10,15 @@
 # every other export (the DLQ API, streams, replay, recover, balances, reports, metrics, spend, status) removed by
 # binaryen's wasm-metadce with all that only they reach, then the package's own optimize.sh. It is an upper bound
 # of what a solve-only package would weigh: what the driver's command dispatch reaches stays in.
+#
+# Then the cost of each browser feature (the cargo features `bindings-wasm/Cargo.toml` enables by default: declared
+# kinds, edit, audit, retention, alerts, traces): the package's .wasm with every feature, with each one off in turn,
+# and with none, each built and optimized as build.sh does (cargo, wasm-bindgen, optimize.sh) in this same run (the
+# row with every feature is the package measured above); a feature's cost is what turning it off saves. Several builds of a few minutes each: not in --guards-only.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PKG="$HERE/../../bindings-wasm/pkg"
-WASM_BUDGET=430080   # enforced: 420 KB, issue 46's guard against growth per feature (318,611 B on 2026-11-28)
+WASM_BUDGET=430080   # enforced: 420 KB, issue 46's guard against growth per feature (420,782 B on 2026-11-28 with declared kinds, edit, audit, retention and alerts)
 JS_BUDGET=$((15 * 1024))
 # The page detector (lib/page-detector.js) and its content-script module (page.js) are injected into pages or
 # bundled into content scripts, never loaded with the client: they have a budget of their own.
@@ -76,6 +81,48 @@ for f in $(cd "$PKG" && find . -name '*.js' ! -path './node_modules/*' | sed 's|
   esac
 done
 row "shipped JS (total, without the page detector)" "$js_raw" "$js_gz"
+
+# The gzipped .wasm of this package built with exactly the features "$1" (comma-separated, may be empty), through the
+# pipeline build.sh ships (the same profile, wasm-bindgen flags and optimize.sh), in its own target directory so the
+# package's build is left as it is.
+variant_gz() {
+  local out
+  out=$(mktemp -d)
+  (cd "$HERE/../.." && CARGO_TARGET_DIR="$HERE/../../target/wasm-features" \
+    cargo build -q -p captcha-dlq-wasm --target wasm32-unknown-unknown --profile wasm-release \
+    --no-default-features ${1:+--features "$1"})
+  wasm-bindgen --target web --weak-refs --no-typescript --remove-producers-section --out-dir "$out" \
+    "$HERE/../../target/wasm-features/wasm32-unknown-unknown/wasm-release/captcha_dlq_wasm.wasm"
+  "$HERE/../../bindings-wasm/optimize.sh" "$out/captcha_dlq_wasm_bg.wasm" "$out/opt.wasm"
+  gzip -9c "$out/opt.wasm" | wc -c
+  rm -rf "$out"
+}
+
+if [ -n "$FLOOR" ]; then
+  # The browser features: the default ones of the package's manifest, the one list. Per feature, one line: the
+  # feature, then the features left on when it is off (those that need it, as `edit` needs `audit`, go with it).
+  plan=$(cd "$HERE/../.." && cargo metadata -q --no-deps --format-version 1 | node -e '
+    const meta = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const { features } = meta.packages.find((p) => p.name === "captcha-dlq-wasm");
+    const all = features.default ?? [];
+    const needs = (f, g) => f === g || (features[f] ?? []).some((d) => needs(d, g));
+    for (const f of all) {
+      const gone = all.filter((g) => needs(g, f));
+      console.log(`${gone.join("+")} ${all.filter((g) => !gone.includes(g)).join(",")}`);
+    }')
+  echo
+  printf '%-44s %12s %12s\n' "browser features (.wasm, gzipped)" bytes "cost"
+  # Every feature is the package's default: its .wasm measured above.
+  all=$wasm_gz
+  printf '%-44s %12s %12s\n' "all (the package)" "$all" ""
+  while read -r gone rest; do
+    [ -n "$gone" ] || continue # a manifest without browser features yet
+    off=$(variant_gz "$rest")
+    printf '%-44s %12s %+12d\n' "all but $gone" "$off" $((all - off))
+  done <<<"$plan"
+  none=$(variant_gz "")
+  printf '%-44s %12s %+12d\n' "none (raw tasks; no edit, audit, retention, alerts)" "$none" $((all - none))
+fi
 status=0
 if [ "$wasm_gz" -gt "$WASM_BUDGET" ]; then
   echo "over budget: the .wasm is $wasm_gz bytes gzipped, the budget is $WASM_BUDGET" >&2

@@ -75,6 +75,20 @@ function checkFunction(f, field) {
   if (f !== undefined && typeof f !== 'function') throw invalidArgument(field, `expected a function, got ${typeof f}`);
 }
 
+/**
+ * `dlqRetention.archive` when it is a function (the browser package's archive, `archive(jsonl, count)`), taken out
+ * of `options` to be passed beside them; a native without files (`native.archiveFunctions`) takes only that. Where
+ * the archive is a file path, a function is refused by name rather than written to as a path.
+ */
+function archiveFunction(options, native) {
+  const retention = options.dlqRetention;
+  if (!isObject(retention) || typeof retention.archive !== 'function') return undefined;
+  if (!native.archiveFunctions) throw invalidArgument('dlqRetention.archive', 'expected the path of a file (a function is the browser package\'s archive)');
+  const { archive, ...limits } = retention;
+  options.dlqRetention = limits;
+  return archive;
+}
+
 /** Whether an error says the task was cancelled (before or after the provider had it). */
 const isCancellation = (e) => e?.code === 'CANCELLED' || (e?.code === 'SOLVE_FAILED' && e.record?.reason === 'Cancelled');
 
@@ -315,7 +329,8 @@ export function bind(native) {
       }
       const events = onEvent ? guardEvents(onEvent) : undefined;
       const adopted = onAdopted ? guardAdopted(onAdopted) : undefined;
-      this.#opening = call(() => native.open(plain(rest), store, events, adopted)).then(
+      const archive = archiveFunction(rest, native);
+      this.#opening = call(() => native.open(plain(rest), store, events, adopted, archive)).then(
         (client) => (this.#native = client),
       );
       // A failed open surfaces on the first call or ready(), never as an unhandled rejection.
@@ -503,10 +518,9 @@ export function bind(native) {
       return call(() => client.metrics());
     }
 
-    /** Node only: the metrics and the DLQ's gauges in the Prometheus text format. */
+    /** The metrics and the DLQ's gauges in the Prometheus text format (alerts sent, records evicted included). */
     async metricsText() {
       const client = await this.#opening;
-      if (typeof client.metricsText !== 'function') throw new Error('metricsText() is available in Node only');
       return call(() => client.metricsText());
     }
 

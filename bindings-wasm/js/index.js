@@ -8,10 +8,13 @@ import { bind } from './lib/client.js';
 let loading = null;
 
 const native = {
-  async open(options, store, onEvent) {
+  /** `dlqRetention.archive` is a function here: a browser has no file to append to. */
+  archiveFunctions: true,
+  // `_onAdopted`: the browser's stores keep no fleet, so nothing is ever adopted.
+  async open(options, store, onEvent, _onAdopted, archive) {
     loading ??= init();
     await loading;
-    return open(options, store, onEvent);
+    return open(options, store, onEvent, archive);
   },
 };
 

@@ -1,12 +1,15 @@
-// The IndexedDB table behind `dlq: 'indexeddb:NAME'`: rows of the tables `records`, `journal`, `settled`
-// and `meta`, kept as given, through the host-store protocol (docs/custom-store.md). It decides nothing:
+// The IndexedDB table behind `dlq: 'indexeddb:NAME'`: rows of the tables `records`, `journal`, `settled`,
+// `meta` and `audit` (the audit trail, one row per entry keyed by its zero-padded id), kept as given, through the host-store protocol (docs/custom-store.md). It decides nothing:
 // the lease rules, limits and checks are the core's (TableStore in Rust). Each call is one IndexedDB
 // transaction; `lock`/`unlock` hold a Web Lock named after the database, so the tabs and workers that
 // share it take turns.
 
-const TABLES = ['records', 'journal', 'settled', 'meta'];
-/** Version 1 (records, journal, meta) was written by earlier builds; its rows read the same. */
-const VERSION = 2;
+const TABLES = ['records', 'journal', 'settled', 'meta', 'audit'];
+/**
+ * Versions 1 (records, journal, meta) and 2 (+ settled) were written by earlier builds: the upgrade only adds the
+ * object stores they lack, so their rows stay and read the same.
+ */
+const VERSION = 3;
 
 const failure = (what, e) => new Error(`IndexedDB ${what}: ${e?.name ? `${e.name}: ${e.message}` : String(e ?? 'aborted')}`);
 

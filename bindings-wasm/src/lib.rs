@@ -8,7 +8,10 @@
 //!   per-request timeout on an `AbortController`;
 //! - [`liveness`]: Web Locks tell live clients (tabs, workers) from gone ones;
 //! - [`store`]: `memory`, `indexeddb:NAME` and store objects written in JS,
-//!   the last two through the core's one host-store protocol;
+//!   the last two through the core's one host-store protocol (the audit trail
+//!   is one of their tables);
+//! - `archive` (feature `retention`): the caller's function that keeps what
+//!   retention evicts;
 //! - [`native`]: the native surface of `docs/bindings.md` (`open`,
 //!   `NativeClient`, its jobs and streams), the same the Node addon exports,
 //!   so one JS wrapper serves both packages.
@@ -22,6 +25,8 @@
 //! lints pass through it.
 #![cfg(target_arch = "wasm32")]
 
+#[cfg(feature = "retention")]
+pub mod archive;
 pub mod convert;
 pub mod error;
 pub mod liveness;

@@ -55,20 +55,29 @@ fn positional<T: FromJson>(value: JsValue, field: &str) -> Result<T, JsValue> {
 }
 
 /// Starts a client: `options` without `onEvent` (and without `dlq` when that is a store
-/// object, passed as `store`); `onEvent(event)` receives camelCase event objects.
-/// Resolves to a [`NativeClient`]. (A plain function returning [`promise`]: an `async fn` export would bring its
-/// own copy of the promise glue.)
+/// object, passed as `store`, and without `dlqRetention.archive`, passed as `archive`);
+/// `onEvent(event)` receives camelCase event objects, `archive(jsonl, count)` what retention
+/// evicts ([`crate::archive`]). Resolves to a [`NativeClient`]. (A plain function returning
+/// [`promise`]: an `async fn` export would bring its own copy of the promise glue.)
 #[wasm_bindgen]
-pub fn open(options: JsValue, store: JsValue, on_event: JsValue) -> Promise {
-    promise(async move { Ok(start(options, store, on_event).await?.into()) })
+pub fn open(options: JsValue, store: JsValue, on_event: JsValue, archive: JsValue) -> Promise {
+    promise(async move { Ok(start(options, store, on_event, archive).await?.into()) })
 }
 
-async fn start(options: JsValue, store: JsValue, on_event: JsValue) -> Result<NativeClient, JsValue> {
+async fn start(options: JsValue, store: JsValue, on_event: JsValue, archive: JsValue) -> Result<NativeClient, JsValue> {
     let mut options = ClientOptions::from_value(arg(options, "options")?, CAMEL).map_err(Error::Config).js()?;
     if options.proxy.is_some() {
         return Err(config(
             "proxy",
             "is not available in the browser: requests go through the browser's own proxy settings",
+        ));
+    }
+    // No file to append to: the archive is a function, passed beside the options (`archive`).
+    #[cfg(feature = "retention")]
+    if options.dlq_retention.as_ref().is_some_and(|r| r.archive.is_some()) {
+        return Err(config(
+            "dlqRetention.archive",
+            "a browser has no files: give a function, archive(jsonl, count), that keeps the evicted records",
         ));
     }
     // v1 services send CORS headers only when asked; createTask services always do.
@@ -82,6 +91,16 @@ async fn start(options: JsValue, store: JsValue, on_event: JsValue) -> Result<Na
         liveness: Arc::new(WebLocksLiveness),
         store,
     };
+    #[cfg(feature = "retention")]
+    if let Some(archive) = crate::archive::CallbackArchive::from_js(archive)? {
+        #[allow(clippy::arc_with_non_send_sync)] // wasm32 has one thread; the archive holds a JS function
+        let archive = Arc::new(archive);
+        return Ok(NativeClient { client: Client::start_archiving(options, backends, events, archive).js()? });
+    }
+    #[cfg(not(feature = "retention"))]
+    if !absent(&archive) {
+        return Err(config("dlqRetention.archive", "retention is not in this build of the package"));
+    }
     Ok(NativeClient { client: Client::start(options, backends, events).js()? })
 }
 
@@ -214,6 +233,14 @@ impl NativeClient {
     /// The client's counters and gauges now (`Client::metrics`).
     pub fn metrics(&self) -> JsValue {
         json_to_js(&api_values::value(&self.client.metrics(), CAMEL))
+    }
+
+    /// The client's metrics in Prometheus' text format (`Client::prometheus_text`): the counters of
+    /// `metrics()` and of what happens off the solve path (alerts sent, records retention evicted).
+    #[wasm_bindgen(js_name = metricsText)]
+    pub fn metrics_text(&self) -> Promise {
+        let client = self.client.clone();
+        promise(async move { Ok(JsValue::from_str(&client.prometheus_text().await)) })
     }
 
     /// Lets submissions flow again after an account error was fixed.

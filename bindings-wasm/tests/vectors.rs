@@ -4,7 +4,6 @@
 
 mod common;
 
-use captcha_dlq_core::task::{kinds, TaskKind};
 use common::*;
 use serde_json::Value;
 use wasm_bindgen_test::*;
@@ -26,12 +25,8 @@ fn the_shared_vectors_agree() {
         for case in cases {
             let out = captcha_dlq_wasm::evaluate_vector(js(case)).map_err(|e| json(&e));
             let out = out.unwrap_or_else(|e| panic!("{file} {}: {e}", case["name"]));
-            // The browser build leaves the declared kinds out: it refuses them on `type`.
-            let expected = match case["task"]["type"].as_str().and_then(TaskKind::parse) {
-                Some(kind) if kinds::decl(kind).wire_is_declared() => serde_json::json!({"error": {"field": "type"}}),
-                _ => case["expected"].clone(),
-            };
-            assert_eq!(json(&out), expected, "{file} {}", case["name"]);
+            // Every case, the declared kinds' included (feature `declared-kinds`).
+            assert_eq!(json(&out), case["expected"], "{file} {}", case["name"]);
             ran += 1;
         }
     }

@@ -38,6 +38,13 @@ type TracerSlot = Option<Box<dyn crate::traces::TaskTracer>>;
 #[cfg(not(feature = "traces"))]
 type TracerSlot = ();
 
+/// Where a client's retention archive is passed (see [`crate::retention::Archive`]); none when
+/// the build has no retention.
+#[cfg(feature = "retention")]
+type ArchiveSlot = Option<Arc<dyn crate::retention::Archive>>;
+#[cfg(not(feature = "retention"))]
+type ArchiveSlot = ();
+
 impl Client {
     /// Starts a client over the backends a front end plugs in: the driver is spawned on
     /// `backends.runtime` and runs until [`close`](Self::close) or until every clone is gone.
@@ -55,7 +62,21 @@ impl Client {
     ) -> Result<Client> {
         // `()` without feature `traces` (see `TracerSlot`).
         #[allow(clippy::unit_arg)]
-        Client::launch(options, backends, events, on_adopted, TracerSlot::default())
+        Client::launch(options, backends, events, on_adopted, TracerSlot::default(), ArchiveSlot::default())
+    }
+
+    /// [`start`](Self::start), handing the records `dlq_retention` evicts to `archive` rather
+    /// than to the options' `archive` file: a front end without files (the browser) gives the
+    /// caller's function.
+    #[cfg(feature = "retention")]
+    pub fn start_archiving(
+        options: ClientOptions,
+        backends: Backends,
+        events: Option<EventSink>,
+        archive: Arc<dyn crate::retention::Archive>,
+    ) -> Result<Client> {
+        #[allow(clippy::unit_arg)]
+        Client::launch(options, backends, events, None, TracerSlot::default(), Some(archive))
     }
 
     /// [`start_with`](Self::start_with), reporting every task to `tracer` (see
@@ -69,7 +90,8 @@ impl Client {
         on_adopted: Option<AdoptedHook>,
         tracer: Option<Box<dyn crate::traces::TaskTracer>>,
     ) -> Result<Client> {
-        Client::launch(options, backends, events, on_adopted, tracer)
+        #[allow(clippy::unit_arg)]
+        Client::launch(options, backends, events, on_adopted, tracer, ArchiveSlot::default())
     }
 
     fn launch(
@@ -78,6 +100,7 @@ impl Client {
         events: Option<EventSink>,
         on_adopted: Option<AdoptedHook>,
         tracer: TracerSlot,
+        archive: ArchiveSlot,
     ) -> Result<Client> {
         #[cfg(feature = "traces")]
         if options.traces.is_some() && tracer.is_none() {
@@ -86,6 +109,10 @@ impl Client {
                 "this front end has no trace exporter (the native crate's `otlp` feature has one)",
             )
             .into());
+        }
+        #[cfg(feature = "retention")]
+        if let (Some(retention), None) = (&options.dlq_retention, &archive) {
+            crate::retention::file_archive(retention)?;
         }
         let mut lanes = options.lane_specs();
         if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {
@@ -157,7 +184,11 @@ impl Client {
             ops,
             #[cfg(feature = "alerts")]
             alerts,
+            #[cfg(feature = "retention")]
+            archive,
         });
+        #[cfg(not(feature = "retention"))]
+        let () = archive;
         #[cfg(feature = "retention")]
         if let Some(retention) = inner.options.dlq_retention.clone() {
             let run = crate::retention::run_periodically(Arc::downgrade(&inner), retention);

@@ -31,6 +31,10 @@ pub(crate) struct Inner {
     /// The alerts still to send, which `close` waits for (`alerts` option).
     #[cfg(feature = "alerts")]
     pub(crate) alerts: Option<crate::alerts::Outstanding>,
+    /// Where retention keeps what it evicts, when the front end gave one (the browser's
+    /// function); else the `archive` file of the options.
+    #[cfg(feature = "retention")]
+    pub(crate) archive: Option<Arc<dyn crate::retention::Archive>>,
 }
 
 /// A solving client. Cheap to clone; all clones share one engine, driver and store.

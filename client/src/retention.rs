@@ -1,15 +1,15 @@
-//! Applies `dlq_retention` to a DLQ store (feature `retention`, with `files`: the archive is a file): the client
-//! every `interval_ms`, the CLI's `captcha-dlq dlq retain` once.
+//! Applies `dlq_retention` to a DLQ store (feature `retention`): the client every `interval_ms`,
+//! the CLI's `captcha-dlq dlq retain` once.
 //!
 //! The records to evict are chosen by the core ([`captcha_dlq_core::dlq::retention`]): the
 //! oldest ready or parked ones beyond the age and count limits, never a leased one. Each batch
-//! is, in this order: appended to the archive file and synced (when an archive is set; if that
-//! fails nothing is removed), removed while each record is still the version archived and not
+//! is, in this order: handed to the [`Archive`] (when there is one: natively the `archive` file,
+//! appended and synced, feature `files`; in the browser the caller's function; if that fails
+//! nothing is removed), removed while each record is still the version archived and not
 //! leased (`DlqStore::purge_unchanged`: a record edited, replayed or stored again meanwhile stays,
 //! and Redis judges leases by its own clock), counted in `captcha_dlq_dlq_evicted_total{reason}` and
 //! logged with how many and where they were archived. Nothing leaves without a trace.
 
-use std::io::Write as _;
 use std::sync::Arc;
 
 use captcha_dlq_core::dlq::audit::{AuditAction, AuditEntry, AuditStage};
@@ -21,6 +21,37 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::ops_metrics::OpsCounters;
+use crate::runtime::{BoxFuture, MaybeSendSync};
+
+/// Where evicted records are kept before the store lets them go.
+pub trait Archive: MaybeSendSync {
+    /// How the report, the audit trail and the log name it.
+    fn name(&self) -> String;
+    /// Keeps `count` records, given as `text`: JSONL, redacted ([`export_jsonl_redacted`]). An
+    /// error (its text) keeps the records in the DLQ.
+    fn keep(&self, text: String, count: usize) -> BoxFuture<'_, Result<(), String>>;
+}
+
+/// The `archive` file of the options: appended to and synced, created readable by its owner only.
+#[cfg(feature = "files")]
+#[derive(Clone, Debug)]
+pub struct FileArchive {
+    pub path: String,
+}
+
+#[cfg(feature = "files")]
+impl Archive for FileArchive {
+    fn name(&self) -> String {
+        self.path.clone()
+    }
+
+    fn keep(&self, text: String, _count: usize) -> BoxFuture<'_, Result<(), String>> {
+        use std::io::Write as _;
+        let written = crate::files::open_private(std::path::Path::new(&self.path), crate::files::Private::Append)
+            .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()));
+        Box::pin(async move { written.map_err(|e| e.to_string()) })
+    }
+}
 
 /// Records read, archived and removed at once.
 const BATCH: usize = 1_000;
@@ -54,7 +85,8 @@ impl RetentionReport {
 }
 
 /// Applies `options` to `store` at `now`: the age limit first, then the count limit over
-/// what is left. `dry_run` only counts what would go.
+/// what is left, archiving to the options' `archive` file if any. `dry_run` only counts what
+/// would go.
 pub async fn apply(
     store: &Arc<dyn DlqStore>,
     options: &RetentionOptions,
@@ -62,14 +94,44 @@ pub async fn apply(
     dry_run: bool,
     counters: Option<&OpsCounters>,
 ) -> Result<RetentionReport> {
+    let archive = file_archive(options)?;
+    apply_to(store, options, archive.as_deref(), now, dry_run, counters).await
+}
+
+/// The options' `archive` file, if they name one; a build without files refuses one (its front
+/// end gives an archive of its own instead: [`Client::start_archiving`](crate::Client::start_archiving)).
+pub(crate) fn file_archive(options: &RetentionOptions) -> Result<Option<Arc<dyn Archive>>> {
+    let Some(path) = options.archive.clone() else { return Ok(None) };
+    #[cfg(feature = "files")]
+    return Ok(Some(Arc::new(FileArchive { path })));
+    #[cfg(not(feature = "files"))]
+    {
+        let _ = path;
+        Err(Error::Config(captcha_dlq_core::ConfigError::new(
+            "dlq_retention.archive",
+            "this build has no files to archive to: give the archive as a function (the browser package's `archive(jsonl, count)`)",
+        )))
+    }
+}
+
+/// [`apply`], keeping the evicted records in `archive` (whatever the options' `archive` says).
+pub async fn apply_to(
+    store: &Arc<dyn DlqStore>,
+    options: &RetentionOptions,
+    archive: Option<&dyn Archive>,
+    now: Timestamp,
+    dry_run: bool,
+    counters: Option<&OpsCounters>,
+) -> Result<RetentionReport> {
+    let archive_name = archive.map(Archive::name);
     let mut report = RetentionReport { dry_run, evictions: Vec::new() };
     if let Some(old) = retention::too_old(options, now) {
         let count = if dry_run {
             store.count(&old, now).await.map_err(Error::Store)?
         } else {
-            evict_matching(store, &old, u64::MAX, EvictionReason::MaxAge, options, now, counters).await?
+            evict_matching(store, &old, u64::MAX, EvictionReason::MaxAge, archive, now, counters).await?
         };
-        report.push(EvictionReason::MaxAge, count, options);
+        report.push(EvictionReason::MaxAge, count, archive_name.as_deref());
     }
     let total = store.count(&Filter::all(), now).await.map_err(Error::Store)?;
     // In a dry run the age limit removed nothing yet: count what it would leave.
@@ -78,17 +140,17 @@ pub async fn apply(
         let count = if dry_run {
             n.min(store.count(&evictable, now).await.map_err(Error::Store)?)
         } else {
-            evict_matching(store, &evictable, n, EvictionReason::MaxCount, options, now, counters).await?
+            evict_matching(store, &evictable, n, EvictionReason::MaxCount, archive, now, counters).await?
         };
-        report.push(EvictionReason::MaxCount, count, options);
+        report.push(EvictionReason::MaxCount, count, archive_name.as_deref());
     }
     Ok(report)
 }
 
 impl RetentionReport {
-    fn push(&mut self, reason: EvictionReason, count: u64, options: &RetentionOptions) {
+    fn push(&mut self, reason: EvictionReason, count: u64, archive: Option<&str>) {
         if count > 0 {
-            self.evictions.push(Eviction { reason, count, archive: options.archive.clone() });
+            self.evictions.push(Eviction { reason, count, archive: archive.map(str::to_string) });
         }
     }
 }
@@ -100,7 +162,7 @@ async fn evict_matching(
     filter: &Filter,
     limit: u64,
     reason: EvictionReason,
-    options: &RetentionOptions,
+    archive: Option<&dyn Archive>,
     now: Timestamp,
     counters: Option<&OpsCounters>,
 ) -> Result<u64> {
@@ -111,8 +173,8 @@ async fn evict_matching(
         if batch.is_empty() {
             break;
         }
-        if let Some(path) = &options.archive {
-            archive(path, &batch)?;
+        if let Some(archive) = archive {
+            keep(archive, &batch).await?;
         }
         // The intent first (issue 44, finding 9): a trail that refuses it stops the eviction,
         // so nothing leaves the DLQ without its entry.
@@ -137,7 +199,8 @@ async fn evict_matching(
         // Exactly the versions archived: a record edited, replayed or stored again since the
         // read stays, with its newer content (issue 44, finding 8).
         let n = store.purge_unchanged(&batch, now).await.map_err(Error::Store)?;
-        trace_eviction(store, intent, reason, n, options.archive.as_deref(), counters).await;
+        let name = archive.map(Archive::name);
+        trace_eviction(store, intent, reason, n, name.as_deref(), counters).await;
         removed += n;
         if n == 0 {
             // Every record of the batch was leased meanwhile: the next read would find them again.
@@ -147,17 +210,15 @@ async fn evict_matching(
     Ok(removed)
 }
 
-/// Appends `records` to the archive file as JSONL (the export's format) and syncs it to disk,
-/// so that they are kept before the store lets them go. The file is owner-only (0600), and its
-/// records are redacted by the one rule (`captcha_dlq_core::dlq::redact`): an archive outlives
-/// the proxies and cookies of its tasks, and is read to learn what was dropped, not to solve it.
-fn archive(path: &str, records: &[DeadLetterRecord]) -> Result<()> {
-    let text = export_jsonl_redacted(records);
-    let written = crate::files::open_private(std::path::Path::new(path), crate::files::Private::Append)
-        .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()));
-    written.map_err(|e| {
+/// Hands `records` to the archive as JSONL (the export's format), so that they are kept before
+/// the store lets them go. The records are redacted by the one rule
+/// (`captcha_dlq_core::dlq::redact`): an archive outlives the proxies and cookies of its tasks,
+/// and is read to learn what was dropped, not to solve it.
+async fn keep(archive: &dyn Archive, records: &[DeadLetterRecord]) -> Result<()> {
+    archive.keep(export_jsonl_redacted(records), records.len()).await.map_err(|e| {
         Error::Io(format!(
-            "dlq_retention.archive: cannot append {} record(s) to {path} ({e}); nothing was removed",
+            "dlq_retention.archive: {} did not take {} record(s) ({e}); nothing was removed",
+            archive.name(),
             records.len()
         ))
     })
@@ -179,7 +240,7 @@ async fn trace_eviction(
         c.evicted(reason, n);
     }
     let detail = match archive {
-        Some(path) => format!("{}, archived to {path}", reason.as_str()),
+        Some(name) => format!("{}, archived to {name}", reason.as_str()),
         None => format!("{}, not archived", reason.as_str()),
     };
     let entry = AuditEntry { id: 0, count: n, detail, stage: AuditStage::Result, intent: Some(intent.id), ..intent };
@@ -190,11 +251,11 @@ async fn trace_eviction(
         return;
     }
     match archive {
-        Some(path) => tracing::info!(
+        Some(name) => tracing::info!(
             target: "captcha_dlq",
             evicted = n,
             reason = reason.as_str(),
-            "DLQ retention evicted {n} record(s) ({}), archived to {path}",
+            "DLQ retention evicted {n} record(s) ({}), archived to {name}",
             reason.as_str()
         ),
         None => tracing::warn!(
@@ -215,7 +276,9 @@ impl crate::Dlq {
         let Some(options) = &inner.options.dlq_retention else {
             return Ok(RetentionReport { dry_run, evictions: Vec::new() });
         };
-        apply(&inner.backends.store, options, inner.backends.runtime.now(), dry_run, Some(&inner.ops)).await
+        let now = inner.backends.runtime.now();
+        apply_to(&inner.backends.store, options, inner.archive(options)?.as_deref(), now, dry_run, Some(&inner.ops))
+            .await
     }
 }
 
@@ -230,8 +293,25 @@ pub(crate) async fn run_periodically(client: std::sync::Weak<crate::inner::Inner
             return;
         }
         let now = runtime.now();
-        if let Err(e) = apply(&inner.backends.store, &options, now, false, Some(&inner.ops)).await {
+        let applied = match inner.archive(&options) {
+            Ok(archive) => {
+                apply_to(&inner.backends.store, &options, archive.as_deref(), now, false, Some(&inner.ops)).await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = applied {
             tracing::warn!(target: "captcha_dlq", "DLQ retention not applied this time: {e}");
+        }
+    }
+}
+
+impl crate::inner::Inner {
+    /// Where this client's evictions are kept: the archive it was started with
+    /// ([`Client::start_archiving`](crate::Client::start_archiving)), else the options' file.
+    fn archive(&self, options: &RetentionOptions) -> Result<Option<Arc<dyn Archive>>> {
+        match &self.archive {
+            Some(archive) => Ok(Some(archive.clone())),
+            None => file_archive(options),
         }
     }
 }

@@ -1,6 +1,8 @@
 // What only the Node package has, next to the shared suite: export and import files, util.inspect,
-// the CommonJS entry, the shared wire vectors and the fleet ledger suite through the addon, a process
-// that exits while a client it never closed sits idle, and a fleet of processes on a JS store.
+// the CommonJS entry, `verifyWebhook`, the shared wire vectors and the fleet ledger suite through the
+// addon, a process that exits while a client it never closed sits idle, and a fleet of processes on a JS
+// store. (Declared kinds, edit, the audit trail, retention and alerts are in the shared suite: the browser
+// package has them too.)
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -8,7 +10,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import util from 'node:util';
@@ -118,75 +119,11 @@ test('issue 44, finding 5: webhook signatures cover a timestamp; verifyWebhook (
   }
 });
 
-test('alerts: a webhook on loopback receives a new reason, signed over its time and body, without the key; bad webhooks are refused', async () => {
-  const got = [];
-  const receiver = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      got.push({ signature: req.headers['x-captcha-dlq-signature'], body: Buffer.concat(chunks) });
-      res.end();
-    });
-  });
-  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${receiver.address().port}/hook`;
-  try {
-    await script({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] });
-    const client = new Client(options({ alerts: { webhooks: [{ url, secret: 'node-hook-secret', events: ['new_reason'] }], gatherMs: 10 } }));
-    await assert.rejects(client.solve(page(2)), SolveFailed);
-    for (let i = 0; i < 300 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-    await client.close();
-    assert.equal(got.length, 1);
-    const alert = JSON.parse(got[0].body.toString('utf8'));
-    assert.equal(alert.event, 'new_reason');
-    assert.equal(alert.subject, 'ERROR_CAPTCHA_UNSOLVABLE');
-    const t = got[0].signature.split(',')[0].replace('t=', '');
-    const v1 = createHmac('sha256', 'node-hook-secret').update(`${t}.`).update(got[0].body).digest('hex');
-    assert.equal(got[0].signature, `t=${t},v1=${v1}`);
-    assert.equal(verifyWebhook(got[0].body, got[0].signature, 'node-hook-secret'), true);
-    assert.ok(!got[0].body.toString('utf8').includes(SECRET), 'the key is not in the body');
-  } finally {
-    receiver.close();
-  }
-  for (const [bad, field] of [
-    [{ alerts: { webhooks: [{ url: 'http://hooks.example.com/x' }] } }, 'alerts.webhooks[0].url'],
-    [{ alerts: { webhooks: [{ url, sekret: 'x' }] } }, 'alerts.webhooks[0].sekret'],
-    [{ dlqRetention: { maxAgeMs: 0 } }, 'dlqRetention.maxAgeMs'],
-  ]) {
-    await assert.rejects(new Client(options(bad)).ready(), (e) => e instanceof InvalidConfig && e.field === field, field);
-  }
-});
-
-test('dlq.edit: wrong sitekeys are previewed, fixed and replayed until solved; an invalid result is refused naming the field', async () => {
-  // Node only: the browser build leaves editing out (its .wasm size guard, docs/decisions/0053-edit-then-replay.md).
-  await script({ rules: [{ match: { site_key: '6Le-WRONG' }, behavior: { outcome: 'bad_parameters', code: 'ERROR_WRONG_GOOGLEKEY' } }] });
-  const client = new Client(options());
-  const wrong = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-WRONG', pageUrl: `https://example.com/edit/${n}` });
-  const results = await client.solveMany([wrong(1), wrong(2)]);
-  assert.deepEqual(results.map((r) => r.ok), [false, false], 'both tasks dead-lettered');
-  const filter = { sitekey: '6Le-WRONG' };
-  const preview = await client.dlq.edit(filter, { task: { sitekey: '6Le-RIGHT' }, labels: { fixed: 'yes' }, preview: true });
-  assert.deepEqual([preview.preview, preview.matched, preview.changed, preview.refused], [true, 2, 2, []]);
-  const changes = preview.diffs[0].changes;
-  assert.deepEqual(changes.find((c) => c.path === 'task.sitekey'), { path: 'task.sitekey', before: '6Le-WRONG', after: '6Le-RIGHT' });
-  assert.deepEqual(changes.find((c) => c.path === 'labels.fixed'), { path: 'labels.fixed', before: null, after: 'yes' });
-  assert.equal(await client.dlq.count(filter), 2, 'a preview writes nothing');
-  // camelCase task fields, as JS tasks are written; the refusal names the field.
-  const bad = await client.dlq.edit(filter, { task: { pageUrl: null } });
-  assert.equal(bad.changed, 0);
-  assert.equal(bad.refused.length, 2);
-  assert.match(bad.refused[0].error, /task\.page_url/);
-  await assert.rejects(client.dlq.edit(filter, { task: { sitekey: 'x' }, labls: {} }), (e) => e instanceof InvalidConfig && e.field === 'edit: labls');
-  await assert.rejects(client.dlq.edit(undefined, { task: { sitekey: 'x' } }), (e) => e instanceof InvalidConfig && e.field === 'edit: filter');
-  const applied = await client.dlq.edit(filter, { task: { sitekey: '6Le-RIGHT' }, labels: { fixed: 'yes' } });
-  assert.deepEqual([applied.preview, applied.changed], [false, 2]);
-  const [record] = await client.dlq.peek({ sitekey: '6Le-RIGHT' }, { limit: 1 });
-  assert.equal(record.history.at(-1).phase, 'edit', 'the edit is in the history');
-  const { report, solved } = await client.replay({ ids: applied.diffs.map((d) => d.id) });
-  assert.equal(report.recovered, 2);
-  assert.ok(solved.every((s) => s.labels.fixed === 'yes'), 'the edited labels travel with the answers');
-  assert.equal(await client.dlq.count(), 0);
-  await client.close();
+test("a function as dlqRetention.archive (the browser package's) is refused by name: here the archive is a file", () => {
+  assert.throws(
+    () => new Client(options({ dlqRetention: { maxCount: 1, archive: () => {} } })),
+    (e) => e instanceof InvalidConfig && e.field === 'dlqRetention.archive' && /path of a file/.test(e.message),
+  );
 });
 
 test('util.inspect shows the provider and base URL, never the key', async () => {

@@ -2,8 +2,10 @@
 // test (`pkg`: the module of `captcha-dlq` in Node, of `captcha-dlq-web` in a browser) and
 // the URL of the mock solver (tests/mock-solver), and uses nothing but the package's public
 // API, `fetch` and `AbortController`, so the same file runs in Node (node.test.js) and in
-// Chromium (bindings-wasm/tests/js/run.mjs). Node-only checks (files, util.inspect, the
-// CommonJS entry) are in node-only.test.js.
+// Chromium (bindings-wasm/tests/js/run.mjs). `receiver` is the URL of a loopback receiver of
+// webhook alerts and OTLP traces (node/receiver.js), started by both runners. Node-only checks
+// (files, util.inspect, the CommonJS entry, the fleet, OTLP over protobuf) are in node-only.test.js,
+// node-audit.test.js (SQLite) and node-traces.test.js.
 //
 // The tests share one mock, so they run one after another; each sets the mock's script it
 // needs and uses its own API key, so the mock's per-key counters are its own.
@@ -32,9 +34,9 @@ const PATIENT = { firstPollMs: 20, intervalMs: 20, maxPolls: 1000, coalesceMs: 5
 /**
  * The tests, as `[{name, run}]`, for the package `pkg` against the mock at `mock`.
  * @param {Record<string, any>} pkg the package's exports
- * @param {{mock: string}} env
+ * @param {{mock: string, receiver: string}} env
  */
-export function suite(pkg, { mock }) {
+export function suite(pkg, { mock, receiver }) {
   const {
     Client, CaptchaDlqError, SolveFailed, AccountError, InvalidTask, InvalidConfig, StoreError, ProviderError, Cancelled,
     Closed, Aborted,
@@ -142,6 +144,19 @@ export function suite(pkg, { mock }) {
     equal(s.expiresAt - s.solvedAt, 120000, `${what}: expiresAt is solvedAt plus the kind's answer life`);
     equal(typeof s.providerTaskId, 'string', `${what}: providerTaskId`);
     deepEqual(s.fields, {}, `${what}: fields`);
+  }
+
+  /** What the receiver got at `path` so far: `[{path, headers, body}]`, oldest first. */
+  async function received(path) {
+    return (await fetch(`${receiver}/received?path=${encodeURIComponent(path)}`)).json();
+  }
+
+  /** `X-Captcha-Dlq-Signature`'s `v1` for `body` signed at `t` with `secret` (HMAC-SHA256, WebCrypto: Node and browsers). */
+  async function webhookSignature(secret, t, body) {
+    const bytes = (text) => new TextEncoder().encode(text);
+    const hmac = await crypto.subtle.importKey('raw', bytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    const mac = new Uint8Array(await crypto.subtle.sign('HMAC', hmac, bytes(`${t}.${body}`)));
+    return [...mac].map((b) => b.toString(16).padStart(2, '0')).join('');
   }
 
   const tests = [
@@ -597,6 +612,156 @@ export function suite(pkg, { mock }) {
         deepEqual(metrics.providers, ['broke', 'fine'], 'metrics name the providers');
         deepEqual(metrics.circuits.map((c) => [c.provider, c.open]), [['broke', true], ['fine', false]], 'circuits');
         await client.close();
+      },
+    },
+
+    {
+      name: 'declared kinds: an MTCaptcha task is solved at a service that takes it, with its typed answer; one that does not is refused',
+      async run() {
+        await script({});
+        const task = { type: 'mtcaptcha', sitekey: 'MTPublic-KzqLY1cKH', pageUrl: 'https://example.com/mt/1' };
+        const client = new Client(options('declared', { provider: '2captcha' }));
+        const solution = await client.solve(task, { labels: { kind: 'mt' } });
+        deepEqual(solution.answer, { token: solution.text }, 'the answer by the name the kind declares');
+        equal(typeof solution.text, 'string', 'a token');
+        ok(solution.text.length > 0, 'a token');
+        // The kind's declaration checks its fields, in Rust, before anything is sent.
+        await rejects(client.solve({ type: 'mtcaptcha', pageUrl: 'https://example.com/mt/2' }), InvalidTask, { field: 'sitekey' }, 'no sitekey');
+        await client.close();
+        // CaptchaAI's protocol has no MTCaptcha method: the task is refused rather than sent.
+        const other = new Client(options('declared-no', { provider: 'captchaai' }));
+        const before = await submits('declared-no');
+        const e = await rejects(other.solve(task), InvalidTask, { code: 'INVALID_TASK', field: 'type' }, 'a service that does not take the kind');
+        includes(e.message, 'captchaai does not solve mtcaptcha tasks (solved by: 2captcha', 'the refusal names the kind and who takes it');
+        equal(await submits('declared-no'), before, 'nothing was sent');
+        await other.close();
+      },
+    },
+
+    {
+      name: 'dlq.edit: wrong sitekeys are previewed, fixed and replayed until solved; an invalid result is refused naming the field',
+      async run() {
+        await script({ rules: [{ match: { site_key: '6Le-WRONG' }, behavior: { outcome: 'bad_parameters', code: 'ERROR_WRONG_GOOGLEKEY' } }] });
+        const client = new Client(options('edit'));
+        const wrong = (n) => ({ type: 'recaptcha_v2', sitekey: '6Le-WRONG', pageUrl: `https://example.com/edit/${n}` });
+        const results = await client.solveMany([wrong(1), wrong(2)]);
+        deepEqual(results.map((r) => r.ok), [false, false], 'both tasks dead-lettered');
+        const filter = { sitekey: '6Le-WRONG' };
+        const preview = await client.dlq.edit(filter, { task: { sitekey: '6Le-RIGHT' }, labels: { fixed: 'yes' }, preview: true });
+        deepEqual([preview.preview, preview.matched, preview.changed, preview.refused], [true, 2, 2, []], 'the preview');
+        const changes = preview.diffs[0].changes;
+        deepEqual(changes.find((c) => c.path === 'task.sitekey'), { path: 'task.sitekey', before: '6Le-WRONG', after: '6Le-RIGHT' }, 'the sitekey diff');
+        deepEqual(changes.find((c) => c.path === 'labels.fixed'), { path: 'labels.fixed', before: null, after: 'yes' }, 'the label diff');
+        equal(await client.dlq.count(filter), 2, 'a preview writes nothing');
+        // camelCase task fields, as JS tasks are written; the refusal names the field.
+        const bad = await client.dlq.edit(filter, { task: { pageUrl: null } });
+        deepEqual([bad.changed, bad.refused.length], [0, 2], 'an edit leaving no page URL changes nothing');
+        includes(bad.refused[0].error, 'task.page_url', 'the refusal names the field');
+        await refusedAs(client.dlq.edit(filter, { task: { sitekey: 'x' }, labls: {} }), 'edit: labls');
+        await refusedAs(client.dlq.edit(undefined, { task: { sitekey: 'x' } }), 'edit: filter');
+        const applied = await client.dlq.edit(filter, { task: { sitekey: '6Le-RIGHT' }, labels: { fixed: 'yes' } });
+        deepEqual([applied.preview, applied.changed], [false, 2], 'the edit');
+        const [record] = await client.dlq.peek({ sitekey: '6Le-RIGHT' }, { limit: 1 });
+        equal(record.history.at(-1).phase, 'edit', 'the edit is in the history');
+        const { report, solved } = await client.replay({ ids: applied.diffs.map((d) => d.id) });
+        equal(report.recovered, 2, `recovered in ${show(report)}`);
+        ok(solved.every((s) => s.labels.fixed === 'yes'), 'the edited labels travel with the answers');
+        equal(await client.dlq.count(), 0, 'the DLQ after the replay');
+        const edits = (await client.dlq.audit()).filter((e) => e.action === 'edit' && e.stage === 'result');
+        deepEqual(edits.map((e) => e.count), [2, 0], 'both edits that wrote are in the audit trail, newest first');
+        await client.close();
+      },
+    },
+
+    {
+      name: "the audit trail: every DLQ action leaves its intent and its result under its operator's name, in memory and in a JS store",
+      async run() {
+        for (const store of ['memory', new MapStore()]) {
+          const where = store === 'memory' ? 'memory' : 'a JS store';
+          await script({ rules: [unsolvable('/page/2')] });
+          const audited = new Client(options(`audit-${store === 'memory' ? 'memory' : 'js'}`, { dlq: store }));
+          for (const jobId of ['a', 'b']) await rejects(audited.solve(page(2), { labels: { jobId } }), SolveFailed, {}, 'unsolvable');
+          deepEqual(await audited.dlq.audit(), [], `${where}: solving is no operator action`);
+          const [a, b] = await audited.dlq.peek();
+          const alice = audited.dlq.asOperator('alice');
+          equal(await alice.park(a.id, 'wrong sitekey'), true, 'park');
+          equal(await alice.unpark(a.id), true, 'unpark');
+          const text = await audited.dlq.exportText({ format: 'jsonl' });
+          equal(await alice.purge({ ids: [b.id] }), 1, 'purge');
+          equal(await audited.dlq.asOperator('bob').importText(text), 2, 'import');
+          await script({});
+          const replayed = await audited.replay({ ids: [a.id], operator: 'carol' });
+          equal(replayed.report.received, 1, 'replayed');
+          equal(await audited.dlq.purge({ ids: ['no-such-id'] }), 0, 'a purge of nothing');
+
+          const all = await audited.dlq.audit();
+          const intents = new Map(all.filter((e) => e.stage === 'intent').map((e) => [e.id, e]));
+          const entries = all.filter((e) => e.stage === 'result');
+          equal(intents.size, 6, `${where}: an intent per action`);
+          ok(entries.every((e) => intents.get(e.intent)?.action === e.action), `${where}: each result points at its intent`);
+          deepEqual(entries.map((e) => [e.operator, e.action, e.count]), [
+            ['api', 'purge', 0], ['carol', 'replay', 1], ['bob', 'import', 2], ['alice', 'purge', 1], ['alice', 'unpark', 1], ['alice', 'park', 1],
+          ], `${where}: the results, newest first`);
+          deepEqual(entries[3].filter, { ids: [b.id] }, 'the purge filter');
+          equal(entries[5].detail, 'wrong sitekey', 'the park reason');
+          ok(all.every((e) => e.error === null && e.at.startsWith('20')), 'no errors; times as RFC 3339');
+          const older = await audited.dlq.audit({ limit: 2, before: entries[3].id });
+          deepEqual(older.map((e) => [e.action, e.stage]), [['purge', 'intent'], ['unpark', 'result']], 'a page before an entry');
+          await refusedAs(audited.dlq.asOperator('').park(a.id, 'x'), 'operator', 'an empty operator');
+          await refusedAs(audited.dlq.audit({ limit: 0 }), 'limit');
+          if (store instanceof MapStore) equal(store.scan('audit').length, 12, "the trail is a table of the user's store");
+          await audited.close();
+        }
+      },
+    },
+
+    {
+      name: 'retention: beyond maxCount the oldest records are evicted, counted, and entered in the audit trail as retention',
+      async run() {
+        await script({ rules: [unsolvable('/page/2')] });
+        const store = new MapStore();
+        const retained = new Client(options('retention', { dlq: store, dlqRetention: { maxCount: 1, intervalMs: 30 } }));
+        for (const n of ['1', '2', '3']) await rejects(retained.solve(page(2), { labels: { n } }), SolveFailed, {}, 'unsolvable');
+        const left = await until(() => retained.dlq.peek(), (records) => records.length === 1);
+        deepEqual(left.map((r) => r.labels.n), ['3'], 'the newest record stays');
+        const evictions = await until(
+          async () => (await retained.dlq.audit()).filter((e) => e.operator === 'retention' && e.stage === 'result'),
+          (entries) => entries.reduce((sum, e) => sum + e.count, 0) === 2,
+        );
+        equal(evictions.reduce((sum, e) => sum + e.count, 0), 2, `the trail counts both evictions: ${show(evictions)}`);
+        ok(evictions.every((e) => e.action === 'evict' && e.detail.startsWith('max_count')), `as max_count evictions: ${show(evictions)}`);
+        includes(await retained.metricsText(), 'captcha_dlq_dlq_evicted_total{reason="max_count"} 2', 'the eviction counter');
+        await retained.close();
+        await refusedAs(new Client(options('retention', { dlqRetention: { maxAgeMs: 0 } })).ready(), 'dlqRetention.maxAgeMs');
+      },
+    },
+
+    {
+      name: 'alerts: a webhook receives a new reason, signed over its time and body, without the key; bad webhooks are refused',
+      async run() {
+        const url = `${receiver}/hook/${Date.now()}`;
+        const path = new URL(url).pathname;
+        await script({ rules: [unsolvable('/page/2')] });
+        const client = new Client(options('alerts', {
+          alerts: { webhooks: [{ url, secret: 'shared-hook-secret', events: ['new_reason'] }], gatherMs: 10 },
+        }));
+        await rejects(client.solve(page(2)), SolveFailed, {}, 'unsolvable');
+        const got = await until(() => received(path), (list) => list.length > 0);
+        await client.close();
+        equal(got.length, 1, `one alert: ${show(got)}`);
+        const alert = JSON.parse(got[0].body);
+        deepEqual([alert.event, alert.subject], ['new_reason', 'ERROR_CAPTCHA_UNSOLVABLE'], 'the alert');
+        const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(got[0].headers['x-captcha-dlq-signature'] ?? '') ?? [];
+        ok(t !== undefined, `the signature header: ${show(got[0].headers)}`);
+        equal(v1, await webhookSignature('shared-hook-secret', t, got[0].body), 'signed over its time and body');
+        ok(!got[0].body.includes(SECRET), 'the key is not in the body');
+        includes(await client.metricsText(), 'captcha_dlq_alerts_sent_total 1', 'the delivery is counted');
+        for (const [bad, field] of [
+          [{ alerts: { webhooks: [{ url: 'http://hooks.example.com/x' }] } }, 'alerts.webhooks[0].url'],
+          [{ alerts: { webhooks: [{ url, sekret: 'x' }] } }, 'alerts.webhooks[0].sekret'],
+        ]) {
+          await refusedAs(new Client(options('alerts', bad)).ready(), field);
+        }
       },
     },
 

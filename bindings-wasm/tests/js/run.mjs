@@ -10,7 +10,7 @@
 // The project is CAPTCHA_DLQ_WEB_PROJECT (a directory whose node_modules/captcha-dlq-web is the package, e.g. one
 // where the tarball was `npm install`ed: .ci/package-check.sh), else a temporary one whose node_modules links to
 // the build (bindings-wasm/pkg).
-// Usage: [CAPTCHA_DLQ_WEB_PROJECT=DIR] [CHECKS=<regex>] node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with
+// Usage: [CAPTCHA_DLQ_WEB_PROJECT=DIR] [CAPTCHA_DLQ_WEB_CHECKS=<regex>] node run.mjs MOCK_URL NOCORS_MOCK_URL (the second a mock started with
 // `cors: false`). Exits non-zero on the first failed check.
 import { chromium } from 'playwright-core';
 import * as esbuild from 'esbuild';
@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SEEDS_BATCH } from './site/expected.js';
+import { startReceiver } from '../../../tests/js/node/receiver.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** The shared JS suite of both npm packages (tests/js at the repository's root). */
@@ -108,8 +109,8 @@ function serve() {
 }
 
 const checks = [];
-/** CHECKS=<regex>: only the checks whose name matches (while working on one; the suite runs them all). */
-const ONLY = process.env.CHECKS ? new RegExp(process.env.CHECKS) : null;
+/** CAPTCHA_DLQ_WEB_CHECKS=<regex>: only the checks whose name matches (while working on one; the suite runs them all). */
+const ONLY = process.env.CAPTCHA_DLQ_WEB_CHECKS ? new RegExp(process.env.CAPTCHA_DLQ_WEB_CHECKS) : null;
 async function check(name, fn) {
   if (ONLY && !ONLY.test(name)) {
     console.log(`skip ${name}`);
@@ -154,6 +155,8 @@ async function resetMock() {
 }
 
 const server = await serve();
+// Where the shared suite's clients post webhook alerts and OTLP traces (loopback, with CORS headers).
+const receiver = await startReceiver();
 const origin = `http://127.0.0.1:${server.address().port}`;
 const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
 try {
@@ -195,7 +198,7 @@ try {
 
   await check('the shared JS suite (tests/js/suite.js) in a page', async () => {
     await resetMock();
-    await tab.goto(`${origin}/shared/browser.html?mock=${encodeURIComponent(mock)}`);
+    await tab.goto(`${origin}/shared/browser.html?mock=${encodeURIComponent(mock)}&receiver=${encodeURIComponent(receiver.url)}`);
     await tab.waitForFunction(() => window.__suite !== undefined, null, { timeout: 300_000 });
     assertSuite(await tab.evaluate(() => window.__suite));
   });
@@ -207,7 +210,7 @@ try {
   });
 
   await check('seeds batch in a dedicated worker', async () => {
-    await tab.goto(`${origin}/worker.html?mock=${encodeURIComponent(mock)}`);
+    await tab.goto(`${origin}/worker.html?mock=${encodeURIComponent(mock)}&receiver=${encodeURIComponent(receiver.url)}`);
     await tab.waitForFunction(() => window.ask !== undefined);
     assertBatch(await tab.evaluate(() => window.ask('batch')));
   });
@@ -369,6 +372,59 @@ await check('example extension loaded with --load-extension: solve, DLQ count in
   }
 });
 
+await check('example extension options page: its dead letters, an edit previewed with its diff, applied and replayed, the audit trail', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-options-'));
+  const ext = path.join(dir, 'extension');
+  fs.cpSync(EXTENSION, ext, { recursive: true });
+  fs.cpSync(PKG, path.join(ext, 'captcha-dlq-web'), { recursive: true });
+  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
+  });
+  try {
+    let [worker] = context.serviceWorkers();
+    worker ??= await context.waitForEvent('serviceworker', { timeout: 30_000 });
+    const id = new URL(worker.url()).host;
+    const popup = await context.newPage();
+    await popup.goto(`chrome-extension://${id}/popup.html`);
+    const send = (m) => popup.evaluate((msg) => chrome.runtime.sendMessage(msg), m);
+    await fetch(`${mock}/mock/script`, { method: 'POST',
+      body: JSON.stringify({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] }) });
+    assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
+      retry: { backoff: { kind: 'fixed', delayMs: 10 } }, polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 3 } } }), { ok: true });
+    const [failed] = await send({ cmd: 'solve', tasks: [{ type: 'recaptcha_v2', sitekey: '6Le-SITEKEY', pageUrl: 'https://example.com/page/2' }] });
+    assert.deepEqual([failed.ok, failed.code], [false, 'SOLVE_FAILED']);
+
+    const options = await context.newPage();
+    options.on('pageerror', (e) => console.error('options page error:', e));
+    await options.goto(`chrome-extension://${id}/options.html`);
+    await options.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+    assert.equal(await options.getAttribute('#records tbody', 'data-count'), '1', 'the dead letter is listed');
+    assert.equal(await options.getAttribute('#audit tbody', 'data-count'), '0', 'no operator action yet');
+    await options.check('input.pick');
+    await options.fill('#task', JSON.stringify({ pageUrl: 'https://example.com/page/3' }));
+    await options.click('#preview');
+    await options.waitForSelector('#status[data-done="true"]');
+    assert.match(await options.textContent('#status'), /preview: would change 1 of 1/);
+    assert.match(await options.textContent('#diffs tbody'), /page\/2.*page\/3/s, 'the diff shows before and after');
+    await options.evaluate(() => delete document.getElementById('status').dataset.done);
+    await options.click('#apply');
+    await options.waitForFunction(() => /^changed 1 of 1/.test(document.getElementById('status').textContent));
+    await fetch(`${mock}/mock/script`, { method: 'POST', body: '{}' });
+    await options.check('input.pick');
+    await options.click('#replay');
+    await options.waitForFunction(() => /^replayed: recovered 1/.test(document.getElementById('status').textContent));
+    await options.waitForFunction(() => document.querySelector('#records tbody').dataset.count === '0');
+    const trail = await options.$$eval('#audit tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+    const results = trail.filter((cells) => cells[4] === 'result').map((cells) => [cells[2], cells[3], cells[5]]);
+    assert.deepEqual(results, [['options-page', 'replay', '1'], ['options-page', 'edit', '1']], JSON.stringify(trail));
+  } finally {
+    await context.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 /** The page tests' fixture site (tests/page/server.mjs), whose backend verifies answers against the mock's /siteverify. */
 async function startFixtureSite() {
   const { spawn } = await import('node:child_process');
@@ -521,4 +577,5 @@ await check("example extension's auto-solve mode (the popup's toggle): every fra
 });
 
 server.close();
+await receiver.stop();
 console.log(`${checks.length} checks passed`);

@@ -45,6 +45,43 @@ function patient(mock, dlq) {
   return o;
 }
 
+/** An IndexedDB request's result. */
+const request = (r) => new Promise((resolve, reject) => {
+  r.onsuccess = () => resolve(r.result);
+  r.onerror = () => reject(r.error);
+});
+
+/** The version, object stores and every row (`[key, value]`) of each table of the database `name`, read raw. */
+async function rawRows(name) {
+  const db = await request(indexedDB.open(name));
+  try {
+    const stores = [...db.objectStoreNames];
+    const out = { version: db.version, stores };
+    for (const table of stores) {
+      const store = db.transaction(table, 'readonly').objectStore(table);
+      const [keys, values] = [await request(store.getAllKeys()), await request(store.getAll())];
+      out[table] = keys.map((key, i) => [key, values[i]]);
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** Creates the database `name` at `version` with the object stores `tables`, holding the rows of `rows` they name. */
+async function rawDatabase(name, version, tables, rows) {
+  const opening = indexedDB.open(name, version);
+  opening.onupgradeneeded = () => tables.forEach((t) => opening.result.createObjectStore(t));
+  const db = await request(opening);
+  const tx = db.transaction(tables, 'readwrite');
+  for (const table of tables) for (const [key, value] of rows[table] ?? []) tx.objectStore(table).put(value, key);
+  await new Promise((resolve, reject) => {
+    tx.oncomplete = resolve;
+    tx.onabort = () => reject(tx.error);
+  });
+  db.close();
+}
+
 export const tests = {
   seeds_batch_with_indexeddb: async (mock) =>
     deepEqual(await seedsBatch(mock, `indexeddb:${freshDb('batch')}`), SEEDS_BATCH, "the seeds' batch summary"),
@@ -84,12 +121,77 @@ export const tests = {
     await neighbour.close();
   },
 
+  async a_database_written_by_an_earlier_build_opens_with_its_rows(mock) {
+    // A dead letter as this build stores it, read back raw.
+    const current = freshDb('current');
+    await script(mock, { rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] });
+    const writer = await open(options(mock, `indexeddb:${current}`));
+    await failsWith(writer.solve(page(2)), SolveFailed, { code: 'SOLVE_FAILED' }, 'the unsolvable task');
+    const [record] = await writer.dlq.peek();
+    await writer.close();
+    const rows = await rawRows(current);
+    equal(rows.records.length, 1, 'the dead letter in the current database');
+
+    // The same rows in a version-2 database (records, journal, settled, meta; no audit trail), as earlier builds left it.
+    const earlier = freshDb('earlier');
+    await rawDatabase(earlier, 2, ['records', 'journal', 'settled', 'meta'], rows);
+    const reader = await open(options(mock, `indexeddb:${earlier}`));
+    deepEqual((await reader.dlq.peek()).map((r) => [r.id, r.reason]), [[record.id, record.reason]], 'the earlier database\'s record');
+    equal(await reader.dlq.unpark(record.id), false, 'a ready record is not parked');
+    equal(await reader.dlq.park(record.id, 'kept from an earlier build'), true, 'the record parks');
+    await reader.close();
+    const upgraded = await rawRows(earlier);
+    ok(upgraded.version >= 3 && upgraded.stores.includes('audit'), `the upgrade added the audit trail: ${show(upgraded.stores)}`);
+    equal(upgraded.records.length, 1, 'the record is still there after the upgrade');
+    await script(mock, {});
+  },
+
+  async retention_hands_evicted_records_to_the_archive_function_first_and_a_refusing_one_keeps_them(mock) {
+    await script(mock, { rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] });
+    const dlq = `indexeddb:${freshDb('retention')}`;
+    // An archive that refuses: nothing leaves the DLQ, the failure is not an eviction.
+    const refused = [];
+    const refusing = await open(options(mock, dlq, {
+      dlqRetention: { maxCount: 1, intervalMs: 20, archive: (text, count) => { refused.push(count); throw new Error('disk full'); } },
+    }));
+    for (const n of ['1', '2']) await failsWith(refusing.solve({ ...page(2), pageUrl: `https://example.com/page/2?n=${n}` }), SolveFailed, {}, 'unsolvable');
+    await until(async () => refused.length, (n) => n >= 2);
+    ok(refused.length >= 2 && refused.every((count) => count === 1), `the archive was offered the oldest record: ${show(refused)}`);
+    equal(await refusing.dlq.count(), 2, 'a refusing archive keeps every record');
+    await refusing.close();
+
+    // An async archive that keeps them: the oldest record, redacted JSONL, before it is removed.
+    const kept = [];
+    const archiving = await open(options(mock, dlq, {
+      dlqRetention: { maxCount: 1, intervalMs: 20, archive: async (text, count) => { await sleep(5); kept.push({ text, count }); } },
+    }));
+    const left = await until(() => archiving.dlq.peek(), (records) => records.length === 1);
+    equal(left.length, 1, 'one record left');
+    equal(kept.length, 1, `one batch archived: ${show(kept)}`);
+    const lines = kept[0].text.trim().split('\n').map((line) => JSON.parse(line));
+    deepEqual([kept[0].count, lines.length], [1, 1], 'one record, one JSONL line');
+    ok(lines[0].task.page_url.endsWith('n=1') && left[0].task.pageUrl.endsWith('n=2'), 'the oldest went to the archive, the newest stays');
+    ok(!kept[0].text.includes(KEY), 'the key is not in the archive');
+    const [entry] = (await archiving.dlq.audit()).filter((e) => e.operator === 'retention' && e.stage === 'result');
+    equal(entry?.detail, 'max_count, archived to the archive callback', `the audit trail names the archive: ${show(entry)}`);
+    await archiving.close();
+    await failsWith(open(options(mock, 'memory', { dlqRetention: { maxCount: 1, archive: 'evicted.jsonl' } })), CaptchaDlqError,
+      { code: 'INVALID_CONFIG', field: 'dlqRetention.archive' }, 'a file path in the browser');
+    await script(mock, {});
+  },
+
   async a_dlq_that_is_not_a_browser_store_is_named(mock) {
     for (const [dlq, words] of [['sqlite:x', 'is not a browser store'], ['indexeddb:', 'needs a database name']]) {
       const e = await failsWith(open(options(mock, dlq)), CaptchaDlqError, { code: 'INVALID_CONFIG', field: 'dlq' }, dlq);
       ok(e.message.includes(words), `"${e.message}"`);
     }
     await failsWith(open(options(mock, 'memory', { proxy: 'socks5://127.0.0.1:1080' })), CaptchaDlqError, { code: 'INVALID_CONFIG', field: 'proxy' }, 'a proxy');
+  },
+
+  async traces_which_the_browser_cannot_export_yet_are_refused_naming_the_feature(mock) {
+    const e = await failsWith(open(options(mock, 'memory', { traces: { otlpEndpoint: 'http://127.0.0.1:4318' } })), CaptchaDlqError,
+      { code: 'INVALID_CONFIG', field: 'traces' }, 'the traces option');
+    ok(e.message.includes('cargo feature `traces` is off'), `names the feature: "${e.message}"`);
   },
 
   async a_failed_fetch_says_what_it_can_mean_without_the_key(mock) {

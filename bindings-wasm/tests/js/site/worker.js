@@ -10,12 +10,12 @@ import { run } from './suite.js';
 const COMMANDS = {
   batch: (mock) => seedsBatch(mock, `indexeddb:${freshDb('worker')}`),
   suite: (mock) => run(mock),
-  shared: (mock) => runShared(pkg, { mock }),
+  shared: (mock, receiver) => runShared(pkg, { mock, receiver }),
 };
 
-self.addEventListener('message', async ({ data: { cmd, mock }, ports: [port] }) => {
+self.addEventListener('message', async ({ data: { cmd, mock, receiver }, ports: [port] }) => {
   try {
-    port.postMessage(await COMMANDS[cmd](mock));
+    port.postMessage(await COMMANDS[cmd](mock, receiver));
   } catch (e) {
     port.postMessage({ error: String(e?.stack ?? e) });
   }
