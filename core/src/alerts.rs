@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use crate::http::Secret;
-use crate::json_read::{spelled, unit_variant, FieldError, Fields, FromJson};
+use crate::support::json_read::{spelled, unit_variant, FieldError, Fields, FromJson};
 
 /// What an alert reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -115,7 +115,7 @@ impl Webhook {
     /// `scheme://host[:port]` of the URL, for messages and logs: its path is often its
     /// credential.
     pub fn origin(&self) -> String {
-        crate::weburl::parse(&self.url).map_or_else(
+        crate::support::weburl::parse(&self.url).map_or_else(
             |_| String::from("?"),
             |u| format!("{}://{}{}", u.scheme, u.host, u.port.map_or_else(String::new, |p| format!(":{p}"))),
         )
@@ -142,7 +142,7 @@ impl FromJson for Webhook {
             return Err(FieldError::new(spelled("secret"), "is empty: leave it out for unsigned webhooks"));
         }
         // The URL itself is not repeated: a webhook's path is often its credential (Slack's are).
-        crate::weburl::parse(&w.url)
+        crate::support::weburl::parse(&w.url)
             .map_err(|e| FieldError::new(spelled("url"), format!("is not an http(s) URL: {e}")))?;
         Ok(w)
     }
@@ -228,7 +228,7 @@ impl FromJson for AlertOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json_read::{read_cased, Casing};
+    use crate::support::json_read::{read_cased, Casing};
     use serde_json::json;
 
     fn read(v: Value) -> Result<AlertOptions, FieldError> {

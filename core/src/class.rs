@@ -9,7 +9,7 @@ use core::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
+use crate::support::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
 
 /// What a failure means for the task and for the client (docs/decisions/0064-error-classes.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

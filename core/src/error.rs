@@ -1,4 +1,4 @@
-//! Errors of the core's own API (not provider failures, which are [`crate::Failure`]s).
+//! Errors of the core's own API (not provider failures, which are [`crate::class::Failure`]s).
 
 /// A task that can never be sent: names the field and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -3,12 +3,12 @@
 
 use serde::Serialize;
 
-use crate::dlq::record::HistoryEntry;
-use crate::json_read::{deserialize_from_json, read_fields};
+use crate::history::HistoryEntry;
 use crate::labels::Labels;
 use crate::solution::Solution;
+use crate::support::json_read::{deserialize_from_json, read_fields};
+use crate::support::time::Timestamp;
 use crate::task::ValidTask;
-use crate::time::Timestamp;
 
 /// A task in flight. Written when the engine accepts it (before anything is
 /// sent) and rewritten when it gets a provider task id; rewritten with its

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::json_read::{deserialize_from_json, FieldError, FromJson};
+use crate::support::json_read::{deserialize_from_json, FieldError, FromJson};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Labels(Arc<[(String, String)]>);

@@ -16,6 +16,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod error;
 pub mod fleet;
+pub mod history;
 pub mod http;
 pub mod journal;
 pub mod labels;
@@ -26,6 +27,7 @@ pub mod provider;
 pub mod sim;
 pub mod solution;
 pub mod spend;
+pub mod store_error;
 #[doc(hidden)]
 pub mod support;
 pub mod task;
@@ -44,5 +46,3 @@ pub use provider::Provider;
 pub use solution::Solution;
 pub use support::time::Timestamp;
 pub use task::{Task, TaskKind, ValidTask};
-// The plumbing under its old paths inside the crate (`crate::json_read`, …).
-pub(crate) use support::{cased, float_text, json_field, json_read, quoted, sort, time, weburl};

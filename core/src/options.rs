@@ -26,10 +26,12 @@ use crate::dlq::retention::RetentionOptions;
 use crate::engine::{EngineConfig, LaneSpec, Policy, RoutingConfig, MAX_LANES};
 use crate::error::ConfigError;
 use crate::http::Secret;
-use crate::json_read::{read_cased, unit_variant, with_casing, Casing, FieldError, Fields, FromJson, ReadOver};
 use crate::provider::{Provider, SubmitOptions};
-use crate::quoted::Quoted;
 use crate::spend::Prices;
+use crate::support::json_read::{
+    read_cased, unit_variant, with_casing, Casing, FieldError, Fields, FromJson, ReadOver,
+};
+use crate::support::quoted::Quoted;
 
 /// The provider used when none is named.
 pub const DEFAULT_PROVIDER: &str = "captchaai";
@@ -249,7 +251,7 @@ pub struct ClientOptions {
 /// secrets and header values.
 impl core::fmt::Debug for ClientOptions {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        use crate::weburl::hide_userinfo;
+        use crate::support::weburl::hide_userinfo;
         let mut d = f.debug_struct("ClientOptions");
         d.field("providers", &self.providers)
             .field("routing", &self.routing)
@@ -348,7 +350,7 @@ impl FromJson for Raw {
         #[cfg(not(feature = "traces"))]
         if f.opt::<Value>("traces")?.is_some() {
             return Err(FieldError::new(
-                crate::json_read::spelled("traces"),
+                crate::support::json_read::spelled("traces"),
                 "this build exports no traces (cargo feature `traces` is off: the browser build exports no traces)",
             ));
         }
@@ -717,7 +719,7 @@ fn provider_options(
 pub fn spelled_as(casing: Casing, field: &str) -> String {
     match casing {
         Casing::Snake => field.to_string(),
-        Casing::Camel => crate::json_field::camel(field),
+        Casing::Camel => crate::support::json_field::camel(field),
     }
 }
 
@@ -868,7 +870,7 @@ mod tests {
 
     #[test]
     fn hide_userinfo_hides_the_user_and_password_of_any_url() {
-        use crate::weburl::hide_userinfo;
+        use crate::support::weburl::hide_userinfo;
         assert_eq!(hide_userinfo("redis://:pw@h:6379/0"), "redis://***@h:6379/0");
         assert_eq!(hide_userinfo("socks5://u:p@ss@h:1080"), "socks5://***@h:1080", "the last @ ends them");
         assert_eq!(hide_userinfo("http://u:p/w@h/x?y=a@b"), "http://***@h/x?y=a@b", "an unencoded slash");
@@ -1136,8 +1138,8 @@ mod tests {
     #[test]
     fn soft_id_goes_to_its_own_provider_only() {
         use crate::engine::{Action, Engine};
+        use crate::support::time::Timestamp;
         use crate::task::Task;
-        use crate::time::Timestamp;
         let e = camel(json!({"softId": "7", "providers": [{"provider": "capsolver", "apiKey": "A"}]})).unwrap_err();
         assert_eq!(e.field, "softId");
         assert!(e.problem.contains("each entry of `providers`"), "{}", e.problem);

@@ -22,8 +22,8 @@ use crate::journal::JournalEntry;
 use crate::provider::Provider;
 use crate::solution::Solution;
 use crate::spend::Prices;
+use crate::support::time::Timestamp;
 use crate::task::{Task, TaskKind, ValidTask};
-use crate::time::Timestamp;
 
 /// 2026-11-21T10:00:00Z, where every simulation starts.
 pub const T0: Timestamp = Timestamp::from_unix_millis(1_763_719_200_000);

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::json_read::{deserialize_from_json, read_fields};
-use crate::time::Timestamp;
+use crate::support::json_read::{deserialize_from_json, read_fields};
+use crate::support::time::Timestamp;
 
 /// The answer: `text` is the token or the recognised text; `fields` keeps
 /// every other value the provider returned (GeeTest's `validate`/`seccode`,

@@ -27,8 +27,8 @@ pub(crate) fn to_nano(amount: f64) -> u64 {
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::float_text::float_text;
-use crate::json_read::{FieldError, Fields, FromJson, ReadOver};
+use crate::support::float_text::float_text;
+use crate::support::json_read::{FieldError, Fields, FromJson, ReadOver};
 use crate::task::TaskKind;
 
 /// Distinct `label=value` rows a ledger keeps; the rest are summed under [`OTHER_LABELS`]
@@ -321,7 +321,7 @@ impl SpendReport {
         for rows in [&mut self.by_provider, &mut self.by_kind, &mut self.by_label] {
             // Ties by key (keys are unique): a total order, so the unstable sort (less code in
             // the .wasm) gives the same output every time.
-            crate::sort::sort_unstable_by(rows, |a, b| {
+            crate::support::sort::sort_unstable_by(rows, |a, b| {
                 b.cost.total_cmp(&a.cost).then(b.solved.cmp(&a.solved)).then_with(|| a.key.cmp(&b.key))
             });
         }

@@ -17,9 +17,9 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::json_read::{unit_variant, FieldError, Fields, FromJson};
-use crate::quoted::Quoted;
-use crate::weburl;
+use crate::support::json_read::{unit_variant, FieldError, Fields, FromJson};
+use crate::support::quoted::Quoted;
+use crate::support::weburl;
 
 /// The `service.name` spans carry when the options do not name one.
 pub const DEFAULT_SERVICE_NAME: &str = "captcha-dlq";
@@ -102,7 +102,7 @@ impl FromJson for TraceOptions {
 
 /// A field's name in the casing being read.
 fn field(name: &str) -> String {
-    crate::json_read::spelled(name).into_owned()
+    crate::support::json_read::spelled(name).into_owned()
 }
 
 /// The URL spans go to: `endpoint` itself, with `/v1/traces` when it has no path.

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::dlq::record::DeadLetterRecord;
 use crate::dlq::store::StoreStats;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// Key used for records without a value for a breakdown (no sitekey, no page URL).
 pub const NONE_KEY: &str = "(none)";
@@ -78,7 +78,7 @@ fn breakdown(keys: &mut dyn Iterator<Item = String>) -> Vec<Bucket> {
     let mut buckets: Vec<Bucket> = counts.into_iter().map(|(key, count)| Bucket { key, count }).collect();
     // Keys are unique, so ordering by (count descending, key) is total and an unstable sort
     // gives the same output as a stable one (smaller code).
-    crate::sort::sort_unstable_by(&mut buckets, |a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
+    crate::support::sort::sort_unstable_by(&mut buckets, |a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
     buckets
 }
 

@@ -17,8 +17,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::dlq::error::StoreError;
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
-use crate::time::Timestamp;
+use crate::support::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::support::time::Timestamp;
 
 /// Entries listed at most by one call.
 pub const MAX_AUDIT_LIMIT: usize = 1000;
@@ -104,7 +104,7 @@ impl AuditStage {
 
 impl FromJson for AuditStage {
     fn from_json(value: Value) -> Result<Self, FieldError> {
-        crate::json_read::unit_variant(value, &AuditStage::ALL, AuditStage::as_str)
+        crate::support::json_read::unit_variant(value, &AuditStage::ALL, AuditStage::as_str)
     }
 }
 
@@ -138,7 +138,7 @@ pub struct AuditEntry {
 
 impl FromJson for AuditAction {
     fn from_json(value: Value) -> Result<Self, FieldError> {
-        crate::json_read::unit_variant(value, &AuditAction::ALL, AuditAction::as_str)
+        crate::support::json_read::unit_variant(value, &AuditAction::ALL, AuditAction::as_str)
     }
 }
 

@@ -28,9 +28,9 @@ use serde_json::{Map, Value};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase};
 use crate::dlq::redact::{is_secret_name, redact_value, REDACTED};
 use crate::error::InvalidTask;
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::support::json_read::{deserialize_from_json, FieldError, Fields, FromJson};
+use crate::support::time::Timestamp;
 use crate::task::Task;
-use crate::time::Timestamp;
 
 /// Longest value text an edit's history entry quotes; longer ones are cut with `…`.
 const HISTORY_VALUE_CHARS: usize = 60;

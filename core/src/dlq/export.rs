@@ -17,15 +17,15 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::cased;
 use crate::class::{reason, ErrorClass};
 use crate::classify::class_of;
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
 use crate::dlq::redact::scrub_secrets;
-use crate::json_field::json_type;
-use crate::json_read::{Casing, FromJson};
+use crate::support::cased;
+use crate::support::json_field::json_type;
+use crate::support::json_read::{Casing, FromJson};
+use crate::support::time::Timestamp;
 use crate::task::Task;
-use crate::time::Timestamp;
 
 /// Reason given to a seed entry whose error is an exception text we cannot
 /// classify (the seeds stored `str(e)` without the exception type).

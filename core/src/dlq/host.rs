@@ -33,7 +33,7 @@ use serde_json::{json, Value};
 
 use crate::dlq::store::{MaybeSendSync, StoreError};
 use crate::dlq::table::{Row, Table, TableBackend, Write};
-use crate::quoted::Quoted;
+use crate::support::quoted::Quoted;
 
 /// The methods of the protocol, in the order the documentation lists them.
 pub const METHODS: [&str; 5] = ["get", "scan", "write", "lock", "unlock"];

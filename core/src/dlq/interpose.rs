@@ -18,7 +18,7 @@ use crate::dlq::store::{
 use crate::dlq::Edited;
 use crate::fleet::FleetLedger;
 use crate::journal::JournalEntry;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// Which store call is about to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,8 @@ pub mod analysis;
 #[cfg(feature = "audit")]
 pub mod audit;
 pub mod edit;
-pub mod error;
+// What a store call fails with, shared with the fleet ledger (`crate::store_error`).
+pub use crate::store_error as error;
 pub mod export;
 pub mod host;
 #[cfg(any(test, feature = "testkit"))]

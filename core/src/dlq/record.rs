@@ -7,10 +7,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::class::ErrorClass;
-use crate::json_read::{deserialize_from_json, read_fields, unit_variant, FieldError, FromJson};
 use crate::solution::Solution;
+use crate::support::json_read::{deserialize_from_json, read_fields, unit_variant, FieldError, FromJson};
 use crate::task::ValidTask;
-use crate::time::Timestamp;
+// A record's history is the journal entry's, carried over when the task is dead-lettered.
+pub use crate::history::{HistoryEntry, Phase};
+use crate::support::time::Timestamp;
 
 pub const SCHEMA: u32 = 1;
 
@@ -47,36 +49,6 @@ pub struct DeadLetterRecord {
     pub solution: Option<Solution>,
 }
 
-/// One failure in the task's history.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct HistoryEntry {
-    pub at: Timestamp,
-    pub phase: Phase,
-    pub error: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_task_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_status: Option<u16>,
-    /// The provider the attempt ran at, as the client names it (absent in records written
-    /// before clients had several providers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Submit,
-    Poll,
-    Deadline,
-    Recover,
-    Cancel,
-    Application,
-    Import,
-    /// An operator changed the record's task or labels (`dlq::edit`); the entry's text is the diff.
-    Edit,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordState {
@@ -86,32 +58,6 @@ pub enum RecordState {
     Leased,
     /// Set aside for review; never received until un-parked by an operator.
     Parked,
-}
-
-impl Phase {
-    pub const ALL: [Phase; 8] = [
-        Phase::Submit,
-        Phase::Poll,
-        Phase::Deadline,
-        Phase::Recover,
-        Phase::Cancel,
-        Phase::Application,
-        Phase::Import,
-        Phase::Edit,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Submit => "submit",
-            Phase::Poll => "poll",
-            Phase::Deadline => "deadline",
-            Phase::Recover => "recover",
-            Phase::Cancel => "cancel",
-            Phase::Application => "application",
-            Phase::Import => "import",
-            Phase::Edit => "edit",
-        }
-    }
 }
 
 impl RecordState {
@@ -141,11 +87,11 @@ impl DeadLetterRecord {
 
     /// The host of the page the task was for, if it has one.
     pub fn page_host(&self) -> Option<String> {
-        crate::weburl::host_of(self.task.page_url()?)
+        crate::support::weburl::host_of(self.task.page_url()?)
     }
 }
 
-// Read by hand rather than derived (see `crate::json_read`); unknown fields
+// Read by hand rather than derived (see `crate::support::json_read`); unknown fields
 // are ignored, as the derived readers did, so that records written by a
 // newer minor version still load.
 
@@ -155,20 +101,10 @@ read_fields!(
     state: req, deliveries: or_default, parked_reason: opt, solution: opt
 );
 
-read_fields!(
-    HistoryEntry, open, at: req, phase: req, error: req, provider_task_id: opt, http_status: opt, provider: opt
-);
-
-impl FromJson for Phase {
-    fn from_json(value: Value) -> Result<Self, FieldError> {
-        unit_variant(value, &Phase::ALL, Phase::as_str)
-    }
-}
-
 impl FromJson for RecordState {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         unit_variant(value, &RecordState::ALL, RecordState::as_str)
     }
 }
 
-deserialize_from_json!(DeadLetterRecord, HistoryEntry, Phase, RecordState);
+deserialize_from_json!(DeadLetterRecord, RecordState);

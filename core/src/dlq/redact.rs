@@ -22,9 +22,9 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::cased;
 use crate::dlq::record::DeadLetterRecord;
-use crate::json_read::Casing;
+use crate::support::cased;
+use crate::support::json_read::Casing;
 
 /// Shown in place of a secret's value.
 pub const REDACTED: &str = "[redacted]";

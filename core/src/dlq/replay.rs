@@ -15,7 +15,7 @@ use crate::class::{reason, ErrorClass};
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::store::Filter;
 use crate::error::ConfigError;
-use crate::json_read::{deserialize_from_json, read_fields, FieldError, Fields, FromJson};
+use crate::support::json_read::{deserialize_from_json, read_fields, FieldError, Fields, FromJson};
 
 /// How the DLQ is replayed. Unknown fields are rejected when deserializing, so a
 /// misspelt setting is an error rather than silently ignored.

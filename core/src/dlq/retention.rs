@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use crate::dlq::record::RecordState;
 use crate::dlq::store::Filter;
-use crate::json_read::{spelled, FieldError, Fields, FromJson};
-use crate::time::Timestamp;
+use crate::support::json_read::{spelled, FieldError, Fields, FromJson};
+use crate::support::time::Timestamp;
 
 /// The `dlq_retention` option.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -113,7 +113,7 @@ pub fn interval(options: &RetentionOptions) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json_read::{read_cased, Casing};
+    use crate::support::json_read::{read_cased, Casing};
     use serde_json::json;
 
     #[test]

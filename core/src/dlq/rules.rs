@@ -15,7 +15,7 @@
 use crate::class::reason;
 use crate::dlq::record::RecordState;
 use crate::dlq::store::Settlement;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// Whether a lease ending at `lease_until` is still live at `now`: a lease is live while
 /// `now < lease_until`, and ends at its last instant.

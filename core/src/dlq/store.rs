@@ -24,8 +24,8 @@ use crate::dlq::audit::AuditEntry;
 use crate::dlq::edit::Edited;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::journal::JournalEntry;
-use crate::json_read::{deserialize_from_json, read_fields, FieldError, Fields, FromJson};
-use crate::time::Timestamp;
+use crate::support::json_read::{deserialize_from_json, read_fields, FieldError, Fields, FromJson};
+use crate::support::time::Timestamp;
 
 /// Which records an operation applies to. Empty fields match everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -152,7 +152,7 @@ pub struct ReadyAsk {
     pub now: Timestamp,
 }
 
-// Read by hand rather than derived (see `crate::json_read`).
+// Read by hand rather than derived (see `crate::support::json_read`).
 
 read_fields!(
     /// Every field may be left out (`{}` matches everything). Unknown fields are refused: a misspelt
@@ -214,7 +214,11 @@ impl Settlement {
 
 impl FromJson for Settlement {
     fn from_json(value: Value) -> Result<Self, FieldError> {
-        crate::json_read::unit_variant(value, &[Settlement::Solved, Settlement::DeadLettered], Settlement::as_str)
+        crate::support::json_read::unit_variant(
+            value,
+            &[Settlement::Solved, Settlement::DeadLettered],
+            Settlement::as_str,
+        )
     }
 }
 

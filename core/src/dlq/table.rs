@@ -41,7 +41,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cased;
 use crate::class::reason;
 #[cfg(feature = "audit")]
 use crate::dlq::audit::AuditEntry;
@@ -56,8 +55,9 @@ use crate::dlq::store::{
 use crate::dlq::Edited;
 use crate::error::ConfigError;
 use crate::journal::JournalEntry;
-use crate::json_read::{read_fields, Casing, FieldError, FromJson};
-use crate::time::Timestamp;
+use crate::support::cased;
+use crate::support::json_read::{read_fields, Casing, FieldError, FromJson};
+use crate::support::time::Timestamp;
 
 #[cfg(feature = "fleet")]
 pub use fleet::{AccountNaming, FleetAccountRow};
@@ -404,7 +404,7 @@ impl<B: TableBackend> TableStore<B> {
         }
         // Oldest first, by dead_lettered_at then id (the order of a page). Ids are unique, so the
         // order is total and an unstable sort (less code in the .wasm) gives the same result.
-        crate::sort::sort_unstable_by(&mut out, |a, b| {
+        crate::support::sort::sort_unstable_by(&mut out, |a, b| {
             (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id))
         });
         Ok(out)
@@ -473,7 +473,7 @@ impl<B: TableBackend> TableStore<B> {
     async fn evictions(&self, capacity: usize, pushed: &RecordRow) -> Result<Vec<String>, StoreError> {
         let mut all = self.records(&|r| r.record.id != pushed.record.id).await?;
         all.push(pushed.clone());
-        crate::sort::sort_unstable_by(&mut all, |a, b| {
+        crate::support::sort::sort_unstable_by(&mut all, |a, b| {
             (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id))
         });
         let mut excess = all.len().saturating_sub(capacity);
@@ -736,7 +736,7 @@ impl<B: TableBackend> TableStore<B> {
             }
         }
         // Keys are unique: an unstable sort orders them the same.
-        crate::sort::sort_unstable_by(&mut out, |a, b| a.key.cmp(&b.key));
+        crate::support::sort::sort_unstable_by(&mut out, |a, b| a.key.cmp(&b.key));
         Ok(out)
     }
 
@@ -918,7 +918,7 @@ impl<B: TableBackend + 'static> DlqStore for TableStore<B> {
             }
         }
         // Ids are unique: an unstable sort orders them the same.
-        crate::sort::sort_unstable_by(&mut entries, |a, b| a.id.cmp(&b.id));
+        crate::support::sort::sort_unstable_by(&mut entries, |a, b| a.id.cmp(&b.id));
         Ok(entries)
     }
 

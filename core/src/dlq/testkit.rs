@@ -23,8 +23,8 @@ use crate::dlq::store::EditWrite;
 use crate::dlq::store::{DlqStore, Filter, LeaseToken, Leased, Page, SettledKey, Settlement, StoreError};
 use crate::journal::JournalEntry;
 use crate::solution::Solution;
+use crate::support::time::Timestamp;
 use crate::task::ValidTask;
-use crate::time::Timestamp;
 
 /// 2026-11-21T10:00:00Z, the suite's "now" before any time passes.
 pub const T0: Timestamp = Timestamp::from_unix_millis(1_795_255_200_000);

@@ -22,8 +22,8 @@ use super::lane_id::LaneId;
 use super::reaction::Reaction;
 use super::{Engine, JobId, Phase};
 use crate::class::{reason, ErrorClass, Failure};
-use crate::float_text::float_text;
-use crate::time::Timestamp;
+use crate::support::float_text::float_text;
+use crate::support::time::Timestamp;
 
 use crate::spend::{to_nano, SpendLedger, NANO};
 

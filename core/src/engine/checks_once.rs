@@ -7,8 +7,8 @@ use crate::dlq::testkit::{sample_journal_entry, sample_record};
 use crate::engine::{Action, Engine, EngineConfig};
 use crate::http::Secret;
 use crate::provider::Provider;
+use crate::support::time::Timestamp;
 use crate::task::{Task, ValidTask};
-use crate::time::Timestamp;
 
 #[test]
 fn the_engine_takes_a_valid_task_without_checking_it_again() {

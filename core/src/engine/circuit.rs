@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use super::config::CircuitConfig;
 use crate::class::Failure;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum State {

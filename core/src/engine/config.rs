@@ -12,12 +12,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::ConfigError;
-use crate::json_read::{deserialize_from_json, FieldError, Fields, FromJson, ReadOver};
 use crate::provider::{limits, Provider};
+use crate::support::json_read::{deserialize_from_json, FieldError, Fields, FromJson, ReadOver};
 use crate::task::TaskKind;
 
+use crate::support::time::Timestamp;
 pub use crate::task::kind_ms::{FirstPoll, KindMs};
-use crate::time::Timestamp;
 
 /// Everything the engine needs to decide, besides the provider and the key.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -254,7 +254,7 @@ impl Default for CircuitConfig {
     }
 }
 
-// Read by hand rather than derived (see `crate::json_read`). Every section
+// Read by hand rather than derived (see `crate::support::json_read`). Every section
 // and every field may be left out (the base value is kept: the type's default
 // for `from_json`, a provider's documented figures for `from_json_over`) and
 // unknown fields are refused, so that a misspelt setting is an error.

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::JobId;
 use crate::class::ErrorClass;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// Events about one provider name it in `provider` when the client has several (with one,
 /// it is left out, as before there were several).

@@ -20,8 +20,8 @@ use super::lane_id::LaneId;
 use super::{Action, Engine};
 use crate::class::Failure;
 use crate::fleet::{FleetGrant, FleetReport, HEARTBEAT_MS, MAX_PERMITS_PER_SYNC, PERMIT_GRACE_MS};
+use crate::support::time::Timestamp;
 use crate::task::TaskKind;
-use crate::time::Timestamp;
 
 /// How long a lane waits before syncing again after a failed sync.
 const RETRY_AFTER_FAILED_SYNC: Duration = Duration::from_secs(1);

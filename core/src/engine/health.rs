@@ -13,7 +13,7 @@ use super::reaction::Reaction;
 use super::{Engine, Event, JobId, PauseScope, Pending, Phase};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::http::{HttpResponse, TransportError};
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 impl Engine {
     /// The balance answered during a hold: a positive balance ends it (submissions resume,

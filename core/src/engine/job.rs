@@ -23,10 +23,10 @@ use super::backoff;
 use super::lane_id::LaneId;
 use super::{Action, Engine};
 use crate::journal::JournalEntry;
-use crate::json_read::{deserialize_from_json, FieldError, FromJson};
 use crate::labels::Labels;
+use crate::support::json_read::{deserialize_from_json, FieldError, FromJson};
+use crate::support::time::Timestamp;
 use crate::task::{TaskKind, ValidTask};
-use crate::time::Timestamp;
 
 /// A task the engine is working on. Unique within one engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

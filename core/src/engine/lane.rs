@@ -31,8 +31,8 @@ use crate::class::Failure;
 use crate::http::Secret;
 use crate::provider::{Provider, SubmitOptions};
 use crate::spend::Prices;
+use crate::support::time::Timestamp;
 use crate::task::TaskKind;
-use crate::time::Timestamp;
 
 /// Most providers in one client.
 pub use super::lane_id::MAX_LANES;

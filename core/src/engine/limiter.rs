@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 
 use super::config::RateConfig;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 const SECOND_US: u64 = 1_000_000;
 

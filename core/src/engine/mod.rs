@@ -60,11 +60,11 @@ use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret, TransportError, TransportErrorKind};
 use crate::journal::JournalEntry;
 use crate::provider::{PollOutcome, Provider, SubmitOptions, SubmitOutcome};
-use crate::quoted::Quoted;
 use crate::solution::Solution;
 use crate::spend::SpendReport;
+use crate::support::quoted::Quoted;
+use crate::support::time::Timestamp;
 use crate::task::{Task, TaskKind, ValidTask};
-use crate::time::Timestamp;
 
 /// History entries kept per task; older ones are dropped first (the count of
 /// attempts is kept separately and is never lost).
@@ -282,7 +282,7 @@ impl Engine {
     }
 
     /// A live job's labels and how many times its task was replayed (for a front end's traces).
-    pub fn job_labels(&self, job: JobId) -> Option<(&crate::Labels, u32)> {
+    pub fn job_labels(&self, job: JobId) -> Option<(&crate::labels::Labels, u32)> {
         self.jobs.get(&job).map(|j| (j.identity.labels(), j.life.replays()))
     }
 

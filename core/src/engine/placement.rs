@@ -27,8 +27,8 @@ use super::lane_id::LaneId;
 use super::routing::{self, Candidate, Health, Policy, Preference};
 use super::{Engine, Event, JobId, Lane, Stage};
 use crate::class::Failure;
+use crate::support::time::Timestamp;
 use crate::task::TaskKind;
-use crate::time::Timestamp;
 
 /// What `policy` ranks `lane` by for `kind`.
 fn score(lane: &Lane, policy: Policy, kind: TaskKind) -> Option<f64> {

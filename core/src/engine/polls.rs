@@ -7,7 +7,7 @@ use super::{Engine, Event, JobId, PauseScope, GARBLED_BATCHES_BEFORE_FALLBACK};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
 use crate::provider::{PollOutcome, TaskPoll};
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 use core::time::Duration;
 
 impl Engine {

@@ -19,7 +19,7 @@ use super::{millis, Action, Engine, Event, JobId, Stage};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
 use crate::http::TransportError;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// What a failure does to a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,7 +269,13 @@ impl Engine {
     /// The provider answered for the task (it cannot solve it): it no longer works on it, routing
     /// avoids it for this task, and the time it spent counts against its speed. Returns the
     /// task's kind when that time was observed (the routing may then move waiting tasks).
-    fn provider_answered(&mut self, job: JobId, l: LaneId, phase: Phase, now: Timestamp) -> Option<crate::TaskKind> {
+    fn provider_answered(
+        &mut self,
+        job: JobId,
+        l: LaneId,
+        phase: Phase,
+        now: Timestamp,
+    ) -> Option<crate::task::TaskKind> {
         let avoid = self.routing.failover_on_unsolvable && self.lanes.len() > 1;
         let j = self.jobs.get_mut(&job)?;
         j.route.unpin();
@@ -329,7 +335,7 @@ impl Engine {
 
     /// The dead letter's failure for a task whose kind every service tried refused: the services
     /// and what each answered, from the task's history.
-    fn no_service_for_kind(&self, job: JobId, kind: crate::TaskKind) -> Failure {
+    fn no_service_for_kind(&self, job: JobId, kind: crate::task::TaskKind) -> Failure {
         let mut tried: Vec<String> = Vec::new();
         if let Some(j) = self.jobs.get(&job) {
             for h in j.life.history().iter().filter(|h| crate::classify::says_kind_unsupported(&h.error)) {

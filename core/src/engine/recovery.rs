@@ -11,9 +11,9 @@ use super::{Engine, Event, JobId, ROUTING_LABEL};
 use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
 use crate::journal::JournalEntry;
-use crate::quoted::Quoted;
+use crate::support::quoted::Quoted;
+use crate::support::time::Timestamp;
 use crate::task::TaskKind;
-use crate::time::Timestamp;
 
 /// What [`Engine::recover_with`] does with an answer past its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::lane_id::LaneId;
 use super::{Engine, JobId};
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// No plan kept.
 const NO_PLAN: u64 = u64::MAX;

@@ -36,8 +36,8 @@ use serde_json::Value;
 
 use super::lane_id::LaneId;
 use crate::error::{ConfigError, InvalidTask};
-use crate::json_read::{unit_variant, FieldError, FromJson};
-use crate::quoted::Quoted;
+use crate::support::json_read::{unit_variant, FieldError, FromJson};
+use crate::support::quoted::Quoted;
 
 /// The label that overrides the client's routing for one task.
 pub const ROUTING_LABEL: &str = "routing";

@@ -12,7 +12,7 @@ use crate::class::{reason, ErrorClass, Failure};
 use crate::dlq::record::Phase;
 use crate::http::HttpRequest;
 use crate::solution::Solution;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 impl Engine {
     pub(super) fn schedule_submits(&mut self, l: LaneId, now: Timestamp) {

@@ -25,7 +25,7 @@
 //! An account is named in the store by a keyed hash of the key and the provider's base URL
 //! ([`FleetLedger::account_id`]), never by the key.
 //!
-//! The engine stays sans-IO: it asks for a sync with [`crate::Action::FleetSync`] and is handed
+//! The engine stays sans-IO: it asks for a sync with the engine's `Action::FleetSync` and is handed
 //! the [`FleetGrant`] back. The rules are [`AccountState::apply`] (stores that run Rust in their
 //! transaction: SQLite, the table store); Redis runs the same rules in a Lua script on the
 //! server's clock. `testkit::run_ledger_suite` checks every implementation against them.
@@ -34,10 +34,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::dlq::error::{MaybeSendSync, StoreError};
 use crate::http::Secret;
-use crate::json_read::{deserialize_from_json, read_fields};
-use crate::time::Timestamp;
+use crate::store_error::{MaybeSendSync, StoreError};
+use crate::support::json_read::{deserialize_from_json, read_fields};
+use crate::support::time::Timestamp;
 
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
@@ -416,7 +416,7 @@ pub trait FleetLedger: MaybeSendSync {
     async fn view(&self, now: Timestamp) -> Result<FleetView, StoreError>;
 }
 
-// Read by hand rather than derived (see `crate::json_read`); stores keep these as JSON.
+// Read by hand rather than derived (see `crate::support::json_read`); stores keep these as JSON.
 
 read_fields!(
     SharedAccountError, open, code: req, description: req, hold_ms: req

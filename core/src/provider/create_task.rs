@@ -218,7 +218,7 @@ fn solution_of(obj: &Map<String, Value>, sol: &Map<String, Value>, id: Option<St
 fn cost_of(obj: &Map<String, Value>) -> Option<f64> {
     let cost = match obj.get("cost")? {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => crate::float_text::parse_float(s),
+        Value::String(s) => crate::support::float_text::parse_float(s),
         _ => None,
     };
     cost.filter(|c| c.is_finite() && *c >= 0.0)
@@ -277,7 +277,7 @@ pub(super) fn parse_balance(p: &Provider, resp: &HttpResponse) -> Result<f64, Fa
     let obj = read(p, resp, "getBalance")?;
     let balance = match obj.get("balance") {
         Some(Value::Number(n)) => n.as_f64(),
-        Some(Value::String(s)) => crate::float_text::parse_float(s),
+        Some(Value::String(s)) => crate::support::float_text::parse_float(s),
         _ => None,
     };
     balance.filter(|b| b.is_finite()).ok_or_else(|| unparseable(resp, "getBalance"))

@@ -149,7 +149,7 @@ fn declared_images(
 /// The first row of `provider`'s service for `kind` (its own row, else the service's row for
 /// every other kind).
 fn image_limit(provider: &Provider, kind: TaskKind) -> Option<&'static ImageLimit> {
-    let host = crate::weburl::host_of(provider.base_url())?;
+    let host = crate::support::weburl::host_of(provider.base_url())?;
     IMAGE_LIMITS.iter().find(|l| {
         (host == l.domain || host.strip_suffix(l.domain).is_some_and(|sub| sub.ends_with('.')))
             && (l.kinds.is_empty() || l.kinds.contains(&kind))

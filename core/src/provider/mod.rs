@@ -20,8 +20,8 @@ use crate::class::{reason, ErrorClass, Failure};
 use crate::classify;
 use crate::error::{ConfigError, InvalidTask};
 use crate::http::{HttpRequest, HttpResponse, Secret};
-use crate::quoted::Quoted;
 use crate::solution::Solution;
+use crate::support::quoted::Quoted;
 use crate::task::{Task, TaskKind, ValidTask};
 
 /// Options sent with every submission.
@@ -133,7 +133,7 @@ impl Provider {
 
     /// Whether the base URL points at this machine (tests, local mocks).
     pub fn is_loopback(&self) -> bool {
-        crate::weburl::parse(&self.base_url).is_ok_and(|u| u.host.is_loopback())
+        crate::support::weburl::parse(&self.base_url).is_ok_and(|u| u.host.is_loopback())
     }
 
     /// Whether one poll may ask for several tasks (v1 `ids=`).
@@ -315,8 +315,8 @@ impl Provider {
 
 fn check_base_url(base_url: &str) -> Result<String, ConfigError> {
     let trimmed = base_url.trim().trim_end_matches('/');
-    let url =
-        crate::weburl::parse(trimmed).map_err(|e| ConfigError::new("base_url", format!("{}: {e}", Quoted(trimmed))))?;
+    let url = crate::support::weburl::parse(trimmed)
+        .map_err(|e| ConfigError::new("base_url", format!("{}: {e}", Quoted(trimmed))))?;
     if url.query.is_some() || url.fragment.is_some() || url.userinfo.is_some() {
         return Err(ConfigError::new(
             "base_url",

@@ -188,7 +188,7 @@ pub(super) fn submit_request(
             q.put("pageurl", &t.page_url);
             q.opt("action", &t.action);
             if let Some(s) = t.min_score {
-                q.put("min_score", &crate::float_text::float_text(s));
+                q.put("min_score", &crate::support::float_text::float_text(s));
             }
             q.flag("enterprise", t.enterprise);
             q.opt("domain", &t.domain);
@@ -385,7 +385,7 @@ fn client_level(f: &Failure) -> bool {
 /// as the plain answer writes it: `coordinates:x=12,y=34;...`. `None` when an item is not a point.
 fn points_text(items: &[Value]) -> Option<String> {
     let coordinate = |v: Option<&Value>| match v? {
-        Value::String(s) if crate::float_text::parse_float(s.trim()).is_some() => Some(s.trim().to_string()),
+        Value::String(s) if crate::support::float_text::parse_float(s.trim()).is_some() => Some(s.trim().to_string()),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     };
@@ -501,7 +501,7 @@ pub(super) fn parse_balance(p: &Provider, resp: &HttpResponse) -> Result<f64, Fa
         // Plain-text balance answers are a bare number.
         Answer::Garbage => text.trim().to_string(),
     };
-    crate::float_text::parse_float(&value).ok_or_else(|| unparseable(resp, "balance"))
+    crate::support::float_text::parse_float(&value).ok_or_else(|| unparseable(resp, "balance"))
 }
 
 pub(super) fn parse_report(p: &Provider, resp: &HttpResponse) -> Result<(), Failure> {

@@ -17,8 +17,8 @@
 use serde::ser::{self, Serialize};
 use serde_json::{Map, Value};
 
-use crate::json_field::camel;
-use crate::json_read::Casing;
+use crate::support::json_field::camel;
+use crate::support::json_read::Casing;
 
 /// `value` as JSON, struct field names in `casing`.
 pub fn to_value<T: Serialize + ?Sized>(value: &T, casing: Casing) -> Result<Value, Error> {

@@ -1,6 +1,6 @@
 //! Errors that name the offending field of an untrusted JSON value
 //! (`retry.max_attempts`, `records[3].task`), and the helpers every reader
-//! of such values shares. The readers themselves are [`crate::json_read`].
+//! of such values shares. The readers themselves are [`crate::support::json_read`].
 
 use core::fmt;
 

@@ -30,14 +30,14 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-pub use crate::json_field::{json_type, FieldError};
+pub use crate::support::json_field::{json_type, FieldError};
 
 /// Reads `value` as `T`; on failure names the field as a dotted path.
 pub fn decode<T: FromJson>(value: &Value) -> Result<T, FieldError> {
     T::from_json(value.clone())
 }
 
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// A type read from a parsed JSON value; errors name the field as a path
 /// relative to `value` (empty when `value` itself is wrong).
@@ -64,7 +64,7 @@ macro_rules! deserialize_from_json {
     ($($t:ty),+ $(,)?) => {$(
         impl<'de> ::serde::Deserialize<'de> for $t {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $crate::json_read::deserialize(deserializer)
+                $crate::support::json_read::deserialize(deserializer)
             }
         }
     )+};
@@ -79,11 +79,11 @@ pub(crate) use deserialize_from_json;
 macro_rules! read_fields {
     ($(#[$meta:meta])* $t:ident, $rule:ident, $($field:ident: $how:ident $(($default:expr))?),+ $(,)?) => {
         $(#[$meta])*
-        impl $crate::json_read::FromJson for $t {
-            fn from_json(value: ::serde_json::Value) -> Result<Self, $crate::json_read::FieldError> {
-                let mut f = $crate::json_read::Fields::new(value)?;
+        impl $crate::support::json_read::FromJson for $t {
+            fn from_json(value: ::serde_json::Value) -> Result<Self, $crate::support::json_read::FieldError> {
+                let mut f = $crate::support::json_read::Fields::new(value)?;
                 let read = $t { $($field: f.$how(stringify!($field) $(, $default)?)?),+ };
-                $crate::json_read::read_fields!(@end f, $rule);
+                $crate::support::json_read::read_fields!(@end f, $rule);
                 Ok(read)
             }
         }
@@ -131,7 +131,7 @@ pub fn current_casing() -> Casing {
 pub fn spelled(name: &str) -> Cow<'_, str> {
     match current_casing() {
         Casing::Snake => Cow::Borrowed(name),
-        Casing::Camel => Cow::Owned(crate::json_field::camel(name)),
+        Casing::Camel => Cow::Owned(crate::support::json_field::camel(name)),
     }
 }
 
@@ -204,7 +204,7 @@ impl Fields {
     /// copy in the browser build).
     pub fn kind_key(&mut self, kind: &'static str) -> Result<Option<(String, Value)>, FieldError> {
         self.known.push(kind);
-        let camel = crate::json_field::camel(kind);
+        let camel = crate::support::json_field::camel(kind);
         let own = self.map.remove(kind);
         let other = if camel == kind { None } else { self.map.remove(&camel) };
         let (spelled, value) = match (own, other) {

@@ -11,7 +11,7 @@ use core::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::quoted::Quoted;
+use crate::support::quoted::Quoted;
 
 /// Milliseconds since the Unix epoch. Serialized as an RFC 3339 string.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

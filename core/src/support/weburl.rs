@@ -16,7 +16,7 @@
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use crate::quoted::Quoted;
+use crate::support::quoted::Quoted;
 
 /// The parts of an absolute `http`/`https` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]

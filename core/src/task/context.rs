@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::InvalidTask;
-use crate::json_read::{FieldError, Fields, FromJson};
+use crate::support::json_read::{FieldError, Fields, FromJson};
 use crate::task::{Task, ValidTask};
 
 /// A browser's or a client's values for the tasks it solves; each `None` leaves the field as the task has it.
@@ -120,7 +120,7 @@ fn proxy_of_url(
                 field,
                 format!(
                     "a proxy URL's scheme is one of http, https, socks4, socks5 (got {})",
-                    crate::quoted::Quoted(&scheme)
+                    crate::support::quoted::Quoted(&scheme)
                 ),
             ))
         }

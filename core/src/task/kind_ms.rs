@@ -7,7 +7,7 @@ use core::time::Duration;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::json_read::{FieldError, Fields, FromJson, ReadOver};
+use crate::support::json_read::{FieldError, Fields, FromJson, ReadOver};
 use crate::task::TaskKind;
 
 /// One duration in milliseconds per task kind. In JSON: an object of kinds

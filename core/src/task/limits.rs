@@ -17,9 +17,9 @@ use serde_json::Value;
 
 use super::kinds::decl::FieldType;
 use super::Task;
-use crate::cased;
 use crate::error::InvalidTask;
-use crate::json_read::Casing;
+use crate::support::cased;
+use crate::support::json_read::Casing;
 
 /// The largest image the core takes, decoded: CAPTCHA images are a few kB;
 /// the tightest documented service limit is 100 kB (2captcha, CaptchaAI), and

@@ -12,9 +12,9 @@ use base64::Engine as _;
 use serde::Serialize;
 
 use crate::error::InvalidTask;
-use crate::float_text::float_text;
-use crate::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
-use crate::quoted::Quoted;
+use crate::support::float_text::float_text;
+use crate::support::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
+use crate::support::quoted::Quoted;
 use read::{json_type, Fields};
 
 pub mod context;
@@ -724,7 +724,7 @@ fn opt_proxy(proxy: &Option<Proxy>) -> Result<(), InvalidTask> {
 }
 
 pub(in crate::task) fn http_url(field: &str, value: &str) -> Result<(), InvalidTask> {
-    crate::weburl::parse(value).map(drop).map_err(|e| InvalidTask::new(field, e.to_string()))
+    crate::support::weburl::parse(value).map(drop).map_err(|e| InvalidTask::new(field, e.to_string()))
 }
 
 #[cfg(test)]

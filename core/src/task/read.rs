@@ -18,8 +18,8 @@ use super::{
     Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, TextCaptcha, Turnstile,
 };
 use crate::error::InvalidTask;
-pub(super) use crate::json_field::json_type;
-use crate::json_read::FromJson;
+pub(super) use crate::support::json_field::json_type;
+use crate::support::json_read::FromJson;
 
 /// The fields of one JSON object, taken out one by one; what is left at
 /// [`Fields::finish`] is an unknown field.

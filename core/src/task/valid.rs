@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::Task;
 use crate::error::InvalidTask;
-use crate::json_read::{deserialize_from_json, FieldError, FromJson};
+use crate::support::json_read::{deserialize_from_json, FieldError, FromJson};
 
 /// A [`Task`] whose every field was checked; read it through `Deref` or [`ValidTask::as_task`].
 #[derive(Clone, PartialEq)]

@@ -228,7 +228,7 @@ pub fn count() -> usize {
 
 /// Every case the pure functions answer otherwise than the table, described (none: they agree).
 pub fn failures_of_the_rules() -> Vec<String> {
-    use crate::time::Timestamp;
+    use crate::support::time::Timestamp;
     let secs = |s: u64| Timestamp::from_unix_millis(s * 1000);
     let mut out = Vec::new();
     let mut check = |ok: bool, case: &dyn core::fmt::Debug| {

@@ -29,8 +29,8 @@ use crate::fleet::{
     others, AccountState, FleetGrant, FleetLedger, FleetReport, FleetView, OwnerInfo, OwnerRow, FORGET_OWNERS_AFTER_MS,
 };
 use crate::http::Secret;
-use crate::json_read::{FieldError, Fields, FromJson};
-use crate::time::Timestamp;
+use crate::support::json_read::{FieldError, Fields, FromJson};
+use crate::support::time::Timestamp;
 
 /// How a store names a provider account from its base URL and key: a keyed hash, never the key
 /// (the native crate's `fleet_account_id`, HMAC-SHA256, which the core has no hash for).

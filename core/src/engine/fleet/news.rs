@@ -2,8 +2,8 @@
 
 use crate::class::Failure;
 use crate::fleet::{FleetReport, RefusedKind, SharedAccountError, SharedPause};
+use crate::support::time::Timestamp;
 use crate::task::TaskKind;
-use crate::time::Timestamp;
 
 /// What the provider told the lane since the last sync (pauses, "no free worker", accepted
 /// submissions, account errors or their end, refused kinds), a probe turn asked for, and the

@@ -1,6 +1,6 @@
 //! When a lane's fleet share syncs: [`SyncSchedule`].
 
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// Whether a sync is out, when the next heartbeat is, and not before when a sync may ask for
 /// permits again (after a failed sync, or one that brought none).

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::class::ErrorClass;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// The current submission of a task and what its requests met: the provider's task id, when
 /// it was sent and accepted, the polls made, the failed requests in a row of each kind, and

@@ -5,7 +5,7 @@ use core::time::Duration;
 use crate::dlq::record::HistoryEntry;
 use crate::engine::MAX_HISTORY;
 use crate::solution::Solution;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// A task's life in this engine and before it (replays, an earlier process): when it was
 /// accepted and until when it is worked on, the provider submissions made and still allowed,

@@ -2,7 +2,7 @@
 
 use crate::engine::lane_id::{LaneId, LaneSet};
 use crate::engine::routing::Preference;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// A task's place among the providers: the lane it waits at, is submitted to or last ran at;
 /// its own routing (the `routing` label); the lanes that cannot take it and those that failed

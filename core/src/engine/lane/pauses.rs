@@ -2,7 +2,7 @@
 //! [`BatchPolling`].
 
 use crate::engine::event::PauseScope;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// Until when a lane's submissions and polls are paused (the epoch: not paused).
 ///

@@ -1,7 +1,7 @@
 //! Whether a lane's provider can be reached: [`Reachability`].
 
 use crate::class::Failure;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// What a lane knows of its provider's reachability: whether it ever answered, the transport
 /// failures in a row, why it is found unreachable (while it is) and how often it was, and

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::engine::JobId;
-use crate::time::Timestamp;
+use crate::support::time::Timestamp;
 
 /// The jobs waiting at a lane for a submission (by when they may go), how many it has in
 /// flight, and the budget those reserve.

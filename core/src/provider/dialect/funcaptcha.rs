@@ -30,7 +30,7 @@ pub(super) fn object(d: Dialect, t: &Funcaptcha, building: bool) -> Result<Obj, 
 
 /// The funcaptcha JS subdomain from a `surl` that may be a full URL.
 fn subdomain(surl: &str) -> String {
-    crate::weburl::host_of(surl).unwrap_or_else(|| surl.to_string())
+    crate::support::weburl::host_of(surl).unwrap_or_else(|| surl.to_string())
 }
 
 /// FunCaptcha's extra values as the createTask APIs take them: one JSON string

@@ -57,7 +57,7 @@ fn convert(ty: AnswerType, value: Value) -> Option<Value> {
         (AnswerType::Number, Value::String(s)) => {
             let digits = s.trim();
             let digits = digits.strip_prefix("rotate:").unwrap_or(digits);
-            crate::float_text::parse_float(digits).and_then(serde_json::Number::from_f64).map(Value::Number)
+            crate::support::float_text::parse_float(digits).and_then(serde_json::Number::from_f64).map(Value::Number)
         }
         #[cfg(feature = "declared-kinds")]
         (AnswerType::Points, v) => points(&v).map(Value::Array),
@@ -85,8 +85,8 @@ fn points(value: &Value) -> Option<Vec<Value>> {
                 for kv in part.split(',') {
                     match kv.trim().split_once('=') {
                         // The core's float reader: std's brings its own tables into the .wasm.
-                        Some(("x", v)) => x = crate::float_text::parse_float(v),
-                        Some(("y", v)) => y = crate::float_text::parse_float(v),
+                        Some(("x", v)) => x = crate::support::float_text::parse_float(v),
+                        Some(("y", v)) => y = crate::support::float_text::parse_float(v),
                         _ => {}
                     }
                 }
@@ -128,7 +128,7 @@ fn indices(value: &Value) -> Option<Vec<Value>> {
 /// `{"x": "12", "y": "34"}`).
 fn coordinate(v: &Value) -> Option<f64> {
     match v {
-        Value::String(s) => crate::float_text::parse_float(s.trim()),
+        Value::String(s) => crate::support::float_text::parse_float(s.trim()),
         other => other.as_f64(),
     }
 }

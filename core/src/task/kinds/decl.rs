@@ -244,6 +244,6 @@ impl KindDecl {
 impl FieldDecl {
     /// The JavaScript spelling.
     pub fn js_name(&self) -> String {
-        self.js.map_or_else(|| crate::json_field::camel(self.name), str::to_string)
+        self.js.map_or_else(|| crate::support::json_field::camel(self.name), str::to_string)
     }
 }

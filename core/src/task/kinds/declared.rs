@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use super::decl::{FieldType, KindDecl};
 use crate::error::InvalidTask;
-use crate::float_text::float_text;
-use crate::quoted::Quoted;
+use crate::support::float_text::float_text;
+use crate::support::quoted::Quoted;
 use crate::task::read::Fields;
 use crate::task::{base64_image, http_url, limits, Proxy, TaskKind};
 

@@ -1,6 +1,7 @@
 //! What a store call can fail with, and the `Send + Sync` bound that holds natively only (the
 //! browser's stores hold JS values): the pieces both the store contract and the fleet ledger
-//! (`crate::fleet`) are written against.
+//! are written against. Below both (`dlq::error` re-exports it), so that the fleet ledger does not
+//! import the DLQ.
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
