@@ -132,7 +132,7 @@ export interface WidgetResult {
   note?: string;
 }
 
-/** The detector's source (lib/page-detector.js, copied from the repository's page-detector/ at build), for pages you drive yourself. */
+/** The detector's source (lib/page-detector.js, copied from the repository's page-detector-js/ at build), for pages you drive yourself. */
 export declare const DETECTOR_SOURCE: string;
 
 /** Hooks the page's future documents (call before `goto`): render parameters, v3 actions, GeeTest and Arkose configurations. */

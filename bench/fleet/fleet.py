@@ -70,7 +70,7 @@ PROVIDER = "2captcha-v2"
 PRICE = 0.001
 SOLVE_MS = 2000
 KILLED_SOLVE_MS = 10_000
-# 2captcha's documented ban (see tests/mock-solver/README.md): `{}` is 60 in 3 s, banned 10 s.
+# 2captcha's documented ban (see mock-service/README.md): `{}` is 60 in 3 s, banned 10 s.
 BAN: Dict[str, Any] = {}
 
 # Every wait has an end: the longest a row may run before its processes are killed.

@@ -39,9 +39,9 @@ const meta = JSON.parse(fs.readFileSync(cliPackage, 'utf8'));
 const bin = typeof meta.bin === 'string' ? meta.bin : meta.bin.napi;
 const cli = path.join(path.dirname(cliPackage), bin);
 
-// The page detector's one checked-in copy is page-detector/page-detector.js (the crate the Python extension
+// The page detector's one checked-in copy is page-detector-js/page-detector.js (the crate the Python extension
 // embeds it from); the package ships it as lib/page-detector.js, a file usable as a content script.
-const detector = path.join(root, '..', 'page-detector', 'page-detector.js');
+const detector = path.join(root, '..', 'page-detector-js', 'page-detector.js');
 if (!fs.existsSync(detector)) fail(`the page detector ${detector} is missing: build from a checkout of the repository`);
 fs.copyFileSync(detector, path.join(root, 'lib', 'page-detector.js'));
 

@@ -394,9 +394,9 @@ test('captcha-dlq/page ships: its export, types and the page detector it evaluat
   const shipped = fs.readFileSync(path.join(PACKAGE, 'lib/page-detector.js'), 'utf8');
   assert.match(shipped, /__captchaDlqPage/);
   assert.equal(page.DETECTOR_SOURCE, shipped);
-  // In the repository the build copies it from the one checked-in detector (page-detector/); an installed
+  // In the repository the build copies it from the one checked-in detector (page-detector-js/); an installed
   // package has no repository beside it.
   if (!process.env.CAPTCHA_DLQ_PACKAGE_DIR) {
-    assert.equal(shipped, fs.readFileSync(path.join(PACKAGE, '../page-detector/page-detector.js'), 'utf8'));
+    assert.equal(shipped, fs.readFileSync(path.join(PACKAGE, '../page-detector-js/page-detector.js'), 'utf8'));
   }
 });

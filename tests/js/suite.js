@@ -1,6 +1,6 @@
 // The one JS test suite of captcha-dlq's two npm packages. It is given the package under
 // test (`pkg`: the module of `captcha-dlq` in Node, of `captcha-dlq-web` in a browser) and
-// the URL of the mock solver (tests/mock-solver), and uses nothing but the package's public
+// the URL of the mock solver (mock-service), and uses nothing but the package's public
 // API, `fetch` and `AbortController`, so the same file runs in Node (node.test.js) and in
 // Chromium (bindings-wasm/tests/js/run.mjs). `receiver` is the URL of a loopback receiver of
 // webhook alerts and OTLP traces (node/receiver.js), started by both runners. Node-only checks

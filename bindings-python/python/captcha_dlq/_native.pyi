@@ -3,7 +3,7 @@
 from typing import Any, Awaitable, Callable, List, Optional, Tuple, final
 
 __version__: str
-#: The page detector and injector (page-detector/page-detector.js), evaluated by ``captcha_dlq.page``.
+#: The page detector and injector (page-detector-js/page-detector.js), evaluated by ``captcha_dlq.page``.
 PAGE_DETECTOR_SOURCE: str
 
 class NativeError(Exception):

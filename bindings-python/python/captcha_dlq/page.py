@@ -7,7 +7,7 @@
         print(result.kind, result.frame, result.injected, result.callback_called, result.accepted)
 
 ``page`` is a Playwright sync ``Page`` or a Selenium ``WebDriver`` (Chromium: ``prepare_page`` uses CDP);
-``solve_on_page_async`` takes a Playwright async ``Page``. The page side is ``page-detector/page-detector.js``, the
+``solve_on_page_async`` takes a Playwright async ``Page``. The page side is ``page-detector-js/page-detector.js``, the
 one script every package runs in pages (the extension embeds it; the npm packages copy it when built); the solving is the client's (journal, retries,
 failover, DLQ), and what an outcome means is decided in Rust (``Dlq.record_page_outcome``).
 """
@@ -57,7 +57,7 @@ __all__ = [
     "Watcher",
 ]
 
-#: The detector's source, evaluated in every frame (``page-detector/page-detector.js``, embedded in the extension).
+#: The detector's source, evaluated in every frame (``page-detector-js/page-detector.js``, embedded in the extension).
 DETECTOR_SOURCE: str = PAGE_DETECTOR_SOURCE
 _HOOKED_SOURCE = DETECTOR_SOURCE + "\n;globalThis.__captchaDlqPage.hook();"
 _DETECT = "() => globalThis.__captchaDlqPage.detect()"

@@ -1,4 +1,4 @@
-// Starts the mock solver (tests/mock-solver, binary `captcha-dlq-mock`) on a free loopback
+// Starts the mock solver (mock-service, binary `captcha-dlq-mock`) on a free loopback
 // port for the Node runs of the suite, and stops it (the child this started, by its pid).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
