@@ -157,7 +157,7 @@ stage_bg "browser: the tarball in a fresh project under headless Chromium (impor
 stage_bg "the demo on the packaged CLI" demo
 stage "browser crate: wasm-bindgen-test in headless Chromium (store suite on IndexedDB, vectors)" bash bindings-wasm/test.sh --rust-only
 stage "the core on wasm32: no host imports, same answers" wasm_probe
-stage "browser package sizes (.wasm 420 KB guard, shipped JS 15 KB, page JS 9 KB; gzipped)" bash bench/wasm/size.sh --guards-only
+stage "browser package sizes (.wasm 420 KB guard, shipped JS 15 KB, page JS 11 KB; gzipped)" bash bench/wasm/size.sh --guards-only
 stage "versions: one across crates, wheel, npm packages, CLI and dist/" target/package-tools/bin/python .ci/version-check.py
 stage "crates: cargo package of core, client and the native library, each checked unpacked on its own; the library has no CLI or server deps" bash .ci/crates-check.sh
 stage "release workflow: actionlint" actionlint
