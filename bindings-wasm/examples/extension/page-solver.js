@@ -3,8 +3,9 @@
 // frame's own world (chrome.scripting, world MAIN, so the site's callbacks can be called); the task a widget
 // becomes is the client's (`dlq.pageTask`: the detector's kind mapped to the core's, the frame's cookies, HttpOnly
 // ones included, and the user agent where the kind takes them); so is how its answer is applied (`dlq.pageAnswer`):
-// a cookie answer (AWS WAF, DataDome, cf_clearance) is set with chrome.cookies for the frame's site and the frame
-// reloaded once every answer of it is in; any other is injected into the widget in the frame it came from.
+// a cookie answer (AWS WAF, DataDome; cf_clearance needs a proxy, which the extension has none of) is set with
+// chrome.cookies for the frame's site and the frame reloaded once every answer of it is in; any other is injected
+// into the widget in the frame it came from.
 // A frame gone before its answer came is recorded in the DLQ as PageGone, with the answer.
 export const DETECTOR = 'captcha-dlq-web/lib/page-detector.js';
 
@@ -75,7 +76,7 @@ async function solveWidget(client, tabId, { frameId, url, widget }, reloads) {
     solution = await client.solve(task, { labels });
     applied = await client.dlq.pageAnswer({ task, solution, url });
   } catch (e) {
-    // A kind the client cannot take (the browser build leaves the declared kinds out: AWS WAF, DataDome, …).
+    // A kind the client cannot take (a build without the `declared-kinds` feature: AWS WAF, DataDome, …).
     const notSolvable = e.code === 'INVALID_TASK' && e.field === 'type' && !task;
     return { ...out, error: notSolvable ? `${widget.kind} is not solvable here: ${e.message}` : e.message, code: notSolvable ? 'NOT_SOLVABLE' : e.code };
   }
