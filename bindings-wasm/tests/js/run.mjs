@@ -504,7 +504,7 @@ async function startFixtureSite() {
   return { url, stop: () => child.kill() };
 }
 
-await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them); an AWS WAF gate\'s cookie is set with chrome.cookies and the tab reloaded into the site; Cloudflare\'s challenge is refused naming the proxy it needs', async () => {
+await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them); with renew: true a token the page has not used is solved again at its renewAt (a chrome.alarms alarm, brought forward by the test; the site takes the new token), not once the page navigated away; an AWS WAF gate\'s cookie is set with chrome.cookies and the tab reloaded into the site; Cloudflare\'s challenge is refused naming the proxy it needs', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-page-'));
   const ext = path.join(dir, 'extension');
   fs.cpSync(EXTENSION, ext, { recursive: true });
@@ -527,16 +527,53 @@ await check('example extension solves a page in place: its service worker finds 
       polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 50 } } }), { ok: true });
     const tab = await context.newPage();
     await tab.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
-    const results = await send({ cmd: 'solveTab', url: `${site.url}/multi.html` });
+    const results = await send({ cmd: 'solveTab', url: `${site.url}/multi.html`, renew: true });
     assert.ok(Array.isArray(results), JSON.stringify(results));
     assert.deepEqual(results.map((r) => r.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
     assert.ok(results.every((r) => r.injected && r.callbackCalled && !r.error), JSON.stringify(results));
-    for (const frame of tab.frames()) await frame.evaluate(() => window.fixtureSubmit && window.fixtureSubmit());
-    const report = await (await fetch(`${site.url}/report?page=multi.html`)).json();
-    for (const [name, verdict] of Object.entries(report.widgets)) {
-      assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
+    const submitAll = async () => {
+      for (const frame of tab.frames()) await frame.evaluate(() => window.fixtureSubmit && window.fixtureSubmit());
+      const report = await (await fetch(`${site.url}/report?page=multi.html`)).json();
+      for (const [name, verdict] of Object.entries(report.widgets)) {
+        assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
+      }
+      assert.deepEqual(report.wrong, []);
+      return report;
+    };
+    const report = await submitAll();
+
+    // With `renew: true` each injected token is solved again at the client's renewAt if the frame still holds its
+    // widget: a chrome.alarms alarm each (a service worker's timers do not outlive its suspension).
+    const { pending } = await send({ cmd: 'renewals' });
+    assert.deepEqual(pending.map((p) => [p.kind, p.renewAt]).sort(), results.map((r) => [r.kind, r.renewAt]).sort(), JSON.stringify(pending));
+    assert.ok(results.every((r) => r.renewAt > Date.now() && pending.some((p) => p.name === r.renewal)), JSON.stringify(results));
+    // The reCAPTCHA's alarm brought forward to now (the test does not wait out the token's life): the worker renews
+    // it from what it kept in chrome.storage.session.
+    const recaptcha = results.find((r) => r.kind === 'recaptcha_v2');
+    await popup.evaluate((name) => chrome.alarms.create(name, { when: Date.now() }), recaptcha.renewal);
+    let renewed;
+    for (const deadline = Date.now() + 60_000; !renewed; await new Promise((resolve) => setTimeout(resolve, 200))) {
+      assert.ok(Date.now() < deadline, 'the reCAPTCHA token was not renewed within a minute');
+      renewed = (await send({ cmd: 'renewals' })).done.find((r) => r.kind === 'recaptcha_v2');
     }
-    assert.deepEqual(report.wrong, []);
+    assert.deepEqual([renewed.error, renewed.resolves, renewed.injected, renewed.callbackCalled], [undefined, 1, true, true], JSON.stringify(renewed));
+    assert.ok(renewed.renewAt > recaptcha.renewAt, 'the next renewal is scheduled from the new token');
+    const renewedPending = (await send({ cmd: 'renewals' })).pending;
+    assert.equal(renewedPending.find((p) => p.name === recaptcha.renewal)?.renewAt, renewed.renewAt);
+    // The site takes the new token (its callback and its form), not the first one.
+    const after = await submitAll();
+    assert.notEqual(after.widgets['multi-recaptcha'].callback.token, report.widgets['multi-recaptcha'].callback.token);
+    // A page that navigated away used or dropped its tokens: not solved again (the Turnstile's alarm brought forward).
+    const turnstile = results.find((r) => r.kind === 'turnstile');
+    await tab.goto(`${site.url}/v3.html`, { waitUntil: 'load' });
+    await popup.evaluate((name) => chrome.alarms.create(name, { when: Date.now() }), turnstile.renewal);
+    let dropped;
+    for (const deadline = Date.now() + 60_000; !dropped; await new Promise((resolve) => setTimeout(resolve, 200))) {
+      assert.ok(Date.now() < deadline, 'the Turnstile renewal was not looked at within a minute');
+      dropped = (await send({ cmd: 'renewals' })).done.find((r) => r.kind === 'turnstile');
+    }
+    assert.deepEqual([dropped.resolves, dropped.injected, dropped.error], [0, false, undefined], JSON.stringify(dropped));
+    assert.match(dropped.dropped, /no longer holds the widget/);
 
     // A page behind AWS WAF: the cookie set for the gate's site (chrome.cookies), the tab reloaded, the gate passed.
     // Through 2captcha: captchaai (the extension's default) does not solve amazon_waf.
