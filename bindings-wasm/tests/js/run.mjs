@@ -504,7 +504,7 @@ async function startFixtureSite() {
   return { url, stop: () => child.kill() };
 }
 
-await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them); with renew: true a token the page has not used is solved again at its renewAt (a chrome.alarms alarm, brought forward by the test; the site takes the new token), not once the page navigated away; an AWS WAF gate\'s cookie is set with chrome.cookies and the tab reloaded into the site; Cloudflare\'s challenge is refused naming the proxy it needs', async () => {
+await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them); with renew: true a token the page has not used is solved again at its renewAt (a chrome.alarms alarm, brought forward by the test, renewed by a new worker after the first was stopped; the site takes the new token), not once the page navigated away; an AWS WAF gate\'s cookie is set with chrome.cookies and the tab reloaded into the site; Cloudflare\'s challenge is refused naming the proxy it needs', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-page-'));
   const ext = path.join(dir, 'extension');
   fs.cpSync(EXTENSION, ext, { recursive: true });
@@ -547,10 +547,29 @@ await check('example extension solves a page in place: its service worker finds 
     const { pending } = await send({ cmd: 'renewals' });
     assert.deepEqual(pending.map((p) => [p.kind, p.renewAt]).sort(), results.map((r) => [r.kind, r.renewAt]).sort(), JSON.stringify(pending));
     assert.ok(results.every((r) => r.renewAt > Date.now() && pending.some((p) => p.name === r.renewal)), JSON.stringify(results));
-    // The reCAPTCHA's alarm brought forward to now (the test does not wait out the token's life): the worker renews
-    // it from what it kept in chrome.storage.session.
+    // The worker stopped (as when Chrome suspends it: its memory gone), then the reCAPTCHA's alarm brought forward to
+    // now (the test does not wait out the token's life): the alarm starts a new worker, which renews the token from
+    // what the first one kept in chrome.storage.session.
+    const cdp = await context.newCDPSession(popup);
+    const statuses = []; // the worker's running states as DevTools reports them, in order
+    const reached = (status) => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the worker was not ${status} within 30 s: ${statuses}`)), 30_000);
+      const look = () => statuses.includes(status) && (clearTimeout(timer), resolve());
+      cdp.on('ServiceWorker.workerVersionUpdated', look);
+      look();
+    });
+    cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+      for (const v of versions) if (v.scriptURL.endsWith('/background.js')) statuses.push(v.runningStatus);
+    });
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await reached('stopped');
+    statuses.length = 0;
     const recaptcha = results.find((r) => r.kind === 'recaptcha_v2');
+    // Whatever wakes the new worker (the alarm, or the popup's next message), the renewal can only come from what
+    // the stopped one kept in chrome.storage.session.
     await popup.evaluate((name) => chrome.alarms.create(name, { when: Date.now() }), recaptcha.renewal);
+    await reached('running');
     let renewed;
     for (const deadline = Date.now() + 60_000; !renewed; await new Promise((resolve) => setTimeout(resolve, 200))) {
       assert.ok(Date.now() < deadline, 'the reCAPTCHA token was not renewed within a minute');
