@@ -90,7 +90,7 @@ export async function solveInPage(client, options) {
   return results;
 }
 
-/** A widget whose kind the client cannot take (the browser build leaves the declared kinds out: AWS WAF, …). */
+/** A widget whose kind the client cannot take (a build without the `declared-kinds` feature: AWS WAF, DataDome, …). */
 function notSolvable(widget, error) {
   if (error && error.code === 'INVALID_TASK' && error.field === 'type') {
     return { code: 'NOT_SOLVABLE', message: `${widget.kind} is not solvable here: ${error.message}`, cause: error };

@@ -54,7 +54,7 @@ export async function autoSolveFrame(client, sender) {
   if ((gateSolves.get(key) ?? 0) >= MAX_GATE_SOLVES) {
     return { found: 0, note: `${sender.url} came back to its gate after ${MAX_GATE_SOLVES} cookie answers: not solved again` };
   }
-  const results = await solveFrames(await client(), tabId, [sender.frameId], { includeScoreBased: settings.includeScoreBased });
+  const results = await solveFrames(await client(), tabId, [sender.frameId], { includeScoreBased: settings.includeScoreBased, renew: true });
   if (results.some((r) => r.cookies)) gateSolves.set(key, (gateSolves.get(key) ?? 0) + 1);
   recent.push(...results);
   recent.splice(0, Math.max(0, recent.length - KEPT));

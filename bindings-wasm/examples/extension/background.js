@@ -2,10 +2,12 @@
 // Settings ({ apiKey, provider, baseUrl }) come from chrome.storage.local; the popup and content scripts talk
 // to it with chrome.runtime.sendMessage. A restarted worker resumes the tasks its predecessor left in flight.
 // `solveTab` solves the CAPTCHA widgets of a tab's page in place (page-solver.js); auto-solve mode does it in every
-// frame as it loads (auto-solve.js).
+// frame as it loads (auto-solve.js). Injected tokens the page has not used are solved again at their `renewAt`
+// (renewals.js: chrome.alarms) in auto-solve mode, and after `solveTab` with `renew: true`.
 import { Client } from './captcha-dlq-web/index.js';
 import { solveFrames } from './page-solver.js';
 import { autoSolveFrame, autoSolveResults, syncAutoSolve } from './auto-solve.js';
+import { isRenewal, renew, renewals } from './renewals.js';
 
 let client = null;
 let recovered = null;
@@ -25,8 +27,8 @@ async function getClient() {
  * frame's own world, each widget's task made and solved here through the client (pageTask, journal, retries, DLQ),
  * each answer applied as the client says (pageAnswer: a cookie for the site, or injected into its frame).
  */
-function solveTab(tabId) {
-  return getClient().then((c) => solveFrames(c, tabId, null));
+function solveTab(tabId, renewTokens) {
+  return getClient().then((c) => solveFrames(c, tabId, null, { renew: renewTokens }));
 }
 
 async function handle(message) {
@@ -47,7 +49,8 @@ async function handle(message) {
       // The tab whose URL is `url` (the popup or a content script names it).
       const [tab] = await chrome.tabs.query({ url: message.url });
       if (!tab) return { error: `no tab at ${message.url}` };
-      return solveTab(tab.id);
+      if (message.renew !== undefined && typeof message.renew !== 'boolean') return { error: 'solveTab: renew: expected true or false' };
+      return solveTab(tab.id, message.renew === true);
     }
     case 'count':
       return (await getClient()).dlq.count();
@@ -55,6 +58,8 @@ async function handle(message) {
       return (await getClient()).dlq.stats();
     case 'replay':
       return (await (await getClient()).replay({ limit: message.limit ?? 100 })).report;
+    case 'renewals':
+      return renewals();
     case 'recovered':
       await getClient();
       return recovered;
@@ -83,6 +88,11 @@ function autoSolveMessage(message, sender) {
       return null;
   }
 }
+
+// A renewal's alarm wakes the worker: registered at its top level, so that a suspended worker's alarm reaches it.
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (isRenewal(alarm)) renew(getClient, alarm.name).catch((e) => console.warn('captcha-dlq renewal:', e.message));
+});
 
 // The registration follows the setting on every start of the worker.
 syncAutoSolve().catch((e) => console.warn('captcha-dlq auto-solve:', e.message));

@@ -3,9 +3,13 @@
 // frame's own world (chrome.scripting, world MAIN, so the site's callbacks can be called); the task a widget
 // becomes is the client's (`dlq.pageTask`: the detector's kind mapped to the core's, the frame's cookies, HttpOnly
 // ones included, and the user agent where the kind takes them); so is how its answer is applied (`dlq.pageAnswer`):
-// a cookie answer (AWS WAF, DataDome, cf_clearance) is set with chrome.cookies for the frame's site and the frame
-// reloaded once every answer of it is in; any other is injected into the widget in the frame it came from.
-// A frame gone before its answer came is recorded in the DLQ as PageGone, with the answer.
+// a cookie answer (AWS WAF, DataDome; cf_clearance needs a proxy, which the extension has none of) is set with
+// chrome.cookies for the frame's site and the frame reloaded once every answer of it is in; any other is injected
+// into the widget in the frame it came from.
+// A frame gone before its answer came is recorded in the DLQ as PageGone, with the answer. With `renew`, an injected
+// token is solved again at its `renewAt` if the frame has not used it by then (renewals.js, chrome.alarms).
+import { scheduleRenewal } from './renewals.js';
+
 export const DETECTOR = 'captcha-dlq-web/lib/page-detector.js';
 
 /** The cookies the browser holds for `url` (HttpOnly ones included), as `page_task` takes them. */
@@ -26,11 +30,12 @@ function hostOf(url) {
 /**
  * Solves the widgets of `frameIds` of tab `tabId` (every frame when null) through `client`. Score-based widgets
  * (v3, invisible Enterprise without a trigger) only with `includeScoreBased` (else their result says `skipped`).
- * One result per widget: `{ kind, frame, params, injected, callbackCalled, callback?, cookies?, reloaded?, renewAt?,
- * skipped?, note?, error?, code? }`,
- * `params` the task as the client shows it (no proxy credentials, cookies `***`).
+ * With `renew`, each injected token with a `renewAt` is scheduled to be solved again then (its result's `renewal`
+ * names the alarm). One result per widget: `{ kind, frame, params, injected, callbackCalled, callback?, cookies?,
+ * reloaded?, renewAt?, renewal?, skipped?, note?, error?, code? }`, `params` the task as the client shows it (no proxy
+ * credentials, cookies `***`).
  */
-export async function solveFrames(client, tabId, frameIds, { includeScoreBased = false } = {}) {
+export async function solveFrames(client, tabId, frameIds, { includeScoreBased = false, renew = false } = {}) {
   const target = frameIds ? { tabId, frameIds } : { tabId, allFrames: true };
   await chrome.scripting.executeScript({ target, world: 'MAIN', files: [DETECTOR] });
   const frames = await chrome.scripting.executeScript({
@@ -45,7 +50,7 @@ export async function solveFrames(client, tabId, frameIds, { includeScoreBased =
   const results = await Promise.all(jobs.map((job) =>
     job.widget.scoreBased && !includeScoreBased
       ? { frameId: job.frameId, kind: job.widget.kind, frame: job.url, params: job.widget.task, injected: false, callbackCalled: false, skipped: 'a score-based widget: solved only with includeScoreBased' }
-      : solveWidget(client, tabId, job, reloads)));
+      : solveWidget(client, tabId, job, reloads, renew)));
   // Once every answer of a frame is in: a reload before would race the other injections.
   for (const frameId of reloads) {
     const mine = results.filter((r) => r.frameId === frameId && r.cookies);
@@ -60,7 +65,22 @@ export async function solveFrames(client, tabId, frameIds, { includeScoreBased =
   return results.map(({ frameId: _, ...r }) => r);
 }
 
-async function solveWidget(client, tabId, { frameId, url, widget }, reloads) {
+/** Writes `solution` into widget `widgetId` of frame `frameId` (the detector's `inject`): its answer, or `{ error }`. */
+export async function injectInFrame(tabId, frameId, widgetId, solution) {
+  try {
+    const [done] = await chrome.scripting.executeScript({
+      target: { tabId, frameIds: [frameId] },
+      world: 'MAIN',
+      func: (id, answer) => globalThis.__captchaDlqPage.inject(id, answer),
+      args: [widgetId, { text: solution.text, fields: solution.fields }],
+    });
+    return done.result;
+  } catch (e) {
+    return { injected: false, error: `the tab or frame was gone: ${e.message}` };
+  }
+}
+
+async function solveWidget(client, tabId, { frameId, url, widget }, reloads, renew) {
   const out = { frameId, kind: widget.kind, frame: url, params: widget.task, injected: false, callbackCalled: false, resolves: 0 };
   if (!widget.supported || !widget.task) return { ...out, error: widget.error ?? `the ${widget.kind} widget gave no task`, code: 'NOT_SOLVABLE' };
   const host = hostOf(url);
@@ -75,7 +95,7 @@ async function solveWidget(client, tabId, { frameId, url, widget }, reloads) {
     solution = await client.solve(task, { labels });
     applied = await client.dlq.pageAnswer({ task, solution, url });
   } catch (e) {
-    // A kind the client cannot take (the browser build leaves the declared kinds out: AWS WAF, DataDome, …).
+    // A kind the client cannot take (a build without the `declared-kinds` feature: AWS WAF, DataDome, …).
     const notSolvable = e.code === 'INVALID_TASK' && e.field === 'type' && !task;
     return { ...out, error: notSolvable ? `${widget.kind} is not solvable here: ${e.message}` : e.message, code: notSolvable ? 'NOT_SOLVABLE' : e.code };
   }
@@ -92,20 +112,14 @@ async function solveWidget(client, tabId, { frameId, url, widget }, reloads) {
     if (applied.reload) reloads.add(frameId);
     return { ...out, injected: true, callback: null, cookies: applied.cookies.map((c) => c.name), reloaded: false };
   }
-  let injected;
-  try {
-    const [done] = await chrome.scripting.executeScript({
-      target: { tabId, frameIds: [frameId] },
-      world: 'MAIN',
-      func: (id, answer) => globalThis.__captchaDlqPage.inject(id, answer),
-      args: [widget.id, { text: solution.text, fields: solution.fields }],
-    });
-    injected = done.result;
-  } catch (e) {
-    injected = { injected: false, error: `the tab or frame was gone: ${e.message}` };
-  }
+  const injected = await injectInFrame(tabId, frameId, widget.id, solution);
   if (injected.error) return gone(injected.error);
   const result = { ...out, injected: injected.injected, callbackCalled: injected.callbackCalled, callback: injected.callback, note: injected.note };
-  if (applied.renewAt != null) result.renewAt = applied.renewAt;
+  if (applied.renewAt != null) {
+    result.renewAt = applied.renewAt;
+    if (renew && injected.injected) {
+      result.renewal = await scheduleRenewal({ tabId, frameId, widgetId: widget.id, kind: widget.kind, frame: url, task, labels, renewAt: applied.renewAt });
+    }
+  }
   return result;
 }
