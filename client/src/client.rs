@@ -38,10 +38,10 @@ type TracerSlot = Option<Box<dyn crate::traces::TaskTracer>>;
 #[cfg(not(feature = "traces"))]
 type TracerSlot = ();
 
-/// Where a client's retention archive is passed (see [`crate::retention::Archive`]); none when
+/// Where a client's retention archive is passed (see [`crate::archive::Archive`]); none when
 /// the build has no retention.
 #[cfg(feature = "retention")]
-type ArchiveSlot = Option<Arc<dyn crate::retention::Archive>>;
+type ArchiveSlot = Option<Arc<dyn crate::archive::Archive>>;
 #[cfg(not(feature = "retention"))]
 type ArchiveSlot = ();
 
@@ -73,7 +73,7 @@ impl Client {
         options: ClientOptions,
         backends: Backends,
         events: Option<EventSink>,
-        archive: Arc<dyn crate::retention::Archive>,
+        archive: Arc<dyn crate::archive::Archive>,
     ) -> Result<Client> {
         #[allow(clippy::unit_arg)]
         Client::launch(options, backends, events, None, TracerSlot::default(), Some(archive))
@@ -112,7 +112,7 @@ impl Client {
         }
         #[cfg(feature = "retention")]
         if let (Some(retention), None) = (&options.dlq_retention, &archive) {
-            crate::retention::file_archive(retention)?;
+            crate::archive::file_archive(retention)?;
         }
         let mut lanes = options.lane_specs();
         if let Some(first) = lanes.first_mut().filter(|l| l.config.seed == 0) {

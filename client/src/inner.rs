@@ -34,7 +34,7 @@ pub(crate) struct Inner {
     /// Where retention keeps what it evicts, when the front end gave one (the browser's
     /// function); else the `archive` file of the options.
     #[cfg(feature = "retention")]
-    pub(crate) archive: Option<Arc<dyn crate::retention::Archive>>,
+    pub(crate) archive: Option<Arc<dyn crate::archive::Archive>>,
 }
 
 /// A solving client. Cheap to clone; all clones share one engine, driver and store.

@@ -20,6 +20,8 @@ mod adopted;
 pub mod alerts;
 mod answer;
 pub mod api_values;
+#[cfg(feature = "retention")]
+pub mod archive;
 pub mod audit;
 pub mod client;
 pub mod dlq;

@@ -8,6 +8,7 @@
 // into the widget in the frame it came from.
 // A frame gone before its answer came is recorded in the DLQ as PageGone, with the answer. With `renew`, an injected
 // token is solved again at its `renewAt` if the frame has not used it by then (renewals.js, chrome.alarms).
+import { injectInFrame } from './frame-inject.js';
 import { scheduleRenewal } from './renewals.js';
 
 export const DETECTOR = 'captcha-dlq-web/lib/page-detector.js';
@@ -63,21 +64,6 @@ export async function solveFrames(client, tabId, frameIds, { includeScoreBased =
     }
   }
   return results.map(({ frameId: _, ...r }) => r);
-}
-
-/** Writes `solution` into widget `widgetId` of frame `frameId` (the detector's `inject`): its answer, or `{ error }`. */
-export async function injectInFrame(tabId, frameId, widgetId, solution) {
-  try {
-    const [done] = await chrome.scripting.executeScript({
-      target: { tabId, frameIds: [frameId] },
-      world: 'MAIN',
-      func: (id, answer) => globalThis.__captchaDlqPage.inject(id, answer),
-      args: [widgetId, { text: solution.text, fields: solution.fields }],
-    });
-    return done.result;
-  } catch (e) {
-    return { injected: false, error: `the tab or frame was gone: ${e.message}` };
-  }
 }
 
 async function solveWidget(client, tabId, { frameId, url, widget }, reloads, renew) {

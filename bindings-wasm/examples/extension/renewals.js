@@ -6,7 +6,7 @@
 // When the alarm fires, a frame that still holds the widget (the detector's `waiting(id)`, in the same document)
 // gets a new token, solved through the client and injected, and the next renewal is scheduled; a frame gone,
 // navigated, or whose widget was removed used or dropped the token and is not charged for a new one.
-import { injectInFrame } from './page-solver.js';
+import { injectInFrame } from './frame-inject.js';
 
 const PREFIX = 'captcha-dlq-renew ';
 /** Renewals done lately, newest last, for `{ cmd: 'renewals' }` (the popup, tests); lost with the worker. */
