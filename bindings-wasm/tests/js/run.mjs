@@ -381,7 +381,12 @@ try {
   await browser.close();
 }
 
-await check('example extension loaded with --load-extension: solve, DLQ count in the popup, replay', async () => {
+/**
+ * Loads a copy of the example extension (the package inside it) into a fresh Chromium profile, opens its popup and
+ * runs `fn({ context, id, popup, send })` (`send`: a message to the service worker, from the popup); then closes the
+ * browser and removes the copy.
+ */
+async function withExtension(fn) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-'));
   const ext = path.join(dir, 'extension');
   fs.cpSync(EXTENSION, ext, { recursive: true });
@@ -398,6 +403,15 @@ await check('example extension loaded with --load-extension: solve, DLQ count in
     const popup = await context.newPage();
     await popup.goto(`chrome-extension://${id}/popup.html`);
     const send = (m) => popup.evaluate((msg) => chrome.runtime.sendMessage(msg), m);
+    return await fn({ context, id, popup, send });
+  } finally {
+    await context.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await check('example extension loaded with --load-extension: solve, DLQ count in the popup, replay', async () => {
+  await withExtension(async ({ context, id, popup, send }) => {
     await fetch(`${mock}/mock/script`, { method: 'POST',
       body: JSON.stringify({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] }) });
     const configured = await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
@@ -415,29 +429,11 @@ await check('example extension loaded with --load-extension: solve, DLQ count in
     await popup.waitForSelector('#status[data-done="true"]');
     assert.match(await popup.textContent('#status'), /recovered 1,/);
     await popup.waitForFunction(() => document.querySelector('#count').textContent === '0');
-  } finally {
-    await context.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 await check('example extension options page: its dead letters, an edit previewed with its diff, applied and replayed, the audit trail', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-options-'));
-  const ext = path.join(dir, 'extension');
-  fs.cpSync(EXTENSION, ext, { recursive: true });
-  fs.cpSync(PKG, path.join(ext, 'captcha-dlq-web'), { recursive: true });
-  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
-  });
-  try {
-    let [worker] = context.serviceWorkers();
-    worker ??= await context.waitForEvent('serviceworker', { timeout: 30_000 });
-    const id = new URL(worker.url()).host;
-    const popup = await context.newPage();
-    await popup.goto(`chrome-extension://${id}/popup.html`);
-    const send = (m) => popup.evaluate((msg) => chrome.runtime.sendMessage(msg), m);
+  await withExtension(async ({ context, id, popup, send }) => {
     await fetch(`${mock}/mock/script`, { method: 'POST',
       body: JSON.stringify({ rules: [{ match: { page_url_contains: '/page/2' }, behavior: { outcome: 'unsolvable' } }] }) });
     assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
@@ -468,10 +464,7 @@ await check('example extension options page: its dead letters, an edit previewed
     const trail = await options.$$eval('#audit tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
     const results = trail.filter((cells) => cells[4] === 'result').map((cells) => [cells[2], cells[3], cells[5]]);
     assert.deepEqual(results, [['options-page', 'replay', '1'], ['options-page', 'edit', '1']], JSON.stringify(trail));
-  } finally {
-    await context.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 /** The page tests' fixture site (tests/page/server.mjs), whose backend verifies answers against the mock's /siteverify. */
@@ -505,220 +498,190 @@ async function startFixtureSite() {
 }
 
 await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them); with renew: true a token the page has not used is solved again at its renewAt (a chrome.alarms alarm, brought forward by the test, renewed by a new worker after the first was stopped; the site takes the new token), not once the page navigated away; an AWS WAF gate\'s cookie is set with chrome.cookies and the tab reloaded into the site; Cloudflare\'s challenge is refused naming the proxy it needs', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-page-'));
-  const ext = path.join(dir, 'extension');
-  fs.cpSync(EXTENSION, ext, { recursive: true });
-  fs.cpSync(PKG, path.join(ext, 'captcha-dlq-web'), { recursive: true });
   await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
   const site = await startFixtureSite();
-  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
-  });
   try {
-    let [worker] = context.serviceWorkers();
-    worker ??= await context.waitForEvent('serviceworker', { timeout: 30_000 });
-    const id = new URL(worker.url()).host;
-    const popup = await context.newPage();
-    await popup.goto(`chrome-extension://${id}/popup.html`);
-    const send = (m) => popup.evaluate((msg) => chrome.runtime.sendMessage(msg), m);
-    assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
-      polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 50 } } }), { ok: true });
-    const tab = await context.newPage();
-    await tab.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
-    const results = await send({ cmd: 'solveTab', url: `${site.url}/multi.html`, renew: true });
-    assert.ok(Array.isArray(results), JSON.stringify(results));
-    assert.deepEqual(results.map((r) => r.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
-    assert.ok(results.every((r) => r.injected && r.callbackCalled && !r.error), JSON.stringify(results));
-    const submitAll = async () => {
+    await withExtension(async ({ context, id, popup, send }) => {
+      assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
+        polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 50 } } }), { ok: true });
+      const tab = await context.newPage();
+      await tab.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
+      const results = await send({ cmd: 'solveTab', url: `${site.url}/multi.html`, renew: true });
+      assert.ok(Array.isArray(results), JSON.stringify(results));
+      assert.deepEqual(results.map((r) => r.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
+      assert.ok(results.every((r) => r.injected && r.callbackCalled && !r.error), JSON.stringify(results));
+      const submitAll = async () => {
+        for (const frame of tab.frames()) await frame.evaluate(() => window.fixtureSubmit && window.fixtureSubmit());
+        const report = await (await fetch(`${site.url}/report?page=multi.html`)).json();
+        for (const [name, verdict] of Object.entries(report.widgets)) {
+          assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
+        }
+        assert.deepEqual(report.wrong, []);
+        return report;
+      };
+      const report = await submitAll();
+
+      // With `renew: true` each injected token is solved again at the client's renewAt if the frame still holds its
+      // widget: a chrome.alarms alarm each (a service worker's timers do not outlive its suspension).
+      const { pending } = await send({ cmd: 'renewals' });
+      assert.deepEqual(pending.map((p) => [p.kind, p.renewAt]).sort(), results.map((r) => [r.kind, r.renewAt]).sort(), JSON.stringify(pending));
+      assert.ok(results.every((r) => r.renewAt > Date.now() && pending.some((p) => p.name === r.renewal)), JSON.stringify(results));
+      // The worker stopped (as when Chrome suspends it: its memory gone), then the reCAPTCHA's alarm brought forward to
+      // now (the test does not wait out the token's life): the alarm starts a new worker, which renews the token from
+      // what the first one kept in chrome.storage.session.
+      const cdp = await context.newCDPSession(popup);
+      const statuses = []; // the worker's running states as DevTools reports them, in order
+      const reached = (status) => new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the worker was not ${status} within 30 s: ${statuses}`)), 30_000);
+        const look = () => statuses.includes(status) && (clearTimeout(timer), resolve());
+        cdp.on('ServiceWorker.workerVersionUpdated', look);
+        look();
+      });
+      cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+        for (const v of versions) if (v.scriptURL.endsWith('/background.js')) statuses.push(v.runningStatus);
+      });
+      await cdp.send('ServiceWorker.enable');
+      await cdp.send('ServiceWorker.stopAllWorkers');
+      await reached('stopped');
+      statuses.length = 0;
+      const recaptcha = results.find((r) => r.kind === 'recaptcha_v2');
+      // Whatever wakes the new worker (the alarm, or the popup's next message), the renewal can only come from what
+      // the stopped one kept in chrome.storage.session.
+      await popup.evaluate((name) => chrome.alarms.create(name, { when: Date.now() }), recaptcha.renewal);
+      await reached('running');
+      let renewed;
+      for (const deadline = Date.now() + 60_000; !renewed; await new Promise((resolve) => setTimeout(resolve, 200))) {
+        assert.ok(Date.now() < deadline, 'the reCAPTCHA token was not renewed within a minute');
+        renewed = (await send({ cmd: 'renewals' })).done.find((r) => r.kind === 'recaptcha_v2');
+      }
+      assert.deepEqual([renewed.error, renewed.resolves, renewed.injected, renewed.callbackCalled], [undefined, 1, true, true], JSON.stringify(renewed));
+      assert.ok(renewed.renewAt > recaptcha.renewAt, 'the next renewal is scheduled from the new token');
+      const renewedPending = (await send({ cmd: 'renewals' })).pending;
+      assert.equal(renewedPending.find((p) => p.name === recaptcha.renewal)?.renewAt, renewed.renewAt);
+      // The site takes the new token (its callback and its form), not the first one.
+      const after = await submitAll();
+      assert.notEqual(after.widgets['multi-recaptcha'].callback.token, report.widgets['multi-recaptcha'].callback.token);
+      // A page that navigated away used or dropped its tokens: not solved again (the Turnstile's alarm brought forward).
+      const turnstile = results.find((r) => r.kind === 'turnstile');
+      await tab.goto(`${site.url}/v3.html`, { waitUntil: 'load' });
+      await popup.evaluate((name) => chrome.alarms.create(name, { when: Date.now() }), turnstile.renewal);
+      let dropped;
+      for (const deadline = Date.now() + 60_000; !dropped; await new Promise((resolve) => setTimeout(resolve, 200))) {
+        assert.ok(Date.now() < deadline, 'the Turnstile renewal was not looked at within a minute');
+        dropped = (await send({ cmd: 'renewals' })).done.find((r) => r.kind === 'turnstile');
+      }
+      assert.deepEqual([dropped.resolves, dropped.injected, dropped.error], [0, false, undefined], JSON.stringify(dropped));
+      assert.match(dropped.dropped, /no longer holds the widget/);
+
+      // A page behind AWS WAF: the cookie set for the gate's site (chrome.cookies), the tab reloaded, the gate passed.
+      // Through 2captcha: captchaai (the extension's default) does not solve amazon_waf.
+      assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', provider: '2captcha', baseUrl: mock,
+        polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 50 } } }), { ok: true });
+      const gateTab = await context.newPage();
+      assert.equal((await gateTab.goto(`${site.url}/aws-gate.html`, { waitUntil: 'load' })).status(), 405, 'the challenge page first');
+      const [aws, ...others] = await send({ cmd: 'solveTab', url: `${site.url}/aws-gate.html` });
+      assert.deepEqual(others, []);
+      assert.equal(aws.error, undefined, JSON.stringify(aws));
+      assert.deepEqual([aws.kind, aws.params.type, aws.injected, aws.cookies, aws.reloaded], ['aws_waf', 'amazon_waf', true, ['aws-waf-token'], true], JSON.stringify(aws));
+      await gatePassed(gateTab, 'aws-gate.html: passed with aws-waf-token');
+
+      // Cloudflare's challenge takes a proxy (its cookie is bound to the IP) and the extension has none: refused,
+      // naming it, before anything is spent; the page stays the challenge.
+      assert.equal((await gateTab.goto(`${site.url}/cf-gate.html`, { waitUntil: 'load' })).status(), 403);
+      const [cf] = await send({ cmd: 'solveTab', url: `${site.url}/cf-gate.html` });
+      assert.deepEqual([cf.kind, cf.injected, cf.code], ['cloudflare_challenge', false, 'INVALID_TASK'], JSON.stringify(cf));
+      assert.match(cf.error, /proxy/);
+    });
+  } finally {
+    site.stop();
+    await fetch(`${mock}/mock/script`, { method: 'POST', body: '{}' });
+  }
+});
+
+await check("example extension's auto-solve mode (the popup's toggle): every frame's content script has the service worker solve its widgets through pageTask, answers injected (callbacks called, the site verifies them), an AWS WAF gate's cookie set with chrome.cookies and the tab reloaded into the site, score-based widgets left alone unless the second toggle says so", async () => {
+  await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+  const site = await startFixtureSite();
+  await fetch(`${site.url}/reset`, { method: 'POST' });
+  try {
+    await withExtension(async ({ context, id, popup, send }) => {
+      assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
+        polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200 } } }), { ok: true });
+      // The toggle: stored in chrome.storage.local; the worker registers the content script when it sees the change.
+      await popup.waitForSelector('#auto-solve[data-ready="true"]');
+      await popup.click('#auto-solve');
+      assert.deepEqual(await popup.evaluate(() => chrome.storage.local.get('autoSolve')), { autoSolve: { enabled: true, includeScoreBased: false } });
+      // Until `fn(arg)`, evaluated in the popup, answers true (Playwright's waitForFunction does not await a promise).
+      const until = async (fn, arg, what) => {
+        const deadline = Date.now() + 60_000;
+        while (!(await popup.evaluate(fn, arg))) {
+          assert.ok(Date.now() < deadline, `not within a minute: ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      };
+      const solved = (frame) => popup.evaluate(async (f) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(f)), frame);
+      await until(async () => (await chrome.scripting.getRegisteredContentScripts()).some((s) => s.id === 'captcha-dlq-auto-solve' && s.allFrames), null, 'the content script registered');
+
+      // Widgets in the page and in its frames, each frame asking for itself.
+      const tab = await context.newPage();
+      await tab.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
+      await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(u)).length >= 3, `${site.url}/`, 'three widgets solved');
+      const results = await solved(`${site.url}/`);
+      assert.deepEqual(results.map((r) => r.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
+      assert.ok(results.every((r) => r.injected && r.callbackCalled && !r.error), JSON.stringify(results));
       for (const frame of tab.frames()) await frame.evaluate(() => window.fixtureSubmit && window.fixtureSubmit());
       const report = await (await fetch(`${site.url}/report?page=multi.html`)).json();
       for (const [name, verdict] of Object.entries(report.widgets)) {
         assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
       }
       assert.deepEqual(report.wrong, []);
-      return report;
-    };
-    const report = await submitAll();
+      await tab.close();
 
-    // With `renew: true` each injected token is solved again at the client's renewAt if the frame still holds its
-    // widget: a chrome.alarms alarm each (a service worker's timers do not outlive its suspension).
-    const { pending } = await send({ cmd: 'renewals' });
-    assert.deepEqual(pending.map((p) => [p.kind, p.renewAt]).sort(), results.map((r) => [r.kind, r.renewAt]).sort(), JSON.stringify(pending));
-    assert.ok(results.every((r) => r.renewAt > Date.now() && pending.some((p) => p.name === r.renewal)), JSON.stringify(results));
-    // The worker stopped (as when Chrome suspends it: its memory gone), then the reCAPTCHA's alarm brought forward to
-    // now (the test does not wait out the token's life): the alarm starts a new worker, which renews the token from
-    // what the first one kept in chrome.storage.session.
-    const cdp = await context.newCDPSession(popup);
-    const statuses = []; // the worker's running states as DevTools reports them, in order
-    const reached = (status) => new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the worker was not ${status} within 30 s: ${statuses}`)), 30_000);
-      const look = () => statuses.includes(status) && (clearTimeout(timer), resolve());
-      cdp.on('ServiceWorker.workerVersionUpdated', look);
-      look();
+      // AWS WAF: the detector's aws_waf is the client's amazon_waf; its cookie is set with chrome.cookies for the
+      // gate's site and the tab reloaded, and the gate lets the browser in. Through 2captcha: captchaai (the
+      // extension's default) does not solve amazon_waf.
+      const awsSettings = { apiKey: 'test-key', provider: '2captcha', baseUrl: mock, polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200 } };
+      assert.deepEqual(await send({ cmd: 'configure', settings: awsSettings }), { ok: true });
+      const gateTab = await context.newPage();
+      assert.equal((await gateTab.goto(`${site.url}/aws-gate.html`, { waitUntil: 'load' })).status(), 405, 'the challenge page first');
+      await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).some((r) => r.frame === u), `${site.url}/aws-gate.html`, 'the AWS WAF widget solved');
+      const [aws, ...again] = await solved(`${site.url}/aws-gate.html`);
+      assert.deepEqual(again, [], 'solved once: the reloaded page is the site');
+      assert.equal(aws.error, undefined, JSON.stringify(aws));
+      assert.deepEqual([aws.kind, aws.params.type, aws.injected, aws.cookies, aws.reloaded], ['aws_waf', 'amazon_waf', true, ['aws-waf-token'], true], JSON.stringify(aws));
+      await gatePassed(gateTab, 'aws-gate.html: passed with aws-waf-token');
+      const jar = await popup.evaluate((url) => chrome.cookies.getAll({ url, name: 'aws-waf-token' }), site.url);
+      assert.deepEqual(jar.map((c) => [c.domain, c.path]), [['127.0.0.1', '/']], 'the cookie is the gate site\'s');
+      await gateTab.close();
+      assert.deepEqual(await send({ cmd: 'configure', settings: { ...awsSettings, provider: 'captchaai' } }), { ok: true });
+
+      // Score-based widgets: seen, not solved (the toggle for them is off).
+      const v3 = await context.newPage();
+      await v3.goto(`${site.url}/v3.html`, { waitUntil: 'load' });
+      await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).some((r) => r.frame.startsWith(u)), `${site.url}/v3.html`, 'the v3 widgets seen');
+      const skipped = await solved(`${site.url}/v3.html`);
+      assert.ok(skipped.length >= 1 && skipped.every((r) => r.kind === 'recaptcha_v3' && r.skipped && !r.injected), JSON.stringify(skipped));
+      await v3.close();
+
+      // With the second toggle, score-based widgets are solved too: the detector's hook goes in at document_start
+      // (it holds the page's v3 execute() call for the answer).
+      await popup.click('#auto-score');
+      await until(async () => (await chrome.scripting.getRegisteredContentScripts()).some((s) => s.id === 'captcha-dlq-hook' && s.world === 'MAIN'), null, 'the hook registered');
+      const v3Solved = await context.newPage();
+      await v3Solved.goto(`${site.url}/v3.html?score`, { waitUntil: 'load' });
+      await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(u)).length >= 2, `${site.url}/v3.html?score`, 'the v3 widgets solved');
+      const scored = await solved(`${site.url}/v3.html?score`);
+      assert.ok(scored.every((r) => r.kind === 'recaptcha_v3' && r.injected && r.callbackCalled && !r.skipped && !r.error), JSON.stringify(scored));
+      const v3Report = await (await fetch(`${site.url}/report?page=v3.html`)).json();
+      for (const name of ['v3-execute', 'v3-button']) assert.equal(v3Report.widgets[name].callback.ok, true, JSON.stringify(v3Report.widgets[name]));
+      await v3Solved.close();
+
+      // Off again: the content scripts are unregistered.
+      await popup.click('#auto-solve');
+      await until(async () => !(await chrome.scripting.getRegisteredContentScripts()).length, null, 'the content script unregistered');
     });
-    cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
-      for (const v of versions) if (v.scriptURL.endsWith('/background.js')) statuses.push(v.runningStatus);
-    });
-    await cdp.send('ServiceWorker.enable');
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    await reached('stopped');
-    statuses.length = 0;
-    const recaptcha = results.find((r) => r.kind === 'recaptcha_v2');
-    // Whatever wakes the new worker (the alarm, or the popup's next message), the renewal can only come from what
-    // the stopped one kept in chrome.storage.session.
-    await popup.evaluate((name) => chrome.alarms.create(name, { when: Date.now() }), recaptcha.renewal);
-    await reached('running');
-    let renewed;
-    for (const deadline = Date.now() + 60_000; !renewed; await new Promise((resolve) => setTimeout(resolve, 200))) {
-      assert.ok(Date.now() < deadline, 'the reCAPTCHA token was not renewed within a minute');
-      renewed = (await send({ cmd: 'renewals' })).done.find((r) => r.kind === 'recaptcha_v2');
-    }
-    assert.deepEqual([renewed.error, renewed.resolves, renewed.injected, renewed.callbackCalled], [undefined, 1, true, true], JSON.stringify(renewed));
-    assert.ok(renewed.renewAt > recaptcha.renewAt, 'the next renewal is scheduled from the new token');
-    const renewedPending = (await send({ cmd: 'renewals' })).pending;
-    assert.equal(renewedPending.find((p) => p.name === recaptcha.renewal)?.renewAt, renewed.renewAt);
-    // The site takes the new token (its callback and its form), not the first one.
-    const after = await submitAll();
-    assert.notEqual(after.widgets['multi-recaptcha'].callback.token, report.widgets['multi-recaptcha'].callback.token);
-    // A page that navigated away used or dropped its tokens: not solved again (the Turnstile's alarm brought forward).
-    const turnstile = results.find((r) => r.kind === 'turnstile');
-    await tab.goto(`${site.url}/v3.html`, { waitUntil: 'load' });
-    await popup.evaluate((name) => chrome.alarms.create(name, { when: Date.now() }), turnstile.renewal);
-    let dropped;
-    for (const deadline = Date.now() + 60_000; !dropped; await new Promise((resolve) => setTimeout(resolve, 200))) {
-      assert.ok(Date.now() < deadline, 'the Turnstile renewal was not looked at within a minute');
-      dropped = (await send({ cmd: 'renewals' })).done.find((r) => r.kind === 'turnstile');
-    }
-    assert.deepEqual([dropped.resolves, dropped.injected, dropped.error], [0, false, undefined], JSON.stringify(dropped));
-    assert.match(dropped.dropped, /no longer holds the widget/);
-
-    // A page behind AWS WAF: the cookie set for the gate's site (chrome.cookies), the tab reloaded, the gate passed.
-    // Through 2captcha: captchaai (the extension's default) does not solve amazon_waf.
-    assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', provider: '2captcha', baseUrl: mock,
-      polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 50 } } }), { ok: true });
-    const gateTab = await context.newPage();
-    assert.equal((await gateTab.goto(`${site.url}/aws-gate.html`, { waitUntil: 'load' })).status(), 405, 'the challenge page first');
-    const [aws, ...others] = await send({ cmd: 'solveTab', url: `${site.url}/aws-gate.html` });
-    assert.deepEqual(others, []);
-    assert.equal(aws.error, undefined, JSON.stringify(aws));
-    assert.deepEqual([aws.kind, aws.params.type, aws.injected, aws.cookies, aws.reloaded], ['aws_waf', 'amazon_waf', true, ['aws-waf-token'], true], JSON.stringify(aws));
-    await gatePassed(gateTab, 'aws-gate.html: passed with aws-waf-token');
-
-    // Cloudflare's challenge takes a proxy (its cookie is bound to the IP) and the extension has none: refused,
-    // naming it, before anything is spent; the page stays the challenge.
-    assert.equal((await gateTab.goto(`${site.url}/cf-gate.html`, { waitUntil: 'load' })).status(), 403);
-    const [cf] = await send({ cmd: 'solveTab', url: `${site.url}/cf-gate.html` });
-    assert.deepEqual([cf.kind, cf.injected, cf.code], ['cloudflare_challenge', false, 'INVALID_TASK'], JSON.stringify(cf));
-    assert.match(cf.error, /proxy/);
   } finally {
-    await context.close();
     site.stop();
     await fetch(`${mock}/mock/script`, { method: 'POST', body: '{}' });
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-await check("example extension's auto-solve mode (the popup's toggle): every frame's content script has the service worker solve its widgets through pageTask, answers injected (callbacks called, the site verifies them), an AWS WAF gate's cookie set with chrome.cookies and the tab reloaded into the site, score-based widgets left alone unless the second toggle says so", async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-auto-'));
-  const ext = path.join(dir, 'extension');
-  fs.cpSync(EXTENSION, ext, { recursive: true });
-  fs.cpSync(PKG, path.join(ext, 'captcha-dlq-web'), { recursive: true });
-  await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
-  const site = await startFixtureSite();
-  await fetch(`${site.url}/reset`, { method: 'POST' });
-  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
-  });
-  try {
-    let [worker] = context.serviceWorkers();
-    worker ??= await context.waitForEvent('serviceworker', { timeout: 30_000 });
-    const id = new URL(worker.url()).host;
-    const popup = await context.newPage();
-    await popup.goto(`chrome-extension://${id}/popup.html`);
-    const send = (m) => popup.evaluate((msg) => chrome.runtime.sendMessage(msg), m);
-    assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', baseUrl: mock,
-      polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200 } } }), { ok: true });
-    // The toggle: stored in chrome.storage.local; the worker registers the content script when it sees the change.
-    await popup.waitForSelector('#auto-solve[data-ready="true"]');
-    await popup.click('#auto-solve');
-    assert.deepEqual(await popup.evaluate(() => chrome.storage.local.get('autoSolve')), { autoSolve: { enabled: true, includeScoreBased: false } });
-    // Until `fn(arg)`, evaluated in the popup, answers true (Playwright's waitForFunction does not await a promise).
-    const until = async (fn, arg, what) => {
-      const deadline = Date.now() + 60_000;
-      while (!(await popup.evaluate(fn, arg))) {
-        assert.ok(Date.now() < deadline, `not within a minute: ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    };
-    const solved = (frame) => popup.evaluate(async (f) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(f)), frame);
-    await until(async () => (await chrome.scripting.getRegisteredContentScripts()).some((s) => s.id === 'captcha-dlq-auto-solve' && s.allFrames), null, 'the content script registered');
-
-    // Widgets in the page and in its frames, each frame asking for itself.
-    const tab = await context.newPage();
-    await tab.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
-    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(u)).length >= 3, `${site.url}/`, 'three widgets solved');
-    const results = await solved(`${site.url}/`);
-    assert.deepEqual(results.map((r) => r.kind).sort(), ['hcaptcha', 'recaptcha_v2', 'turnstile']);
-    assert.ok(results.every((r) => r.injected && r.callbackCalled && !r.error), JSON.stringify(results));
-    for (const frame of tab.frames()) await frame.evaluate(() => window.fixtureSubmit && window.fixtureSubmit());
-    const report = await (await fetch(`${site.url}/report?page=multi.html`)).json();
-    for (const [name, verdict] of Object.entries(report.widgets)) {
-      assert.deepEqual([name, verdict.callback.ok, verdict.form.ok], [name, true, true], JSON.stringify(verdict));
-    }
-    assert.deepEqual(report.wrong, []);
-    await tab.close();
-
-    // AWS WAF: the detector's aws_waf is the client's amazon_waf; its cookie is set with chrome.cookies for the
-    // gate's site and the tab reloaded, and the gate lets the browser in. Through 2captcha: captchaai (the
-    // extension's default) does not solve amazon_waf.
-    const awsSettings = { apiKey: 'test-key', provider: '2captcha', baseUrl: mock, polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200 } };
-    assert.deepEqual(await send({ cmd: 'configure', settings: awsSettings }), { ok: true });
-    const gateTab = await context.newPage();
-    assert.equal((await gateTab.goto(`${site.url}/aws-gate.html`, { waitUntil: 'load' })).status(), 405, 'the challenge page first');
-    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).some((r) => r.frame === u), `${site.url}/aws-gate.html`, 'the AWS WAF widget solved');
-    const [aws, ...again] = await solved(`${site.url}/aws-gate.html`);
-    assert.deepEqual(again, [], 'solved once: the reloaded page is the site');
-    assert.equal(aws.error, undefined, JSON.stringify(aws));
-    assert.deepEqual([aws.kind, aws.params.type, aws.injected, aws.cookies, aws.reloaded], ['aws_waf', 'amazon_waf', true, ['aws-waf-token'], true], JSON.stringify(aws));
-    await gatePassed(gateTab, 'aws-gate.html: passed with aws-waf-token');
-    const jar = await popup.evaluate((url) => chrome.cookies.getAll({ url, name: 'aws-waf-token' }), site.url);
-    assert.deepEqual(jar.map((c) => [c.domain, c.path]), [['127.0.0.1', '/']], 'the cookie is the gate site\'s');
-    await gateTab.close();
-    assert.deepEqual(await send({ cmd: 'configure', settings: { ...awsSettings, provider: 'captchaai' } }), { ok: true });
-
-    // Score-based widgets: seen, not solved (the toggle for them is off).
-    const v3 = await context.newPage();
-    await v3.goto(`${site.url}/v3.html`, { waitUntil: 'load' });
-    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).some((r) => r.frame.startsWith(u)), `${site.url}/v3.html`, 'the v3 widgets seen');
-    const skipped = await solved(`${site.url}/v3.html`);
-    assert.ok(skipped.length >= 1 && skipped.every((r) => r.kind === 'recaptcha_v3' && r.skipped && !r.injected), JSON.stringify(skipped));
-    await v3.close();
-
-    // With the second toggle, score-based widgets are solved too: the detector's hook goes in at document_start
-    // (it holds the page's v3 execute() call for the answer).
-    await popup.click('#auto-score');
-    await until(async () => (await chrome.scripting.getRegisteredContentScripts()).some((s) => s.id === 'captcha-dlq-hook' && s.world === 'MAIN'), null, 'the hook registered');
-    const v3Solved = await context.newPage();
-    await v3Solved.goto(`${site.url}/v3.html?score`, { waitUntil: 'load' });
-    await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).filter((r) => r.frame.startsWith(u)).length >= 2, `${site.url}/v3.html?score`, 'the v3 widgets solved');
-    const scored = await solved(`${site.url}/v3.html?score`);
-    assert.ok(scored.every((r) => r.kind === 'recaptcha_v3' && r.injected && r.callbackCalled && !r.skipped && !r.error), JSON.stringify(scored));
-    const v3Report = await (await fetch(`${site.url}/report?page=v3.html`)).json();
-    for (const name of ['v3-execute', 'v3-button']) assert.equal(v3Report.widgets[name].callback.ok, true, JSON.stringify(v3Report.widgets[name]));
-    await v3Solved.close();
-
-    // Off again: the content scripts are unregistered.
-    await popup.click('#auto-solve');
-    await until(async () => !(await chrome.scripting.getRegisteredContentScripts()).length, null, 'the content script unregistered');
-  } finally {
-    await context.close();
-    site.stop();
-    await fetch(`${mock}/mock/script`, { method: 'POST', body: '{}' });
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 
