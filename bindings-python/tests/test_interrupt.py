@@ -63,7 +63,6 @@ def test_sigint_keeps_every_answer_and_submits_nothing_twice(mock: Mock, tmp_pat
     report = json.loads(out.strip().splitlines()[-1])
     answered, failed = report["answered"], report["failed"]
     assert report["slots"] == N and failed == []
-    assert len(answered) >= 20, "the answers the child had were returned to it"
 
     patient = dict(FAST, polling=dict(FAST["polling"], max_polls=1000))
     with Client(API_KEY, "2captcha", db, base_url=mock.base_url, **patient) as client:
@@ -72,6 +71,9 @@ def test_sigint_keeps_every_answer_and_submits_nothing_twice(mock: Mock, tmp_pat
         assert all(r["reason"] == "Cancelled" and r["attempts"] == 0 for r in records), "only never-sent tasks"
         assert all(e.get("provider_task_id") for e in journal), "every journaled task is with the provider"
         assert len(answered) + len(journal) + len(records) == N, "nothing lost"
+        # The 20 answers the mock gave before the interrupt were returned to the child, or are in the journal if the
+        # interrupt came while they were on their way (a race the load decides, so the sum is what is asserted).
+        assert len(answered) + len(journal) >= 20, "the answers the child had were returned to it or journaled"
         assert 0 < len(journal) and 0 < len(records), "the interrupt found tasks in flight and tasks not yet sent"
         submitted = mock.counters()["tasks_created"]
         print(f"SIGINT: {len(answered)} answered, {len(journal)} in the journal, {len(records)} cancelled; {submitted} sent")
