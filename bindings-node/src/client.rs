@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use captcha_dlq::{api_values, AdoptedAnswer, AdoptedHook, Client, ExportFormat};
-use captcha_dlq_core::options::ClientOptions;
+use captcha_dlq_client::options::ClientOptions;
 use captcha_dlq_core::support::json_read::Casing;
 use captcha_dlq_core::Event;
 use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};

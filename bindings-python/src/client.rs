@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use captcha_dlq::api_values::{self, SolveOptions};
-use captcha_dlq::core::options::ClientOptions;
 use captcha_dlq::core::support::json_read::Casing;
+use captcha_dlq::options::ClientOptions;
 use captcha_dlq::{AdoptedAnswer, AdoptedHook, Client, Delivery, Error, ExportFormat, Outcome, ValidTask};
 use captcha_dlq_dashboard::{DashboardHandle, DashboardOptions};
 use pyo3::prelude::*;

@@ -18,8 +18,8 @@ mod wait;
 
 use captcha_dlq::core::dlq::{Page, ReplayPolicy};
 use captcha_dlq::core::engine::EngineConfig;
-use captcha_dlq::core::options::{self, StoreCallOptions, DEFAULT_CONCURRENCY, DEFAULT_PROVIDER, DEFAULT_REPLAY_LIMIT};
 use captcha_dlq::core::support::json_read::Casing;
+use captcha_dlq::options::{self, StoreCallOptions, DEFAULT_CONCURRENCY, DEFAULT_PROVIDER, DEFAULT_REPLAY_LIMIT};
 use captcha_dlq::{api_values, Error};
 use pyo3::prelude::*;
 use serde_json::json;

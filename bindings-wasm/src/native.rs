@@ -15,9 +15,9 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use captcha_dlq_client::core::options::ClientOptions;
 use captcha_dlq_client::core::support::json_read::{Casing, FromJson};
 use captcha_dlq_client::core::{Event, InvalidTask};
+use captcha_dlq_client::options::ClientOptions;
 use captcha_dlq_client::{api_values, Backends, Client, Error, EventSink, Outcome, SolveHandle, SolveStream};
 use captcha_dlq_client::{CollectAll, RecoverCollector, ReplayCollector};
 use futures::channel::oneshot;

@@ -11,7 +11,7 @@ use core::time::Duration;
 
 use captcha_dlq_client::core::dlq::testkit::{run_store_suite, sample_record, CASES};
 use captcha_dlq_client::core::dlq::DlqStore;
-use captcha_dlq_client::core::options::Durability;
+use captcha_dlq_client::options::Durability;
 use captcha_dlq_client::Liveness;
 use captcha_dlq_wasm::liveness::WebLocksLiveness;
 use captcha_dlq_wasm::runtime::now;
@@ -153,8 +153,8 @@ async fn power_loss_durability_is_refused_for_browser_stores() {
 /// The browser build has no trace exporter: `traces` is refused in words, never dropped.
 #[wasm_bindgen_test]
 fn traces_are_refused_in_the_browser_build() {
-    use captcha_dlq_client::core::options::ClientOptions;
     use captcha_dlq_client::core::support::json_read::Casing;
+    use captcha_dlq_client::options::ClientOptions;
     let options = serde_json::json!({"apiKey": "k", "traces": {"otlpEndpoint": "http://127.0.0.1:4318"}});
     let e = ClientOptions::from_value(options, Casing::Camel).expect_err("refused");
     assert_eq!(e.field, "traces");

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::options::spelled_as;
 use captcha_dlq_core::dlq::Filter;
-use captcha_dlq_core::options::spelled_as;
 use captcha_dlq_core::support::cased;
 use captcha_dlq_core::support::json_read::{read_cased, spelled, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::{ConfigError, InvalidTask, Solution, Task, ValidTask};

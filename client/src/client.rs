@@ -10,8 +10,8 @@ use core::time::Duration;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use crate::options::{BudgetScope, ClientOptions, ProviderOptions};
 use captcha_dlq_core::engine::LaneFleet;
-use captcha_dlq_core::options::{BudgetScope, ClientOptions, ProviderOptions};
 use captcha_dlq_core::spend::SpendReport;
 use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::{ConfigError, Engine, Failure, HttpRequest, JobId, Provider, Solution, ValidTask};

@@ -7,8 +7,8 @@ use core::future::Future;
 use core::time::Duration;
 use std::sync::Arc;
 
+use crate::options::ClientOptions;
 use captcha_dlq_core::dlq::StoreError;
-use captcha_dlq_core::options::ClientOptions;
 use futures::channel::mpsc;
 
 use crate::adopted::SharedStats;

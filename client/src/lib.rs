@@ -39,6 +39,7 @@ mod inner;
 pub mod metrics;
 #[cfg(any(feature = "alerts", feature = "retention"))]
 pub mod ops_metrics;
+pub mod options;
 pub mod page;
 pub mod prometheus;
 pub mod recover;

@@ -19,9 +19,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::options::spelled_as;
 use captcha_dlq_core::dlq::record::SCHEMA;
 use captcha_dlq_core::dlq::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
-use captcha_dlq_core::options::spelled_as;
 use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::task::context::{read_proxy, TaskContext};
 use captcha_dlq_core::{ConfigError, ErrorClass, InvalidTask, Solution, TaskKind, ValidTask};

@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::options::DEFAULT_REPLAY_LIMIT;
 use captcha_dlq_core::dlq::replay::{ReplayDecision, ReplayReport};
 use captcha_dlq_core::dlq::{DeadLetterRecord, Filter, Leased, RecordState};
-use captcha_dlq_core::options::DEFAULT_REPLAY_LIMIT;
 use captcha_dlq_core::{ConfigError, Solution};
 use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};

@@ -15,8 +15,8 @@ use core::time::Duration;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::sync::Arc;
 
+use crate::options::StoreCallOptions;
 use captcha_dlq_core::dlq::{DeadLetterRecord, DlqStore, StoreError};
-use captcha_dlq_core::options::StoreCallOptions;
 use captcha_dlq_core::{JobId, JournalEntry, Solution, Timestamp};
 use futures::channel::oneshot;
 use futures::stream::{FuturesUnordered, StreamExt};

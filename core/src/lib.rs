@@ -6,13 +6,9 @@
 //! `fetch`) execute its [`Action`]s and feed back responses and the time.
 //! See [`Engine`] for the calling contract.
 
-#[cfg(feature = "alerts")]
-pub mod alerts;
 pub mod class;
 pub mod classify;
 pub mod dlq;
-#[cfg(any(feature = "alerts", feature = "traces"))]
-pub mod endpoint;
 pub mod engine;
 pub mod error;
 pub mod fleet;
@@ -20,7 +16,6 @@ pub mod history;
 pub mod http;
 pub mod journal;
 pub mod labels;
-pub mod options;
 pub mod protocol;
 pub mod provider;
 #[cfg(feature = "testkit")]
@@ -31,9 +26,6 @@ pub mod store_error;
 #[doc(hidden)]
 pub mod support;
 pub mod task;
-// The `traces` option (feature `traces`): the browser build exports no spans (see the module).
-#[cfg(feature = "traces")]
-pub mod traces;
 pub mod vectors;
 
 pub use class::{ErrorClass, Failure};

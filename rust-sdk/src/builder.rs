@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use captcha_dlq_client::options::{ClientOptions, Durability, StoreCallOptions, StoreOnlyOptions};
 use captcha_dlq_client::{AdoptedAnswer, AdoptedHook, Backends, Client, Error, EventSink, Result};
 use captcha_dlq_core::dlq::replay::ReplayPolicy;
 use captcha_dlq_core::dlq::DlqStore;
-use captcha_dlq_core::options::{ClientOptions, Durability, StoreCallOptions, StoreOnlyOptions};
 use captcha_dlq_core::support::json_read::Casing;
 use captcha_dlq_core::{EngineConfig, Event};
 use serde_json::{Map, Value};

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use captcha_dlq_client::options::{dlq_location_problem, Durability};
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::{DlqStore, StoreError};
-use captcha_dlq_core::options::{dlq_location_problem, Durability};
 use captcha_dlq_core::support::quoted::Quoted;
 use captcha_dlq_core::ConfigError;
 

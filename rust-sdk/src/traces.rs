@@ -23,10 +23,10 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use captcha_dlq_client::options::traces::{OtlpProtocol, TraceOptions};
+use captcha_dlq_client::options::ClientOptions;
 use captcha_dlq_client::traces::{TaskLeft, TaskTracer, TracedTask};
 use captcha_dlq_client::BoxFuture;
-use captcha_dlq_core::options::ClientOptions;
-use captcha_dlq_core::traces::{OtlpProtocol, TraceOptions};
 use captcha_dlq_core::{ErrorClass, Event, JobId, Timestamp};
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Context, KeyValue};

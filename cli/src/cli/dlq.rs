@@ -40,7 +40,7 @@ pub enum DlqCommand {
     Replay {
         #[command(flatten)]
         filter: FilterArgs,
-        #[arg(long, default_value_t = captcha_dlq::core::options::DEFAULT_REPLAY_LIMIT)]
+        #[arg(long, default_value_t = captcha_dlq::options::DEFAULT_REPLAY_LIMIT)]
         limit: usize,
         /// Start at most this many records per second (default: all at once).
         #[arg(long)]

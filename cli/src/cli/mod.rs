@@ -18,9 +18,9 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use captcha_dlq::core::dlq::DlqStore;
-use captcha_dlq::core::options::Durability;
 use captcha_dlq::core::support::json_read::FromJson;
 use captcha_dlq::core::ConfigError;
+use captcha_dlq::options::Durability;
 use captcha_dlq::{Client, ClientBuilder, Error, Task};
 use clap::{Args as ClapArgs, Parser, Subcommand};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! alert's own fields (reasons, codes, provider names, counts, times: none of them holds the
 //! key), then cleared of every key of the client all the same (signed in [`super::signature`]).
 
-use captcha_dlq_core::alerts::AlertFormat;
+use crate::options::alerts::AlertFormat;
 use captcha_dlq_core::Secret;
 use serde_json::json;
 
@@ -42,7 +42,7 @@ pub(crate) fn body(message: &Message, format: AlertFormat, owner: &str, keys: &[
 mod tests {
     use super::*;
     use crate::alerts::trigger::Candidate;
-    use captcha_dlq_core::alerts::AlertKind;
+    use crate::options::alerts::AlertKind;
     use captcha_dlq_core::Timestamp;
 
     fn message(summary: &str) -> Message {

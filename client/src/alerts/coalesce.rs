@@ -9,7 +9,7 @@
 use core::time::Duration;
 use std::collections::HashMap;
 
-use captcha_dlq_core::alerts::AlertKind;
+use crate::options::alerts::AlertKind;
 use captcha_dlq_core::Timestamp;
 
 use super::trigger::Candidate;

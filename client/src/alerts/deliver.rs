@@ -6,7 +6,7 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use captcha_dlq_core::alerts::Webhook;
+use crate::options::alerts::Webhook;
 use captcha_dlq_core::{HttpRequest, Method, Secret};
 
 use super::signature::{sign, SIGNATURE_HEADER};

@@ -25,7 +25,7 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use captcha_dlq_core::alerts::AlertOptions;
+use crate::options::alerts::AlertOptions;
 use captcha_dlq_core::dlq::{Filter, Page};
 use captcha_dlq_core::Secret;
 use futures::channel::{mpsc, oneshot};

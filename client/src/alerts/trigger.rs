@@ -9,7 +9,7 @@
 use core::time::Duration;
 use std::collections::{HashSet, VecDeque};
 
-use captcha_dlq_core::alerts::AlertKind;
+use crate::options::alerts::AlertKind;
 use captcha_dlq_core::support::float_text::float_text;
 use captcha_dlq_core::Timestamp;
 use serde_json::{json, Value};

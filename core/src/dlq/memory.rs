@@ -11,6 +11,7 @@
 //! [`PushOutcome::evicted`]: crate::dlq::PushOutcome::evicted
 //! [`StoreStats::dropped`]: crate::dlq::StoreStats::dropped
 
+use crate::dlq::limits::LimitedStore;
 use crate::dlq::table::{MemoryTable, TableStore};
 use crate::error::ConfigError;
 
@@ -28,7 +29,7 @@ impl TableStore<MemoryTable> {
     /// A store holding at most `capacity` records: when a push goes over, the
     /// oldest ready record is evicted (else the oldest parked one; records under
     /// a lease are never evicted, so the store may briefly hold more).
-    pub fn bounded(capacity: usize) -> Result<Self, ConfigError> {
+    pub fn bounded(capacity: u64) -> Result<Self, ConfigError> {
         MemoryStore::new().with_capacity(capacity)
     }
 }
@@ -58,8 +59,8 @@ mod tests {
         assert_eq!(MemoryStore::bounded(0).unwrap_err().field, "capacity");
         assert_eq!(MemoryStore::new().with_max_deliveries(0).unwrap_err().field, "max_deliveries");
         let store = MemoryStore::bounded(3).unwrap().with_max_deliveries(2).unwrap();
-        assert_eq!((store.capacity(), store.max_deliveries()), (Some(3), 2));
-        assert_eq!((MemoryStore::default().capacity(), MemoryStore::default().max_deliveries()), (None, 10));
+        assert_eq!((store.limits().capacity(), store.limits().max_deliveries()), (Some(3), 2));
+        assert_eq!(MemoryStore::default().limits(), crate::dlq::StoreLimits::default());
     }
 
     #[test]

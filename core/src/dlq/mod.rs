@@ -11,6 +11,7 @@ pub mod export;
 pub mod host;
 #[cfg(any(test, feature = "testkit"))]
 pub mod interpose;
+pub mod limits;
 pub mod memory;
 pub mod record;
 pub mod redact;
@@ -29,6 +30,7 @@ pub use analysis::{Analysis, Bucket};
 pub use audit::{AuditAction, AuditEntry, AuditStage};
 pub use edit::{Change, Edit, Edited};
 pub use export::{export_json, export_json_redacted, export_jsonl, export_jsonl_redacted, import, ImportError};
+pub use limits::{LimitedStore, StoreLimits};
 pub use memory::MemoryStore;
 pub use record::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
 pub use replay::{ReplayDecision, ReplayPolicy, ReplayReport};

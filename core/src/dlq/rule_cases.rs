@@ -14,6 +14,7 @@ use core::future::Future;
 use core::time::Duration;
 
 use crate::class::reason;
+use crate::dlq::limits::DEFAULT_MAX_DELIVERIES;
 use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::rules::cases::{
     AbandonCase, ClaimCase, DeliveryCase, JournalWriteCase, LeaseCase, PushCase, SettleCase, ABANDON_CASES,
@@ -21,7 +22,6 @@ use crate::dlq::rules::cases::{
 };
 use crate::dlq::rules::{Abandoned, Delivery, EntryEnd};
 use crate::dlq::store::{DlqStore, Filter, Page, StoreError};
-use crate::dlq::table::DEFAULT_MAX_DELIVERIES;
 use crate::dlq::testkit::{at, sample_journal_entry, sample_record};
 use crate::journal::JournalEntry;
 
@@ -301,6 +301,7 @@ async fn settle_case<S: DlqStore>(case: &SettleCase, store: &S) {
 #[cfg(test)]
 mod tests {
     use super::run_rule_cases;
+    use crate::dlq::limits::LimitedStore;
     use crate::dlq::memory::MemoryStore;
     use crate::dlq::rules::cases;
 

@@ -53,7 +53,6 @@ use crate::dlq::store::{
 };
 #[cfg(feature = "edit")]
 use crate::dlq::Edited;
-use crate::error::ConfigError;
 use crate::journal::JournalEntry;
 use crate::support::cased;
 use crate::support::json_read::{read_fields, Casing, FieldError, FromJson};
@@ -62,24 +61,8 @@ use crate::support::time::Timestamp;
 #[cfg(feature = "fleet")]
 pub use fleet::{AccountNaming, FleetAccountRow};
 
-/// Azure Service Bus's default `MaxDeliveryCount`, used by every backend unless configured.
-pub const DEFAULT_MAX_DELIVERIES: u32 = 10;
-
-/// A store's `capacity` as every backend takes it: at least one record.
-pub fn check_capacity<T: PartialEq + Default>(capacity: T) -> Result<T, ConfigError> {
-    if capacity == T::default() {
-        return Err(ConfigError::new("capacity", "must be at least 1"));
-    }
-    Ok(capacity)
-}
-
-/// A store's `max_deliveries` as every backend takes it: at least one delivery.
-pub fn check_max_deliveries(max_deliveries: u32) -> Result<u32, ConfigError> {
-    if max_deliveries == 0 {
-        return Err(ConfigError::new("max_deliveries", "must be at least 1"));
-    }
-    Ok(max_deliveries)
-}
+pub use crate::dlq::limits::DEFAULT_MAX_DELIVERIES;
+use crate::dlq::limits::{LimitedStore, StoreLimits};
 
 /// Reason recorded when a replayer parks a record without naming a reason.
 pub const PARKED_BY_REPLAYER: &str = "ParkedByReplayer";
@@ -311,8 +294,7 @@ pub trait TableBackend: crate::dlq::store::MaybeSendSync {
 #[derive(Debug)]
 pub struct TableStore<B> {
     backend: B,
-    max_deliveries: u32,
-    capacity: Option<usize>,
+    limits: StoreLimits,
     /// Fair (FIFO): operations run in the order they asked for it, as SQLite's connection thread and
     /// Redis's connection run calls, so a busy caller cannot starve another. (With futures' unfair
     /// `Mutex` the browser's seeds batch once counted a replayed record after `replay()`: the result
@@ -328,13 +310,18 @@ pub struct TableStore<B> {
     fleet: Option<fleet::Fleet<B>>,
 }
 
+impl<B> LimitedStore for TableStore<B> {
+    fn limits_mut(&mut self) -> &mut StoreLimits {
+        &mut self.limits
+    }
+}
+
 impl<B: TableBackend> TableStore<B> {
     /// An unbounded store over `backend` with the default delivery limit (10).
     pub fn over(backend: B) -> Self {
         TableStore {
             backend,
-            max_deliveries: DEFAULT_MAX_DELIVERIES,
-            capacity: None,
+            limits: StoreLimits::default(),
             serial: async_lock::Mutex::new(()),
             lock_unreleased: AtomicBool::new(false),
             #[cfg(feature = "fleet")]
@@ -342,26 +329,9 @@ impl<B: TableBackend> TableStore<B> {
         }
     }
 
-    /// At most `capacity` records: when a push goes over, the oldest ready record is
-    /// evicted (else the oldest parked one; records under a lease are never evicted, so
-    /// the store may briefly hold more). Evictions are reported and counted.
-    pub fn with_capacity(mut self, capacity: usize) -> Result<Self, ConfigError> {
-        self.capacity = Some(check_capacity(capacity)?);
-        Ok(self)
-    }
-
-    /// Park records after this many deliveries instead of the default 10.
-    pub fn with_max_deliveries(mut self, max_deliveries: u32) -> Result<Self, ConfigError> {
-        self.max_deliveries = check_max_deliveries(max_deliveries)?;
-        Ok(self)
-    }
-
-    pub fn max_deliveries(&self) -> u32 {
-        self.max_deliveries
-    }
-
-    pub fn capacity(&self) -> Option<usize> {
-        self.capacity
+    /// The limits it was built with ([`LimitedStore`]).
+    pub fn limits(&self) -> StoreLimits {
+        self.limits
     }
 
     pub fn backend(&self) -> &B {
@@ -447,7 +417,7 @@ impl<B: TableBackend> TableStore<B> {
         };
         let row = RecordRow { record, lease_nonce, lease_until };
         let mut evicted = Vec::new();
-        if let Some(capacity) = self.capacity {
+        if let Some(capacity) = self.limits.capacity() {
             evicted = self.evictions(capacity, &row).await?;
         }
         let pushed_evicted = evicted.contains(&row.record.id);
@@ -470,13 +440,13 @@ impl<B: TableBackend> TableStore<B> {
     /// oldest ready first, then oldest parked. `push` has no clock, so any unsettled lease
     /// counts as live: evicting a record a replayer may still be working on would lose its
     /// outcome. The pushed record itself may be the one to go.
-    async fn evictions(&self, capacity: usize, pushed: &RecordRow) -> Result<Vec<String>, StoreError> {
+    async fn evictions(&self, capacity: u64, pushed: &RecordRow) -> Result<Vec<String>, StoreError> {
         let mut all = self.records(&|r| r.record.id != pushed.record.id).await?;
         all.push(pushed.clone());
         crate::support::sort::sort_unstable_by(&mut all, |a, b| {
             (a.record.dead_lettered_at, &a.record.id).cmp(&(b.record.dead_lettered_at, &b.record.id))
         });
-        let mut excess = all.len().saturating_sub(capacity);
+        let mut excess = all.len().saturating_sub(usize::try_from(capacity).unwrap_or(usize::MAX));
         let mut evicted = Vec::new();
         for wanted in [RecordState::Ready, RecordState::Parked] {
             for row in all.iter().filter(|r| r.lease_nonce.is_none() && r.record.state == wanted) {
@@ -524,7 +494,9 @@ impl<B: TableBackend> TableStore<B> {
             if expired {
                 counters.abandoned += 1;
             }
-            if let Delivery::Deliver { deliveries } = rules::on_delivery(row.record.deliveries, self.max_deliveries) {
+            if let Delivery::Deliver { deliveries } =
+                rules::on_delivery(row.record.deliveries, self.limits.max_deliveries())
+            {
                 row.record.deliveries = deliveries;
                 let nonce = format!("{}.{}", row.record.deliveries, counters.sequence);
                 let until = ask.lease_until;
@@ -583,13 +555,14 @@ impl<B: TableBackend> TableStore<B> {
             update.parked_reason = None;
             row.record = update;
         }
-        let state = match rules::after_abandon(row.record.deliveries, self.max_deliveries, asked_park.as_deref()) {
-            Abandoned::Parked(why) => {
-                park(&mut row, why);
-                RecordState::Parked
-            }
-            Abandoned::Ready => RecordState::Ready,
-        };
+        let state =
+            match rules::after_abandon(row.record.deliveries, self.limits.max_deliveries(), asked_park.as_deref()) {
+                Abandoned::Parked(why) => {
+                    park(&mut row, why);
+                    RecordState::Parked
+                }
+                Abandoned::Ready => RecordState::Ready,
+            };
         let mut counters = self.counters().await?;
         counters.abandoned += 1;
         self.backend

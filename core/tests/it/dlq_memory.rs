@@ -5,7 +5,9 @@ use core::time::Duration;
 
 use captcha_dlq_core::class::reason;
 use captcha_dlq_core::dlq::testkit::{at, run_case, run_store_suite, sample_record, CASES};
-use captcha_dlq_core::dlq::{DlqStore, Filter, MemoryStore, RecordState, ReplayDecision, ReplayPolicy, ReplayReport};
+use captcha_dlq_core::dlq::{
+    DlqStore, Filter, LimitedStore, MemoryStore, RecordState, ReplayDecision, ReplayPolicy, ReplayReport,
+};
 use captcha_dlq_core::ErrorClass;
 use futures_lite::future::block_on;
 

@@ -18,10 +18,12 @@ pub use self::sqlite::{
     SCHEMA_VERSION as SQLITE_SCHEMA_VERSION,
 };
 
-/// Deliveries after which a record is parked (the core's default, which every store uses).
-pub use captcha_dlq_core::dlq::memory::DEFAULT_MAX_DELIVERIES;
 /// What a committed write survives ([`SqliteStore::with_durability`]).
-pub use captcha_dlq_core::options::Durability;
+pub use captcha_dlq_client::options::Durability;
+/// Deliveries after which a record is parked (the core's default, which every store uses).
+pub use captcha_dlq_core::dlq::limits::DEFAULT_MAX_DELIVERIES;
+/// A store's limits, and the builder methods every store has (`with_max_deliveries`, `with_capacity`).
+pub use captcha_dlq_core::dlq::{LimitedStore, StoreLimits};
 
 /// How the native stores name a provider account in their fleet ledger: the first 128 bits of
 /// an HMAC-SHA256 keyed by the API key over the provider's base URL, in hex. The store never

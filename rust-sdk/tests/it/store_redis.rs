@@ -10,7 +10,7 @@ use crate::support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use captcha_dlq::store::RedisStore;
+use captcha_dlq::store::{LimitedStore, RedisStore};
 use captcha_dlq_core::class::reason;
 use captcha_dlq_core::dlq::memory::MemoryStore;
 use captcha_dlq_core::dlq::rule_cases::{run_rule_cases, store_case_count};

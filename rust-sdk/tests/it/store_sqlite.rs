@@ -10,7 +10,7 @@ use crate::support;
 use std::path::Path;
 use std::time::Duration;
 
-use captcha_dlq::store::{Durability, SqliteStore, SQLITE_SCHEMA_VERSION};
+use captcha_dlq::store::{Durability, LimitedStore, SqliteStore, SQLITE_SCHEMA_VERSION};
 use captcha_dlq_core::dlq::rule_cases::{run_rule_cases, store_case_count};
 use captcha_dlq_core::dlq::testkit::{at, run_store_suite, sample_journal_entry, sample_record, CASES};
 use captcha_dlq_core::dlq::{DlqStore, Filter, LeaseToken, Page, RecordState, Settlement, StoreError};

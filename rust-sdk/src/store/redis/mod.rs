@@ -85,13 +85,14 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::audit::AuditEntry;
-use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
+use captcha_dlq_core::dlq::memory::PARKED_BY_REPLAYER;
 use captcha_dlq_core::dlq::rules;
 use captcha_dlq_core::dlq::{
     Claimed, DeadLetterRecord, DlqStore, EditWrite, Edited, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk,
     RecordState, SettledKey, Settlement, StoreError, StoreStats,
 };
-use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
+use captcha_dlq_core::dlq::{LimitedStore, StoreLimits};
+use captcha_dlq_core::{JournalEntry, Timestamp};
 use redis::{RedisError, RedisResult, Script, Value};
 
 pub use self::batch::BatchStats;
@@ -130,8 +131,7 @@ pub struct RedisStore {
     scripts: Arc<Scripts>,
     /// Single-call writes go through it, so that those arriving together share a round trip.
     batcher: Batcher,
-    max_deliveries: u32,
-    capacity: Option<u64>,
+    limits: StoreLimits,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -140,8 +140,7 @@ impl std::fmt::Debug for RedisStore {
             .field("location", &self.location)
             .field("namespace", &self.namespace)
             .field("consumer", &self.consumer)
-            .field("max_deliveries", &self.max_deliveries)
-            .field("capacity", &self.capacity)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -208,21 +207,8 @@ impl RedisStore {
             consumer: format!("worker-{}", new_nonce().get(..16).unwrap_or_default()),
             scripts,
             batcher,
-            max_deliveries: DEFAULT_MAX_DELIVERIES,
-            capacity: None,
+            limits: StoreLimits::default(),
         })
-    }
-
-    /// Park a record once it has been delivered this many times (default 10, as Service Bus).
-    pub fn with_max_deliveries(mut self, max: u32) -> Result<Self, ConfigError> {
-        self.max_deliveries = captcha_dlq_core::dlq::table::check_max_deliveries(max)?;
-        Ok(self)
-    }
-
-    /// Keep at most `capacity` records (oldest ready evicted first, then parked; counted in `dropped`).
-    pub fn with_capacity(mut self, capacity: u64) -> Result<Self, ConfigError> {
-        self.capacity = Some(captcha_dlq_core::dlq::table::check_capacity(capacity)?);
-        Ok(self)
     }
 
     /// This worker's consumer name in the stream's group (as `XPENDING` shows it).
@@ -337,7 +323,7 @@ impl RedisStore {
                     })
                     .arg(lease_until.as_unix_millis())
                     .arg(&self.consumer)
-                    .arg(self.max_deliveries);
+                    .arg(self.limits.max_deliveries());
                 if let Walk::Lease(nonces) = mode {
                     inv.arg(nonces);
                 }
@@ -389,7 +375,7 @@ impl RedisStore {
                     inv.arg(now.as_unix_millis())
                         .arg(lease_until.as_unix_millis())
                         .arg(&self.consumer)
-                        .arg(self.max_deliveries);
+                        .arg(self.limits.max_deliveries());
                     for (id, nonce) in batch.iter().zip(&nonces) {
                         inv.arg(id).arg(nonce);
                     }
@@ -699,7 +685,7 @@ impl DlqStore for RedisStore {
             .arg(record.deliveries)
             .arg(if parked { "1" } else { "0" })
             .arg(&why)
-            .arg(self.capacity.unwrap_or(0));
+            .arg(self.limits.capacity().unwrap_or(0));
         let (replaced, evicted): (i64, Vec<String>) = self.apply(call).await?;
         Ok(PushOutcome { replaced: replaced == 1, evicted })
     }
@@ -788,7 +774,7 @@ impl DlqStore for RedisStore {
         let call = Call::new(Op::Abandon)
             .arg(&token.id)
             .arg(&token.nonce)
-            .arg(self.max_deliveries)
+            .arg(self.limits.max_deliveries())
             .arg(&body)
             .arg(dla)
             .arg(&why);
@@ -1000,6 +986,12 @@ impl DlqStore for RedisStore {
         }
         out.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(out)
+    }
+}
+
+impl LimitedStore for RedisStore {
+    fn limits_mut(&mut self) -> &mut StoreLimits {
+        &mut self.limits
     }
 }
 

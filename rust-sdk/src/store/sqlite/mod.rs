@@ -31,14 +31,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use captcha_dlq_client::options::Durability;
 use captcha_dlq_core::dlq::audit::AuditEntry;
-use captcha_dlq_core::dlq::memory::{DEFAULT_MAX_DELIVERIES, PARKED_BY_REPLAYER};
+use captcha_dlq_core::dlq::memory::PARKED_BY_REPLAYER;
 use captcha_dlq_core::dlq::{
     Claimed, DeadLetterRecord, DlqStore, EditWrite, Edited, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk,
     RecordState, SettledKey, StoreError, StoreStats,
 };
-use captcha_dlq_core::options::Durability;
-use captcha_dlq_core::{ConfigError, JournalEntry, Timestamp};
+use captcha_dlq_core::dlq::{LimitedStore, StoreLimits};
+use captcha_dlq_core::{JournalEntry, Timestamp};
 use rusqlite::Connection;
 
 use self::errors::db_error;
@@ -54,8 +55,7 @@ pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct SqliteStore {
     writer: Arc<Writer>,
     location: Arc<str>,
-    max_deliveries: u32,
-    capacity: Option<u64>,
+    limits: StoreLimits,
 }
 
 /// `value` as JSON, into a buffer sized for a typical record or journal entry (about 1 KB) so
@@ -86,21 +86,7 @@ impl SqliteStore {
     fn start(mut conn: Connection, location: Arc<str>, wal: bool) -> Result<Self, StoreError> {
         schema::prepare(&mut conn, &location, wal, DEFAULT_BUSY_TIMEOUT)?;
         let writer = Writer::start(conn, Arc::clone(&location), DEFAULT_BUSY_TIMEOUT)?;
-        Ok(SqliteStore { writer: Arc::new(writer), location, max_deliveries: DEFAULT_MAX_DELIVERIES, capacity: None })
-    }
-
-    /// Park a record once it has been delivered this many times (default 10, as Service Bus).
-    pub fn with_max_deliveries(mut self, max: u32) -> Result<Self, ConfigError> {
-        self.max_deliveries = captcha_dlq_core::dlq::table::check_max_deliveries(max)?;
-        Ok(self)
-    }
-
-    /// Keep at most `capacity` records: a push that goes over evicts the oldest
-    /// ready record, else the oldest parked one (never a leased one), and counts
-    /// it in `dropped`. Unbounded by default.
-    pub fn with_capacity(mut self, capacity: u64) -> Result<Self, ConfigError> {
-        self.capacity = Some(captcha_dlq_core::dlq::table::check_capacity(capacity)?);
-        Ok(self)
+        Ok(SqliteStore { writer: Arc::new(writer), location, limits: StoreLimits::default() })
     }
 
     /// How long a write waits for another process's write lock before failing with a
@@ -149,14 +135,14 @@ impl SqliteStore {
 impl DlqStore for SqliteStore {
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         let row = ops::RecordColumns::of(&record)?;
-        let capacity = self.capacity;
+        let capacity = self.limits.capacity();
         self.writer.write(Box::new(move |conn, loc| ops::push(conn, loc, &row, capacity))).await
     }
 
     async fn receive_ready(&self, ask: ReadyAsk) -> Result<Vec<Leased>, StoreError> {
         let ReadyAsk { filter, max, lease_until, now } = ask;
         let max = max.get();
-        let max_deliveries = self.max_deliveries;
+        let max_deliveries = self.limits.max_deliveries();
         let leases = self
             .writer
             .write(Box::new(move |conn, loc| ops::receive(conn, loc, &filter, max, lease_until, now, max_deliveries)))
@@ -204,7 +190,7 @@ impl DlqStore for SqliteStore {
             None => None,
         };
         let token = token.clone();
-        let max_deliveries = self.max_deliveries;
+        let max_deliveries = self.limits.max_deliveries();
         self.writer
             .write(Box::new(move |conn, loc| ops::abandon(conn, loc, &token, update.as_ref(), max_deliveries)))
             .await
@@ -324,6 +310,12 @@ impl DlqStore for SqliteStore {
     /// Several processes on this host may share the file: they share their accounts' limits.
     fn fleet_ledger(&self) -> Option<Arc<dyn captcha_dlq_core::fleet::FleetLedger>> {
         Some(self.as_fleet_ledger())
+    }
+}
+
+impl LimitedStore for SqliteStore {
+    fn limits_mut(&mut self) -> &mut StoreLimits {
+        &mut self.limits
     }
 }
 

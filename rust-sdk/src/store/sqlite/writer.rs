@@ -43,8 +43,8 @@ use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use captcha_dlq_client::options::Durability;
 use captcha_dlq_core::dlq::StoreError;
-use captcha_dlq_core::options::Durability;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 

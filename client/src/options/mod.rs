@@ -12,26 +12,33 @@
 //! are `providers: [{provider, api_key, base_url?, name?, price?, polling?, rate?,
 //! circuit?}, …]` with `routing` (`ordered` | `fastest` | `cheapest`),
 //! `failover_on_unsolvable`, `routing_explore` and `budget` (see
-//! [`crate::engine::routing`]). Each provider's engine settings start from its documented
+//! [`captcha_dlq_core::engine::routing`]). Each provider's engine settings start from its documented
 //! defaults; the top-level `polling`, `rate` and `circuit` apply to every provider and an
 //! entry's own sections to that one; `retry` and `seed` are the client's.
+
+#[cfg(feature = "alerts")]
+pub mod alerts;
+#[cfg(any(feature = "alerts", feature = "traces"))]
+pub mod endpoint;
+#[cfg(feature = "traces")]
+pub mod traces;
 
 use core::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::dlq::replay::ReplayPolicy;
+use captcha_dlq_core::dlq::replay::ReplayPolicy;
 #[cfg(feature = "retention")]
-use crate::dlq::retention::RetentionOptions;
-use crate::engine::{EngineConfig, LaneSpec, Policy, RoutingConfig, MAX_LANES};
-use crate::error::ConfigError;
-use crate::http::Secret;
-use crate::provider::{Provider, SubmitOptions};
-use crate::spend::Prices;
-use crate::support::json_read::{
+use captcha_dlq_core::dlq::retention::RetentionOptions;
+use captcha_dlq_core::engine::{EngineConfig, LaneSpec, Policy, RoutingConfig, MAX_LANES};
+use captcha_dlq_core::error::ConfigError;
+use captcha_dlq_core::http::Secret;
+use captcha_dlq_core::provider::{Provider, SubmitOptions};
+use captcha_dlq_core::spend::Prices;
+use captcha_dlq_core::support::json_read::{
     read_cased, unit_variant, with_casing, Casing, FieldError, Fields, FromJson, ReadOver,
 };
-use crate::support::quoted::Quoted;
+use captcha_dlq_core::support::quoted::Quoted;
 
 /// The provider used when none is named.
 pub const DEFAULT_PROVIDER: &str = "captchaai";
@@ -121,7 +128,7 @@ impl StoreCallOptions {
 }
 
 /// Whether the client shares its accounts' limits with the other clients on its store
-/// (`fleet`; see [`crate::fleet`]).
+/// (`fleet`; see [`captcha_dlq_core::fleet`]).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FleetOptions {
     /// On by default: a store that keeps a fleet ledger (SQLite, Redis) holds each account's
@@ -232,17 +239,17 @@ pub struct ClientOptions {
     pub concurrency: usize,
     pub submit: SubmitOptions,
     /// `task_defaults`: a proxy and a user agent for every task whose kind takes them (`task::context`).
-    pub task_defaults: Option<crate::task::context::TaskDefaults>,
+    pub task_defaults: Option<captcha_dlq_core::task::context::TaskDefaults>,
     /// Webhook alerts (`alerts`; feature `alerts`, which the browser build leaves out: it refuses the option).
     #[cfg(feature = "alerts")]
-    pub alerts: Option<crate::alerts::AlertOptions>,
+    pub alerts: Option<self::alerts::AlertOptions>,
     /// Retention limits of the DLQ (`dlq_retention`; feature `retention`), applied by the client
     /// every `interval_ms` and by `captcha-dlq dlq retain`.
     #[cfg(feature = "retention")]
     pub dlq_retention: Option<RetentionOptions>,
     /// Where spans are exported (`traces`), if anywhere; feature `traces`, not in the browser build.
     #[cfg(feature = "traces")]
-    pub traces: Option<crate::traces::TraceOptions>,
+    pub traces: Option<self::traces::TraceOptions>,
 }
 
 /// Written out rather than derived, so that printing the options (a log line, a panic
@@ -251,7 +258,7 @@ pub struct ClientOptions {
 /// secrets and header values.
 impl core::fmt::Debug for ClientOptions {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        use crate::support::weburl::hide_userinfo;
+        use captcha_dlq_core::support::weburl::hide_userinfo;
         let mut d = f.debug_struct("ClientOptions");
         d.field("providers", &self.providers)
             .field("routing", &self.routing)
@@ -308,12 +315,12 @@ struct Raw {
     concurrency: usize,
     soft_id: Option<String>,
     pingback: Option<String>,
-    task_defaults: Option<crate::task::context::TaskDefaults>,
+    task_defaults: Option<captcha_dlq_core::task::context::TaskDefaults>,
     /// `alerts` and `dlq_retention` as given: read by [`native_only`].
     alerts: Option<Value>,
     dlq_retention: Option<Value>,
     #[cfg(feature = "traces")]
-    traces: Option<crate::traces::TraceOptions>,
+    traces: Option<self::traces::TraceOptions>,
 }
 
 impl FromJson for Raw {
@@ -350,7 +357,7 @@ impl FromJson for Raw {
         #[cfg(not(feature = "traces"))]
         if f.opt::<Value>("traces")?.is_some() {
             return Err(FieldError::new(
-                crate::support::json_read::spelled("traces"),
+                captcha_dlq_core::support::json_read::spelled("traces"),
                 "this build exports no traces (cargo feature `traces` is off: the browser build exports no traces)",
             ));
         }
@@ -505,7 +512,7 @@ impl ClientOptions {
             return Err(ConfigError::new(name("dlq"), problem));
         }
         #[cfg(feature = "alerts")]
-        let alerts = feature_section::<crate::alerts::AlertOptions>(raw.alerts, "alerts", casing)?;
+        let alerts = feature_section::<self::alerts::AlertOptions>(raw.alerts, "alerts", casing)?;
         #[cfg(feature = "alerts")]
         if let Some(alerts) = &alerts {
             with_casing(casing, || alerts.check_transport(raw.allow_insecure_http))
@@ -513,7 +520,7 @@ impl ClientOptions {
         }
         #[cfg(feature = "traces")]
         if let Some(traces) = &raw.traces {
-            crate::endpoint::secure_endpoint(&traces.otlp_endpoint, raw.allow_insecure_http).map_err(|problem| {
+            self::endpoint::secure_endpoint(&traces.otlp_endpoint, raw.allow_insecure_http).map_err(|problem| {
                 ConfigError::new(format!("{}.{}", name("traces"), name("otlp_endpoint")), problem)
             })?;
         }
@@ -719,7 +726,7 @@ fn provider_options(
 pub fn spelled_as(casing: Casing, field: &str) -> String {
     match casing {
         Casing::Snake => field.to_string(),
-        Casing::Camel => crate::support::json_field::camel(field),
+        Casing::Camel => captcha_dlq_core::support::json_field::camel(field),
     }
 }
 
@@ -793,7 +800,7 @@ mod tests {
         assert_eq!(o.routing, RoutingConfig::default());
         assert!(o.primary().prices.is_empty());
         let priced = camel(json!({"apiKey": "K", "provider": "2captcha", "price": {"turnstile": 0.00145}})).unwrap();
-        assert_eq!(priced.primary().prices.get(crate::task::TaskKind::Turnstile), Some(0.00145));
+        assert_eq!(priced.primary().prices.get(captcha_dlq_core::task::TaskKind::Turnstile), Some(0.00145));
         assert_eq!(priced.primary().name, "2captcha");
         assert_eq!((o.concurrency, o.store.timeout_ms), (DEFAULT_CONCURRENCY, 5_000));
         assert_eq!(camel(json!({"apiKey": "  "})).unwrap_err().field, "apiKey");
@@ -870,7 +877,7 @@ mod tests {
 
     #[test]
     fn hide_userinfo_hides_the_user_and_password_of_any_url() {
-        use crate::support::weburl::hide_userinfo;
+        use captcha_dlq_core::support::weburl::hide_userinfo;
         assert_eq!(hide_userinfo("redis://:pw@h:6379/0"), "redis://***@h:6379/0");
         assert_eq!(hide_userinfo("socks5://u:p@ss@h:1080"), "socks5://***@h:1080", "the last @ ends them");
         assert_eq!(hide_userinfo("http://u:p/w@h/x?y=a@b"), "http://***@h/x?y=a@b", "an unencoded slash");
@@ -1062,9 +1069,9 @@ mod tests {
         assert_eq!(o.providers()[0].engine.rate.max_in_flight, 50, "an entry's own section");
         assert_eq!(o.providers()[1].engine.rate.max_in_flight, twocaptcha.rate.max_in_flight);
         assert!(o.providers().iter().all(|p| p.engine.retry.max_attempts == 6 && p.engine.circuit.break_ms == 1000));
-        assert_eq!(o.providers()[0].prices.get(crate::task::TaskKind::Image), Some(0.0008));
-        assert_eq!(o.providers()[1].prices.get(crate::task::TaskKind::Image), None);
-        assert_eq!(o.providers()[1].prices.get(crate::task::TaskKind::RecaptchaV2), Some(0.00299));
+        assert_eq!(o.providers()[0].prices.get(captcha_dlq_core::task::TaskKind::Image), Some(0.0008));
+        assert_eq!(o.providers()[1].prices.get(captcha_dlq_core::task::TaskKind::Image), None);
+        assert_eq!(o.providers()[1].prices.get(captcha_dlq_core::task::TaskKind::RecaptchaV2), Some(0.00299));
         assert_eq!(
             o.routing,
             RoutingConfig { policy: Policy::Cheapest, failover_on_unsolvable: false, explore: 0.1, budget: Some(5.0) }
@@ -1137,9 +1144,9 @@ mod tests {
     /// `soft_id`); a top-level one is the single provider's, and beside `providers` an error.
     #[test]
     fn soft_id_goes_to_its_own_provider_only() {
-        use crate::engine::{Action, Engine};
-        use crate::support::time::Timestamp;
-        use crate::task::Task;
+        use captcha_dlq_core::engine::{Action, Engine};
+        use captcha_dlq_core::support::time::Timestamp;
+        use captcha_dlq_core::task::Task;
         let e = camel(json!({"softId": "7", "providers": [{"provider": "capsolver", "apiKey": "A"}]})).unwrap_err();
         assert_eq!(e.field, "softId");
         assert!(e.problem.contains("each entry of `providers`"), "{}", e.problem);
@@ -1173,7 +1180,7 @@ mod tests {
                     engine.journaled(job, now);
                 }
                 Action::Send { request, .. } => {
-                    sent.push((request.url.clone(), crate::vectors::canonical_request(&request)))
+                    sent.push((request.url.clone(), captcha_dlq_core::vectors::canonical_request(&request)))
                 }
                 _ => {}
             }

@@ -1,7 +1,7 @@
 //! Where a client may send its data (webhook alerts, exported spans): the one check of an
 //! endpoint URL the `alerts` and `traces` options share.
 
-use crate::support::weburl;
+use captcha_dlq_core::support::weburl;
 
 /// Whether `text` may receive the client's data: an `https` URL, or `http` to this machine (to
 /// anywhere with `allow_insecure_http`). Read with `weburl`, the core's parser that agrees with

@@ -17,9 +17,9 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::support::json_read::{unit_variant, FieldError, Fields, FromJson};
-use crate::support::quoted::Quoted;
-use crate::support::weburl;
+use captcha_dlq_core::support::json_read::{unit_variant, FieldError, Fields, FromJson};
+use captcha_dlq_core::support::quoted::Quoted;
+use captcha_dlq_core::support::weburl;
 
 /// The `service.name` spans carry when the options do not name one.
 pub const DEFAULT_SERVICE_NAME: &str = "captcha-dlq";
@@ -102,7 +102,7 @@ impl FromJson for TraceOptions {
 
 /// A field's name in the casing being read.
 fn field(name: &str) -> String {
-    crate::support::json_read::spelled(name).into_owned()
+    captcha_dlq_core::support::json_read::spelled(name).into_owned()
 }
 
 /// The URL spans go to: `endpoint` itself, with `/v1/traces` when it has no path.

@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use crate::http::Secret;
-use crate::support::json_read::{spelled, unit_variant, FieldError, Fields, FromJson};
+use captcha_dlq_core::http::Secret;
+use captcha_dlq_core::support::json_read::{spelled, unit_variant, FieldError, Fields, FromJson};
 
 /// What an alert reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -115,7 +115,7 @@ impl Webhook {
     /// `scheme://host[:port]` of the URL, for messages and logs: its path is often its
     /// credential.
     pub fn origin(&self) -> String {
-        crate::support::weburl::parse(&self.url).map_or_else(
+        captcha_dlq_core::support::weburl::parse(&self.url).map_or_else(
             |_| String::from("?"),
             |u| format!("{}://{}{}", u.scheme, u.host, u.port.map_or_else(String::new, |p| format!(":{p}"))),
         )
@@ -142,7 +142,7 @@ impl FromJson for Webhook {
             return Err(FieldError::new(spelled("secret"), "is empty: leave it out for unsigned webhooks"));
         }
         // The URL itself is not repeated: a webhook's path is often its credential (Slack's are).
-        crate::support::weburl::parse(&w.url)
+        captcha_dlq_core::support::weburl::parse(&w.url)
             .map_err(|e| FieldError::new(spelled("url"), format!("is not an http(s) URL: {e}")))?;
         Ok(w)
     }
@@ -183,7 +183,7 @@ impl AlertOptions {
     /// http (the same rule as a provider's base URL): an alert names the client's failures.
     pub fn check_transport(&self, allow_insecure_http: bool) -> Result<(), FieldError> {
         for (i, w) in self.webhooks.iter().enumerate() {
-            crate::endpoint::secure_endpoint(&w.url, allow_insecure_http).map_err(|problem| {
+            super::endpoint::secure_endpoint(&w.url, allow_insecure_http).map_err(|problem| {
                 FieldError::new(format!("{}[{i}].{}", spelled("webhooks"), spelled("url")), problem)
             })?;
         }
@@ -228,7 +228,7 @@ impl FromJson for AlertOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::support::json_read::{read_cased, Casing};
+    use captcha_dlq_core::support::json_read::{read_cased, Casing};
     use serde_json::json;
 
     fn read(v: Value) -> Result<AlertOptions, FieldError> {
