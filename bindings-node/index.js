@@ -1,5 +1,5 @@
-// captcha-dlq for Node.js (ESM entry): the shared JS API (lib/client.js, the same file the
-// browser package ships) bound to this package's napi addon. index.cjs is the CommonJS entry
+// captcha-dlq for Node.js (ESM entry): the shared JS API (lib/client.js, copied from js-api/client.js by
+// scripts/build.cjs; the browser package ships the same file) bound to this package's napi addon. index.cjs is the CommonJS entry
 // (the same module, through Node's require() of ES modules); index.d.ts types both.
 import { createRequire } from 'node:module';
 import { bind } from './lib/client.js';

@@ -39,13 +39,13 @@ WASM="$OUT/wasm/captcha_dlq_wasm_bg.wasm"
 "$HERE/optimize.sh" "$WASM" "$WASM.opt"
 mv "$WASM.opt" "$WASM"
 
-# The public API: the JS wrapper, error classes and types shared with the Node package (bindings-node: lib/,
-# index.d.ts), bound to the wasm by this package's entry (js/index.js); the page detector from its one copy
-# (page-detector-js/, the crate the Python extension embeds it from).
-NODE_PKG="$ROOT/bindings-node"
+# The public API: the JS wrapper, error classes and types shared with the Node package (js-api/: client.js,
+# errors.js, index.d.ts), bound to the wasm by this package's entry (js/index.js); the page detector from its one
+# copy (page-detector-js/, the crate the Python extension embeds it from).
+JS_API="$ROOT/js-api"
 mkdir -p "$OUT/lib"
-cp "$NODE_PKG/lib/client.js" "$NODE_PKG/lib/errors.js" "$ROOT/page-detector-js/page-detector.js" "$OUT/lib/"
-cp "$NODE_PKG/index.d.ts" "$OUT/index.d.ts"
+cp "$JS_API/client.js" "$JS_API/errors.js" "$ROOT/page-detector-js/page-detector.js" "$OUT/lib/"
+cp "$JS_API/index.d.ts" "$OUT/index.d.ts"
 cp "$HERE/js/index.js" "$HERE/js/page.js" "$HERE/js/page.d.ts" "$HERE/js/package.json" "$HERE/js/README.md" "$OUT/"
 # Shipped JS without comments and whitespace: the readable sources are in the repository; index.d.ts documents
 # the API. Identifiers are not mangled (error classes' names are part of the API).

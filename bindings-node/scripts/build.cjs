@@ -44,6 +44,14 @@ const cli = path.join(path.dirname(cliPackage), bin);
 const detector = path.join(root, '..', 'page-detector-js', 'page-detector.js');
 if (!fs.existsSync(detector)) fail(`the page detector ${detector} is missing: build from a checkout of the repository`);
 fs.copyFileSync(detector, path.join(root, 'lib', 'page-detector.js'));
+// The JS API both npm packages share (the wrapper over the native surface, the error classes, the types) has its
+// one copy in js-api/; this package ships it as lib/client.js, lib/errors.js and index.d.ts.
+const jsApi = path.join(root, '..', 'js-api');
+for (const [from, to] of [['client.js', 'lib/client.js'], ['errors.js', 'lib/errors.js'], ['index.d.ts', 'index.d.ts']]) {
+  const source = path.join(jsApi, from);
+  if (!fs.existsSync(source)) fail(`the shared JS API file ${source} is missing: build from a checkout of the repository`);
+  fs.copyFileSync(source, path.join(root, to));
+}
 
 const profile = process.env.CAPTCHA_DLQ_BUILD_PROFILE || 'release';
 const args = [cli, 'build', '--platform', '--js', 'native.cjs', '--dts', 'native.d.cts'];

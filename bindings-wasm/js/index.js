@@ -1,7 +1,7 @@
-// captcha-dlq-web (browser entry): the shared JS API (lib/client.js, the same file the Node package ships)
+// captcha-dlq-web (browser entry): the shared JS API (lib/client.js, copied from js-api/ by build.sh; the Node package ships the same file)
 // bound to this package's wasm module, which exports the native surface of docs/bindings.md. The module is
 // compiled once, on the first client, from next to this file (pages, workers and extension service workers
-// all resolve it through import.meta.url). index.d.ts (the Node package's) types both packages.
+// all resolve it through import.meta.url). index.d.ts (js-api/index.d.ts) types both packages.
 import init, { open } from './wasm/captcha_dlq_wasm.js';
 import { bind } from './lib/client.js';
 

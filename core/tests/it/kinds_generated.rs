@@ -4,7 +4,7 @@
 //! kinds_generated` rewrites them.
 //!
 //! - `bindings-python/python/captcha_dlq/_kinds.py`: a dataclass per kind, and `KindMs`'s fields;
-//! - the `kinds` section of `bindings-node/index.d.ts` (also the browser package's types);
+//! - the `kinds` section of `js-api/index.d.ts` (the types of both npm packages);
 //! - `docs/kinds.md`: the table of kinds, their fields, answers, services and sources.
 
 use std::fmt::Write as _;
@@ -296,7 +296,7 @@ fn generated_files_match_the_declarations() {
         Some(("    # <generated: kind_ms fields>", "# </generated: kind_ms fields>")),
         &python_kind_ms(),
     );
-    check("bindings-node/index.d.ts", Some(("// <generated: kinds>", "// </generated: kinds>")), &typescript());
+    check("js-api/index.d.ts", Some(("// <generated: kinds>", "// </generated: kinds>")), &typescript());
     check("docs/kinds.md", None, &docs());
 }
 

@@ -1,7 +1,7 @@
 // Types of captcha-dlq's JavaScript API: the one source for both npm packages,
 // `captcha-dlq` (Node, napi addon) and `captcha-dlq-web` (browser, wasm), which
-// share lib/client.js and lib/errors.js. Defaults below are the core's
-// (core/src/options.rs, core/src/engine/config.rs, core/src/dlq/replay.rs,
+// share js-api/client.js and js-api/errors.js (each package ships them as lib/). Defaults below are the
+// client's and the core's (client/src/options/mod.rs, core/src/engine/config.rs, core/src/dlq/replay.rs,
 // core/src/provider/limits.rs = docs/providers.md); where a default depends on
 // the provider, the figure for the default provider (captchaai) is given and
 // docs/providers.md has the others.
