@@ -9,7 +9,8 @@ import dataclasses
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, Iterator, List, Optional
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
 
 import pytest
 from page_site import API_KEY, CHROMIUM, FLAGS, MANIFEST, LoopbackProxy, Site, assert_solved, mock_default, mock_requires
@@ -222,15 +223,12 @@ def test_selenium_response_check_without_the_performance_log_is_refused_before_s
 
 def test_playwright_async_solves_concurrently_and_checks_acceptance(site: Site, client: Client) -> None:
     async def run() -> List[Any]:
-        async with async_playwright() as p:
-            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            page = await b.new_page()
+        async with chromium_page_async() as page:
             await prepare_page_async(page)
             await page.goto(f"{site.url}/explicit.html")
             results = await solve_on_page_async(client, page, check={"predicate": lambda pg: True})
             for frame in page.frames:
                 await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
-            await b.close()
             return results
 
     site.post("/reset")
@@ -269,17 +267,12 @@ def test_playwright_sync_aws_waf_cookie_answer_lets_the_browser_in(browser: Any,
 
 def test_playwright_async_aws_waf_cookie_answer_lets_the_browser_in(site: Site, two_captcha: Client) -> None:
     async def run() -> None:
-        async with async_playwright() as p:
-            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = await b.new_page()
-                first = await page.goto(f"{site.url}/aws-gate.html")
-                assert first is not None and first.status == 405
-                results = await solve_on_page_async(two_captcha, page)
-                passed = await page.text_content("#gate-passed") or ""
-                assert_aws_gate_passed(results, passed, await page.context.cookies([site.url]))
-            finally:
-                await b.close()
+        async with chromium_page_async() as page:
+            first = await page.goto(f"{site.url}/aws-gate.html")
+            assert first is not None and first.status == 405
+            results = await solve_on_page_async(two_captcha, page)
+            passed = await page.text_content("#gate-passed") or ""
+            assert_aws_gate_passed(results, passed, await page.context.cookies([site.url]))
 
     run_async(run())
 
@@ -308,6 +301,17 @@ def assert_recaptcha_page_carried(site: Site, results: List[Any], proxy_shown: O
     shown = repr(results) + str(results)
     for secret in secrets:
         assert secret not in shown
+
+
+@asynccontextmanager
+async def chromium_page_async() -> AsyncIterator[Any]:
+    """A page in a headless system Chromium of its own, for the async Playwright tests; the browser closes after."""
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            yield await browser.new_page()
+        finally:
+            await browser.close()
 
 
 def run_async(coroutine: Any) -> Any:
@@ -578,22 +582,17 @@ def test_playwright_async_separate_steps_find_filter_solve_inject(site: Site, cl
     site.post("/reset")
 
     async def run() -> Any:
-        async with async_playwright() as p:
-            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = await b.new_page()
-                await page.goto(f"{site.url}/multi.html")
-                widgets = await find_widgets_async(page)
-                [recaptcha] = await find_widgets_async(page, kinds=["recaptcha_v2"])
-                solved = await solve_widget_async(client, recaptcha)
-                assert (solved.injected, solved.error) == (False, None)
-                before = site.report("multi.html")
-                await inject_answer_async(client, solved)
-                for frame in page.frames:
-                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
-                return widgets, solved, before
-            finally:
-                await b.close()
+        async with chromium_page_async() as page:
+            await page.goto(f"{site.url}/multi.html")
+            widgets = await find_widgets_async(page)
+            [recaptcha] = await find_widgets_async(page, kinds=["recaptcha_v2"])
+            solved = await solve_widget_async(client, recaptcha)
+            assert (solved.injected, solved.error) == (False, None)
+            before = site.report("multi.html")
+            await inject_answer_async(client, solved)
+            for frame in page.frames:
+                await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+            return widgets, solved, before
 
     widgets, solved, before = run_async(run())
     assert_separate_steps(site, widgets, solved, before)
@@ -639,17 +638,12 @@ def test_playwright_async_wait_for_a_widget_that_loads_late(site: Site, client: 
     site.post("/reset")
 
     async def run() -> List[Any]:
-        async with async_playwright() as p:
-            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = await b.new_page()
-                await page.goto(f"{site.url}/late.html")
-                results = await solve_on_page_async(client, page, wait_for={"timeout_ms": 20_000})
-                for frame in page.frames:
-                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
-                return results
-            finally:
-                await b.close()
+        async with chromium_page_async() as page:
+            await page.goto(f"{site.url}/late.html")
+            results = await solve_on_page_async(client, page, wait_for={"timeout_ms": 20_000})
+            for frame in page.frames:
+                await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+            return results
 
     assert_late_solved(site, run_async(run()))
 
@@ -712,16 +706,11 @@ def test_playwright_async_a_widget_in_an_open_shadow_root_of_an_unprepared_page(
     site.post("/reset")
 
     async def run() -> List[Any]:
-        async with async_playwright() as p:
-            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = await b.new_page()
-                await page.goto(f"{site.url}/shadow.html")
-                results = await solve_on_page_async(client, page)
-                await page.evaluate("() => window.fixtureSubmit()")
-                return results
-            finally:
-                await b.close()
+        async with chromium_page_async() as page:
+            await page.goto(f"{site.url}/shadow.html")
+            results = await solve_on_page_async(client, page)
+            await page.evaluate("() => window.fixtureSubmit()")
+            return results
 
     assert_shadow_unprepared(site, run_async(run()))
 
@@ -788,26 +777,21 @@ def test_playwright_async_an_expired_token_is_solved_again(site: Site, client: C
     site.post("/reset")
 
     async def run() -> Any:
-        async with async_playwright() as p:
-            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = await b.new_page()
-                await page.goto(f"{site.url}/expiry.html")
-                [r] = await solve_on_page_async(client, page)
-                first = r.solution.text
-                renewed = 0
-                for _ in range(600):
-                    renewed = await resolve_expired_async(client, [r])
-                    if renewed:
-                        break
-                    await asyncio.sleep(0.05)
-                assert renewed == 1
-                await refresh_answer_async(client, r)
-                for frame in page.frames:
-                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
-                return r, first
-            finally:
-                await b.close()
+        async with chromium_page_async() as page:
+            await page.goto(f"{site.url}/expiry.html")
+            [r] = await solve_on_page_async(client, page)
+            first = r.solution.text
+            renewed = 0
+            for _ in range(600):
+                renewed = await resolve_expired_async(client, [r])
+                if renewed:
+                    break
+                await asyncio.sleep(0.05)
+            assert renewed == 1
+            await refresh_answer_async(client, r)
+            for frame in page.frames:
+                await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+            return r, first
 
     r, first = run_async(run())
     assert r.resolves == 2 and r.solution.text != first
@@ -884,24 +868,19 @@ def test_playwright_async_keep_fresh_renews_a_token_whose_life_ends_with_no_expi
     site.post("/reset")
 
     async def run() -> Any:
-        async with async_playwright() as p:
-            b = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-            try:
-                page = await b.new_page()
-                await page.goto(f"{site.url}/lifetime.html")
-                [widget] = await find_widgets_async(page)
-                r = await inject_answer_async(client, aged(await solve_widget_async(client, widget)))
-                first = assert_renew_due(r)
-                async with keep_fresh_async(client, [r], interval=0.1) as watcher:
-                    for _ in range(600):
-                        if r.resolves:
-                            break
-                        await asyncio.sleep(0.05)
-                for frame in page.frames:
-                    await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
-                return r, watcher, first
-            finally:
-                await b.close()
+        async with chromium_page_async() as page:
+            await page.goto(f"{site.url}/lifetime.html")
+            [widget] = await find_widgets_async(page)
+            r = await inject_answer_async(client, aged(await solve_widget_async(client, widget)))
+            first = assert_renew_due(r)
+            async with keep_fresh_async(client, [r], interval=0.1) as watcher:
+                for _ in range(600):
+                    if r.resolves:
+                        break
+                    await asyncio.sleep(0.05)
+            for frame in page.frames:
+                await frame.evaluate("() => window.fixtureSubmit && window.fixtureSubmit()")
+            return r, watcher, first
 
     r, watcher, first = run_async(run())
     assert_lifetime_renewed(site, r, watcher, first)
