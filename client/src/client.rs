@@ -102,14 +102,16 @@ impl Client {
         tracer: TracerSlot,
         archive: ArchiveSlot,
     ) -> Result<Client> {
+        // A front end that brings no exporter (the browser) gets the client's OTLP/HTTP JSON one, over its transport.
         #[cfg(feature = "traces")]
-        if options.traces.is_some() && tracer.is_none() {
-            return Err(captcha_dlq_core::ConfigError::new(
-                "traces",
-                "this front end has no trace exporter (the native crate's `otlp` feature has one)",
-            )
-            .into());
-        }
+        let tracer = match (&options.traces, tracer) {
+            (Some(traces), None) => Some(crate::traces::otlp_json::OtlpJsonTracer::from_options(
+                traces,
+                options.primary().name.clone(),
+                &backends,
+            )?),
+            (_, given) => given,
+        };
         #[cfg(feature = "retention")]
         if let (Some(retention), None) = (&options.dlq_retention, &archive) {
             crate::retention::file_archive(retention)?;

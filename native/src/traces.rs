@@ -120,7 +120,7 @@ impl OtlpTracer {
             .build()
             .map_err(|e| Error::Io(format!("traces: the OTLP exporter's HTTP client could not be built: {e}")))?;
         let http = TokioHttp { client, runtime, endpoint: options.otlp_endpoint.clone() };
-        let protocol = match options.protocol {
+        let protocol = match options.protocol.unwrap_or_default() {
             OtlpProtocol::HttpProtobuf => Protocol::HttpBinary,
             OtlpProtocol::HttpJson => Protocol::HttpJson,
         };
