@@ -5,7 +5,7 @@
 //! Export is off the solve path and batched: the first span that ends schedules a post
 //! [`BATCH_DELAY`] later, which takes every span ended by then (at most [`MAX_BATCH_SPANS`] a post;
 //! more wait for the next). `flush` and `close` post what is queued at once and wait for every
-//! post under way. A failed export (a collector down, refused, answering non-2xx) is logged with the
+//! post under way. A failed export (a collector down, refused, answering non-2xx) is not tried again: it is logged with the
 //! collector's origin, never its headers.
 
 use core::time::Duration;
@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use captcha_dlq_core::traces::{OtlpProtocol, TraceOptions};
 use captcha_dlq_core::{Event, HttpRequest, JobId, Method, Secret, Timestamp};
-use serde::Serialize;
+use futures::channel::oneshot;
+use serde_json::{json, Value};
 
 use super::spans::{Attribute, AttributeValue, FinishedSpan, SpanBook, SpanKind, SpanStatus};
 use super::{TaskLeft, TaskTracer, TracedTask};
@@ -25,9 +26,6 @@ pub const BATCH_DELAY: Duration = Duration::from_millis(500);
 pub const MAX_BATCH_SPANS: usize = 512;
 /// How long one export may take.
 pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Spans waiting at most; beyond it (a collector down for long under heavy load) the oldest are
-/// dropped, counted, rather than memory growing without bound.
-const MAX_QUEUED_SPANS: usize = 65_536;
 
 /// Spans ended and not yet posted, shared by the tracer and its posts.
 #[derive(Default)]
@@ -35,8 +33,10 @@ struct Queue {
     spans: Vec<FinishedSpan>,
     /// A delayed post is scheduled.
     scheduled: bool,
-    /// Spans dropped because the queue was full, not yet logged.
-    dropped: usize,
+    /// A post is under way: it drains the queue before it ends, then answers `waiting`.
+    posting: bool,
+    /// Those waiting for the post under way (`flush`, `close`).
+    waiting: Vec<oneshot::Sender<()>>,
 }
 
 /// Where and how batches are posted.
@@ -47,8 +47,6 @@ struct Shipper {
     headers: Vec<(String, String)>,
     service_name: String,
     queue: Mutex<Queue>,
-    /// Held by a post while it sends: `flush`/`close` take it to wait for the one under way.
-    sending: futures::lock::Mutex<()>,
 }
 
 /// A [`TaskTracer`] exporting OTLP/HTTP JSON through the client's transport.
@@ -96,7 +94,6 @@ impl OtlpJsonTracer {
             headers: options.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             service_name: options.service_name.clone(),
             queue: Mutex::default(),
-            sending: futures::lock::Mutex::new(()),
         });
         OtlpJsonTracer { book, shipper }
     }
@@ -108,12 +105,7 @@ impl OtlpJsonTracer {
         }
         let schedule = {
             let Ok(mut queue) = self.shipper.queue.lock() else { return };
-            queue.spans.extend(self.book.take_finished());
-            if queue.spans.len() > MAX_QUEUED_SPANS {
-                let over = queue.spans.len() - MAX_QUEUED_SPANS;
-                queue.spans.drain(..over);
-                queue.dropped += over;
-            }
+            queue.spans.append(&mut self.book.take_finished());
             !std::mem::replace(&mut queue.scheduled, true)
         };
         if schedule {
@@ -131,7 +123,7 @@ impl OtlpJsonTracer {
     /// Posts everything queued now and waits for it and for any post under way.
     fn ship_now(&mut self) -> BoxFuture<'static, ()> {
         if let Ok(mut queue) = self.shipper.queue.lock() {
-            queue.spans.extend(self.book.take_finished());
+            queue.spans.append(&mut self.book.take_finished());
         }
         let shipper = self.shipper.clone();
         Box::pin(async move { shipper.post_queued().await })
@@ -139,21 +131,40 @@ impl OtlpJsonTracer {
 }
 
 impl Shipper {
-    /// Posts the queue's spans, a batch at a time, until it is empty.
+    /// Posts the queue's spans, a batch at a time, until it is empty; with a post already under way
+    /// (which posts what was queued meanwhile too), waits for it instead. One post at a time: the
+    /// collector gets spans in the order they ended.
     async fn post_queued(&self) {
-        let _sending = self.sending.lock().await;
+        let under_way = {
+            let Ok(mut queue) = self.queue.lock() else { return };
+            if queue.posting {
+                let (done, posted) = oneshot::channel();
+                queue.waiting.push(done);
+                Some(posted)
+            } else {
+                queue.posting = true;
+                None
+            }
+        };
+        if let Some(posted) = under_way {
+            let _ = posted.await;
+            return;
+        }
         loop {
-            let (batch, dropped) = {
+            let batch = {
                 let Ok(mut queue) = self.queue.lock() else { return };
-                let n = queue.spans.len().min(MAX_BATCH_SPANS);
-                (queue.spans.drain(..n).collect::<Vec<_>>(), std::mem::take(&mut queue.dropped))
+                if queue.spans.is_empty() {
+                    queue.posting = false;
+                    for done in queue.waiting.drain(..) {
+                        let _ = done.send(());
+                    }
+                    return;
+                }
+                // The oldest `MAX_BATCH_SPANS` go now, the rest wait for the next turn of the loop.
+                let now = queue.spans.len().min(MAX_BATCH_SPANS);
+                let rest = queue.spans.split_off(now);
+                std::mem::replace(&mut queue.spans, rest)
             };
-            if dropped > 0 {
-                tracing::warn!(target: "captcha_dlq", "traces: {dropped} spans dropped, the export queue was full");
-            }
-            if batch.is_empty() {
-                return;
-            }
             self.post(&batch).await;
         }
     }
@@ -217,162 +228,87 @@ impl TaskTracer for OtlpJsonTracer {
     }
 }
 
-// The OTLP JSON encoding (opentelemetry-proto's `ExportTraceServiceRequest` in proto3 JSON:
-// lowerCamelCase names, ids in hex, 64-bit integers as strings).
+// The OTLP JSON encoding (opentelemetry-proto's `ExportTraceServiceRequest` in proto3 JSON: lowerCamelCase
+// names, ids in hex, 64-bit integers as strings), as `serde_json` values: the `Value` code is already in the
+// `.wasm` (the API's answers), where a derived serializer per message would add its own (bench/wasm/size.sh).
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ExportRequest<'a> {
-    resource_spans: [ResourceSpans<'a>; 1],
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ResourceSpans<'a> {
-    resource: Resource,
-    scope_spans: [ScopeSpans<'a>; 1],
-}
-
-#[derive(Serialize)]
-struct Resource {
-    attributes: Vec<KeyValue>,
-}
-
-#[derive(Serialize)]
-struct ScopeSpans<'a> {
-    scope: Scope,
-    spans: Vec<Span<'a>>,
-}
-
-#[derive(Serialize)]
-struct Scope {
-    name: &'static str,
-    version: &'static str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Span<'a> {
-    trace_id: String,
-    span_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parent_span_id: Option<String>,
-    name: &'static str,
-    kind: u8,
-    start_time_unix_nano: String,
-    end_time_unix_nano: String,
-    attributes: Vec<KeyValue>,
-    events: Vec<SpanEvent>,
-    status: Status<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SpanEvent {
-    time_unix_nano: String,
-    name: &'static str,
-    attributes: Vec<KeyValue>,
-}
-
-#[derive(Serialize)]
-struct Status<'a> {
-    code: u8,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    message: &'a str,
-}
-
-#[derive(Serialize)]
-struct KeyValue {
-    key: String,
-    value: AnyValue,
-}
-
-#[derive(Serialize)]
-enum AnyValue {
-    #[serde(rename = "stringValue")]
-    String(String),
-    /// proto3 JSON writes 64-bit integers as strings.
-    #[serde(rename = "intValue")]
-    Int(String),
-    #[serde(rename = "boolValue")]
-    Bool(bool),
-}
-
-fn key_value(attribute: &Attribute) -> KeyValue {
+/// An attribute as an OTLP `KeyValue`.
+fn key_value(attribute: &Attribute) -> Value {
     let value = match &attribute.value {
-        AttributeValue::String(s) => AnyValue::String(s.clone()),
-        AttributeValue::Int(n) => AnyValue::Int(n.to_string()),
-        AttributeValue::Bool(b) => AnyValue::Bool(*b),
+        AttributeValue::String(s) => json!({ "stringValue": s }),
+        // proto3 JSON writes 64-bit integers as strings.
+        AttributeValue::Int(n) => json!({ "intValue": n.to_string() }),
+        AttributeValue::Bool(b) => json!({ "boolValue": b }),
     };
-    KeyValue { key: attribute.key.clone(), value }
+    json!({ "key": attribute.key, "value": value })
 }
 
-fn key_values(attributes: &[Attribute]) -> Vec<KeyValue> {
-    attributes.iter().map(key_value).collect()
+fn key_values(attributes: &[Attribute]) -> Value {
+    Value::Array(attributes.iter().map(key_value).collect())
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        text.push(char::from(DIGITS[usize::from(b >> 4)]));
+        text.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    text
 }
 
 fn nanos(at: Timestamp) -> String {
     format!("{}000000", at.as_unix_millis())
 }
 
-/// The export request of `spans` from the service `service_name`.
-fn encode<'a>(service_name: &str, spans: &'a [FinishedSpan]) -> ExportRequest<'a> {
-    let resource = Resource {
-        attributes: vec![
-            KeyValue { key: "service.name".into(), value: AnyValue::String(service_name.to_string()) },
-            KeyValue { key: "service.version".into(), value: AnyValue::String(env!("CARGO_PKG_VERSION").into()) },
-        ],
+/// One span as an OTLP `Span`.
+fn span(span: &FinishedSpan) -> Value {
+    let status = match &span.status {
+        SpanStatus::Unset => json!({ "code": 0 }),
+        SpanStatus::Ok => json!({ "code": 1 }),
+        SpanStatus::Error(message) => json!({ "code": 2, "message": message }),
     };
-    let spans = spans
+    let events: Vec<Value> = span
+        .events
         .iter()
-        .map(|span| {
-            let (code, message) = match &span.status {
-                SpanStatus::Unset => (0, ""),
-                SpanStatus::Ok => (1, ""),
-                SpanStatus::Error(message) => (2, message.as_str()),
-            };
-            Span {
-                trace_id: hex(&span.trace_id),
-                span_id: hex(&span.span_id),
-                parent_span_id: span.parent_span_id.as_ref().map(|id| hex(id)),
-                name: span.name,
-                kind: match span.kind {
-                    SpanKind::Internal => 1,
-                    SpanKind::Client => 3,
-                },
-                start_time_unix_nano: nanos(span.start),
-                end_time_unix_nano: nanos(span.end),
-                attributes: key_values(&span.attributes),
-                events: span
-                    .events
-                    .iter()
-                    .map(|e| SpanEvent {
-                        time_unix_nano: nanos(e.at),
-                        name: e.name,
-                        attributes: key_values(&e.attributes),
-                    })
-                    .collect(),
-                status: Status { code, message },
-            }
-        })
+        .map(|e| json!({ "timeUnixNano": nanos(e.at), "name": e.name, "attributes": key_values(&e.attributes) }))
         .collect();
-    let scope = Scope { name: "captcha-dlq", version: env!("CARGO_PKG_VERSION") };
-    ExportRequest { resource_spans: [ResourceSpans { resource, scope_spans: [ScopeSpans { scope, spans }] }] }
+    let mut encoded = json!({
+        "traceId": hex(&span.trace_id),
+        "spanId": hex(&span.span_id),
+        "name": span.name,
+        "kind": match span.kind { SpanKind::Internal => 1, SpanKind::Client => 3 },
+        "startTimeUnixNano": nanos(span.start),
+        "endTimeUnixNano": nanos(span.end),
+        "attributes": key_values(&span.attributes),
+        "events": events,
+        "status": status,
+    });
+    if let Some(parent) = &span.parent_span_id {
+        encoded["parentSpanId"] = Value::String(hex(parent));
+    }
+    encoded
+}
+
+/// The export request of `spans` from the service `service_name`.
+fn encode(service_name: &str, spans: &[FinishedSpan]) -> Value {
+    let version = env!("CARGO_PKG_VERSION");
+    let resource = json!({ "attributes": [
+        { "key": "service.name", "value": { "stringValue": service_name } },
+        { "key": "service.version", "value": { "stringValue": version } },
+    ] });
+    let spans: Vec<Value> = spans.iter().map(span).collect();
+    let scope = json!({ "name": "captcha-dlq", "version": version });
+    json!({ "resourceSpans": [{ "resource": resource, "scopeSpans": [{ "scope": scope, "spans": spans }] }] })
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 
-    use captcha_dlq_core::{ErrorClass, TaskKind};
-    use serde_json::{json, Value};
-
     use super::*;
     use crate::traces::TaskOrigin;
+    use captcha_dlq_core::{ErrorClass, TaskKind};
 
     /// One task submitted, polled twice and solved, as the driver reports it.
     fn solved_task() -> Vec<FinishedSpan> {
@@ -400,7 +336,7 @@ mod tests {
     #[test]
     fn a_solved_task_is_a_task_span_with_its_attempt_under_it_in_otlp_json() {
         let spans = solved_task();
-        let encoded = serde_json::to_value(encode("shop", &spans)).unwrap();
+        let encoded = encode("shop", &spans);
         let resource = &encoded["resourceSpans"][0];
         assert_eq!(
             resource["resource"]["attributes"][0],

@@ -16,7 +16,7 @@
 //! from the engine's events and the task's id, type and labels, never from a request, its URL or
 //! its body.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 
 use captcha_dlq_core::{ErrorClass, Event, JobId, Timestamp};
 
@@ -33,16 +33,17 @@ pub enum AttributeValue {
 /// One `key: value` of a span or of one of its events.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attribute {
-    pub key: String,
+    /// Static but for the labels' (`captcha_dlq.label.<name>`).
+    pub key: Cow<'static, str>,
     pub value: AttributeValue,
 }
 
-fn string(key: &str, value: impl Into<String>) -> Attribute {
-    Attribute { key: key.to_string(), value: AttributeValue::String(value.into()) }
+fn string(key: &'static str, value: impl Into<String>) -> Attribute {
+    Attribute { key: Cow::Borrowed(key), value: AttributeValue::String(value.into()) }
 }
 
-fn int(key: &str, value: impl TryInto<i64>) -> Attribute {
-    Attribute { key: key.to_string(), value: AttributeValue::Int(value.try_into().unwrap_or(i64::MAX)) }
+fn int(key: &'static str, value: impl TryInto<i64>) -> Attribute {
+    Attribute { key: Cow::Borrowed(key), value: AttributeValue::Int(value.try_into().unwrap_or(i64::MAX)) }
 }
 
 /// Whether a span is the task's (internal) or one call to a provider (client).
@@ -118,7 +119,9 @@ pub struct SpanBook {
     ids: fastrand::Rng,
     /// The provider a task is at when the events do not name one (a client with one provider).
     first_provider: String,
-    tasks: HashMap<JobId, TaskSpans>,
+    /// Open tasks by job id, sorted (ids grow, so a start appends): a sorted `Vec` rather than a map, whose
+    /// code per entry type the `.wasm` would carry again (bench/wasm/size.sh).
+    tasks: Vec<(JobId, TaskSpans)>,
     finished: Vec<FinishedSpan>,
 }
 
@@ -134,7 +137,22 @@ impl std::fmt::Debug for SpanBook {
 impl SpanBook {
     /// `seed` makes the trace and span ids (the runtime's randomness: ids must not repeat across clients).
     pub fn new(first_provider: String, seed: u64) -> SpanBook {
-        SpanBook { ids: fastrand::Rng::with_seed(seed), first_provider, tasks: HashMap::new(), finished: Vec::new() }
+        SpanBook { ids: fastrand::Rng::with_seed(seed), first_provider, tasks: Vec::new(), finished: Vec::new() }
+    }
+
+    /// Where `job` is in `tasks`, or where it would go.
+    fn slot(&self, job: JobId) -> Result<usize, usize> {
+        self.tasks.binary_search_by_key(&job.0, |(id, _)| id.0)
+    }
+
+    fn task_mut(&mut self, job: JobId) -> Option<&mut TaskSpans> {
+        self.task_and_finished(job).map(|(spans, _)| spans)
+    }
+
+    /// The open task `job` and the spans that ended, to end its attempt in.
+    fn task_and_finished(&mut self, job: JobId) -> Option<(&mut TaskSpans, &mut Vec<FinishedSpan>)> {
+        let slot = self.slot(job).ok()?;
+        Some((&mut self.tasks[slot].1, &mut self.finished))
     }
 
     /// The spans that ended since the last call, oldest first.
@@ -166,27 +184,29 @@ impl SpanBook {
             attributes.push(int("captcha_dlq.task.replays", task.replays));
         }
         for (name, value) in task.labels {
-            attributes.push(string(&format!("captcha_dlq.label.{name}"), value));
+            let key = Cow::Owned(format!("captcha_dlq.label.{name}"));
+            attributes.push(Attribute { key, value: AttributeValue::String(value) });
         }
         // A job id is not reused while the client runs; a second start ends the first's spans.
-        if self.tasks.contains_key(&task.job) {
+        if self.slot(task.job).is_ok() {
             self.end_task(task.job, "restarted", SpanStatus::Unset, Vec::new(), now);
         }
         let trace_id = (u128::from(self.ids.u64(1..)) << 64 | u128::from(self.ids.u64(..))).to_be_bytes();
         let task_span = self.open(now, attributes);
         let provider = self.first_provider.clone();
-        self.tasks.insert(task.job, TaskSpans { trace_id, task: task_span, attempt: None, provider });
+        let slot = self.slot(task.job).unwrap_or_else(|free| free);
+        self.tasks.insert(slot, (task.job, TaskSpans { trace_id, task: task_span, attempt: None, provider }));
     }
 
     pub fn event(&mut self, event: &Event, now: Timestamp) {
         match event {
             Event::Submitted { job, attempt, provider_task_id, provider } => {
                 let span_id = self.span_id();
-                let Some(spans) = self.tasks.get_mut(job) else { return };
+                let Some((spans, finished)) = self.task_and_finished(*job) else { return };
                 if let Some(provider) = provider {
                     spans.provider = provider.clone();
                 }
-                Self::end_attempt(&mut self.finished, spans, "resubmitted", None, now);
+                Self::end_attempt(finished, spans, "resubmitted", None, now);
                 let attributes = vec![
                     int("captcha_dlq.attempt", *attempt),
                     string("captcha_dlq.provider", spans.provider.clone()),
@@ -197,13 +217,13 @@ impl SpanBook {
             }
             Event::Polled { jobs, .. } => {
                 for job in jobs {
-                    let Some(spans) = self.tasks.get_mut(job) else { continue };
+                    let Some(spans) = self.task_mut(*job) else { continue };
                     spans.attempt.as_mut().unwrap_or(&mut spans.task).event("poll", now, Vec::new());
                 }
             }
             Event::Retrying { job, code, class, delay_ms, attempt } => {
-                let Some(spans) = self.tasks.get_mut(job) else { return };
-                Self::end_attempt(&mut self.finished, spans, code, Some(*class), now);
+                let Some((spans, finished)) = self.task_and_finished(*job) else { return };
+                Self::end_attempt(finished, spans, code, Some(*class), now);
                 let attributes = vec![
                     string("captcha_dlq.reason", code.clone()),
                     string("error.type", class.as_str()),
@@ -213,8 +233,8 @@ impl SpanBook {
                 spans.task.event("retry", now, attributes);
             }
             Event::Rerouted { job, from, to, reason } => {
-                let Some(spans) = self.tasks.get_mut(job) else { return };
-                Self::end_attempt(&mut self.finished, spans, reason, None, now);
+                let Some((spans, finished)) = self.task_and_finished(*job) else { return };
+                Self::end_attempt(finished, spans, reason, None, now);
                 spans.provider = to.clone();
                 let attributes = vec![
                     string("captcha_dlq.failover.from", from.clone()),
@@ -224,9 +244,9 @@ impl SpanBook {
                 spans.task.event("failover", now, attributes);
             }
             Event::Recovered { job, resumed_polling, .. } => {
-                if let Some(spans) = self.tasks.get_mut(job) {
+                if let Some(spans) = self.task_mut(*job) {
                     let polling = Attribute {
-                        key: "captcha_dlq.recovered.polling".into(),
+                        key: Cow::Borrowed("captcha_dlq.recovered.polling"),
                         value: AttributeValue::Bool(*resumed_polling),
                     };
                     spans.task.event("recovered", now, vec![polling]);
@@ -237,7 +257,7 @@ impl SpanBook {
                 self.end_task(*job, "solved", SpanStatus::Ok, attributes, now);
             }
             Event::DeadLettered { job, reason, class, attempts, .. } => {
-                if let Some(spans) = self.tasks.get_mut(job) {
+                if let Some(spans) = self.task_mut(*job) {
                     let attributes =
                         vec![string("captcha_dlq.reason", reason.clone()), string("error.type", class.as_str())];
                     spans.task.event("dead_letter", now, attributes);
@@ -267,7 +287,7 @@ impl SpanBook {
     /// The client closes: the tasks still running end their spans (their journal entries keep
     /// them for `recover` or the fleet).
     pub fn close(&mut self, now: Timestamp) {
-        let open: Vec<JobId> = self.tasks.keys().copied().collect();
+        let open: Vec<JobId> = self.tasks.iter().map(|(job, _)| *job).collect();
         for job in open {
             self.end_task(job, "open_at_close", SpanStatus::Unset, Vec::new(), now);
         }
@@ -282,7 +302,8 @@ impl SpanBook {
         attributes: Vec<Attribute>,
         now: Timestamp,
     ) {
-        let Some(TaskSpans { trace_id, mut task, attempt, provider }) = self.tasks.remove(&job) else { return };
+        let Ok(slot) = self.slot(job) else { return };
+        let (_, TaskSpans { trace_id, mut task, attempt, provider }) = self.tasks.remove(slot);
         if let Some(attempt) = attempt {
             self.finished.push(finish(trace_id, task.span_id, attempt, status.clone(), now));
         }
