@@ -13,7 +13,10 @@ use captcha_dlq_core::{Event, JobId, TaskKind, Timestamp};
 
 use crate::runtime::BoxFuture;
 
+// The model and the exporter exist with feature `traces` only; the types above are what the driver reports in any build.
+#[cfg(feature = "traces")]
 pub mod otlp_json;
+#[cfg(feature = "traces")]
 pub mod spans;
 
 /// `Send` natively, where the driver may move between threads; nothing in the browser, whose

@@ -87,6 +87,9 @@ impl OtlpJsonTracer {
         runtime: Arc<dyn Runtime>,
     ) -> OtlpJsonTracer {
         let book = SpanBook::new(first_provider, runtime.random_seed());
+        // Shared with the posts it spawns; without feature `send` (the browser: one thread) it holds `?Send`
+        // backends, which is what the lint is about.
+        #[allow(clippy::arc_with_non_send_sync)]
         let shipper = Arc::new(Shipper {
             transport,
             runtime,
