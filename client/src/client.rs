@@ -31,8 +31,8 @@ use crate::prometheus::{self, DlqGauges, FleetGauges};
 use crate::runtime::Backends;
 use crate::store_calls::StoreCalls;
 
-/// Where a client's tracer is passed to its driver: nothing at all without feature `traces` (the browser build's case, which
-/// has no exporter: see [`crate::traces`]) and no bytes to spare.
+/// Where a client's tracer is passed to its driver: nothing at all without feature `traces` (see [`crate::traces`]),
+/// and no bytes to spare.
 #[cfg(feature = "traces")]
 type TracerSlot = Option<Box<dyn crate::traces::TaskTracer>>;
 #[cfg(not(feature = "traces"))]
@@ -80,8 +80,8 @@ impl Client {
     }
 
     /// [`start_with`](Self::start_with), reporting every task to `tracer` (see
-    /// [`crate::traces`]). Options asking for `traces` need one: a front end that cannot export
-    /// them says so rather than dropping them. Feature `traces`, which the browser build leaves out.
+    /// [`crate::traces`]). Options asking for `traces` without one get the client's OTLP/HTTP JSON
+    /// exporter over `backends.transport` (the browser's case). Feature `traces`.
     #[cfg(feature = "traces")]
     pub fn start_traced(
         options: ClientOptions,
