@@ -185,6 +185,18 @@ impl TaskTracer for OtlpTracer {
         self.export_finished();
     }
 
+    fn flush(&mut self) -> Option<BoxFuture<'static, ()>> {
+        let processor = self.processor.clone();
+        Some(Box::pin(async move {
+            // As `close`: the processor's flush blocks until its export ended.
+            match tokio::task::spawn_blocking(move || processor.force_flush()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(target: "captcha_dlq", "traces: the spans were not all exported: {e}"),
+                Err(e) => tracing::warn!(target: "captcha_dlq", "traces: the export did not finish: {e}"),
+            }
+        }))
+    }
+
     fn close(&mut self, now: Timestamp) -> BoxFuture<'static, ()> {
         // Still running: their journal entries keep them for `recover` (or the fleet).
         self.book.close(now);

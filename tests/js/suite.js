@@ -775,8 +775,9 @@ export function suite(pkg, { mock, receiver }) {
         await script({});
         const client = new Client(options('traces', { traces }));
         const solution = await client.solve(page(1), { labels: { case: 'ok' } });
-        await client.close(); // exports the last spans
+        await client.flush(); // exports the spans that ended
         const got = await received(path);
+        await client.close();
         ok(got.length > 0, 'spans arrived');
         const spans = [];
         for (const { headers, body } of got) {
