@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use captcha_dlq_core::traces::{OtlpProtocol, TraceOptions};
 use captcha_dlq_core::{Event, HttpRequest, JobId, Method, Secret, Timestamp};
 use futures::channel::oneshot;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::spans::{Attribute, AttributeValue, FinishedSpan, SpanBook, SpanKind, SpanStatus};
 use super::{TaskLeft, TaskTracer, TracedTask};
@@ -232,22 +232,98 @@ impl TaskTracer for OtlpJsonTracer {
 }
 
 // The OTLP JSON encoding (opentelemetry-proto's `ExportTraceServiceRequest` in proto3 JSON: lowerCamelCase
-// names, ids in hex, 64-bit integers as strings), as `serde_json` values: the `Value` code is already in the
-// `.wasm` (the API's answers), where a derived serializer per message would add its own (bench/wasm/size.sh).
+// names, ids in hex, 64-bit integers as strings), serialized straight from the spans (borrowed, nothing copied).
 
-/// An attribute as an OTLP `KeyValue`.
-fn key_value(attribute: &Attribute) -> Value {
-    let value = match &attribute.value {
-        AttributeValue::String(s) => json!({ "stringValue": s }),
-        // proto3 JSON writes 64-bit integers as strings.
-        AttributeValue::Int(n) => json!({ "intValue": n.to_string() }),
-        AttributeValue::Bool(b) => json!({ "boolValue": b }),
-    };
-    json!({ "key": attribute.key, "value": value })
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ExportRequest<'a> {
+    resource_spans: [ResourceSpans<'a>; 1],
 }
 
-fn key_values(attributes: &[Attribute]) -> Value {
-    Value::Array(attributes.iter().map(key_value).collect())
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceSpans<'a> {
+    resource: Resource<'a>,
+    scope_spans: [ScopeSpans<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct Resource<'a> {
+    attributes: [KeyValue<'a>; 2],
+}
+
+#[derive(Serialize)]
+struct ScopeSpans<'a> {
+    scope: Scope,
+    spans: Vec<Span<'a>>,
+}
+
+#[derive(Serialize)]
+struct Scope {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Span<'a> {
+    trace_id: String,
+    span_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_span_id: Option<String>,
+    name: &'static str,
+    kind: u8,
+    start_time_unix_nano: String,
+    end_time_unix_nano: String,
+    attributes: Vec<KeyValue<'a>>,
+    events: Vec<SpanEvent<'a>>,
+    status: Status<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SpanEvent<'a> {
+    time_unix_nano: String,
+    name: &'static str,
+    attributes: Vec<KeyValue<'a>>,
+}
+
+#[derive(Serialize)]
+struct Status<'a> {
+    code: u8,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct KeyValue<'a> {
+    key: &'a str,
+    value: AnyValue<'a>,
+}
+
+#[derive(Serialize)]
+enum AnyValue<'a> {
+    #[serde(rename = "stringValue")]
+    String(&'a str),
+    /// proto3 JSON writes 64-bit integers as strings.
+    #[serde(rename = "intValue")]
+    Int(String),
+    #[serde(rename = "boolValue")]
+    Bool(bool),
+}
+
+fn key_values(attributes: &[Attribute]) -> Vec<KeyValue<'_>> {
+    attributes
+        .iter()
+        .map(|attribute| KeyValue {
+            key: &attribute.key,
+            value: match &attribute.value {
+                AttributeValue::String(s) => AnyValue::String(s),
+                AttributeValue::Int(n) => AnyValue::Int(n.to_string()),
+                AttributeValue::Bool(b) => AnyValue::Bool(*b),
+            },
+        })
+        .collect()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -264,50 +340,57 @@ fn nanos(at: Timestamp) -> String {
     format!("{}000000", at.as_unix_millis())
 }
 
-/// One span as an OTLP `Span`.
-fn span(span: &FinishedSpan) -> Value {
-    let status = match &span.status {
-        SpanStatus::Unset => json!({ "code": 0 }),
-        SpanStatus::Ok => json!({ "code": 1 }),
-        SpanStatus::Error(message) => json!({ "code": 2, "message": message }),
-    };
-    let events: Vec<Value> = span
-        .events
-        .iter()
-        .map(|e| json!({ "timeUnixNano": nanos(e.at), "name": e.name, "attributes": key_values(&e.attributes) }))
-        .collect();
-    let mut encoded = json!({
-        "traceId": hex(&span.trace_id),
-        "spanId": hex(&span.span_id),
-        "name": span.name,
-        "kind": match span.kind { SpanKind::Internal => 1, SpanKind::Client => 3 },
-        "startTimeUnixNano": nanos(span.start),
-        "endTimeUnixNano": nanos(span.end),
-        "attributes": key_values(&span.attributes),
-        "events": events,
-        "status": status,
-    });
-    if let Some(parent) = &span.parent_span_id {
-        encoded["parentSpanId"] = Value::String(hex(parent));
-    }
-    encoded
-}
-
 /// The export request of `spans` from the service `service_name`.
-fn encode(service_name: &str, spans: &[FinishedSpan]) -> Value {
+fn encode<'a>(service_name: &'a str, spans: &'a [FinishedSpan]) -> ExportRequest<'a> {
     let version = env!("CARGO_PKG_VERSION");
-    let resource = json!({ "attributes": [
-        { "key": "service.name", "value": { "stringValue": service_name } },
-        { "key": "service.version", "value": { "stringValue": version } },
-    ] });
-    let spans: Vec<Value> = spans.iter().map(span).collect();
-    let scope = json!({ "name": "captcha-dlq", "version": version });
-    json!({ "resourceSpans": [{ "resource": resource, "scopeSpans": [{ "scope": scope, "spans": spans }] }] })
+    let resource = Resource {
+        attributes: [
+            KeyValue { key: "service.name", value: AnyValue::String(service_name) },
+            KeyValue { key: "service.version", value: AnyValue::String(version) },
+        ],
+    };
+    let spans = spans
+        .iter()
+        .map(|span| {
+            let (code, message) = match &span.status {
+                SpanStatus::Unset => (0, ""),
+                SpanStatus::Ok => (1, ""),
+                SpanStatus::Error(message) => (2, message.as_str()),
+            };
+            Span {
+                trace_id: hex(&span.trace_id),
+                span_id: hex(&span.span_id),
+                parent_span_id: span.parent_span_id.as_ref().map(|id| hex(id)),
+                name: span.name,
+                kind: match span.kind {
+                    SpanKind::Internal => 1,
+                    SpanKind::Client => 3,
+                },
+                start_time_unix_nano: nanos(span.start),
+                end_time_unix_nano: nanos(span.end),
+                attributes: key_values(&span.attributes),
+                events: span
+                    .events
+                    .iter()
+                    .map(|e| SpanEvent {
+                        time_unix_nano: nanos(e.at),
+                        name: e.name,
+                        attributes: key_values(&e.attributes),
+                    })
+                    .collect(),
+                status: Status { code, message },
+            }
+        })
+        .collect();
+    let scope = Scope { name: "captcha-dlq", version };
+    ExportRequest { resource_spans: [ResourceSpans { resource, scope_spans: [ScopeSpans { scope, spans }] }] }
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
+
+    use serde_json::{json, Value};
 
     use super::*;
     use crate::traces::TaskOrigin;
@@ -339,7 +422,7 @@ mod tests {
     #[test]
     fn a_solved_task_is_a_task_span_with_its_attempt_under_it_in_otlp_json() {
         let spans = solved_task();
-        let encoded = encode("shop", &spans);
+        let encoded = serde_json::to_value(encode("shop", &spans)).unwrap();
         let resource = &encoded["resourceSpans"][0];
         assert_eq!(
             resource["resource"]["attributes"][0],
