@@ -121,7 +121,7 @@ if [ -n "$FLOOR" ]; then
     printf '%-44s %12s %+12d\n' "all but $gone" "$off" $((all - off))
   done <<<"$plan"
   none=$(variant_gz "")
-  printf '%-44s %12s %+12d\n' "none (raw tasks; no edit, audit, retention, alerts)" "$none" $((all - none))
+  printf '%-44s %12s %+12d\n' "none (raw tasks; no edit, audit, retention, alerts, traces)" "$none" $((all - none))
 fi
 status=0
 if [ "$wasm_gz" -gt "$WASM_BUDGET" ]; then

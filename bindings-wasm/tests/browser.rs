@@ -150,17 +150,6 @@ async fn power_loss_durability_is_refused_for_browser_stores() {
     }
 }
 
-/// The browser build has no trace exporter: `traces` is refused in words, never dropped.
-#[wasm_bindgen_test]
-fn traces_are_refused_in_the_browser_build() {
-    use captcha_dlq_client::core::options::ClientOptions;
-    use captcha_dlq_client::core::support::json_read::Casing;
-    let options = serde_json::json!({"apiKey": "k", "traces": {"otlpEndpoint": "http://127.0.0.1:4318"}});
-    let e = ClientOptions::from_value(options, Casing::Camel).expect_err("refused");
-    assert_eq!(e.field, "traces");
-    assert!(e.problem.contains("the browser build exports no traces"), "{e}");
-}
-
 #[wasm_bindgen_test]
 async fn an_owner_is_alive_while_its_client_holds_its_web_lock() {
     let liveness = WebLocksLiveness;
