@@ -150,17 +150,6 @@ async fn power_loss_durability_is_refused_for_browser_stores() {
     }
 }
 
-/// The browser build has no trace exporter: `traces` is refused in words, never dropped.
-#[wasm_bindgen_test]
-fn traces_are_refused_in_the_browser_build() {
-    use captcha_dlq_client::core::support::json_read::Casing;
-    use captcha_dlq_client::options::ClientOptions;
-    let options = serde_json::json!({"apiKey": "k", "traces": {"otlpEndpoint": "http://127.0.0.1:4318"}});
-    let e = ClientOptions::from_value(options, Casing::Camel).expect_err("refused");
-    assert_eq!(e.field, "traces");
-    assert!(e.problem.contains("the browser build exports no traces"), "{e}");
-}
-
 #[wasm_bindgen_test]
 async fn an_owner_is_alive_while_its_client_holds_its_web_lock() {
     let liveness = WebLocksLiveness;
@@ -183,4 +172,44 @@ async fn an_owner_is_alive_while_its_client_holds_its_web_lock() {
     assert!(!liveness.is_gone(native, now(), now(), grace).await);
     let old = captcha_dlq_client::core::Timestamp::from_unix_millis(0);
     assert!(liveness.is_gone(native, old, now(), grace).await);
+}
+
+#[wasm_bindgen(inline_js = "
+export function jsonSamples() {
+  const sparse = [1, , 3];
+  const dated = new Date(0);
+  return [
+    null, undefined, true, 0, -0, 42, -7, 2 ** 53 - 1, 2 ** 53, 0.1, -2.5e-300, NaN, Infinity, 12n, -(2n ** 63n),
+    2n ** 64n - 1n, 'text', '', [], sparse, { a: 1, b: [null, { c: 'd' }], e: undefined },
+    new Map([['k', 1], ['m', new Map([['n', [true]]])]]), dated, Object.create(null),
+  ];
+}
+export function notJson() {
+  const cycle = {};
+  cycle.self = cycle;
+  return [() => 1, Symbol('s'), new Set([1]), new Uint8Array([1, 2]), new ArrayBuffer(2), 2n ** 64n, new Map([[1, 2]]), cycle];
+}
+")]
+extern "C" {
+    /// Values JSON can hold, of every JS type the hosts may hand over.
+    #[wasm_bindgen(js_name = jsonSamples)]
+    fn json_samples() -> js_sys::Array;
+    /// Values JSON cannot hold.
+    #[wasm_bindgen(js_name = notJson)]
+    fn not_json() -> js_sys::Array;
+}
+
+#[wasm_bindgen_test]
+fn js_values_are_read_as_json_as_serde_wasm_bindgen_reads_them() {
+    use captcha_dlq_wasm::convert::from_js;
+    for sample in json_samples().iter() {
+        let expected: serde_json::Value =
+            serde_wasm_bindgen::from_value(sample.clone()).expect("serde-wasm-bindgen reads it");
+        assert_eq!(from_js(sample.clone()), Ok(expected), "{sample:?}");
+    }
+    for (i, value) in not_json().iter().enumerate() {
+        let problem = from_js(value.clone()).expect_err(&format!("{value:?} refused"));
+        let wanted = ["Function", "Symbol", "Set", "byte array", "byte array", "BigInt", "expected a string", "nested"];
+        assert!(problem.contains(wanted[i]), "{value:?}: {problem}");
+    }
 }

@@ -31,8 +31,8 @@ use crate::prometheus::{self, DlqGauges, FleetGauges};
 use crate::runtime::Backends;
 use crate::store_calls::StoreCalls;
 
-/// Where a client's tracer is passed to its driver: nothing at all without feature `traces` (the browser build's case, which
-/// has no exporter: see [`crate::traces`]) and no bytes to spare.
+/// Where a client's tracer is passed to its driver: nothing at all without feature `traces` (see [`crate::traces`]),
+/// and no bytes to spare.
 #[cfg(feature = "traces")]
 type TracerSlot = Option<Box<dyn crate::traces::TaskTracer>>;
 #[cfg(not(feature = "traces"))]
@@ -80,8 +80,8 @@ impl Client {
     }
 
     /// [`start_with`](Self::start_with), reporting every task to `tracer` (see
-    /// [`crate::traces`]). Options asking for `traces` need one: a front end that cannot export
-    /// them says so rather than dropping them. Feature `traces`, which the browser build leaves out.
+    /// [`crate::traces`]). Options asking for `traces` without one get the client's OTLP/HTTP JSON
+    /// exporter over `backends.transport` (the browser's case). Feature `traces`.
     #[cfg(feature = "traces")]
     pub fn start_traced(
         options: ClientOptions,
@@ -102,14 +102,16 @@ impl Client {
         tracer: TracerSlot,
         archive: ArchiveSlot,
     ) -> Result<Client> {
+        // A front end that brings no exporter (the browser) gets the client's OTLP/HTTP JSON one, over its transport.
         #[cfg(feature = "traces")]
-        if options.traces.is_some() && tracer.is_none() {
-            return Err(captcha_dlq_core::ConfigError::new(
-                "traces",
-                "this front end has no trace exporter (the native crate's `otlp` feature has one)",
-            )
-            .into());
-        }
+        let tracer = match (&options.traces, tracer) {
+            (Some(traces), None) => Some(crate::traces::otlp_json::OtlpJsonTracer::from_options(
+                traces,
+                options.primary().name.clone(),
+                &backends,
+            )?),
+            (_, given) => given,
+        };
         #[cfg(feature = "retention")]
         if let (Some(retention), None) = (&options.dlq_retention, &archive) {
             crate::archive::file_archive(retention)?;

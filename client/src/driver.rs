@@ -451,6 +451,25 @@ impl Driver {
         self.timer = Some((at, self.backends.runtime.sleep(wait)));
     }
 
+    /// `Client::flush`: the store writes asked for so far and, with a tracer that batches (the client's
+    /// OTLP/HTTP JSON one), the spans ended so far; `done` answers once both are.
+    fn flush(&mut self, done: oneshot::Sender<()>) {
+        #[cfg(feature = "traces")]
+        if let Some(exported) = self.log.flush_traces() {
+            let (written, stored) = oneshot::channel();
+            self.store_calls.flush(written);
+            self.backends.runtime.spawn(Box::pin(async move {
+                // A flush cancelled by the client closing stays cancelled.
+                if stored.await.is_ok() {
+                    exported.await;
+                    let _ = done.send(());
+                }
+            }));
+            return;
+        }
+        self.store_calls.flush(done)
+    }
+
     fn command(&mut self, command: Command) {
         let now = self.now();
         match command {
@@ -529,7 +548,7 @@ impl Driver {
                 Cancelled::DeadLettered | Cancelled::Unknown => {}
             },
             Command::Delivered { id } => self.store_calls.push(Op::Forget { id }, now),
-            Command::Flush { done } => self.store_calls.flush(done),
+            Command::Flush { done } => self.flush(done),
             Command::ResetCircuit => self.engine.reset_circuit(),
             #[cfg(feature = "fleet")]
             Command::ResumeAccounts { provider, reply } => {

@@ -97,6 +97,12 @@ impl EventLog {
         let _ = (why, now);
     }
 
+    /// `Client::flush`: what the tracer (if any) must export before the flush resolves.
+    #[cfg(feature = "traces")]
+    pub(crate) fn flush_traces(&mut self) -> Option<crate::runtime::BoxFuture<'static, ()>> {
+        self.tracer.as_mut().and_then(|tracer| tracer.flush())
+    }
+
     /// The driver stops: the tracer (if any) ends what is open and exports what is left.
     #[cfg(feature = "traces")]
     pub(crate) fn close(&mut self, now: Timestamp) -> Option<crate::runtime::BoxFuture<'static, ()>> {

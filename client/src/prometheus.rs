@@ -10,6 +10,7 @@ use core::fmt::Write as _;
 
 use captcha_dlq_core::dlq::StoreStats;
 use captcha_dlq_core::spend::SpendReport;
+use captcha_dlq_core::support::float_text::float_text;
 use captcha_dlq_core::Timestamp;
 
 use crate::driver::StoreHealth;
@@ -70,7 +71,7 @@ pub fn render(m: &MetricsSnapshot, dlq: &DlqGauges) -> String {
     );
     for h in &m.http_request_duration {
         for (bound, count) in DURATION_BUCKETS.iter().zip(&h.buckets) {
-            let le = bound.to_string();
+            let le = float_text(*bound);
             let labels = [("provider", h.provider.as_str()), ("endpoint", h.endpoint.as_str()), ("le", le.as_str())];
             out.sample("captcha_dlq_http_request_duration_seconds_bucket", &labels, *count as f64);
         }
@@ -260,16 +261,19 @@ fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
-/// Integers without a fraction; NaN and infinities as the format spells them.
+/// Integers without a fraction; NaN and infinities as the format spells them. Through the core's
+/// `float_text` (serde_json's formatter), not `f64`'s `Display`, which would add a second float
+/// formatter to the browser build (bench/README.md).
 fn number(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
         if v > 0.0 { "+Inf" } else { "-Inf" }.into()
     } else if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
+        // Exactly an integer in i64's range: written whole, never in exponent form (`1e14`).
+        (v as i64).to_string()
     } else {
-        v.to_string()
+        float_text(v)
     }
 }
 
@@ -277,6 +281,26 @@ fn number(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::metrics::{CircuitState, DurationHistogram, HttpCount, TaskCount};
+
+    #[test]
+    fn numbers_are_written_as_the_text_format_reads_them() {
+        let cases = [
+            (3.0, "3"),
+            (-2.0, "-2"),
+            (0.025, "0.025"),
+            (12.5, "12.5"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "+Inf"),
+            (f64::NEG_INFINITY, "-Inf"),
+        ];
+        for (value, text) in cases {
+            assert_eq!(number(value), text, "{value}");
+        }
+        // Beyond exact whole numbers, the shortest text that reads back as the same float.
+        for value in [1e15, 1.5e300, 1e-7] {
+            assert_eq!(number(value).parse::<f64>(), Ok(value), "{}", number(value));
+        }
+    }
 
     #[test]
     fn families_have_help_type_and_escaped_labels() {

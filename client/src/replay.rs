@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use crate::options::DEFAULT_REPLAY_LIMIT;
 use captcha_dlq_core::dlq::replay::{ReplayDecision, ReplayReport};
 use captcha_dlq_core::dlq::{DeadLetterRecord, Filter, Leased, RecordState};
+use captcha_dlq_core::support::float_text::float_text;
 use captcha_dlq_core::{ConfigError, Solution};
 use futures::channel::{mpsc, oneshot};
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
@@ -50,7 +51,13 @@ pub fn start_interval(per_second: Option<f64>) -> core::result::Result<Option<Du
     if !(MIN_PER_SECOND..=MAX_PER_SECOND).contains(&rate) {
         return Err(ConfigError::new(
             "per_second",
-            format!("{rate} is not a replay rate: between one record a day ({MIN_PER_SECOND:e}) and {MAX_PER_SECOND} records per second"),
+            // `float_text`, not `f64`'s `Display`: the browser build carries no second float formatter.
+            format!(
+                "{} is not a replay rate: between one record a day ({}) and {} records per second",
+                float_text(rate),
+                float_text(MIN_PER_SECOND),
+                float_text(MAX_PER_SECOND)
+            ),
         ));
     }
     Ok(Some(Duration::from_secs_f64(1.0 / rate)))
@@ -285,7 +292,7 @@ impl Replayer {
         let intent = {
             let filter_json = filter.as_ref().map_or(serde_json::Value::Null, Filter::compact_json);
             let limit = options.limit.unwrap_or(DEFAULT_REPLAY_LIMIT).max(1);
-            let rate = options.per_second.map_or_else(|| "unpaced".to_string(), |r| format!("{r}/s"));
+            let rate = options.per_second.map_or_else(|| "unpaced".to_string(), |r| format!("{}/s", float_text(r)));
             let what = format!("replay up to {limit} records, {rate}");
             match audit::intend(&self.client, &operator, Action::Replay, filter_json, what).await {
                 Ok(intent) => intent,
@@ -490,5 +497,24 @@ impl ReplayCollector {
     /// The result, with the stream's final report.
     pub fn finish(self, report: ReplayReport) -> ReplayResult {
         ReplayResult { report, solved: self.solved, items: self.items }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_out_of_range_is_refused_naming_the_range() {
+        assert_eq!(start_interval(None), Ok(None));
+        assert_eq!(start_interval(Some(2.0)), Ok(Some(Duration::from_millis(500))));
+        for rate in [0.0, 20_000.0, f64::NAN] {
+            let e = start_interval(Some(rate)).expect_err("refused");
+            assert_eq!(e.field, "per_second");
+            assert!(e.problem.ends_with("is not a replay rate: between one record a day (0.000011574074074074073) and 10000 records per second"), "{}", e.problem);
+        }
+        let e = start_interval(Some(0.5e-6)).expect_err("below a record a day");
+        let given = e.problem.split(' ').next().unwrap_or_default();
+        assert_eq!(given.parse::<f64>(), Ok(0.5e-6), "{}", e.problem);
     }
 }

@@ -44,12 +44,23 @@ pub async fn connect_with(
         liveness: Arc::new(ProcessLiveness),
         store,
     };
-    // Without the `otlp` feature, options asking for traces are refused by the client.
     #[cfg(feature = "otlp")]
     let tracer = crate::traces::OtlpTracer::from_options(&options)?
         .map(|t| Box::new(t) as Box<dyn captcha_dlq_client::traces::TaskTracer>);
+    // Without the `otlp` feature the option is refused rather than left to the client's JSON exporter (the
+    // browser's): natively `protocol` left out means protobuf, and spans must not go through the solving
+    // `proxy` the transport uses (issue 44, finding 7).
     #[cfg(not(feature = "otlp"))]
-    let tracer = None;
+    let tracer = match options.traces {
+        Some(_) => {
+            return Err(captcha_dlq_core::ConfigError::new(
+                "traces",
+                "this build has no trace exporter (the captcha-dlq crate's `otlp` feature has one)",
+            )
+            .into())
+        }
+        None => None,
+    };
     Client::start_traced(options, backends, events, on_adopted, tracer)
 }
 

@@ -1,15 +1,11 @@
 //! OpenTelemetry spans per task, exported over OTLP/HTTP (the `traces` option, cargo feature
 //! `otlp`).
 //!
-//! Built from what the driver reports (see `captcha_dlq_client::traces`), one trace per task:
-//! - a `captcha_dlq.task` span from the task's start to its end (solved, dead-lettered —
-//!   cancelled is a dead letter of class `cancelled` —, not submitted, taken over by another
-//!   client, or still running when the client closed), with the task's id (its ULID), type,
-//!   labels (`captcha_dlq.label.<name>`), provider and outcome; a dead letter sets its status
-//!   to an error with the reason, and `error.type` to the error class;
-//! - a `captcha_dlq.attempt` child span per submission a provider accepted, until its answer
-//!   or its failure, with a `poll` event per poll;
-//! - events on the task span for each submission, retry, failover and the dead letter.
+//! The spans are the client's span model's (`captcha_dlq_client::traces::spans::SpanBook`: one
+//! trace per task, a `captcha_dlq.task` span with a `captcha_dlq.attempt` child per submission,
+//! their attributes and events), the same the browser exports; this module only hands each span
+//! that ended to the OpenTelemetry SDK's batch processor as the SDK's `SpanData`, for its OTLP
+//! exporter (protobuf or JSON).
 //!
 //! Nothing here can hold the API key: spans are built from the engine's events and the task's
 //! id, type and labels, never from a request, its URL or its body.
@@ -18,21 +14,25 @@
 //! from its own thread, through the reqwest client already in the tree on the client's tokio
 //! runtime ([`TokioHttp`]); the client's `close` waits for the last export.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use captcha_dlq_client::options::traces::{OtlpProtocol, TraceOptions};
 use captcha_dlq_client::options::ClientOptions;
+use captcha_dlq_client::traces::spans::{Attribute, AttributeValue, FinishedSpan, SpanBook, SpanKind, SpanStatus};
 use captcha_dlq_client::traces::{TaskLeft, TaskTracer, TracedTask};
 use captcha_dlq_client::BoxFuture;
-use captcha_dlq_core::{ErrorClass, Event, JobId, Timestamp};
-use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
-use opentelemetry::{Context, KeyValue};
+use captcha_dlq_core::{Event, JobId, Timestamp};
+use opentelemetry::trace::{SpanContext, SpanId, Status, TraceFlags, TraceId, TraceState};
+use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_http::{HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SpanData, SpanEvents, SpanLinks, SpanProcessor,
+};
 use opentelemetry_sdk::Resource;
 
 use captcha_dlq_client::{Error, Result};
@@ -44,33 +44,16 @@ pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// load) the SDK drops spans rather than grow without bound.
 const MAX_QUEUED_SPANS: usize = 65_536;
 
-/// The exporter of one client: builds spans out of the driver's reports, exports them.
+/// The exporter of one client: the span model's spans, handed to the SDK's batch processor.
 pub struct OtlpTracer {
-    provider: SdkTracerProvider,
-    tracer: SdkTracer,
-    /// The provider a task is at when the events do not name one (a client with one provider).
-    first_provider: String,
-    tasks: HashMap<JobId, TaskSpans>,
+    processor: Arc<BatchSpanProcessor>,
+    scope: InstrumentationScope,
+    book: SpanBook,
 }
 
 impl std::fmt::Debug for OtlpTracer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OtlpTracer").field("open_tasks", &self.tasks.len()).finish_non_exhaustive()
-    }
-}
-
-/// One live task's spans.
-struct TaskSpans {
-    /// Holds the task's span; its attempts are started as its children.
-    task: Context,
-    attempt: Option<opentelemetry_sdk::trace::Span>,
-    provider: String,
-}
-
-impl TaskSpans {
-    /// An event `name` of the task's span at `now`.
-    fn task_event(&self, name: &'static str, now: Timestamp, attributes: Vec<KeyValue>) {
-        self.task.span().add_event_with_timestamp(name, at(now), attributes);
+        f.debug_struct("OtlpTracer").field("book", &self.book).finish_non_exhaustive()
     }
 }
 
@@ -79,21 +62,53 @@ fn at(now: Timestamp) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_millis(now.as_unix_millis())
 }
 
-/// A span `name` of `kind` started at `now` under `parent`.
-fn start_span(
-    tracer: &SdkTracer,
-    name: &'static str,
-    kind: SpanKind,
-    attributes: Vec<KeyValue>,
-    now: Timestamp,
-    parent: &Context,
-) -> opentelemetry_sdk::trace::Span {
-    tracer
-        .span_builder(name)
-        .with_kind(kind)
-        .with_start_time(at(now))
-        .with_attributes(attributes)
-        .start_with_context(tracer, parent)
+fn key_value(attribute: Attribute) -> KeyValue {
+    match attribute.value {
+        AttributeValue::String(s) => KeyValue::new(attribute.key, s),
+        AttributeValue::Int(n) => KeyValue::new(attribute.key, n),
+        AttributeValue::Bool(b) => KeyValue::new(attribute.key, b),
+    }
+}
+
+/// A span of the model as the SDK's.
+fn span_data(span: FinishedSpan, scope: &InstrumentationScope) -> SpanData {
+    let mut events = SpanEvents::default();
+    events.events = span
+        .events
+        .into_iter()
+        .map(|e| {
+            let attributes = e.attributes.into_iter().map(key_value).collect();
+            opentelemetry::trace::Event::new(e.name, at(e.at), attributes, 0)
+        })
+        .collect();
+    SpanData {
+        span_context: SpanContext::new(
+            TraceId::from_bytes(span.trace_id),
+            SpanId::from_bytes(span.span_id),
+            TraceFlags::SAMPLED,
+            false,
+            TraceState::default(),
+        ),
+        parent_span_id: span.parent_span_id.map_or(SpanId::INVALID, SpanId::from_bytes),
+        parent_span_is_remote: false,
+        span_kind: match span.kind {
+            SpanKind::Internal => opentelemetry::trace::SpanKind::Internal,
+            SpanKind::Client => opentelemetry::trace::SpanKind::Client,
+        },
+        name: Cow::Borrowed(span.name),
+        start_time: at(span.start),
+        end_time: at(span.end),
+        attributes: span.attributes.into_iter().map(key_value).collect(),
+        dropped_attributes_count: 0,
+        events,
+        links: SpanLinks::default(),
+        status: match span.status {
+            SpanStatus::Unset => Status::Unset,
+            SpanStatus::Ok => Status::Ok,
+            SpanStatus::Error(message) => Status::error(message),
+        },
+        instrumentation_scope: scope.clone(),
+    }
 }
 
 impl OtlpTracer {
@@ -120,7 +135,7 @@ impl OtlpTracer {
             .build()
             .map_err(|e| Error::Io(format!("traces: the OTLP exporter's HTTP client could not be built: {e}")))?;
         let http = TokioHttp { client, runtime, endpoint: options.otlp_endpoint.clone() };
-        let protocol = match options.protocol {
+        let protocol = match options.protocol.unwrap_or_default() {
             OtlpProtocol::HttpProtobuf => Protocol::HttpBinary,
             OtlpProtocol::HttpJson => Protocol::HttpJson,
         };
@@ -134,171 +149,63 @@ impl OtlpTracer {
             .build()
             .map_err(|e| captcha_dlq_core::ConfigError::new("traces", format!("the OTLP exporter: {e}")))?;
         let batches = BatchConfigBuilder::default().with_max_queue_size(MAX_QUEUED_SPANS).build();
-        let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batches).build();
+        let mut processor = BatchSpanProcessor::builder(exporter).with_batch_config(batches).build();
         let resource = Resource::builder()
             .with_service_name(options.service_name.clone())
             .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
             .build();
-        let provider = SdkTracerProvider::builder().with_span_processor(processor).with_resource(resource).build();
-        let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "captcha-dlq");
-        Ok(OtlpTracer { provider, tracer, first_provider, tasks: HashMap::new() })
+        processor.set_resource(&resource);
+        let scope = InstrumentationScope::builder("captcha-dlq").build();
+        // Seeded as the runtime's randomness is (`crate::runtime`): ids must not repeat across clients.
+        let book = SpanBook::new(first_provider, fastrand::u64(..));
+        Ok(OtlpTracer { processor: Arc::new(processor), scope, book })
     }
 
-    /// Ends a task's spans with `status`: its attempt (if one is open), then the task.
-    fn end_task(
-        &mut self,
-        job: JobId,
-        outcome: &'static str,
-        status: Status,
-        attributes: Vec<KeyValue>,
-        now: Timestamp,
-    ) {
-        let Some(mut spans) = self.tasks.remove(&job) else { return };
-        if let Some(mut attempt) = spans.attempt.take() {
-            attempt.set_status(status.clone());
-            attempt.end_with_timestamp(at(now));
-        }
-        let span = spans.task.span();
-        span.set_attribute(KeyValue::new("captcha_dlq.provider", spans.provider));
-        span.set_attribute(KeyValue::new("captcha_dlq.outcome", outcome));
-        span.set_attributes(attributes);
-        span.set_status(status);
-        span.end_with_timestamp(at(now));
-    }
-
-    /// Ends the open attempt of `job` as failed with `code` (a retry, a failover).
-    fn end_attempt(spans: &mut TaskSpans, code: &str, class: Option<ErrorClass>, now: Timestamp) {
-        if let Some(mut attempt) = spans.attempt.take() {
-            if let Some(class) = class {
-                attempt.set_attribute(KeyValue::new("error.type", class.as_str()));
-            }
-            attempt.set_status(Status::error(code.to_string()));
-            attempt.end_with_timestamp(at(now));
+    /// Hands the spans that ended to the batch processor.
+    fn export_finished(&mut self) {
+        for span in self.book.take_finished() {
+            self.processor.on_end(span_data(span, &self.scope));
         }
     }
 }
 
 impl TaskTracer for OtlpTracer {
     fn task_started(&mut self, task: TracedTask<'_>, now: Timestamp) {
-        let mut attributes = vec![
-            KeyValue::new("captcha_dlq.task.id", task.id.to_string()),
-            KeyValue::new("captcha_dlq.task.type", task.kind.as_str()),
-            KeyValue::new("captcha_dlq.task.origin", task.origin.as_str()),
-        ];
-        if task.replays > 0 {
-            attributes.push(KeyValue::new("captcha_dlq.task.replays", i64::from(task.replays)));
-        }
-        for (name, value) in task.labels {
-            attributes.push(KeyValue::new(format!("captcha_dlq.label.{name}"), value));
-        }
-        let span = start_span(&self.tracer, "captcha_dlq.task", SpanKind::Internal, attributes, now, &Context::new());
-        let spans =
-            TaskSpans { task: Context::new().with_span(span), attempt: None, provider: self.first_provider.clone() };
-        // A job id is not reused while the client runs; a second start ends the first's spans.
-        if self.tasks.contains_key(&task.job) {
-            self.end_task(task.job, "restarted", Status::Unset, Vec::new(), now);
-        }
-        self.tasks.insert(task.job, spans);
+        self.book.task_started(task, now);
+        self.export_finished();
     }
 
     fn event(&mut self, event: &Event, now: Timestamp) {
-        match event {
-            Event::Submitted { job, attempt, provider_task_id, provider } => {
-                let Some(spans) = self.tasks.get_mut(job) else { return };
-                if let Some(provider) = provider {
-                    spans.provider = provider.clone();
-                }
-                Self::end_attempt(spans, "resubmitted", None, now);
-                let attributes = vec![
-                    KeyValue::new("captcha_dlq.attempt", i64::from(*attempt)),
-                    KeyValue::new("captcha_dlq.provider", spans.provider.clone()),
-                    KeyValue::new("captcha_dlq.provider_task_id", provider_task_id.clone()),
-                ];
-                spans.task_event("submitted", now, attributes.clone());
-                let attempt_span =
-                    start_span(&self.tracer, "captcha_dlq.attempt", SpanKind::Client, attributes, now, &spans.task);
-                spans.attempt = Some(attempt_span);
-            }
-            Event::Polled { jobs, .. } => {
-                for job in jobs {
-                    let Some(spans) = self.tasks.get_mut(job) else { continue };
-                    match &mut spans.attempt {
-                        Some(attempt) => attempt.add_event_with_timestamp("poll", at(now), Vec::new()),
-                        None => spans.task_event("poll", now, Vec::new()),
-                    }
-                }
-            }
-            Event::Retrying { job, code, class, delay_ms, attempt } => {
-                let Some(spans) = self.tasks.get_mut(job) else { return };
-                Self::end_attempt(spans, code, Some(*class), now);
-                let attributes = vec![
-                    KeyValue::new("captcha_dlq.reason", code.clone()),
-                    KeyValue::new("error.type", class.as_str()),
-                    KeyValue::new("captcha_dlq.retry.delay_ms", i64::try_from(*delay_ms).unwrap_or(i64::MAX)),
-                    KeyValue::new("captcha_dlq.attempt", i64::from(*attempt)),
-                ];
-                spans.task_event("retry", now, attributes);
-            }
-            Event::Rerouted { job, from, to, reason } => {
-                let Some(spans) = self.tasks.get_mut(job) else { return };
-                Self::end_attempt(spans, reason, None, now);
-                spans.provider = to.clone();
-                let attributes = vec![
-                    KeyValue::new("captcha_dlq.failover.from", from.clone()),
-                    KeyValue::new("captcha_dlq.failover.to", to.clone()),
-                    KeyValue::new("captcha_dlq.reason", reason.clone()),
-                ];
-                spans.task_event("failover", now, attributes);
-            }
-            Event::Recovered { job, resumed_polling, .. } => {
-                if let Some(spans) = self.tasks.get(job) {
-                    let attributes = vec![KeyValue::new("captcha_dlq.recovered.polling", *resumed_polling)];
-                    spans.task_event("recovered", now, attributes);
-                }
-            }
-            Event::Solved { job, attempts, .. } => {
-                let attributes = vec![KeyValue::new("captcha_dlq.attempts", i64::from(*attempts))];
-                self.end_task(*job, "solved", Status::Ok, attributes, now);
-            }
-            Event::DeadLettered { job, reason, class, attempts, .. } => {
-                if let Some(spans) = self.tasks.get(job) {
-                    let attributes = vec![
-                        KeyValue::new("captcha_dlq.reason", reason.clone()),
-                        KeyValue::new("error.type", class.as_str()),
-                    ];
-                    spans.task_event("dead_letter", now, attributes);
-                }
-                let outcome = if *class == ErrorClass::Cancelled { "cancelled" } else { "dead_lettered" };
-                let attributes = vec![
-                    KeyValue::new("captcha_dlq.attempts", i64::from(*attempts)),
-                    KeyValue::new("captcha_dlq.reason", reason.clone()),
-                    KeyValue::new("error.type", class.as_str()),
-                ];
-                self.end_task(*job, outcome, Status::error(reason.clone()), attributes, now);
-            }
-            _ => {}
-        }
+        self.book.event(event, now);
+        self.export_finished();
     }
 
     fn task_left(&mut self, job: JobId, why: TaskLeft, now: Timestamp) {
-        let status = match why {
-            TaskLeft::NotSubmitted => Status::error("its journal entry could not be written; nothing was paid"),
-            TaskLeft::TakenOver => Status::Unset,
-        };
-        self.end_task(job, why.as_str(), status, Vec::new(), now);
+        self.book.task_left(job, why, now);
+        self.export_finished();
+    }
+
+    fn flush(&mut self) -> Option<BoxFuture<'static, ()>> {
+        let processor = self.processor.clone();
+        Some(Box::pin(async move {
+            // As `close`: the processor's flush blocks until its export ended.
+            match tokio::task::spawn_blocking(move || processor.force_flush()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(target: "captcha_dlq", "traces: the spans were not all exported: {e}"),
+                Err(e) => tracing::warn!(target: "captcha_dlq", "traces: the export did not finish: {e}"),
+            }
+        }))
     }
 
     fn close(&mut self, now: Timestamp) -> BoxFuture<'static, ()> {
-        let open: Vec<JobId> = self.tasks.keys().copied().collect();
-        for job in open {
-            // Still running: its journal entry keeps it for `recover` (or the fleet).
-            self.end_task(job, "open_at_close", Status::Unset, Vec::new(), now);
-        }
-        let provider = self.provider.clone();
+        // Still running: their journal entries keep them for `recover` (or the fleet).
+        self.book.close(now);
+        self.export_finished();
+        let processor = self.processor.clone();
         Box::pin(async move {
             // Blocks until the batch processor has exported what it holds: on tokio's blocking
             // pool, so that the exports (posted on the runtime) can run meanwhile.
-            let flushed = tokio::task::spawn_blocking(move || provider.shutdown_with_timeout(EXPORT_TIMEOUT)).await;
+            let flushed = tokio::task::spawn_blocking(move || processor.shutdown_with_timeout(EXPORT_TIMEOUT)).await;
             match flushed {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {

@@ -1,7 +1,7 @@
-// The `traces` option in the Node package: a client solving against the mock solver exports a trace per
-// task to an OTLP/HTTP receiver on loopback (node:http). Over http/json the spans are decoded and checked
-// (ids, labels, parent/child, the dead letter's error status); over http/protobuf (the default) the raw
-// bytes carry the task's id and label; neither ever carries the key. A bad option is refused by field.
+// The `traces` option where only Node has it: over http/protobuf (Node's default; the browser encodes JSON only)
+// a client solving against the mock solver exports to an OTLP/HTTP receiver on loopback (node:http), and the raw
+// bytes carry the task's id and label, never the key. Traces over http/json, the same in both packages, are the
+// shared suite's (suite.js).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -70,34 +70,6 @@ function assertNoKey(requests) {
     assert.ok(!JSON.stringify(headers).includes(SECRET), 'the key is not in a header');
   }
 }
-
-test('traces over http/json: a span per task with its id and labels, attempts under it, the dead letter as an error', async () => {
-  const collector = await receiver();
-  const record = await solveOneOfEach({ otlpEndpoint: collector.url, protocol: 'http/json', serviceName: 'node-shop' });
-  collector.close();
-  assertNoKey(collector.requests);
-  const spans = [];
-  for (const { headers, body } of collector.requests) {
-    assert.equal(headers['content-type'], 'application/json');
-    for (const resource of JSON.parse(body).resourceSpans) {
-      const service = resource.resource.attributes.find((a) => a.key === 'service.name');
-      assert.equal(service.value.stringValue, 'node-shop');
-      for (const scope of resource.scopeSpans) spans.push(...scope.spans);
-    }
-  }
-  const attrs = (span) => Object.fromEntries((span.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]]));
-  const tasks = Object.fromEntries(spans.filter((s) => s.name === 'captcha_dlq.task').map((s) => [attrs(s)['captcha_dlq.label.case'], s]));
-  assert.deepEqual(Object.keys(tasks).sort(), ['bad', 'ok']);
-  assert.equal(attrs(tasks.bad)['captcha_dlq.task.id'], record.id);
-  assert.equal(attrs(tasks.ok)['captcha_dlq.outcome'], 'solved');
-  assert.equal(attrs(tasks.bad)['captcha_dlq.outcome'], 'dead_lettered');
-  assert.equal(tasks.bad.status.code, 2, 'STATUS_CODE_ERROR');
-  assert.equal(tasks.bad.status.message, record.reason);
-  assert.equal(tasks.bad.events.at(-1).name, 'dead_letter');
-  const attempts = spans.filter((s) => s.name === 'captcha_dlq.attempt' && s.parentSpanId === tasks.bad.spanId);
-  assert.equal(attempts.length, record.attempts, 'an attempt span per submission');
-  assert.ok(attempts.every((a) => a.traceId === tasks.bad.traceId));
-});
 
 test('traces over http/protobuf (the default): the export carries the task id and labels, never the key', async () => {
   const collector = await receiver();

@@ -4,7 +4,8 @@
 // API, `fetch` and `AbortController`, so the same file runs in Node (node.test.js) and in
 // Chromium (bindings-wasm/tests/js/run.mjs). `receiver` is the URL of a loopback receiver of
 // webhook alerts and OTLP traces (node/receiver.js), started by both runners. Node-only checks
-// (files, util.inspect, the CommonJS entry, the fleet, OTLP over protobuf) are in node-only.test.js,
+// (files, util.inspect, the CommonJS entry, the fleet, OTLP over protobuf, which the browser does not encode) are
+// in node-only.test.js,
 // node-audit.test.js (SQLite) and node-traces.test.js.
 //
 // The tests share one mock, so they run one after another; each sets the mock's script it
@@ -762,6 +763,59 @@ export function suite(pkg, { mock, receiver }) {
         ]) {
           await refusedAs(new Client(options('alerts', bad)).ready(), field);
         }
+      },
+    },
+
+    {
+      name: 'traces: one solved task exports its task span and an attempt under it over OTLP/HTTP JSON, with no secret in any attribute',
+      async run() {
+        const path = `/otlp/${Date.now()}/v1/traces`;
+        const collectorToken = `collector-token-${SECRET}`;
+        const traces = { otlpEndpoint: `${receiver}${path}`, protocol: 'http/json', serviceName: 'suite-shop', headers: { 'x-collector-token': collectorToken } };
+        await script({});
+        const client = new Client(options('traces', { traces }));
+        const solution = await client.solve(page(1), { labels: { case: 'ok' } });
+        await client.flush(); // exports the spans that ended
+        const got = await received(path);
+        await client.close();
+        ok(got.length > 0, 'spans arrived');
+        const spans = [];
+        for (const { headers, body } of got) {
+          equal(headers['content-type'], 'application/json', 'the export is OTLP JSON');
+          for (const secret of [SECRET, collectorToken, solution.text]) ok(!body.includes(secret), `a secret is in an export: ${body}`);
+          for (const resource of JSON.parse(body).resourceSpans) {
+            const service = resource.resource.attributes.find((a) => a.key === 'service.name');
+            equal(service?.value.stringValue, 'suite-shop', 'the service name');
+            for (const scope of resource.scopeSpans) spans.push(...scope.spans);
+          }
+        }
+        // Integers are strings in OTLP JSON (proto3's int64); either way they read the same here.
+        const attrs = (span) => Object.fromEntries((span.attributes ?? []).map((a) => [a.key, String(Object.values(a.value)[0])]));
+        deepEqual(spans.map((s) => s.name).sort(), ['captcha_dlq.attempt', 'captcha_dlq.task'], `the spans: ${show(spans)}`);
+        const task = spans.find((s) => s.name === 'captcha_dlq.task');
+        const attempt = spans.find((s) => s.name === 'captcha_dlq.attempt');
+        const taskAttrs = attrs(task);
+        deepEqual(Object.keys(taskAttrs).sort(), [
+          'captcha_dlq.attempts', 'captcha_dlq.label.case', 'captcha_dlq.outcome', 'captcha_dlq.provider', 'captcha_dlq.task.id',
+          'captcha_dlq.task.origin', 'captcha_dlq.task.type',
+        ], 'the task span\'s attributes');
+        deepEqual(
+          [taskAttrs['captcha_dlq.label.case'], taskAttrs['captcha_dlq.outcome'], taskAttrs['captcha_dlq.task.origin'], taskAttrs['captcha_dlq.task.type'], taskAttrs['captcha_dlq.attempts']],
+          ['ok', 'solved', 'submitted', 'recaptcha_v2', '1'],
+          'the task span',
+        );
+        ok(/^[0-9A-HJKMNP-TV-Z]{26}$/.test(taskAttrs['captcha_dlq.task.id']), `the task's id is its ULID: ${taskAttrs['captcha_dlq.task.id']}`);
+        equal(task.status.code, 1, 'STATUS_CODE_OK');
+        deepEqual((task.events ?? []).map((e) => e.name), ['submitted'], 'the task span\'s events');
+        deepEqual(attrs(attempt), {
+          'captcha_dlq.attempt': '1', 'captcha_dlq.provider': taskAttrs['captcha_dlq.provider'], 'captcha_dlq.provider_task_id': solution.providerTaskId,
+        }, 'the attempt span\'s attributes');
+        deepEqual([attempt.traceId, attempt.parentSpanId], [task.traceId, task.spanId], 'the attempt is the task\'s child');
+        ok(/^[0-9a-f]{32}$/.test(task.traceId) && /^[0-9a-f]{16}$/.test(task.spanId), `hex ids: ${task.traceId} ${task.spanId}`);
+        ok((attempt.events ?? []).length > 0 && attempt.events.every((e) => e.name === 'poll'), `a poll event per poll: ${show(attempt.events)}`);
+        ok(BigInt(task.startTimeUnixNano) <= BigInt(attempt.startTimeUnixNano) && BigInt(attempt.endTimeUnixNano) <= BigInt(task.endTimeUnixNano), 'the attempt is within the task');
+        await refusedAs(new Client(options('traces', { traces: { ...traces, protocol: 'grpc' } })).ready(), 'traces.protocol');
+        await refusedAs(new Client(options('traces', { traces: { otlpEndpoint: 'ftp://127.0.0.1:4318' } })).ready(), 'traces.otlpEndpoint');
       },
     },
 

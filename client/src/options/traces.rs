@@ -7,9 +7,11 @@
 //!   path gets the standard `/v1/traces`, as OpenTelemetry's `OTEL_EXPORTER_OTLP_ENDPOINT` does;
 //! - `headers`: sent with every export (a collector's token); their values are never shown;
 //! - `service_name`: the `service.name` of the spans' resource, `captcha-dlq` by default;
-//! - `protocol`: `http/protobuf` (the default) or `http/json`, OpenTelemetry's names.
+//! - `protocol`: `http/protobuf` or `http/json`, OpenTelemetry's names; left out, the front end's
+//!   own: `http/protobuf` natively, `http/json` in the browser (the client's exporter, which has
+//!   no protobuf encoder, refuses `http/protobuf` by name).
 //!
-//! Feature `traces`, not in the browser build (the `.wasm` has no exporter): there the option is refused by
+//! Feature `traces`; a build without it refuses the option in
 //! [`crate::options::ClientOptions::from_value`] with a sentence saying so.
 
 use std::collections::BTreeMap;
@@ -62,7 +64,8 @@ pub struct TraceOptions {
     /// Header names (as given) and values sent with every export.
     pub headers: BTreeMap<String, String>,
     pub service_name: String,
-    pub protocol: OtlpProtocol,
+    /// As given; `None` is the front end's default (see the module doc).
+    pub protocol: Option<OtlpProtocol>,
 }
 
 /// The headers' values may be a collector's credentials: shown as `***`.
@@ -84,7 +87,7 @@ impl FromJson for TraceOptions {
         let endpoint: String = f.req("otlp_endpoint")?;
         let headers: BTreeMap<String, String> = f.or_default("headers")?;
         let service_name: String = f.or("service_name", DEFAULT_SERVICE_NAME.to_string())?;
-        let protocol = f.or_default("protocol")?;
+        let protocol = f.opt("protocol")?;
         f.finish()?;
         let otlp_endpoint =
             traces_url(&endpoint).map_err(|problem| FieldError::new(field("otlp_endpoint"), problem))?;
@@ -145,13 +148,13 @@ mod tests {
         let o = read(json!({"otlp_endpoint": "http://127.0.0.1:4318"})).unwrap();
         assert_eq!(o.otlp_endpoint, "http://127.0.0.1:4318/v1/traces");
         assert_eq!(o.service_name, DEFAULT_SERVICE_NAME);
-        assert_eq!(o.protocol, OtlpProtocol::HttpProtobuf);
+        assert_eq!(o.protocol, None);
         assert!(o.headers.is_empty());
         let given = "https://collector.example/otlp/traces";
         let o = read(json!({"otlp_endpoint": given, "protocol": "http/json", "service_name": "shop"})).unwrap();
         assert_eq!(
             (o.otlp_endpoint.as_str(), o.protocol, o.service_name.as_str()),
-            (given, OtlpProtocol::HttpJson, "shop")
+            (given, Some(OtlpProtocol::HttpJson), "shop")
         );
     }
 

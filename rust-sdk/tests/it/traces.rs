@@ -339,22 +339,101 @@ async fn bad_trace_options_are_refused_naming_the_field() {
     }
 }
 
-/// A front end that has no exporter (a `Client` started without a tracer) refuses the option
-/// rather than dropping the spans it asks for.
-#[tokio::test]
-async fn a_front_end_without_an_exporter_refuses_the_option() {
-    let options = traced("http://127.0.0.1:4318").options().unwrap();
-    let backends = captcha_dlq::Backends {
-        runtime: Arc::new(captcha_dlq::runtime::TokioRuntime::current().unwrap()),
-        transport: Arc::new(captcha_dlq::transport::ReqwestTransport::new(options.secrets(), None).unwrap()),
-        liveness: Arc::new(captcha_dlq::liveness::ProcessLiveness),
-        store: captcha_dlq::open_store("memory").await.unwrap(),
+/// The spans an export carried, decoded from OTLP JSON with the protocol's own types.
+fn decode_json(received: &Received) -> Vec<Span> {
+    let mut spans = Vec::new();
+    for (headers, body) in received.lock().unwrap().iter() {
+        assert_eq!(headers.get("content-type").unwrap(), "application/json");
+        let request: ExportTraceServiceRequest = serde_json::from_slice(body).expect("a valid OTLP JSON export");
+        for resource_spans in request.resource_spans {
+            spans.extend(resource_spans.scope_spans.into_iter().flat_map(|scope| scope.spans));
+        }
+    }
+    spans
+}
+
+/// What two runs of the same tasks must share: each span's name, parent or not, status, attributes and event
+/// names (consecutive polls as one: their number depends on timing), without the values that differ by run
+/// (ids, the retry's jittered delay).
+fn shape(spans: &[Span]) -> Vec<String> {
+    const PER_RUN: [&str; 3] = ["captcha_dlq.task.id", "captcha_dlq.provider_task_id", "captcha_dlq.retry.delay_ms"];
+    let attributes = |attributes: &[KeyValue]| -> Vec<String> {
+        let mut shown: Vec<String> = attributes
+            .iter()
+            .map(|kv| match PER_RUN.contains(&kv.key.as_str()) {
+                true => kv.key.clone(),
+                false => format!("{}={:?}", kv.key, kv.value.as_ref().and_then(|v| v.value.as_ref())),
+            })
+            .collect();
+        shown.sort();
+        shown
     };
-    match Client::start(options, backends, None) {
+    let mut shapes: Vec<String> = spans
+        .iter()
+        .map(|span| {
+            let mut events: Vec<String> =
+                span.events.iter().map(|e| format!("{}{:?}", e.name, attributes(&e.attributes))).collect();
+            events.dedup();
+            let status = span.status.as_ref().map(|s| (s.code, s.message.clone()));
+            format!(
+                "{} child={} status={status:?} {:?} events={events:?}",
+                span.name,
+                !span.parent_span_id.is_empty(),
+                attributes(&span.attributes)
+            )
+        })
+        .collect();
+    shapes.sort();
+    shapes
+}
+
+/// A front end that brings no exporter (a `Client` started without a tracer: the browser's case) gets the client's
+/// own, OTLP/HTTP JSON posted through the front end's transport. For the same tasks it exports the same spans as
+/// the OpenTelemetry SDK's exporter (both encode the client's span model), as valid OTLP JSON; `http/protobuf`,
+/// which it cannot encode, is refused by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_front_end_without_an_exporter_gets_the_clients_otlp_json_one_with_the_same_spans() {
+    let mock = mock().await;
+    let (sdk_addr, sdk_received) = receiver().await;
+    let sdk = client(&mock, json!({"otlp_endpoint": format!("http://{sdk_addr}"), "protocol": "http/json"})).await;
+    solve_one_of_each(&sdk).await;
+    sdk.close().await;
+
+    let start = |traces: Value| {
+        let options = captcha_dlq::builder()
+            .api_key(KEY)
+            .base_url(mock.base_url())
+            .dlq("memory")
+            .config(fast_config())
+            .option("traces", traces)
+            .options()
+            .unwrap();
+        async move {
+            let backends = captcha_dlq::Backends {
+                runtime: Arc::new(captcha_dlq::runtime::TokioRuntime::current().unwrap()),
+                transport: Arc::new(captcha_dlq::transport::ReqwestTransport::new(options.secrets(), None).unwrap()),
+                liveness: Arc::new(captcha_dlq::liveness::ProcessLiveness),
+                store: captcha_dlq::open_store("memory").await.unwrap(),
+            };
+            Client::start(options, backends, None)
+        }
+    };
+    let (addr, received) = receiver().await;
+    let own = start(json!({"otlp_endpoint": format!("http://{addr}")})).await.expect("the client's exporter");
+    solve_one_of_each(&own).await;
+    own.close().await;
+
+    assert_no_key(&received);
+    let (theirs, ours) = (decode_json(&sdk_received), decode_json(&received));
+    assert!(ours.iter().any(|s| s.name == "captcha_dlq.attempt") && ours.iter().any(|s| s.name == "captcha_dlq.task"));
+    assert_eq!(shape(&ours), shape(&theirs));
+
+    match start(json!({"otlp_endpoint": format!("http://{addr}"), "protocol": "http/protobuf"})).await {
         Err(Error::Config(e)) => {
-            assert_eq!(e.field, "traces");
-            assert!(e.problem.contains("no trace exporter") && e.problem.contains("`otlp` feature"), "{e}");
+            assert_eq!(e.field, "traces.protocol");
+            assert!(e.problem.contains("OTLP/HTTP JSON only"), "{e}");
         }
         other => panic!("expected a config error, got {:?}", other.map(|_| ())),
     }
+    mock.shutdown().await;
 }

@@ -188,10 +188,13 @@ export const tests = {
     await failsWith(open(options(mock, 'memory', { proxy: 'socks5://127.0.0.1:1080' })), CaptchaDlqError, { code: 'INVALID_CONFIG', field: 'proxy' }, 'a proxy');
   },
 
-  async traces_which_the_browser_cannot_export_yet_are_refused_naming_the_feature(mock) {
-    const e = await failsWith(open(options(mock, 'memory', { traces: { otlpEndpoint: 'http://127.0.0.1:4318' } })), CaptchaDlqError,
-      { code: 'INVALID_CONFIG', field: 'traces' }, 'the traces option');
-    ok(e.message.includes('cargo feature `traces` is off'), `names the feature: "${e.message}"`);
+  async traces_over_protobuf_are_refused_naming_the_protocol_the_browser_exports(mock) {
+    // The browser's exporter encodes OTLP JSON only (the shared suite checks its spans); protobuf is refused, not
+    // sent as JSON behind the caller's back.
+    const traces = { otlpEndpoint: 'http://127.0.0.1:4318', protocol: 'http/protobuf' };
+    const e = await failsWith(open(options(mock, 'memory', { traces })), CaptchaDlqError,
+      { code: 'INVALID_CONFIG', field: 'traces.protocol' }, 'traces over http/protobuf');
+    ok(e.message.includes('OTLP/HTTP JSON only'), `names what the browser exports: "${e.message}"`);
   },
 
   async a_failed_fetch_says_what_it_can_mean_without_the_key(mock) {
