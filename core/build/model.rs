@@ -1,5 +1,6 @@
 //! The kind files as read (`serde`, every table `deny_unknown_fields`) and resolved: shared
-//! names replaced by what they stand for, types checked, the kinds in the order of `_shared.toml`.
+//! names replaced by what they stand for, types checked, the kinds in the order of their
+//! `position`s (docs/decisions/0078-one-task-model.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +13,6 @@ use toml::Value;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SharedFile {
-    order: Vec<String>,
     fields: BTreeMap<String, Value>,
     answers: BTreeMap<String, Vec<Value>>,
     services: BTreeMap<String, Vec<String>>,
@@ -23,7 +23,8 @@ struct SharedFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct KindFile {
-    kind: String,
+    position: usize,
+    schedule: String,
     class: String,
     summary: String,
     fields: Vec<Value>,
@@ -133,6 +134,9 @@ pub struct Kind {
     pub tag: String,
     /// The `TaskKind` variant (`AmazonWaf`).
     pub variant: String,
+    /// The `TaskKind` variant whose polling schedule the kind follows (its own, or a kind's that
+    /// follows its own).
+    pub schedule: String,
     pub class: String,
     pub summary: String,
     pub fields: Vec<Field>,
@@ -275,22 +279,45 @@ pub fn load(dir: &Path) -> Result<Kinds, String> {
             files.insert(stem.to_string(), path);
         }
     }
-    for tag in files.keys() {
-        if !shared.order.contains(tag) {
-            return Err(format!("{}: the kind `{tag}` is not in `order` of {shared_name}", files[tag].display()));
+    // Each file at its `position`: every number from 0 once, so that a kind's place in
+    // `TaskKind::ALL` (which stored records and per-kind tables depend on) is written down and
+    // a new kind cannot move another.
+    let mut placed: Vec<Option<(String, KindFile)>> = Vec::new();
+    placed.resize_with(files.len(), || None);
+    for (tag, path) in &files {
+        let name = path.display().to_string();
+        let file: KindFile = parse(path)?;
+        let slot = placed.get_mut(file.position).ok_or_else(|| {
+            format!(
+                "{name}: `position` = {}: there are {} kind files, so the positions are 0 to {} (a new kind takes the next)",
+                file.position,
+                files.len(),
+                files.len() - 1
+            )
+        })?;
+        if let Some((other, _)) = slot {
+            return Err(format!("{name}: `position` = {} is also {other}.toml's", file.position));
+        }
+        *slot = Some((tag.clone(), file));
+    }
+    let placed: Vec<(String, KindFile)> = placed.into_iter().map(|p| p.expect("n files fill n slots")).collect();
+    for (tag, file) in &placed {
+        let name = files[tag].display().to_string();
+        let follows = placed.iter().find(|(t, _)| *t == file.schedule).ok_or_else(|| {
+            format!("{name}: `schedule` = `{}` is not a kind (a <kind>.toml of {})", file.schedule, dir.display())
+        })?;
+        if follows.1.schedule != follows.0 {
+            return Err(format!(
+                "{name}: `schedule` = `{}`, which follows `{}`'s: name a kind that follows its own",
+                file.schedule, follows.1.schedule
+            ));
         }
     }
 
     let mut kinds = Vec::new();
-    for (i, tag) in shared.order.iter().enumerate() {
-        if shared.order[..i].contains(tag) {
-            return Err(format!("{shared_name}: `order` lists `{tag}` twice"));
-        }
-        let path =
-            files.get(tag).ok_or_else(|| format!("{shared_name}: `order` lists `{tag}`, which has no {tag}.toml"))?;
-        let name = path.display().to_string();
-        let file: KindFile = parse(path)?;
-        kinds.push(kind(&name, tag, file, &shared, &shared_fields, &answers)?);
+    for (tag, file) in placed {
+        let name = files[&tag].display().to_string();
+        kinds.push(kind(&name, &tag, file, &shared, &shared_fields, &answers)?);
     }
     Ok(Kinds { answers, services: shared.services, kinds })
 }
@@ -313,13 +340,12 @@ fn kind(
     shared_fields: &BTreeMap<String, Field>,
     answers: &BTreeMap<String, Vec<AnswerValue>>,
 ) -> Result<Kind, String> {
-    let variant = camel(tag);
-    if file.kind != variant {
-        return Err(format!(
-            "{name}: `kind` is `{}`, but the TaskKind of `{tag}` is `{variant}` (`{variant} = \"{tag}\"` in core/src/task/mod.rs)",
-            file.kind
-        ));
+    // The name becomes a Rust variant (`camel`) and a `type` tag: snake_case only.
+    let snake = tag.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !snake || !tag.starts_with(|c: char| c.is_ascii_lowercase()) || tag.contains("__") || tag.ends_with('_') {
+        return Err(format!("{name}: a kind's name (the file's) is snake_case: a lowercase letter, then lowercase letters, digits and single `_`"));
     }
+    let variant = camel(tag);
     let mut fields = Vec::new();
     for (i, value) in file.fields.into_iter().enumerate() {
         let at = format!("{name}: fields[{i}]");
@@ -399,6 +425,7 @@ fn kind(
     Ok(Kind {
         tag: tag.to_string(),
         variant,
+        schedule: camel(&file.schedule),
         class: file.class,
         summary: file.summary,
         fields,

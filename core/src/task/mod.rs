@@ -292,84 +292,10 @@ impl Proxy {
     }
 }
 
-/// Declares [`TaskKind`]: each kind's variant, its name (the task's `type`, and the key of
-/// per-kind options in every language) and the kind whose polling schedule it shares.
-macro_rules! task_kinds {
-    ($($variant:ident = $name:literal, schedule $schedule:ident;)+) => {
-        /// The kind of a task, for polling schedules and analysis.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum TaskKind {
-            $($variant,)+
-        }
-
-        impl TaskKind {
-            pub const ALL: [TaskKind; [$($name),+].len()] = [$(TaskKind::$variant),+];
-
-            /// The `type` tag of the kind.
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $(TaskKind::$variant => $name,)+
-                }
-            }
-
-            /// The kind whose default polling schedule (first poll, give-up point) this one
-            /// follows: the providers document working times for a few kinds, and the newer
-            /// kinds are solved as those are (a token by a browser, an image by a worker).
-            pub const fn schedule(self) -> TaskKind {
-                match self {
-                    $(TaskKind::$variant => TaskKind::$schedule,)+
-                }
-            }
-        }
-    };
-}
-
-task_kinds! {
-    Image = "image", schedule Image;
-    RecaptchaV2 = "recaptcha_v2", schedule RecaptchaV2;
-    RecaptchaV3 = "recaptcha_v3", schedule RecaptchaV3;
-    Turnstile = "turnstile", schedule Turnstile;
-    GeetestV3 = "geetest_v3", schedule GeetestV3;
-    GeetestV4 = "geetest_v4", schedule GeetestV4;
-    Funcaptcha = "funcaptcha", schedule Funcaptcha;
-    Hcaptcha = "hcaptcha", schedule Hcaptcha;
-    Text = "text", schedule Text;
-    Raw = "raw", schedule Raw;
-    AmazonWaf = "amazon_waf", schedule Hcaptcha;
-    Datadome = "datadome", schedule Hcaptcha;
-    Mtcaptcha = "mtcaptcha", schedule Hcaptcha;
-    FriendlyCaptcha = "friendly_captcha", schedule Hcaptcha;
-    Prosopo = "prosopo", schedule Hcaptcha;
-    Altcha = "altcha", schedule Hcaptcha;
-    Tencent = "tencent", schedule Hcaptcha;
-    Cutcaptcha = "cutcaptcha", schedule Hcaptcha;
-    Lemin = "lemin", schedule Hcaptcha;
-    Keycaptcha = "keycaptcha", schedule Hcaptcha;
-    Capy = "capy", schedule Hcaptcha;
-    Cybersiara = "cybersiara", schedule Hcaptcha;
-    YandexSmart = "yandex_smart", schedule Hcaptcha;
-    Captchafox = "captchafox", schedule Hcaptcha;
-    AtbCaptcha = "atb_captcha", schedule Hcaptcha;
-    VkCaptcha = "vk_captcha", schedule Hcaptcha;
-    Binance = "binance", schedule Hcaptcha;
-    Yidun = "yidun", schedule Hcaptcha;
-    Basilisk = "basilisk", schedule Hcaptcha;
-    Tspd = "tspd", schedule Hcaptcha;
-    Alibaba = "alibaba", schedule Hcaptcha;
-    Hunt = "hunt", schedule Hcaptcha;
-    Temu = "temu", schedule Image;
-    Grid = "grid", schedule Image;
-    Coordinates = "coordinates", schedule Image;
-    Canvas = "canvas", schedule Image;
-    Rotate = "rotate", schedule Image;
-    Audio = "audio", schedule Image;
-    VkImage = "vk_image", schedule Image;
-    CloudflareChallenge = "cloudflare_challenge", schedule Turnstile;
-    RecaptchaClassification = "recaptcha_classification", schedule Image;
-    HcaptchaClassification = "hcaptcha_classification", schedule Image;
-    FuncaptchaClassification = "funcaptcha_classification", schedule Image;
-    Antigate = "antigate", schedule Hcaptcha;
-}
+// `TaskKind`: a variant per kind file (`core/kinds/<kind>.toml`), in the order of their
+// `position`s, with `ALL`, `as_str` and `schedule`, written by core/build.rs
+// (docs/decisions/0078-one-task-model.md).
+include!(concat!(env!("OUT_DIR"), "/task_kind.rs"));
 
 impl TaskKind {
     pub fn parse(s: &str) -> Option<Self> {
