@@ -9,7 +9,7 @@
 // ---------------------------------------------------------------- tasks
 
 // <generated: kinds>
-// Generated from core/kinds/*.toml by core/tests/it/kinds_generated.rs: do not edit.
+// Generated from core/kinds/*.toml by `cargo xtask kinds`: do not edit.
 
 /** Task kinds, as `type`; also the keys of per-kind options (`firstPollMs`, `price`). */
 export type TaskType =

@@ -1,4 +1,4 @@
-# Generated from core/kinds/*.toml by core/tests/it/kinds_generated.rs: do not edit.
+# Generated from core/kinds/*.toml by `cargo xtask kinds`: do not edit.
 """The task classes, one per kind, and the per-kind fields of ``KindMs``."""
 
 from __future__ import annotations

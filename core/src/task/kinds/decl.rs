@@ -4,7 +4,7 @@
 //! A declaration is data (`const` tables, written by `core/build.rs` from
 //! `core/kinds/<kind>.toml`), not code: the browser build carries
 //! one reader, one validator and one encoder for every declared kind, and
-//! `core/tests/it/kinds_generated.rs` writes the Python, TypeScript and docs
+//! `generate` (`cargo xtask kinds`) writes the Python, TypeScript and docs
 //! forms of the same tables.
 
 use crate::protocol::Dialect;

@@ -10,8 +10,8 @@
 //! form needs more than renames ([`Wire::Coded`]) keep their typed structs and
 //! encoders, checked against their declarations by tests. The Python classes
 //! and stubs, the TypeScript types, the CLI's list of kinds and the docs table
-//! are written from the same tables by `core/tests/it/kinds_generated.rs`, which
-//! fails when a checked-in copy differs.
+//! are written from the same tables by [`generate`] (`cargo xtask kinds`); the test
+//! `core/tests/it/kinds_generated.rs` fails when a checked-in copy differs.
 
 // Without `declared-kinds` (the browser build) descriptions and sources are `()` (`decl::Text`), passed as such.
 #![cfg_attr(not(feature = "declared-kinds"), allow(clippy::unit_arg))]
@@ -21,6 +21,9 @@ pub mod decl;
 mod declared;
 
 pub mod answer;
+/// The kinds' forms in Python, TypeScript and the docs: feature `kinds-gen` (`cargo xtask kinds` and the drift test).
+#[cfg(feature = "kinds-gen")]
+pub mod generate;
 /// Typed tasks and answers: feature `declared-kinds`, which the browser build leaves out.
 #[cfg(feature = "declared-kinds")]
 pub mod typed;
