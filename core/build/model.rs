@@ -534,7 +534,12 @@ fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, Stri
         Ok(thousandths as u32)
     };
     let (ty, holds, takes): (String, Holds, &[&str]) = match f.ty.as_str() {
-        "key" | "url" | "token" | "text" | "user_agent" | "cookies" | "image" | "page" => {
+        // Free text, with at most `max` characters where the services say so (a text question).
+        "text" => {
+            let max = if f.max.is_some() { format!("Some({})", u32_of("max", &f.max)?) } else { "None".into() };
+            (format!("FieldType::Text {{ max_chars: {max} }}"), Holds::Text, &["max"])
+        }
+        "key" | "url" | "token" | "user_agent" | "cookies" | "image" | "page" => {
             (format!("FieldType::{}", camel(&f.ty)), Holds::Text, &[])
         }
         "images" | "names" => {

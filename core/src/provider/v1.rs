@@ -157,12 +157,6 @@ pub(super) fn submit_request(
             // `check_hint_img`: a long string without a dot is sent as the `imginstructions` parameter).
             q.opt("imginstructions", &t.imginstructions);
         }
-        Task::Text(t) => {
-            // 2captcha-python tests/sync/test_text.py: `method=post`, `textcaptcha`, `lang`.
-            q.put("method", "post");
-            q.put("textcaptcha", &t.text);
-            q.opt("lang", &t.lang);
-        }
         Task::RecaptchaV2(t) => {
             q.put("method", "userrecaptcha");
             q.put("googlekey", &t.sitekey);

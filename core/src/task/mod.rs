@@ -45,7 +45,6 @@ pub enum Task {
     GeetestV4(Box<GeetestV4>),
     Funcaptcha(Box<Funcaptcha>),
     Hcaptcha(Box<Hcaptcha>),
-    Text(Box<TextCaptcha>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
     /// own `type`. Feature `declared-kinds`, not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
@@ -209,16 +208,6 @@ pub struct Hcaptcha {
     pub proxy: Option<Proxy>,
 }
 
-/// A text question a worker answers ("Is today Monday?"): 2captcha's `textcaptcha`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct TextCaptcha {
-    /// The question, as the site shows it.
-    pub text: String,
-    /// Language code of the question (`en`, `ru`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lang: Option<String>,
-}
-
 /// The escape hatch: `method` + free parameters for 2captcha-compatible
 /// services, or a whole `task` object (with its `type`) for createTask ones.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -352,7 +341,6 @@ impl Task {
             Task::GeetestV4(_) => TaskKind::GeetestV4,
             Task::Funcaptcha(_) => TaskKind::Funcaptcha,
             Task::Hcaptcha(_) => TaskKind::Hcaptcha,
-            Task::Text(_) => TaskKind::Text,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.kind(),
@@ -371,7 +359,6 @@ impl Task {
             Task::GeetestV4(t) => Some(&t.captcha_id),
             Task::Funcaptcha(t) => Some(&t.publickey),
             Task::Hcaptcha(t) => Some(&t.sitekey),
-            Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => ["sitekey", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
@@ -390,7 +377,6 @@ impl Task {
             Task::GeetestV4(t) => Some(&t.page_url),
             Task::Funcaptcha(t) => Some(&t.page_url),
             Task::Hcaptcha(t) => Some(&t.page_url),
-            Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.text("page_url"),
@@ -427,7 +413,6 @@ impl Task {
             TaskKind::GeetestV4 => Task::GeetestV4(Box::new(f.geetest_v4()?)),
             TaskKind::Funcaptcha => Task::Funcaptcha(Box::new(f.funcaptcha()?)),
             TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
-            TaskKind::Text => Task::Text(Box::new(f.text()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
             declared => Task::Declared(Box::new(Declared::read(kinds::decl(declared), &mut f)?)),
@@ -514,30 +499,11 @@ impl Task {
                 opt_non_empty("user_agent", &t.user_agent)?;
                 opt_proxy(&t.proxy)
             }
-            Task::Text(t) => t.validate(),
             Task::Raw(t) => t.validate(),
             // Checked when read: a `Declared` holds only valid values.
             #[cfg(feature = "declared-kinds")]
             Task::Declared(_) => Ok(()),
         }
-    }
-}
-
-impl TextCaptcha {
-    /// 2captcha takes questions of at most 140 characters (the official
-    /// client's `text()` docstring, 2captcha/2captcha-python twocaptcha/solver.py).
-    pub const MAX_CHARS: usize = 140;
-
-    fn validate(&self) -> Result<(), InvalidTask> {
-        non_empty("text", &self.text)?;
-        let chars = self.text.chars().count();
-        if chars > Self::MAX_CHARS {
-            return Err(InvalidTask::new(
-                "text",
-                format!("{chars} characters; the services take at most {}", Self::MAX_CHARS),
-            ));
-        }
-        opt_non_empty("lang", &self.lang)
     }
 }
 

@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{
-    Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, TextCaptcha, Turnstile,
-};
+use super::{Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -213,10 +211,6 @@ impl Fields {
             user_agent: self.string("user_agent", Some("userAgent"))?,
             proxy: self.proxy()?,
         })
-    }
-
-    pub(super) fn text(&mut self) -> Result<TextCaptcha, InvalidTask> {
-        Ok(TextCaptcha { text: self.required("text", None)?, lang: self.string("lang", None)? })
     }
 
     pub(super) fn raw(&mut self) -> Result<Raw, InvalidTask> {

@@ -27,7 +27,6 @@ mod hcaptcha;
 mod image;
 mod recaptcha_v2;
 mod recaptcha_v3;
-mod text;
 mod turnstile;
 
 /// A task object being written, or (`building: false`) only checked: the same code decides
@@ -199,7 +198,6 @@ fn raw_object(d: Dialect, t: &Raw) -> Result<&Map<String, Value>, InvalidTask> {
 fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidTask> {
     match task {
         Task::Image(t) => image::object(d, t, building),
-        Task::Text(t) => text::object(d, t, building),
         Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
         Task::RecaptchaV3(t) => recaptcha_v3::object(d, t, building),
         Task::Turnstile(t) => turnstile::object(d, t, building),

@@ -99,8 +99,11 @@ pub enum FieldType {
     Url,
     /// An opaque page value (a token, a script's data): one line, at most 64 KiB.
     Token,
-    /// Free text over lines (a page's HTML as base64 is a Token).
-    Text,
+    /// Free text over lines (a page's HTML as base64 is a Token), of at most `max_chars`
+    /// characters where the services set a bound (`max` in the kind file).
+    Text {
+        max_chars: Option<u32>,
+    },
     /// A browser user agent.
     UserAgent,
     /// Cookies, written `name=value; name2=value2` (each protocol's form is made when sent).

@@ -134,6 +134,19 @@ impl Declared {
                     limits::check_field(name, s, field.ty)?;
                     base64_image(name, s)?;
                 }
+                (FieldType::Text { max_chars: Some(max) }, Value::String(s)) => {
+                    let chars = s.chars().count();
+                    if chars > max as usize {
+                        return Err(InvalidTask::new(
+                            name,
+                            format!("{chars} characters; the services take at most {max}"),
+                        ));
+                    }
+                    if s.trim().is_empty() {
+                        return Err(InvalidTask::new(name, "must not be empty"));
+                    }
+                    limits::check_field(name, s, field.ty)?;
+                }
                 (FieldType::Cookies, Value::String(s)) => {
                     limits::check_field(name, s, field.ty)?;
                     check_cookies(name, s)?;

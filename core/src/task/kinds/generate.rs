@@ -271,7 +271,9 @@ fn docs() -> String {
         )
         .unwrap();
     }
-    out.push_str("\n## Wire forms and sources\n\nThe kinds written as code (`image`, the reCAPTCHAs, `turnstile`, the GeeTests, `funcaptcha`, `hcaptcha`, `text`, `raw`) cite their sources in `core/src/provider/v1.rs` and `core/src/provider/dialect/` (a file per kind). The declared ones:\n\n| kind | service | type / method | source |\n|---|---|---|---|\n");
+    let coded: Vec<String> =
+        decls().filter(|d| matches!(d.wire, Wire::Coded { .. })).map(|d| format!("`{}`", d.kind)).collect();
+    write!(out, "\n## Wire forms and sources\n\nThe kinds written as code ({}) cite their sources in `core/src/provider/v1.rs` and `core/src/provider/dialect/` (a file per kind). The declared ones:\n\n| kind | service | type / method | source |\n|---|---|---|---|\n", coded.join(", ")).unwrap();
     for d in decls() {
         let Wire::Declared { v1, create_task } = &d.wire else { continue };
         if let Some(v) = v1 {
