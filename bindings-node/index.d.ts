@@ -190,7 +190,7 @@ export interface GeeTestV3Task {
   challenge: string;
   /** The page the challenge is on. */
   pageUrl: string;
-  /** The GeeTest API server the page uses. */
+  /** The GeeTest API server the page uses (`api-na.geetest.com`). */
   apiServer?: string;
   /** The browser's user agent, where the answer is bound to it. */
   userAgent?: string;

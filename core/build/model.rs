@@ -114,6 +114,8 @@ struct CreateTaskFile {
     fixed: Vec<(String, String)>,
     #[serde(default)]
     requires: Vec<String>,
+    #[serde(default)]
+    requires_proxied: Vec<String>,
     source: SourceFile,
 }
 
@@ -228,6 +230,7 @@ pub struct CreateTask {
     pub params: Vec<(String, String)>,
     pub fixed: Vec<(String, String)>,
     pub requires: Vec<String>,
+    pub requires_proxied: Vec<String>,
     pub source: Source,
 }
 
@@ -404,6 +407,11 @@ fn kind(
             for (i, c) in file.create_task.into_iter().enumerate() {
                 let at = format!("create_task[{i}]");
                 check_params(&at, &c.params)?;
+                for (key, names) in [("requires", &c.requires), ("requires_proxied", &c.requires_proxied)] {
+                    if let Some(unknown) = names.iter().find(|n| !fields.iter().any(|f| &f.name == *n)) {
+                        return Err(format!("{name}: {at}.{key}: `{unknown}` is not a field of the kind"));
+                    }
+                }
                 let dialect = DIALECTS.iter().find(|(n, _)| *n == c.dialect).map(|(_, v)| *v).ok_or_else(|| {
                     let known: Vec<&str> = DIALECTS.iter().map(|(n, _)| *n).collect();
                     format!("{name}: {at}.dialect: `{}` is not one of {}", c.dialect, known.join(", "))
@@ -416,6 +424,7 @@ fn kind(
                     params: c.params,
                     fixed: c.fixed,
                     requires: c.requires,
+                    requires_proxied: c.requires_proxied,
                 });
             }
             Wire::Declared { v1, create_task }

@@ -213,7 +213,7 @@ class GeeTestV3(Task):
     challenge: str
     #: The page the challenge is on.
     page_url: str
-    #: The GeeTest API server the page uses.
+    #: The GeeTest API server the page uses (``api-na.geetest.com``).
     api_server: Optional[str] = None
     #: The browser's user agent, where the answer is bound to it.
     user_agent: Optional[str] = None

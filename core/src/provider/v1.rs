@@ -199,22 +199,6 @@ pub(super) fn submit_request(
             q.opt("useragent", &t.user_agent);
             q.proxy(&t.proxy);
         }
-        Task::GeetestV3(t) => {
-            q.put("method", "geetest");
-            q.put("gt", &t.gt);
-            q.put("challenge", &t.challenge);
-            q.opt("api_server", &t.api_server);
-            q.put("pageurl", &t.page_url);
-            q.opt("userAgent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
-        Task::GeetestV4(t) => {
-            q.put("method", "geetest_v4");
-            q.put("captcha_id", &t.captcha_id);
-            q.put("pageurl", &t.page_url);
-            q.opt("userAgent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
         Task::Funcaptcha(t) => {
             q.put("method", "funcaptcha");
             q.put("publickey", &t.publickey);

@@ -41,8 +41,6 @@ pub enum Task {
     RecaptchaV2(Box<RecaptchaV2>),
     RecaptchaV3(Box<RecaptchaV3>),
     Turnstile(Box<Turnstile>),
-    GeetestV3(Box<GeetestV3>),
-    GeetestV4(Box<GeetestV4>),
     Funcaptcha(Box<Funcaptcha>),
     Hcaptcha(Box<Hcaptcha>),
     Raw(Box<Raw>),
@@ -144,31 +142,6 @@ pub struct Turnstile {
     /// The challenge page's `chlPageData`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pagedata: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-}
-
-/// GeeTest v3 (`gt` + a fresh `challenge`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct GeetestV3 {
-    pub gt: String,
-    pub challenge: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_server: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-}
-
-/// GeeTest v4 (`captcha_id`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct GeetestV4 {
-    pub captcha_id: String,
-    pub page_url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -337,8 +310,6 @@ impl Task {
             Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
             Task::RecaptchaV3(_) => TaskKind::RecaptchaV3,
             Task::Turnstile(_) => TaskKind::Turnstile,
-            Task::GeetestV3(_) => TaskKind::GeetestV3,
-            Task::GeetestV4(_) => TaskKind::GeetestV4,
             Task::Funcaptcha(_) => TaskKind::Funcaptcha,
             Task::Hcaptcha(_) => TaskKind::Hcaptcha,
             Task::Raw(_) => TaskKind::Raw,
@@ -355,13 +326,11 @@ impl Task {
             Task::RecaptchaV2(t) => Some(&t.sitekey),
             Task::RecaptchaV3(t) => Some(&t.sitekey),
             Task::Turnstile(t) => Some(&t.sitekey),
-            Task::GeetestV3(t) => Some(&t.gt),
-            Task::GeetestV4(t) => Some(&t.captcha_id),
             Task::Funcaptcha(t) => Some(&t.publickey),
             Task::Hcaptcha(t) => Some(&t.sitekey),
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
-            Task::Declared(t) => ["sitekey", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
+            Task::Declared(t) => ["sitekey", "gt", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
                 .iter()
                 .find_map(|f| t.text(f)),
         }
@@ -373,8 +342,6 @@ impl Task {
             Task::RecaptchaV2(t) => Some(&t.page_url),
             Task::RecaptchaV3(t) => Some(&t.page_url),
             Task::Turnstile(t) => Some(&t.page_url),
-            Task::GeetestV3(t) => Some(&t.page_url),
-            Task::GeetestV4(t) => Some(&t.page_url),
             Task::Funcaptcha(t) => Some(&t.page_url),
             Task::Hcaptcha(t) => Some(&t.page_url),
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
@@ -409,8 +376,6 @@ impl Task {
             TaskKind::RecaptchaV2 => Task::RecaptchaV2(Box::new(f.recaptcha_v2()?)),
             TaskKind::RecaptchaV3 => Task::RecaptchaV3(Box::new(f.recaptcha_v3()?)),
             TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
-            TaskKind::GeetestV3 => Task::GeetestV3(Box::new(f.geetest_v3()?)),
-            TaskKind::GeetestV4 => Task::GeetestV4(Box::new(f.geetest_v4()?)),
             TaskKind::Funcaptcha => Task::Funcaptcha(Box::new(f.funcaptcha()?)),
             TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
@@ -465,20 +430,6 @@ impl Task {
                 opt_non_empty("action", &t.action)?;
                 opt_non_empty("data", &t.data)?;
                 opt_non_empty("pagedata", &t.pagedata)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::GeetestV3(t) => {
-                non_empty("gt", &t.gt)?;
-                non_empty("challenge", &t.challenge)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("api_server", &t.api_server)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::GeetestV4(t) => {
-                non_empty("captcha_id", &t.captcha_id)?;
-                http_url("page_url", &t.page_url)?;
                 opt_non_empty("user_agent", &t.user_agent)?;
                 opt_proxy(&t.proxy)
             }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
+use super::{Funcaptcha, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -166,26 +166,6 @@ impl Fields {
             action: self.string("action", None)?,
             data: self.string("data", None)?,
             pagedata: self.string("pagedata", Some("pageData"))?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-        })
-    }
-
-    pub(super) fn geetest_v3(&mut self) -> Result<GeetestV3, InvalidTask> {
-        Ok(GeetestV3 {
-            gt: self.required("gt", None)?,
-            challenge: self.required("challenge", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            api_server: self.string("api_server", Some("apiServer"))?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-        })
-    }
-
-    pub(super) fn geetest_v4(&mut self) -> Result<GeetestV4, InvalidTask> {
-        Ok(GeetestV4 {
-            captcha_id: self.required("captcha_id", Some("captchaId"))?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
             user_agent: self.string("user_agent", Some("userAgent"))?,
             proxy: self.proxy()?,
         })

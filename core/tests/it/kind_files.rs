@@ -70,6 +70,12 @@ const EDITS: &[(&str, &str, &str, &str)] = &[
     ("datadome", "schedule = \"hcaptcha\"\n", "", "missing field `schedule`"),
     ("datadome", "schedule = \"hcaptcha\"", "schedule = \"hcapcha\"", "`schedule` = `hcapcha` is not a kind"),
     ("datadome", "schedule = \"hcaptcha\"", "schedule = \"amazon_waf\"", "which follows `hcaptcha`'s: name a kind"),
+    (
+        "geetest_v4",
+        r#"requires_proxied = ["user_agent"]"#,
+        r#"requires_proxied = ["user_agnt"]"#,
+        "geetest_v4.toml: create_task[0].requires_proxied: `user_agnt` is not a field",
+    ),
     ("datadome", "\nclass =", "\nkind = \"Datadome\"\nclass =", "unknown field `kind`"),
     // `[dropped.<service>]`: only `doc` and `note`, a preset, an https source, and never a
     // service the kind is still sent to (coded or declared).

@@ -22,7 +22,6 @@ use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task, TaskKind};
 
 mod funcaptcha;
-mod geetest;
 mod hcaptcha;
 mod image;
 mod recaptcha_v2;
@@ -201,8 +200,6 @@ fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidT
         Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
         Task::RecaptchaV3(t) => recaptcha_v3::object(d, t, building),
         Task::Turnstile(t) => turnstile::object(d, t, building),
-        Task::GeetestV3(t) => geetest::v3_object(d, t, building),
-        Task::GeetestV4(t) => geetest::v4_object(d, t, building),
         Task::Funcaptcha(t) => funcaptcha::object(d, t, building),
         Task::Hcaptcha(t) => hcaptcha::object(d, t, building),
         // Written by `task_object` and `check` themselves.
@@ -217,7 +214,8 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
     let (form, ty) = check_declared(d, t)?;
     let mut o = Obj::new(d, true, ty.to_string());
     for (k, v) in form.fixed {
-        o.put(k, *v);
+        let (k, v) = in_key_form(k, Value::String(v.to_string()));
+        o.put(k, v);
     }
     for (field, value) in t.values() {
         let key = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, key)| key);
@@ -280,6 +278,10 @@ fn in_key_form(key: &str, value: Value) -> (&str, Value) {
 #[cfg(feature = "declared-kinds")]
 pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static CreateTaskDecl, &'static str), InvalidTask> {
     let form = declared_form(d, t)?;
+    // A field the dialect has no place for first: it names what to take out of the task.
+    if let Some(field) = t.values().keys().find(|field| !form.params.iter().any(|(f, _)| f == field)) {
+        return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+    }
     let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
     let ty = ty.ok_or_else(|| {
         let how = if t.proxy().is_some() { "without a proxy" } else { "through your proxy" };
@@ -290,8 +292,13 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
             return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
         }
     }
-    if let Some(field) = t.values().keys().find(|field| !form.params.iter().any(|(f, _)| f == field)) {
-        return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+    if t.proxy().is_some() {
+        if let Some(field) = form.requires_proxied.iter().find(|field| t.get(field).is_none()) {
+            return Err(InvalidTask::new(
+                *field,
+                format!("{} solves {} tasks through your proxy only with it: give `{field}`", d.as_str(), t.kind()),
+            ));
+        }
     }
     Ok((form, ty))
 }

@@ -204,10 +204,14 @@ pub struct CreateTaskDecl {
     /// text base64-encoded (`base64:htmlPageBase64`); an empty key: the dialect does without
     /// the field, which is not sent (a hint that only other services use).
     pub params: &'static [(&'static str, &'static str)],
-    /// Keys sent with every task of the kind (`class: "DataDome"`).
+    /// Keys sent with every task of the kind (`class: "DataDome"`); `int:` before a key sends
+    /// the value as a JSON number (`int:version`, `4`).
     pub fixed: &'static [(&'static str, &'static str)],
     /// Fields optional for the kind that this dialect cannot do without.
     pub requires: &'static [&'static str],
+    /// Fields this dialect cannot do without when the task has a proxy (anti-captcha's proxied
+    /// GeeTest takes the browser's user agent).
+    pub requires_proxied: &'static [&'static str],
     pub source: Source,
 }
 
