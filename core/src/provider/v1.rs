@@ -93,7 +93,8 @@ fn check_declared(p: &Provider, t: &Declared) -> Result<&'static V1Decl, Invalid
 
 #[cfg(feature = "declared-kinds")]
 /// The parameters of a declared kind: the method, its fixed values, then each given field
-/// under its parameter name (a flag as `1`, cookies as `name:value;...`).
+/// under its parameter name (a flag as `1`, cookies as `name:value;...`, a map under `name[*]` as
+/// one `name[key]` per entry).
 fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), InvalidTask> {
     let form = check_declared(p, t)?;
     q.put("method", form.method);
@@ -106,7 +107,12 @@ fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), Inv
             // A hint this service does without (`[field, ""]` in the kind's `[v1] params`).
             continue;
         }
-        if kinds::decl(t.kind()).field(field).is_some_and(|d| d.ty == FieldType::Cookies) {
+        if let (Some(name), Value::Object(map)) = (param.strip_suffix("[*]"), value) {
+            // Each entry of a map as its own parameter: FunCaptcha's `data[blob]=...`.
+            for (k, v) in map {
+                q.put(&format!("{name}[{k}]"), v.as_str().unwrap_or_default());
+            }
+        } else if kinds::decl(t.kind()).field(field).is_some_and(|d| d.ty == FieldType::Cookies) {
             q.put(param, &v1_cookies(value.as_str().unwrap_or_default()));
         } else if let Some(text) = kinds::param_text(value) {
             q.put(param, &text);
@@ -197,17 +203,6 @@ pub(super) fn submit_request(
             // The official client's `turnstile` documents `useragent` (2captcha-python
             // twocaptcha/solver.py), as the newer methods send it.
             q.opt("useragent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
-        Task::Funcaptcha(t) => {
-            q.put("method", "funcaptcha");
-            q.put("publickey", &t.publickey);
-            q.put("pageurl", &t.page_url);
-            q.opt("surl", &t.surl);
-            for (k, v) in &t.data {
-                q.put(&format!("data[{k}]"), v);
-            }
-            q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
         }
         Task::Hcaptcha(t) => {

@@ -41,7 +41,6 @@ pub enum Task {
     RecaptchaV2(Box<RecaptchaV2>),
     RecaptchaV3(Box<RecaptchaV3>),
     Turnstile(Box<Turnstile>),
-    Funcaptcha(Box<Funcaptcha>),
     Hcaptcha(Box<Hcaptcha>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
@@ -142,23 +141,6 @@ pub struct Turnstile {
     /// The challenge page's `chlPageData`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pagedata: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-}
-
-/// Arkose Labs FunCaptcha.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Funcaptcha {
-    pub publickey: String,
-    pub page_url: String,
-    /// The API's subdomain/URL (`surl`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub surl: Option<String>,
-    /// Extra values, sent as `data[key]=value` (e.g. `blob`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub data: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -310,7 +292,6 @@ impl Task {
             Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
             Task::RecaptchaV3(_) => TaskKind::RecaptchaV3,
             Task::Turnstile(_) => TaskKind::Turnstile,
-            Task::Funcaptcha(_) => TaskKind::Funcaptcha,
             Task::Hcaptcha(_) => TaskKind::Hcaptcha,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
@@ -326,13 +307,14 @@ impl Task {
             Task::RecaptchaV2(t) => Some(&t.sitekey),
             Task::RecaptchaV3(t) => Some(&t.sitekey),
             Task::Turnstile(t) => Some(&t.sitekey),
-            Task::Funcaptcha(t) => Some(&t.publickey),
             Task::Hcaptcha(t) => Some(&t.sitekey),
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
-            Task::Declared(t) => ["sitekey", "gt", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
-                .iter()
-                .find_map(|f| t.text(f)),
+            Task::Declared(t) => {
+                ["sitekey", "gt", "publickey", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
+                    .iter()
+                    .find_map(|f| t.text(f))
+            }
         }
     }
 
@@ -342,7 +324,6 @@ impl Task {
             Task::RecaptchaV2(t) => Some(&t.page_url),
             Task::RecaptchaV3(t) => Some(&t.page_url),
             Task::Turnstile(t) => Some(&t.page_url),
-            Task::Funcaptcha(t) => Some(&t.page_url),
             Task::Hcaptcha(t) => Some(&t.page_url),
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
@@ -376,7 +357,6 @@ impl Task {
             TaskKind::RecaptchaV2 => Task::RecaptchaV2(Box::new(f.recaptcha_v2()?)),
             TaskKind::RecaptchaV3 => Task::RecaptchaV3(Box::new(f.recaptcha_v3()?)),
             TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
-            TaskKind::Funcaptcha => Task::Funcaptcha(Box::new(f.funcaptcha()?)),
             TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
@@ -430,16 +410,6 @@ impl Task {
                 opt_non_empty("action", &t.action)?;
                 opt_non_empty("data", &t.data)?;
                 opt_non_empty("pagedata", &t.pagedata)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::Funcaptcha(t) => {
-                non_empty("publickey", &t.publickey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("surl", &t.surl)?;
-                if t.data.keys().any(|k| k.is_empty() || k.contains(['[', ']'])) {
-                    return Err(InvalidTask::new("data", "keys must be non-empty and contain no brackets"));
-                }
                 opt_non_empty("user_agent", &t.user_agent)?;
                 opt_proxy(&t.proxy)
             }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Funcaptcha, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
+use super::{Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -166,17 +166,6 @@ impl Fields {
             action: self.string("action", None)?,
             data: self.string("data", None)?,
             pagedata: self.string("pagedata", Some("pageData"))?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-        })
-    }
-
-    pub(super) fn funcaptcha(&mut self) -> Result<Funcaptcha, InvalidTask> {
-        Ok(Funcaptcha {
-            publickey: self.required("publickey", Some("publicKey"))?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            surl: self.string("surl", None)?,
-            data: self.string_map("data")?,
             user_agent: self.string("user_agent", Some("userAgent"))?,
             proxy: self.proxy()?,
         })

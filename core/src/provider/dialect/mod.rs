@@ -21,7 +21,6 @@ use crate::task::kinds::{CreateTaskDecl, FieldType};
 use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task, TaskKind};
 
-mod funcaptcha;
 mod hcaptcha;
 mod image;
 mod recaptcha_v2;
@@ -200,7 +199,6 @@ fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidT
         Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
         Task::RecaptchaV3(t) => recaptcha_v3::object(d, t, building),
         Task::Turnstile(t) => turnstile::object(d, t, building),
-        Task::Funcaptcha(t) => funcaptcha::object(d, t, building),
         Task::Hcaptcha(t) => hcaptcha::object(d, t, building),
         // Written by `task_object` and `check` themselves.
         _ => Err(unsupported(d, task.kind())),
@@ -251,7 +249,8 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
 
 #[cfg(feature = "declared-kinds")]
 /// The key and value as a declared key writes them (`CreateTaskDecl::params`): `base64:` before
-/// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `int:` a whole number
+/// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `json:` the value as a
+/// JSON string, `host:` a URL's host (a text that is no URL as it is), `int:` a whole number
 /// held as text as a JSON number (CapMonster's Yidun `hct`, a millisecond timestamp: the text keeps
 /// it exact in every language, the wire wants a number), `[]` after it a list of one
 /// (`imagesBase64[]`, where the kind takes one image).
@@ -260,6 +259,13 @@ fn in_key_form(key: &str, value: Value) -> (&str, Value) {
     let (key, value) = if let Some(key) = key.strip_prefix("base64:") {
         let text = value.as_str().unwrap_or_default();
         (key, Value::String(base64::engine::general_purpose::STANDARD.encode(text)))
+    } else if let Some(key) = key.strip_prefix("json:") {
+        // FunCaptcha's extra values: one JSON string (`"data": "{\"blob\":\"...\"}"`).
+        (key, Value::String(value.to_string()))
+    } else if let Some(key) = key.strip_prefix("host:") {
+        // The host of a URL, or the text as it is when it is a host already (FunCaptcha's `surl`).
+        let text = value.as_str().unwrap_or_default();
+        (key, Value::String(crate::support::weburl::host_of(text).unwrap_or_else(|| text.to_string())))
     } else if let Some(key) = key.strip_prefix("int:") {
         // A text that is not a whole number goes as it is: the service names what it refuses.
         let number = value.as_str().and_then(|text| text.parse::<i64>().ok());
@@ -307,7 +313,8 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
 fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
     match crate::task::kinds::create_task_form(t.kind(), d) {
         Some(Some(form)) => Ok(form),
-        _ => Err(super::not_solved(d.as_str(), t.kind())),
+        // Not `not_solved`: at a custom endpoint the dialect's name is not the preset that dropped the kind.
+        _ => Err(super::does_not_solve(d.as_str(), t.kind())),
     }
 }
 

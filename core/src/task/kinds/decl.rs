@@ -201,7 +201,8 @@ pub struct CreateTaskDecl {
     pub proxied: Option<&'static str>,
     /// `(field, key)`; a dotted key (`metadata.captchaUrl`) is nested; a key ending in `[]`
     /// takes the value as a list of one (`imagesBase64[]`); `base64:` before a key sends the
-    /// text base64-encoded (`base64:htmlPageBase64`); an empty key: the dialect does without
+    /// text base64-encoded (`base64:htmlPageBase64`), `json:` the value as one JSON string
+    /// (`json:data`), `host:` a URL's host (`host:funcaptchaApiJSSubdomain`); an empty key: the dialect does without
     /// the field, which is not sent (a hint that only other services use).
     pub params: &'static [(&'static str, &'static str)],
     /// Keys sent with every task of the kind (`class: "DataDome"`); `int:` before a key sends

@@ -160,8 +160,11 @@ impl Declared {
                 (FieldType::Images { max } | FieldType::Names { max }, Value::Array(items)) => {
                     check_list(name, items, max, field.ty)?;
                 }
-                (FieldType::StringMap, Value::Object(map)) if map.keys().any(|k| k.is_empty()) => {
-                    return Err(InvalidTask::new(name, "keys must be non-empty"));
+                // A key may be sent as `name[key]` (v1's `data[blob]`): no brackets in it.
+                (FieldType::StringMap, Value::Object(map))
+                    if map.keys().any(|k| k.is_empty() || k.contains(['[', ']'])) =>
+                {
+                    return Err(InvalidTask::new(name, "keys must be non-empty and contain no brackets"));
                 }
                 _ => {}
             }
