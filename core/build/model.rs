@@ -116,6 +116,9 @@ struct CreateTaskFile {
     requires: Vec<String>,
     #[serde(default)]
     requires_proxied: Vec<String>,
+    /// The form is kept for custom endpoints that speak the dialect: its preset dropped the kind.
+    #[serde(default)]
+    custom_only: bool,
     source: SourceFile,
 }
 
@@ -231,6 +234,7 @@ pub struct CreateTask {
     pub fixed: Vec<(String, String)>,
     pub requires: Vec<String>,
     pub requires_proxied: Vec<String>,
+    pub custom_only: bool,
     pub source: Source,
 }
 
@@ -425,6 +429,7 @@ fn kind(
                     fixed: c.fixed,
                     requires: c.requires,
                     requires_proxied: c.requires_proxied,
+                    custom_only: c.custom_only,
                 });
             }
             Wire::Declared { v1, create_task }
@@ -467,7 +472,16 @@ fn dropped(
             let mut sent = v1.as_ref().map(|v| listed(&v.services)).unwrap_or_default();
             for c in create_task {
                 let preset = DIALECTS.iter().find(|(_, v)| *v == c.dialect).map_or("", |(n, _)| *n);
-                sent.push(preset.to_string());
+                // A form kept for custom endpoints only: its preset must be one that dropped the kind.
+                if c.custom_only && !entries.contains_key(preset) {
+                    return Err(format!(
+                        "{name}: the `{preset}` [[create_task]] is custom_only, but `{preset}` is not in [dropped]: \
+                         a form for a preset that still takes the kind is not custom_only"
+                    ));
+                }
+                if !c.custom_only {
+                    sent.push(preset.to_string());
+                }
             }
             sent
         }

@@ -205,15 +205,6 @@ pub(super) fn submit_request(
             q.opt("useragent", &t.user_agent);
             q.proxy(&t.proxy);
         }
-        Task::Hcaptcha(t) => {
-            q.put("method", "hcaptcha");
-            q.put("sitekey", &t.sitekey);
-            q.put("pageurl", &t.page_url);
-            q.flag("invisible", t.invisible);
-            q.opt("data", &t.data);
-            q.opt("userAgent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
         Task::Raw(t) => {
             q.put("method", raw_method(p, t)?);
             for (k, v) in &t.params {

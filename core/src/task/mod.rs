@@ -41,7 +41,6 @@ pub enum Task {
     RecaptchaV2(Box<RecaptchaV2>),
     RecaptchaV3(Box<RecaptchaV3>),
     Turnstile(Box<Turnstile>),
-    Hcaptcha(Box<Hcaptcha>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
     /// own `type`. Feature `declared-kinds`, not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
@@ -141,22 +140,6 @@ pub struct Turnstile {
     /// The challenge page's `chlPageData`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pagedata: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-}
-
-/// hCaptcha. Most services now refuse it; their refusal is a terminal error.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Hcaptcha {
-    pub sitekey: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub invisible: bool,
-    /// Enterprise `rqdata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -292,7 +275,6 @@ impl Task {
             Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
             Task::RecaptchaV3(_) => TaskKind::RecaptchaV3,
             Task::Turnstile(_) => TaskKind::Turnstile,
-            Task::Hcaptcha(_) => TaskKind::Hcaptcha,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.kind(),
@@ -307,7 +289,6 @@ impl Task {
             Task::RecaptchaV2(t) => Some(&t.sitekey),
             Task::RecaptchaV3(t) => Some(&t.sitekey),
             Task::Turnstile(t) => Some(&t.sitekey),
-            Task::Hcaptcha(t) => Some(&t.sitekey),
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => {
@@ -324,7 +305,6 @@ impl Task {
             Task::RecaptchaV2(t) => Some(&t.page_url),
             Task::RecaptchaV3(t) => Some(&t.page_url),
             Task::Turnstile(t) => Some(&t.page_url),
-            Task::Hcaptcha(t) => Some(&t.page_url),
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.text("page_url"),
@@ -357,7 +337,6 @@ impl Task {
             TaskKind::RecaptchaV2 => Task::RecaptchaV2(Box::new(f.recaptcha_v2()?)),
             TaskKind::RecaptchaV3 => Task::RecaptchaV3(Box::new(f.recaptcha_v3()?)),
             TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
-            TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
             declared => Task::Declared(Box::new(Declared::read(kinds::decl(declared), &mut f)?)),
@@ -410,13 +389,6 @@ impl Task {
                 opt_non_empty("action", &t.action)?;
                 opt_non_empty("data", &t.data)?;
                 opt_non_empty("pagedata", &t.pagedata)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::Hcaptcha(t) => {
-                non_empty("sitekey", &t.sitekey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("data", &t.data)?;
                 opt_non_empty("user_agent", &t.user_agent)?;
                 opt_proxy(&t.proxy)
             }

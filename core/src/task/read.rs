@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
+use super::{Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -166,17 +166,6 @@ impl Fields {
             action: self.string("action", None)?,
             data: self.string("data", None)?,
             pagedata: self.string("pagedata", Some("pageData"))?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-        })
-    }
-
-    pub(super) fn hcaptcha(&mut self) -> Result<Hcaptcha, InvalidTask> {
-        Ok(Hcaptcha {
-            sitekey: self.required("sitekey", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            invisible: self.flag("invisible", None)?,
-            data: self.string("data", None)?,
             user_agent: self.string("user_agent", Some("userAgent"))?,
             proxy: self.proxy()?,
         })

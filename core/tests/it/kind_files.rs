@@ -88,9 +88,22 @@ const EDITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "hcaptcha",
-        r#"services = ["captchaai", "anti-captcha"]"#,
-        r#"services = ["captchaai", "anti-captcha", "capmonster"]"#,
+        r#"services = ["captchaai"]"#,
+        r#"services = ["captchaai", "2captcha"]"#,
+        "hcaptcha.toml: dropped.2captcha: the kind is still sent to `2captcha`",
+    ),
+    // A form kept for custom endpoints (`custom_only`) only where its preset dropped the kind.
+    (
+        "hcaptcha",
+        "dialect = \"capmonster\"\ncustom_only = true\n",
+        "dialect = \"capmonster\"\n",
         "hcaptcha.toml: dropped.capmonster: the kind is still sent to `capmonster`",
+    ),
+    (
+        "hcaptcha",
+        "dialect = \"anti-captcha\"\n",
+        "dialect = \"anti-captcha\"\ncustom_only = true\n",
+        "the `anti-captcha` [[create_task]] is custom_only, but `anti-captcha` is not in [dropped]",
     ),
     (
         "hcaptcha",

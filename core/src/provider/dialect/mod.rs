@@ -21,7 +21,6 @@ use crate::task::kinds::{CreateTaskDecl, FieldType};
 use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task, TaskKind};
 
-mod hcaptcha;
 mod image;
 mod recaptcha_v2;
 mod recaptcha_v3;
@@ -115,27 +114,6 @@ fn capsolver_proxy(p: &Proxy) -> String {
     }
 }
 
-/// anti-captcha's proxied GeeTest, FunCaptcha and hCaptcha tasks are solved in a browser that
-/// must look like the one behind the proxy: its official client sends `userAgent` with every
-/// one of them (anti-captcha/anticaptcha-python `anticaptchaofficial/geetestproxyon.py`,
-/// `funcaptchaproxyon.py`, `hcaptchaproxyon.py`: `"userAgent": self.user_agent`), and the task
-/// pages list it as required for the proxied types
-/// (https://anti-captcha.com/apidoc/task-types/GeeTestTask, FunCaptchaTask, HCaptchaTask).
-/// Such a task without one is refused before anything is sent (issue 43).
-fn anti_captcha_proxy_needs_user_agent(
-    d: Dialect,
-    proxy: &Option<Proxy>,
-    user_agent: &Option<String>,
-) -> Result<(), InvalidTask> {
-    if d == Dialect::AntiCaptcha && proxy.is_some() && user_agent.is_none() {
-        return Err(InvalidTask::new(
-            "user_agent",
-            "anti-captcha solves this task through your proxy only with the browser's user agent: give `user_agent`",
-        ));
-    }
-    Ok(())
-}
-
 fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
     if let Some(p) = proxy {
         if o.dialect == Dialect::CapSolver {
@@ -199,7 +177,6 @@ fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidT
         Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
         Task::RecaptchaV3(t) => recaptcha_v3::object(d, t, building),
         Task::Turnstile(t) => turnstile::object(d, t, building),
-        Task::Hcaptcha(t) => hcaptcha::object(d, t, building),
         // Written by `task_object` and `check` themselves.
         _ => Err(unsupported(d, task.kind())),
     }

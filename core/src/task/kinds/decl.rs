@@ -210,8 +210,12 @@ pub struct CreateTaskDecl {
     pub fixed: &'static [(&'static str, &'static str)],
     /// Fields optional for the kind that this dialect cannot do without.
     pub requires: &'static [&'static str],
-    /// Fields this dialect cannot do without when the task has a proxy (anti-captcha's proxied
-    /// GeeTest takes the browser's user agent).
+    /// Fields this dialect cannot do without when the task has a proxy: anti-captcha solves a
+    /// proxied GeeTest, FunCaptcha or hCaptcha in a browser that must look like the one behind
+    /// the proxy; its official client sends `userAgent` with every one
+    /// (anti-captcha/anticaptcha-python `anticaptchaofficial/geetestproxyon.py`,
+    /// `funcaptchaproxyon.py`, `hcaptchaproxyon.py`) and the task pages list it as required
+    /// (https://anti-captcha.com/apidoc/task-types/GeeTestTask, FunCaptchaTask, HCaptchaTask; issue 43).
     pub requires_proxied: &'static [&'static str],
     pub source: Source,
 }

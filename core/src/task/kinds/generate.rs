@@ -291,11 +291,13 @@ fn docs() -> String {
             let types: Vec<&str> = [c.proxyless, c.proxied].into_iter().flatten().collect();
             let mut types = types;
             types.dedup();
+            let preset = dialect_preset(c.dialect);
+            // A form kept for custom endpoints of the dialect (`custom_only`): the preset dropped the kind.
+            let custom_only = if d.dropped_by(preset).is_some() { " (custom endpoints only)" } else { "" };
             writeln!(
                 out,
-                "| `{}` | {} | `{}` | {} |",
+                "| `{}` | {preset}{custom_only} | `{}` | {} |",
                 d.kind,
-                dialect_preset(c.dialect),
                 types.join("` / `"),
                 source_text(&c.source)
             )

@@ -133,7 +133,10 @@ pub fn services_of(kind: TaskKind) -> Vec<&'static str> {
     for (name, _, protocol) in PRESETS {
         let solves = match protocol {
             Protocol::V1 => v1_form_of(kind, name).is_none_or(|f| f.is_some()),
-            Protocol::CreateTask(d) => create_task_form(kind, *d).is_none_or(|f| f.is_some()),
+            // A form kept for custom endpoints (`custom_only`) is not the preset's: it dropped the kind.
+            Protocol::CreateTask(d) => {
+                create_task_form(kind, *d).is_none_or(|f| f.is_some()) && decl(kind).dropped_by(name).is_none()
+            }
         };
         if solves {
             out.push(*name);
