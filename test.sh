@@ -28,7 +28,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 . .ci/stages.sh
 trap stage_table EXIT
 
-RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq-page-detector -p captcha-dlq-dashboard -p captcha-dlq -p captcha-dlq-cli -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-bench-dashboard -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node)
+RUST_PACKAGES=(-p captcha-dlq-core -p captcha-dlq-client -p captcha-dlq-page-detector -p captcha-dlq-dashboard -p captcha-dlq -p captcha-dlq-cli -p captcha-dlq-mock -p captcha-dlq-bench-engine -p captcha-dlq-bench-native -p captcha-dlq-bench-dashboard -p captcha-dlq-wasm-probe -p captcha-dlq-python -p captcha-dlq-node -p xtask)
 # One feature set for clippy, the test build and the doc tests, so that none compiles the tree again.
 RUST_FEATURES=(--features captcha-dlq-core/testkit)
 DASHBOARD_VENV=$ROOT/target/dashboard-venv

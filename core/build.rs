@@ -1,19 +1,23 @@
 //! Reads the kind declarations, one data file per kind (`kinds/<kind>.toml`, with what they share
 //! in `kinds/_shared.toml`), and writes them as Rust into `$OUT_DIR` (docs/decisions/0051-every-kind-declared-once.md):
 //!
+//! - `task_kind.rs`: the `TaskKind` enum (variants, names, `ALL`, schedules), included by
+//!   `src/task/mod.rs` (docs/decisions/0078-one-task-model.md);
 //! - `kind_tables.rs`: the `const` [`KindDecl`] tables and `DECLS`, included by
 //!   `src/task/kinds/mod.rs`; descriptions and sources go through `strip` and the declared kinds
 //!   through the `declared!` macro, so that the browser build carries what it did before;
 //! - `kind_typed.rs`: a typed task per declared kind and a typed answer per kind, included by
 //!   `src/task/kinds/typed.rs` outside the browser build.
 //!
-//! Bad data (an unknown key, field type or shared name, a kind left out of the order or a kind
-//! file without its `TaskKind`) stops the build with a message naming the file and the key.
+//! Bad data (an unknown key, field type or shared name, two kinds at one position or a gap, a
+//! schedule that is not a kind's) stops the build with a message naming the file and the key.
 
 #[path = "build/model.rs"]
 mod model;
 #[path = "build/tables.rs"]
 mod tables;
+#[path = "build/task_kind.rs"]
+mod task_kind;
 #[path = "build/typed.rs"]
 mod typed;
 
@@ -33,6 +37,7 @@ fn main() {
 
 fn generate(dir: &Path, out: &Path) -> Result<(), String> {
     let kinds = model::load(dir)?;
+    write(&out.join("task_kind.rs"), &task_kind::write(&kinds))?;
     write(&out.join("kind_tables.rs"), &tables::write(&kinds))?;
     write(&out.join("kind_typed.rs"), &typed::write(&kinds))
 }

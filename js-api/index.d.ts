@@ -9,7 +9,7 @@
 // ---------------------------------------------------------------- tasks
 
 // <generated: kinds>
-// Generated from core/kinds/*.toml by core/tests/it/kinds_generated.rs: do not edit.
+// Generated from core/kinds/*.toml by `cargo xtask kinds`: do not edit.
 
 /** Task kinds, as `type`; also the keys of per-kind options (`firstPollMs`, `price`). */
 export type TaskType =
@@ -190,7 +190,7 @@ export interface GeeTestV3Task {
   challenge: string;
   /** The page the challenge is on. */
   pageUrl: string;
-  /** The GeeTest API server the page uses. */
+  /** The GeeTest API server the page uses (`api-na.geetest.com`). */
   apiServer?: string;
   /** The browser's user agent, where the answer is bound to it. */
   userAgent?: string;

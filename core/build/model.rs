@@ -1,5 +1,6 @@
 //! The kind files as read (`serde`, every table `deny_unknown_fields`) and resolved: shared
-//! names replaced by what they stand for, types checked, the kinds in the order of `_shared.toml`.
+//! names replaced by what they stand for, types checked, the kinds in the order of their
+//! `position`s (docs/decisions/0078-one-task-model.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +13,6 @@ use toml::Value;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SharedFile {
-    order: Vec<String>,
     fields: BTreeMap<String, Value>,
     answers: BTreeMap<String, Vec<Value>>,
     services: BTreeMap<String, Vec<String>>,
@@ -23,7 +23,8 @@ struct SharedFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct KindFile {
-    kind: String,
+    position: usize,
+    schedule: String,
     class: String,
     summary: String,
     fields: Vec<Value>,
@@ -113,6 +114,11 @@ struct CreateTaskFile {
     fixed: Vec<(String, String)>,
     #[serde(default)]
     requires: Vec<String>,
+    #[serde(default)]
+    requires_proxied: Vec<String>,
+    /// The form is kept for custom endpoints that speak the dialect: its preset dropped the kind.
+    #[serde(default)]
+    custom_only: bool,
     source: SourceFile,
 }
 
@@ -133,6 +139,9 @@ pub struct Kind {
     pub tag: String,
     /// The `TaskKind` variant (`AmazonWaf`).
     pub variant: String,
+    /// The `TaskKind` variant whose polling schedule the kind follows (its own, or a kind's that
+    /// follows its own).
+    pub schedule: String,
     pub class: String,
     pub summary: String,
     pub fields: Vec<Field>,
@@ -224,6 +233,8 @@ pub struct CreateTask {
     pub params: Vec<(String, String)>,
     pub fixed: Vec<(String, String)>,
     pub requires: Vec<String>,
+    pub requires_proxied: Vec<String>,
+    pub custom_only: bool,
     pub source: Source,
 }
 
@@ -275,22 +286,45 @@ pub fn load(dir: &Path) -> Result<Kinds, String> {
             files.insert(stem.to_string(), path);
         }
     }
-    for tag in files.keys() {
-        if !shared.order.contains(tag) {
-            return Err(format!("{}: the kind `{tag}` is not in `order` of {shared_name}", files[tag].display()));
+    // Each file at its `position`: every number from 0 once, so that a kind's place in
+    // `TaskKind::ALL` (which stored records and per-kind tables depend on) is written down and
+    // a new kind cannot move another.
+    let mut placed: Vec<Option<(String, KindFile)>> = Vec::new();
+    placed.resize_with(files.len(), || None);
+    for (tag, path) in &files {
+        let name = path.display().to_string();
+        let file: KindFile = parse(path)?;
+        let slot = placed.get_mut(file.position).ok_or_else(|| {
+            format!(
+                "{name}: `position` = {}: there are {} kind files, so the positions are 0 to {} (a new kind takes the next)",
+                file.position,
+                files.len(),
+                files.len() - 1
+            )
+        })?;
+        if let Some((other, _)) = slot {
+            return Err(format!("{name}: `position` = {} is also {other}.toml's", file.position));
+        }
+        *slot = Some((tag.clone(), file));
+    }
+    let placed: Vec<(String, KindFile)> = placed.into_iter().map(|p| p.expect("n files fill n slots")).collect();
+    for (tag, file) in &placed {
+        let name = files[tag].display().to_string();
+        let follows = placed.iter().find(|(t, _)| *t == file.schedule).ok_or_else(|| {
+            format!("{name}: `schedule` = `{}` is not a kind (a <kind>.toml of {})", file.schedule, dir.display())
+        })?;
+        if follows.1.schedule != follows.0 {
+            return Err(format!(
+                "{name}: `schedule` = `{}`, which follows `{}`'s: name a kind that follows its own",
+                file.schedule, follows.1.schedule
+            ));
         }
     }
 
     let mut kinds = Vec::new();
-    for (i, tag) in shared.order.iter().enumerate() {
-        if shared.order[..i].contains(tag) {
-            return Err(format!("{shared_name}: `order` lists `{tag}` twice"));
-        }
-        let path =
-            files.get(tag).ok_or_else(|| format!("{shared_name}: `order` lists `{tag}`, which has no {tag}.toml"))?;
-        let name = path.display().to_string();
-        let file: KindFile = parse(path)?;
-        kinds.push(kind(&name, tag, file, &shared, &shared_fields, &answers)?);
+    for (tag, file) in placed {
+        let name = files[&tag].display().to_string();
+        kinds.push(kind(&name, &tag, file, &shared, &shared_fields, &answers)?);
     }
     Ok(Kinds { answers, services: shared.services, kinds })
 }
@@ -313,13 +347,12 @@ fn kind(
     shared_fields: &BTreeMap<String, Field>,
     answers: &BTreeMap<String, Vec<AnswerValue>>,
 ) -> Result<Kind, String> {
-    let variant = camel(tag);
-    if file.kind != variant {
-        return Err(format!(
-            "{name}: `kind` is `{}`, but the TaskKind of `{tag}` is `{variant}` (`{variant} = \"{tag}\"` in core/src/task/mod.rs)",
-            file.kind
-        ));
+    // The name becomes a Rust variant (`camel`) and a `type` tag: snake_case only.
+    let snake = tag.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !snake || !tag.starts_with(|c: char| c.is_ascii_lowercase()) || tag.contains("__") || tag.ends_with('_') {
+        return Err(format!("{name}: a kind's name (the file's) is snake_case: a lowercase letter, then lowercase letters, digits and single `_`"));
     }
+    let variant = camel(tag);
     let mut fields = Vec::new();
     for (i, value) in file.fields.into_iter().enumerate() {
         let at = format!("{name}: fields[{i}]");
@@ -378,6 +411,11 @@ fn kind(
             for (i, c) in file.create_task.into_iter().enumerate() {
                 let at = format!("create_task[{i}]");
                 check_params(&at, &c.params)?;
+                for (key, names) in [("requires", &c.requires), ("requires_proxied", &c.requires_proxied)] {
+                    if let Some(unknown) = names.iter().find(|n| !fields.iter().any(|f| &f.name == *n)) {
+                        return Err(format!("{name}: {at}.{key}: `{unknown}` is not a field of the kind"));
+                    }
+                }
                 let dialect = DIALECTS.iter().find(|(n, _)| *n == c.dialect).map(|(_, v)| *v).ok_or_else(|| {
                     let known: Vec<&str> = DIALECTS.iter().map(|(n, _)| *n).collect();
                     format!("{name}: {at}.dialect: `{}` is not one of {}", c.dialect, known.join(", "))
@@ -390,6 +428,8 @@ fn kind(
                     params: c.params,
                     fixed: c.fixed,
                     requires: c.requires,
+                    requires_proxied: c.requires_proxied,
+                    custom_only: c.custom_only,
                 });
             }
             Wire::Declared { v1, create_task }
@@ -399,6 +439,7 @@ fn kind(
     Ok(Kind {
         tag: tag.to_string(),
         variant,
+        schedule: camel(&file.schedule),
         class: file.class,
         summary: file.summary,
         fields,
@@ -431,7 +472,16 @@ fn dropped(
             let mut sent = v1.as_ref().map(|v| listed(&v.services)).unwrap_or_default();
             for c in create_task {
                 let preset = DIALECTS.iter().find(|(_, v)| *v == c.dialect).map_or("", |(n, _)| *n);
-                sent.push(preset.to_string());
+                // A form kept for custom endpoints only: its preset must be one that dropped the kind.
+                if c.custom_only && !entries.contains_key(preset) {
+                    return Err(format!(
+                        "{name}: the `{preset}` [[create_task]] is custom_only, but `{preset}` is not in [dropped]: \
+                         a form for a preset that still takes the kind is not custom_only"
+                    ));
+                }
+                if !c.custom_only {
+                    sent.push(preset.to_string());
+                }
             }
             sent
         }
@@ -507,7 +557,12 @@ fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, Stri
         Ok(thousandths as u32)
     };
     let (ty, holds, takes): (String, Holds, &[&str]) = match f.ty.as_str() {
-        "key" | "url" | "token" | "text" | "user_agent" | "cookies" | "image" | "page" => {
+        // Free text, with at most `max` characters where the services say so (a text question).
+        "text" => {
+            let max = if f.max.is_some() { format!("Some({})", u32_of("max", &f.max)?) } else { "None".into() };
+            (format!("FieldType::Text {{ max_chars: {max} }}"), Holds::Text, &["max"])
+        }
+        "key" | "url" | "token" | "user_agent" | "cookies" | "image" | "page" => {
             (format!("FieldType::{}", camel(&f.ty)), Holds::Text, &[])
         }
         "images" | "names" => {

@@ -96,10 +96,11 @@ fn decl(kind: &Kind) -> String {
             for c in create_task {
                 let types = format!("proxyless: {}, proxied: {}", option(&c.proxyless), option(&c.proxied));
                 let keys = format!(
-                    "params: {}, fixed: {}, requires: {}",
+                    "params: {}, fixed: {}, requires: {}, requires_proxied: {}",
                     pairs(&c.params),
                     pairs(&c.fixed),
-                    strings(&c.requires)
+                    strings(&c.requires),
+                    strings(&c.requires_proxied)
                 );
                 let dialect = format!("dialect: Dialect::{}", c.dialect);
                 writeln!(

@@ -1,4 +1,4 @@
-# Generated from core/kinds/*.toml by core/tests/it/kinds_generated.rs: do not edit.
+# Generated from core/kinds/*.toml by `cargo xtask kinds`: do not edit.
 """The task classes, one per kind, and the per-kind fields of ``KindMs``."""
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ class GeeTestV3(Task):
     challenge: str
     #: The page the challenge is on.
     page_url: str
-    #: The GeeTest API server the page uses.
+    #: The GeeTest API server the page uses (``api-na.geetest.com``).
     api_server: Optional[str] = None
     #: The browser's user agent, where the answer is bound to it.
     user_agent: Optional[str] = None

@@ -219,16 +219,22 @@ impl Provider {
         }
     }
 
-    /// A kind written as code goes only to the presets its kind file lists (`[coded] services`):
-    /// one a service dropped (`[dropped]`) is refused here, before anything is sent, so that the
-    /// kind file alone decides where it goes. (A declared kind's tables already list only where
-    /// it goes.) A custom endpoint is the user's own choice of service and is not checked.
+    /// A kind goes only to the presets its kind file lists (`[coded] services`, or its tables):
+    /// one a service dropped (`[dropped]`) is refused here naming the source, before anything is
+    /// sent, so that the kind file alone decides where it goes. A custom endpoint is the user's
+    /// own choice of service and is not checked here (its dialect's tables still are).
     fn check_listed(&self, task: &Task) -> Result<(), InvalidTask> {
         let kind = task.kind();
-        match crate::task::kinds::decl(kind).coded_services() {
-            Some(services) if self.name != "custom" && !services.contains(&self.name.as_str()) => {
-                Err(not_solved(&self.name, kind))
-            }
+        let decl = crate::task::kinds::decl(kind);
+        if self.name == "custom" {
+            return Ok(());
+        }
+        #[cfg(feature = "declared-kinds")]
+        if decl.dropped_by(&self.name).is_some() {
+            return Err(not_solved(&self.name, kind));
+        }
+        match decl.coded_services() {
+            Some(services) if !services.contains(&self.name.as_str()) => Err(not_solved(&self.name, kind)),
             _ => Ok(()),
         }
     }
@@ -372,14 +378,21 @@ pub(crate) fn unparseable(resp: &HttpResponse, what: &str) -> Failure {
 /// where the kind file says the service dropped the kind, what shows it (outside the browser
 /// build, which carries no sources).
 pub(crate) fn not_solved(service: &str, kind: TaskKind) -> InvalidTask {
-    let solving = crate::task::kinds::services_of(kind).join(", ");
     #[cfg(feature = "declared-kinds")]
     if let Some(d) = crate::task::kinds::decl(kind).dropped_by(service) {
+        let solving = crate::task::kinds::services_of(kind).join(", ");
         return InvalidTask::new(
             "type",
             format!("{service} no longer solves {kind} tasks ({}: {}; solved by: {solving})", d.note, d.doc),
         );
     }
+    does_not_solve(service, kind)
+}
+
+/// The refusal of a kind a service (or a dialect, at a custom endpoint) has no form for, naming
+/// the services that solve it.
+pub(crate) fn does_not_solve(service: &str, kind: TaskKind) -> InvalidTask {
+    let solving = crate::task::kinds::services_of(kind).join(", ");
     InvalidTask::new("type", format!("{service} does not solve {kind} tasks (solved by: {solving})"))
 }
 

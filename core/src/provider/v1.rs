@@ -93,7 +93,8 @@ fn check_declared(p: &Provider, t: &Declared) -> Result<&'static V1Decl, Invalid
 
 #[cfg(feature = "declared-kinds")]
 /// The parameters of a declared kind: the method, its fixed values, then each given field
-/// under its parameter name (a flag as `1`, cookies as `name:value;...`).
+/// under its parameter name (a flag as `1`, cookies as `name:value;...`, a map under `name[*]` as
+/// one `name[key]` per entry).
 fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), InvalidTask> {
     let form = check_declared(p, t)?;
     q.put("method", form.method);
@@ -106,7 +107,12 @@ fn declared_params(p: &Provider, q: &mut Params, t: &Declared) -> Result<(), Inv
             // A hint this service does without (`[field, ""]` in the kind's `[v1] params`).
             continue;
         }
-        if kinds::decl(t.kind()).field(field).is_some_and(|d| d.ty == FieldType::Cookies) {
+        if let (Some(name), Value::Object(map)) = (param.strip_suffix("[*]"), value) {
+            // Each entry of a map as its own parameter: FunCaptcha's `data[blob]=...`.
+            for (k, v) in map {
+                q.put(&format!("{name}[{k}]"), v.as_str().unwrap_or_default());
+            }
+        } else if kinds::decl(t.kind()).field(field).is_some_and(|d| d.ty == FieldType::Cookies) {
             q.put(param, &v1_cookies(value.as_str().unwrap_or_default()));
         } else if let Some(text) = kinds::param_text(value) {
             q.put(param, &text);
@@ -157,12 +163,6 @@ pub(super) fn submit_request(
             // `check_hint_img`: a long string without a dot is sent as the `imginstructions` parameter).
             q.opt("imginstructions", &t.imginstructions);
         }
-        Task::Text(t) => {
-            // 2captcha-python tests/sync/test_text.py: `method=post`, `textcaptcha`, `lang`.
-            q.put("method", "post");
-            q.put("textcaptcha", &t.text);
-            q.opt("lang", &t.lang);
-        }
         Task::RecaptchaV2(t) => {
             q.put("method", "userrecaptcha");
             q.put("googlekey", &t.sitekey);
@@ -203,42 +203,6 @@ pub(super) fn submit_request(
             // The official client's `turnstile` documents `useragent` (2captcha-python
             // twocaptcha/solver.py), as the newer methods send it.
             q.opt("useragent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
-        Task::GeetestV3(t) => {
-            q.put("method", "geetest");
-            q.put("gt", &t.gt);
-            q.put("challenge", &t.challenge);
-            q.opt("api_server", &t.api_server);
-            q.put("pageurl", &t.page_url);
-            q.opt("userAgent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
-        Task::GeetestV4(t) => {
-            q.put("method", "geetest_v4");
-            q.put("captcha_id", &t.captcha_id);
-            q.put("pageurl", &t.page_url);
-            q.opt("userAgent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
-        Task::Funcaptcha(t) => {
-            q.put("method", "funcaptcha");
-            q.put("publickey", &t.publickey);
-            q.put("pageurl", &t.page_url);
-            q.opt("surl", &t.surl);
-            for (k, v) in &t.data {
-                q.put(&format!("data[{k}]"), v);
-            }
-            q.opt("userAgent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
-        Task::Hcaptcha(t) => {
-            q.put("method", "hcaptcha");
-            q.put("sitekey", &t.sitekey);
-            q.put("pageurl", &t.page_url);
-            q.flag("invisible", t.invisible);
-            q.opt("data", &t.data);
-            q.opt("userAgent", &t.user_agent);
             q.proxy(&t.proxy);
         }
         Task::Raw(t) => {

@@ -122,7 +122,7 @@ fn rule_of(ty: FieldType) -> Rule {
         FieldType::Cookies => COOKIES,
         FieldType::Image | FieldType::Images { .. } => Rule { shape: Shape::Base64Image, max_chars: IMAGE_TEXT_CHARS },
         FieldType::Page => PAGE,
-        FieldType::Text => INSTRUCTIONS,
+        FieldType::Text { .. } => INSTRUCTIONS,
         FieldType::Token | FieldType::StringMap | FieldType::Object => TOKEN,
         FieldType::Int { .. } | FieldType::Number { .. } | FieldType::Flag | FieldType::Proxy => SHORT,
     }

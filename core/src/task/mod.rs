@@ -41,11 +41,6 @@ pub enum Task {
     RecaptchaV2(Box<RecaptchaV2>),
     RecaptchaV3(Box<RecaptchaV3>),
     Turnstile(Box<Turnstile>),
-    GeetestV3(Box<GeetestV3>),
-    GeetestV4(Box<GeetestV4>),
-    Funcaptcha(Box<Funcaptcha>),
-    Hcaptcha(Box<Hcaptcha>),
-    Text(Box<TextCaptcha>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
     /// own `type`. Feature `declared-kinds`, not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
@@ -151,74 +146,6 @@ pub struct Turnstile {
     pub proxy: Option<Proxy>,
 }
 
-/// GeeTest v3 (`gt` + a fresh `challenge`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct GeetestV3 {
-    pub gt: String,
-    pub challenge: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_server: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-}
-
-/// GeeTest v4 (`captcha_id`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct GeetestV4 {
-    pub captcha_id: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-}
-
-/// Arkose Labs FunCaptcha.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Funcaptcha {
-    pub publickey: String,
-    pub page_url: String,
-    /// The API's subdomain/URL (`surl`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub surl: Option<String>,
-    /// Extra values, sent as `data[key]=value` (e.g. `blob`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub data: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-}
-
-/// hCaptcha. Most services now refuse it; their refusal is a terminal error.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Hcaptcha {
-    pub sitekey: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub invisible: bool,
-    /// Enterprise `rqdata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-}
-
-/// A text question a worker answers ("Is today Monday?"): 2captcha's `textcaptcha`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct TextCaptcha {
-    /// The question, as the site shows it.
-    pub text: String,
-    /// Language code of the question (`en`, `ru`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lang: Option<String>,
-}
-
 /// The escape hatch: `method` + free parameters for 2captcha-compatible
 /// services, or a whole `task` object (with its `type`) for createTask ones.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -292,84 +219,10 @@ impl Proxy {
     }
 }
 
-/// Declares [`TaskKind`]: each kind's variant, its name (the task's `type`, and the key of
-/// per-kind options in every language) and the kind whose polling schedule it shares.
-macro_rules! task_kinds {
-    ($($variant:ident = $name:literal, schedule $schedule:ident;)+) => {
-        /// The kind of a task, for polling schedules and analysis.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum TaskKind {
-            $($variant,)+
-        }
-
-        impl TaskKind {
-            pub const ALL: [TaskKind; [$($name),+].len()] = [$(TaskKind::$variant),+];
-
-            /// The `type` tag of the kind.
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $(TaskKind::$variant => $name,)+
-                }
-            }
-
-            /// The kind whose default polling schedule (first poll, give-up point) this one
-            /// follows: the providers document working times for a few kinds, and the newer
-            /// kinds are solved as those are (a token by a browser, an image by a worker).
-            pub const fn schedule(self) -> TaskKind {
-                match self {
-                    $(TaskKind::$variant => TaskKind::$schedule,)+
-                }
-            }
-        }
-    };
-}
-
-task_kinds! {
-    Image = "image", schedule Image;
-    RecaptchaV2 = "recaptcha_v2", schedule RecaptchaV2;
-    RecaptchaV3 = "recaptcha_v3", schedule RecaptchaV3;
-    Turnstile = "turnstile", schedule Turnstile;
-    GeetestV3 = "geetest_v3", schedule GeetestV3;
-    GeetestV4 = "geetest_v4", schedule GeetestV4;
-    Funcaptcha = "funcaptcha", schedule Funcaptcha;
-    Hcaptcha = "hcaptcha", schedule Hcaptcha;
-    Text = "text", schedule Text;
-    Raw = "raw", schedule Raw;
-    AmazonWaf = "amazon_waf", schedule Hcaptcha;
-    Datadome = "datadome", schedule Hcaptcha;
-    Mtcaptcha = "mtcaptcha", schedule Hcaptcha;
-    FriendlyCaptcha = "friendly_captcha", schedule Hcaptcha;
-    Prosopo = "prosopo", schedule Hcaptcha;
-    Altcha = "altcha", schedule Hcaptcha;
-    Tencent = "tencent", schedule Hcaptcha;
-    Cutcaptcha = "cutcaptcha", schedule Hcaptcha;
-    Lemin = "lemin", schedule Hcaptcha;
-    Keycaptcha = "keycaptcha", schedule Hcaptcha;
-    Capy = "capy", schedule Hcaptcha;
-    Cybersiara = "cybersiara", schedule Hcaptcha;
-    YandexSmart = "yandex_smart", schedule Hcaptcha;
-    Captchafox = "captchafox", schedule Hcaptcha;
-    AtbCaptcha = "atb_captcha", schedule Hcaptcha;
-    VkCaptcha = "vk_captcha", schedule Hcaptcha;
-    Binance = "binance", schedule Hcaptcha;
-    Yidun = "yidun", schedule Hcaptcha;
-    Basilisk = "basilisk", schedule Hcaptcha;
-    Tspd = "tspd", schedule Hcaptcha;
-    Alibaba = "alibaba", schedule Hcaptcha;
-    Hunt = "hunt", schedule Hcaptcha;
-    Temu = "temu", schedule Image;
-    Grid = "grid", schedule Image;
-    Coordinates = "coordinates", schedule Image;
-    Canvas = "canvas", schedule Image;
-    Rotate = "rotate", schedule Image;
-    Audio = "audio", schedule Image;
-    VkImage = "vk_image", schedule Image;
-    CloudflareChallenge = "cloudflare_challenge", schedule Turnstile;
-    RecaptchaClassification = "recaptcha_classification", schedule Image;
-    HcaptchaClassification = "hcaptcha_classification", schedule Image;
-    FuncaptchaClassification = "funcaptcha_classification", schedule Image;
-    Antigate = "antigate", schedule Hcaptcha;
-}
+// `TaskKind`: a variant per kind file (`core/kinds/<kind>.toml`), in the order of their
+// `position`s, with `ALL`, `as_str` and `schedule`, written by core/build.rs
+// (docs/decisions/0078-one-task-model.md).
+include!(concat!(env!("OUT_DIR"), "/task_kind.rs"));
 
 impl TaskKind {
     pub fn parse(s: &str) -> Option<Self> {
@@ -422,11 +275,6 @@ impl Task {
             Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
             Task::RecaptchaV3(_) => TaskKind::RecaptchaV3,
             Task::Turnstile(_) => TaskKind::Turnstile,
-            Task::GeetestV3(_) => TaskKind::GeetestV3,
-            Task::GeetestV4(_) => TaskKind::GeetestV4,
-            Task::Funcaptcha(_) => TaskKind::Funcaptcha,
-            Task::Hcaptcha(_) => TaskKind::Hcaptcha,
-            Task::Text(_) => TaskKind::Text,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.kind(),
@@ -441,16 +289,13 @@ impl Task {
             Task::RecaptchaV2(t) => Some(&t.sitekey),
             Task::RecaptchaV3(t) => Some(&t.sitekey),
             Task::Turnstile(t) => Some(&t.sitekey),
-            Task::GeetestV3(t) => Some(&t.gt),
-            Task::GeetestV4(t) => Some(&t.captcha_id),
-            Task::Funcaptcha(t) => Some(&t.publickey),
-            Task::Hcaptcha(t) => Some(&t.sitekey),
-            Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
-            Task::Declared(t) => ["sitekey", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
-                .iter()
-                .find_map(|f| t.text(f)),
+            Task::Declared(t) => {
+                ["sitekey", "gt", "publickey", "app_id", "captcha_id", "master_url_id", "misery_key", "scene_id"]
+                    .iter()
+                    .find_map(|f| t.text(f))
+            }
         }
     }
 
@@ -460,11 +305,6 @@ impl Task {
             Task::RecaptchaV2(t) => Some(&t.page_url),
             Task::RecaptchaV3(t) => Some(&t.page_url),
             Task::Turnstile(t) => Some(&t.page_url),
-            Task::GeetestV3(t) => Some(&t.page_url),
-            Task::GeetestV4(t) => Some(&t.page_url),
-            Task::Funcaptcha(t) => Some(&t.page_url),
-            Task::Hcaptcha(t) => Some(&t.page_url),
-            Task::Text(_) => None,
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.text("page_url"),
@@ -497,11 +337,6 @@ impl Task {
             TaskKind::RecaptchaV2 => Task::RecaptchaV2(Box::new(f.recaptcha_v2()?)),
             TaskKind::RecaptchaV3 => Task::RecaptchaV3(Box::new(f.recaptcha_v3()?)),
             TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
-            TaskKind::GeetestV3 => Task::GeetestV3(Box::new(f.geetest_v3()?)),
-            TaskKind::GeetestV4 => Task::GeetestV4(Box::new(f.geetest_v4()?)),
-            TaskKind::Funcaptcha => Task::Funcaptcha(Box::new(f.funcaptcha()?)),
-            TaskKind::Hcaptcha => Task::Hcaptcha(Box::new(f.hcaptcha()?)),
-            TaskKind::Text => Task::Text(Box::new(f.text()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
             declared => Task::Declared(Box::new(Declared::read(kinds::decl(declared), &mut f)?)),
@@ -557,61 +392,11 @@ impl Task {
                 opt_non_empty("user_agent", &t.user_agent)?;
                 opt_proxy(&t.proxy)
             }
-            Task::GeetestV3(t) => {
-                non_empty("gt", &t.gt)?;
-                non_empty("challenge", &t.challenge)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("api_server", &t.api_server)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::GeetestV4(t) => {
-                non_empty("captcha_id", &t.captcha_id)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::Funcaptcha(t) => {
-                non_empty("publickey", &t.publickey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("surl", &t.surl)?;
-                if t.data.keys().any(|k| k.is_empty() || k.contains(['[', ']'])) {
-                    return Err(InvalidTask::new("data", "keys must be non-empty and contain no brackets"));
-                }
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::Hcaptcha(t) => {
-                non_empty("sitekey", &t.sitekey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("data", &t.data)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::Text(t) => t.validate(),
             Task::Raw(t) => t.validate(),
             // Checked when read: a `Declared` holds only valid values.
             #[cfg(feature = "declared-kinds")]
             Task::Declared(_) => Ok(()),
         }
-    }
-}
-
-impl TextCaptcha {
-    /// 2captcha takes questions of at most 140 characters (the official
-    /// client's `text()` docstring, 2captcha/2captcha-python twocaptcha/solver.py).
-    pub const MAX_CHARS: usize = 140;
-
-    fn validate(&self) -> Result<(), InvalidTask> {
-        non_empty("text", &self.text)?;
-        let chars = self.text.chars().count();
-        if chars > Self::MAX_CHARS {
-            return Err(InvalidTask::new(
-                "text",
-                format!("{chars} characters; the services take at most {}", Self::MAX_CHARS),
-            ));
-        }
-        opt_non_empty("lang", &self.lang)
     }
 }
 

@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{
-    Funcaptcha, GeetestV3, GeetestV4, Hcaptcha, Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, TextCaptcha, Turnstile,
-};
+use super::{Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -171,52 +169,6 @@ impl Fields {
             user_agent: self.string("user_agent", Some("userAgent"))?,
             proxy: self.proxy()?,
         })
-    }
-
-    pub(super) fn geetest_v3(&mut self) -> Result<GeetestV3, InvalidTask> {
-        Ok(GeetestV3 {
-            gt: self.required("gt", None)?,
-            challenge: self.required("challenge", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            api_server: self.string("api_server", Some("apiServer"))?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-        })
-    }
-
-    pub(super) fn geetest_v4(&mut self) -> Result<GeetestV4, InvalidTask> {
-        Ok(GeetestV4 {
-            captcha_id: self.required("captcha_id", Some("captchaId"))?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-        })
-    }
-
-    pub(super) fn funcaptcha(&mut self) -> Result<Funcaptcha, InvalidTask> {
-        Ok(Funcaptcha {
-            publickey: self.required("publickey", Some("publicKey"))?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            surl: self.string("surl", None)?,
-            data: self.string_map("data")?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-        })
-    }
-
-    pub(super) fn hcaptcha(&mut self) -> Result<Hcaptcha, InvalidTask> {
-        Ok(Hcaptcha {
-            sitekey: self.required("sitekey", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            invisible: self.flag("invisible", None)?,
-            data: self.string("data", None)?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-        })
-    }
-
-    pub(super) fn text(&mut self) -> Result<TextCaptcha, InvalidTask> {
-        Ok(TextCaptcha { text: self.required("text", None)?, lang: self.string("lang", None)? })
     }
 
     pub(super) fn raw(&mut self) -> Result<Raw, InvalidTask> {

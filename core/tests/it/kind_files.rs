@@ -56,10 +56,27 @@ const EDITS: &[(&str, &str, &str, &str)] = &[
     ("amazon_waf", r#"services = "two_captcha""#, r#"services = "two""#, "v1.services: `two` is not a list"),
     ("amazon_waf", r#""capsolver""#, r#""capsolv""#, "create_task[1].dialect: `capsolv` is not one of"),
     ("amazon_waf", r#"["iv", "awsIv"]"#, r#"["ivv", "awsIv"]"#, "create_task[1].params: `ivv` is not a field"),
-    ("_shared", r#""antigate","#, "", "antigate.toml: the kind `antigate` is not in `order`"),
-    ("datadome", "kind = \"Datadome\"\n", "", "datadome.toml: TOML parse error"),
-    ("datadome", "kind = \"Datadome\"\n", "", "missing field `kind`"),
-    ("datadome", "kind = \"Datadome\"", "kind = \"DataDome\"", "`kind` is `DataDome`, but the TaskKind of"),
+    // The kind list is the files': each at a `position` of its own, none skipped, and a
+    // `schedule` naming a kind that follows its own.
+    ("datadome", "position = 11\n", "", "datadome.toml: TOML parse error"),
+    ("datadome", "position = 11\n", "", "missing field `position`"),
+    ("datadome", "position = 11", "position = 12", "`position` = 12 is also"),
+    (
+        "datadome",
+        "position = 11",
+        "position = 44",
+        "`position` = 44: there are 44 kind files, so the positions are 0 to 43",
+    ),
+    ("datadome", "schedule = \"hcaptcha\"\n", "", "missing field `schedule`"),
+    ("datadome", "schedule = \"hcaptcha\"", "schedule = \"hcapcha\"", "`schedule` = `hcapcha` is not a kind"),
+    ("datadome", "schedule = \"hcaptcha\"", "schedule = \"amazon_waf\"", "which follows `hcaptcha`'s: name a kind"),
+    (
+        "geetest_v4",
+        r#"requires_proxied = ["user_agent"]"#,
+        r#"requires_proxied = ["user_agnt"]"#,
+        "geetest_v4.toml: create_task[0].requires_proxied: `user_agnt` is not a field",
+    ),
+    ("datadome", "\nclass =", "\nkind = \"Datadome\"\nclass =", "unknown field `kind`"),
     // `[dropped.<service>]`: only `doc` and `note`, a preset, an https source, and never a
     // service the kind is still sent to (coded or declared).
     ("hcaptcha", "[dropped.capmonster]\ndoc =", "[dropped.capmonster]\ndocs =", "unknown field `docs`"),
@@ -71,9 +88,22 @@ const EDITS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "hcaptcha",
-        r#"services = ["captchaai", "anti-captcha"]"#,
-        r#"services = ["captchaai", "anti-captcha", "capmonster"]"#,
+        r#"services = ["captchaai"]"#,
+        r#"services = ["captchaai", "2captcha"]"#,
+        "hcaptcha.toml: dropped.2captcha: the kind is still sent to `2captcha`",
+    ),
+    // A form kept for custom endpoints (`custom_only`) only where its preset dropped the kind.
+    (
+        "hcaptcha",
+        "dialect = \"capmonster\"\ncustom_only = true\n",
+        "dialect = \"capmonster\"\n",
         "hcaptcha.toml: dropped.capmonster: the kind is still sent to `capmonster`",
+    ),
+    (
+        "hcaptcha",
+        "dialect = \"anti-captcha\"\n",
+        "dialect = \"anti-captcha\"\ncustom_only = true\n",
+        "the `anti-captcha` [[create_task]] is custom_only, but `anti-captcha` is not in [dropped]",
     ),
     (
         "hcaptcha",
@@ -108,6 +138,9 @@ fn bad_data_is_refused_naming_the_file_and_the_key() {
         let problem = problem(&format!("edit{i}"), |d| replace(d, &format!("{file}.toml"), from, to));
         assert!(problem.contains(wanted), "{file}: {from:?} -> {to:?}: {problem:?} does not say {wanted:?}");
     }
+    // A file gone leaves its position empty: the last kind's number is then one too many.
     let no_file = problem("no_file", |d| std::fs::remove_file(d.join("temu.toml")).unwrap());
-    assert!(no_file.contains("_shared.toml: `order` lists `temu`, which has no temu.toml"), "{no_file}");
+    assert!(no_file.contains("antigate.toml: `position` = 43: there are 43 kind files"), "{no_file}");
+    let bad_name = problem("bad_name", |d| std::fs::rename(d.join("temu.toml"), d.join("Temu.toml")).unwrap());
+    assert!(bad_name.contains("Temu.toml: a kind's name (the file's) is snake_case"), "{bad_name}");
 }

@@ -1,303 +1,31 @@
-//! The forms of the kind declarations (`core/src/task/kinds`) in other languages and
-//! documents, written here and compared with the checked-in files: a field added to a kind in
-//! one place only fails this test. `UPDATE_GENERATED=1 cargo test -p captcha-dlq-core --test
-//! kinds_generated` rewrites them.
-//!
-//! - `bindings-python/python/captcha_dlq/_kinds.py`: a dataclass per kind, and `KindMs`'s fields;
-//! - the `kinds` section of `js-api/index.d.ts` (the types of both npm packages);
-//! - `docs/kinds.md`: the table of kinds, their fields, answers, services and sources.
+//! The forms of the kind declarations in other languages and documents
+//! (`captcha_dlq_core::task::kinds::generate`: `_kinds.py`, `KindMs`'s Python fields, the kinds
+//! section of `js-api/index.d.ts`, `docs/kinds.md`) are what the checked-in files hold:
+//! a field added to a kind in one place only fails here. `cargo xtask kinds` rewrites them.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use captcha_dlq_core::provider::Dialect;
-use captcha_dlq_core::task::kinds::{self, AnswerLife, AnswerType, FieldDecl, FieldType, KindDecl, Source, Wire};
+use captcha_dlq_core::task::kinds::{self, generate, KindDecl, Wire};
 use captcha_dlq_core::task::TaskKind;
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
-}
-
-/// Compares `generated` with the file (or its section between `begin` and `end`), or writes it.
-fn check(path: &str, section: Option<(&str, &str)>, generated: &str) {
-    let file = repo(path);
-    let current = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let wanted = match section {
-        None => generated.to_string(),
-        Some((begin, end)) => {
-            let start = current.find(begin).unwrap_or_else(|| panic!("{path}: no {begin}")) + begin.len();
-            let stop = current.find(end).unwrap_or_else(|| panic!("{path}: no {end}"));
-            format!("{}\n{generated}{}", &current[..start], &current[stop..])
-        }
-    };
-    if current == wanted {
-        return;
-    }
-    if std::env::var_os("UPDATE_GENERATED").is_some() {
-        std::fs::write(&file, wanted).unwrap();
-        return;
-    }
-    let line = current.lines().zip(wanted.lines()).position(|(a, b)| a != b).map_or(0, |i| i + 1);
-    panic!("{path} differs from the kind declarations (first at line {line}); run UPDATE_GENERATED=1 cargo test -p captcha-dlq-core --test it kinds_generated");
-}
 
 fn decls() -> impl Iterator<Item = &'static KindDecl> {
     kinds::DECLS.into_iter()
 }
 
-fn py_type(f: &FieldDecl) -> (String, Option<&'static str>) {
-    let optional = |t: &str| if f.required { t.to_string() } else { format!("Optional[{t}]") };
-    match f.ty {
-        FieldType::Flag => ("bool".into(), Some("False")),
-        FieldType::Int { .. } => (optional("int"), (!f.required).then_some("None")),
-        FieldType::Number { .. } => (optional("float"), (!f.required).then_some("None")),
-        FieldType::Proxy => (optional("Proxy"), (!f.required).then_some("None")),
-        FieldType::StringMap => ("Mapping[str, str]".into(), Some("field(default_factory=dict)")),
-        FieldType::Object => (optional("Mapping[str, Any]"), (!f.required).then_some("None")),
-        FieldType::Images { .. } | FieldType::Names { .. } => {
-            (optional("Sequence[str]"), (!f.required).then_some("None"))
-        }
-        _ => (optional("str"), (!f.required).then_some("None")),
-    }
-}
-
-fn python() -> String {
-    let mut out = String::from(
-        "# Generated from core/kinds/*.toml by core/tests/it/kinds_generated.rs: do not edit.\n\
-         \"\"\"The task classes, one per kind, and the per-kind fields of ``KindMs``.\"\"\"\n\n\
-         from __future__ import annotations\n\n\
-         from dataclasses import dataclass, field\n\
-         from typing import Any, ClassVar, Mapping, Optional, Sequence, Tuple\n\n\
-         from ._task_base import Proxy, Task\n\n",
-    );
-    let classes: Vec<&str> = decls().map(|d| d.class).collect();
-    writeln!(out, "__all__ = [").unwrap();
-    for c in &classes {
-        writeln!(out, "    \"{c}\",").unwrap();
-    }
-    writeln!(out, "    \"KIND_NAMES\",\n    \"KIND_CLASSES\",\n]\n").unwrap();
-    writeln!(out, "#: Every kind's name: its task ``type`` and its key in per-kind options.").unwrap();
-    writeln!(out, "KIND_NAMES: Tuple[str, ...] = (").unwrap();
-    for k in TaskKind::ALL {
-        writeln!(out, "    \"{k}\",").unwrap();
-    }
-    writeln!(out, ")\n").unwrap();
-    for d in decls() {
-        writeln!(out, "\n@dataclass(frozen=True)\nclass {}(Task):", d.class).unwrap();
-        writeln!(out, "    \"\"\"{}\"\"\"\n", d.summary.replace('`', "``")).unwrap();
-        writeln!(out, "    TYPE: ClassVar[str] = \"{}\"", d.kind).unwrap();
-        let mut seen_optional = false;
-        for f in d.fields {
-            let (ty, default) = py_type(f);
-            writeln!(out, "    #: {}", f.doc.replace('`', "``")).unwrap();
-            match default {
-                Some(def) => {
-                    seen_optional = true;
-                    writeln!(out, "    {}: {ty} = {def}", f.name).unwrap();
-                }
-                None => {
-                    assert!(!seen_optional, "{}: required field {} after an optional one", d.kind, f.name);
-                    writeln!(out, "    {}: {ty}", f.name).unwrap();
-                }
-            }
-        }
-        out.push('\n');
-    }
-    writeln!(out, "\n#: The class of each kind, by name.").unwrap();
-    writeln!(out, "KIND_CLASSES: Mapping[str, type] = {{cls.TYPE: cls for cls in ({},)}}", classes.join(", ")).unwrap();
-    out
-}
-
-fn python_kind_ms() -> String {
-    let mut out = String::new();
-    for k in TaskKind::ALL {
-        writeln!(out, "    {k}: Optional[int] = None").unwrap();
-    }
-    out.push_str("    ");
-    out
-}
-
-fn ts_type(f: &FieldDecl) -> String {
-    match f.ty {
-        FieldType::Flag => "boolean".into(),
-        FieldType::Int { .. } | FieldType::Number { .. } => "number".into(),
-        FieldType::Proxy => "TaskProxy".into(),
-        FieldType::StringMap => "Record<string, string>".into(),
-        FieldType::Object => "Record<string, unknown>".into(),
-        FieldType::Images { .. } | FieldType::Names { .. } => "string[]".into(),
-        FieldType::Choice(names) => names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(" | "),
-        _ => "string".into(),
-    }
-}
-
-fn ts_name(d: &KindDecl) -> String {
-    if d.class.ends_with("Task") {
-        d.class.to_string()
-    } else {
-        format!("{}Task", d.class)
-    }
-}
-
-fn typescript() -> String {
-    let mut out =
-        String::from("// Generated from core/kinds/*.toml by core/tests/it/kinds_generated.rs: do not edit.\n\n");
-    out.push_str("/** Task kinds, as `type`; also the keys of per-kind options (`firstPollMs`, `price`). */\nexport type TaskType =\n");
-    for k in TaskKind::ALL {
-        writeln!(out, "  | '{k}'").unwrap();
-    }
-    out.pop();
-    out.push_str(";\n\n");
-    out.push_str("/** A proxy the solving service uses for the task (not the client's own traffic: see `ClientOptions.proxy`). */\nexport interface TaskProxy {\n  type: 'http' | 'https' | 'socks4' | 'socks5';\n  host: string;\n  port: number;\n  login?: string;\n  password?: string;\n}\n");
-    for d in decls() {
-        writeln!(out, "\n/** {} */\nexport interface {} {{\n  type: '{}';", d.summary, ts_name(d), d.kind).unwrap();
-        for f in d.fields {
-            let q = if f.required { "" } else { "?" };
-            writeln!(out, "  /** {} */\n  {}{q}: {};", f.doc, f.js_name(), ts_type(f)).unwrap();
-        }
-        out.push_str("}\n");
-        let answer: Vec<String> = d
-            .answer
-            .iter()
-            .map(|a| {
-                let ty = match a.ty {
-                    AnswerType::Text => "string",
-                    AnswerType::Number => "number",
-                    AnswerType::Points => "Array<{ x: number; y: number }>",
-                    AnswerType::Object => "Record<string, unknown>",
-                    AnswerType::Indices => "number[]",
-                };
-                let q = if a.required { "" } else { "?" };
-                format!("  /** {} */\n  {}{q}: {ty};\n", a.doc, json_camel(a.name))
-            })
-            .collect();
-        writeln!(
-            out,
-            "\n/** The answer of a `{}` task, by name (`Solution.answer`). */\nexport interface {}Answer {{\n{}}}",
-            d.kind,
-            d.class,
-            answer.concat()
-        )
-        .unwrap();
-    }
-    out.push_str("\n/**\n * A task. The core checks it and names the bad field (`InvalidTask.field`); field names may also be\n * written in snake_case (`page_url`).\n */\nexport type Task =\n");
-    for d in decls() {
-        writeln!(out, "  | {}", ts_name(d)).unwrap();
-    }
-    out.pop();
-    out.push_str(";\n\n/** The camelCase spelling of the kinds whose name has an underscore, also taken as per-kind option keys. */\nexport type TaskTypeCamel =\n");
-    for k in TaskKind::ALL.into_iter().filter(|k| json_camel(k.as_str()) != k.as_str()) {
-        writeln!(out, "  | '{}'", json_camel(k.as_str())).unwrap();
-    }
-    out.pop();
-    out.push_str(";\n\n/** One duration (ms) per task kind: an object of kinds (those left out keep their value) or one number for all. Keys are the kinds' names (`recaptcha_v2`); their camelCase spelling (`recaptchaV2`) is taken too. */\nexport type KindMs = number | Partial<Record<TaskType | TaskTypeCamel, number>>;\n");
-    out
-}
-
-fn json_camel(name: &str) -> String {
-    captcha_dlq_core::support::json_field::camel(name)
-}
-
-fn source_text(s: &Source) -> String {
-    match s {
-        Source::Doc(url) => format!("<{url}>"),
-        Source::Client { repo, file, test: Some(test) } => format!("{repo} `{file}` `{test}`"),
-        Source::Client { repo, file, test: None } => format!("{repo} `{file}`"),
-    }
-}
-
-fn dialect_preset(d: Dialect) -> &'static str {
-    d.as_str()
-}
-
-fn docs() -> String {
-    let mut out = String::from(
-        "# Task kinds\n\n<!-- Generated from core/kinds/*.toml by core/tests/it/kinds_generated.rs: do not edit. -->\n\n",
-    );
-    out.push_str("Every kind the core types, declared once in `core/kinds/<kind>.toml`: its fields (required in **bold**), the values of its answer, where each service takes it and the source of that wire form. A kind goes only to the services listed for it; the others refuse it on `type` before anything is sent. The polling schedule column names the kind whose documented schedule it follows (see `docs/providers.md`).\n\n");
-    out.push_str("| kind | fields | answer | services | schedule |\n|---|---|---|---|---|\n");
-    for d in decls() {
-        let fields: Vec<String> =
-            d.fields.iter().map(|f| if f.required { format!("**{}**", f.name) } else { f.name.to_string() }).collect();
-        let answer: Vec<&str> = d.answer.iter().map(|a| a.name).collect();
-        let services = kinds::services_of(d.kind).join(", ");
-        writeln!(
-            out,
-            "| `{}` | {} | {} | {} | {} |",
-            d.kind,
-            fields.join(", "),
-            answer.join(", "),
-            services,
-            d.kind.schedule()
-        )
-        .unwrap();
-    }
-    out.push_str("\n## Wire forms and sources\n\nThe kinds written as code (`image`, the reCAPTCHAs, `turnstile`, the GeeTests, `funcaptcha`, `hcaptcha`, `text`, `raw`) cite their sources in `core/src/provider/v1.rs` and `core/src/provider/dialect/` (a file per kind). The declared ones:\n\n| kind | service | type / method | source |\n|---|---|---|---|\n");
-    for d in decls() {
-        let Wire::Declared { v1, create_task } = &d.wire else { continue };
-        if let Some(v) = v1 {
-            writeln!(
-                out,
-                "| `{}` | {} (v1) | `{}` | {} |",
-                d.kind,
-                v.services.join(", "),
-                v.method,
-                source_text(&v.source)
-            )
-            .unwrap();
-        }
-        for c in *create_task {
-            let types: Vec<&str> = [c.proxyless, c.proxied].into_iter().flatten().collect();
-            let mut types = types;
-            types.dedup();
-            writeln!(
-                out,
-                "| `{}` | {} | `{}` | {} |",
-                d.kind,
-                dialect_preset(c.dialect),
-                types.join("` / `"),
-                source_text(&c.source)
-            )
-            .unwrap();
-        }
-    }
-    out.push_str("\n## Services that dropped a kind\n\nA service that took a kind and no longer does (`[dropped]` in the kind file): the kind is not sent there, and a task routed there is refused on `type`, naming the source below and the services that still take it.\n\n| kind | service | what the source shows | source |\n|---|---|---|---|\n");
-    let mut any = false;
-    for d in decls() {
-        for x in d.dropped {
-            any = true;
-            writeln!(out, "| `{}` | {} | {} | <{}> |", d.kind, x.service, x.note, x.doc).unwrap();
-        }
-    }
-    if !any {
-        out.push_str("| — | — | none | — |\n");
-    }
-    out.push_str("\n## Answer life\n\nHow long each kind's answer is good for after it was solved (`answer_life`; `solved_at` and `expires_at` on every solution). Past it, an answer is never handed over as good: it is a dead letter `TTLExpired` that keeps the answer and its cost, or solved again with `recover --resolve-expired`.\n\n| kind | life | source |\n|---|---|---|\n");
-    for d in decls() {
-        let (life, source) = match d.life {
-            AnswerLife::Expires { ms, doc, note } => {
-                let source = match note {
-                    Some(note) => format!("{doc} ({note})"),
-                    None => doc.to_string(),
-                };
-                (format!("{} s", ms / 1000), source)
-            }
-            AnswerLife::Never { why } => ("does not expire".to_string(), why.to_string()),
-        };
-        writeln!(out, "| `{}` | {life} | {source} |", d.kind).unwrap();
-    }
-    out
-}
-
 #[test]
 fn generated_files_match_the_declarations() {
-    check("bindings-python/python/captcha_dlq/_kinds.py", None, &python());
-    check(
-        "bindings-python/python/captcha_dlq/_config.py",
-        Some(("    # <generated: kind_ms fields>", "# </generated: kind_ms fields>")),
-        &python_kind_ms(),
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut stale = Vec::new();
+    for output in generate::outputs().unwrap() {
+        if let Some(line) = output.differs(&root).unwrap() {
+            stale.push(format!("{} (first at line {line})", output.path));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "differ from the kind declarations: {}; run `cargo xtask kinds` to rewrite them",
+        stale.join(", ")
     );
-    check("js-api/index.d.ts", Some(("// <generated: kinds>", "// </generated: kinds>")), &typescript());
-    check("docs/kinds.md", None, &docs());
 }
 
 #[test]

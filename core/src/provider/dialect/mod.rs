@@ -21,13 +21,9 @@ use crate::task::kinds::{CreateTaskDecl, FieldType};
 use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task, TaskKind};
 
-mod funcaptcha;
-mod geetest;
-mod hcaptcha;
 mod image;
 mod recaptcha_v2;
 mod recaptcha_v3;
-mod text;
 mod turnstile;
 
 /// A task object being written, or (`building: false`) only checked: the same code decides
@@ -118,27 +114,6 @@ fn capsolver_proxy(p: &Proxy) -> String {
     }
 }
 
-/// anti-captcha's proxied GeeTest, FunCaptcha and hCaptcha tasks are solved in a browser that
-/// must look like the one behind the proxy: its official client sends `userAgent` with every
-/// one of them (anti-captcha/anticaptcha-python `anticaptchaofficial/geetestproxyon.py`,
-/// `funcaptchaproxyon.py`, `hcaptchaproxyon.py`: `"userAgent": self.user_agent`), and the task
-/// pages list it as required for the proxied types
-/// (https://anti-captcha.com/apidoc/task-types/GeeTestTask, FunCaptchaTask, HCaptchaTask).
-/// Such a task without one is refused before anything is sent (issue 43).
-fn anti_captcha_proxy_needs_user_agent(
-    d: Dialect,
-    proxy: &Option<Proxy>,
-    user_agent: &Option<String>,
-) -> Result<(), InvalidTask> {
-    if d == Dialect::AntiCaptcha && proxy.is_some() && user_agent.is_none() {
-        return Err(InvalidTask::new(
-            "user_agent",
-            "anti-captcha solves this task through your proxy only with the browser's user agent: give `user_agent`",
-        ));
-    }
-    Ok(())
-}
-
 fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
     if let Some(p) = proxy {
         if o.dialect == Dialect::CapSolver {
@@ -199,14 +174,9 @@ fn raw_object(d: Dialect, t: &Raw) -> Result<&Map<String, Value>, InvalidTask> {
 fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidTask> {
     match task {
         Task::Image(t) => image::object(d, t, building),
-        Task::Text(t) => text::object(d, t, building),
         Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
         Task::RecaptchaV3(t) => recaptcha_v3::object(d, t, building),
         Task::Turnstile(t) => turnstile::object(d, t, building),
-        Task::GeetestV3(t) => geetest::v3_object(d, t, building),
-        Task::GeetestV4(t) => geetest::v4_object(d, t, building),
-        Task::Funcaptcha(t) => funcaptcha::object(d, t, building),
-        Task::Hcaptcha(t) => hcaptcha::object(d, t, building),
         // Written by `task_object` and `check` themselves.
         _ => Err(unsupported(d, task.kind())),
     }
@@ -219,7 +189,8 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
     let (form, ty) = check_declared(d, t)?;
     let mut o = Obj::new(d, true, ty.to_string());
     for (k, v) in form.fixed {
-        o.put(k, *v);
+        let (k, v) = in_key_form(k, Value::String(v.to_string()));
+        o.put(k, v);
     }
     for (field, value) in t.values() {
         let key = form.params.iter().find(|(f, _)| f == field).map_or("", |(_, key)| key);
@@ -255,7 +226,8 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
 
 #[cfg(feature = "declared-kinds")]
 /// The key and value as a declared key writes them (`CreateTaskDecl::params`): `base64:` before
-/// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `int:` a whole number
+/// the key sends the text base64-encoded (CapMonster's `htmlPageBase64`), `json:` the value as a
+/// JSON string, `host:` a URL's host (a text that is no URL as it is), `int:` a whole number
 /// held as text as a JSON number (CapMonster's Yidun `hct`, a millisecond timestamp: the text keeps
 /// it exact in every language, the wire wants a number), `[]` after it a list of one
 /// (`imagesBase64[]`, where the kind takes one image).
@@ -264,6 +236,13 @@ fn in_key_form(key: &str, value: Value) -> (&str, Value) {
     let (key, value) = if let Some(key) = key.strip_prefix("base64:") {
         let text = value.as_str().unwrap_or_default();
         (key, Value::String(base64::engine::general_purpose::STANDARD.encode(text)))
+    } else if let Some(key) = key.strip_prefix("json:") {
+        // FunCaptcha's extra values: one JSON string (`"data": "{\"blob\":\"...\"}"`).
+        (key, Value::String(value.to_string()))
+    } else if let Some(key) = key.strip_prefix("host:") {
+        // The host of a URL, or the text as it is when it is a host already (FunCaptcha's `surl`).
+        let text = value.as_str().unwrap_or_default();
+        (key, Value::String(crate::support::weburl::host_of(text).unwrap_or_else(|| text.to_string())))
     } else if let Some(key) = key.strip_prefix("int:") {
         // A text that is not a whole number goes as it is: the service names what it refuses.
         let number = value.as_str().and_then(|text| text.parse::<i64>().ok());
@@ -282,6 +261,10 @@ fn in_key_form(key: &str, value: Value) -> (&str, Value) {
 #[cfg(feature = "declared-kinds")]
 pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static CreateTaskDecl, &'static str), InvalidTask> {
     let form = declared_form(d, t)?;
+    // A field the dialect has no place for first: it names what to take out of the task.
+    if let Some(field) = t.values().keys().find(|field| !form.params.iter().any(|(f, _)| f == field)) {
+        return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+    }
     let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
     let ty = ty.ok_or_else(|| {
         let how = if t.proxy().is_some() { "without a proxy" } else { "through your proxy" };
@@ -292,8 +275,13 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
             return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
         }
     }
-    if let Some(field) = t.values().keys().find(|field| !form.params.iter().any(|(f, _)| f == field)) {
-        return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+    if t.proxy().is_some() {
+        if let Some(field) = form.requires_proxied.iter().find(|field| t.get(field).is_none()) {
+            return Err(InvalidTask::new(
+                *field,
+                format!("{} solves {} tasks through your proxy only with it: give `{field}`", d.as_str(), t.kind()),
+            ));
+        }
     }
     Ok((form, ty))
 }
@@ -302,7 +290,8 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
 fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
     match crate::task::kinds::create_task_form(t.kind(), d) {
         Some(Some(form)) => Ok(form),
-        _ => Err(super::not_solved(d.as_str(), t.kind())),
+        // Not `not_solved`: at a custom endpoint the dialect's name is not the preset that dropped the kind.
+        _ => Err(super::does_not_solve(d.as_str(), t.kind())),
     }
 }
 

@@ -4,7 +4,7 @@
 //! A declaration is data (`const` tables, written by `core/build.rs` from
 //! `core/kinds/<kind>.toml`), not code: the browser build carries
 //! one reader, one validator and one encoder for every declared kind, and
-//! `core/tests/it/kinds_generated.rs` writes the Python, TypeScript and docs
+//! `generate` (`cargo xtask kinds`) writes the Python, TypeScript and docs
 //! forms of the same tables.
 
 use crate::protocol::Dialect;
@@ -99,8 +99,11 @@ pub enum FieldType {
     Url,
     /// An opaque page value (a token, a script's data): one line, at most 64 KiB.
     Token,
-    /// Free text over lines (a page's HTML as base64 is a Token).
-    Text,
+    /// Free text over lines (a page's HTML as base64 is a Token), of at most `max_chars`
+    /// characters where the services set a bound (`max` in the kind file).
+    Text {
+        max_chars: Option<u32>,
+    },
     /// A browser user agent.
     UserAgent,
     /// Cookies, written `name=value; name2=value2` (each protocol's form is made when sent).
@@ -198,13 +201,22 @@ pub struct CreateTaskDecl {
     pub proxied: Option<&'static str>,
     /// `(field, key)`; a dotted key (`metadata.captchaUrl`) is nested; a key ending in `[]`
     /// takes the value as a list of one (`imagesBase64[]`); `base64:` before a key sends the
-    /// text base64-encoded (`base64:htmlPageBase64`); an empty key: the dialect does without
+    /// text base64-encoded (`base64:htmlPageBase64`), `json:` the value as one JSON string
+    /// (`json:data`), `host:` a URL's host (`host:funcaptchaApiJSSubdomain`); an empty key: the dialect does without
     /// the field, which is not sent (a hint that only other services use).
     pub params: &'static [(&'static str, &'static str)],
-    /// Keys sent with every task of the kind (`class: "DataDome"`).
+    /// Keys sent with every task of the kind (`class: "DataDome"`); `int:` before a key sends
+    /// the value as a JSON number (`int:version`, `4`).
     pub fixed: &'static [(&'static str, &'static str)],
     /// Fields optional for the kind that this dialect cannot do without.
     pub requires: &'static [&'static str],
+    /// Fields this dialect cannot do without when the task has a proxy: anti-captcha solves a
+    /// proxied GeeTest, FunCaptcha or hCaptcha in a browser that must look like the one behind
+    /// the proxy; its official client sends `userAgent` with every one
+    /// (anti-captcha/anticaptcha-python `anticaptchaofficial/geetestproxyon.py`,
+    /// `funcaptchaproxyon.py`, `hcaptchaproxyon.py`) and the task pages list it as required
+    /// (https://anti-captcha.com/apidoc/task-types/GeeTestTask, FunCaptchaTask, HCaptchaTask; issue 43).
+    pub requires_proxied: &'static [&'static str],
     pub source: Source,
 }
 

@@ -134,6 +134,19 @@ impl Declared {
                     limits::check_field(name, s, field.ty)?;
                     base64_image(name, s)?;
                 }
+                (FieldType::Text { max_chars: Some(max) }, Value::String(s)) => {
+                    let chars = s.chars().count();
+                    if chars > max as usize {
+                        return Err(InvalidTask::new(
+                            name,
+                            format!("{chars} characters; the services take at most {max}"),
+                        ));
+                    }
+                    if s.trim().is_empty() {
+                        return Err(InvalidTask::new(name, "must not be empty"));
+                    }
+                    limits::check_field(name, s, field.ty)?;
+                }
                 (FieldType::Cookies, Value::String(s)) => {
                     limits::check_field(name, s, field.ty)?;
                     check_cookies(name, s)?;
@@ -147,8 +160,11 @@ impl Declared {
                 (FieldType::Images { max } | FieldType::Names { max }, Value::Array(items)) => {
                     check_list(name, items, max, field.ty)?;
                 }
-                (FieldType::StringMap, Value::Object(map)) if map.keys().any(|k| k.is_empty()) => {
-                    return Err(InvalidTask::new(name, "keys must be non-empty"));
+                // A key may be sent as `name[key]` (v1's `data[blob]`): no brackets in it.
+                (FieldType::StringMap, Value::Object(map))
+                    if map.keys().any(|k| k.is_empty() || k.contains(['[', ']'])) =>
+                {
+                    return Err(InvalidTask::new(name, "keys must be non-empty and contain no brackets"));
                 }
                 _ => {}
             }

@@ -10,8 +10,8 @@
 //! form needs more than renames ([`Wire::Coded`]) keep their typed structs and
 //! encoders, checked against their declarations by tests. The Python classes
 //! and stubs, the TypeScript types, the CLI's list of kinds and the docs table
-//! are written from the same tables by `core/tests/it/kinds_generated.rs`, which
-//! fails when a checked-in copy differs.
+//! are written from the same tables by [`generate`] (`cargo xtask kinds`); the test
+//! `core/tests/it/kinds_generated.rs` fails when a checked-in copy differs.
 
 // Without `declared-kinds` (the browser build) descriptions and sources are `()` (`decl::Text`), passed as such.
 #![cfg_attr(not(feature = "declared-kinds"), allow(clippy::unit_arg))]
@@ -21,6 +21,9 @@ pub mod decl;
 mod declared;
 
 pub mod answer;
+/// The kinds' forms in Python, TypeScript and the docs: feature `kinds-gen` (`cargo xtask kinds` and the drift test).
+#[cfg(feature = "kinds-gen")]
+pub mod generate;
 /// Typed tasks and answers: feature `declared-kinds`, which the browser build leaves out.
 #[cfg(feature = "declared-kinds")]
 pub mod typed;
@@ -130,7 +133,10 @@ pub fn services_of(kind: TaskKind) -> Vec<&'static str> {
     for (name, _, protocol) in PRESETS {
         let solves = match protocol {
             Protocol::V1 => v1_form_of(kind, name).is_none_or(|f| f.is_some()),
-            Protocol::CreateTask(d) => create_task_form(kind, *d).is_none_or(|f| f.is_some()),
+            // A form kept for custom endpoints (`custom_only`) is not the preset's: it dropped the kind.
+            Protocol::CreateTask(d) => {
+                create_task_form(kind, *d).is_none_or(|f| f.is_some()) && decl(kind).dropped_by(name).is_none()
+            }
         };
         if solves {
             out.push(*name);
