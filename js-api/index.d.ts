@@ -1133,6 +1133,8 @@ export interface Solution {
   solvedAt: number | null;
   /** When it stops being good, in Unix milliseconds (its kind's declared life after `solvedAt`); `null` for an answer that does not expire (a recognised text). Past it, an answer is never handed over: it is a dead letter `TTLExpired`. */
   expiresAt: number | null;
+  /** The fields a page added to the task (its `userAgent`, `cookies`) that the provider had no place for and the answer is not bound to, so they were left out of what was sent; absent when none. */
+  leftOut?: string[];
 }
 
 /** One finished task of a batch (`solveStream`, `solveMany`). */

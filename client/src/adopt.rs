@@ -253,7 +253,7 @@ impl Deliver {
                 Err(e) => Err(e),
             };
             let delivery = match outcome {
-                Ok(Outcome::Solved(delivery)) => delivery,
+                Ok(Outcome::Solved(delivery)) => *delivery,
                 Ok(Outcome::DeadLettered { .. } | Outcome::FailedAgain(_)) => {
                     self.count(|s| s.dead_lettered += 1);
                     return;

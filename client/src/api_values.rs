@@ -233,6 +233,10 @@ pub fn solution(s: &Solution, casing: Casing) -> Value {
         }
         v["answer"] = Value::Object(answer);
     }
+    // What the page added that the provider had no place for (docs/decisions/0077).
+    if !s.left_out.is_empty() {
+        v[spelled_as(casing, "left_out")] = json!(s.left_out.iter().map(|f| spelled_as(casing, f)).collect::<Vec<_>>());
+    }
     v
 }
 
@@ -470,6 +474,7 @@ impl FromJson for SolutionRef {
         // Not used, so not checked: a JS number comes back from napi as a float.
         let _: Option<Value> = f.opt("solved_at")?;
         let _: Option<Value> = f.opt("expires_at")?;
+        let _: Option<Value> = f.opt("left_out")?;
         f.finish()?;
         Ok(r)
     }

@@ -611,7 +611,7 @@ impl Client {
             },
             other => return other,
         };
-        let Delivery { id, solution, receipt, .. } = delivery;
+        let Delivery { id, solution, receipt, .. } = *delivery;
         entry.solution = Some(solution);
         let (done, done_rx) = oneshot::channel();
         let (accepted, accepted_rx) = oneshot::channel();
@@ -654,7 +654,7 @@ impl Outcome {
     /// The delivery, not yet acknowledged, or the error this outcome means.
     pub fn into_delivery(self) -> Result<Delivery> {
         match self {
-            Outcome::Solved(delivery) => Ok(delivery),
+            Outcome::Solved(delivery) => Ok(*delivery),
             Outcome::DeadLettered { record, stored } => Err(Error::SolveFailed { record, stored }),
             Outcome::FailedAgain(record) => Err(Error::SolveFailed { record, stored: false }),
             Outcome::NotSubmitted(e) | Outcome::TakenOver(e) => Err(Error::Store(e)),

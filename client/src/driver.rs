@@ -45,8 +45,9 @@ use crate::traces::{TaskLeft, TaskOrigin};
 /// How a job ended, as its waiter hears it.
 #[derive(Debug)]
 pub enum Outcome {
-    /// Solved. Acknowledge the delivery once the answer is in the caller's hands.
-    Solved(Delivery),
+    /// Solved. Acknowledge the delivery once the answer is in the caller's hands. (Boxed: an
+    /// answer is the largest outcome, and keeps `Outcome` small.)
+    Solved(Box<Delivery>),
     /// Failed for good; `stored`: the record is in the DLQ (else only here).
     DeadLettered { record: Box<DeadLetterRecord>, stored: bool },
     /// A replay failed again: the replayer settles its lease with this record.
@@ -597,7 +598,7 @@ impl Driver {
                 }
                 Action::Journal { mut entry, gates } => {
                     entry.owner = Some(self.owner.clone());
-                    self.store_calls.push(Op::Upsert { entry, gate: gates }, now);
+                    self.store_calls.push(Op::Upsert { entry: Box::new(entry), gate: gates }, now);
                 }
                 Action::Solved { job, id, labels, solution, persist } => {
                     self.untrack(job);
@@ -605,7 +606,7 @@ impl Driver {
                     match persist {
                         Some(mut entry) => {
                             entry.owner = Some(self.owner.clone());
-                            self.store_calls.push(Op::Answer { entry, handoff }, now);
+                            self.store_calls.push(Op::Answer { entry, handoff: Box::new(handoff) }, now);
                         }
                         None => self.hand_over(handoff, None),
                     }
@@ -663,7 +664,7 @@ impl Driver {
         let delivery = Delivery { id: h.id, labels: h.labels, solution: h.solution, receipt, entry };
         match self.waiters.remove(&h.job) {
             Some(waiter) => {
-                if let Err(Outcome::Solved(d)) = waiter.send(Outcome::Solved(delivery)) {
+                if let Err(Outcome::Solved(d)) = waiter.send(Outcome::Solved(Box::new(delivery))) {
                     tracing::debug!(target: "captcha_dlq", id = %d.id, "answer kept in the journal: its caller went away");
                 }
             }
@@ -691,7 +692,7 @@ impl Driver {
                 Op::Upsert { gate: Some(job), .. } => {
                     self.engine.journaled(job, now);
                 }
-                Op::Answer { handoff, entry } => self.hand_over(handoff, Some(entry)),
+                Op::Answer { handoff, entry } => self.hand_over(*handoff, Some(entry)),
                 Op::Push { job, record } => {
                     if let Some(waiter) = self.waiters.remove(&job) {
                         let _ = waiter.send(Outcome::DeadLettered { record, stored: true });
@@ -744,7 +745,7 @@ impl Driver {
                         }
                     }
                     // Handing the answer over is better than losing it; the failure is counted.
-                    Op::Answer { handoff, entry } => self.hand_over(handoff, Some(entry)),
+                    Op::Answer { handoff, entry } => self.hand_over(*handoff, Some(entry)),
                     Op::Push { job, record } => {
                         if let Some(waiter) = self.waiters.remove(&job) {
                             let _ = waiter.send(Outcome::DeadLettered { record, stored: false });

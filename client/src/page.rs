@@ -24,6 +24,7 @@ use captcha_dlq_core::dlq::record::SCHEMA;
 use captcha_dlq_core::dlq::{DeadLetterRecord, HistoryEntry, Phase, RecordState};
 use captcha_dlq_core::support::json_read::{read_cased, Casing, FieldError, Fields, FromJson};
 use captcha_dlq_core::task::context::{read_proxy, TaskContext};
+use captcha_dlq_core::task::page_context;
 use captcha_dlq_core::{ConfigError, ErrorClass, InvalidTask, Solution, TaskKind, ValidTask};
 use serde_json::{json, Value};
 
@@ -249,7 +250,12 @@ impl Dlq {
         };
         let user_agent = a.user_agent.or(detected_ua);
         let context = TaskContext { proxy, user_agent, cookies: cookie_header(a.cookies)? };
-        let (task, filled) = context.fill(task, true)?;
+        let (mut task, filled) = context.fill(task, true)?;
+        // What the page added is named in the task: a service with no place for a field the answer
+        // is not bound to may leave it out (`provider::page_context`, docs/decisions/0077).
+        if let (Some(obj), false) = (task.as_object_mut(), filled.is_empty()) {
+            obj.insert(page_context::KEY.into(), json!(filled));
+        }
         // Checked here, so that a widget the core cannot take is said before anything is spent.
         api_values::task(task.clone())?;
         let shown = shown_task(&task);

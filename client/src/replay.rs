@@ -431,7 +431,7 @@ impl Replayer {
         let outcome = match outcome {
             Ok(Outcome::Solved(delivery)) => {
                 self.count(|r| r.recovered += 1);
-                ReplayOutcome::Recovered(delivery)
+                ReplayOutcome::Recovered(*delivery)
             }
             Ok(Outcome::FailedAgain(record)) => {
                 let settled = client.options().replay_policy.settle(&lease.record, *record);

@@ -37,10 +37,10 @@ pub(crate) struct Handoff {
 #[derive(Debug)]
 pub(crate) enum Op {
     /// Write a journal entry; `gate`: the engine holds this job until it is written.
-    Upsert { entry: JournalEntry, gate: Option<JobId> },
+    Upsert { entry: Box<JournalEntry>, gate: Option<JobId> },
     /// Write the entry holding a solved task's answer, then hand the answer over.
-    /// (The entry is boxed: it travels on with the delivery, and keeps `Op` small.)
-    Answer { entry: Box<JournalEntry>, handoff: Handoff },
+    /// (Both are boxed: the entry travels on with the delivery, and they keep `Op` small.)
+    Answer { entry: Box<JournalEntry>, handoff: Box<Handoff> },
     /// The answer reached its caller: remove the entry (the store settles its key).
     Forget { id: String },
     /// Store a dead letter (the store drops its journal entry in the same transaction).

@@ -60,6 +60,18 @@ struct FieldFile {
     min: Option<Value>,
     max: Option<Value>,
     names: Option<Vec<String>>,
+    droppable: Option<DroppableFile>,
+}
+
+/// `droppable`: the answer is not bound to the field, so a service with no place for it may leave
+/// it out when the page (not the user) added it (docs/decisions/0077-page-context-a-service-may-drop.md);
+/// `unless`: fields whose presence makes the answer bound to it (a challenge page's `pagedata`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DroppableFile {
+    doc: String,
+    #[serde(default)]
+    unless: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -176,6 +188,8 @@ pub struct Field {
     pub holds: Holds,
     pub required: bool,
     pub doc: String,
+    /// `droppable`: why the answer is not bound to it, and the fields that make it bound.
+    pub droppable: Option<(String, Vec<String>)>,
 }
 
 /// What a field holds in a typed task (`build/typed.rs` gives each its Rust type).
@@ -369,6 +383,13 @@ fn kind(
             return Err(format!("{at}: `{}` is declared twice", f.name));
         }
         fields.push(f);
+    }
+    for f in &fields {
+        for bound_by in f.droppable.iter().flat_map(|(_, unless)| unless) {
+            if !fields.iter().any(|g| &g.name == bound_by) {
+                return Err(format!("{name}: `{}`: droppable unless `{bound_by}`, which is not a field", f.name));
+            }
+        }
     }
     let answer = match file.answer {
         Value::String(shared_name) if answers.contains_key(&shared_name) => Answers::Shared(shared_name),
@@ -598,7 +619,15 @@ fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, Stri
             return Err(format!("{at}: `{key}` is not a setting of type `{}`", f.ty));
         }
     }
-    Ok(Field { name, js: f.js, ty, holds, required: f.required, doc: f.doc })
+    let droppable = match f.droppable {
+        Some(_) if f.required => return Err(format!("{at}: a required field is not `droppable`")),
+        Some(_) if holds == Holds::Proxy => {
+            return Err(format!("{at}: a proxy is not `droppable` (an answer is bound to the IP it was solved from)"))
+        }
+        Some(d) => Some((d.doc, d.unless)),
+        None => None,
+    };
+    Ok(Field { name, js: f.js, ty, holds, required: f.required, doc: f.doc, droppable })
 }
 
 fn answer_values(at: &str, values: &[Value]) -> Result<Vec<AnswerValue>, String> {

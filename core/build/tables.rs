@@ -63,9 +63,13 @@ fn decl(kind: &Kind) -> String {
     out.push_str("    fields: &[\n");
     for f in &kind.fields {
         let js = f.js.as_ref().map_or_else(|| "None".to_string(), |js| format!("Some({js:?})"));
+        let droppable = f.droppable.as_ref().map_or_else(
+            || "None".to_string(),
+            |(doc, unless)| format!("Some(Droppable {{ unless: &{unless:?}, doc: strip({doc:?}) }})"),
+        );
         writeln!(
             out,
-            "        FieldDecl {{ name: {:?}, js: {js}, ty: {}, required: {}, doc: strip({:?}) }},",
+            "        FieldDecl {{ name: {:?}, js: {js}, ty: {}, required: {}, doc: strip({:?}), droppable: {droppable} }},",
             f.name, f.ty, f.required, f.doc
         )
         .unwrap();

@@ -37,6 +37,10 @@ pub struct Solution {
     /// does not expire (a recognised text). Past it the answer is never handed over as good.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// The fields the page added to the task that the provider had no place for and that the
+    /// answer is not bound to, so they were left out of what was sent (`provider::page_context`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 impl Solution {
@@ -50,6 +54,7 @@ impl Solution {
             answer: serde_json::Map::new(),
             solved_at: None,
             expires_at: None,
+            left_out: Vec::new(),
         }
     }
 
@@ -70,7 +75,7 @@ impl Solution {
 read_fields!(
     /// Unknown fields are ignored, as they were when `Solution` derived `Deserialize`.
     Solution, open, text: req, fields: or_default, provider_task_id: opt, provider: opt, cost: opt,
-    answer: or_default, solved_at: opt, expires_at: opt
+    answer: or_default, solved_at: opt, expires_at: opt, left_out: or_default
 );
 
 deserialize_from_json!(Solution);

@@ -228,7 +228,9 @@ fn parse_task(state: &State, task: &Map<String, Value>) -> Result<Submission, Re
             (Some(id), Some(url))
         }
     };
-    let values = task.values().filter_map(Value::as_str).map(str::to_string).collect();
+    // The task's text values, and those one object down (CapSolver's Turnstile `metadata.action`, `metadata.cdata`).
+    let nested = task.values().filter_map(Value::as_object).flat_map(|inner| inner.values());
+    let values = task.values().chain(nested).filter_map(Value::as_str).map(str::to_string).collect();
     Ok(Submission { kind, page_url, site_key, values, key: None })
 }
 

@@ -318,6 +318,54 @@ test('acceptance: a navigation counts as accepted; no navigation is a rejection,
   assert.match(await client.metricsText(), /captcha_dlq_page_verdicts_total\{provider="captchaai",task_type="recaptcha_v2",host="127\.0\.0\.1:\d+",verdict="rejected"\} 2/);
 });
 
+for (const provider of ['anti-captcha', 'capsolver']) {
+  test(`a Turnstile page with only ${provider} configured: the browser's user agent, which its Turnstile form has no place for, is left out and the widget solved; a challenge page's (pagedata) is not`, async () => {
+    // Their Turnstile forms take no user agent: a user's is refused (tests/vectors), the page's is only context for a
+    // widget whose token siteverify checks without it (core/kinds/turnstile.toml `droppable`, decision 0077).
+    const only = new Client({
+      providers: [{ provider, apiKey: 'sk-page-only', baseUrl: mock.url }],
+      dlq: 'memory',
+      polling: { firstPollMs: 20, intervalMs: 20, maxPolls: 200, coalesceMs: 5 },
+    });
+    await fetch(`${site}/reset`, { method: 'POST' });
+    try {
+      await withPuppeteer(async (p) => {
+        const ua = `Mozilla/5.0 (X11; Linux x86_64) captcha-dlq-page-test/${provider}`;
+        await p.setUserAgent(ua);
+        await p.goto(`${site}/multi.html`, { waitUntil: 'load' });
+        const results = await solveOnPage(only, p, { kinds: ['turnstile'] });
+        assert.deepEqual(results.map((r) => [r.kind, r.error && r.error.message]), [['turnstile', undefined]], JSON.stringify(results.map((r) => r.params)));
+        const [turnstile] = results;
+        assert.deepEqual([turnstile.params.user_agent, turnstile.params.pagedata], [ua, undefined], 'a widget: the task made from the page carried the user agent');
+        assert.deepEqual([turnstile.solution.provider, turnstile.solution.leftOut], [provider, ['userAgent']]);
+        assert.equal(turnstile.injected, true);
+        const report = await siteReport(p, 'multi.html');
+        const widget = MANIFEST.widgets.find((w) => w.page === 'multi.html' && w.kind === 'turnstile');
+        const verdict = report.widgets[widget.name];
+        for (const check of ['callback', 'form']) {
+          if (widget[check]) assert.deepEqual([check, verdict[check].ok, verdict[check].error], [check, true, undefined]);
+        }
+
+        // A challenge page's Turnstile (pagedata): its token is bound to the user agent, which is not left out, so
+        // anti-captcha is refused naming it (CapSolver has no place for the challenge page's data at all).
+        await p.goto(`${site}/explicit.html`, { waitUntil: 'load' });
+        const [challenge, ...others] = await solveOnPage(only, p, { kinds: ['turnstile'] });
+        assert.deepEqual(others, []);
+        assert.equal(challenge.params.pagedata !== undefined, true, JSON.stringify(challenge.params));
+        const refused = provider === 'anti-captcha' ? 'user_agent' : 'pagedata';
+        assert.deepEqual([challenge.injected, challenge.error && challenge.error.code, challenge.error && challenge.error.field], [false, 'INVALID_TASK', refused]);
+      });
+      // The same field given by the user is refused too.
+      await assert.rejects(
+        only.solve({ type: 'turnstile', sitekey: '0x4AAAAAAA-k', pageUrl: `${site}/multi.html`, userAgent: 'Mine/1' }),
+        (e) => e.code === 'INVALID_TASK' && e.field === 'user_agent',
+      );
+    } finally {
+      await only.close();
+    }
+  });
+}
+
 test('routing "accepted": after sites refuse one provider\'s tokens, the next task goes to the other', async () => {
   const second = await startMock();
   const routed = new Client({

@@ -6,7 +6,7 @@ Each is built from the JSON the client writes (``client::api_values``), field fo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._errors import CaptchaDlqError, from_details
 
@@ -32,6 +32,9 @@ class Solution:
     #: When it stops being good, in Unix milliseconds (its kind's declared life after
     #: ``solved_at``); ``None`` for an answer that does not expire (a recognised text).
     expires_at: Optional[int] = None
+    #: The fields a page added to the task (its user agent, cookies) that the provider had no
+    #: place for and the answer is not bound to, so they were left out of what was sent.
+    left_out: Tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.text
@@ -48,6 +51,7 @@ class Solution:
             answer=dict(data.get("answer") or {}),
             solved_at=data.get("solved_at"),
             expires_at=data.get("expires_at"),
+            left_out=tuple(data.get("left_out") or ()),
         )
 
 

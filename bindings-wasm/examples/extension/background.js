@@ -7,7 +7,7 @@
 import { Client } from './captcha-dlq-web/index.js';
 import { solveFrames } from './page-solver.js';
 import { autoSolveFrame, autoSolveResults, syncAutoSolve } from './auto-solve.js';
-import { isRenewal, renew, renewals } from './renewals.js';
+import { forgetTab, isRenewal, renew, renewals } from './renewals.js';
 
 let client = null;
 let recovered = null;
@@ -92,6 +92,17 @@ function autoSolveMessage(message, sender) {
 // A renewal's alarm wakes the worker: registered at its top level, so that a suspended worker's alarm reaches it.
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (isRenewal(alarm)) renew(getClient, alarm.name).catch((e) => console.warn('captcha-dlq renewal:', e.message));
+});
+
+// A tab closed or gone to another origin holds none of its widgets: its renewals (alarms, session state) go too.
+chrome.tabs.onRemoved.addListener((tabId) => {
+  forgetTab(tabId).catch((e) => console.warn('captcha-dlq renewals of a closed tab:', e.message));
+});
+// `tab.url` is there only for a page of the extension's host permissions: a page without it is of another origin
+// than the one renewals were scheduled for (which had them), so '' clears them too.
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  if (!change.url && change.status !== 'loading') return;
+  forgetTab(tabId, tab.url ?? '').catch((e) => console.warn('captcha-dlq renewals of a tab that navigated:', e.message));
 });
 
 // The registration follows the setting on every start of the worker.

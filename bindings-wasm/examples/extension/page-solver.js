@@ -3,12 +3,14 @@
 // frame's own world (chrome.scripting, world MAIN, so the site's callbacks can be called); the task a widget
 // becomes is the client's (`dlq.pageTask`: the detector's kind mapped to the core's, the frame's cookies, HttpOnly
 // ones included, and the user agent where the kind takes them); so is how its answer is applied (`dlq.pageAnswer`):
-// a cookie answer (AWS WAF, DataDome; cf_clearance needs a proxy, which the extension has none of) is set with
-// chrome.cookies for the frame's site and the frame reloaded once every answer of it is in; any other is injected
-// into the widget in the frame it came from.
+// a cookie answer (AWS WAF, DataDome, Cloudflare's cf_clearance) is set with chrome.cookies for the frame's site and
+// the frame reloaded once every answer of it is in; any other is injected into the widget in the frame it came from.
+// The proxy the tasks carry is the browser's (chrome.proxy.settings), none or a given one, as the options page says
+// (proxy-settings.js); which kinds take it is the client's decision.
 // A frame gone before its answer came is recorded in the DLQ as PageGone, with the answer. With `renew`, an injected
 // token is solved again at its `renewAt` if the frame has not used it by then (renewals.js, chrome.alarms).
 import { injectInFrame } from './frame-inject.js';
+import { pageTaskProxy } from './proxy-settings.js';
 import { scheduleRenewal } from './renewals.js';
 
 export const DETECTOR = 'captcha-dlq-web/lib/page-detector.js';
@@ -48,10 +50,11 @@ export async function solveFrames(client, tabId, frameIds, { includeScoreBased =
     (result?.widgets ?? []).map((widget) => ({ frameId, url: result.url, widget })),
   );
   const reloads = new Set();
+  const proxy = jobs.length ? await pageTaskProxy() : {};
   const results = await Promise.all(jobs.map((job) =>
     job.widget.scoreBased && !includeScoreBased
       ? { frameId: job.frameId, kind: job.widget.kind, frame: job.url, params: job.widget.task, injected: false, callbackCalled: false, skipped: 'a score-based widget: solved only with includeScoreBased' }
-      : solveWidget(client, tabId, job, reloads, renew)));
+      : solveWidget(client, tabId, job, reloads, renew, proxy)));
   // Once every answer of a frame is in: a reload before would race the other injections.
   for (const frameId of reloads) {
     const mine = results.filter((r) => r.frameId === frameId && r.cookies);
@@ -66,7 +69,7 @@ export async function solveFrames(client, tabId, frameIds, { includeScoreBased =
   return results.map(({ frameId: _, ...r }) => r);
 }
 
-async function solveWidget(client, tabId, { frameId, url, widget }, reloads, renew) {
+async function solveWidget(client, tabId, { frameId, url, widget }, reloads, renew, proxy) {
   const out = { frameId, kind: widget.kind, frame: url, params: widget.task, injected: false, callbackCalled: false, resolves: 0 };
   if (!widget.supported || !widget.task) return { ...out, error: widget.error ?? `the ${widget.kind} widget gave no task`, code: 'NOT_SOLVABLE' };
   const host = hostOf(url);
@@ -75,7 +78,7 @@ async function solveWidget(client, tabId, { frameId, url, widget }, reloads, ren
   let solution;
   let applied;
   try {
-    const made = await client.dlq.pageTask({ task: widget.task, cookies: await cookiesFor(url) });
+    const made = await client.dlq.pageTask({ task: widget.task, cookies: await cookiesFor(url), ...proxy });
     task = made.task;
     out.params = made.shown;
     solution = await client.solve(task, { labels });

@@ -6,6 +6,8 @@
 // When the alarm fires, a frame that still holds the widget (the detector's `waiting(id)`, in the same document)
 // gets a new token, solved through the client and injected, and the next renewal is scheduled; a frame gone,
 // navigated, or whose widget was removed used or dropped the token and is not charged for a new one.
+// A tab closed, or gone to another origin, holds none of its widgets any more: its alarms and their session state
+// are cleared then (`forgetTab`, on chrome.tabs.onRemoved and onUpdated), not left to fire for nothing.
 import { injectInFrame } from './frame-inject.js';
 
 const PREFIX = 'captcha-dlq-renew ';
@@ -14,11 +16,38 @@ const done = [];
 const KEPT = 50;
 
 /** Schedules the renewal of an injected widget's token at `renewAt` (Unix ms); answers the alarm's name. */
-export async function scheduleRenewal({ tabId, frameId, widgetId, kind, frame, task, labels, renewAt, resolves = 0 }) {
+export async function scheduleRenewal({ tabId, frameId, widgetId, kind, frame, task, labels, renewAt, resolves = 0, tabOrigin }) {
   const name = `${PREFIX}${tabId} ${frameId} ${widgetId}`;
-  await chrome.storage.session.set({ [name]: { tabId, frameId, widgetId, kind, frame, task, labels, resolves } });
+  // The origin of the tab's page (a widget may be in a frame of another): a navigation away from it ends the renewal.
+  tabOrigin ??= await chrome.tabs.get(tabId).then((tab) => originOf(tab.url ?? tab.pendingUrl), () => null);
+  await chrome.storage.session.set({ [name]: { tabId, frameId, widgetId, kind, frame, task, labels, resolves, tabOrigin } });
   await chrome.alarms.create(name, { when: renewAt });
   return name;
+}
+
+const originOf = (url) => {
+  try {
+    return url ? new URL(url).origin : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Clears the renewals of tab `tabId` and what they keep in chrome.storage.session: all of them (the tab closed), or,
+ * given the URL it navigated to ('' when the extension may not see it), those of a page of another origin. Answers
+ * the names cleared.
+ */
+export async function forgetTab(tabId, navigatedTo) {
+  const prefix = `${PREFIX}${tabId} `;
+  const names = (await chrome.alarms.getAll()).filter((a) => a.name.startsWith(prefix)).map((a) => a.name);
+  if (!names.length) return [];
+  const entries = await chrome.storage.session.get(names);
+  const to = navigatedTo === undefined ? undefined : originOf(navigatedTo);
+  const gone = names.filter((name) => to === undefined || !entries[name] || entries[name].tabOrigin !== to);
+  await Promise.all(gone.map((name) => chrome.alarms.clear(name)));
+  await chrome.storage.session.remove(gone);
+  return gone;
 }
 
 /** Whether `alarm` is one of this module's. */

@@ -497,7 +497,31 @@ async function startFixtureSite() {
   return { url, stop: () => child.kill() };
 }
 
-await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them); with renew: true a token the page has not used is solved again at its renewAt (a chrome.alarms alarm, brought forward by the test, renewed by a new worker after the first was stopped; the site takes the new token), not once the page navigated away; an AWS WAF gate\'s cookie is set with chrome.cookies and the tab reloaded into the site; Cloudflare\'s challenge is refused naming the proxy it needs', async () => {
+/** A loopback HTTP proxy that relays what it is sent (the URLs in `relayed`), for the extension's browser-proxy checks. */
+function startRelayProxy() {
+  const relayed = [];
+  const proxy = http.createServer((req, res) => {
+    let target;
+    try {
+      target = new URL(req.url);
+    } catch {
+      res.writeHead(400).end('not a proxy request');
+      return;
+    }
+    relayed.push(target.href);
+    const headers = { ...req.headers };
+    delete headers['proxy-connection'];
+    const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: target.pathname + target.search, headers }, (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    });
+    upstream.on('error', (e) => res.writeHead(502).end(String(e.message)));
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve({ port: proxy.address().port, relayed, stop: () => new Promise((r) => proxy.close(r)) })));
+}
+
+await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them); with renew: true a token the page has not used is solved again at its renewAt (a chrome.alarms alarm, brought forward by the test, renewed by a new worker after the first was stopped; the site takes the new token), not once the page navigated away; an AWS WAF gate\'s cookie is set with chrome.cookies and the tab reloaded into the site; Cloudflare\'s challenge is refused naming the proxy it needs when the browser has none; a tab closed or gone to another origin takes its renewals (alarms and session state) with it', async () => {
   await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
   const site = await startFixtureSite();
   try {
@@ -573,6 +597,37 @@ await check('example extension solves a page in place: its service worker finds 
       assert.deepEqual([dropped.resolves, dropped.injected, dropped.error], [0, false, undefined], JSON.stringify(dropped));
       assert.match(dropped.dropped, /no longer holds the widget/);
 
+      // A tab closed, or gone to another origin, holds none of its widgets: its renewals' alarms and what they keep in
+      // chrome.storage.session are cleared (chrome.tabs.onRemoved, onUpdated), not left to fire.
+      const renewalsKept = (names) => popup.evaluate(async (n) => ({
+        alarms: (await chrome.alarms.getAll()).map((a) => a.name).filter((name) => n.includes(name)).sort(),
+        session: Object.keys(await chrome.storage.session.get(n)).sort(),
+      }), names);
+      const solvedWithRenewals = async (page) => {
+        await page.goto(`${site.url}/multi.html`, { waitUntil: 'load' });
+        const solvedHere = await send({ cmd: 'solveTab', url: `${site.url}/multi.html`, renew: true });
+        assert.ok(Array.isArray(solvedHere) && solvedHere.length === 3 && solvedHere.every((r) => r.renewal && !r.error), JSON.stringify(solvedHere));
+        const names = solvedHere.map((r) => r.renewal).sort();
+        assert.deepEqual(await renewalsKept(names), { alarms: names, session: names }, 'an alarm and its state per injected token');
+        return names;
+      };
+      const cleared = async (names, what) => {
+        for (const deadline = Date.now() + 30_000; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
+          const kept = await renewalsKept(names);
+          if (!kept.alarms.length && !kept.session.length) return;
+          assert.ok(Date.now() < deadline, `${what}: still kept ${JSON.stringify(kept)}`);
+        }
+      };
+      const closing = await context.newPage();
+      const closingNames = await solvedWithRenewals(closing);
+      await closing.close();
+      await cleared(closingNames, 'the closed tab\'s renewals');
+      const leaving = await context.newPage();
+      const leavingNames = await solvedWithRenewals(leaving);
+      await leaving.goto(`${origin}/`, { waitUntil: 'load' }); // another origin (the package's server)
+      await cleared(leavingNames, 'the renewals of a tab gone to another origin');
+      await leaving.close();
+
       // A page behind AWS WAF: the cookie set for the gate's site (chrome.cookies), the tab reloaded, the gate passed.
       // Through 2captcha: captchaai (the extension's default) does not solve amazon_waf.
       assert.deepEqual(await send({ cmd: 'configure', settings: { apiKey: 'test-key', provider: '2captcha', baseUrl: mock,
@@ -585,8 +640,8 @@ await check('example extension solves a page in place: its service worker finds 
       assert.deepEqual([aws.kind, aws.params.type, aws.injected, aws.cookies, aws.reloaded], ['aws_waf', 'amazon_waf', true, ['aws-waf-token'], true], JSON.stringify(aws));
       await gatePassed(gateTab, 'aws-gate.html: passed with aws-waf-token');
 
-      // Cloudflare's challenge takes a proxy (its cookie is bound to the IP) and the extension has none: refused,
-      // naming it, before anything is spent; the page stays the challenge.
+      // Cloudflare's challenge takes a proxy (its cookie is bound to the IP) and this browser has none (the options'
+      // default is the browser's proxy): refused, naming it, before anything is spent; the page stays the challenge.
       assert.equal((await gateTab.goto(`${site.url}/cf-gate.html`, { waitUntil: 'load' })).status(), 403);
       const [cf] = await send({ cmd: 'solveTab', url: `${site.url}/cf-gate.html` });
       assert.deepEqual([cf.kind, cf.injected, cf.code], ['cloudflare_challenge', false, 'INVALID_TASK'], JSON.stringify(cf));
@@ -598,7 +653,7 @@ await check('example extension solves a page in place: its service worker finds 
   }
 });
 
-await check("example extension's auto-solve mode (the popup's toggle): every frame's content script has the service worker solve its widgets through pageTask, answers injected (callbacks called, the site verifies them), an AWS WAF gate's cookie set with chrome.cookies and the tab reloaded into the site, score-based widgets left alone unless the second toggle says so", async () => {
+await check("example extension's auto-solve mode (the popup's toggle): every frame's content script has the service worker solve its widgets through pageTask, answers injected (callbacks called, the site verifies them), an AWS WAF gate's cookie set with chrome.cookies and the tab reloaded into the site, Cloudflare's challenge solved through the browser's proxy (chrome.proxy.settings, with the options page's credentials), score-based widgets left alone unless the second toggle says so", async () => {
   await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
   const site = await startFixtureSite();
   await fetch(`${site.url}/reset`, { method: 'POST' });
@@ -652,6 +707,49 @@ await check("example extension's auto-solve mode (the popup's toggle): every fra
       const jar = await popup.evaluate((url) => chrome.cookies.getAll({ url, name: 'aws-waf-token' }), site.url);
       assert.deepEqual(jar.map((c) => [c.domain, c.path]), [['127.0.0.1', '/']], 'the cookie is the gate site\'s');
       await gateTab.close();
+
+      // Cloudflare's challenge through the browser's proxy (its cookie is bound to the IP): the popup sets
+      // chrome.proxy.settings to a loopback proxy (loopback included, so the gate's page comes through it), the options
+      // page gives its login and password (never shown back), and the task carries that proxy with them: the mock
+      // solves it only then. Through CapSolver (captchaai and 2captcha do not solve cloudflare_challenge).
+      const relay = await startRelayProxy();
+      try {
+        await popup.evaluate((port) => chrome.proxy.settings.set({ scope: 'regular', value: { mode: 'fixed_servers',
+          rules: { singleProxy: { scheme: 'http', host: '127.0.0.1', port }, bypassList: ['<-loopback>'] } } }), relay.port);
+        const optionsPage = await context.newPage();
+        await optionsPage.goto(`chrome-extension://${id}/options.html`);
+        await optionsPage.waitForSelector('#proxy-section[data-ready="true"]');
+        assert.equal(await optionsPage.textContent('#proxy-browser'), `http://127.0.0.1:${relay.port}`, 'the options page shows the browser\'s proxy');
+        assert.equal(await optionsPage.isChecked('input[name="proxy-mode"][value="browser"]'), true, 'the browser\'s proxy by default');
+        await optionsPage.fill('#proxy-username', 'px-user');
+        await optionsPage.fill('#proxy-password', 'px-s3cret-58');
+        await optionsPage.click('#proxy-save');
+        await optionsPage.waitForSelector('#proxy-status[data-done="true"]');
+        assert.equal(await optionsPage.textContent('#proxy-status'), 'saved: browser (with a password)');
+        await optionsPage.reload();
+        await optionsPage.waitForSelector('#proxy-section[data-ready="true"]');
+        assert.deepEqual([await optionsPage.inputValue('#proxy-username'), await optionsPage.inputValue('#proxy-password')], ['px-user', ''], 'the password is not shown back');
+        assert.ok(!(await optionsPage.content()).includes('px-s3cret-58'));
+        await optionsPage.close();
+        assert.deepEqual(await send({ cmd: 'configure', settings: { ...awsSettings, provider: 'capsolver' } }), { ok: true });
+        await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '', default: { outcome: 'bad_parameters', code: 'ERROR_BAD_PARAMETERS' },
+          rules: [{ match: { all_contain: [`127.0.0.1:${relay.port}:px-user:px-s3cret-58`] }, behavior: { outcome: 'solve' } }] }) });
+        const cfTab = await context.newPage();
+        assert.equal((await cfTab.goto(`${site.url}/cf-gate.html`, { waitUntil: 'load' })).status(), 403, 'the challenge page first');
+        assert.ok(relay.relayed.includes(`${site.url}/cf-gate.html`), 'the page came through the browser\'s proxy');
+        await until(async (u) => (await chrome.runtime.sendMessage({ cmd: 'autoSolveResults' })).some((r) => r.frame === u), `${site.url}/cf-gate.html`, 'the Cloudflare challenge solved');
+        const [cf, ...cfAgain] = await solved(`${site.url}/cf-gate.html`);
+        assert.deepEqual(cfAgain, [], 'solved once: the reloaded page is the site');
+        assert.equal(cf.error, undefined, JSON.stringify(cf));
+        assert.deepEqual([cf.kind, cf.params.proxy, cf.injected, cf.cookies, cf.reloaded], ['cloudflare_challenge', `http://127.0.0.1:${relay.port}`, true, ['cf_clearance'], true], JSON.stringify(cf));
+        assert.ok(!JSON.stringify(cf).includes('px-s3cret-58'), 'the result shows no proxy password');
+        await gatePassed(cfTab, 'cf-gate.html: passed with cf_clearance');
+        await cfTab.close();
+      } finally {
+        await popup.evaluate(() => chrome.proxy.settings.clear({ scope: 'regular' }));
+        await fetch(`${mock}/mock/script`, { method: 'POST', body: JSON.stringify({ hcaptcha_code: '' }) });
+        await relay.stop();
+      }
       assert.deepEqual(await send({ cmd: 'configure', settings: { ...awsSettings, provider: 'captchaai' } }), { ok: true });
 
       // Score-based widgets: seen, not solved (the toggle for them is off).

@@ -64,7 +64,7 @@ use crate::solution::Solution;
 use crate::spend::SpendReport;
 use crate::support::quoted::Quoted;
 use crate::support::time::Timestamp;
-use crate::task::{Task, TaskKind, ValidTask};
+use crate::task::{TaskKind, ValidTask};
 
 /// History entries kept per task; older ones are dropped first (the count of
 /// attempts is kept separately and is never lost).
@@ -376,7 +376,7 @@ impl Engine {
     /// The lanes that cannot take `task` (a bit each); an error when none can. `task` is
     /// valid (its type says so): this asks each provider what building its request would,
     /// without building it.
-    fn unsupported(&self, task: &Task) -> Result<LaneSet, InvalidTask> {
+    fn unsupported(&self, task: &ValidTask) -> Result<LaneSet, InvalidTask> {
         let mut mask = LaneSet::EMPTY;
         let mut first_error = None;
         for (i, lane) in self.lanes.with_ids() {
@@ -801,6 +801,8 @@ impl Engine {
         if let Some(l) = j.lane().filter(|_| persist) {
             let lane = &mut self.lanes[l];
             solution.provider = Some(lane.name().to_string());
+            // What the page added that this provider had no place for (docs/decisions/0077).
+            solution.left_out = lane.provider().left_out(j.identity.task()).into_iter().map(str::to_string).collect();
             // Named by the kind's declaration; an answer without a declared value keeps its
             // text and fields as sent, the caller's to read.
             solution.answer =

@@ -9,6 +9,7 @@ pub mod create_task;
 pub mod dialect;
 mod image_limits;
 pub mod limits;
+pub mod page_context;
 pub mod v1;
 
 // The protocols and presets are plain data the task kinds read too (`crate::protocol`).
@@ -197,7 +198,11 @@ impl Provider {
         task: &ValidTask,
         opts: &SubmitOptions,
     ) -> Result<HttpRequest, InvalidTask> {
-        let task = task.as_task();
+        // What the page added and this service has no place for may be left out (`page_context`).
+        page_context::leaving_out(task, |task| self.request_of(key, task, opts)).map(|(request, _)| request)
+    }
+
+    fn request_of(&self, key: &Secret, task: &Task, opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
         self.check_listed(task)?;
         image_limits::check(self, task)?;
         match self.protocol {
@@ -208,7 +213,20 @@ impl Provider {
 
     /// Whether this service can take a task already checked: the error
     /// [`Provider::submit_request`] would give, without building the request.
-    pub(crate) fn check_submit(&self, task: &Task) -> Result<(), InvalidTask> {
+    pub(crate) fn check_submit(&self, task: &ValidTask) -> Result<(), InvalidTask> {
+        page_context::leaving_out(task, |task| self.check_task(task)).map(drop)
+    }
+
+    /// The fields the page added to `task` that this service leaves out (it has no place for them
+    /// and the answer is not bound to them: `page_context`); empty for a user's task.
+    pub fn left_out(&self, task: &ValidTask) -> Vec<&'static str> {
+        if task.page_context().is_empty() {
+            return Vec::new();
+        }
+        page_context::leaving_out(task, |task| self.check_task(task)).map(|(_, left_out)| left_out).unwrap_or_default()
+    }
+
+    fn check_task(&self, task: &Task) -> Result<(), InvalidTask> {
         self.check_listed(task)?;
         image_limits::check(self, task)?;
         match self.protocol {

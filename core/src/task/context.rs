@@ -216,7 +216,8 @@ impl TaskContext {
         if self.proxy.is_none() && self.user_agent.is_none() && self.cookies.is_none() {
             return Ok(task);
         }
-        let value = serde_json::to_value(task.as_task()).map_err(|e| InvalidTask::new("task", e.to_string()))?;
+        // The task with its `page_context` (the fields a page added stay named as such).
+        let value = serde_json::to_value(&task).map_err(|e| InvalidTask::new("task", e.to_string()))?;
         let (value, filled) = self.fill(value, false)?;
         if filled.is_empty() {
             return Ok(task);

@@ -21,6 +21,7 @@ pub mod context;
 pub(crate) mod kind_ms;
 pub mod kinds;
 mod limits;
+pub mod page_context;
 mod read;
 mod valid;
 
@@ -331,6 +332,7 @@ impl Task {
                 format!("unknown task type {}; expected one of {}", Quoted(&tag), known.join(", ")),
             )
         })?;
+        let page_context = page_context::PageContext::take(&mut obj);
         let mut f = Fields::new(obj, "");
         let task = match kind {
             TaskKind::Image => Task::Image(Box::new(f.image()?)),
@@ -344,7 +346,11 @@ impl Task {
             _ => return Err(InvalidTask::new("type", "this kind is not in this build (cargo feature `declared-kinds` is off, as in the browser build); send it as a raw task")),
         };
         f.finish()?;
-        ValidTask::new(task)
+        let page_context = match page_context {
+            Some(list) => page_context::PageContext::read(list, &task)?,
+            None => page_context::PageContext::default(),
+        };
+        Ok(ValidTask::new(task)?.with_page_context(page_context))
     }
 
     /// [`Task::from_json_value`] on text.

@@ -7,20 +7,22 @@
 //! `ValidTask`, so whoever holds one trusts it and never checks it again. The task is
 //! shared (`Arc`): a job, its journal entries and its dead-letter record hold the same one.
 //! It reads and serializes as the [`Task`] it holds, so records, journals and vectors are
-//! unchanged.
+//! unchanged; with the fields a page added, if any (`page_context`, [`PageContext`]).
 
 use std::ops::Deref;
 use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::page_context::PageContext;
 use super::Task;
 use crate::error::InvalidTask;
 use crate::support::json_read::{deserialize_from_json, FieldError, FromJson};
 
 /// A [`Task`] whose every field was checked; read it through `Deref` or [`ValidTask::as_task`].
+/// With it, which of its fields a page added (checked against the task when read).
 #[derive(Clone, PartialEq)]
-pub struct ValidTask(Arc<Task>);
+pub struct ValidTask(Arc<Task>, PageContext);
 
 #[cfg(test)]
 std::thread_local! {
@@ -32,7 +34,18 @@ impl ValidTask {
     /// Checks every field of `task`; the error names the first bad one.
     pub fn new(task: Task) -> Result<Self, InvalidTask> {
         task.validate()?;
-        Ok(ValidTask(Arc::new(task)))
+        Ok(ValidTask(Arc::new(task), PageContext::default()))
+    }
+
+    /// The task with the fields the page added (read and checked by `Task::from_json_value`).
+    pub(super) fn with_page_context(mut self, context: PageContext) -> Self {
+        self.1 = context;
+        self
+    }
+
+    /// The fields of this task that a page added (empty for a task the user wrote).
+    pub fn page_context(&self) -> &PageContext {
+        &self.1
     }
 
     /// Reads a task from JSON and checks it: [`Task::from_json_value`].
@@ -102,7 +115,16 @@ impl std::fmt::Debug for ValidTask {
 
 impl Serialize for ValidTask {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        if self.1.is_empty() {
+            return self.0.serialize(serializer);
+        }
+        // A page task keeps its `page_context` in records and journals, so a replay or a recovery
+        // may leave out what the first submission could.
+        let mut value = serde_json::to_value(&*self.0).map_err(serde::ser::Error::custom)?;
+        if let serde_json::Value::Object(obj) = &mut value {
+            self.1.write(obj);
+        }
+        value.serialize(serializer)
     }
 }
 

@@ -214,6 +214,7 @@ fn engine_types_round_trip() {
         answer: serde_json::json!({"token": "03AGdBq2"}).as_object().cloned().unwrap(),
         solved_at: Some(1_700_000_000_000),
         expires_at: Some(1_700_000_120_000),
+        left_out: vec!["user_agent".into()],
     });
     round_trip(&Solution::text("abc"));
     round_trip(&sample_task("k", "https://a.example/"));

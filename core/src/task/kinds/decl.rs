@@ -88,6 +88,20 @@ pub struct FieldDecl {
     pub ty: FieldType,
     pub required: bool,
     pub doc: Text,
+    /// Set where the answer is not bound to the field: a service with no place for it may leave
+    /// it out when the page added it (`provider::page_context`).
+    pub droppable: Option<Droppable>,
+}
+
+/// A field a service may leave out when the page (not the user) added it: the answer is not
+/// bound to it (`droppable` in the kind file; docs/decisions/0077-page-context-a-service-may-drop.md).
+#[derive(Debug)]
+pub struct Droppable {
+    /// Fields whose presence binds the answer to it after all (a Turnstile challenge page's
+    /// `pagedata`: the token is bound to the user agent that loaded the page).
+    pub unless: &'static [&'static str],
+    /// Why the answer is not bound to it.
+    pub doc: Text,
 }
 
 /// What a field holds, which sets its checks (see `kinds::declared`).

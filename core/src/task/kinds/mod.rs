@@ -32,8 +32,8 @@ pub mod typed;
 use serde_json::Value;
 
 pub use decl::{
-    AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, DroppedDecl, FieldDecl, FieldType, KindDecl, Source, V1Decl,
-    Wire,
+    AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, Droppable, DroppedDecl, FieldDecl, FieldType, KindDecl, Source,
+    V1Decl, Wire,
 };
 #[cfg(feature = "declared-kinds")]
 pub use declared::Declared;
@@ -70,8 +70,8 @@ macro_rules! declared {
 #[cfg_attr(not(feature = "declared-kinds"), allow(unused_imports))]
 mod tables {
     use super::decl::{
-        strip, AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, DroppedDecl, FieldDecl, FieldType, KindDecl, Source,
-        V1Decl, Wire,
+        strip, AnswerDecl, AnswerLife, AnswerType, CreateTaskDecl, Droppable, DroppedDecl, FieldDecl, FieldType,
+        KindDecl, Source, V1Decl, Wire,
     };
     use crate::protocol::Dialect;
     use crate::task::TaskKind;
