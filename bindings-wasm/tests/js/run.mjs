@@ -518,7 +518,7 @@ function startRelayProxy() {
     upstream.on('error', (e) => res.writeHead(502).end(String(e.message)));
     req.pipe(upstream);
   });
-  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve({ port: proxy.address().port, relayed, stop: () => new Promise((r) => proxy.close(r)) })));
+  return new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve({ port: proxy.address().port, relayed, stop: () => new Promise((r) => { proxy.close(r); proxy.closeAllConnections(); }) })));
 }
 
 await check('example extension solves a page in place: its service worker finds the widgets of every frame, solves them and injects the answers (the site verifies them); with renew: true a token the page has not used is solved again at its renewAt (a chrome.alarms alarm, brought forward by the test, renewed by a new worker after the first was stopped; the site takes the new token), not once the page navigated away; an AWS WAF gate\'s cookie is set with chrome.cookies and the tab reloaded into the site; Cloudflare\'s challenge is refused naming the proxy it needs when the browser has none; a tab closed or gone to another origin takes its renewals (alarms and session state) with it', async () => {
