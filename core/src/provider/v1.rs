@@ -181,18 +181,6 @@ pub(super) fn submit_request(
             // 2captcha-python tests/sync/test_recaptcha.py `test_v2` sends `action` with v2 too.
             q.opt("action", &t.action);
         }
-        Task::RecaptchaV3(t) => {
-            q.put("method", "userrecaptcha");
-            q.put("version", "v3");
-            q.put("googlekey", &t.sitekey);
-            q.put("pageurl", &t.page_url);
-            q.opt("action", &t.action);
-            if let Some(s) = t.min_score {
-                q.put("min_score", &crate::support::float_text::float_text(s));
-            }
-            q.flag("enterprise", t.enterprise);
-            q.opt("domain", &t.domain);
-        }
         Task::Turnstile(t) => {
             q.put("method", "turnstile");
             q.put("sitekey", &t.sitekey);

@@ -12,7 +12,6 @@ use base64::Engine as _;
 use serde::Serialize;
 
 use crate::error::InvalidTask;
-use crate::support::float_text::float_text;
 use crate::support::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
 use crate::support::quoted::Quoted;
 use read::{json_type, Fields};
@@ -40,7 +39,6 @@ pub use valid::ValidTask;
 pub enum Task {
     Image(Box<Image>),
     RecaptchaV2(Box<RecaptchaV2>),
-    RecaptchaV3(Box<RecaptchaV3>),
     Turnstile(Box<Turnstile>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
@@ -111,21 +109,6 @@ pub struct RecaptchaV2 {
     /// The widget's action (`sa` in the anchor request), where the site sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
-}
-
-/// reCAPTCHA v3 (score based).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RecaptchaV3 {
-    pub sitekey: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_score: Option<f64>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub enterprise: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
 }
 
 /// Cloudflare Turnstile.
@@ -274,7 +257,6 @@ impl Task {
         match self {
             Task::Image(_) => TaskKind::Image,
             Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
-            Task::RecaptchaV3(_) => TaskKind::RecaptchaV3,
             Task::Turnstile(_) => TaskKind::Turnstile,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
@@ -288,7 +270,6 @@ impl Task {
         match self {
             Task::Image(_) => None,
             Task::RecaptchaV2(t) => Some(&t.sitekey),
-            Task::RecaptchaV3(t) => Some(&t.sitekey),
             Task::Turnstile(t) => Some(&t.sitekey),
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
@@ -304,7 +285,6 @@ impl Task {
         match self {
             Task::Image(_) => None,
             Task::RecaptchaV2(t) => Some(&t.page_url),
-            Task::RecaptchaV3(t) => Some(&t.page_url),
             Task::Turnstile(t) => Some(&t.page_url),
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
@@ -337,7 +317,6 @@ impl Task {
         let task = match kind {
             TaskKind::Image => Task::Image(Box::new(f.image()?)),
             TaskKind::RecaptchaV2 => Task::RecaptchaV2(Box::new(f.recaptcha_v2()?)),
-            TaskKind::RecaptchaV3 => Task::RecaptchaV3(Box::new(f.recaptcha_v3()?)),
             TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
@@ -377,17 +356,6 @@ impl Task {
                 opt_domain(&t.domain)?;
                 opt_non_empty("action", &t.action)?;
                 opt_proxy(&t.proxy)
-            }
-            Task::RecaptchaV3(t) => {
-                non_empty("sitekey", &t.sitekey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("action", &t.action)?;
-                if let Some(s) = t.min_score {
-                    if !(0.1..=0.9).contains(&s) {
-                        return Err(InvalidTask::new("min_score", format!("{} is outside 0.1..=0.9", float_text(s))));
-                    }
-                }
-                opt_domain(&t.domain)
             }
             Task::Turnstile(t) => {
                 non_empty("sitekey", &t.sitekey)?;

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
+use super::{Image, Proxy, Raw, RecaptchaV2, Turnstile};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -145,17 +145,6 @@ impl Fields {
             proxy: self.proxy()?,
             domain: self.string("domain", None)?,
             action: self.string("action", None)?,
-        })
-    }
-
-    pub(super) fn recaptcha_v3(&mut self) -> Result<RecaptchaV3, InvalidTask> {
-        Ok(RecaptchaV3 {
-            sitekey: self.required("sitekey", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            action: self.string("action", None)?,
-            min_score: self.read("min_score", Some("minScore"))?,
-            enterprise: self.flag("enterprise", None)?,
-            domain: self.string("domain", None)?,
         })
     }
 

@@ -23,7 +23,6 @@ use crate::task::{Proxy, Raw, Task, TaskKind};
 
 mod image;
 mod recaptcha_v2;
-mod recaptcha_v3;
 mod turnstile;
 
 /// A task object being written, or (`building: false`) only checked: the same code decides
@@ -175,7 +174,6 @@ fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidT
     match task {
         Task::Image(t) => image::object(d, t, building),
         Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
-        Task::RecaptchaV3(t) => recaptcha_v3::object(d, t, building),
         Task::Turnstile(t) => turnstile::object(d, t, building),
         // Written by `task_object` and `check` themselves.
         _ => Err(unsupported(d, task.kind())),
@@ -215,6 +213,9 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
         }
     }
     with_proxy(&mut o, &t.proxy().cloned());
+    if let Some(hook) = form.hook {
+        super::hooks::run(hook, d, t, &mut o.map);
+    }
     if ty == "AntiGateTask" {
         // AntiGateTask takes HTTPS proxies only and lists no `proxyType`
         // (https://anti-captcha.com/apidoc/task-types/AntiGateTask); the official client sends
@@ -288,11 +289,8 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
 
 #[cfg(feature = "declared-kinds")]
 fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
-    match crate::task::kinds::create_task_form(t.kind(), d) {
-        Some(Some(form)) => Ok(form),
-        // Not `not_solved`: at a custom endpoint the dialect's name is not the preset that dropped the kind.
-        _ => Err(super::does_not_solve(d.as_str(), t.kind())),
-    }
+    // Not `not_solved`: at a custom endpoint the dialect's name is not the preset that dropped the kind.
+    crate::task::kinds::create_task_form_of(t, d).ok_or_else(|| super::does_not_solve(d.as_str(), t.kind()))
 }
 
 /// Cookies as the createTask APIs take them: `name=value; name2=value2`
