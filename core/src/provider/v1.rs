@@ -163,24 +163,6 @@ pub(super) fn submit_request(
             // `check_hint_img`: a long string without a dot is sent as the `imginstructions` parameter).
             q.opt("imginstructions", &t.imginstructions);
         }
-        Task::RecaptchaV2(t) => {
-            q.put("method", "userrecaptcha");
-            q.put("googlekey", &t.sitekey);
-            q.put("pageurl", &t.page_url);
-            q.flag("invisible", t.invisible);
-            q.flag("enterprise", t.enterprise);
-            q.opt("data-s", &t.data_s);
-            // 2captcha's v1 form of cookies is `KEY1:Value1;KEY2:Value2`
-            // (https://2captcha.com/2captcha-api#solving_recaptchav2_new), createTask's `a=1; b=2`.
-            if let Some(cookies) = &t.cookies {
-                q.put("cookies", &crate::task::kinds::rewrite_cookies(cookies, ':', ";"));
-            }
-            q.opt("userAgent", &t.user_agent);
-            q.proxy(&t.proxy);
-            q.opt("domain", &t.domain);
-            // 2captcha-python tests/sync/test_recaptcha.py `test_v2` sends `action` with v2 too.
-            q.opt("action", &t.action);
-        }
         Task::Turnstile(t) => {
             q.put("method", "turnstile");
             q.put("sitekey", &t.sitekey);

@@ -38,7 +38,6 @@ pub use valid::ValidTask;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Task {
     Image(Box<Image>),
-    RecaptchaV2(Box<RecaptchaV2>),
     Turnstile(Box<Turnstile>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
@@ -84,31 +83,6 @@ pub struct Image {
     /// An image (base64) with instructions shown to the worker: 2captcha's `imginstructions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imginstructions: Option<String>,
-}
-
-/// reCAPTCHA v2 (checkbox or invisible, optionally Enterprise).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RecaptchaV2 {
-    pub sitekey: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub invisible: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub enterprise: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_s: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cookies: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-    /// `google.com` or `recaptcha.net`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
-    /// The widget's action (`sa` in the anchor request), where the site sets one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
 }
 
 /// Cloudflare Turnstile.
@@ -256,7 +230,6 @@ impl Task {
     pub fn kind(&self) -> TaskKind {
         match self {
             Task::Image(_) => TaskKind::Image,
-            Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
             Task::Turnstile(_) => TaskKind::Turnstile,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
@@ -269,7 +242,6 @@ impl Task {
     pub fn sitekey(&self) -> Option<&str> {
         match self {
             Task::Image(_) => None,
-            Task::RecaptchaV2(t) => Some(&t.sitekey),
             Task::Turnstile(t) => Some(&t.sitekey),
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
@@ -284,7 +256,6 @@ impl Task {
     pub fn page_url(&self) -> Option<&str> {
         match self {
             Task::Image(_) => None,
-            Task::RecaptchaV2(t) => Some(&t.page_url),
             Task::Turnstile(t) => Some(&t.page_url),
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
@@ -316,7 +287,6 @@ impl Task {
         let mut f = Fields::new(obj, "");
         let task = match kind {
             TaskKind::Image => Task::Image(Box::new(f.image()?)),
-            TaskKind::RecaptchaV2 => Task::RecaptchaV2(Box::new(f.recaptcha_v2()?)),
             TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
@@ -347,16 +317,6 @@ impl Task {
         limits::check(self)?;
         match self {
             Task::Image(t) => t.validate(),
-            Task::RecaptchaV2(t) => {
-                non_empty("sitekey", &t.sitekey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("data_s", &t.data_s)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_non_empty("cookies", &t.cookies)?;
-                opt_domain(&t.domain)?;
-                opt_non_empty("action", &t.action)?;
-                opt_proxy(&t.proxy)
-            }
             Task::Turnstile(t) => {
                 non_empty("sitekey", &t.sitekey)?;
                 http_url("page_url", &t.page_url)?;
@@ -466,16 +426,6 @@ fn non_empty(field: &str, value: &str) -> Result<(), InvalidTask> {
 
 fn opt_non_empty(field: &str, value: &Option<String>) -> Result<(), InvalidTask> {
     value.as_deref().map_or(Ok(()), |v| non_empty(field, v))
-}
-
-fn opt_domain(domain: &Option<String>) -> Result<(), InvalidTask> {
-    match domain.as_deref() {
-        None | Some("google.com") | Some("recaptcha.net") => Ok(()),
-        Some(other) => Err(InvalidTask::new(
-            "domain",
-            format!("{} is not a reCAPTCHA domain (google.com, recaptcha.net)", Quoted(other)),
-        )),
-    }
 }
 
 fn opt_proxy(proxy: &Option<Proxy>) -> Result<(), InvalidTask> {

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Image, Proxy, Raw, RecaptchaV2, Turnstile};
+use super::{Image, Proxy, Raw, Turnstile};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -130,21 +130,6 @@ impl Fields {
             lang: self.string("lang", None)?,
             textinstructions: self.string("textinstructions", Some("textInstructions"))?,
             imginstructions: self.string("imginstructions", Some("imgInstructions"))?,
-        })
-    }
-
-    pub(super) fn recaptcha_v2(&mut self) -> Result<RecaptchaV2, InvalidTask> {
-        Ok(RecaptchaV2 {
-            sitekey: self.required("sitekey", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            invisible: self.flag("invisible", None)?,
-            enterprise: self.flag("enterprise", None)?,
-            data_s: self.string("data_s", Some("dataS"))?,
-            cookies: self.string("cookies", None)?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-            domain: self.string("domain", None)?,
-            action: self.string("action", None)?,
         })
     }
 

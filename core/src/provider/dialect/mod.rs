@@ -11,7 +11,7 @@
 //! (`task::kinds`). The pieces they share (the type name's proxy suffix, proxy fields, cookies,
 //! `apiDomain`) are here.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::Dialect;
 use crate::error::InvalidTask;
@@ -22,7 +22,6 @@ use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task, TaskKind};
 
 mod image;
-mod recaptcha_v2;
 mod turnstile;
 
 /// A task object being written, or (`building: false`) only checked: the same code decides
@@ -123,22 +122,6 @@ fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
     }
 }
 
-/// The task's `domain` (`google.com` | `recaptcha.net`, checked by `Task::validate`) as each
-/// dialect documents `apiDomain`:
-/// - anti-captcha and CapMonster: `www.google.com` / `www.recaptcha.net`
-///   (https://anti-captcha.com/apidoc/task-types/RecaptchaV2EnterpriseTask,
-///   https://docs.capmonster.cloud/docs/captchas/recaptcha-v2-enterprise-task);
-/// - CapSolver: `http://www.google.com/` / `http://www.recaptcha.net/`
-///   (https://docs.capsolver.com/guide/captcha/ReCaptchaV2);
-/// - 2captcha API v2: `google.com` / `recaptcha.net` (https://2captcha.com/api-docs/recaptcha-v3).
-fn api_domain(d: Dialect, domain: &str) -> String {
-    match d {
-        Dialect::AntiCaptcha | Dialect::CapMonster => format!("www.{domain}"),
-        Dialect::CapSolver => format!("http://www.{domain}/"),
-        Dialect::TwoCaptchaV2 => domain.to_string(),
-    }
-}
-
 /// The `task` object of `task` in dialect `d`, or what the dialect refuses.
 pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>, InvalidTask> {
     match task {
@@ -173,7 +156,6 @@ fn raw_object(d: Dialect, t: &Raw) -> Result<&Map<String, Value>, InvalidTask> {
 fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidTask> {
     match task {
         Task::Image(t) => image::object(d, t, building),
-        Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
         Task::Turnstile(t) => turnstile::object(d, t, building),
         // Written by `task_object` and `check` themselves.
         _ => Err(unsupported(d, task.kind())),
