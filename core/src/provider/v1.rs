@@ -163,18 +163,6 @@ pub(super) fn submit_request(
             // `check_hint_img`: a long string without a dot is sent as the `imginstructions` parameter).
             q.opt("imginstructions", &t.imginstructions);
         }
-        Task::Turnstile(t) => {
-            q.put("method", "turnstile");
-            q.put("sitekey", &t.sitekey);
-            q.put("pageurl", &t.page_url);
-            q.opt("action", &t.action);
-            q.opt("data", &t.data);
-            q.opt("pagedata", &t.pagedata);
-            // The official client's `turnstile` documents `useragent` (2captcha-python
-            // twocaptcha/solver.py), as the newer methods send it.
-            q.opt("useragent", &t.user_agent);
-            q.proxy(&t.proxy);
-        }
         Task::Raw(t) => {
             q.put("method", raw_method(p, t)?);
             for (k, v) in &t.params {

@@ -38,7 +38,6 @@ pub use valid::ValidTask;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Task {
     Image(Box<Image>),
-    Turnstile(Box<Turnstile>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
     /// own `type`. Feature `declared-kinds`, not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
@@ -83,25 +82,6 @@ pub struct Image {
     /// An image (base64) with instructions shown to the worker: 2captcha's `imginstructions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imginstructions: Option<String>,
-}
-
-/// Cloudflare Turnstile.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Turnstile {
-    pub sitekey: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    /// The widget's `cData`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
-    /// The challenge page's `chlPageData`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pagedata: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
 }
 
 /// The escape hatch: `method` + free parameters for 2captcha-compatible
@@ -230,7 +210,6 @@ impl Task {
     pub fn kind(&self) -> TaskKind {
         match self {
             Task::Image(_) => TaskKind::Image,
-            Task::Turnstile(_) => TaskKind::Turnstile,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.kind(),
@@ -242,7 +221,6 @@ impl Task {
     pub fn sitekey(&self) -> Option<&str> {
         match self {
             Task::Image(_) => None,
-            Task::Turnstile(t) => Some(&t.sitekey),
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => {
@@ -256,7 +234,6 @@ impl Task {
     pub fn page_url(&self) -> Option<&str> {
         match self {
             Task::Image(_) => None,
-            Task::Turnstile(t) => Some(&t.page_url),
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.text("page_url"),
@@ -287,7 +264,6 @@ impl Task {
         let mut f = Fields::new(obj, "");
         let task = match kind {
             TaskKind::Image => Task::Image(Box::new(f.image()?)),
-            TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
             declared => Task::Declared(Box::new(Declared::read(kinds::decl(declared), &mut f)?)),
@@ -317,15 +293,6 @@ impl Task {
         limits::check(self)?;
         match self {
             Task::Image(t) => t.validate(),
-            Task::Turnstile(t) => {
-                non_empty("sitekey", &t.sitekey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("action", &t.action)?;
-                opt_non_empty("data", &t.data)?;
-                opt_non_empty("pagedata", &t.pagedata)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
             Task::Raw(t) => t.validate(),
             // Checked when read: a `Declared` holds only valid values.
             #[cfg(feature = "declared-kinds")]
@@ -426,10 +393,6 @@ fn non_empty(field: &str, value: &str) -> Result<(), InvalidTask> {
 
 fn opt_non_empty(field: &str, value: &Option<String>) -> Result<(), InvalidTask> {
     value.as_deref().map_or(Ok(()), |v| non_empty(field, v))
-}
-
-fn opt_proxy(proxy: &Option<Proxy>) -> Result<(), InvalidTask> {
-    proxy.as_ref().map_or(Ok(()), |p| p.validate("proxy"))
 }
 
 pub(in crate::task) fn http_url(field: &str, value: &str) -> Result<(), InvalidTask> {

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Image, Proxy, Raw, Turnstile};
+use super::{Image, Proxy, Raw};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -130,18 +130,6 @@ impl Fields {
             lang: self.string("lang", None)?,
             textinstructions: self.string("textinstructions", Some("textInstructions"))?,
             imginstructions: self.string("imginstructions", Some("imgInstructions"))?,
-        })
-    }
-
-    pub(super) fn turnstile(&mut self) -> Result<Turnstile, InvalidTask> {
-        Ok(Turnstile {
-            sitekey: self.required("sitekey", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            action: self.string("action", None)?,
-            data: self.string("data", None)?,
-            pagedata: self.string("pagedata", Some("pageData"))?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
         })
     }
 

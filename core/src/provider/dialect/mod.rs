@@ -22,7 +22,6 @@ use crate::task::Declared;
 use crate::task::{Proxy, Raw, Task, TaskKind};
 
 mod image;
-mod turnstile;
 
 /// A task object being written, or (`building: false`) only checked: the same code decides
 /// what a dialect refuses in both cases, and a check copies none of the task's values (an
@@ -90,16 +89,6 @@ impl Obj {
     }
 }
 
-/// `RecaptchaV2Task` vs `RecaptchaV2TaskProxyless` vs `ReCaptchaV2TaskProxyLess`. CapMonster's
-/// types take the proxy fields optionally: no Proxyless suffix there.
-fn type_name(d: Dialect, base: &str, proxied: bool) -> String {
-    match (d, proxied) {
-        (_, true) | (Dialect::CapMonster, false) => base.to_string(),
-        (Dialect::CapSolver, false) => format!("{base}ProxyLess"),
-        (_, false) => format!("{base}Proxyless"),
-    }
-}
-
 fn unsupported(d: Dialect, kind: TaskKind) -> InvalidTask {
     InvalidTask::new("type", format!("{} does not solve {} tasks", d.as_str(), kind))
 }
@@ -156,7 +145,6 @@ fn raw_object(d: Dialect, t: &Raw) -> Result<&Map<String, Value>, InvalidTask> {
 fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidTask> {
     match task {
         Task::Image(t) => image::object(d, t, building),
-        Task::Turnstile(t) => turnstile::object(d, t, building),
         // Written by `task_object` and `check` themselves.
         _ => Err(unsupported(d, task.kind())),
     }
@@ -255,7 +243,9 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
     })?;
     for field in form.requires {
         if t.get(field).is_none() {
-            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
+            // A form chosen by a field says which tasks need it (a Turnstile challenge page).
+            let which = form.when.map_or_else(String::new, |when| format!(" with `{when}`"));
+            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks{which}", d.as_str(), t.kind())));
         }
     }
     if t.proxy().is_some() {
