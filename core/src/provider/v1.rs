@@ -18,7 +18,9 @@ use crate::solution::Solution;
 use crate::task::kinds::{self, FieldType, V1Decl};
 #[cfg(feature = "declared-kinds")]
 use crate::task::Declared;
-use crate::task::{Proxy, Raw, Task};
+#[cfg(feature = "declared-kinds")]
+use crate::task::Proxy;
+use crate::task::{Raw, Task};
 
 const FORM: &str = "application/x-www-form-urlencoded";
 
@@ -42,6 +44,7 @@ impl Params {
             self.put(k, "1");
         }
     }
+    #[cfg(feature = "declared-kinds")]
     fn proxy(&mut self, p: &Option<Proxy>) {
         if let Some(p) = p {
             self.put("proxy", &p.address());

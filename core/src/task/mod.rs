@@ -395,6 +395,7 @@ fn opt_non_empty(field: &str, value: &Option<String>) -> Result<(), InvalidTask>
     value.as_deref().map_or(Ok(()), |v| non_empty(field, v))
 }
 
+#[cfg(feature = "declared-kinds")]
 pub(in crate::task) fn http_url(field: &str, value: &str) -> Result<(), InvalidTask> {
     crate::support::weburl::parse(value).map(drop).map_err(|e| InvalidTask::new(field, e.to_string()))
 }

@@ -19,7 +19,9 @@ use crate::error::InvalidTask;
 use crate::task::kinds::{CreateTaskDecl, FieldType};
 #[cfg(feature = "declared-kinds")]
 use crate::task::Declared;
-use crate::task::{Proxy, Raw, Task, TaskKind};
+#[cfg(feature = "declared-kinds")]
+use crate::task::Proxy;
+use crate::task::{Raw, Task, TaskKind};
 
 mod image;
 
@@ -72,6 +74,7 @@ impl Obj {
         Ok(())
     }
     /// anti-captcha style proxy fields (anti-captcha, 2captcha v2, CapMonster).
+    #[cfg(feature = "declared-kinds")]
     fn proxy_fields(&mut self, p: &Proxy) {
         let kind = match (self.dialect, p.kind.as_str()) {
             // anti-captcha's `http` covers https proxies.
@@ -94,6 +97,7 @@ fn unsupported(d: Dialect, kind: TaskKind) -> InvalidTask {
 }
 
 /// CapSolver takes one proxy string: `scheme:host:port[:login:password]`.
+#[cfg(feature = "declared-kinds")]
 fn capsolver_proxy(p: &Proxy) -> String {
     match (&p.login, &p.password) {
         (Some(l), Some(pw)) => format!("{}:{}:{}:{l}:{pw}", p.kind, p.host, p.port),
@@ -101,6 +105,7 @@ fn capsolver_proxy(p: &Proxy) -> String {
     }
 }
 
+#[cfg(feature = "declared-kinds")]
 fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
     if let Some(p) = proxy {
         if o.dialect == Dialect::CapSolver {
@@ -268,6 +273,7 @@ fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, In
 /// Cookies as the createTask APIs take them: `name=value; name2=value2`
 /// (https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless), also when given in the
 /// v1 form `name:value;...`.
+#[cfg(feature = "declared-kinds")]
 fn create_task_cookies(cookies: &str) -> String {
     crate::task::kinds::rewrite_cookies(cookies, '=', "; ")
 }

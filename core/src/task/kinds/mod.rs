@@ -115,6 +115,7 @@ pub(crate) fn create_task_form_of(t: &Declared, dialect: Dialect) -> Option<&'st
 /// Cookies (`a=1; b=2`, or the v1 form `a:1;b:2`) written as
 /// `a{between}1{separator}b{between}2`: each protocol's own form. A part with neither `=` nor
 /// `:` is passed as it is.
+#[cfg(feature = "declared-kinds")]
 pub(crate) fn rewrite_cookies(text: &str, between: char, separator: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
