@@ -185,7 +185,7 @@ pub enum AnswerType {
 #[derive(Debug)]
 pub enum Wire {
     /// Written as code in `provider::v1` and `provider::dialect`, for the kinds whose
-    /// mapping has more than renames (score queues, per-dialect type choices); `services`: the
+    /// mapping has more than the tables say (today `image`: see docs/decisions/0078-one-task-model.md); `services`: the
     /// presets it goes to (checked against the vectors by `core/tests/it/vectors.rs`).
     Coded { services: &'static [&'static str] },
     /// Renames and fixed values, per protocol.
