@@ -28,6 +28,7 @@ fn main() {
         PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("kinds");
     println!("cargo:rerun-if-changed=kinds");
     println!("cargo:rerun-if-changed=build");
+    println!("cargo:rerun-if-changed=src/provider/hooks.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     if let Err(problem) = generate(&dir, &out) {
         eprintln!("error: the kind declarations: {problem}");
@@ -36,7 +37,8 @@ fn main() {
 }
 
 fn generate(dir: &Path, out: &Path) -> Result<(), String> {
-    let kinds = model::load(dir)?;
+    let hooks = model::hook_names(&dir.join("../src/provider/hooks.rs"))?;
+    let kinds = model::load(dir, &hooks)?;
     write(&out.join("task_kind.rs"), &task_kind::write(&kinds))?;
     write(&out.join("kind_tables.rs"), &tables::write(&kinds))?;
     write(&out.join("kind_typed.rs"), &typed::write(&kinds))

@@ -131,6 +131,11 @@ struct CreateTaskFile {
     /// The form is kept for custom endpoints that speak the dialect: its preset dropped the kind.
     #[serde(default)]
     custom_only: bool,
+    /// A field whose presence selects this form over the dialect's form without `when`
+    /// (reCAPTCHA Enterprise, a Turnstile challenge page: another task type and keys).
+    when: Option<String>,
+    /// A function of `src/provider/hooks.rs` (by its name in `HOOKS`) that adjusts the built object.
+    hook: Option<String>,
     source: SourceFile,
 }
 
@@ -249,6 +254,8 @@ pub struct CreateTask {
     pub requires: Vec<String>,
     pub requires_proxied: Vec<String>,
     pub custom_only: bool,
+    pub when: Option<String>,
+    pub hook: Option<String>,
     pub source: Source,
 }
 
@@ -275,8 +282,21 @@ const DIALECTS: [(&str, &str); 4] = [
 const ANSWER_TYPES: [(&str, &str); 5] =
     [("text", "Text"), ("points", "Points"), ("number", "Number"), ("object", "Object"), ("indices", "Indices")];
 
-/// Reads `_shared.toml` and every `<kind>.toml` of `dir`.
-pub fn load(dir: &Path) -> Result<Kinds, String> {
+/// The names of the hooks registered in `HOOKS` of `hooks_rs` (`src/provider/hooks.rs`): each
+/// `("name", function)` entry, which a `hook = "name"` in a kind file may name.
+pub fn hook_names(hooks_rs: &Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(hooks_rs).map_err(|e| format!("{}: {e}", hooks_rs.display()))?;
+    let table = text
+        .split_once("const HOOKS")
+        .and_then(|(_, rest)| rest.split_once("];"))
+        .map(|(table, _)| table)
+        .ok_or_else(|| format!("{}: no `const HOOKS: ... = &[...];` table", hooks_rs.display()))?;
+    Ok(table.split("(\"").skip(1).filter_map(|entry| entry.split_once('"').map(|(name, _)| name.to_string())).collect())
+}
+
+/// Reads `_shared.toml` and every `<kind>.toml` of `dir`; `hooks` are the names a kind file may
+/// give as a `[[create_task]]`'s `hook` ([`hook_names`]).
+pub fn load(dir: &Path, hooks: &[String]) -> Result<Kinds, String> {
     let shared_path = dir.join("_shared.toml");
     let shared: SharedFile = parse(&shared_path)?;
     let shared_name = shared_path.display().to_string();
@@ -338,7 +358,7 @@ pub fn load(dir: &Path) -> Result<Kinds, String> {
     let mut kinds = Vec::new();
     for (tag, file) in placed {
         let name = files[&tag].display().to_string();
-        kinds.push(kind(&name, &tag, file, &shared, &shared_fields, &answers)?);
+        kinds.push(kind(&name, &tag, file, &shared, &shared_fields, &answers, hooks)?);
     }
     Ok(Kinds { answers, services: shared.services, kinds })
 }
@@ -360,6 +380,7 @@ fn kind(
     shared: &SharedFile,
     shared_fields: &BTreeMap<String, Field>,
     answers: &BTreeMap<String, Vec<AnswerValue>>,
+    hooks: &[String],
 ) -> Result<Kind, String> {
     // The name becomes a Rust variant (`camel`) and a `type` tag: snake_case only.
     let snake = tag.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
@@ -441,6 +462,24 @@ fn kind(
                     let known: Vec<&str> = DIALECTS.iter().map(|(n, _)| *n).collect();
                     format!("{name}: {at}.dialect: `{}` is not one of {}", c.dialect, known.join(", "))
                 })?;
+                if let Some(when) = c.when.as_ref().filter(|w| !fields.iter().any(|f| &f.name == *w)) {
+                    return Err(format!("{name}: {at}.when: `{when}` is not a field of the kind"));
+                }
+                if let Some(other) =
+                    create_task.iter().position(|o: &CreateTask| o.dialect == dialect && o.when == c.when)
+                {
+                    return Err(format!(
+                        "{name}: {at}: create_task[{other}] is already the `{}` form{}: one form per dialect and `when`",
+                        c.dialect,
+                        c.when.as_ref().map_or_else(String::new, |w| format!(" when `{w}`"))
+                    ));
+                }
+                if let Some(hook) = c.hook.as_ref().filter(|h| !hooks.contains(h)) {
+                    return Err(format!(
+                        "{name}: {at}.hook: `{hook}` is not a hook of src/provider/hooks.rs (one of {})",
+                        hooks.join(", ")
+                    ));
+                }
                 create_task.push(CreateTask {
                     dialect,
                     source: source(&format!("{name}: {at}.source"), c.source, shared)?,
@@ -451,6 +490,8 @@ fn kind(
                     requires: c.requires,
                     requires_proxied: c.requires_proxied,
                     custom_only: c.custom_only,
+                    when: c.when,
+                    hook: c.hook,
                 });
             }
             Wire::Declared { v1, create_task }

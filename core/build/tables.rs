@@ -107,9 +107,10 @@ fn decl(kind: &Kind) -> String {
                     strings(&c.requires_proxied)
                 );
                 let dialect = format!("dialect: Dialect::{}", c.dialect);
+                let choice = format!("when: {}, hook: {}", option(&c.when), option(&c.hook));
                 writeln!(
                     out,
-                    "            CreateTaskDecl {{ {dialect}, {types}, {keys}, source: {} }},",
+                    "            CreateTaskDecl {{ {dialect}, {choice}, {types}, {keys}, source: {} }},",
                     source(&c.source)
                 )
                 .unwrap();

@@ -7,6 +7,8 @@
 
 pub mod create_task;
 pub mod dialect;
+#[cfg(feature = "declared-kinds")]
+mod hooks;
 mod image_limits;
 pub mod limits;
 pub mod page_context;

@@ -18,7 +18,9 @@ use crate::solution::Solution;
 use crate::task::kinds::{self, FieldType, V1Decl};
 #[cfg(feature = "declared-kinds")]
 use crate::task::Declared;
-use crate::task::{Proxy, Raw, Task};
+#[cfg(feature = "declared-kinds")]
+use crate::task::Proxy;
+use crate::task::{Raw, Task};
 
 const FORM: &str = "application/x-www-form-urlencoded";
 
@@ -42,6 +44,7 @@ impl Params {
             self.put(k, "1");
         }
     }
+    #[cfg(feature = "declared-kinds")]
     fn proxy(&mut self, p: &Option<Proxy>) {
         if let Some(p) = p {
             self.put("proxy", &p.address());
@@ -162,48 +165,6 @@ pub(super) fn submit_request(
             // A base64 hint image goes as a form value (2captcha-python twocaptcha/solver.py
             // `check_hint_img`: a long string without a dot is sent as the `imginstructions` parameter).
             q.opt("imginstructions", &t.imginstructions);
-        }
-        Task::RecaptchaV2(t) => {
-            q.put("method", "userrecaptcha");
-            q.put("googlekey", &t.sitekey);
-            q.put("pageurl", &t.page_url);
-            q.flag("invisible", t.invisible);
-            q.flag("enterprise", t.enterprise);
-            q.opt("data-s", &t.data_s);
-            // 2captcha's v1 form of cookies is `KEY1:Value1;KEY2:Value2`
-            // (https://2captcha.com/2captcha-api#solving_recaptchav2_new), createTask's `a=1; b=2`.
-            if let Some(cookies) = &t.cookies {
-                q.put("cookies", &crate::task::kinds::rewrite_cookies(cookies, ':', ";"));
-            }
-            q.opt("userAgent", &t.user_agent);
-            q.proxy(&t.proxy);
-            q.opt("domain", &t.domain);
-            // 2captcha-python tests/sync/test_recaptcha.py `test_v2` sends `action` with v2 too.
-            q.opt("action", &t.action);
-        }
-        Task::RecaptchaV3(t) => {
-            q.put("method", "userrecaptcha");
-            q.put("version", "v3");
-            q.put("googlekey", &t.sitekey);
-            q.put("pageurl", &t.page_url);
-            q.opt("action", &t.action);
-            if let Some(s) = t.min_score {
-                q.put("min_score", &crate::support::float_text::float_text(s));
-            }
-            q.flag("enterprise", t.enterprise);
-            q.opt("domain", &t.domain);
-        }
-        Task::Turnstile(t) => {
-            q.put("method", "turnstile");
-            q.put("sitekey", &t.sitekey);
-            q.put("pageurl", &t.page_url);
-            q.opt("action", &t.action);
-            q.opt("data", &t.data);
-            q.opt("pagedata", &t.pagedata);
-            // The official client's `turnstile` documents `useragent` (2captcha-python
-            // twocaptcha/solver.py), as the newer methods send it.
-            q.opt("useragent", &t.user_agent);
-            q.proxy(&t.proxy);
         }
         Task::Raw(t) => {
             q.put("method", raw_method(p, t)?);

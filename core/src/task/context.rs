@@ -80,17 +80,15 @@ pub fn read_proxy(value: Value, field: &str) -> Result<Option<Value>, InvalidTas
     check_proxy(Value::Object(proxy), field).map(Some)
 }
 
-/// A proxy checked as a task's `proxy` is (the one check), errors named under `field`.
+/// A proxy checked as a task's `proxy` is (the one reader, check and limits), errors named under `field`.
 fn check_proxy(proxy: Value, field: &str) -> Result<Value, InvalidTask> {
-    let probe = serde_json::json!({
-        "type": "recaptcha_v2", "sitekey": "probe", "page_url": "https://probe.invalid/", "proxy": proxy,
-    });
-    let task =
-        Task::from_json_value(probe).map_err(|e| InvalidTask::new(e.field.replacen("proxy", field, 1), e.problem))?;
-    match task.as_task() {
-        Task::RecaptchaV2(t) => Ok(serde_json::to_value(&t.proxy).unwrap_or(Value::Null)),
-        _ => Err(InvalidTask::new(field, "not a proxy")),
-    }
+    let named = |e: InvalidTask| InvalidTask::new(e.field.replacen("proxy", field, 1), e.problem);
+    let mut fields = super::read::Fields::new(Map::from_iter([("proxy".to_string(), proxy)]), "");
+    let Some(proxy) = fields.proxy().map_err(named)? else { return Ok(Value::Null) };
+    proxy.validate("proxy").map_err(named)?;
+    let value = serde_json::to_value(&proxy).unwrap_or(Value::Null);
+    super::limits::check_proxy(&value).map_err(named)?;
+    Ok(value)
 }
 
 fn proxy_of_url(

@@ -159,6 +159,11 @@ pub(super) fn check(task: &Task) -> Result<(), InvalidTask> {
     })
 }
 
+/// The limits of a task's `proxy` (its parts' own rules, `proxy.host`, ...), for a proxy given apart from a task.
+pub(super) fn check_proxy(proxy: &Value) -> Result<(), InvalidTask> {
+    check_value("proxy", proxy, None)
+}
+
 /// `top`: the rule of a declared top-level field, which then holds for everything under it.
 fn check_value(path: &str, value: &Value, top: Option<Rule>) -> Result<(), InvalidTask> {
     match value {
@@ -327,7 +332,7 @@ mod tests {
     fn values_at_the_limits_pass() {
         let task = json!({"type": "recaptcha_v2", "sitekey": "k".repeat(256), "page_url":
             format!("https://a.test/{}", "p".repeat(8192 - 15)), "user_agent": "u".repeat(2048),
-            "cookies": "c".repeat(16_384), "data_s": "d".repeat(65_536),
+            "cookies": format!("c={}", "c".repeat(16_384 - 2)), "data_s": "d".repeat(65_536),
             "proxy": {"type": "socks5", "host": "h".repeat(253), "port": 1080, "login": "l".repeat(512),
                 "password": "p".repeat(512)}});
         assert!(problem(task).starts_with("accepted"));

@@ -12,7 +12,6 @@ use base64::Engine as _;
 use serde::Serialize;
 
 use crate::error::InvalidTask;
-use crate::support::float_text::float_text;
 use crate::support::json_read::{deserialize_from_json, unit_variant, FieldError, FromJson};
 use crate::support::quoted::Quoted;
 use read::{json_type, Fields};
@@ -39,9 +38,6 @@ pub use valid::ValidTask;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Task {
     Image(Box<Image>),
-    RecaptchaV2(Box<RecaptchaV2>),
-    RecaptchaV3(Box<RecaptchaV3>),
-    Turnstile(Box<Turnstile>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
     /// own `type`. Feature `declared-kinds`, not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
@@ -86,65 +82,6 @@ pub struct Image {
     /// An image (base64) with instructions shown to the worker: 2captcha's `imginstructions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imginstructions: Option<String>,
-}
-
-/// reCAPTCHA v2 (checkbox or invisible, optionally Enterprise).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RecaptchaV2 {
-    pub sitekey: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub invisible: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub enterprise: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_s: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cookies: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
-    /// `google.com` or `recaptcha.net`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
-    /// The widget's action (`sa` in the anchor request), where the site sets one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-}
-
-/// reCAPTCHA v3 (score based).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RecaptchaV3 {
-    pub sitekey: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_score: Option<f64>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub enterprise: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
-}
-
-/// Cloudflare Turnstile.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Turnstile {
-    pub sitekey: String,
-    pub page_url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    /// The widget's `cData`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
-    /// The challenge page's `chlPageData`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pagedata: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<Proxy>,
 }
 
 /// The escape hatch: `method` + free parameters for 2captcha-compatible
@@ -273,9 +210,6 @@ impl Task {
     pub fn kind(&self) -> TaskKind {
         match self {
             Task::Image(_) => TaskKind::Image,
-            Task::RecaptchaV2(_) => TaskKind::RecaptchaV2,
-            Task::RecaptchaV3(_) => TaskKind::RecaptchaV3,
-            Task::Turnstile(_) => TaskKind::Turnstile,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.kind(),
@@ -287,9 +221,6 @@ impl Task {
     pub fn sitekey(&self) -> Option<&str> {
         match self {
             Task::Image(_) => None,
-            Task::RecaptchaV2(t) => Some(&t.sitekey),
-            Task::RecaptchaV3(t) => Some(&t.sitekey),
-            Task::Turnstile(t) => Some(&t.sitekey),
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => {
@@ -303,9 +234,6 @@ impl Task {
     pub fn page_url(&self) -> Option<&str> {
         match self {
             Task::Image(_) => None,
-            Task::RecaptchaV2(t) => Some(&t.page_url),
-            Task::RecaptchaV3(t) => Some(&t.page_url),
-            Task::Turnstile(t) => Some(&t.page_url),
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.text("page_url"),
@@ -336,9 +264,6 @@ impl Task {
         let mut f = Fields::new(obj, "");
         let task = match kind {
             TaskKind::Image => Task::Image(Box::new(f.image()?)),
-            TaskKind::RecaptchaV2 => Task::RecaptchaV2(Box::new(f.recaptcha_v2()?)),
-            TaskKind::RecaptchaV3 => Task::RecaptchaV3(Box::new(f.recaptcha_v3()?)),
-            TaskKind::Turnstile => Task::Turnstile(Box::new(f.turnstile()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
             declared => Task::Declared(Box::new(Declared::read(kinds::decl(declared), &mut f)?)),
@@ -368,36 +293,6 @@ impl Task {
         limits::check(self)?;
         match self {
             Task::Image(t) => t.validate(),
-            Task::RecaptchaV2(t) => {
-                non_empty("sitekey", &t.sitekey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("data_s", &t.data_s)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_non_empty("cookies", &t.cookies)?;
-                opt_domain(&t.domain)?;
-                opt_non_empty("action", &t.action)?;
-                opt_proxy(&t.proxy)
-            }
-            Task::RecaptchaV3(t) => {
-                non_empty("sitekey", &t.sitekey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("action", &t.action)?;
-                if let Some(s) = t.min_score {
-                    if !(0.1..=0.9).contains(&s) {
-                        return Err(InvalidTask::new("min_score", format!("{} is outside 0.1..=0.9", float_text(s))));
-                    }
-                }
-                opt_domain(&t.domain)
-            }
-            Task::Turnstile(t) => {
-                non_empty("sitekey", &t.sitekey)?;
-                http_url("page_url", &t.page_url)?;
-                opt_non_empty("action", &t.action)?;
-                opt_non_empty("data", &t.data)?;
-                opt_non_empty("pagedata", &t.pagedata)?;
-                opt_non_empty("user_agent", &t.user_agent)?;
-                opt_proxy(&t.proxy)
-            }
             Task::Raw(t) => t.validate(),
             // Checked when read: a `Declared` holds only valid values.
             #[cfg(feature = "declared-kinds")]
@@ -500,20 +395,7 @@ fn opt_non_empty(field: &str, value: &Option<String>) -> Result<(), InvalidTask>
     value.as_deref().map_or(Ok(()), |v| non_empty(field, v))
 }
 
-fn opt_domain(domain: &Option<String>) -> Result<(), InvalidTask> {
-    match domain.as_deref() {
-        None | Some("google.com") | Some("recaptcha.net") => Ok(()),
-        Some(other) => Err(InvalidTask::new(
-            "domain",
-            format!("{} is not a reCAPTCHA domain (google.com, recaptcha.net)", Quoted(other)),
-        )),
-    }
-}
-
-fn opt_proxy(proxy: &Option<Proxy>) -> Result<(), InvalidTask> {
-    proxy.as_ref().map_or(Ok(()), |p| p.validate("proxy"))
-}
-
+#[cfg(feature = "declared-kinds")]
 pub(in crate::task) fn http_url(field: &str, value: &str) -> Result<(), InvalidTask> {
     crate::support::weburl::parse(value).map(drop).map_err(|e| InvalidTask::new(field, e.to_string()))
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Image, Proxy, Raw, RecaptchaV2, RecaptchaV3, Turnstile};
+use super::{Image, Proxy, Raw};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -130,44 +130,6 @@ impl Fields {
             lang: self.string("lang", None)?,
             textinstructions: self.string("textinstructions", Some("textInstructions"))?,
             imginstructions: self.string("imginstructions", Some("imgInstructions"))?,
-        })
-    }
-
-    pub(super) fn recaptcha_v2(&mut self) -> Result<RecaptchaV2, InvalidTask> {
-        Ok(RecaptchaV2 {
-            sitekey: self.required("sitekey", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            invisible: self.flag("invisible", None)?,
-            enterprise: self.flag("enterprise", None)?,
-            data_s: self.string("data_s", Some("dataS"))?,
-            cookies: self.string("cookies", None)?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
-            domain: self.string("domain", None)?,
-            action: self.string("action", None)?,
-        })
-    }
-
-    pub(super) fn recaptcha_v3(&mut self) -> Result<RecaptchaV3, InvalidTask> {
-        Ok(RecaptchaV3 {
-            sitekey: self.required("sitekey", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            action: self.string("action", None)?,
-            min_score: self.read("min_score", Some("minScore"))?,
-            enterprise: self.flag("enterprise", None)?,
-            domain: self.string("domain", None)?,
-        })
-    }
-
-    pub(super) fn turnstile(&mut self) -> Result<Turnstile, InvalidTask> {
-        Ok(Turnstile {
-            sitekey: self.required("sitekey", None)?,
-            page_url: self.required("page_url", Some("pageUrl"))?,
-            action: self.string("action", None)?,
-            data: self.string("data", None)?,
-            pagedata: self.string("pagedata", Some("pageData"))?,
-            user_agent: self.string("user_agent", Some("userAgent"))?,
-            proxy: self.proxy()?,
         })
     }
 

@@ -146,32 +146,30 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::task::{Proxy, RecaptchaV2};
+    use crate::task::Raw;
 
-    fn recaptcha(sitekey: &str, proxy: Option<Proxy>) -> Task {
-        Task::RecaptchaV2(Box::new(RecaptchaV2 {
-            sitekey: sitekey.into(),
-            page_url: "https://example.com/login".into(),
-            proxy,
-            ..Default::default()
-        }))
+    /// A raw task (the one kind built as a struct: the declared kinds are only read and checked).
+    fn raw(method: Option<&str>) -> Task {
+        Task::Raw(Box::new(Raw { method: method.map(str::to_string), ..Default::default() }))
     }
 
     #[test]
     fn the_constructor_refuses_an_invalid_task_naming_the_field() {
-        assert_eq!(ValidTask::new(recaptcha("", None)).unwrap_err().field, "sitekey");
-        let bad_port = Proxy { kind: "http".into(), host: "h".into(), port: 0, login: None, password: None };
-        assert_eq!(ValidTask::new(recaptcha("k", Some(bad_port))).unwrap_err().field, "proxy.port");
-        let no_login =
-            Proxy { kind: "socks5".into(), host: "h".into(), port: 1080, login: None, password: Some("p".into()) };
-        assert_eq!(ValidTask::try_from(recaptcha("k", Some(no_login))).unwrap_err().field, "proxy.login");
+        assert_eq!(ValidTask::new(raw(None)).unwrap_err().field, "method");
+        assert_eq!(ValidTask::try_from(raw(Some(" "))).unwrap_err().field, "method");
+        let proxied =
+            |proxy| json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.test/", "proxy": proxy});
+        let bad_port = json!({"type": "http", "host": "h", "port": 0});
+        assert_eq!(ValidTask::from_json_value(proxied(bad_port)).unwrap_err().field, "proxy.port");
+        let no_login = json!({"type": "socks5", "host": "h", "port": 1080, "password": "p"});
+        assert_eq!(ValidTask::from_json_value(proxied(no_login)).unwrap_err().field, "proxy.login");
         assert_eq!(ValidTask::from_json_value(json!({"type": "image", "body": ""})).unwrap_err().field, "body");
         assert_eq!(ValidTask::from_json_value(json!("text")).unwrap_err().field, "task");
     }
 
     #[test]
     fn a_valid_task_reads_and_writes_as_its_task() {
-        let task = recaptcha("6Le-K", None);
+        let task = raw(Some("userrecaptcha"));
         let valid = ValidTask::new(task.clone()).expect("valid");
         assert_eq!(valid, task);
         assert_eq!(serde_json::to_string(&valid).unwrap(), serde_json::to_string(&task).unwrap());

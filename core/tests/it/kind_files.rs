@@ -12,6 +12,11 @@ fn kinds_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kinds")
 }
 
+/// The hook names of `src/provider/hooks.rs`, as the build reads them.
+fn hooks() -> Vec<String> {
+    model::hook_names(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/provider/hooks.rs")).unwrap()
+}
+
 /// The problem `load` reports for a copy of the kind files changed by `edit`.
 fn problem(name: &str, edit: impl FnOnce(&Path)) -> String {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kind_files").join(name);
@@ -22,7 +27,7 @@ fn problem(name: &str, edit: impl FnOnce(&Path)) -> String {
         std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
     }
     edit(&dir);
-    match model::load(&dir) {
+    match model::load(&dir, &hooks()) {
         Ok(_) => panic!("{name}: the broken files were read"),
         Err(problem) => problem,
     }
@@ -38,7 +43,7 @@ fn replace(dir: &Path, file: &str, from: &str, to: &str) {
 
 #[test]
 fn the_checked_in_kind_files_read_in_the_order_of_task_kinds() {
-    let kinds = model::load(&kinds_dir()).unwrap();
+    let kinds = model::load(&kinds_dir(), &hooks()).unwrap();
     let tags: Vec<&str> = kinds.kinds.iter().map(|k| k.tag.as_str()).collect();
     let all: Vec<&str> = captcha_dlq_core::task::TaskKind::ALL.iter().map(|k| k.as_str()).collect();
     assert_eq!(tags, all);
@@ -46,6 +51,24 @@ fn the_checked_in_kind_files_read_in_the_order_of_task_kinds() {
 
 /// Broken copies: in `<file>.toml`, the first `from` replaced by `to`; what the error must say.
 const EDITS: &[(&str, &str, &str, &str)] = &[
+    (
+        "recaptcha_v3",
+        "hook = \"score_queue\"",
+        "hook = \"score_queu\"",
+        "recaptcha_v3.toml: create_task[0].hook: `score_queu` is not a hook of src/provider/hooks.rs",
+    ),
+    (
+        "recaptcha_v3",
+        "when = \"enterprise\"",
+        "when = \"enterprize\"",
+        "create_task[3].when: `enterprize` is not a field",
+    ),
+    (
+        "recaptcha_v3",
+        "when = \"enterprise\"\n",
+        "",
+        "recaptcha_v3.toml: create_task[3]: create_task[2] is already the `capsolver` form: one form per dialect",
+    ),
     ("amazon_waf", "\nsummary =", "\nsumary =", "amazon_waf.toml: TOML parse error"),
     ("amazon_waf", "\nsummary =", "\nsumary =", "unknown field `sumary`"),
     ("amazon_waf", "doc = \"The `iv`", "docs = \"The `iv`", "amazon_waf.toml: fields[2]: unknown field `docs`"),

@@ -6,12 +6,12 @@
 //! the site rejects. A kind the service does not solve at all is refused on
 //! `type`. The raw escape hatch sends the user's own `task` object as is.
 //!
-//! Each coded kind builds its object in its own unit (`image`, `recaptcha_v2`, ...), with what
-//! every dialect documents for it; a declared kind's object is built here from its tables
-//! (`task::kinds`). The pieces they share (the type name's proxy suffix, proxy fields, cookies,
-//! `apiDomain`) are here.
+//! The one coded kind, `image`, builds its object in its own unit, with what every dialect
+//! documents for it; a declared kind's object is built here from its tables (`task::kinds`): the
+//! form its dialect and `when` choose, then its hook, if it names one (`provider::hooks`). The
+//! pieces they share (proxy fields, cookies) are here.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::Dialect;
 use crate::error::InvalidTask;
@@ -19,12 +19,11 @@ use crate::error::InvalidTask;
 use crate::task::kinds::{CreateTaskDecl, FieldType};
 #[cfg(feature = "declared-kinds")]
 use crate::task::Declared;
-use crate::task::{Proxy, Raw, Task, TaskKind};
+#[cfg(feature = "declared-kinds")]
+use crate::task::Proxy;
+use crate::task::{Raw, Task, TaskKind};
 
 mod image;
-mod recaptcha_v2;
-mod recaptcha_v3;
-mod turnstile;
 
 /// A task object being written, or (`building: false`) only checked: the same code decides
 /// what a dialect refuses in both cases, and a check copies none of the task's values (an
@@ -75,6 +74,7 @@ impl Obj {
         Ok(())
     }
     /// anti-captcha style proxy fields (anti-captcha, 2captcha v2, CapMonster).
+    #[cfg(feature = "declared-kinds")]
     fn proxy_fields(&mut self, p: &Proxy) {
         let kind = match (self.dialect, p.kind.as_str()) {
             // anti-captcha's `http` covers https proxies.
@@ -92,21 +92,12 @@ impl Obj {
     }
 }
 
-/// `RecaptchaV2Task` vs `RecaptchaV2TaskProxyless` vs `ReCaptchaV2TaskProxyLess`. CapMonster's
-/// types take the proxy fields optionally: no Proxyless suffix there.
-fn type_name(d: Dialect, base: &str, proxied: bool) -> String {
-    match (d, proxied) {
-        (_, true) | (Dialect::CapMonster, false) => base.to_string(),
-        (Dialect::CapSolver, false) => format!("{base}ProxyLess"),
-        (_, false) => format!("{base}Proxyless"),
-    }
-}
-
 fn unsupported(d: Dialect, kind: TaskKind) -> InvalidTask {
     InvalidTask::new("type", format!("{} does not solve {} tasks", d.as_str(), kind))
 }
 
 /// CapSolver takes one proxy string: `scheme:host:port[:login:password]`.
+#[cfg(feature = "declared-kinds")]
 fn capsolver_proxy(p: &Proxy) -> String {
     match (&p.login, &p.password) {
         (Some(l), Some(pw)) => format!("{}:{}:{}:{l}:{pw}", p.kind, p.host, p.port),
@@ -114,6 +105,7 @@ fn capsolver_proxy(p: &Proxy) -> String {
     }
 }
 
+#[cfg(feature = "declared-kinds")]
 fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
     if let Some(p) = proxy {
         if o.dialect == Dialect::CapSolver {
@@ -121,22 +113,6 @@ fn with_proxy(o: &mut Obj, proxy: &Option<Proxy>) {
         } else {
             o.proxy_fields(p);
         }
-    }
-}
-
-/// The task's `domain` (`google.com` | `recaptcha.net`, checked by `Task::validate`) as each
-/// dialect documents `apiDomain`:
-/// - anti-captcha and CapMonster: `www.google.com` / `www.recaptcha.net`
-///   (https://anti-captcha.com/apidoc/task-types/RecaptchaV2EnterpriseTask,
-///   https://docs.capmonster.cloud/docs/captchas/recaptcha-v2-enterprise-task);
-/// - CapSolver: `http://www.google.com/` / `http://www.recaptcha.net/`
-///   (https://docs.capsolver.com/guide/captcha/ReCaptchaV2);
-/// - 2captcha API v2: `google.com` / `recaptcha.net` (https://2captcha.com/api-docs/recaptcha-v3).
-fn api_domain(d: Dialect, domain: &str) -> String {
-    match d {
-        Dialect::AntiCaptcha | Dialect::CapMonster => format!("www.{domain}"),
-        Dialect::CapSolver => format!("http://www.{domain}/"),
-        Dialect::TwoCaptchaV2 => domain.to_string(),
     }
 }
 
@@ -174,9 +150,6 @@ fn raw_object(d: Dialect, t: &Raw) -> Result<&Map<String, Value>, InvalidTask> {
 fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidTask> {
     match task {
         Task::Image(t) => image::object(d, t, building),
-        Task::RecaptchaV2(t) => recaptcha_v2::object(d, t, building),
-        Task::RecaptchaV3(t) => recaptcha_v3::object(d, t, building),
-        Task::Turnstile(t) => turnstile::object(d, t, building),
         // Written by `task_object` and `check` themselves.
         _ => Err(unsupported(d, task.kind())),
     }
@@ -215,6 +188,9 @@ fn declared_object(d: Dialect, t: &Declared) -> Result<Map<String, Value>, Inval
         }
     }
     with_proxy(&mut o, &t.proxy().cloned());
+    if let Some(hook) = form.hook {
+        super::hooks::run(hook, d, t, &mut o.map);
+    }
     if ty == "AntiGateTask" {
         // AntiGateTask takes HTTPS proxies only and lists no `proxyType`
         // (https://anti-captcha.com/apidoc/task-types/AntiGateTask); the official client sends
@@ -272,7 +248,9 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
     })?;
     for field in form.requires {
         if t.get(field).is_none() {
-            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks", d.as_str(), t.kind())));
+            // A form chosen by a field says which tasks need it (a Turnstile challenge page).
+            let which = form.when.map_or_else(String::new, |when| format!(" with `{when}`"));
+            return Err(InvalidTask::new(*field, format!("{} needs it for {} tasks{which}", d.as_str(), t.kind())));
         }
     }
     if t.proxy().is_some() {
@@ -288,16 +266,14 @@ pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static Creat
 
 #[cfg(feature = "declared-kinds")]
 fn declared_form(d: Dialect, t: &Declared) -> Result<&'static CreateTaskDecl, InvalidTask> {
-    match crate::task::kinds::create_task_form(t.kind(), d) {
-        Some(Some(form)) => Ok(form),
-        // Not `not_solved`: at a custom endpoint the dialect's name is not the preset that dropped the kind.
-        _ => Err(super::does_not_solve(d.as_str(), t.kind())),
-    }
+    // Not `not_solved`: at a custom endpoint the dialect's name is not the preset that dropped the kind.
+    crate::task::kinds::create_task_form_of(t, d).ok_or_else(|| super::does_not_solve(d.as_str(), t.kind()))
 }
 
 /// Cookies as the createTask APIs take them: `name=value; name2=value2`
 /// (https://anti-captcha.com/apidoc/task-types/RecaptchaV2TaskProxyless), also when given in the
 /// v1 form `name:value;...`.
+#[cfg(feature = "declared-kinds")]
 fn create_task_cookies(cookies: &str) -> String {
     crate::task::kinds::rewrite_cookies(cookies, '=', "; ")
 }

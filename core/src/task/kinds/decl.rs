@@ -185,7 +185,7 @@ pub enum AnswerType {
 #[derive(Debug)]
 pub enum Wire {
     /// Written as code in `provider::v1` and `provider::dialect`, for the kinds whose
-    /// mapping has more than renames (score queues, per-dialect type choices); `services`: the
+    /// mapping has more than the tables say (today `image`: see docs/decisions/0078-one-task-model.md); `services`: the
     /// presets it goes to (checked against the vectors by `core/tests/it/vectors.rs`).
     Coded { services: &'static [&'static str] },
     /// Renames and fixed values, per protocol.
@@ -209,6 +209,12 @@ pub struct V1Decl {
 #[derive(Debug)]
 pub struct CreateTaskDecl {
     pub dialect: Dialect,
+    /// A field whose presence selects this form over the dialect's form without `when`
+    /// (`enterprise`: reCAPTCHA Enterprise's own task type and keys).
+    pub when: Option<&'static str>,
+    /// The name of a function in `provider::hooks::HOOKS` that adjusts the built object where
+    /// the tables cannot say it (a per-dialect value form); the build refuses a name not there.
+    pub hook: Option<&'static str>,
     /// The task type without a proxy; `None`: this dialect needs one.
     pub proxyless: Option<&'static str>,
     /// The task type with a proxy; `None`: this dialect takes none.

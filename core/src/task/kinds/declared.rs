@@ -4,7 +4,7 @@
 //! checks every value by its declared type: a `Declared` always holds a valid
 //! task of its kind.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 
 use super::decl::{FieldType, KindDecl};
@@ -211,17 +211,23 @@ fn check_cookies(field: &str, text: &str) -> Result<(), InvalidTask> {
     Ok(())
 }
 
-/// The task's JSON: `type`, its values, then the proxy.
+/// The task's JSON: `type`, its values, then the proxy. A struct, not a map, as the coded tasks
+/// were: its field names are respelled in a host's casing (`pageUrl` in a JavaScript record),
+/// the keys inside a value (a `string_map`'s) are not (`support::cased`).
 impl Serialize for Declared {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("type", self.kind.as_str())?;
-        for (k, v) in &self.values {
-            map.serialize_entry(k, v)?;
+        let decl = super::decl(self.kind);
+        let len = 1 + self.values.len() + usize::from(self.proxy.is_some());
+        let mut out = serializer.serialize_struct("Declared", len)?;
+        out.serialize_field("type", self.kind.as_str())?;
+        for field in decl.fields {
+            if let Some(v) = self.values.get(field.name) {
+                out.serialize_field(field.name, v)?;
+            }
         }
         if let Some(p) = &self.proxy {
-            map.serialize_entry("proxy", p)?;
+            out.serialize_field("proxy", p)?;
         }
-        map.end()
+        out.end()
     }
 }

@@ -294,9 +294,11 @@ fn docs() -> String {
             let preset = dialect_preset(c.dialect);
             // A form kept for custom endpoints of the dialect (`custom_only`): the preset dropped the kind.
             let custom_only = if d.dropped_by(preset).is_some() { " (custom endpoints only)" } else { "" };
+            // A form chosen by a field (`when`): reCAPTCHA Enterprise's own types.
+            let when = c.when.map_or_else(String::new, |field| format!(" (with `{field}`)"));
             writeln!(
                 out,
-                "| `{}` | {preset}{custom_only} | `{}` | {} |",
+                "| `{}` | {preset}{custom_only}{when} | `{}` | {} |",
                 d.kind,
                 types.join("` / `"),
                 source_text(&c.source)

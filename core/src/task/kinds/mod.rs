@@ -97,15 +97,25 @@ fn v1_form_of(kind: TaskKind, provider: &str) -> Option<Option<&'static V1Decl>>
     Some(v1.as_ref().filter(|v| provider == "custom" || v.services.contains(&provider)))
 }
 
-/// The createTask form of a declared kind in `dialect`: as [`v1_form`].
+/// A createTask form of a declared kind in `dialect` (whether the dialect has one): as [`v1_form`].
 pub(crate) fn create_task_form(kind: TaskKind, dialect: Dialect) -> Option<Option<&'static CreateTaskDecl>> {
     let Wire::Declared { create_task, .. } = &decl(kind).wire else { return None };
     Some(create_task.iter().find(|c| c.dialect == dialect))
 }
 
+#[cfg(feature = "declared-kinds")]
+/// The createTask form of the task `t` in `dialect`: the form whose `when` field `t` holds, else
+/// the one without `when`; `None` when the dialect has neither.
+pub(crate) fn create_task_form_of(t: &Declared, dialect: Dialect) -> Option<&'static CreateTaskDecl> {
+    let Wire::Declared { create_task, .. } = &decl(t.kind()).wire else { return None };
+    let forms = || create_task.iter().filter(move |c| c.dialect == dialect);
+    forms().find(|c| c.when.is_some_and(|field| t.get(field).is_some())).or_else(|| forms().find(|c| c.when.is_none()))
+}
+
 /// Cookies (`a=1; b=2`, or the v1 form `a:1;b:2`) written as
 /// `a{between}1{separator}b{between}2`: each protocol's own form. A part with neither `=` nor
 /// `:` is passed as it is.
+#[cfg(feature = "declared-kinds")]
 pub(crate) fn rewrite_cookies(text: &str, between: char, separator: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
