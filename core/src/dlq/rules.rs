@@ -13,7 +13,7 @@
 //! [`TableStore`]: crate::dlq::TableStore
 
 use crate::class::reason;
-use crate::dlq::record::RecordState;
+use crate::dlq::record::{DeadLetterRecord, RecordState};
 use crate::dlq::store::Settlement;
 use crate::support::time::Timestamp;
 
@@ -67,6 +67,31 @@ pub fn on_delivery(deliveries: u32, max_deliveries: u32) -> Delivery {
     } else {
         Delivery::Deliver { deliveries: deliveries + 1 }
     }
+}
+
+/// Reason recorded when a replayer parks a record without naming a reason.
+pub const PARKED_BY_REPLAYER: &str = "ParkedByReplayer";
+
+/// A record given back with `abandon` together with the caller's edit, as every store keeps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReturnedRecord {
+    /// The edited record under the lease token's id, stored as ready with no parked reason: the
+    /// store decides where it goes with [`after_abandon`] and keeps its own delivery count.
+    pub record: DeadLetterRecord,
+    /// The replayer's own ask to park it, with its reason ([`PARKED_BY_REPLAYER`] when the edit
+    /// parks the record without naming one).
+    pub asked_park: Option<String>,
+}
+
+/// The abandon-edit rule: the lease token names the record (an edit cannot move it to another
+/// id), and an edit whose state is parked is the replayer's ask to park, not a state to store.
+pub fn returned_record(token_id: &str, mut edit: DeadLetterRecord) -> ReturnedRecord {
+    edit.id = token_id.to_string();
+    let asked_park = (edit.state == RecordState::Parked)
+        .then(|| edit.parked_reason.take().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
+    edit.state = RecordState::Ready;
+    edit.parked_reason = None;
+    ReturnedRecord { record: edit, asked_park }
 }
 
 /// Where an abandoned record goes: back to ready, or parked with the reason given.
@@ -147,7 +172,26 @@ pub mod cases;
 
 #[cfg(test)]
 mod tests {
-    use super::cases;
+    use super::{cases, returned_record, ReturnedRecord, PARKED_BY_REPLAYER};
+    use crate::dlq::record::RecordState;
+    use crate::dlq::testkit::sample_record;
+
+    /// An edit is kept under the token's id as ready; its parked state becomes the ask to park.
+    #[test]
+    fn an_abandon_edit_is_kept_under_the_token_as_ready() {
+        let ready = returned_record("held", sample_record("other", 1));
+        assert_eq!(ready.record.id, "held");
+        assert_eq!((ready.record.state, ready.asked_park), (RecordState::Ready, None));
+
+        let mut parked = sample_record("held", 1);
+        parked.state = RecordState::Parked;
+        let unnamed = returned_record("held", parked.clone());
+        assert_eq!(unnamed.asked_park.as_deref(), Some(PARKED_BY_REPLAYER));
+        parked.parked_reason = Some("wrong sitekey".into());
+        let ReturnedRecord { record, asked_park } = returned_record("held", parked);
+        assert_eq!(asked_park.as_deref(), Some("wrong sitekey"));
+        assert_eq!((record.state, record.parked_reason), (RecordState::Ready, None));
+    }
 
     /// Every case of the table, against the pure functions: the table and the rules agree.
     #[test]

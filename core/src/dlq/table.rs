@@ -64,8 +64,7 @@ pub use fleet::{AccountNaming, FleetAccountRow};
 pub use crate::dlq::limits::DEFAULT_MAX_DELIVERIES;
 use crate::dlq::limits::{LimitedStore, StoreLimits};
 
-/// Reason recorded when a replayer parks a record without naming a reason.
-pub const PARKED_BY_REPLAYER: &str = "ParkedByReplayer";
+pub use crate::dlq::rules::PARKED_BY_REPLAYER;
 
 /// The key of the one row of [`Table::Meta`].
 pub const COUNTERS_KEY: &str = "counters";
@@ -544,16 +543,10 @@ impl<B: TableBackend> TableStore<B> {
         row.lease_nonce = None;
         row.lease_until = None;
         let mut asked_park = None;
-        if let Some(mut update) = update {
-            // The token names the record; the store owns the delivery count.
-            update.id = token.id.clone();
-            update.deliveries = row.record.deliveries;
-            if update.state == RecordState::Parked {
-                asked_park = Some(update.parked_reason.take().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
-            }
-            update.state = RecordState::Ready;
-            update.parked_reason = None;
-            row.record = update;
+        if let Some(update) = update {
+            let returned = rules::returned_record(&token.id, update);
+            asked_park = returned.asked_park;
+            row.record = DeadLetterRecord { deliveries: row.record.deliveries, ..returned.record };
         }
         let state =
             match rules::after_abandon(row.record.deliveries, self.limits.max_deliveries(), asked_park.as_deref()) {

@@ -761,13 +761,9 @@ impl DlqStore for RedisStore {
         update: Option<DeadLetterRecord>,
         _now: Timestamp,
     ) -> Result<RecordState, StoreError> {
-        let (body, dla, why) = match update {
-            Some(u) => {
-                // The token names the record; the store owns state and deliveries.
-                let why = (u.state == RecordState::Parked)
-                    .then(|| u.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
-                let u = DeadLetterRecord { id: token.id.clone(), state: RecordState::Ready, parked_reason: None, ..u };
-                (encode(&u)?, u.dead_lettered_at.as_unix_millis(), why.unwrap_or_default())
+        let (body, dla, why) = match update.map(|u| rules::returned_record(&token.id, u)) {
+            Some(r) => {
+                (encode(&r.record)?, r.record.dead_lettered_at.as_unix_millis(), r.asked_park.unwrap_or_default())
             }
             None => (String::new(), 0, String::new()),
         };

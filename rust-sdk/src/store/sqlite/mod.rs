@@ -33,7 +33,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use captcha_dlq_client::options::Durability;
 use captcha_dlq_core::dlq::audit::AuditEntry;
-use captcha_dlq_core::dlq::memory::PARKED_BY_REPLAYER;
+use captcha_dlq_core::dlq::rules;
 use captcha_dlq_core::dlq::{
     Claimed, DeadLetterRecord, DlqStore, EditWrite, Edited, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk,
     RecordState, SettledKey, StoreError, StoreStats,
@@ -179,14 +179,8 @@ impl DlqStore for SqliteStore {
         update: Option<DeadLetterRecord>,
         _now: Timestamp,
     ) -> Result<RecordState, StoreError> {
-        let update = match update {
-            Some(u) => {
-                // The token names the record; the store owns its state and delivery count.
-                let park = (u.state == RecordState::Parked)
-                    .then(|| u.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()));
-                let u = DeadLetterRecord { id: token.id.clone(), ..u };
-                Some(ops::Update { row: ops::RecordColumns::of(&u)?, park })
-            }
+        let update = match update.map(|u| rules::returned_record(&token.id, u)) {
+            Some(r) => Some(ops::Update { row: ops::RecordColumns::of(&r.record)?, park: r.asked_park }),
             None => None,
         };
         let token = token.clone();
