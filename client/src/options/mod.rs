@@ -294,10 +294,8 @@ pub fn dlq_location_problem(location: &str) -> Option<&'static str> {
 
 /// The options as given, before the providers are resolved.
 struct Raw {
-    api_key: Option<String>,
-    provider: Option<String>,
-    base_url: Option<String>,
-    price: Option<Value>,
+    /// The one-provider form's options (refused beside `providers`).
+    one: ProviderFields,
     providers: Option<Vec<RawProvider>>,
     routing: Option<Policy>,
     failover_on_unsolvable: Option<bool>,
@@ -313,7 +311,6 @@ struct Raw {
     store: StoreCallOptions,
     fleet: FleetOptions,
     concurrency: usize,
-    soft_id: Option<String>,
     pingback: Option<String>,
     task_defaults: Option<captcha_dlq_core::task::context::TaskDefaults>,
     /// `alerts` and `dlq_retention` as given: read by [`native_only`].
@@ -328,10 +325,7 @@ impl FromJson for Raw {
         let mut f = Fields::new(value)?;
         let engine = engine_sections(&mut f, &["retry", "polling", "rate", "circuit", "seed"])?;
         let raw = Raw {
-            api_key: f.opt("api_key")?,
-            provider: f.opt("provider")?,
-            base_url: f.opt("base_url")?,
-            price: f.opt("price")?,
+            one: ProviderFields::read(&mut f)?,
             providers: f.opt("providers")?,
             routing: f.opt("routing")?,
             failover_on_unsolvable: f.opt("failover_on_unsolvable")?,
@@ -345,7 +339,6 @@ impl FromJson for Raw {
             store: f.or_default("store")?,
             fleet: f.or_default("fleet")?,
             concurrency: f.or("concurrency", DEFAULT_CONCURRENCY)?,
-            soft_id: f.opt("soft_id")?,
             pingback: f.opt("pingback")?,
             task_defaults: f.opt("task_defaults")?,
             alerts: f.opt("alerts")?,
@@ -378,15 +371,46 @@ fn engine_sections(f: &mut Fields, sections: &[&'static str]) -> Result<Map<Stri
     Ok(engine)
 }
 
-/// One entry of `providers`, as given.
-struct RawProvider {
-    name: Option<String>,
-    provider: String,
+/// The options that say which provider and how to reach it: read alike at the top (the
+/// one-provider form) and in each entry of `providers`.
+struct ProviderFields {
+    provider: Option<String>,
     api_key: Option<String>,
     base_url: Option<String>,
     price: Option<Value>,
     /// Its software id for the service's developer programme: sent to it alone.
     soft_id: Option<String>,
+}
+
+impl ProviderFields {
+    fn read(f: &mut Fields) -> Result<Self, FieldError> {
+        Ok(ProviderFields {
+            provider: f.opt("provider")?,
+            api_key: f.opt("api_key")?,
+            base_url: f.opt("base_url")?,
+            price: f.opt("price")?,
+            soft_id: f.opt("soft_id")?,
+        })
+    }
+
+    /// The first of these options given (snake_case), if any.
+    fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.provider.is_some(), "provider"),
+            (self.api_key.is_some(), "api_key"),
+            (self.base_url.is_some(), "base_url"),
+            (self.price.is_some(), "price"),
+            (self.soft_id.is_some(), "soft_id"),
+        ]
+        .into_iter()
+        .find_map(|(given, field)| given.then_some(field))
+    }
+}
+
+/// One entry of `providers`, as given (its `provider` is required).
+struct RawProvider {
+    name: Option<String>,
+    fields: ProviderFields,
     /// `polling`, `rate`, `circuit` for this provider only.
     engine: Map<String, Value>,
 }
@@ -395,17 +419,13 @@ impl FromJson for RawProvider {
     fn from_json(value: Value) -> Result<Self, FieldError> {
         let mut f = Fields::new(value)?;
         let engine = engine_sections(&mut f, &["polling", "rate", "circuit"])?;
-        let raw = RawProvider {
-            name: f.opt("name")?,
-            provider: f.req("provider")?,
-            api_key: f.opt("api_key")?,
-            base_url: f.opt("base_url")?,
-            price: f.opt("price")?,
-            soft_id: f.opt("soft_id")?,
-            engine,
-        };
+        let name = f.opt("name")?;
+        let fields = ProviderFields::read(&mut f)?;
+        if fields.provider.is_none() {
+            return Err(FieldError::new(captcha_dlq_core::support::json_read::spelled("provider"), "missing field"));
+        }
         f.finish()?;
-        Ok(raw)
+        Ok(RawProvider { name, fields, engine })
     }
 }
 
@@ -439,62 +459,7 @@ impl ClientOptions {
             budget: raw.budget,
         };
         routing.validate().map_err(|e| ConfigError::new(name(&e.field), e.problem))?;
-        let providers = match raw.providers {
-            None => vec![provider_options(
-                RawProvider {
-                    name: None,
-                    provider: raw.provider.unwrap_or_else(|| DEFAULT_PROVIDER.to_string()),
-                    api_key: raw.api_key,
-                    base_url: raw.base_url,
-                    price: raw.price,
-                    // The one provider's: a service's developer id means nothing to another.
-                    soft_id: raw.soft_id,
-                    engine: Map::new(),
-                },
-                "",
-                &raw.engine,
-                raw.allow_insecure_http,
-                casing,
-            )?],
-            Some(entries) => {
-                let list = name("providers");
-                for (given, field) in [
-                    (raw.provider.is_some(), "provider"),
-                    (raw.api_key.is_some(), "api_key"),
-                    (raw.base_url.is_some(), "base_url"),
-                    (raw.price.is_some(), "price"),
-                    (raw.soft_id.is_some(), "soft_id"),
-                ] {
-                    if given {
-                        return Err(ConfigError::new(
-                            name(field),
-                            format!("give it in each entry of `{list}`, not beside them"),
-                        ));
-                    }
-                }
-                if entries.is_empty() || entries.len() > MAX_LANES {
-                    return Err(ConfigError::new(
-                        list,
-                        format!("expected 1 to {MAX_LANES} providers, got {}", entries.len()),
-                    ));
-                }
-                let mut providers: Vec<ProviderOptions> = Vec::new();
-                for (i, entry) in entries.into_iter().enumerate() {
-                    let prefix = format!("{list}[{i}].");
-                    let named = entry.name.is_some();
-                    let p = provider_options(entry, &prefix, &raw.engine, raw.allow_insecure_http, casing)?;
-                    if let Some(first) = providers.iter().position(|o| o.name == p.name) {
-                        let hint = if named { "" } else { "; give one a `name`" };
-                        return Err(ConfigError::new(
-                            format!("{prefix}name"),
-                            format!("{} is already the name of {list}[{first}]{hint}", Quoted(&p.name)),
-                        ));
-                    }
-                    providers.push(p);
-                }
-                providers
-            }
-        };
+        let providers = read_providers(raw.one, raw.providers, &raw.engine, raw.allow_insecure_http, casing)?;
         raw.replay_policy.validate().map_err(|e| {
             ConfigError::new(format!("{}.{}", name("replay_policy"), spelled_as(casing, &e.field)), e.problem)
         })?;
@@ -679,6 +644,48 @@ fn check_name(name: &str) -> Result<(), &'static str> {
     }
 }
 
+/// The providers: the one-provider form (`provider` defaulting to 2captcha), or each entry of
+/// `providers`, checked and named apart; the one-provider options are refused beside a list.
+fn read_providers(
+    one: ProviderFields,
+    entries: Option<Vec<RawProvider>>,
+    shared: &Map<String, Value>,
+    allow_insecure_http: bool,
+    casing: Casing,
+) -> Result<Vec<ProviderOptions>, ConfigError> {
+    let Some(entries) = entries else {
+        let provider = Some(one.provider.unwrap_or_else(|| DEFAULT_PROVIDER.to_string()));
+        // The one provider's `soft_id` is its own: a service's developer id means nothing to another.
+        let raw = RawProvider { name: None, fields: ProviderFields { provider, ..one }, engine: Map::new() };
+        return Ok(vec![provider_options(raw, "", shared, allow_insecure_http, casing)?]);
+    };
+    let list = spelled_as(casing, "providers");
+    if let Some(field) = one.first_given() {
+        return Err(ConfigError::new(
+            spelled_as(casing, field),
+            format!("give it in each entry of `{list}`, not beside them"),
+        ));
+    }
+    if entries.is_empty() || entries.len() > MAX_LANES {
+        return Err(ConfigError::new(list, format!("expected 1 to {MAX_LANES} providers, got {}", entries.len())));
+    }
+    let mut providers: Vec<ProviderOptions> = Vec::new();
+    for (i, entry) in entries.into_iter().enumerate() {
+        let prefix = format!("{list}[{i}].");
+        let named = entry.name.is_some();
+        let p = provider_options(entry, &prefix, shared, allow_insecure_http, casing)?;
+        if let Some(first) = providers.iter().position(|o| o.name == p.name) {
+            let hint = if named { "" } else { "; give one a `name`" };
+            return Err(ConfigError::new(
+                format!("{prefix}name"),
+                format!("{} is already the name of {list}[{first}]{hint}", Quoted(&p.name)),
+            ));
+        }
+        providers.push(p);
+    }
+    Ok(providers)
+}
+
 /// One provider checked: its key, its address (https unless loopback or allowed), its
 /// engine settings (documented defaults, then the client's `shared` sections, then its own),
 /// its prices and its name. Errors name the option under `prefix` (`providers[1].`).
@@ -690,13 +697,15 @@ fn provider_options(
     casing: Casing,
 ) -> Result<ProviderOptions, ConfigError> {
     let name = |field: &str| format!("{prefix}{}", spelled_as(casing, field));
-    let api_key = api_key(raw.api_key.as_deref()).map_err(|e| ConfigError::new(name("api_key"), e.problem))?;
-    let mut provider = provider(&raw.provider).map_err(|e| ConfigError::new(name("provider"), e.problem))?;
-    if let Some(url) = &raw.base_url {
+    let api_key = api_key(raw.fields.api_key.as_deref()).map_err(|e| ConfigError::new(name("api_key"), e.problem))?;
+    let mut provider = provider(raw.fields.provider.as_deref().unwrap_or(DEFAULT_PROVIDER))
+        .map_err(|e| ConfigError::new(name("provider"), e.problem))?;
+    if let Some(url) = &raw.fields.base_url {
         provider = provider.with_base_url(url).map_err(|e| ConfigError::new(name("base_url"), e.problem))?;
     }
-    require_secure_transport(&provider, allow_insecure_http)
-        .map_err(|e| ConfigError::new(name(if raw.base_url.is_some() { "base_url" } else { "provider" }), e.problem))?;
+    require_secure_transport(&provider, allow_insecure_http).map_err(|e| {
+        ConfigError::new(name(if raw.fields.base_url.is_some() { "base_url" } else { "provider" }), e.problem)
+    })?;
     // The provider's documented limits and schedule are the defaults; what is given
     // replaces them field by field.
     let own: Vec<String> = raw.engine.keys().cloned().collect();
@@ -712,14 +721,14 @@ fn provider_options(
         let at = if own.iter().any(|s| s == &spelled_as(casing, section)) { prefix } else { "" };
         ConfigError::new(format!("{at}{}", respell_path(&e.field, casing)), e.problem)
     })?;
-    let prices = match raw.price {
+    let prices = match raw.fields.price {
         None => Prices::default(),
         Some(v) => with_casing(casing, || Prices::from_json(v))
             .map_err(|e| ConfigError::new(e.field_under(&name("price")), e.problem))?,
     };
     let lane_name = raw.name.unwrap_or_else(|| provider.name().to_string());
     check_name(&lane_name).map_err(|problem| ConfigError::new(name("name"), problem))?;
-    Ok(ProviderOptions { name: lane_name, provider, api_key, engine, prices, soft_id: raw.soft_id })
+    Ok(ProviderOptions { name: lane_name, provider, api_key, engine, prices, soft_id: raw.fields.soft_id })
 }
 
 /// `field` (snake_case) as a host in `casing` spells it.
