@@ -122,6 +122,13 @@ pub fn pushed_state(given: RecordState) -> RecordState {
     }
 }
 
+/// The parked reason a pushed record is stored with: a parked record always says why it waits
+/// ([`PARKED_BY_REPLAYER`] when the pusher named nothing, as for a replayer's park); a record in
+/// any other state has none.
+pub fn pushed_parked_reason(state: RecordState, given: Option<String>) -> Option<String> {
+    (pushed_state(state) == RecordState::Parked).then(|| given.unwrap_or_else(|| PARKED_BY_REPLAYER.to_string()))
+}
+
 /// Whether a push that replaces a record keeps the old record's lease: yes (the record is not
 /// handed to a second replayer), unless the pushed record is parked, which cancels the lease.
 pub fn push_keeps_lease(pushed: RecordState) -> bool {
@@ -191,6 +198,16 @@ mod tests {
         let ReturnedRecord { record, asked_park } = returned_record("held", parked);
         assert_eq!(asked_park.as_deref(), Some("wrong sitekey"));
         assert_eq!((record.state, record.parked_reason), (RecordState::Ready, None));
+    }
+
+    /// A parked push keeps its reason or gets the replayer's; other states keep none.
+    #[test]
+    fn a_pushed_parked_record_always_says_why() {
+        use super::pushed_parked_reason as reason_of;
+        assert_eq!(reason_of(RecordState::Parked, Some("NeedsReview".into())).as_deref(), Some("NeedsReview"));
+        assert_eq!(reason_of(RecordState::Parked, None).as_deref(), Some(PARKED_BY_REPLAYER));
+        assert_eq!(reason_of(RecordState::Ready, Some("stale".into())), None);
+        assert_eq!(reason_of(RecordState::Leased, Some("stale".into())), None);
     }
 
     /// Every case of the table, against the pure functions: the table and the rules agree.

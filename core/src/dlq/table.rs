@@ -399,10 +399,8 @@ impl<B: TableBackend> TableStore<B> {
     }
 
     async fn push_locked(&self, mut record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
+        record.parked_reason = rules::pushed_parked_reason(record.state, record.parked_reason.take());
         record.state = rules::pushed_state(record.state);
-        if record.state != RecordState::Parked {
-            record.parked_reason = None;
-        }
         let mut writes = Vec::new();
         let entry = self.journal_entry(&record.id).await?;
         Self::settle(entry.as_ref(), EntryEnd::Pushed, record.dead_lettered_at, &mut writes);

@@ -18,6 +18,7 @@ use crate::class::{reason, ErrorClass};
 #[cfg(feature = "edit")]
 use crate::dlq::edit::{Edit, Edited};
 use crate::dlq::record::{DeadLetterRecord, HistoryEntry, Phase, RecordState, SCHEMA};
+use crate::dlq::rules::PARKED_BY_REPLAYER;
 #[cfg(feature = "edit")]
 use crate::dlq::store::EditWrite;
 use crate::dlq::store::{DlqStore, Filter, LeaseToken, Leased, Page, SettledKey, Settlement, StoreError};
@@ -556,6 +557,17 @@ async fn abandon_with_update<S: DlqStore>(store: &S) {
     );
     let stats = ok(case, "stats", store.stats(at(113)).await);
     assert_eq!((stats.abandoned, stats.parked), (3, 1), "[{case}] stats (abandoned, parked)");
+
+    // A record pushed parked without a reason still says why it waits, on every backend.
+    let mut unnamed = sample_record("b", 3);
+    unnamed.state = RecordState::Parked;
+    ok(case, "push parked", store.push(unnamed).await);
+    let seen = peek_one(case, store, "b", at(114)).await;
+    assert_eq!(
+        (seen.state, seen.parked_reason.as_deref()),
+        (RecordState::Parked, Some(PARKED_BY_REPLAYER)),
+        "[{case}] a record pushed parked without a reason"
+    );
 }
 
 async fn park_after_max_deliveries<S: DlqStore>(store: &S) {

@@ -85,7 +85,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use captcha_dlq_core::dlq::audit::AuditEntry;
-use captcha_dlq_core::dlq::memory::PARKED_BY_REPLAYER;
 use captcha_dlq_core::dlq::rules;
 use captcha_dlq_core::dlq::{
     Claimed, DeadLetterRecord, DlqStore, EditWrite, Edited, Filter, LeaseToken, Leased, Page, PushOutcome, ReadyAsk,
@@ -676,8 +675,9 @@ impl DlqStore for RedisStore {
 
     async fn push(&self, record: DeadLetterRecord) -> Result<PushOutcome, StoreError> {
         let body = encode(&record)?;
-        let parked = record.state == RecordState::Parked;
-        let why = record.parked_reason.clone().unwrap_or_else(|| PARKED_BY_REPLAYER.to_string());
+        let why = rules::pushed_parked_reason(record.state, record.parked_reason.clone());
+        let parked = why.is_some();
+        let why = why.unwrap_or_default();
         let call = Call::new(Op::Push)
             .arg(&record.id)
             .arg(&body)

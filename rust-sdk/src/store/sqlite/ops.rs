@@ -224,14 +224,10 @@ impl RecordColumns {
     /// `record` as pushed: a lease is the store's, not something a caller can push.
     pub(super) fn of(record: &DeadLetterRecord) -> Result<RecordColumns, StoreError> {
         let json = super::encode(record, || format!("record {}", record.id))?;
-        let (state, parked_reason) = match record.state {
-            RecordState::Parked => (RecordState::Parked, record.parked_reason.clone()),
-            RecordState::Ready | RecordState::Leased => (RecordState::Ready, None),
-        };
         Ok(RecordColumns {
             id: record.id.clone(),
-            state,
-            parked_reason,
+            state: rules::pushed_state(record.state),
+            parked_reason: rules::pushed_parked_reason(record.state, record.parked_reason.clone()),
             reason: record.reason.clone(),
             class: record.class.as_str(),
             sitekey: record.task.sitekey().map(str::to_string),
