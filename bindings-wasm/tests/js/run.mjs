@@ -384,9 +384,9 @@ try {
 /**
  * Loads a copy of the example extension (the package inside it) into a fresh Chromium profile, opens its popup and
  * runs `fn({ context, id, popup, send })` (`send`: a message to the service worker, from the popup); then closes the
- * browser and removes the copy.
+ * browser and removes the copy. `args`: more Chromium flags (a `--proxy-server`).
  */
-async function withExtension(fn) {
+async function withExtension(fn, args = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'captcha-dlq-ext-'));
   const ext = path.join(dir, 'extension');
   fs.cpSync(EXTENSION, ext, { recursive: true });
@@ -394,7 +394,7 @@ async function withExtension(fn) {
   const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
-    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
+    args: [...FLAGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`, ...args],
   });
   try {
     let [worker] = context.serviceWorkers();
@@ -465,6 +465,20 @@ await check('example extension options page: its dead letters, an edit previewed
     const results = trail.filter((cells) => cells[4] === 'result').map((cells) => [cells[2], cells[3], cells[5]]);
     assert.deepEqual(results, [['options-page', 'replay', '1'], ['options-page', 'edit', '1']], JSON.stringify(trail));
   });
+});
+
+await check("example extension in a Chromium launched with --proxy-server: the browser's proxy it reads (chrome.proxy.settings) is the flag's, shown on the options page and put on the page tasks that take one", async () => {
+  // Nothing listens there: the check is what the extension reads, not traffic (loopback bypasses the proxy anyway).
+  const server = 'http://127.0.0.1:39157';
+  await withExtension(async ({ context, id, popup }) => {
+    const options = await context.newPage();
+    await options.goto(`chrome-extension://${id}/options.html`);
+    await options.waitForSelector('#proxy-section[data-ready="true"]');
+    assert.equal(await options.textContent('#proxy-browser'), server, "the options page shows the flag's proxy");
+    assert.equal(await options.isChecked('input[name="proxy-mode"][value="browser"]'), true, "the browser's proxy by default");
+    const taskProxy = await popup.evaluate(async () => (await import('./proxy-settings.js')).pageTaskProxy());
+    assert.deepEqual(taskProxy, { browserProxy: { server } }, 'page tasks carry the browser\'s proxy');
+  }, [`--proxy-server=${server}`]);
 });
 
 /** The page tests' fixture site (tests/page/server.mjs), whose backend verifies answers against the mock's /siteverify. */
