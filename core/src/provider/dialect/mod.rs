@@ -6,10 +6,9 @@
 //! the site rejects. A kind the service does not solve at all is refused on
 //! `type`. The raw escape hatch sends the user's own `task` object as is.
 //!
-//! The one coded kind, `image`, builds its object in its own unit, with what every dialect
-//! documents for it; a declared kind's object is built here from its tables (`task::kinds`): the
-//! form its dialect and `when` choose, then its hook, if it names one (`provider::hooks`). The
-//! pieces they share (proxy fields, cookies) are here.
+//! A declared kind's object is built here from its tables (`task::kinds`): the form its dialect
+//! and `when` choose, then its hook, if it names one (`provider::hooks`). The pieces the forms
+//! share (proxy fields, cookies) are here too.
 
 use serde_json::{Map, Value};
 
