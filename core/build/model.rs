@@ -52,6 +52,9 @@ struct DroppedFile {
 struct FieldFile {
     name: Option<String>,
     js: Option<String>,
+    /// Other spellings taken on input.
+    #[serde(default)]
+    also: Vec<String>,
     #[serde(rename = "type")]
     ty: String,
     #[serde(default)]
@@ -59,6 +62,10 @@ struct FieldFile {
     doc: String,
     min: Option<Value>,
     max: Option<Value>,
+    /// `int`: the services' default, the same as no value.
+    default: Option<Value>,
+    /// `int`: a whole-number field of the kind this one may not exceed.
+    not_above: Option<String>,
     names: Option<Vec<String>>,
     droppable: Option<DroppableFile>,
 }
@@ -128,6 +135,9 @@ struct CreateTaskFile {
     requires: Vec<String>,
     #[serde(default)]
     requires_proxied: Vec<String>,
+    /// `[field, max]`: a whole-number field this dialect takes only up to `max`.
+    #[serde(default)]
+    at_most: Vec<(String, u64)>,
     /// The form is kept for custom endpoints that speak the dialect: its preset dropped the kind.
     #[serde(default)]
     custom_only: bool,
@@ -188,6 +198,8 @@ pub enum Life {
 pub struct Field {
     pub name: String,
     pub js: Option<String>,
+    /// Other spellings taken on input.
+    pub also: Vec<String>,
     /// The `decl::FieldType` value, as Rust (`FieldType::Int { min: 0, max: 4 }`).
     pub ty: String,
     pub holds: Holds,
@@ -195,6 +207,8 @@ pub struct Field {
     pub doc: String,
     /// `droppable`: why the answer is not bound to it, and the fields that make it bound.
     pub droppable: Option<(String, Vec<String>)>,
+    /// `int`: the whole-number field it may not exceed (checked to be one by `kind`).
+    pub not_above: Option<String>,
 }
 
 /// What a field holds in a typed task (`build/typed.rs` gives each its Rust type).
@@ -253,6 +267,7 @@ pub struct CreateTask {
     pub fixed: Vec<(String, String)>,
     pub requires: Vec<String>,
     pub requires_proxied: Vec<String>,
+    pub at_most: Vec<(String, u64)>,
     pub custom_only: bool,
     pub when: Option<String>,
     pub hook: Option<String>,
@@ -412,6 +427,13 @@ fn kind(
             }
         }
     }
+    for f in &fields {
+        if let Some(other) = &f.not_above {
+            if !fields.iter().any(|g| &g.name == other && g.holds == Holds::Whole && g.name != f.name) {
+                return Err(format!("{name}: `{}`: not_above `{other}`, which is not another int field", f.name));
+            }
+        }
+    }
     let answer = match file.answer {
         Value::String(shared_name) if answers.contains_key(&shared_name) => Answers::Shared(shared_name),
         Value::String(shared_name) => {
@@ -458,6 +480,22 @@ fn kind(
                         return Err(format!("{name}: {at}.{key}: `{unknown}` is not a field of the kind"));
                     }
                 }
+                if let Some((key, value)) =
+                    c.fixed.iter().find(|(k, v)| k.starts_with("bool:") && v != "true" && v != "false")
+                {
+                    return Err(format!("{name}: {at}.fixed: `{key}` = `{value}`: a `bool:` key is `true` or `false`"));
+                }
+                for (field, max) in &c.at_most {
+                    let decl = fields.iter().find(|f| &f.name == field && f.holds == Holds::Whole);
+                    if decl.is_none() || !c.params.iter().any(|(f, key)| f == field && !key.is_empty()) {
+                        return Err(format!("{name}: {at}.at_most: `{field}` is not an int field this form sends"));
+                    }
+                    if *max == 0 {
+                        return Err(format!(
+                            "{name}: {at}.at_most: `{field}` up to 0: leave it out of `params` instead"
+                        ));
+                    }
+                }
                 let dialect = DIALECTS.iter().find(|(n, _)| *n == c.dialect).map(|(_, v)| *v).ok_or_else(|| {
                     let known: Vec<&str> = DIALECTS.iter().map(|(n, _)| *n).collect();
                     format!("{name}: {at}.dialect: `{}` is not one of {}", c.dialect, known.join(", "))
@@ -489,6 +527,7 @@ fn kind(
                     fixed: c.fixed,
                     requires: c.requires,
                     requires_proxied: c.requires_proxied,
+                    at_most: c.at_most,
                     custom_only: c.custom_only,
                     when: c.when,
                     hook: c.hook,
@@ -632,8 +671,20 @@ fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, Stri
         }
         // Without `max`, any whole number from `min` up (a u64 is more than TOML writes).
         "int" => {
-            let max = if f.max.is_some() { int("max", &f.max)? } else { u64::MAX };
-            (format!("FieldType::Int {{ min: {}, max: {max} }}", u32_of("min", &f.min)?), Holds::Whole, &["min", "max"])
+            let (min, max) = (u32_of("min", &f.min)?, if f.max.is_some() { int("max", &f.max)? } else { u64::MAX });
+            let default = match &f.default {
+                Some(_) => {
+                    let default = u32_of("default", &f.default)?;
+                    if !(u64::from(min)..=max).contains(&u64::from(default)) {
+                        return Err(format!("{at}: `default` = {default} is outside {min}..={max}"));
+                    }
+                    format!("Some({default})")
+                }
+                None => "None".into(),
+            };
+            let not_above = f.not_above.as_ref().map_or_else(|| "None".into(), |n| format!("Some({n:?})"));
+            let ty = format!("FieldType::Int {{ min: {min}, max: {max}, default: {default}, not_above: {not_above} }}");
+            (ty, Holds::Whole, &["min", "max", "default", "not_above"])
         }
         "number" => {
             let (min, max) = (milli("min", &f.min)?, milli("max", &f.max)?);
@@ -655,7 +706,14 @@ fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, Stri
             ))
         }
     };
-    for (key, given) in [("min", f.min.is_some()), ("max", f.max.is_some()), ("names", f.names.is_some())] {
+    let settings = [
+        ("min", f.min.is_some()),
+        ("max", f.max.is_some()),
+        ("default", f.default.is_some()),
+        ("not_above", f.not_above.is_some()),
+        ("names", f.names.is_some()),
+    ];
+    for (key, given) in settings {
         if given && !takes.contains(&key) {
             return Err(format!("{at}: `{key}` is not a setting of type `{}`", f.ty));
         }
@@ -668,7 +726,8 @@ fn field(at: &str, value: Value, shared_key: Option<&str>) -> Result<Field, Stri
         Some(d) => Some((d.doc, d.unless)),
         None => None,
     };
-    Ok(Field { name, js: f.js, ty, holds, required: f.required, doc: f.doc, droppable })
+    let (js, also, not_above) = (f.js, f.also, f.not_above);
+    Ok(Field { name, js, also, ty, holds, required: f.required, doc: f.doc, droppable, not_above })
 }
 
 fn answer_values(at: &str, values: &[Value]) -> Result<Vec<AnswerValue>, String> {

@@ -69,8 +69,8 @@ fn decl(kind: &Kind) -> String {
         );
         writeln!(
             out,
-            "        FieldDecl {{ name: {:?}, js: {js}, ty: {}, required: {}, doc: strip({:?}), droppable: {droppable} }},",
-            f.name, f.ty, f.required, f.doc
+            "        FieldDecl {{ name: {:?}, js: {js}, also: {}, ty: {}, required: {}, doc: strip({:?}), droppable: {droppable} }},",
+            f.name, strings(&f.also), f.ty, f.required, f.doc
         )
         .unwrap();
     }
@@ -99,12 +99,14 @@ fn decl(kind: &Kind) -> String {
             out.push_str("        create_task: &[\n");
             for c in create_task {
                 let types = format!("proxyless: {}, proxied: {}", option(&c.proxyless), option(&c.proxied));
+                let at_most: Vec<String> = c.at_most.iter().map(|(f, max)| format!("({f:?}, {max})")).collect();
                 let keys = format!(
-                    "params: {}, fixed: {}, requires: {}, requires_proxied: {}",
+                    "params: {}, fixed: {}, requires: {}, requires_proxied: {}, at_most: &[{}]",
                     pairs(&c.params),
                     pairs(&c.fixed),
                     strings(&c.requires),
-                    strings(&c.requires_proxied)
+                    strings(&c.requires_proxied),
+                    at_most.join(", ")
                 );
                 let dialect = format!("dialect: Dialect::{}", c.dialect);
                 let choice = format!("when: {}, hook: {}", option(&c.when), option(&c.hook));

@@ -45,6 +45,7 @@ fn task(out: &mut String, kind: &Kind) {
         if js != f.name {
             attrs.push(format!("alias = {js:?}"));
         }
+        attrs.extend(f.also.iter().map(|also| format!("alias = {also:?}")));
         if !attrs.is_empty() {
             writeln!(out, "    #[serde({})]", attrs.join(", ")).unwrap();
         }

@@ -7,11 +7,14 @@
 //! CaptchaAI's is the core's own 1 MiB ("Uploaded image exceeds the allowed
 //! size (1024 KB Max)", <https://docs.captchaai.com/pages/err_handling>; its
 //! older page said 100 kB). Every
-//! image a task carries is held to the limit: an image task's `body` and the
-//! image fields of the declared kinds (`images[2]`).
+//! image a task carries is held to the limit: each image field of its kind (`body`,
+//! `images[2]`). A build without the declared kinds (whose tasks are raw) has none to check.
+
+use serde_json::Value;
 
 use super::Provider;
 use crate::error::InvalidTask;
+use crate::task::kinds::FieldType;
 use crate::task::{base64_decoded_len, Task, TaskKind};
 
 /// The largest image (decoded) a service takes for some kinds, or for every other kind.
@@ -101,8 +104,10 @@ const IMAGE_LIMITS: &[ImageLimit] = &[
     },
 ];
 
-/// Checks `task` against what `provider`'s service documents.
+/// Checks each image of `task` (its `Image` fields, and each item of its `Images` fields) against
+/// what `provider`'s service documents.
 pub(super) fn check(provider: &Provider, task: &Task) -> Result<(), InvalidTask> {
+    let Task::Declared(t) = task else { return Ok(()) };
     let Some(limit) = image_limit(provider, task.kind()) else { return Ok(()) };
     let check_one = |field: &str, base64: &str| {
         let bytes = base64_decoded_len(base64);
@@ -117,25 +122,10 @@ pub(super) fn check(provider: &Provider, task: &Task) -> Result<(), InvalidTask>
         }
         Ok(())
     };
-    match task {
-        Task::Image(image) => check_one("body", &image.body),
-        #[cfg(feature = "declared-kinds")]
-        Task::Declared(t) => declared_images(t, check_one),
-        _ => Ok(()),
-    }
-}
-
-#[cfg(feature = "declared-kinds")]
-/// Each image of a declared task (its `Image` fields, and each item of its `Images` fields).
-fn declared_images(
-    t: &crate::task::Declared,
-    check_one: impl Fn(&str, &str) -> Result<(), InvalidTask>,
-) -> Result<(), InvalidTask> {
-    use crate::task::kinds::FieldType;
     for field in crate::task::kinds::decl(t.kind()).fields {
         match (field.ty, t.get(field.name)) {
-            (FieldType::Image, Some(serde_json::Value::String(image))) => check_one(field.name, image)?,
-            (FieldType::Images { .. }, Some(serde_json::Value::Array(images))) => {
+            (FieldType::Image, Some(Value::String(image))) => check_one(field.name, image)?,
+            (FieldType::Images { .. }, Some(Value::Array(images))) => {
                 for (i, image) in images.iter().enumerate() {
                     check_one(&format!("{}[{i}]", field.name), image.as_str().unwrap_or_default())?;
                 }

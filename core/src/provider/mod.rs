@@ -9,6 +9,7 @@ pub mod create_task;
 pub mod dialect;
 #[cfg(feature = "declared-kinds")]
 mod hooks;
+#[cfg(feature = "declared-kinds")]
 mod image_limits;
 pub mod limits;
 pub mod page_context;
@@ -206,6 +207,7 @@ impl Provider {
 
     fn request_of(&self, key: &Secret, task: &Task, opts: &SubmitOptions) -> Result<HttpRequest, InvalidTask> {
         self.check_listed(task)?;
+        #[cfg(feature = "declared-kinds")]
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::submit_request(self, key, task, opts),
@@ -230,6 +232,7 @@ impl Provider {
 
     fn check_task(&self, task: &Task) -> Result<(), InvalidTask> {
         self.check_listed(task)?;
+        #[cfg(feature = "declared-kinds")]
         image_limits::check(self, task)?;
         match self.protocol {
             Protocol::V1 => v1::check(self, task),

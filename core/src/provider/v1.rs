@@ -73,7 +73,6 @@ pub(super) fn check(p: &Provider, task: &Task) -> Result<(), InvalidTask> {
         Task::Raw(t) => raw_method(p, t).map(drop),
         #[cfg(feature = "declared-kinds")]
         Task::Declared(t) => check_declared(p, t).map(drop),
-        _ => Ok(()),
     }
 }
 
@@ -142,30 +141,6 @@ pub(super) fn submit_request(
     let mut q = Params::new();
     q.put("key", key.expose());
     match task {
-        Task::Image(t) => {
-            q.put("method", "base64");
-            q.put("body", &t.body);
-            q.flag("phrase", t.phrase);
-            q.flag("regsense", t.regsense);
-            if let Some(n) = t.numeric {
-                q.put("numeric", &n.to_string());
-            }
-            q.flag("calc", t.calc);
-            if let Some(n) = t.min_len {
-                q.put("min_len", &n.to_string());
-            }
-            if let Some(n) = t.max_len {
-                q.put("max_len", &n.to_string());
-            }
-            if let Some(n) = t.language {
-                q.put("language", &n.to_string());
-            }
-            q.opt("lang", &t.lang);
-            q.opt("textinstructions", &t.textinstructions);
-            // A base64 hint image goes as a form value (2captcha-python twocaptcha/solver.py
-            // `check_hint_img`: a long string without a dot is sent as the `imginstructions` parameter).
-            q.opt("imginstructions", &t.imginstructions);
-        }
         Task::Raw(t) => {
             q.put("method", raw_method(p, t)?);
             for (k, v) in &t.params {

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine as _;
 use serde::Serialize;
 
 use crate::error::InvalidTask;
@@ -27,6 +26,7 @@ mod valid;
 #[cfg(feature = "declared-kinds")]
 pub use kinds::Declared;
 
+#[cfg(feature = "declared-kinds")]
 pub(crate) use limits::base64_decoded_len;
 pub use limits::MAX_IMAGE_BYTES;
 pub use valid::ValidTask;
@@ -37,7 +37,6 @@ pub use valid::ValidTask;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Task {
-    Image(Box<Image>),
     Raw(Box<Raw>),
     /// A kind whose fields and wire form are declared as data (`task::kinds`); it writes its
     /// own `type`. Feature `declared-kinds`, not in the browser build (docs/decisions/0051-every-kind-declared-once.md: it
@@ -45,43 +44,6 @@ pub enum Task {
     #[serde(untagged)]
     #[cfg(feature = "declared-kinds")]
     Declared(Box<Declared>),
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-/// A normal image CAPTCHA: recognise the text in `body` (base64).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Image {
-    pub body: String,
-    /// The answer contains at least two words.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub phrase: bool,
-    /// The answer is case-sensitive.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub regsense: bool,
-    /// 0 any, 1 digits only, 2 letters only, 3 digits or letters, 4 both.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub numeric: Option<u8>,
-    /// The image shows arithmetic to compute.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub calc: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_len: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_len: Option<u32>,
-    /// 0 any, 1 Cyrillic, 2 Latin.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub language: Option<u8>,
-    /// Language code (`en`, `ru`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lang: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub textinstructions: Option<String>,
-    /// An image (base64) with instructions shown to the worker: 2captcha's `imginstructions`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub imginstructions: Option<String>,
 }
 
 /// The escape hatch: `method` + free parameters for 2captcha-compatible
@@ -209,7 +171,6 @@ impl Task {
 
     pub fn kind(&self) -> TaskKind {
         match self {
-            Task::Image(_) => TaskKind::Image,
             Task::Raw(_) => TaskKind::Raw,
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.kind(),
@@ -220,7 +181,6 @@ impl Task {
     /// `publickey`), for grouping failures by site.
     pub fn sitekey(&self) -> Option<&str> {
         match self {
-            Task::Image(_) => None,
             Task::Raw(t) => raw_value(t, &["googlekey", "sitekey"], &["websiteKey"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => {
@@ -233,7 +193,6 @@ impl Task {
 
     pub fn page_url(&self) -> Option<&str> {
         match self {
-            Task::Image(_) => None,
             Task::Raw(t) => raw_value(t, &["pageurl"], &["websiteURL"]),
             #[cfg(feature = "declared-kinds")]
             Task::Declared(t) => t.text("page_url"),
@@ -263,7 +222,6 @@ impl Task {
         let page_context = page_context::PageContext::take(&mut obj);
         let mut f = Fields::new(obj, "");
         let task = match kind {
-            TaskKind::Image => Task::Image(Box::new(f.image()?)),
             TaskKind::Raw => Task::Raw(Box::new(f.raw()?)),
             #[cfg(feature = "declared-kinds")]
             declared => Task::Declared(Box::new(Declared::read(kinds::decl(declared), &mut f)?)),
@@ -292,43 +250,11 @@ impl Task {
         ValidTask::count_check();
         limits::check(self)?;
         match self {
-            Task::Image(t) => t.validate(),
             Task::Raw(t) => t.validate(),
             // Checked when read: a `Declared` holds only valid values.
             #[cfg(feature = "declared-kinds")]
             Task::Declared(_) => Ok(()),
         }
-    }
-}
-
-impl Image {
-    fn validate(&self) -> Result<(), InvalidTask> {
-        base64_image("body", &self.body)?;
-        if let Some(hint) = &self.imginstructions {
-            base64_image("imginstructions", hint)?;
-        }
-        if let Some(n) = self.numeric {
-            if n > 4 {
-                return Err(InvalidTask::new("numeric", format!("{n} is outside 0..=4")));
-            }
-        }
-        if let Some(l) = self.language {
-            if l > 2 {
-                return Err(InvalidTask::new("language", format!("{l} is outside 0..=2")));
-            }
-        }
-        if let (Some(min), Some(max)) = (self.min_len, self.max_len) {
-            if min > max {
-                return Err(InvalidTask::new("min_len", format!("min_len {min} is greater than max_len {max}")));
-            }
-        }
-        if let Some(max) = self.max_len {
-            if max == 0 {
-                return Err(InvalidTask::new("max_len", "must be at least 1"));
-            }
-        }
-        opt_non_empty("lang", &self.lang)?;
-        opt_non_empty("textinstructions", &self.textinstructions)
     }
 }
 
@@ -355,6 +281,7 @@ impl Raw {
 }
 
 /// A base64 image: not empty, not a data: URL, decodable.
+#[cfg(feature = "declared-kinds")]
 pub(in crate::task) fn base64_image(field: &str, value: &str) -> Result<(), InvalidTask> {
     if value.trim().is_empty() {
         return Err(InvalidTask::new(field, "empty image"));
@@ -364,6 +291,7 @@ pub(in crate::task) fn base64_image(field: &str, value: &str) -> Result<(), Inva
     if value.trim_start().starts_with("data:") {
         return Err(InvalidTask::new(field, "a data: URL; pass only the base64 part after the comma"));
     }
+    use base64::Engine as _;
     let compact: String = value.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     let engine = base64::engine::GeneralPurpose::new(
         &base64::alphabet::STANDARD,
@@ -485,7 +413,7 @@ mod tests {
         assert_eq!(err_field(json!({"type": "text", "text": "x".repeat(141)})), "text");
         assert_eq!(err_field(json!({"type": "text", "text": "q", "sitekey": "k"})), "sitekey");
         let hint = Task::from_json_value(json!({"type": "image", "body": "aGk=", "imgInstructions": "aGk="})).unwrap();
-        assert!(matches!(hint.as_task(), Task::Image(t) if t.imginstructions.as_deref() == Some("aGk=")));
+        assert!(matches!(hint.as_task(), Task::Declared(t) if t.text("imginstructions") == Some("aGk=")));
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "imginstructions": "@@@"})), "imginstructions");
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "imgInstructions": "data:x"})), "imginstructions");
         let v2 = Task::from_json_value(json!({"type": "recaptcha_v2", "sitekey": "k", "page_url": "https://a.test",
@@ -516,6 +444,25 @@ mod tests {
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "numeric": -1})), "numeric");
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "min_len": 1.5})), "min_len");
         assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "minLen": "5"})), "minLen");
+        // `caseSensitive`, the official 2captcha clients' name for `regsense`: taken, but not beside it.
+        let case = Task::from_json_value(json!({"type": "image", "body": "aGk=", "caseSensitive": true})).unwrap();
+        assert_eq!(serde_json::to_value(&case).unwrap()["regsense"], true);
+        let twice =
+            Task::from_json_value(json!({"type": "image", "body": "aGk=", "regsense": true, "caseSensitive": false}));
+        assert_eq!(twice.unwrap_err().field, "regsense");
+    }
+
+    #[test]
+    fn an_image_tasks_numbers_keep_their_rules() {
+        // 0 is the services' "any": the same as none, so not kept (no form sends or refuses it).
+        let any = Task::from_json_value(json!({"type": "image", "body": "aGk=", "numeric": 0, "language": 0})).unwrap();
+        assert_eq!(serde_json::to_value(&any).unwrap(), json!({"type": "image", "body": "aGk="}));
+        let wrong =
+            Task::from_json_value(json!({"type": "image", "body": "aGk=", "min_len": 9, "maxLen": 3})).unwrap_err();
+        assert_eq!((wrong.field.as_str(), wrong.problem.as_str()), ("min_len", "min_len 9 is greater than max_len 3"));
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "max_len": 0})), "max_len");
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "numeric": 5})), "numeric");
+        assert_eq!(err_field(json!({"type": "image", "body": "aGk=", "language": 3})), "language");
         assert_eq!(err_field(json!({"type": "turnstile", "sitekey": "k", "pageUrl": 5})), "pageUrl");
     }
 

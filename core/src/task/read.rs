@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Image, Proxy, Raw};
+use super::{Proxy, Raw};
 use crate::error::InvalidTask;
 pub(super) use crate::support::json_field::json_type;
 use crate::support::json_read::FromJson;
@@ -59,30 +59,35 @@ impl Fields {
         }
     }
 
+    /// The value under `name` or one of its other `spellings` (one of them at most), read as a
+    /// `T`; errors name the field as spelled.
+    #[cfg(feature = "declared-kinds")]
+    pub(super) fn read_spelled<'n, T: FromJson>(
+        &mut self,
+        name: &'n str,
+        spellings: &[&'n str],
+    ) -> Result<Option<T>, InvalidTask> {
+        let mut found = self.take(name, None)?;
+        for spelling in spellings {
+            if let Some(value) = self.take(spelling, None)? {
+                if let Some((first, _)) = found {
+                    return Err(self.error(name, format!("given twice, as `{first}` and `{spelling}`")));
+                }
+                found = Some(value);
+            }
+        }
+        match found {
+            None => Ok(None),
+            Some((spelled, v)) => T::from_json(v).map(Some).map_err(|e| self.error(&e.field_under(spelled), e.problem)),
+        }
+    }
+
     fn required(&mut self, name: &str, alias: Option<&str>) -> Result<String, InvalidTask> {
         self.string(name, alias)?.ok_or_else(|| self.error(name, "missing field"))
     }
 
     fn string(&mut self, name: &str, alias: Option<&str>) -> Result<Option<String>, InvalidTask> {
         self.read(name, alias)
-    }
-
-    fn flag(&mut self, name: &str, alias: Option<&str>) -> Result<bool, InvalidTask> {
-        Ok(self.read(name, alias)?.unwrap_or(false))
-    }
-
-    /// A flag under its name or any of several other spellings (only one of them given).
-    fn flag_either(&mut self, name: &str, others: &[&str]) -> Result<bool, InvalidTask> {
-        let mut found = self.read::<bool>(name, None)?.map(|v| (name, v));
-        for other in others {
-            if let Some(v) = self.read::<bool>(other, None)? {
-                if let Some((first, _)) = found {
-                    return Err(self.error(name, format!("given twice, as `{first}` and `{other}`")));
-                }
-                found = Some((other, v));
-            }
-        }
-        Ok(found.is_some_and(|(_, v)| v))
     }
 
     pub(super) fn object(&mut self, name: &str) -> Result<Option<Map<String, Value>>, InvalidTask> {
@@ -113,24 +118,6 @@ impl Fields {
             Some(k) => Err(self.error(k, format!("unknown field `{k}` (not a field of this task type)"))),
             None => Ok(()),
         }
-    }
-
-    pub(super) fn image(&mut self) -> Result<Image, InvalidTask> {
-        Ok(Image {
-            body: self.required("body", None)?,
-            phrase: self.flag("phrase", None)?,
-            // `caseSensitive` is the official 2captcha clients' name for it (2captcha-python
-            // twocaptcha/solver.py `rename_params`), still taken.
-            regsense: self.flag_either("regsense", &["caseSensitive"])?,
-            numeric: self.read("numeric", None)?,
-            calc: self.flag("calc", None)?,
-            min_len: self.read("min_len", Some("minLen"))?,
-            max_len: self.read("max_len", Some("maxLen"))?,
-            language: self.read("language", None)?,
-            lang: self.string("lang", None)?,
-            textinstructions: self.string("textinstructions", Some("textInstructions"))?,
-            imginstructions: self.string("imginstructions", Some("imgInstructions"))?,
-        })
     }
 
     pub(super) fn raw(&mut self) -> Result<Raw, InvalidTask> {

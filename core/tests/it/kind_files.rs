@@ -100,6 +100,39 @@ const EDITS: &[(&str, &str, &str, &str)] = &[
         "geetest_v4.toml: create_task[0].requires_proxied: `user_agnt` is not a field",
     ),
     ("datadome", "\nclass =", "\nkind = \"Datadome\"\nclass =", "unknown field `kind`"),
+    // `image`'s forms: a default within the bounds, `not_above` another int field, `at_most` an int
+    // field the form sends, and a `bool:` fixed key true or false.
+    (
+        "image",
+        "default = 0, doc = \"0 any, 1 Cyrillic",
+        "default = 3, doc = \"0 any, 1 Cyrillic",
+        "`default` = 3 is outside 0..=2",
+    ),
+    (
+        "image",
+        "not_above = \"max_len\"",
+        "not_above = \"lang\"",
+        "`min_len`: not_above `lang`, which is not another int field",
+    ),
+    (
+        "image",
+        "at_most = [[\"numeric\", 2]]",
+        "at_most = [[\"phrase\", 2]]",
+        "create_task[0].at_most: `phrase` is not an int field this form sends",
+    ),
+    ("image", "at_most = [[\"numeric\", 1]]", "at_most = [[\"numeric\", 0]]", "`numeric` up to 0"),
+    (
+        "image",
+        "[\"bool:case\", \"false\"]",
+        "[\"bool:case\", \"no\"]",
+        "`bool:case` = `no`: a `bool:` key is `true` or `false`",
+    ),
+    (
+        "image",
+        "also = [\"caseSensitive\"], type = \"flag\"",
+        "type = \"flag\", default = 0",
+        "`default` is not a setting of type `flag`",
+    ),
     // `[dropped.<service>]`: only `doc` and `note`, a preset, an https source, and never a
     // service the kind is still sent to (coded or declared).
     ("hcaptcha", "[dropped.capmonster]\ndoc =", "[dropped.capmonster]\ndocs =", "unknown field `docs`"),

@@ -6,10 +6,9 @@
 //! the site rejects. A kind the service does not solve at all is refused on
 //! `type`. The raw escape hatch sends the user's own `task` object as is.
 //!
-//! The one coded kind, `image`, builds its object in its own unit, with what every dialect
-//! documents for it; a declared kind's object is built here from its tables (`task::kinds`): the
-//! form its dialect and `when` choose, then its hook, if it names one (`provider::hooks`). The
-//! pieces they share (proxy fields, cookies) are here.
+//! A declared kind's object is built here from its tables (`task::kinds`): the form its dialect
+//! and `when` choose, then its hook, if it names one (`provider::hooks`). The pieces the forms
+//! share (proxy fields, cookies) are here too.
 
 use serde_json::{Map, Value};
 
@@ -21,19 +20,19 @@ use crate::task::kinds::{CreateTaskDecl, FieldType};
 use crate::task::Declared;
 #[cfg(feature = "declared-kinds")]
 use crate::task::Proxy;
-use crate::task::{Raw, Task, TaskKind};
-
-mod image;
+use crate::task::{Raw, Task};
 
 /// A task object being written, or (`building: false`) only checked: the same code decides
 /// what a dialect refuses in both cases, and a check copies none of the task's values (an
 /// image body can be hundreds of kilobytes) into an object it would drop.
+#[cfg(feature = "declared-kinds")]
 struct Obj {
     map: Map<String, Value>,
     dialect: Dialect,
     building: bool,
 }
 
+#[cfg(feature = "declared-kinds")]
 impl Obj {
     fn new(dialect: Dialect, building: bool, ty: String) -> Self {
         let mut map = Map::new();
@@ -58,23 +57,7 @@ impl Obj {
             self.put_text(k, v);
         }
     }
-    fn flag(&mut self, k: &str, on: bool) {
-        if on {
-            self.put(k, true);
-        }
-    }
-    /// Refuses `field` when set: this dialect has no place for it.
-    fn deny(&self, field: &str, set: bool) -> Result<(), InvalidTask> {
-        if set {
-            return Err(InvalidTask::new(
-                field,
-                format!("{} (createTask API) has no equivalent of this field; use a raw task", self.dialect.as_str()),
-            ));
-        }
-        Ok(())
-    }
     /// anti-captcha style proxy fields (anti-captcha, 2captcha v2, CapMonster).
-    #[cfg(feature = "declared-kinds")]
     fn proxy_fields(&mut self, p: &Proxy) {
         let kind = match (self.dialect, p.kind.as_str()) {
             // anti-captcha's `http` covers https proxies.
@@ -90,10 +73,6 @@ impl Obj {
     fn done(self) -> Map<String, Value> {
         self.map
     }
-}
-
-fn unsupported(d: Dialect, kind: TaskKind) -> InvalidTask {
-    InvalidTask::new("type", format!("{} does not solve {} tasks", d.as_str(), kind))
 }
 
 /// CapSolver takes one proxy string: `scheme:host:port[:login:password]`.
@@ -122,7 +101,6 @@ pub(super) fn task_object(d: Dialect, task: &Task) -> Result<Map<String, Value>,
         #[cfg(feature = "declared-kinds")]
         Task::Declared(t) => declared_object(d, t),
         Task::Raw(t) => raw_object(d, t).cloned(),
-        coded => Ok(coded_object(d, coded, true)?.done()),
     }
 }
 
@@ -132,7 +110,6 @@ pub(super) fn check(d: Dialect, task: &Task) -> Result<(), InvalidTask> {
         #[cfg(feature = "declared-kinds")]
         Task::Declared(t) => check_declared(d, t).map(drop),
         Task::Raw(t) => raw_object(d, t).map(drop),
-        coded => coded_object(d, coded, false).map(drop),
     }
 }
 
@@ -143,16 +120,6 @@ fn raw_object(d: Dialect, t: &Raw) -> Result<&Map<String, Value>, InvalidTask> {
             format!("{} speaks the createTask API: a raw task needs a `task` object with its `type`", d.as_str()),
         )
     })
-}
-
-/// The object of a kind whose form is written in code (every kind but raw and declared ones):
-/// each kind's own unit writes it, or with `building` false only checks it.
-fn coded_object(d: Dialect, task: &Task, building: bool) -> Result<Obj, InvalidTask> {
-    match task {
-        Task::Image(t) => image::object(d, t, building),
-        // Written by `task_object` and `check` themselves.
-        _ => Err(unsupported(d, task.kind())),
-    }
 }
 
 #[cfg(feature = "declared-kinds")]
@@ -219,6 +186,10 @@ fn in_key_form(key: &str, value: Value) -> (&str, Value) {
         // The host of a URL, or the text as it is when it is a host already (FunCaptcha's `surl`).
         let text = value.as_str().unwrap_or_default();
         (key, Value::String(crate::support::weburl::host_of(text).unwrap_or_else(|| text.to_string())))
+    } else if let Some(key) = key.strip_prefix("bool:") {
+        // A flag the dialect defaults the other way (anti-captcha's `case`, true there).
+        let flag = value.as_str().map(|text| text == "true");
+        (key, flag.map_or(value, Value::Bool))
     } else if let Some(key) = key.strip_prefix("int:") {
         // A text that is not a whole number goes as it is: the service names what it refuses.
         let number = value.as_str().and_then(|text| text.parse::<i64>().ok());
@@ -237,9 +208,19 @@ fn in_key_form(key: &str, value: Value) -> (&str, Value) {
 #[cfg(feature = "declared-kinds")]
 pub(super) fn check_declared(d: Dialect, t: &Declared) -> Result<(&'static CreateTaskDecl, &'static str), InvalidTask> {
     let form = declared_form(d, t)?;
-    // A field the dialect has no place for first: it names what to take out of the task.
-    if let Some(field) = t.values().keys().find(|field| !form.params.iter().any(|(f, _)| f == field)) {
-        return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+    // A field the dialect has no place for first: it names what to take out of the task (the
+    // first in the declaration's order, as the services' pages list them).
+    let given = crate::task::kinds::decl(t.kind()).fields.iter().filter_map(|f| Some((f.name, t.get(f.name)?)));
+    for (field, value) in given {
+        if !form.params.iter().any(|(f, _)| *f == field) {
+            return Err(super::no_equivalent(&format!("{} (createTask API)", d.as_str()), field));
+        }
+        if let Some((_, max)) = form.at_most.iter().find(|(f, _)| *f == field) {
+            if value.as_u64().is_some_and(|n| n > *max) {
+                let problem = format!("{} (createTask API) takes it only up to {max}; use a raw task", d.as_str());
+                return Err(InvalidTask::new(field, problem));
+            }
+        }
     }
     let ty = if t.proxy().is_some() { form.proxied } else { form.proxyless };
     let ty = ty.ok_or_else(|| {

@@ -85,6 +85,9 @@ pub struct FieldDecl {
     pub name: &'static str,
     /// The JavaScript spelling where it is not the camelCase of `name` (`publicKey`).
     pub js: Option<&'static str>,
+    /// Other spellings taken on input (`caseSensitive`, the official 2captcha clients' name
+    /// for `regsense`); one value under one spelling only.
+    pub also: &'static [&'static str],
     pub ty: FieldType,
     pub required: bool,
     pub doc: Text,
@@ -134,10 +137,15 @@ pub enum FieldType {
     },
     /// A page's HTML as it was served: text over lines, at most 512 KiB.
     Page,
-    /// A whole number in `min..=max`.
+    /// A whole number in `min..=max`. `default`: the value the services take when none is
+    /// given (`numeric` 0, "any"), the same as none, so not kept: no form sends it and none
+    /// refuses it. `not_above`: another whole-number field it may not exceed (`min_len` and
+    /// `max_len`).
     Int {
         min: u32,
         max: u64,
+        default: Option<u32>,
+        not_above: Option<&'static str>,
     },
     /// A number in `min_milli / 1000 ..= max_milli / 1000` (thousandths keep the table small).
     Number {
@@ -184,9 +192,9 @@ pub enum AnswerType {
 /// How a kind goes on the wire.
 #[derive(Debug)]
 pub enum Wire {
-    /// Written as code in `provider::v1` and `provider::dialect`, for the kinds whose
-    /// mapping has more than the tables say (today `image`: see docs/decisions/0078-one-task-model.md); `services`: the
-    /// presets it goes to (checked against the vectors by `core/tests/it/vectors.rs`).
+    /// Written as code in `provider::v1` and `provider::dialect`: only `raw`, the escape hatch
+    /// (docs/decisions/0078-one-task-model.md); `services`: the presets it goes to (checked
+    /// against the vectors by `core/tests/it/vectors.rs`).
     Coded { services: &'static [&'static str] },
     /// Renames and fixed values, per protocol.
     Declared { v1: Option<V1Decl>, create_task: &'static [CreateTaskDecl] },
@@ -226,10 +234,15 @@ pub struct CreateTaskDecl {
     /// the field, which is not sent (a hint that only other services use).
     pub params: &'static [(&'static str, &'static str)],
     /// Keys sent with every task of the kind (`class: "DataDome"`); `int:` before a key sends
-    /// the value as a JSON number (`int:version`, `4`).
+    /// the value as a JSON number (`int:version`, `4`), `bool:` as `true`/`false`. A field given
+    /// under the same key replaces it (anti-captcha's `case`: `false` unless `regsense`).
     pub fixed: &'static [(&'static str, &'static str)],
     /// Fields optional for the kind that this dialect cannot do without.
     pub requires: &'static [&'static str],
+    /// `(field, max)`: a whole-number field this dialect takes only up to `max`, where the
+    /// kind allows more (anti-captcha's `numeric` 0..=2 of the kind's 0..=4); more is refused
+    /// naming the field.
+    pub at_most: &'static [(&'static str, u64)],
     /// Fields this dialect cannot do without when the task has a proxy: anti-captcha solves a
     /// proxied GeeTest, FunCaptcha or hCaptcha in a browser that must look like the one behind
     /// the proxy; its official client sends `userAgent` with every one

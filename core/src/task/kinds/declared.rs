@@ -54,18 +54,27 @@ impl Declared {
         let mut proxy = None;
         for field in decl.fields {
             let js = field.js_name();
-            let alias = (js != field.name).then_some(js.as_str());
+            let mut spellings: Vec<&str> = Vec::with_capacity(1 + field.also.len());
+            if js != field.name {
+                spellings.push(&js);
+            }
+            spellings.extend(field.also);
+            let name = field.name;
             let value: Option<Value> = match field.ty {
                 FieldType::Proxy => {
                     proxy = f.proxy()?;
                     continue;
                 }
-                FieldType::Flag => f.read::<bool>(field.name, alias)?.filter(|on| *on).map(Value::Bool),
-                FieldType::Int { .. } => f.read::<u64>(field.name, alias)?.map(Value::from),
-                FieldType::Number { .. } => f.read::<f64>(field.name, alias)?.map(Value::from),
+                FieldType::Flag => f.read_spelled::<bool>(name, &spellings)?.filter(|on| *on).map(Value::Bool),
+                // The services' default is the same as no value: not kept, so no form sends or refuses it.
+                FieldType::Int { default, .. } => f
+                    .read_spelled::<u64>(name, &spellings)?
+                    .filter(|n| default.is_none_or(|d| *n != u64::from(d)))
+                    .map(Value::from),
+                FieldType::Number { .. } => f.read_spelled::<f64>(name, &spellings)?.map(Value::from),
                 FieldType::StringMap => {
                     let map: std::collections::BTreeMap<String, String> =
-                        f.read(field.name, alias)?.unwrap_or_default();
+                        f.read_spelled(name, &spellings)?.unwrap_or_default();
                     (!map.is_empty()).then(|| {
                         let mut object = Map::new();
                         for (k, v) in map {
@@ -74,11 +83,11 @@ impl Declared {
                         Value::Object(object)
                     })
                 }
-                FieldType::Object => f.read::<Map<String, Value>>(field.name, alias)?.map(Value::Object),
+                FieldType::Object => f.read_spelled::<Map<String, Value>>(name, &spellings)?.map(Value::Object),
                 FieldType::Images { .. } | FieldType::Names { .. } => f
-                    .read::<Vec<String>>(field.name, alias)?
+                    .read_spelled::<Vec<String>>(name, &spellings)?
                     .map(|items| items.into_iter().map(Value::String).collect()),
-                _ => f.read::<String>(field.name, alias)?.map(Value::String),
+                _ => f.read_spelled::<String>(name, &spellings)?.map(Value::String),
             };
             match value {
                 Some(v) => {
@@ -108,10 +117,14 @@ impl Declared {
             }
             let Some(value) = self.values.get(name) else { continue };
             match (field.ty, value) {
-                (FieldType::Int { min, max }, v) => {
+                (FieldType::Int { min, max, not_above, .. }, v) => {
                     let n = v.as_u64().unwrap_or(u64::MAX);
                     if !(u64::from(min)..=max).contains(&n) {
                         return Err(InvalidTask::new(name, format!("{n} is outside {min}..={max}")));
+                    }
+                    let limit = not_above.and_then(|other| Some((other, self.values.get(other)?.as_u64()?)));
+                    if let Some((other, limit)) = limit.filter(|(_, limit)| n > *limit) {
+                        return Err(InvalidTask::new(name, format!("{name} {n} is greater than {other} {limit}")));
                     }
                 }
                 (FieldType::Number { min_milli, max_milli }, v) => {

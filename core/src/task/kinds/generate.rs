@@ -273,7 +273,7 @@ fn docs() -> String {
     }
     let coded: Vec<String> =
         decls().filter(|d| matches!(d.wire, Wire::Coded { .. })).map(|d| format!("`{}`", d.kind)).collect();
-    write!(out, "\n## Wire forms and sources\n\nThe kinds written as code ({}) cite their sources in `core/src/provider/v1.rs` and `core/src/provider/dialect/` (a file per kind). The declared ones:\n\n| kind | service | type / method | source |\n|---|---|---|---|\n", coded.join(", ")).unwrap();
+    write!(out, "\n## Wire forms and sources\n\nThe kinds written as code ({}: the escape hatch, sent as the user wrote it) are in `core/src/provider/v1.rs` and `core/src/provider/dialect/mod.rs`. The declared ones:\n\n| kind | service | type / method | source |\n|---|---|---|---|\n", coded.join(", ")).unwrap();
     for d in decls() {
         let Wire::Declared { v1, create_task } = &d.wire else { continue };
         if let Some(v) = v1 {

@@ -179,7 +179,7 @@ mod tests {
             FieldType::Url => json!("https://a.test/page"),
             FieldType::Image => json!("aGk="),
             FieldType::Cookies => json!("a=b; c=d"),
-            FieldType::Int { min, max } => json!(u64::from(min.max(1)).min(max)),
+            FieldType::Int { min, max, .. } => json!(u64::from(min.max(1)).min(max)),
             FieldType::Number { min_milli, .. } => json!(f64::from(min_milli) / 1000.0),
             FieldType::Flag => json!(true),
             FieldType::Choice(names) => json!(names[0]),

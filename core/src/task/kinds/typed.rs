@@ -177,6 +177,9 @@ mod tests {
         assert_eq!(ValidTask::try_from(bad).unwrap_err().field, "captcha_url");
         let image = Task::from_json_value(json!({"type": "image", "body": "aGk="})).unwrap();
         assert_eq!(DataDome::try_from(image.as_task()).unwrap_err().field, "type");
-        assert_eq!(AnyTask::try_from(image.as_task()).unwrap_err().field, "type");
+        assert!(matches!(AnyTask::try_from(image.as_task()), Ok(AnyTask::Image(_))));
+        let raw =
+            Task::from_json_value(json!({"type": "raw", "method": "base64", "params": {"body": "aGk="}})).unwrap();
+        assert_eq!(AnyTask::try_from(raw.as_task()).unwrap_err().field, "type");
     }
 }
