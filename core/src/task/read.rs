@@ -36,44 +36,32 @@ impl Fields {
         InvalidTask::new(format!("{}{name}", self.prefix), problem)
     }
 
-    /// The value under `name` or its camelCase `alias`, with the key it was
-    /// given under (errors name the field as the user spelled it); both at
-    /// once is an error. JSON `null` counts as absent, as JS callers pass
+    /// The value under `name`; JSON `null` counts as absent, as JS callers pass
     /// `{ proxy: undefined }`.
-    fn take<'n>(&mut self, name: &'n str, alias: Option<&'n str>) -> Result<Option<(&'n str, Value)>, InvalidTask> {
-        let direct = self.obj.remove(name);
-        let aliased = alias.and_then(|a| Some((a, self.obj.remove(a)?)));
-        match (direct, aliased) {
-            (Some(_), Some((a, _))) => Err(self.error(name, format!("given twice, as `{name}` and `{a}`"))),
-            (Some(Value::Null), None) | (None, Some((_, Value::Null))) | (None, None) => Ok(None),
-            (Some(v), None) => Ok(Some((name, v))),
-            (None, Some((a, v))) => Ok(Some((a, v))),
-        }
+    fn take(&mut self, name: &str) -> Option<Value> {
+        self.obj.remove(name).filter(|v| !v.is_null())
     }
 
-    /// The value under `name` or `alias`, read as a `T`; errors name the field as spelled.
-    pub(super) fn read<T: FromJson>(&mut self, name: &str, alias: Option<&str>) -> Result<Option<T>, InvalidTask> {
-        match self.take(name, alias)? {
-            None => Ok(None),
-            Some((spelled, v)) => T::from_json(v).map(Some).map_err(|e| self.error(&e.field_under(spelled), e.problem)),
-        }
+    /// The value under `name`, read as a `T`.
+    pub(super) fn read<T: FromJson>(&mut self, name: &str) -> Result<Option<T>, InvalidTask> {
+        self.read_spelled(name, &[])
     }
 
-    /// The value under `name` or one of its other `spellings` (one of them at most), read as a
-    /// `T`; errors name the field as spelled.
-    #[cfg(feature = "declared-kinds")]
-    pub(super) fn read_spelled<'n, T: FromJson>(
+    /// The value under `name` or one of its other `spellings` (its camelCase, `caseSensitive`),
+    /// read as a `T`; errors name the field as the user spelled it, and two spellings at once
+    /// are an error.
+    pub(super) fn read_spelled<T: FromJson>(
         &mut self,
-        name: &'n str,
-        spellings: &[&'n str],
+        name: &str,
+        spellings: &[&str],
     ) -> Result<Option<T>, InvalidTask> {
-        let mut found = self.take(name, None)?;
-        for spelling in spellings {
-            if let Some(value) = self.take(spelling, None)? {
+        let mut found = self.take(name).map(|v| (name, v));
+        for &spelling in spellings {
+            if let Some(value) = self.take(spelling) {
                 if let Some((first, _)) = found {
                     return Err(self.error(name, format!("given twice, as `{first}` and `{spelling}`")));
                 }
-                found = Some(value);
+                found = Some((spelling, value));
             }
         }
         match found {
@@ -82,32 +70,28 @@ impl Fields {
         }
     }
 
-    fn required(&mut self, name: &str, alias: Option<&str>) -> Result<String, InvalidTask> {
-        self.string(name, alias)?.ok_or_else(|| self.error(name, "missing field"))
-    }
-
-    fn string(&mut self, name: &str, alias: Option<&str>) -> Result<Option<String>, InvalidTask> {
-        self.read(name, alias)
+    fn required(&mut self, name: &str) -> Result<String, InvalidTask> {
+        self.read(name)?.ok_or_else(|| self.error(name, "missing field"))
     }
 
     pub(super) fn object(&mut self, name: &str) -> Result<Option<Map<String, Value>>, InvalidTask> {
-        self.read(name, None)
+        self.read(name)
     }
 
     /// An object whose values are all strings (`params`, FunCaptcha `data`).
     pub(super) fn string_map(&mut self, name: &str) -> Result<BTreeMap<String, String>, InvalidTask> {
-        Ok(self.read(name, None)?.unwrap_or_default())
+        Ok(self.read(name)?.unwrap_or_default())
     }
 
     pub(super) fn proxy(&mut self) -> Result<Option<Proxy>, InvalidTask> {
         let Some(obj) = self.object("proxy")? else { return Ok(None) };
         let mut f = Fields::new(obj, "proxy.");
         let proxy = Proxy {
-            kind: f.required("type", None)?,
-            host: f.required("host", None)?,
-            port: f.read("port", None)?.ok_or_else(|| f.error("port", "missing field"))?,
-            login: f.string("login", None)?,
-            password: f.string("password", None)?,
+            kind: f.required("type")?,
+            host: f.required("host")?,
+            port: f.read("port")?.ok_or_else(|| f.error("port", "missing field"))?,
+            login: f.read("login")?,
+            password: f.read("password")?,
         };
         f.finish()?;
         Ok(Some(proxy))
@@ -121,6 +105,6 @@ impl Fields {
     }
 
     pub(super) fn raw(&mut self) -> Result<Raw, InvalidTask> {
-        Ok(Raw { method: self.string("method", None)?, params: self.string_map("params")?, task: self.object("task")? })
+        Ok(Raw { method: self.read("method")?, params: self.string_map("params")?, task: self.object("task")? })
     }
 }
